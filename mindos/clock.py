@@ -1,0 +1,88 @@
+"""The one clock, and the one timestamp format.
+
+Every time-dependent rule (leases, TTLs, backoff, aging, deferral, deadlines) reads
+:func:`now`.  Tests move time with :func:`set_now` / :func:`advance`; subprocess tests can
+pin it with the ``MINDOS_NOW`` environment variable (an ISO 8601 instant).  Nothing in the
+package calls ``datetime.now`` or ``time.time`` for rule decisions.
+
+Timestamps are stored as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, whole seconds) so that text order
+is time order and SQL can compare them directly.
+"""
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+
+from mindos.errors import InvalidInput
+
+_override = None
+
+_ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# Accept 'Z', '+HH:MM', '+HHMM' offsets and a space instead of 'T'; fromisoformat does the rest.
+_ZULU = re.compile(r"[zZ]$")
+
+
+def now():
+    """Return the current instant as an aware UTC datetime (whole seconds)."""
+    if _override is not None:
+        return _override
+    pinned = os.environ.get("MINDOS_NOW")
+    if pinned:
+        return parse(pinned, "MINDOS_NOW")
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def now_iso():
+    """Return :func:`now` formatted for storage."""
+    return format_ts(now())
+
+
+def set_now(value):
+    """Pin the clock (tests only); ``None`` releases it.  Accepts a datetime or ISO text."""
+    global _override
+    if value is None or isinstance(value, datetime):
+        _override = value if value is None else value.astimezone(timezone.utc).replace(microsecond=0)
+    else:
+        _override = parse(value, "clock")
+
+
+def advance(seconds=0, *, minutes=0, hours=0, days=0):
+    """Move a pinned clock forward (pins it at the current time first if needed)."""
+    set_now(now() + timedelta(seconds=seconds, minutes=minutes, hours=hours, days=days))
+
+
+def format_ts(moment):
+    """Format an aware datetime for storage."""
+    return moment.astimezone(timezone.utc).strftime(_ISO_FORMAT)
+
+
+def parse(text, flag="timestamp"):
+    """Parse any ISO 8601 instant (naive means UTC) into an aware UTC datetime.
+
+    Raises InvalidInput naming ``flag`` when the text is not a timestamp.
+    """
+    if not isinstance(text, str) or not text.strip() or len(text) > 64:
+        raise InvalidInput(f"invalid {flag}: expected an ISO 8601 timestamp, got {text!r:.80}")
+    candidate = _ZULU.sub("+00:00", text.strip())
+    try:
+        moment = datetime.fromisoformat(candidate)
+    except ValueError:
+        raise InvalidInput(f"invalid {flag}: expected an ISO 8601 timestamp, got {text!r:.80}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).replace(microsecond=0)
+
+
+def normalize(text, flag="timestamp"):
+    """Parse ISO text and return it in the storage format."""
+    return format_ts(parse(text, flag))
+
+
+def shift(moment_text, seconds):
+    """Return storage text for ``moment_text`` plus ``seconds``."""
+    return format_ts(parse(moment_text) + timedelta(seconds=seconds))
+
+
+def seconds_between(earlier_text, later_text):
+    """Whole seconds from one stored timestamp to another (negative if reversed)."""
+    return int((parse(later_text) - parse(earlier_text)).total_seconds())

@@ -1,0 +1,34 @@
+"""The one exception family core code raises.
+
+Each error carries a one-line message in the spec's words.  ``mindos.cli`` is the only
+place that turns them into exit codes: :class:`InvalidInput` is a usage problem (exit 2),
+everything else is a refusal or a failed check (exit 1).
+"""
+
+
+class MindosError(Exception):
+    """Base class: a clear, one-line reason something did not happen."""
+
+    exit_code = 1
+
+
+class InvalidInput(MindosError):
+    """A value failed validation (bad id, timestamp, priority, JSON, ...)."""
+
+    exit_code = 2
+
+
+class NotFound(MindosError):
+    """An id names nothing in this home."""
+
+
+class Refused(MindosError):
+    """The request is well-formed but the rules do not allow it right now."""
+
+
+class Conflict(Refused):
+    """The state changed between check and write (a lost race, a duplicate id)."""
+
+
+class IntegrityError(MindosError):
+    """Stored data failed an integrity check (hash chain, sealed file, schema skew)."""

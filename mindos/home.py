@@ -1,0 +1,60 @@
+"""Where the MindOS home is.
+
+Precedence, strictest first:
+  1. ``HERMES_AUTOPILOT_HOME`` (always wins),
+  2. ``MINDOS_HOME``,
+  3. the selector file ``~/.hermes/autopilot-home-selector.json`` (path overridable with
+     ``AUTOPILOT_HOME_SELECTOR``) whose ``home`` key names an existing directory,
+  4. the rollback default ``~/.hermes/autopilot``.
+
+A missing, unreadable or malformed selector, or one naming a directory that no longer
+exists, is ignored: selection never makes the runtime fail.
+"""
+
+import os
+
+DEFAULT_HOME = os.path.join("~", ".hermes", "autopilot")
+DEFAULT_SELECTOR = os.path.join("~", ".hermes", "autopilot-home-selector.json")
+
+
+def selector_path():
+    """Return the selector file path in force."""
+    return os.path.expanduser(os.environ.get("AUTOPILOT_HOME_SELECTOR") or DEFAULT_SELECTOR)
+
+
+def read_selector():
+    """Return the home named by the selector file, or None when it should be ignored."""
+    path = selector_path()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = handle.read(65536)
+    except OSError:
+        return None
+    import json  # only paid for when a selector exists
+
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    home = doc.get("home") if isinstance(doc, dict) else None
+    if not isinstance(home, str) or not home.strip():
+        return None
+    home = os.path.expanduser(home)
+    return home if os.path.isdir(home) else None
+
+
+def resolve():
+    """Return ``(home, source)`` where source names the rule that chose it."""
+    for var in ("HERMES_AUTOPILOT_HOME", "MINDOS_HOME"):
+        value = os.environ.get(var)
+        if value:
+            return os.path.abspath(os.path.expanduser(value)), var
+    selected = read_selector()
+    if selected:
+        return os.path.abspath(selected), "selector"
+    return os.path.abspath(os.path.expanduser(DEFAULT_HOME)), "default"
+
+
+def home_dir():
+    """Return the home directory path in force."""
+    return resolve()[0]

@@ -1,0 +1,263 @@
+"""The task registry: create, read, list and correct tasks.
+
+A task row carries its own lease fields, so later domains (leases, dispatch, lifecycle)
+change a task with one guarded UPDATE.  Every mutation here runs in one write transaction
+with its audit event.
+"""
+
+import json
+import os
+
+from mindos import clock, db, validate
+from mindos.errors import Conflict, InvalidInput, NotFound
+
+# Columns a task dict exposes, in table order (seq is internal: it only keys the FTS index).
+_JSON_COLUMNS = ("tags", "requires_receipts")
+_CLEARABLE = ("description", "next_action", "due_at", "worktree", "branch", "pr_url", "not_before")
+_EDITABLE = ("title", "description", "project", "priority", "next_action", "due_at", "worktree", "branch",
+             "pr_url", "not_before", "requires_receipts")
+
+
+def row_to_task(row):
+    """Turn a tasks row into the task dict every command prints."""
+    task = dict(row)
+    task.pop("seq", None)
+    for column in _JSON_COLUMNS:
+        if column in task:
+            task[column] = json.loads(task[column])
+    return task
+
+
+def _new_id(conn):
+    while True:
+        candidate = "t-" + os.urandom(4).hex()
+        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (candidate,)).fetchone() is None:
+            return candidate
+
+
+def get(conn, task_id):
+    """Return the task dict for ``task_id`` or raise NotFound."""
+    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"unknown task '{task_id}'")
+    return row_to_task(row)
+
+
+def init(conn):
+    """Report the (now existing) home; connecting already built or upgraded the schema."""
+    return {
+        "home": conn.home,
+        "database": conn.path,
+        "schema_version": db.latest_version(),
+        "fts5": db.has_fts(conn, "tasks_fts"),
+        "receipts_dir": db.receipts_dir(conn.home),
+    }
+
+
+def create(conn, *, project, title, description="", priority="P2", next_action="", task_id=None,
+           depends_on=(), tags=(), due_at=None, owner="", not_before=None, requires_receipts=()):
+    """Create a queued task (with its dependency edges and tags) and return it.
+
+    The returned dict adds ``missing_dependencies`` (prerequisite ids that do not exist yet)
+    when any were named.
+    """
+    from mindos import graph
+
+    project = validate.identifier(project, "--project")
+    title = validate.title(title)
+    description = validate.text(description or "", "--description")
+    next_action = validate.text(next_action or "", "--next-action", max_len=validate.MAX_TITLE * 4)
+    priority = validate.priority(priority)
+    if task_id is not None:
+        task_id = validate.identifier(task_id, "--id")
+    depends_on = [validate.identifier(d, "--depends-on") for d in depends_on or ()]
+    tag_list = validate.tags(tags)
+    kinds = validate.tags(requires_receipts, "--requires-receipt")
+    due = validate.timestamp(due_at, "--due-at")
+    deferred = validate.timestamp(not_before, "--not-before")
+    owner = validate.agent(owner, "--owner") if owner else ""
+    now = clock.now_iso()
+    with db.write(conn):
+        if task_id is None:
+            task_id = _new_id(conn)
+        elif conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone():
+            raise Conflict(f"task '{task_id}' already exists")
+        conn.execute(
+            "INSERT INTO tasks(id, project, title, description, priority, next_action, owner, tags, due_at,"
+            " not_before, requires_receipts, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (task_id, project, title, description, priority, next_action, owner, json.dumps(tag_list),
+             due, deferred, json.dumps(kinds), now, now),
+        )
+        edges = graph.add_edges(conn, task_id, depends_on) if depends_on else {"added": [], "missing": []}
+        payload = {"project": project, "title": title, "priority": priority, "tags": tag_list,
+                   "depends_on": edges["added"]}
+        for key, value in (("due_at", due), ("not_before", deferred), ("owner", owner),
+                           ("requires_receipts", kinds)):
+            if value:
+                payload[key] = value
+        if edges["missing"]:
+            payload["missing_dependencies"] = edges["missing"]
+        db.append_event(conn, "task", task_id, "created", payload)
+        task = get(conn, task_id)
+    task["depends_on"] = edges["added"]
+    if edges["missing"]:
+        task["missing_dependencies"] = edges["missing"]
+    return task
+
+
+def receipts_for(conn, task_id):
+    """The receipts indexed for a task, oldest first."""
+    rows = conn.execute(
+        "SELECT id, task_id, kind, path, file_hash, created_at FROM receipts WHERE task_id = ? ORDER BY created_at, id",
+        (task_id,),
+    )
+    return [dict(row) for row in rows]
+
+
+def audit_trail(conn, task_id, limit=200):
+    """The task's audit events, oldest first (at most ``limit``, the newest ones)."""
+    rows = conn.execute(
+        "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? ORDER BY id DESC LIMIT ?",
+        (task_id, limit),
+    ).fetchall()
+    return [{"id": r["id"], "action": r["action"], "payload": json.loads(r["payload_json"]),
+             "created_at": r["created_at"]} for r in reversed(rows)]
+
+
+def show(conn, task_id):
+    """The task with its receipts, audit trail, dependencies and dependents."""
+    task = get(conn, task_id)
+    deps = conn.execute(
+        "SELECT d.depends_on AS id, t.status, t.title FROM dependencies d LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? ORDER BY d.created_at, d.depends_on",
+        (task_id,),
+    )
+    dependents = conn.execute(
+        "SELECT t.id, t.status, t.title FROM dependencies d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.depends_on = ? ORDER BY d.created_at, t.id",
+        (task_id,),
+    )
+    return {
+        "task": task,
+        "receipts": receipts_for(conn, task_id),
+        "audit": audit_trail(conn, task_id),
+        "dependencies": [
+            {"id": r["id"], "status": r["status"] or "missing", "title": r["title"],
+             "satisfied": r["status"] == "completed"} for r in deps
+        ],
+        "dependents": [dict(r) for r in dependents],
+    }
+
+
+def list_tasks(conn, *, status=None, project=None, tag=None, overdue=False, limit=None):
+    """Tasks matching the filters, by priority then most recently updated."""
+    clauses, params = [], []
+    if status:
+        clauses.append("status = ?")
+        params.append(validate.status(status))
+    if project:
+        clauses.append("project = ?")
+        params.append(project)
+    if tag:
+        clauses.append("instr(tags, ?) > 0")
+        params.append(json.dumps(validate.tag(tag)))
+    if overdue:
+        clauses.append("due_at IS NOT NULL AND due_at < ? AND status NOT IN ('completed', 'failed', 'cancelled')")
+        params.append(clock.now_iso())
+    sql = "SELECT * FROM tasks"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    sql += " ORDER BY priority, updated_at DESC, id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(validate.positive_int(limit, "--limit"))
+    return [row_to_task(row) for row in conn.execute(sql, params)]
+
+
+def _clean_field(field, value):
+    if field == "title":
+        return validate.title(value)
+    if field == "project":
+        return validate.identifier(value, "--project")
+    if field == "priority":
+        return validate.priority(value)
+    if field in ("due_at", "not_before"):
+        return validate.timestamp(value, "--" + field.replace("_", "-"))
+    if field == "requires_receipts":
+        # a single '' clears the definition of done deliberately
+        values = [v for v in value if v != ""]
+        return json.dumps(validate.tags(values, "--requires-receipt"))
+    flag = "--" + field.replace("_", "-")
+    return validate.text(value, flag, max_len=validate.MAX_TEXT if field == "description" else 4096)
+
+
+def update(conn, task_id, *, status=None, approved_by=None, **fields):
+    """Change status and/or identity fields; return the updated task.
+
+    ``''`` clears a clearable field.  Moving to a terminal status releases any held lease.
+    Unknown field names are a programming error (KeyError).
+    """
+    for name in fields:
+        if name not in _EDITABLE:
+            raise KeyError(name)
+    changes = {name: _clean_field(name, value) for name, value in fields.items() if value is not None}
+    if status is not None:
+        status = validate.status(status)
+    if not changes and status is None:
+        raise InvalidInput("nothing to update: pass --status or a field to change")
+    for name in ("title", "project", "priority"):
+        if name in changes and changes[name] in ("", None):
+            raise InvalidInput(f"invalid --{name}: cannot be cleared")
+    with db.write(conn):
+        before = get(conn, task_id)
+        sets, params = [], []
+        for name, value in changes.items():
+            sets.append(f"{name} = ?")
+            params.append(value)
+        payload = {name: (json.loads(v) if name == "requires_receipts" else v) for name, v in changes.items()}
+        if status is not None and status != before["status"]:
+            _gate_status_change(conn, before, status, approved_by, payload)
+            sets.append("status = ?")
+            params.append(status)
+            payload["status"] = status
+            payload["previous_status"] = before["status"]
+            if status in validate.TERMINAL_STATUSES and before["lease_owner"]:
+                sets.append("lease_owner = ''")
+                sets.append("lease_expires_at = NULL")
+                payload["lease_released"] = before["lease_owner"]
+        sets.append("updated_at = ?")
+        params.append(clock.now_iso())
+        conn.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE id = ?", (*params, task_id))
+        db.append_event(conn, "task", task_id, "updated", payload)
+        return get(conn, task_id)
+
+
+def _gate_status_change(conn, task, new_status, approved_by, payload):
+    """Hook for policy-gated readiness (ready_to_merge / ready_to_deploy)."""
+    if new_status not in ("ready_to_merge", "ready_to_deploy"):
+        return
+    from mindos import policies
+
+    gate = policies.readiness_gate(conn, task["project"], new_status, approved_by)
+    if gate:
+        payload.update(gate)
+
+
+def metrics(conn):
+    """Task-level counters for ``metrics``."""
+    now = clock.now_iso()
+    by_status = {row[0]: row[1] for row in conn.execute("SELECT status, count(*) FROM tasks GROUP BY status")}
+    open_filter = "status NOT IN ('completed', 'failed', 'cancelled')"
+    overdue = conn.execute(f"SELECT count(*) FROM tasks WHERE due_at < ? AND {open_filter}", (now,)).fetchone()[0]
+    soon = conn.execute(
+        f"SELECT count(*) FROM tasks WHERE due_at >= ? AND due_at <= ? AND {open_filter}",
+        (now, clock.shift(now, 86400)),
+    ).fetchone()[0]
+    return {
+        "tasks_total": sum(by_status.values()),
+        "tasks_by_status": by_status,
+        "overdue_tasks": overdue,
+        "due_within_24h": soon,
+        "receipts": conn.execute("SELECT count(*) FROM receipts").fetchone()[0],
+        "audit_events": conn.execute("SELECT count(*) FROM audit_events").fetchone()[0],
+    }

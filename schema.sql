@@ -1,0 +1,187 @@
+-- MindOS schema: the single source of truth for a fresh database.
+--
+-- A new database is built from this file and stamped with the latest migration number
+-- (PRAGMA user_version).  Older databases are brought forward by the numbered migrations
+-- in mindos/migrations.py; tests/test_db.py checks that both paths produce the same tables.
+--
+-- Conventions
+--   * timestamps are ISO 8601 UTC text, 'YYYY-MM-DDTHH:MM:SSZ', so text order is time order;
+--     NULL means "not set" (no deadline, no deferral, no lease).
+--   * list-valued columns (tags, requires_receipts, handoff lists) hold canonical JSON arrays.
+--   * tables with a full-text index have an INTEGER PRIMARY KEY so the external-content FTS5
+--     index keeps stable rowids across VACUUM and restores.
+--   * statements between '-- @fts5' and '-- @end' are skipped on SQLite builds without FTS5.
+
+-- Tasks: the unit of work.  Lease fields live on the row so claim is one guarded UPDATE.
+CREATE TABLE tasks (
+    seq               INTEGER PRIMARY KEY,
+    id                TEXT NOT NULL UNIQUE,
+    project           TEXT NOT NULL,
+    title             TEXT NOT NULL,
+    description       TEXT NOT NULL DEFAULT '',
+    status            TEXT NOT NULL DEFAULT 'queued',
+    priority          TEXT NOT NULL DEFAULT 'P2',
+    next_action       TEXT NOT NULL DEFAULT '',
+    blocked_reason    TEXT NOT NULL DEFAULT '',
+    owner             TEXT NOT NULL DEFAULT '',
+    tags              TEXT NOT NULL DEFAULT '[]',
+    due_at            TEXT,
+    worktree          TEXT NOT NULL DEFAULT '',
+    branch            TEXT NOT NULL DEFAULT '',
+    pr_url            TEXT NOT NULL DEFAULT '',
+    lease_owner       TEXT NOT NULL DEFAULT '',
+    lease_expires_at  TEXT,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    -- added by migration 2 (execution truth)
+    lease_epoch       INTEGER NOT NULL DEFAULT 0,
+    retry_count       INTEGER NOT NULL DEFAULT 0,
+    recover_after     TEXT,
+    not_before        TEXT,
+    requires_receipts TEXT NOT NULL DEFAULT '[]',
+    recall_digest     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
+CREATE INDEX idx_tasks_project_status ON tasks(project, status);
+CREATE INDEX idx_tasks_due_at ON tasks(due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
+
+-- Dependency edges: task_id waits for depends_on.  depends_on carries no foreign key on
+-- purpose: an edge may name a task that does not exist (yet), which graph queries report
+-- as a 'missing' node instead of losing the edge.
+CREATE TABLE dependencies (
+    task_id    TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    depends_on TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (task_id, depends_on)
+) WITHOUT ROWID;
+CREATE INDEX idx_dependencies_depends_on ON dependencies(depends_on, task_id);
+
+-- Receipts: evidence files under <home>/receipts/<id>.json, sealed by file_hash.
+CREATE TABLE receipts (
+    id         TEXT PRIMARY KEY,
+    task_id    TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    kind       TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    file_hash  TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_receipts_task ON receipts(task_id, created_at);
+
+-- The hash-chained audit ledger.  Only mindos/db.py appends to it.
+CREATE TABLE audit_events (
+    id           INTEGER PRIMARY KEY,
+    entity_type  TEXT NOT NULL,
+    entity_id    TEXT NOT NULL,
+    action       TEXT NOT NULL,
+    payload_json TEXT NOT NULL DEFAULT '{}',
+    created_at   TEXT NOT NULL,
+    prev_hash    TEXT NOT NULL,
+    hash         TEXT NOT NULL
+);
+CREATE INDEX idx_audit_entity ON audit_events(entity_id, id);
+CREATE INDEX idx_audit_action ON audit_events(action, id);
+CREATE INDEX idx_audit_created ON audit_events(created_at);
+
+-- Last heartbeat per task (liveness cache; migration 2).
+CREATE TABLE heartbeats (
+    task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+    owner   TEXT NOT NULL,
+    note    TEXT NOT NULL DEFAULT '',
+    at      TEXT NOT NULL
+);
+
+-- Shared memory: provenance-tagged task notes (migration 3).  A live note has
+-- superseded_by IS NULL; supersession links old -> new in both directions.
+CREATE TABLE notes (
+    id            INTEGER PRIMARY KEY,
+    task_id       TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    kind          TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    source        TEXT NOT NULL DEFAULT '',
+    pinned        INTEGER NOT NULL DEFAULT 0,
+    expires_at    TEXT,
+    supersedes    INTEGER,
+    superseded_by INTEGER,
+    superseded_at TEXT,
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX idx_notes_task_live ON notes(task_id, superseded_by, id);
+CREATE INDEX idx_notes_superseded_by ON notes(superseded_by);
+
+-- Agent handoffs (migration 3).  At most one live (superseded_by IS NULL) row per task.
+CREATE TABLE handoffs (
+    id                INTEGER PRIMARY KEY,
+    task_id           TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    from_agent        TEXT NOT NULL DEFAULT '',
+    to_agent          TEXT NOT NULL DEFAULT '',
+    status            TEXT NOT NULL DEFAULT '',
+    objective         TEXT NOT NULL DEFAULT '',
+    evidence          TEXT NOT NULL DEFAULT '[]',
+    constraints       TEXT NOT NULL DEFAULT '[]',
+    decisions         TEXT NOT NULL DEFAULT '[]',
+    files             TEXT NOT NULL DEFAULT '[]',
+    commit_ref        TEXT NOT NULL DEFAULT '',
+    next_actions      TEXT NOT NULL DEFAULT '[]',
+    risks             TEXT NOT NULL DEFAULT '[]',
+    recall_digest     TEXT NOT NULL DEFAULT '',
+    payload_hash      TEXT NOT NULL,
+    supersedes        INTEGER,
+    superseded_by     INTEGER,
+    superseded_at     TEXT,
+    acked_by          TEXT NOT NULL DEFAULT '',
+    acked_at          TEXT,
+    ack_recall_digest TEXT NOT NULL DEFAULT '',
+    created_at        TEXT NOT NULL
+);
+CREATE UNIQUE INDEX idx_handoffs_one_live ON handoffs(task_id) WHERE superseded_by IS NULL;
+CREATE INDEX idx_handoffs_to_agent ON handoffs(to_agent, superseded_by);
+
+-- @fts5
+CREATE VIRTUAL TABLE tasks_fts USING fts5(
+    id, project, title, description, next_action, blocked_reason,
+    content='tasks', content_rowid='seq'
+);
+CREATE TRIGGER tasks_fts_ai AFTER INSERT ON tasks BEGIN
+    INSERT INTO tasks_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+CREATE TRIGGER tasks_fts_ad AFTER DELETE ON tasks BEGIN
+    INSERT INTO tasks_fts(tasks_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+END;
+CREATE TRIGGER tasks_fts_au AFTER UPDATE OF id, project, title, description, next_action, blocked_reason ON tasks BEGIN
+    INSERT INTO tasks_fts(tasks_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+    INSERT INTO tasks_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+CREATE VIRTUAL TABLE notes_fts USING fts5(content, content='notes', content_rowid='id');
+CREATE TRIGGER notes_fts_ai AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER notes_fts_ad AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER notes_fts_au AFTER UPDATE OF content ON notes BEGIN
+    INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO notes_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE VIRTUAL TABLE handoffs_fts USING fts5(
+    objective, status, from_agent, to_agent, content='handoffs', content_rowid='id'
+);
+CREATE TRIGGER handoffs_fts_ai AFTER INSERT ON handoffs BEGIN
+    INSERT INTO handoffs_fts(rowid, objective, status, from_agent, to_agent)
+    VALUES (new.id, new.objective, new.status, new.from_agent, new.to_agent);
+END;
+CREATE TRIGGER handoffs_fts_ad AFTER DELETE ON handoffs BEGIN
+    INSERT INTO handoffs_fts(handoffs_fts, rowid, objective, status, from_agent, to_agent)
+    VALUES ('delete', old.id, old.objective, old.status, old.from_agent, old.to_agent);
+END;
+CREATE TRIGGER handoffs_fts_au AFTER UPDATE OF objective, status, from_agent, to_agent ON handoffs BEGIN
+    INSERT INTO handoffs_fts(handoffs_fts, rowid, objective, status, from_agent, to_agent)
+    VALUES ('delete', old.id, old.objective, old.status, old.from_agent, old.to_agent);
+    INSERT INTO handoffs_fts(rowid, objective, status, from_agent, to_agent)
+    VALUES (new.id, new.objective, new.status, new.from_agent, new.to_agent);
+END;
+-- @end
