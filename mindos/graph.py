@@ -53,3 +53,44 @@ def add_edges(conn, task_id, prerequisites):
         if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (prereq,)).fetchone() is None:
             missing.append(prereq)
     return {"added": added, "existing": existing, "missing": missing}
+
+
+def blockers(conn, task_id):
+    """Direct prerequisites of ``task_id`` that are not completed: ``[{"id", "status"}]``.
+
+    A prerequisite that does not exist reports status ``missing``.
+    """
+    rows = conn.execute(
+        "SELECT d.depends_on, coalesce(t.status, 'missing') FROM dependencies d"
+        " LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND (t.status IS NULL OR t.status <> 'completed')"
+        " ORDER BY d.created_at, d.depends_on",
+        (task_id,),
+    )
+    return [{"id": row[0], "status": row[1]} for row in rows]
+
+
+def newly_unblocked(conn, task_id):
+    """Queued direct dependents of ``task_id`` whose prerequisites are now all completed.
+
+    Call after marking ``task_id`` completed, inside the same transaction.
+    """
+    rows = conn.execute(
+        "SELECT t.id FROM dependencies d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.depends_on = ? AND t.status = 'queued' AND NOT EXISTS ("
+        "   SELECT 1 FROM dependencies d2 LEFT JOIN tasks p ON p.id = d2.depends_on"
+        "   WHERE d2.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed'))"
+        " ORDER BY t.id",
+        (task_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def open_dependents(conn, task_id):
+    """Non-terminal direct dependents of ``task_id`` (ids, sorted)."""
+    rows = conn.execute(
+        "SELECT t.id FROM dependencies d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.depends_on = ? AND t.status NOT IN ('completed', 'failed', 'cancelled') ORDER BY t.id",
+        (task_id,),
+    )
+    return [row[0] for row in rows]
