@@ -53,7 +53,11 @@ def advance(seconds=0, *, minutes=0, hours=0, days=0):
 
 def format_ts(moment):
     """Format an aware datetime for storage."""
-    return moment.astimezone(timezone.utc).strftime(_ISO_FORMAT)
+    utc = moment.astimezone(timezone.utc)
+    # explicit padding: strftime('%Y') drops leading zeros for years < 1000 on glibc,
+    # which would break "text order is time order"
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}"
+            f"T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z")
 
 
 def parse(text, flag="timestamp"):
@@ -70,7 +74,10 @@ def parse(text, flag="timestamp"):
         raise InvalidInput(f"invalid {flag}: expected an ISO 8601 timestamp, got {text!r:.80}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).replace(microsecond=0)
+    try:
+        return moment.astimezone(timezone.utc).replace(microsecond=0)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 has no UTC representation
+        raise InvalidInput(f"invalid {flag}: {text!r:.80} is out of range") from None
 
 
 def normalize(text, flag="timestamp"):
@@ -80,7 +87,10 @@ def normalize(text, flag="timestamp"):
 
 def shift(moment_text, seconds):
     """Return storage text for ``moment_text`` plus ``seconds``."""
-    return format_ts(parse(moment_text) + timedelta(seconds=seconds))
+    try:
+        return format_ts(parse(moment_text) + timedelta(seconds=seconds))
+    except OverflowError:
+        raise InvalidInput(f"timestamp out of range: {moment_text} shifted by {seconds} seconds") from None
 
 
 def seconds_between(earlier_text, later_text):

@@ -164,6 +164,7 @@ def _bring_current(conn, version):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={latest}")
         return
+    conn.execute("PRAGMA journal_mode=WAL")  # older homes may predate WAL; it persists once set
     for number in range(version + 1, latest + 1):
         with write(conn):
             if _user_version(conn) != number - 1:
@@ -269,7 +270,9 @@ def append_refusal(conn, entity_type, entity_id, action, payload=None):
 # Query helpers
 
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Letters and digits only: FTS5's unicode61 tokenizer treats '_' as a separator, so a
+# quoted "rate_limit" token would silently match nothing rather than "rate limit".
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def fts_tokens(text):
@@ -299,7 +302,12 @@ def check_json_text(text, flag):
     """Parse JSON text or raise InvalidInput naming ``flag``."""
     import json
 
+    def refuse_constant(name):  # NaN / Infinity are not JSON and cannot be sealed canonically
+        raise ValueError(f"{name} is not valid JSON")
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse_constant)
     except (ValueError, TypeError) as exc:
         raise InvalidInput(f"invalid {flag}: malformed JSON ({exc.__class__.__name__}: {str(exc)[:80]})") from None
+    except RecursionError:
+        raise InvalidInput(f"invalid {flag}: malformed JSON (nested too deeply)") from None

@@ -26,6 +26,19 @@ def sha256_hex(data):
     return _sha256(data).hexdigest()
 
 
+def sha256_constructor():
+    """Return the fastest SHA-256 constructor available, for bulk hashing.
+
+    OpenSSL's is ~1.7x faster per call than the builtin, but loading it costs a few
+    milliseconds, so only bulk paths (chain verification) ask for it, at call time.
+    """
+    try:
+        from _hashlib import openssl_sha256
+    except ImportError:  # pragma: no cover - builds without OpenSSL
+        return _sha256
+    return openssl_sha256
+
+
 def atomic_write(path, data, mode=0o600):
     """Write bytes to ``path`` atomically with permissions ``mode``; return the bytes' SHA-256."""
     directory = os.path.dirname(os.path.abspath(path))

@@ -28,19 +28,22 @@ def read_selector():
     try:
         with open(path, encoding="utf-8") as handle:
             raw = handle.read(65536)
-    except OSError:
+    except (OSError, ValueError):  # missing, unreadable, or not UTF-8
         return None
     import json  # only paid for when a selector exists
 
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     home = doc.get("home") if isinstance(doc, dict) else None
     if not isinstance(home, str) or not home.strip():
         return None
-    home = os.path.expanduser(home)
-    return home if os.path.isdir(home) else None
+    try:
+        home = os.path.expanduser(home)
+        return home if os.path.isdir(home) else None
+    except ValueError:  # an embedded NUL byte
+        return None
 
 
 def resolve():

@@ -7,6 +7,10 @@ domain adds its counters by adding its module name here, not by editing another 
 import importlib
 
 PROVIDERS = [
+    "mindos.notes", "mindos.secrets",
+    "mindos.leases", "mindos.lifecycle", "mindos.policies", "mindos.recovery", "mindos.approvals",
+    "mindos.graph",
+    "mindos.handoffs",
     "mindos.tasks",
 ]
 

@@ -97,11 +97,18 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
                 payload[key] = value
         if edges["missing"]:
             payload["missing_dependencies"] = edges["missing"]
+        from mindos import dedup  # informational only: creation is never refused
+
+        similar = dedup.similar_open_tasks(conn, task_id, project, title, description)
+        if similar:
+            payload["similar_open_tasks"] = similar
         db.append_event(conn, "task", task_id, "created", payload)
         task = get(conn, task_id)
     task["depends_on"] = edges["added"]
     if edges["missing"]:
         task["missing_dependencies"] = edges["missing"]
+    if similar:
+        task["similar_open_tasks"] = similar
     return task
 
 
@@ -137,6 +144,8 @@ def show(conn, task_id):
         " WHERE d.depends_on = ? ORDER BY d.created_at, t.id",
         (task_id,),
     )
+    from mindos import handoffs
+
     return {
         "task": task,
         "receipts": receipts_for(conn, task_id),
@@ -146,6 +155,7 @@ def show(conn, task_id):
              "satisfied": r["status"] == "completed"} for r in deps
         ],
         "dependents": [dict(r) for r in dependents],
+        "handoff": handoffs.live(conn, task_id),
     }
 
 
@@ -234,6 +244,11 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
 
 def _gate_status_change(conn, task, new_status, approved_by, payload):
     """Hook for policy-gated readiness (ready_to_merge / ready_to_deploy)."""
+    if new_status == "completed":  # the definition of done binds update too, not just complete
+        from mindos import lifecycle
+
+        payload.update(lifecycle.evidence_gate(conn, task, via="update") or {})
+        return
     if new_status not in ("ready_to_merge", "ready_to_deploy"):
         return
     from mindos import policies

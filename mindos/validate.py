@@ -62,9 +62,15 @@ def tag(value, flag="--tag"):
     return value
 
 
+MAX_TAGS = 64
+
+
 def tags(values, flag="--tag"):
-    """Validate, de-duplicate and sort a list of tags."""
-    return sorted({tag(v, flag) for v in values or ()})
+    """Validate, de-duplicate and sort a list of tags (at most MAX_TAGS distinct)."""
+    cleaned = sorted({tag(v, flag) for v in values or ()})
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"invalid {flag}: {len(cleaned)} values is over the limit of {MAX_TAGS}")
+    return cleaned
 
 
 def priority(value, flag="--priority"):
@@ -91,6 +97,11 @@ def text(value, flag, *, required=False, max_len=MAX_TEXT):
         raise InvalidInput(f"invalid {flag}: {len(value)} characters is over the limit of {max_len}")
     if "\x00" in value:
         raise InvalidInput(f"invalid {flag}: contains a NUL character")
+    if not value.isascii():
+        try:  # argv bytes that are not UTF-8 arrive as lone surrogates, which SQLite cannot store
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"invalid {flag}: not valid UTF-8 text") from None
     return value
 
 

@@ -5,6 +5,10 @@ from mindos.cli import run
 DESCRIPTION = "MindOS operations: safe, dry-run-first sweeps over the autopilot home."
 
 COMMANDS = {
+    **dict.fromkeys(["notes-expired", "secret-scan", "consolidate"], "notes_ops_cmds"),
+    **dict.fromkeys(["recover", "escalate", "approval", "unverified-completions", "policy"], "recovery_cmds"),
+    **dict.fromkeys(["dup-tasks"], "dedup_ops_cmds"),
+    **dict.fromkeys(["handoff-check"], "handoff_ops_cmds"),
 }
 
 

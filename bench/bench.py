@@ -1,0 +1,609 @@
+#!/usr/bin/env python3
+"""Benchmark the MindOS front doors the way agents call them: one process per command.
+
+What is measured
+  * Per home size N (default 1k, 10k, 100k tasks with a dependency DAG, tags, mixed
+    priorities and ages), the median wall time of ``python3 autopilot.py <command>`` run as a
+    separate process, against the median of the baseline ``python3 -c "import sqlite3, json,
+    argparse"`` measured in the same run.  Baseline and command runs are interleaved
+    (baseline, command, baseline, command, ...) so machine noise hits both alike; the ratio
+    command/baseline is the figure that travels between machines.
+  * Audit-chain verification throughput (events/second), in-process over a large seeded
+    ledger (default 300k events).
+  * Concurrent dispatch: P processes each doing K sequential ``next --claim`` over one shared
+    pool; throughput plus a check that no task was claimed twice.
+  * Shared memory at scale: note / context / search-notes / search-handoffs over a home with
+    10k tasks, 50k notes and 5k handoffs.
+
+Seeding writes rows with SQL inside one transaction (the public commands would take hours
+at 100k), but every seeded row gets the audit event its command would have written, through
+``db.append_event``, so the seeded chain verifies.  Commands whose name is not (yet)
+registered in a front door are reported under ``skipped`` rather than timed.
+
+Quick run:   python3 bench/bench.py --sizes 1000 --reps 5
+Full run:    python3 bench/bench.py            (a few minutes on two cores)
+Results go to stdout (JSON) and to bench/results/ (gitignored).
+"""
+
+import argparse
+import compileall
+import json
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from mindos import clock, db  # noqa: E402
+
+AUTOPILOT = os.path.join(ROOT, "autopilot.py")
+BASELINE_CODE = "import sqlite3, json, argparse"
+DEFAULT_SIZES = (1000, 10000, 100000)
+SECTIONS = ("tasks", "ledger", "concurrency", "memory")
+
+VERBS = ("Fix", "Add", "Refactor", "Document", "Investigate", "Migrate", "Harden", "Benchmark", "Review",
+         "Deploy", "Rotate", "Upgrade")
+OBJECTS = ("retry path", "connection pool", "auth tokens", "rate limit", "cache layer", "schema migration",
+           "CI pipeline", "log rotation", "TLS certificate", "search index", "billing export", "webhook handler")
+AREAS = ("payments", "gateway", "scheduler", "api", "worker", "dashboard", "ingest", "notifications")
+NEXT_ACTIONS = ("Inspect evidence", "Run the test suite", "Ask for review", "Write a reproduction",
+                "Check the dashboards", "Open a PR", "")
+TAGS = ("autopilot-safe", "infra", "client:trove", "client:acme", "area:api", "area:db", "area:ui", "security",
+        "perf", "docs", "flaky", "oncall", "release:2026.09", "needs-review", "backend", "frontend")
+AGENTS = ("hermes", "codex", "claude-code", "opencode")
+NOTE_KINDS = ("fact", "decision", "observation", "evidence", "constraint")
+PRIORITY_WEIGHTS = (("P0", 5), ("P1", 20), ("P2", 50), ("P3", 25))
+SEARCH_QUERIES = ("retry payments", "deploy gateway", "rate limit", "schema migration worker", "cache api")
+
+
+# ---------------------------------------------------------------------------------------
+# Seeding
+
+
+def _ts(moment):
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Seed:
+    """What a seeded home holds, so commands can pick valid arguments."""
+
+    def __init__(self, home, n):
+        self.home = home
+        self.n = n
+        self.ids = []          # every seeded task id, oldest first
+        self.roots = []        # tasks without prerequisites (dispatchable)
+        self.reserved = []     # deferred roots kept out of `next` for claim/heartbeat/complete
+        self.edges = 0
+        self.events = 0
+        self.notes = 0
+        self.handoffs = 0
+        self.seconds = 0.0
+
+
+def _pick_priority(rng):
+    roll = rng.randrange(100)
+    for name, weight in PRIORITY_WEIGHTS:
+        if roll < weight:
+            return name
+        roll -= weight
+    return "P3"
+
+
+def _title(rng):
+    return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} in {rng.choice(AREAS)} service"
+
+
+_WORDS = tuple(w for phrase in OBJECTS + AREAS for w in phrase.split()) + (
+    "because", "after", "the", "deploy", "window", "tests", "flaky", "latency")
+
+
+def _sentence(rng, words=12):
+    return " ".join(rng.choice(_WORDS) for _ in range(words)).capitalize() + "."
+
+
+def seed_tasks(home, n, *, seed=7, dag=True, reserve=0, projects=20, days=60):
+    """Seed ``n`` queued tasks into a fresh ``home``; return a :class:`Seed`.
+
+    Tasks are created oldest first across ``days`` days; with ``dag`` about 55% of them
+    depend on 1-3 earlier tasks from the previous 200 (edges only point backwards, so the
+    graph is acyclic by construction).  ``reserve`` extra prerequisite-free tasks are
+    deferred a year so ``next`` never picks them; explicit claims may still take them.
+    """
+    rng = random.Random(seed)
+    info = Seed(home, n)
+    started = time.perf_counter()
+    conn = db.connect(home)
+    now = clock.now().replace(tzinfo=timezone.utc)
+    start = now - timedelta(days=days)
+    step = timedelta(days=days) / max(n + reserve, 1)
+    deferred_until = _ts(now + timedelta(days=365))
+    project_names = [f"proj-{i:02d}" for i in range(projects)]
+    used = set()
+    try:
+        with db.write(conn):
+            for index in range(n + reserve):
+                while True:
+                    task_id = f"t-{rng.getrandbits(32):08x}"
+                    if task_id not in used:
+                        used.add(task_id)
+                        break
+                created = start + step * index
+                created_at = _ts(created)
+                clock.set_now(created)
+                # Zipf-ish: a few busy projects, a long tail of quiet ones
+                project = project_names[min(int(rng.paretovariate(1.2)) - 1, projects - 1)]
+                reserved = index >= n
+                priority = "P2" if reserved else _pick_priority(rng)
+                tags = sorted(set(rng.sample(TAGS, rng.randrange(4))))
+                due = _ts(created + timedelta(days=rng.randrange(1, 90))) if rng.random() < 0.15 else None
+                not_before = deferred_until if reserved else None
+                deps = []
+                if dag and not reserved and index and rng.random() < 0.55:
+                    window = info.ids[max(0, index - 200):index]
+                    deps = sorted(set(rng.sample(window, min(len(window), rng.randint(1, 3)))))
+                title = _title(rng)
+                conn.execute(
+                    "INSERT INTO tasks(id, project, title, description, priority, next_action, tags, due_at,"
+                    " not_before, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (task_id, project, title, _sentence(rng), priority, rng.choice(NEXT_ACTIONS),
+                     json.dumps(tags), due, not_before, created_at, created_at),
+                )
+                if deps:
+                    conn.executemany(
+                        "INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, ?)",
+                        [(task_id, dep, created_at) for dep in deps],
+                    )
+                    info.edges += len(deps)
+                payload = {"project": project, "title": title, "priority": priority, "tags": tags,
+                           "depends_on": deps}
+                if due:
+                    payload["due_at"] = due
+                if not_before:
+                    payload["not_before"] = not_before
+                db.append_event(conn, "task", task_id, "created", payload)
+                info.events += 1
+                if reserved:
+                    info.reserved.append(task_id)
+                else:
+                    info.ids.append(task_id)
+                    if not deps:
+                        info.roots.append(task_id)
+    finally:
+        clock.set_now(None)
+        conn.close()
+    info.seconds = time.perf_counter() - started
+    return info
+
+
+def seed_ledger(home, events, *, seed=11):
+    """Append ``events`` audit events to a fresh ``home`` (for verification throughput)."""
+    rng = random.Random(seed)
+    conn = db.connect(home)
+    try:
+        with db.write(conn):
+            for index in range(events):
+                entity = f"t-{index % 5000:08x}"
+                db.append_event(conn, "task", entity, "heartbeat",
+                                {"owner": rng.choice(AGENTS), "note": _sentence(rng, 6), "n": index})
+    finally:
+        conn.close()
+
+
+def seed_memory(info, notes, handoffs, *, seed=13):
+    """Add ``notes`` live notes and ``handoffs`` live handoffs over the seeded tasks."""
+    rng = random.Random(seed)
+    from mindos.files import canonical_json, sha256_hex
+
+    conn = db.connect(info.home)
+    started = time.perf_counter()
+    try:
+        with db.write(conn):
+            for _ in range(notes):
+                task_id = rng.choice(info.ids)
+                kind = rng.choice(NOTE_KINDS)
+                content = _sentence(rng, rng.randint(8, 30))
+                source = rng.choice(AGENTS)
+                now = clock.now_iso()
+                cursor = conn.execute(
+                    "INSERT INTO notes(task_id, kind, content, source, pinned, created_at) VALUES (?,?,?,?,?,?)",
+                    (task_id, kind, content, source, int(rng.random() < 0.05), now),
+                )
+                db.append_event(conn, "note", str(cursor.lastrowid), "note_added",
+                                {"task_id": task_id, "kind": kind, "source": source})
+                info.notes += 1
+            for task_id in rng.sample(info.ids, min(handoffs, len(info.ids))):
+                fields = {
+                    "from_agent": rng.choice(AGENTS), "to_agent": rng.choice(AGENTS), "status": "running",
+                    "objective": f"{_title(rng)} then {rng.choice(NEXT_ACTIONS) or 'report back'}",
+                    "evidence": [_sentence(rng, 5)], "constraints": [], "decisions": [_sentence(rng, 6)],
+                    "files": [f"src/{rng.choice(AREAS)}.py"], "commit_ref": f"{rng.getrandbits(28):07x}",
+                    "next_actions": [rng.choice(NEXT_ACTIONS) or "open PR"], "risks": [],
+                }
+                payload_hash = sha256_hex(canonical_json({"task_id": task_id, **fields}))
+                cursor = conn.execute(
+                    "INSERT INTO handoffs(task_id, from_agent, to_agent, status, objective, evidence, constraints,"
+                    " decisions, files, commit_ref, next_actions, risks, payload_hash, created_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (task_id, fields["from_agent"], fields["to_agent"], fields["status"], fields["objective"],
+                     *(json.dumps(fields[k]) for k in ("evidence", "constraints", "decisions", "files")),
+                     fields["commit_ref"], json.dumps(fields["next_actions"]), json.dumps(fields["risks"]),
+                     payload_hash, clock.now_iso()),
+                )
+                db.append_event(conn, "task", task_id, "handoff_recorded",
+                                {"handoff_id": cursor.lastrowid, "from_agent": fields["from_agent"],
+                                 "to_agent": fields["to_agent"], "payload_hash": payload_hash})
+                info.handoffs += 1
+        info.events += info.notes + info.handoffs
+    finally:
+        conn.close()
+    return time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------------------------
+# Timing
+
+
+def registered_commands():
+    """The command names the autopilot front door currently routes."""
+    from mindos.cli.autopilot import COMMANDS
+
+    return set(COMMANDS)
+
+
+def _env(home):
+    env = dict(os.environ)
+    env["HERMES_AUTOPILOT_HOME"] = home
+    env.pop("MINDOS_NOW", None)
+    return env
+
+
+def _run(argv, env):
+    started = time.perf_counter()
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return (time.perf_counter() - started) * 1000.0, proc
+
+
+def _stats(samples):
+    return {"median_ms": round(statistics.median(samples), 2), "min_ms": round(min(samples), 2),
+            "max_ms": round(max(samples), 2), "samples": len(samples)}
+
+
+class Bench:
+    """Interleaved command/baseline timing against one home."""
+
+    def __init__(self, home, reps):
+        self.env = _env(home)
+        self.reps = reps
+        self.baseline = [sys.executable, "-c", BASELINE_CODE]
+
+    def time_commands(self, specs):
+        """Time ``specs`` (label, argv-maker) interleaved with the baseline; return results."""
+        results, errors = {}, []
+        live = []
+        for label, make in specs:
+            argv = make(-1)  # warm-up call (not timed): fills the page cache, proves the command works
+            _, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
+            if proc.returncode != 0:
+                errors.append({"command": label, "argv": argv, "exit": proc.returncode,
+                               "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                continue
+            live.append((label, make))
+        samples = {label: ([], []) for label, _ in live}
+        for rep in range(self.reps):
+            for label, make in live:
+                base_ms, _ = _run(self.baseline, self.env)
+                argv = make(rep)
+                cmd_ms, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
+                if proc.returncode != 0:
+                    errors.append({"command": label, "argv": argv, "exit": proc.returncode,
+                                   "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                    continue
+                samples[label][0].append(cmd_ms)
+                samples[label][1].append(base_ms)
+        all_base = []
+        for label, (cmd, base) in samples.items():
+            if not cmd:
+                continue
+            all_base.extend(base)
+            entry = _stats(cmd)
+            entry["baseline_median_ms"] = round(statistics.median(base), 2)
+            entry["ratio"] = round(statistics.median(cmd) / statistics.median(base), 3)
+            results[label] = entry
+        baseline = round(statistics.median(all_base), 2) if all_base else None
+        return results, baseline, errors
+
+
+def _available(specs, registered):
+    live, skipped = [], {}
+    for label, needs, make in specs:
+        if needs in registered:
+            live.append((label, make))
+        else:
+            skipped[label] = f"'{needs}' is not registered in autopilot.py"
+    return live, skipped
+
+
+def task_specs(info, run_id):
+    """(label, command name, argv maker) for the registry and dispatch commands."""
+    ids, roots, reserved = info.ids, info.roots, info.reserved
+    n = len(ids)
+
+    def spread(rep, pool):
+        return pool[(rep * 7919 + 13) % len(pool)]
+
+    def dep_pair(rep):
+        later = (rep * 104729 + n // 2) % n
+        later = max(later, 1)
+        earlier = (later * 31 + rep) % later
+        return ids[later], ids[earlier]
+
+    def reserved_task(rep):
+        return reserved[rep + 1]  # rep -1 is the warm-up
+
+    return [
+        ("show", "show", lambda rep: ["show", spread(rep, ids)]),
+        ("create", "create", lambda rep: ["create", "--project", "bench", "--title",
+                                          f"Bench task {run_id} {rep}", "--priority", "P3", "--tag", "bench"]),
+        ("tag", "tag", lambda rep: ["tag", spread(rep, ids), "--tag", f"bench:{run_id}-{rep + 1}"]),
+        ("dep", "dep", lambda rep: ["dep", *dep_pair(rep)]),
+        ("search --rank", "search", lambda rep: ["search", SEARCH_QUERIES[rep % len(SEARCH_QUERIES)], "--rank"]),
+        ("list --limit 20", "list", lambda rep: ["list", "--limit", "20"]),
+        ("verify-chain", "verify-chain", lambda rep: ["verify-chain"]),
+        ("next", "next", lambda rep: ["next"]),
+        ("next --claim", "next", lambda rep: ["next", "--claim", "--owner", f"bench-next-{rep + 1}"]),
+        ("claim", "claim", lambda rep: ["claim", reserved_task(rep), "--owner", "bench", "--minutes", "30"]),
+        ("heartbeat", "heartbeat", lambda rep: ["heartbeat", reserved_task(rep), "--owner", "bench",
+                                                "--note", "still going"]),
+        ("complete", "complete", lambda rep: ["complete", reserved_task(rep), "--owner", "bench",
+                                              "--note", "bench done"]),
+    ]
+
+
+def memory_specs(info, run_id):
+    ids = info.ids
+
+    def spread(rep):
+        return ids[(rep * 7919 + 101) % len(ids)]
+
+    return [
+        ("note", "note", lambda rep: ["note", spread(rep), "--kind", "observation", "--source", "bench",
+                                      "--content", f"Bench observation {run_id}-{rep + 1}: latency is steady"]),
+        ("context --budget 4000 --related 5", "context",
+         lambda rep: ["context", spread(rep), "--budget", "4000", "--related", "5"]),
+        ("search-notes --rank", "search-notes",
+         lambda rep: ["search-notes", SEARCH_QUERIES[rep % len(SEARCH_QUERIES)], "--rank"]),
+        ("search-handoffs", "search-handoffs",
+         lambda rep: ["search-handoffs", SEARCH_QUERIES[rep % len(SEARCH_QUERIES)]]),
+    ]
+
+
+def _wanted(specs, commands):
+    if not commands:
+        return specs
+    return [spec for spec in specs if spec[0] in commands]
+
+
+def bench_size(workdir, n, reps, registered, commands):
+    """Seed a home of ``n`` tasks and time the task + dispatch commands against it."""
+    home = os.path.join(workdir, f"home-{n}")
+    info = seed_tasks(home, n, reserve=reps + 1)
+    specs = _wanted(task_specs(info, f"n{n}"), commands)
+    live, skipped = _available(specs, registered)
+    results, baseline, errors = Bench(home, reps).time_commands(live)
+    shutil.rmtree(home, ignore_errors=True)
+    return {
+        "tasks": n, "dependency_edges": info.edges, "roots": len(info.roots), "seeded_events": info.events,
+        "seed_seconds": round(info.seconds, 2), "baseline_median_ms": baseline, "commands": results,
+        "skipped": skipped,
+    }, errors
+
+
+def bench_ledger(workdir, events):
+    """In-process verify_chain throughput over ``events`` seeded events."""
+    from mindos import audit
+
+    home = os.path.join(workdir, "home-ledger")
+    started = time.perf_counter()
+    seed_ledger(home, events)
+    seed_seconds = time.perf_counter() - started
+    conn = db.connect(home)
+    try:
+        started = time.perf_counter()
+        report = audit.verify_chain(conn)
+        seconds = time.perf_counter() - started
+    finally:
+        conn.close()
+    shutil.rmtree(home, ignore_errors=True)
+    return {
+        "events": report["events"], "ok": report["ok"], "seed_seconds": round(seed_seconds, 2),
+        "verify_seconds": round(seconds, 3), "events_per_second": int(report["events"] / seconds) if seconds else None,
+    }
+
+
+def bench_concurrency(workdir, processes, claims_each, registered):
+    """``processes`` dispatchers each doing ``claims_each`` sequential ``next --claim``."""
+    if "next" not in registered:
+        return {"skipped": "'next' is not registered in autopilot.py"}, []
+    home = os.path.join(workdir, "home-pool")
+    pool = processes * claims_each + max(20, processes * claims_each // 4)
+    seed_tasks(home, pool, dag=False)
+    env = _env(home)
+    claimed = {}
+    errors = []
+    lock = threading.Lock()
+
+    def worker(index):
+        owner = f"worker-{index}"
+        for _ in range(claims_each):
+            proc = subprocess.run([sys.executable, AUTOPILOT, "next", "--claim", "--owner", owner],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            with lock:
+                if proc.returncode != 0:
+                    errors.append({"command": "next --claim (concurrent)", "exit": proc.returncode,
+                                   "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                    continue
+                task_id = _picked_id(proc.stdout)
+                if task_id:
+                    claimed.setdefault(task_id, []).append(owner)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(processes)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    conn = sqlite3.connect(db.database_path(home))
+    try:
+        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
+    finally:
+        conn.close()
+    shutil.rmtree(home, ignore_errors=True)
+    total = sum(len(owners) for owners in claimed.values())
+    return {
+        "processes": processes, "claims_per_process": claims_each, "pool_tasks": pool,
+        "claims": total, "distinct_tasks": len(claimed), "leased_rows": leased,
+        "double_claims": sorted(t for t, owners in claimed.items() if len(owners) > 1),
+        "wall_seconds": round(wall, 2), "claims_per_second": round(total / wall, 1) if wall else None,
+    }, errors
+
+
+def _picked_id(stdout):
+    """The task id a ``next --claim`` response names (None when the queue was empty)."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return None
+    task = data.get("task") if isinstance(data, dict) else None
+    if isinstance(task, dict):
+        return task.get("id")
+    return task if isinstance(task, str) else None
+
+
+def bench_memory(workdir, tasks, notes, handoffs, reps, registered, commands):
+    """Time the shared-memory commands over a home with many notes and handoffs."""
+    home = os.path.join(workdir, "home-memory")
+    info = seed_tasks(home, tasks)
+    memory_seconds = seed_memory(info, notes, handoffs)
+    specs = _wanted(memory_specs(info, "mem"), commands)
+    live, skipped = _available(specs, registered)
+    results, baseline, errors = Bench(home, reps).time_commands(live)
+    shutil.rmtree(home, ignore_errors=True)
+    return {
+        "tasks": tasks, "notes": info.notes, "handoffs": info.handoffs,
+        "seed_seconds": round(info.seconds + memory_seconds, 2), "baseline_median_ms": baseline,
+        "commands": results, "skipped": skipped,
+    }, errors
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+
+
+def _int_list(values):
+    out = []
+    for value in values:
+        for part in str(value).split(","):
+            if part.strip():
+                out.append(int(part.replace("_", "").replace("k", "000")))
+    return out
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="bench/bench.py", description="Time the MindOS front doors as separate processes.",
+        epilog="Example:\n  python3 bench/bench.py --sizes 1000 --reps 5",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--sizes", nargs="+", default=[",".join(map(str, DEFAULT_SIZES))],
+                        help="task counts to seed (default 1000 10000 100000; commas or spaces)")
+    parser.add_argument("--reps", type=int, default=15, help="timed repetitions per command (default 15)")
+    parser.add_argument("--commands", help="comma-separated command labels to time (default: all)")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to run (default {','.join(SECTIONS)})")
+    parser.add_argument("--ledger-events", type=int, default=300000, help="events in the verify ledger")
+    parser.add_argument("--processes", type=int, default=8, help="concurrent next --claim dispatchers")
+    parser.add_argument("--claims", type=int, default=50, help="sequential claims per dispatcher")
+    parser.add_argument("--memory-tasks", type=int, default=10000, help="tasks in the memory home")
+    parser.add_argument("--notes", type=int, default=50000, help="notes in the memory home")
+    parser.add_argument("--handoffs", type=int, default=5000, help="handoffs in the memory home")
+    parser.add_argument("--out", help="results directory (default bench/results)")
+    parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
+    return parser
+
+
+def run(argv=None):
+    """Run the benchmark; return ``(results, exit_code)``."""
+    args = build_parser().parse_args(argv)
+    sizes = _int_list(args.sizes)
+    sections = {s.strip() for s in args.sections.split(",") if s.strip()}
+    unknown = sections - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"bench: unknown section(s): {', '.join(sorted(unknown))}")
+    commands = {c.strip() for c in args.commands.split(",")} if args.commands else None
+    if args.reps < 1:
+        raise SystemExit("bench: --reps must be at least 1")
+    # Cached bytecode for the package, so each process pays what an installed copy pays
+    # (PYTHONDONTWRITEBYTECODE may be set, and then nothing would ever be cached).
+    compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
+    registered = registered_commands()
+    results = {
+        "meta": {
+            "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+            "platform": platform.platform(), "cpus": os.cpu_count(), "reps": args.reps,
+            "fts5": db.fts5_supported(), "baseline": f'python3 -c "{BASELINE_CODE}"',
+        },
+    }
+    errors = []
+    workdir = tempfile.mkdtemp(prefix="mindos-bench-", dir=args.workdir)
+    try:
+        if "tasks" in sections:
+            results["sizes"] = {}
+            for n in sizes:
+                results["sizes"][str(n)], errs = bench_size(workdir, n, args.reps, registered, commands)
+                errors.extend(errs)
+        if "ledger" in sections:
+            results["verify_chain"] = bench_ledger(workdir, args.ledger_events)
+        if "concurrency" in sections:
+            results["concurrency"], errs = bench_concurrency(workdir, args.processes, args.claims, registered)
+            errors.extend(errs)
+        if "memory" in sections:
+            results["memory"], errs = bench_memory(workdir, args.memory_tasks, args.notes, args.handoffs,
+                                                   args.reps, registered, commands)
+            errors.extend(errs)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    results["errors"] = errors
+    failed = bool(errors) or bool(results.get("concurrency", {}).get("double_claims"))
+    failed = failed or results.get("verify_chain", {}).get("ok") is False
+    out_dir = args.out or os.path.join(ROOT, "bench", "results")
+    os.makedirs(out_dir, exist_ok=True)
+    stamp = results["meta"]["started_at"].replace(":", "").replace("-", "")
+    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    for name in (f"bench-{stamp}.json", "latest.json"):
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    results["meta"]["written_to"] = os.path.join(out_dir, f"bench-{stamp}.json")
+    return results, (1 if failed else 0)
+
+
+def main(argv=None):
+    results, code = run(argv)
+    sys.stdout.write(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Context packs: one bounded, deterministic, prompt-ready view of a task.
+
+Design decisions
+  * **An ordered list of sections.**  A pack is assembled section by section, in this
+    order: ``task`` (the summary header), ``handoff`` (the live resume point, right after
+    the header so it survives tight budgets), ``dependencies`` (unsatisfied prerequisites),
+    ``notes`` (the task's live notes, pinned first, oldest -> newest within each group) and,
+    with ``--related N``, ``related_notes`` (live notes of other tasks matching this task's
+    text).  ``sections`` in the output names the sections present, in pack order, so a
+    later ``recall`` can seal exactly them with a digest.  A section that comes with a flag
+    adds its keys only when the flag is given, so packs built without it stay
+    byte-identical.
+  * **What the budget counts.**  Every packed item costs ``len(canonical_json(item))``
+    characters: the header dict, the handoff dict, each dependency entry, each note and
+    each related note.  ``used_chars`` is exactly the sum of those costs and never exceeds
+    ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) are not content
+    and cost nothing.
+  * **First fit, in pack order.**  Items are offered in pack order; one that does not fit in
+    what is left is dropped (``truncated`` flips) and later, smaller items may still fit.
+    Pinned notes are offered before unpinned ones, so they survive budgets that drop them.
+  * **The header degrades before it goes.**  When the full header does not fit, its
+    description is clipped to the longest prefix that does (``description_truncated``);
+    only when even an empty description does not fit is the header dropped (``task: null``).
+  * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
+    counted as ``notes_expired_excluded``.  An expired pin still packs, with
+    ``expired: true``.
+  * **Determinism.**  Every ordering ends on an id; BM25 scores are rounded to 6 places;
+    nothing in a pack depends on the clock except whether a note has expired.
+"""
+
+from mindos import clock, db, validate
+from mindos.errors import InvalidInput
+from mindos.files import canonical_json
+
+DEFAULT_BUDGET = 4000
+MAX_BUDGET = 10_000_000
+MAX_RELATED = 100
+RELATED_SCOPES = ("project", "global")
+# The related-notes query ORs at most this many distinct task tokens (first appearance order).
+MAX_RELATED_TOKENS = 64
+_HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
+                  "blocked_reason", "requires_receipts", "description")
+
+
+def cost(item):
+    """The characters one packed item charges against the budget."""
+    return len(canonical_json(item))
+
+
+class _Budget:
+    """First-fit accounting of packed characters."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.used = 0
+        self.truncated = False
+
+    def left(self):
+        return self.limit - self.used
+
+    def take(self, item):
+        """Charge ``item`` if it fits; return whether it was packed."""
+        size = cost(item)
+        if size <= self.left():
+            self.used += size
+            return True
+        self.truncated = True
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Sections.  Each takes the shared state and the budget and returns the keys it adds.
+
+
+def _section_task(state, budget):
+    task = state["task"]
+    header = {name: task[name] for name in _HEADER_FIELDS}
+    if budget.take(header):
+        return {"task": header}
+    description = header["description"]
+    header["description_truncated"] = True
+    low, high = 0, len(description)
+    header["description"] = ""
+    if cost(header) > budget.left():
+        return {"task": None}
+    while low < high:  # the longest description prefix that still fits
+        middle = (low + high + 1) // 2
+        header["description"] = description[:middle]
+        if cost(header) <= budget.left():
+            low = middle
+        else:
+            high = middle - 1
+    header["description"] = description[:low]
+    budget.take(header)
+    return {"task": header}
+
+
+def _section_handoff(state, budget):
+    from mindos import handoffs
+
+    handoff = handoffs.live(state["conn"], state["task"]["id"])
+    packed = handoff is not None and budget.take(handoff)
+    return {"handoff": handoff if packed else None, "handoff_packed": packed}
+
+
+def _section_dependencies(state, budget):
+    rows = state["conn"].execute(
+        "SELECT d.depends_on, coalesce(t.status, 'missing'), t.title FROM dependencies d"
+        " LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND (t.status IS NULL OR t.status <> 'completed')"
+        " ORDER BY d.created_at, d.depends_on",
+        (state["task"]["id"],),
+    )
+    packed, total = [], 0
+    for depends_on, status, title in rows:
+        total += 1
+        item = {"id": depends_on, "status": status, "title": title}
+        if budget.take(item):
+            packed.append(item)
+    return {"dependencies": packed, "dependencies_total": total, "dependencies_packed": len(packed)}
+
+
+def _section_notes(state, budget):
+    from mindos import notes
+
+    live = notes.live_for_pack(state["conn"], state["task"]["id"])
+    ordered = sorted(live["notes"], key=lambda note: not note["pinned"])  # stable: oldest first within each group
+    packed = [note for note in ordered if budget.take(note)]
+    return {
+        "notes": packed,
+        "notes_total_live": len(live["notes"]) + live["notes_expired_excluded"],
+        "notes_packed": len(packed),
+        "notes_pinned_packed": sum(note["pinned"] for note in packed),
+        "notes_expired_excluded": live["notes_expired_excluded"],
+        "notes_expired_pinned_packed": sum(note["expired"] for note in packed),
+        "notes_dropped": len(ordered) - len(packed),
+    }
+
+
+def _related_text(task):
+    """The distinct tokens of the task's title/description/next_action (capped), as text."""
+    seen = dict.fromkeys(t.lower() for t in db.fts_tokens(f"{task['title']} {task['description']} {task['next_action']}"))
+    return " ".join(list(seen)[:MAX_RELATED_TOKENS])
+
+
+def related_candidates(conn, task, limit, scope, now):
+    """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
+
+    Each is a note dict (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  With
+    FTS5 the task's tokens are OR-combined through notes_fts in BM25 order and each note
+    carries ``score`` (more negative = more relevant); without FTS5 any token matching as a
+    substring qualifies, newest first, no score.  Retired notes never qualify; tokenless
+    text yields [].
+    """
+    from mindos import notes
+
+    text = _related_text(task)
+    if not text or limit == 0:
+        return []
+    live, params = notes.live_clause("n", now)
+    clauses = [live, "n.task_id <> ?"]
+    params = [*params, task["id"]]
+    if scope == "project":
+        clauses.append("t.project = ?")
+        params.append(task["project"])
+    columns = "n.*, t.title AS via_task_title"
+    if db.has_fts(conn, "notes_fts"):
+        sql = (f"SELECT {columns}, bm25(notes_fts) AS score FROM notes_fts"
+               " JOIN notes n ON n.id = notes_fts.rowid JOIN tasks t ON t.id = n.task_id"
+               f" WHERE notes_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY score, n.id LIMIT ?")
+        params = [db.fts_query(text, "OR"), *params, limit]
+    else:
+        tokens = text.split(" ")
+        clauses.append("(" + " OR ".join(["n.content LIKE ? ESCAPE '\\'"] * len(tokens)) + ")")
+        params.extend(db.like_pattern(token) for token in tokens)
+        sql = (f"SELECT {columns} FROM notes n JOIN tasks t ON t.id = n.task_id"
+               f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?")
+        params.append(limit)
+    items = []
+    for row in conn.execute(sql, params):
+        item = notes.row_to_note(row, now)
+        if "score" in item:
+            item["score"] = round(item["score"], 6)
+        items.append(item)
+    return items
+
+
+def _section_related_notes(state, budget):
+    options = state["options"]
+    candidates = related_candidates(state["conn"], state["task"], options["related"], options["related_scope"],
+                                    state["now"])
+    packed = [item for item in candidates if budget.take(item)]
+    return {
+        "related_notes": packed,
+        "related_requested": options["related"],
+        "related_matched": len(candidates),
+        "related_packed": len(packed),
+        "related_scope": options["related_scope"],
+    }
+
+
+# (section name, builder, option that switches it on or None for always)
+SECTIONS = (
+    ("task", _section_task, None),
+    ("handoff", _section_handoff, None),
+    ("dependencies", _section_dependencies, None),
+    ("notes", _section_notes, None),
+    ("related_notes", _section_related_notes, "related"),
+)
+
+
+def _options(budget, related, related_scope):
+    budget = validate.positive_int(budget, "--budget", maximum=MAX_BUDGET)
+    if related is not None:
+        related = validate.positive_int(related, "--related", minimum=0, maximum=MAX_RELATED)
+    if related_scope not in RELATED_SCOPES:
+        raise InvalidInput(f"invalid --related-scope: {related_scope!r:.40} (choose from project, global)")
+    return {"budget": budget, "related": related, "related_scope": related_scope}
+
+
+def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
+    """Build the context pack of ``task_id`` within ``budget`` characters; read-only.
+
+    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections", <section keys>}``
+    (see the module docstring for what each section adds and what the budget counts).
+    """
+    options = _options(budget, related, related_scope)
+    task_id = validate.identifier(task_id, "task id")
+    from mindos import tasks
+
+    task = tasks.get(conn, task_id)
+    state = {"conn": conn, "task": task, "now": clock.now_iso(), "options": options}
+    meter = _Budget(options["budget"])
+    pack = {"task_id": task_id, "budget": options["budget"], "sections": []}
+    for name, build, option in SECTIONS:
+        if option is not None and options[option] is None:
+            continue
+        pack.update(build(state, meter))
+        pack["sections"].append(name)
+    if pack["task"] is not None and pack["task"].get("description_truncated"):
+        meter.truncated = True
+    pack["used_chars"] = meter.used
+    pack["truncated"] = meter.truncated
+    return pack

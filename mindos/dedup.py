@@ -1,0 +1,213 @@
+"""Task deduplication: which open tasks of a project restate the same work.
+
+Similarity is the token Jaccard of title + description, the same measure (and the same
+implementation, :func:`mindos.notes.tokens` / :func:`mindos.notes.jaccard`) the note
+near-duplicate guard and ``consolidate`` use.  Only open (non-terminal) tasks of the same
+project count: settled work is history, and the same title in another project is another
+checkout.  Nothing here mutates: ``similar`` and ``dup-tasks`` report, ``create`` records.
+
+Candidate search is exact but cheap.  ``J(A, B) >= t`` needs ``|A & B| >= ceil(t * |A|)``,
+so B must hold at least one of ANY ``|A| - ceil(t * |A|) + 1`` tokens of A (prefix
+filtering).  We ask ``tasks_fts`` (title and description columns only) for open
+same-project tasks holding one of the rarest such tokens, then compute the exact Jaccard
+in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
+"""
+
+from mindos import db
+from mindos.errors import InvalidInput, NotFound
+
+# create's hook is on the hot path: it scans at most this many candidates (oldest first)
+# and reports at most this many matches.
+CREATE_SCAN_LIMIT = 200
+CREATE_REPORT_LIMIT = 10
+_OPEN = "status NOT IN ('completed', 'failed', 'cancelled')"
+
+
+def _measure():
+    # one tokenizer and one Jaccard in the codebase: the note guard's
+    from mindos import notes
+
+    return notes.tokens, notes.jaccard
+
+
+def task_tokens(title, description):
+    """The Jaccard token set of a task's title + description."""
+    tokens, _ = _measure()
+    return tokens(f"{title or ''} {description or ''}")
+
+
+def threshold(value=None, flag="--threshold"):
+    """The near-duplicate threshold (``value``, else $AUTOPILOT_NEAR_DUP_THRESHOLD, else 0.8).
+
+    The note guard's rule, so tasks and notes agree on what "near-duplicate" means.
+    """
+    from mindos import notes
+
+    return notes.near_dup_threshold(value, flag)
+
+
+def _probe_tokens(tokens, limit):
+    """The tokens a similar task must share at least one of (longest first: rarer)."""
+    needed = -int(-(limit * len(tokens) - 1e-9) // 1)  # ceil, rounded down on float noise: a superset is safe
+    count = len(tokens) - max(needed, 1) + 1
+    return sorted(tokens, key=lambda token: (-len(token), token))[:max(count, 1)]
+
+
+def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
+    """Open same-project task rows sharing a probe token with ``tokens``, oldest first."""
+    probe = _probe_tokens(tokens, limit)
+    columns = "t.id, t.title, t.description, t.status, t.priority, t.created_at"
+    params = [project, exclude_id or ""]
+    if db.has_fts(conn, "tasks_fts"):
+        expression = db.fts_query(" ".join(probe), "OR")
+        if expression is None:
+            return []
+        sql = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
+               " WHERE tasks_fts MATCH ? AND t.project = ? AND t.id <> ? AND t." + _OPEN +
+               " ORDER BY f.rowid")
+        params.insert(0, "{title description} : (" + expression + ")")
+    else:
+        likes = []
+        for token in probe:
+            likes.append("t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\'")
+            params.extend([db.like_pattern(token)] * 2)
+        sql = (f"SELECT {columns} FROM tasks t WHERE t.project = ? AND t.id <> ? AND t." + _OPEN +
+               " AND (" + " OR ".join(likes) + ") ORDER BY t.seq")
+    if scan_limit is not None:
+        sql += " LIMIT ?"
+        params.append(scan_limit)
+    return conn.execute(sql, params).fetchall()
+
+
+def find_similar(conn, project, title, description, *, limit, exclude_id=None, scan_limit=None):
+    """Open same-project tasks whose title+description Jaccard with the given text is >= ``limit``.
+
+    Returns ``[{"id", "title", "status", "priority", "created_at", "similarity"}]``,
+    similarity descending then id.  ``scan_limit`` caps the candidates examined (oldest first).
+    """
+    tokens, jaccard = _measure()
+    mine = tokens(f"{title or ''} {description or ''}")
+    if not mine:
+        return []
+    found = []
+    for row in _candidates(conn, project, mine, limit, exclude_id, scan_limit):
+        score = jaccard(mine, tokens(f"{row['title']} {row['description']}"))
+        if score >= limit:
+            found.append({"id": row["id"], "title": row["title"], "status": row["status"],
+                          "priority": row["priority"], "created_at": row["created_at"],
+                          "similarity": round(score, 4)})
+    found.sort(key=lambda item: (-item["similarity"], item["id"]))
+    return found
+
+
+def similar(conn, task_id, *, threshold_value=None):
+    """``similar``: the open same-project tasks that restate ``task_id``.
+
+    Returns ``{"task_id", "project", "title", "threshold", "count", "similar": [...]}``.
+    """
+    limit = threshold(threshold_value)
+    row = conn.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"unknown task '{task_id}'")
+    matches = find_similar(conn, row["project"], row["title"], row["description"], limit=limit,
+                           exclude_id=task_id)
+    return {"task_id": task_id, "project": row["project"], "title": row["title"], "threshold": limit,
+            "count": len(matches), "similar": matches}
+
+
+def similar_open_tasks(conn, task_id, project, title, description):
+    """The ``similar_open_tasks`` list ``create`` records: ``[{"id", "title", "similarity"}]``.
+
+    Informational and cheap: it scans at most CREATE_SCAN_LIMIT candidates and keeps the
+    CREATE_REPORT_LIMIT most similar.  A malformed threshold variable never blocks creation
+    (the default applies; ``similar`` reports the bad value).
+    """
+    from mindos import notes
+
+    try:
+        limit = threshold()
+    except InvalidInput:
+        limit = notes.DEFAULT_NEAR_DUP_THRESHOLD
+    matches = find_similar(conn, project, title, description, limit=limit, exclude_id=task_id,
+                           scan_limit=CREATE_SCAN_LIMIT)
+    return [{"id": m["id"], "title": m["title"], "similarity": m["similarity"]}
+            for m in matches[:CREATE_REPORT_LIMIT]]
+
+
+def dup_tasks(conn, *, threshold_value=None, dry_run=False):
+    """``ops.py dup-tasks``: cluster open tasks per project; read-only either way.
+
+    Greedy like ``consolidate``: per project, tasks are taken oldest first; each joins the
+    first cluster whose canonical (its founder, i.e. the oldest member) it matches at or above
+    the threshold, else founds its own.  Returns the clusters with two or more members.
+    """
+    limit = threshold(threshold_value)
+    tokens, jaccard = _measure()
+    rows = conn.execute(
+        "SELECT id, project, title, description, status, priority, created_at FROM tasks"
+        f" WHERE {_OPEN} ORDER BY project, created_at, seq"
+    ).fetchall()
+    clusters = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end]["project"] == rows[start]["project"]:
+            end += 1
+        clusters.extend(_cluster_project(rows[start:end], limit, tokens, jaccard))
+        start = end
+    duplicates = sum(len(c["duplicates"]) for c in clusters)
+    return {"threshold": limit, "dry_run": bool(dry_run), "read_only": True, "open_tasks": len(rows),
+            "clusters_total": len(clusters), "duplicate_tasks": duplicates, "clusters": clusters}
+
+
+def _task_ref(row):
+    return {"id": row["id"], "title": row["title"], "status": row["status"], "priority": row["priority"],
+            "created_at": row["created_at"]}
+
+
+def _cluster_project(rows, limit, tokens, jaccard):
+    """Greedy clusters of one project's open task rows (already oldest first)."""
+    sets = [tokens(f"{row['title']} {row['description']}") for row in rows]
+    frequency = {}
+    for token_set in sets:
+        for token in token_set:
+            frequency[token] = frequency.get(token, 0) + 1
+    founders = []  # row index of each cluster's canonical
+    members = []  # per cluster: [(row index, similarity)]
+    index = {}  # token -> cluster numbers whose canonical holds it (ascending)
+    for position, mine in enumerate(sets):
+        joined = None
+        if mine:
+            needed = -int(-(limit * len(mine) - 1e-9) // 1)
+            count = max(len(mine) - max(needed, 1) + 1, 1)
+            probe = sorted(mine, key=lambda token: (frequency[token], token))[:count]
+            candidates = sorted({number for token in probe for number in index.get(token, ())})
+            for number in candidates:
+                score = jaccard(mine, sets[founders[number]])
+                if score >= limit:
+                    joined = number
+                    members[number].append((position, round(score, 4)))
+                    break
+        if joined is None:
+            number = len(founders)
+            founders.append(position)
+            members.append([])
+            for token in mine:
+                index.setdefault(token, []).append(number)
+    result = []
+    for number, founder in enumerate(founders):
+        if not members[number]:
+            continue
+        canonical = rows[founder]
+        duplicates = [dict(_task_ref(rows[position]), similarity=score) for position, score in members[number]]
+        duplicates.sort(key=lambda item: (-item["similarity"], item["id"]))
+        ids = ", ".join(item["id"] for item in duplicates)
+        result.append({
+            "project": canonical["project"],
+            "canonical": _task_ref(canonical),
+            "duplicates": duplicates,
+            "size": 1 + len(duplicates),
+            "suggested_action": (f"keep {canonical['id']} (oldest); cancel {ids} as duplicate work, "
+                                 f"or fold into {canonical['id']} via dep"),
+        })
+    return result

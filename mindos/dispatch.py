@@ -1,0 +1,368 @@
+"""Dispatch: ``next`` picks the best ready queued task and, with ``claim``, leases it.
+
+Order, best first:
+  1. effective priority tier -- the better of
+       (a) the stored priority improved by dependency priority inheritance: a queued
+           prerequisite inherits the best stored priority among its transitive non-terminal
+           dependents (terminal tasks neither confer nor relay urgency), and
+       (b) aging: one level per ``aging_minutes`` waited since created_at, at most
+           ``aging_boost`` levels (``aging_minutes=0`` or ``aging_boost=0`` disables it);
+  2. earliest due_at, undated last;
+  3. only with ``prefer_unblocking``: most queued direct dependents first;
+  4. oldest created_at;
+  5. id.
+Candidates are queued tasks in scope (``project``, every ``tag``: a hard filter) whose
+prerequisites are all completed, that are neither cooling down (recover_after in the
+future) nor deferred (not_before in the future) nor under a live lease, and that pass their
+project's dispatch policy; with ``claim`` also free of seam conflicts.
+
+Why it is built this way: agents call ``next`` many times a minute against pools of 100k
+queued tasks, so the pool is never loaded into Python.  Aging makes a task's tier a pure
+function of (priority, created_at): for each (stored priority, tier) pair the members are
+one contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream
+from ``idx_tasks_due_at`` in deadline order.  A tier is therefore a lazy merge of
+index-ordered cursors (dated ones first, undated ones after), filtered in SQL, and the walk
+stops at the first eligible row.  Inheritance is computed per tier and only from the
+non-terminal dependents whose stored priority equals that tier (one recursive CTE down the
+edges); each inherited candidate joins the merge of the best tier it reaches, so the
+fleet-wide fixpoint is never materialised.  A small ``project`` scope switches to
+``idx_tasks_project_status`` with one sorted query per tier, since the global index would
+make it scan other projects' work.
+
+With ``claim`` the whole pick runs in one ``db.write`` (BEGIN IMMEDIATE) transaction and the
+lease is taken there through :func:`mindos.leases.acquire`.  Seam conflicts and policy gates
+are checked before acquiring, so a gated candidate is skipped (not refused and audited) and
+the next candidate is tried; a refused acquisition also moves on to the next candidate.
+"""
+
+import heapq
+
+from mindos import clock, db, tasks, validate
+from mindos.errors import InvalidInput, Refused
+
+DEFAULT_AGING_MINUTES = 360
+DEFAULT_AGING_BOOST = 2
+MAX_AGING_MINUTES = 10**6
+# A --project scope with at most this many queued tasks is dispatched from its own index.
+SMALL_SCOPE = 2000
+
+_TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
+_OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in validate.STATUSES if s not in validate.TERMINAL_STATUSES) + ")"
+_TERMINAL_SQL = "(" + ", ".join(f"'{s}'" for s in validate.TERMINAL_STATUSES) + ")"
+_RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
+_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+                " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
+_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q ON q.id = u.task_id"
+                      " WHERE u.depends_on = t.id AND q.status = 'queued'")
+_ELIGIBLE = (
+    " AND (t.not_before IS NULL OR t.not_before <= :now)"
+    " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
+    " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
+    f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
+)
+# Every task reachable down the edges from an open task of stored priority :p, through open tasks.
+_WALK = (
+    "WITH RECURSIVE walk(id) AS ("
+    " SELECT d.depends_on FROM tasks s INDEXED BY idx_tasks_status_priority"
+    f" JOIN dependencies d ON d.task_id = s.id WHERE s.status IN {_OPEN_SQL} AND s.priority = :p"
+    " UNION"
+    " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
+    f" WHERE m.status NOT IN {_TERMINAL_SQL})"
+)
+# The nearest open dependent (by depth, then id) whose stored priority is :p.
+_NEAREST_SOURCE = (
+    "WITH RECURSIVE up(id, depth) AS (SELECT :id, 0 UNION"
+    " SELECT d.task_id, up.depth + 1 FROM up JOIN dependencies d ON d.depends_on = up.id"
+    f" JOIN tasks m ON m.id = d.task_id WHERE m.status NOT IN {_TERMINAL_SQL} AND up.depth < 10000)"
+    " SELECT up.id FROM up JOIN tasks t ON t.id = up.id WHERE up.depth > 0 AND t.priority = :p"
+    " ORDER BY up.depth, up.id LIMIT 1"
+)
+
+
+def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
+              explain=False, prefer_unblocking=False, aging_minutes=DEFAULT_AGING_MINUTES,
+              aging_boost=DEFAULT_AGING_BOOST):
+    """Pick the best dispatchable task; with ``claim`` lease it to ``owner`` atomically.
+
+    Returns ``{"task": <task dict> | None}``; with ``claim`` the task is the claimed one
+    (status ``claimed``, its new ``lease_epoch``).  Optional keys appear only under their flag:
+    ``prefer_unblocking`` adds ``unblocks`` to the pick; ``explain`` adds ``considered``,
+    ``skipped`` (``[{"task_id", "reason", ...}]`` for every candidate ranked above the pick)
+    and, on the pick, ``effective_priority``, ``priority_boost`` and ``inherited_via``
+    (plus ``unblock_scheduling: true`` with ``prefer_unblocking``).  Claiming audits
+    ``claimed`` (via ``next``); nothing else is written.
+    """
+    from mindos import leases
+
+    if project is not None:
+        project = validate.identifier(project, "--project")
+    scope_tags = validate.tags(tags)
+    if owner is not None:
+        owner = validate.agent(owner)
+    if claim and owner is None:
+        raise InvalidInput("--claim requires --owner (who takes the lease)")
+    minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
+    cap = leases.max_active_cap(max_active)
+    aging_minutes = validate.positive_int(aging_minutes, "--aging-minutes", minimum=0, maximum=MAX_AGING_MINUTES)
+    aging_boost = validate.positive_int(aging_boost, "--aging-boost", minimum=0, maximum=len(_TIERS) - 1)
+    plan = _Plan(conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
+    if not claim:
+        return _dispatch(conn, plan, owner, None)
+    with db.write(conn):
+        if cap is not None:
+            held = leases.live_lease_count(conn, owner, plan.now)
+            if held >= cap:
+                raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
+        return _dispatch(conn, plan, owner, {"minutes": minutes, "max_active": max_active, "cap": cap,
+                                             "now": plan.now})
+
+
+def _dispatch(conn, plan, owner, claim):
+    """Walk the candidates in order; return the result dict (see :func:`next_task`)."""
+    from mindos import policies
+
+    skipped, considered, picked = [], 0, None
+    try:
+        for tier, row in plan.candidates():
+            considered += 1
+            task = tasks.row_to_task(row)
+            unblocks = task.pop("_unblocks", None)
+            blocked_by = task.pop("_blocked_by", None)
+            skip = plan.static_skip(task, blocked_by)
+            if skip is None and claim is not None:
+                skip = _seam_skip(conn, task, owner, plan.now)
+            if skip is None:
+                skip = _policy_skip(conn, policies, task, owner)
+            if skip is None and claim is not None:
+                task, skip = _acquire(conn, task, owner, tier, claim)
+            if skip is not None:
+                if plan.explain:
+                    skipped.append({"task_id": row["id"], **skip})
+                continue
+            picked = (tier, row, task, unblocks)
+            break
+    finally:
+        plan.close()
+    result = {"task": None}
+    if picked is not None:
+        tier, row, task, unblocks = picked
+        if plan.prefer_unblocking:
+            task["unblocks"] = unblocks
+        if plan.explain:
+            task["effective_priority"] = validate.PRIORITIES[tier]
+            task["priority_boost"] = plan.rank(row["priority"]) - plan.aged(row)
+            task["inherited_via"] = plan.inherited_via(row["id"], tier)
+        result["task"] = task
+    if plan.explain:
+        result["considered"] = considered
+        result["skipped"] = skipped
+        if plan.prefer_unblocking:
+            result["unblock_scheduling"] = True
+    return result
+
+
+def _seam_skip(conn, task, owner, now):
+    from mindos import leases
+
+    conflicts = leases.seam_conflicts(conn, task, owner, now)
+    return {"reason": "seam_conflict", "holders": conflicts} if conflicts else None
+
+
+def _policy_skip(conn, policies, task, owner):
+    try:
+        gate = policies.dispatch_gate(conn, task, owner)
+    except Refused as exc:  # a malformed policy fails closed for its project only
+        return {"reason": "policy_invalid", "error": str(exc)}
+    return dict(gate) if gate else None
+
+
+def _acquire(conn, task, owner, tier, claim):
+    """Lease ``task`` inside the open transaction; return ``(task, skip)``."""
+    from mindos import leases
+
+    try:
+        claimed = leases.acquire(conn, task, owner, minutes=claim["minutes"], max_active=claim["max_active"],
+                                 now=claim["now"],
+                                 payload={"via": "next", "effective_priority": validate.PRIORITIES[tier]})
+    except Refused as exc:
+        cap = claim["cap"]
+        if cap is not None:
+            held = leases.live_lease_count(conn, owner, claim["now"])
+            if held >= cap:  # capacity is the owner's, not the candidate's: stop here
+                raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})") from None
+        return task, {"reason": "claim_refused", "error": str(exc)}
+    return claimed, None
+
+
+class _Plan:
+    """The SQL of one dispatch: scope, aging thresholds and the ordered candidate streams."""
+
+    def __init__(self, conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost):
+        from datetime import timedelta
+
+        self.conn = conn
+        self.explain = explain
+        self.prefer_unblocking = prefer_unblocking
+        moment = clock.now()
+        self.now = clock.format_ts(moment)
+        self.boost = aging_boost if aging_minutes else 0
+        self.params = {"now": self.now, "boost": self.boost, "project": project}
+        # t<k>: created at or before it means at least k aging levels waited
+        self.thresholds = {k: clock.format_ts(moment - timedelta(minutes=k * aging_minutes)) for k in _TIERS if k}
+        for k, value in self.thresholds.items():
+            self.params[f"t{k}"] = value
+        if self.boost:
+            levels = " + ".join(f"(t.created_at <= :t{k})" for k in self.thresholds)
+            self.aged_sql = f"max(0, {_RANK} - min(:boost, {levels}))"
+        else:
+            self.aged_sql = _RANK
+        self.tag_sql = ""
+        for number, tag in enumerate(scope_tags):
+            self.params[f"tag{number}"] = f'"{tag}"'  # tags are stored as a JSON array of validated tokens
+            self.tag_sql += f" AND instr(t.tags, :tag{number}) > 0"
+        self.scope = (" AND t.project = :project" if project is not None else "") + self.tag_sql
+        self.filters = "" if explain else _ELIGIBLE
+        extra = []
+        if prefer_unblocking:
+            extra.append(f", ({_QUEUED_DEPENDENTS.format(what='count(*)')}) AS _unblocks")
+        if explain:
+            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
+        self.extra = "".join(extra)
+        self.small_scope = project is not None and conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
+            " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, SMALL_SCOPE + 1),
+        ).fetchone()[0] <= SMALL_SCOPE
+        self.inherited = {}  # id -> the tier an inherited candidate was considered in
+        self._cursors = []
+
+    # -- row helpers ---------------------------------------------------------------------
+
+    @staticmethod
+    def rank(priority):
+        return validate.PRIORITIES.index(priority) if priority in validate.PRIORITIES else len(_TIERS) - 1
+
+    def aged(self, row):
+        """The tier aging alone gives ``row``."""
+        levels = sum(1 for value in self.thresholds.values() if row["created_at"] <= value)
+        return max(0, self.rank(row["priority"]) - min(self.boost, levels))
+
+    def key(self, row):
+        due = row["due_at"]
+        return (due is None, due or "", -row["_unblocks"] if self.prefer_unblocking else 0,
+                row["created_at"], row["id"])
+
+    def static_skip(self, task, blocked_by):
+        """Explain mode only (SQL filters these otherwise): why ``task`` is not dispatchable."""
+        if not self.explain:
+            return None
+        if blocked_by:
+            return {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
+        if task["recover_after"] and task["recover_after"] > self.now:
+            return {"reason": "recovery_backoff", "recover_after": task["recover_after"]}
+        if task["not_before"] and task["not_before"] > self.now:
+            return {"reason": "deferred_until", "not_before": task["not_before"]}
+        if task["lease_owner"] and task["lease_expires_at"] and task["lease_expires_at"] > self.now:
+            return {"reason": "live_lease", "lease_owner": task["lease_owner"],
+                    "lease_expires_at": task["lease_expires_at"]}
+        return None
+
+    def inherited_via(self, task_id, tier):
+        """The nearest open dependent that conferred ``tier``, or None when aging/stored priority did."""
+        if self.inherited.get(task_id) != tier:
+            return None
+        row = self.conn.execute(_NEAREST_SOURCE, {"id": task_id, "p": validate.PRIORITIES[tier]}).fetchone()
+        return row[0] if row else None
+
+    # -- streams -------------------------------------------------------------------------
+
+    def _rows(self, sql, **params):
+        cursor = self.conn.execute(sql, {**self.params, **params})
+        self._cursors.append(cursor)
+        return cursor
+
+    def close(self):
+        for cursor in self._cursors:
+            cursor.close()
+        self._cursors = []
+
+    def candidates(self):
+        """Yield ``(tier, row)`` for every in-scope queued candidate, best first."""
+        for tier in _TIERS:
+            inherited = self._inherited(tier)
+            for row in self._tier(tier, inherited):
+                if self.inherited.get(row["id"], tier) < tier:
+                    continue  # already considered in the better tier it inherited
+                yield tier, row
+
+    def _inherited(self, tier):
+        """Candidates whose inherited tier is ``tier`` and beats their aged tier, sorted."""
+        sql = (f"{_WALK} SELECT t.*{self.extra} FROM walk JOIN tasks t ON t.id = walk.id"
+               f" WHERE t.status = 'queued' AND {self.aged_sql} > :tier{self.scope}{self.filters}")
+        rows = [row for row in self._rows(sql, p=validate.PRIORITIES[tier], tier=tier)
+                if row["id"] not in self.inherited]
+        for row in rows:
+            self.inherited[row["id"]] = tier
+        rows.sort(key=self.key)
+        return rows
+
+    def _tier(self, tier, inherited):
+        """The tier's candidates in order: aged streams merged with its inherited rows."""
+        order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
+        if self.small_scope:
+            sql = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_project_status"
+                   f" WHERE t.project = :project AND t.status = 'queued' AND {self.aged_sql} = :tier"
+                   f"{self.tag_sql}{self.filters}"
+                   f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
+            yield from heapq.merge(self._rows(sql, tier=tier), inherited, key=self.key)
+            return
+        dated_sql = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
+                     f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} = :tier"
+                     f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id")
+        dated = [row for row in inherited if row["due_at"] is not None]
+        yield from heapq.merge(self._rows(dated_sql, tier=tier), dated, key=self.key)
+        # undated rows only once every dated one is out: their cursors start lazily here
+        streams = [row for row in inherited if row["due_at"] is None], *self._undated_streams(tier)
+        yield from heapq.merge(*streams, key=self.key)
+
+    def _undated_streams(self, tier):
+        no_hub = ""
+        if self.prefer_unblocking:
+            # tasks with queued dependents come from the hub stream, ordered by that count
+            no_hub = f" AND NOT EXISTS ({_QUEUED_DEPENDENTS.format(what='1')})"
+            yield self._rows(
+                "WITH hub(id, n) AS (SELECT u.depends_on, count(*) FROM dependencies u"
+                " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
+                f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
+                f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} = :tier{self.scope}"
+                f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.id",
+                tier=tier,
+            )
+        for stored in _TIERS[tier:]:
+            bounds = self._created_bounds(stored, tier)
+            if bounds is None:
+                continue
+            low, high = bounds
+            where = ""
+            if low is not None:
+                where += f" AND t.created_at > :t{low}"
+            if high is not None:
+                where += f" AND t.created_at <= :t{high}"
+            yield self._rows(
+                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+                f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
+                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.id",
+                stored=validate.PRIORITIES[stored],
+            )
+
+    def _created_bounds(self, stored, tier):
+        """Which created_at range of stored priority ``stored`` ages into ``tier``.
+
+        Returns ``(low, high)`` threshold numbers (``created_at > t<low>``, ``created_at <=
+        t<high>``, None = unbounded) or None when no task of that priority can be there.
+        """
+        levels = stored - tier
+        if levels > self.boost:
+            return None
+        high = levels or None
+        low = levels + 1 if tier > 0 and levels < self.boost else None
+        return low, high

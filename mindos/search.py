@@ -1,0 +1,72 @@
+"""Operator search over tasks: substring by default, BM25 with ``rank=True``.
+
+Substring search is a LIKE over id, project, title, description, next_action and
+blocked_reason with every wildcard in the query escaped, ordered exactly like ``list``
+(priority, then most recently updated).  Ranked search goes through the external-content
+``tasks_fts`` index with every query token quoted (conjunctive: all tokens must match), so
+FTS5 operators, quotes, ``*``, ``NEAR(`` and column filters typed by a user are plain
+words and can never raise.  Homes built without FTS5 fall back to the substring path with
+the same shape minus ``score``.
+"""
+
+import json
+
+from mindos import db, validate
+from mindos.tasks import row_to_task
+
+MAX_QUERY = 1000
+_FIELDS = ("id", "project", "title", "description", "next_action", "blocked_reason")
+_LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
+
+
+def _filters(status, project, priority, tag):
+    clauses, params = [], []
+    if status:
+        clauses.append("t.status = ?")
+        params.append(validate.status(status))
+    if project:
+        clauses.append("t.project = ?")
+        params.append(validate.identifier(project, "--project"))
+    if priority:
+        clauses.append("t.priority = ?")
+        params.append(validate.priority(priority))
+    if tag:
+        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
+        clauses.append("instr(t.tags, ?) > 0")
+        params.append(json.dumps(validate.tag(tag)))
+    return clauses, params
+
+
+def search(conn, query, *, status=None, project=None, priority=None, tag=None, limit=None, rank=False):
+    """Return the tasks matching ``query`` (task dicts; ranked hits add ``score``).
+
+    A blank query matches nothing.  With ``rank``, a query without word tokens returns [].
+    """
+    query = validate.text(query, "query", max_len=MAX_QUERY)
+    clauses, params = _filters(status, project, priority, tag)
+    if limit is not None:
+        limit = validate.positive_int(limit, "--limit")
+    if not query.strip():
+        return []
+    if rank and db.has_fts(conn, "tasks_fts"):
+        match = db.fts_query(query, "AND")
+        if match is None:
+            return []
+        where = " AND ".join(["tasks_fts MATCH ?", *clauses])
+        sql = (
+            "SELECT t.*, bm25(tasks_fts) AS score FROM tasks_fts JOIN tasks t ON t.seq = tasks_fts.rowid"
+            f" WHERE {where} ORDER BY score, {_LIST_ORDER}"
+        )
+        params = [match, *params]
+    else:
+        if rank and db.fts_query(query) is None:
+            return []  # same contract as the ranked path: tokenless queries return []
+        pattern = db.like_pattern(query)
+        text_match = "(" + " OR ".join(f"t.{field} LIKE ? ESCAPE '\\'" for field in _FIELDS) + ")"
+        where = " AND ".join([text_match, *clauses])
+        sql = f"SELECT t.* FROM tasks t WHERE {where} ORDER BY {_LIST_ORDER}"
+        params = [pattern] * len(_FIELDS) + params
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [row_to_task(row) for row in conn.execute(sql, params)]
