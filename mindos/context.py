@@ -36,8 +36,11 @@ DEFAULT_BUDGET = 4000
 MAX_BUDGET = 10_000_000
 MAX_RELATED = 100
 RELATED_SCOPES = ("project", "global")
-# The related-notes query ORs at most this many distinct task tokens (first appearance order).
-MAX_RELATED_TOKENS = 64
+# The related-notes query looks at most at this many distinct task tokens (first appearance
+# order) and ORs only the rarest of them whose posting lists add up to at most
+# RELATED_POSTINGS_BUDGET hits (see query_tokens).
+MAX_RELATED_TOKENS = 32
+RELATED_POSTINGS_BUDGET = 500
 _HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
                   "blocked_reason", "requires_receipts", "description")
 
@@ -137,58 +140,104 @@ def _section_notes(state, budget):
     }
 
 
-def _related_text(task):
-    """The distinct tokens of the task's title/description/next_action (capped), as text."""
-    seen = dict.fromkeys(t.lower() for t in db.fts_tokens(f"{task['title']} {task['description']} {task['next_action']}"))
-    return " ".join(list(seen)[:MAX_RELATED_TOKENS])
+def task_tokens(task):
+    """The distinct lowercase tokens of the task's title, next_action and description (in
+    that order: the focused fields first), at most MAX_RELATED_TOKENS."""
+    text = f"{task['title']} {task['next_action']} {task['description']}"
+    return list(dict.fromkeys(token.lower() for token in db.fts_tokens(text)))[:MAX_RELATED_TOKENS]
+
+
+def query_tokens(conn, tokens):
+    """The tokens the related-notes FTS query ORs: ``(used, skipped_common)``.
+
+    Index work is bounded: tokens are taken rarest first (fewest notes containing them,
+    counted up to the limit, ties by token) while their posting lists add up to at most
+    RELATED_POSTINGS_BUDGET.  The rare tokens are the ones BM25 weighs most; the common
+    words left out would make every call rank most of the index for matches BM25 scores
+    near zero.  Tokens no note contains are dropped.  On a small home every token is kept.
+    """
+    probe = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
+    sql = " UNION ALL ".join([f"SELECT {i}, ({probe})" for i in range(len(tokens))])
+    params = []
+    for token in tokens:
+        params.extend((db.fts_query(token), RELATED_POSTINGS_BUDGET + 1))
+    counts = {tokens[i]: count for i, count in conn.execute(sql, params)}
+    used, total = [], 0
+    for token in sorted(tokens, key=lambda t: (counts[t], t)):
+        if counts[token] == 0:
+            continue
+        if total + counts[token] > RELATED_POSTINGS_BUDGET:
+            break
+        used.append(token)
+        total += counts[token]
+    skipped = sum(1 for token in tokens if counts[token]) - len(used)
+    return used, skipped
 
 
 def related_candidates(conn, task, limit, scope, now):
     """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
 
-    Each is a note dict (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  With
-    FTS5 the task's tokens are OR-combined through notes_fts in BM25 order and each note
-    carries ``score`` (more negative = more relevant); without FTS5 any token matching as a
-    substring qualifies, newest first, no score.  Retired notes never qualify; tokenless
-    text yields [].
+    Returns ``(notes, tokens_used, tokens_skipped)``.  Each note is a note dict
+    (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  With FTS5 the query tokens
+    (:func:`query_tokens`) are OR-combined through notes_fts in BM25 order and each note
+    carries ``score`` (more negative = more relevant; ties by note id); without FTS5 any
+    token matching as a substring qualifies, newest first, no score.  Retired notes never
+    qualify; tokenless text yields no notes.
     """
     from mindos import notes
 
-    text = _related_text(task)
-    if not text or limit == 0:
-        return []
+    tokens = task_tokens(task)
+    if not tokens or limit == 0:
+        return [], 0, 0
     live, params = notes.live_clause("n", now)
     clauses = [live, "n.task_id <> ?"]
     params = [*params, task["id"]]
     if scope == "project":
         clauses.append("t.project = ?")
         params.append(task["project"])
-    columns = "n.*, t.title AS via_task_title"
-    if db.has_fts(conn, "notes_fts"):
-        sql = (f"SELECT {columns}, bm25(notes_fts) AS score FROM notes_fts"
-               " JOIN notes n ON n.id = notes_fts.rowid JOIN tasks t ON t.id = n.task_id"
-               f" WHERE notes_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY score, n.id LIMIT ?")
-        params = [db.fts_query(text, "OR"), *params, limit]
-    else:
-        tokens = text.split(" ")
+    if not db.has_fts(conn, "notes_fts"):
         clauses.append("(" + " OR ".join(["n.content LIKE ? ESCAPE '\\'"] * len(tokens)) + ")")
         params.extend(db.like_pattern(token) for token in tokens)
-        sql = (f"SELECT {columns} FROM notes n JOIN tasks t ON t.id = n.task_id"
-               f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?")
-        params.append(limit)
+        rows = conn.execute(
+            "SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
+            f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [notes.row_to_note(row, now) for row in rows], len(tokens), 0
+    tokens, skipped = query_tokens(conn, tokens)
+    if not tokens:
+        return [], 0, skipped
+    # Rank inside the index (at most RELATED_POSTINGS_BUDGET hits), then walk the ranking in
+    # chunks, joining only as many hits as it takes to find ``limit`` that pass the filters.
+    ranked = conn.execute(
+        "SELECT rowid, bm25(notes_fts) AS score FROM notes_fts WHERE notes_fts MATCH ? ORDER BY score, rowid",
+        (db.fts_query(" ".join(tokens), "OR"),),
+    ).fetchall()
     items = []
-    for row in conn.execute(sql, params):
-        item = notes.row_to_note(row, now)
-        if "score" in item:
-            item["score"] = round(item["score"], 6)
-        items.append(item)
-    return items
+    start, chunk = 0, 8 * limit
+    while start < len(ranked):
+        window = ranked[start:start + chunk]
+        start, chunk = start + chunk, 2 * chunk  # few filters pass on a big fleet: widen fast
+        marks = ", ".join("?" * len(window))
+        found = {row["id"]: row for row in conn.execute(
+            f"SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
+            f" WHERE n.id IN ({marks}) AND {' AND '.join(clauses)}",
+            (*(hit[0] for hit in window), *params),
+        )}
+        for rowid, score in window:
+            if rowid in found:
+                item = notes.row_to_note(found[rowid], now)
+                item["score"] = round(score, 6)
+                items.append(item)
+                if len(items) == limit:
+                    return items, len(tokens), skipped
+    return items, len(tokens), skipped
 
 
 def _section_related_notes(state, budget):
     options = state["options"]
-    candidates = related_candidates(state["conn"], state["task"], options["related"], options["related_scope"],
-                                    state["now"])
+    candidates, used, skipped = related_candidates(state["conn"], state["task"], options["related"],
+                                                   options["related_scope"], state["now"])
     packed = [item for item in candidates if budget.take(item)]
     return {
         "related_notes": packed,
@@ -196,6 +245,8 @@ def _section_related_notes(state, budget):
         "related_matched": len(candidates),
         "related_packed": len(packed),
         "related_scope": options["related_scope"],
+        "related_tokens_used": used,
+        "related_tokens_skipped": skipped,
     }
 
 

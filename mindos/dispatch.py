@@ -17,17 +17,23 @@ future) nor deferred (not_before in the future) nor under a live lease, and that
 project's dispatch policy; with ``claim`` also free of seam conflicts.
 
 Why it is built this way: agents call ``next`` many times a minute against pools of 100k
-queued tasks, so the pool is never loaded into Python.  Aging makes a task's tier a pure
-function of (priority, created_at): for each (stored priority, tier) pair the members are
-one contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream
-from ``idx_tasks_due_at`` in deadline order.  A tier is therefore a lazy merge of
-index-ordered cursors (dated ones first, undated ones after), filtered in SQL, and the walk
-stops at the first eligible row.  Inheritance is computed per tier and only from the
-non-terminal dependents whose stored priority equals that tier (one recursive CTE down the
-edges); each inherited candidate joins the merge of the best tier it reaches, so the
-fleet-wide fixpoint is never materialised.  A small ``project`` scope switches to
-``idx_tasks_project_status`` with one sorted query per tier, since the global index would
-make it scan other projects' work.
+queued tasks, so the pool is never loaded into Python.  Aging makes a task's aged tier a pure
+function of (priority, created_at): for each (stored priority, tier) pair the members are one
+contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream from
+``idx_tasks_due_at`` in deadline order.  A tier is therefore a lazy merge of index-ordered
+cursors (dated ones first, undated ones after), filtered in SQL, and the walk stops at the
+first eligible row.
+
+Inheritance can only lift a task into a better tier than aging gives it, so a tier's
+inherited candidates are found among the rows that age into worse tiers -- and only those
+ordered before the tier's current best aged row can change the answer.  Those few are probed
+upward (breadth first through open dependents, stopping at the first one of the tier's
+priority).  When a tier has no aged row left, or the probes exceed a node budget, the tier's
+inherited candidates come instead from one recursive walk down the edges from its open
+dependents of that priority.  Either way every task is considered once, in the best tier it
+reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
+``idx_tasks_project_status`` with sorted per-tier queries instead, since the global indexes
+would make it scan other projects' work.
 
 With ``claim`` the whole pick runs in one ``db.write`` (BEGIN IMMEDIATE) transaction and the
 lease is taken there through :func:`mindos.leases.acquire`.  Seam conflicts and policy gates
@@ -36,6 +42,7 @@ the next candidate is tried; a refused acquisition also moves on to the next can
 """
 
 import heapq
+import itertools
 
 from mindos import clock, db, tasks, validate
 from mindos.errors import InvalidInput, Refused
@@ -43,8 +50,12 @@ from mindos.errors import InvalidInput, Refused
 DEFAULT_AGING_MINUTES = 360
 DEFAULT_AGING_BOOST = 2
 MAX_AGING_MINUTES = 10**6
-# A --project scope with at most this many queued tasks is dispatched from its own index.
-SMALL_SCOPE = 2000
+# A --project scope with at most 4 * sqrt(pool) queued tasks (clamped to these bounds) is
+# dispatched from its own index instead of the global ones.
+SMALL_SCOPE_FLOOR = 64
+SMALL_SCOPE = 4000
+# Dependency nodes one tier may visit probing upward for inherited urgency before it walks down.
+PROBE_BUDGET = 2000
 
 _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
 _OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in validate.STATUSES if s not in validate.TERMINAL_STATUSES) + ")"
@@ -68,6 +79,13 @@ _WALK = (
     " UNION"
     " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
     f" WHERE m.status NOT IN {_TERMINAL_SQL})"
+)
+# Open dependents of :id (itself first), breadth first, each with "is its priority <= :p".
+_PROBE = (
+    "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
+    " SELECT d.task_id, m.priority <= :p FROM up JOIN dependencies d ON d.depends_on = up.id"
+    f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
+    " SELECT hit FROM up WHERE id <> :id"
 )
 # The nearest open dependent (by depth, then id) whose stored priority is :p.
 _NEAREST_SOURCE = (
@@ -105,10 +123,11 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     cap = leases.max_active_cap(max_active)
     aging_minutes = validate.positive_int(aging_minutes, "--aging-minutes", minimum=0, maximum=MAX_AGING_MINUTES)
     aging_boost = validate.positive_int(aging_boost, "--aging-boost", minimum=0, maximum=len(_TIERS) - 1)
-    plan = _Plan(conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
+    options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
     if not claim:
-        return _dispatch(conn, plan, owner, None)
+        return _dispatch(conn, _Plan(conn, *options), owner, None)
     with db.write(conn):
+        plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
         if cap is not None:
             held = leases.live_lease_count(conn, owner, plan.now)
             if held >= cap:
@@ -228,11 +247,18 @@ class _Plan:
         if explain:
             extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
         self.extra = "".join(extra)
-        self.small_scope = project is not None and conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
-            " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, SMALL_SCOPE + 1),
-        ).fetchone()[0] <= SMALL_SCOPE
+        self.small_scope = False
+        if project is not None:
+            # sorting the project's own rows costs its size; streaming the global indexes costs
+            # about pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
+            pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
+            limit = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
+            self.small_scope = conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
+                " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, limit + 1),
+            ).fetchone()[0] <= limit
         self.inherited = {}  # id -> the tier an inherited candidate was considered in
+        self.considered = set()
         self._cursors = []
 
     # -- row helpers ---------------------------------------------------------------------
@@ -286,45 +312,98 @@ class _Plan:
         self._cursors = []
 
     def candidates(self):
-        """Yield ``(tier, row)`` for every in-scope queued candidate, best first."""
+        """Yield ``(tier, row)`` for every in-scope queued candidate, best first, each once."""
         for tier in _TIERS:
-            inherited = self._inherited(tier)
-            for row in self._tier(tier, inherited):
-                if self.inherited.get(row["id"], tier) < tier:
+            for row in self._tier(tier):
+                if row["id"] in self.considered:
                     continue  # already considered in the better tier it inherited
+                self.considered.add(row["id"])
                 yield tier, row
 
-    def _inherited(self, tier):
-        """Candidates whose inherited tier is ``tier`` and beats their aged tier, sorted."""
+    def _tier(self, tier):
+        """Tier ``tier`` in order: its aged candidates merged with the ones that inherit it.
+
+        An inherited candidate ages into a worse tier, so it sits in the ``>`` streams.  While
+        the tier has an aged head ``a``, only the ``>`` rows ordered before ``a`` can matter;
+        each is probed upward for an open dependent of this tier.  When the tier runs out of
+        aged rows, or the probes outgrow their budget, the rest comes from one walk down from
+        the tier's open sources instead.
+        """
+        aged = self._ordered(tier, "=")
+        head = next(aged, None)
+        if head is None:
+            yield from self._walked(tier, None)
+            return
+        others = self._ordered(tier, ">")
+        other = next(others, None)
+        budget = PROBE_BUDGET
+        while True:
+            while other is not None and (head is None or self.key(other) < self.key(head)):
+                if other["id"] not in self.considered:
+                    verdict = None if head is None else self._probe(other["id"], tier, budget)
+                    if verdict is None:  # out of aged rows or probe budget: walk the rest
+                        rest = [head] if head is not None else []
+                        yield from heapq.merge(itertools.chain(rest, aged), self._walked(tier, other),
+                                               key=self.key)
+                        return
+                    hit, used = verdict
+                    budget -= used
+                    if hit:
+                        self.inherited[other["id"]] = tier
+                        yield other
+                other = next(others, None)
+            if head is None:
+                return
+            yield head
+            head = next(aged, None)
+
+    def _probe(self, task_id, tier, budget):
+        """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?
+
+        Walks up through open dependents, breadth first, at most ``budget`` nodes; None when
+        the budget ran out before an answer.
+        """
+        if budget <= 1:
+            return None
+        rows = self.conn.execute(_PROBE, {"id": task_id, "p": validate.PRIORITIES[tier], "cap": budget})
+        used = 1
+        for (hit,) in rows:
+            used += 1
+            if hit:
+                rows.close()
+                return True, used
+        return (None if used >= budget else (False, used))
+
+    def _walked(self, tier, after):
+        """Candidates inheriting ``tier`` (from one walk down), ordered, from key(after) on."""
         sql = (f"{_WALK} SELECT t.*{self.extra} FROM walk JOIN tasks t ON t.id = walk.id"
                f" WHERE t.status = 'queued' AND {self.aged_sql} > :tier{self.scope}{self.filters}")
+        bound = self.key(after) if after is not None else None
         rows = [row for row in self._rows(sql, p=validate.PRIORITIES[tier], tier=tier)
-                if row["id"] not in self.inherited]
+                if row["id"] not in self.considered and (bound is None or self.key(row) >= bound)]
+        rows.sort(key=self.key)
         for row in rows:
             self.inherited[row["id"]] = tier
-        rows.sort(key=self.key)
         return rows
 
-    def _tier(self, tier, inherited):
-        """The tier's candidates in order: aged streams merged with its inherited rows."""
+    def _ordered(self, tier, op):
+        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order."""
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
         if self.small_scope:
             sql = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_project_status"
-                   f" WHERE t.project = :project AND t.status = 'queued' AND {self.aged_sql} = :tier"
+                   f" WHERE t.project = :project AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
                    f"{self.tag_sql}{self.filters}"
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
-            yield from heapq.merge(self._rows(sql, tier=tier), inherited, key=self.key)
+            yield from self._rows(sql, tier=tier)
             return
-        dated_sql = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
-                     f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} = :tier"
-                     f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id")
-        dated = [row for row in inherited if row["due_at"] is not None]
-        yield from heapq.merge(self._rows(dated_sql, tier=tier), dated, key=self.key)
+        dated = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
+                 f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                 f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id")
+        yield from self._rows(dated, tier=tier)
         # undated rows only once every dated one is out: their cursors start lazily here
-        streams = [row for row in inherited if row["due_at"] is None], *self._undated_streams(tier)
-        yield from heapq.merge(*streams, key=self.key)
+        yield from heapq.merge(*self._undated(tier, op), key=self.key)
 
-    def _undated_streams(self, tier):
+    def _undated(self, tier, op):
         no_hub = ""
         if self.prefer_unblocking:
             # tasks with queued dependents come from the hub stream, ordered by that count
@@ -333,12 +412,12 @@ class _Plan:
                 "WITH hub(id, n) AS (SELECT u.depends_on, count(*) FROM dependencies u"
                 " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
                 f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
-                f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} = :tier{self.scope}"
+                f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} {op} :tier{self.scope}"
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.id",
                 tier=tier,
             )
-        for stored in _TIERS[tier:]:
-            bounds = self._created_bounds(stored, tier)
+        for stored in _TIERS:
+            bounds = self._created_bounds(stored, tier, op)
             if bounds is None:
                 continue
             low, high = bounds
@@ -354,14 +433,20 @@ class _Plan:
                 stored=validate.PRIORITIES[stored],
             )
 
-    def _created_bounds(self, stored, tier):
-        """Which created_at range of stored priority ``stored`` ages into ``tier``.
+    def _created_bounds(self, stored, tier, op):
+        """Which created_at range of priority ``stored`` ages to a tier ``op`` ``tier``.
 
         Returns ``(low, high)`` threshold numbers (``created_at > t<low>``, ``created_at <=
-        t<high>``, None = unbounded) or None when no task of that priority can be there.
+        t<high>``; None = unbounded), or None when no task of that priority qualifies.
+        Aging lifts ``min(boost, levels waited)`` levels, floored at P0.
         """
         levels = stored - tier
-        if levels > self.boost:
+        if op == ">":
+            if levels <= 0:
+                return None
+            # lifted fewer than `levels` levels: waited fewer, unless the cap already stops it
+            return (None, None) if self.boost < levels else (levels, None)
+        if levels < 0 or levels > self.boost:
             return None
         high = levels or None
         low = levels + 1 if tier > 0 and levels < self.boost else None

@@ -408,6 +408,11 @@ class _OpenGraph:
             counts[row[2]] = counts.get(row[2], 0) + 1
         return counts
 
+    def status(self, node):
+        """Live status of an in-scope task, or a blocker node's (``missing`` when absent)."""
+        row = self.nodes.get(node)
+        return row[2] if row is not None else self.external[node][0]
+
     def describe(self, node):
         """``{"id", "title", "status", "priority"}`` for an in-scope task or a blocker node."""
         if node in self.nodes:
@@ -473,12 +478,13 @@ def plan(conn, *, project=None, tag=None):
         for number in sorted(waves)
     ]
     unschedulable = []
-    for node in sorted(graph.dead):
+    external, dead = graph.external, graph.dead
+    for node in sorted(dead):
         entry = graph.describe(node)
         entry["blocked_by"] = [
-            {"id": prereq, "status": graph.describe(prereq)["status"]}
+            {"id": prereq, "status": graph.status(prereq)}
             for prereq in sorted(graph.prereqs.get(node, ()))
-            if prereq in graph.external or prereq in graph.dead
+            if prereq in external or prereq in dead
         ]
         unschedulable.append(entry)
     scheduled = sum(len(tasks) for tasks in waves.values())

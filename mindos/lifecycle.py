@@ -71,7 +71,6 @@ def _cited_receipts(conn, task_id, receipt_ids):
     """Validate ``--receipt`` citations: sealed receipts of this very task (deduplicated)."""
     cited = []
     for receipt_id in dict.fromkeys(receipt_ids or ()):
-        receipt_id = validate.identifier(receipt_id, "--receipt")
         row = conn.execute("SELECT task_id, file_hash FROM receipts WHERE id = ?", (receipt_id,)).fetchone()
         if row is None:
             raise NotFound(f"unknown receipt '{receipt_id}'")
@@ -101,7 +100,7 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
     epoch = leases.check_epoch(epoch)
     note = validate.text(note or "", "--note", max_len=4096)
     digest = validate.digest(recall_digest)
-    receipt_ids = list(receipts or ())
+    receipt_ids = [validate.identifier(r, "--receipt") for r in receipts or ()]
     now = clock.now_iso()
     with db.write(conn):
         task = leases.holder_task(conn, task_id, owner, epoch, "complete", now)

@@ -14,7 +14,7 @@ Keys:
   dispatch_requires_tag (tag)   only tasks carrying this tag are dispatchable / claimable
   max_wip_per_owner     (int)   live leases one owner may hold within the project
 
-Parsed files are cached per process, keyed by path and (mtime, size, inode), so an edited
+Parsed files are cached per process, keyed by path and (mtime, ctime, size, inode), so an edited
 or deleted file takes effect on the next call.
 """
 
@@ -36,14 +36,24 @@ ACTIONS = {"merge": "merge_requires_user", "deploy": "deploy_requires_user", "di
 ACTION_ALIASES = {"ready_to_merge": "merge", "ready_to_deploy": "deploy"}
 
 _cache = {}
-_LINE = re.compile(r"([a-z_][a-z0-9_]*):(?:[ ]+(.*))?\Z")
-_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-# bare words YAML 1.1/1.2 would read as booleans, nulls or numbers: ambiguous, so refused
-_AMBIGUOUS = re.compile(
-    r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False|FALSE|null|Null|NULL|~"
-    r"|[-+]?(?:\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN|[-+]?[0-9][0-9_.eExXoObB:+-]*)\Z"
-)
+_patterns = None  # compiled on first parse: most calls find no policy file and never need them
 _BARE_START_FORBIDDEN = set("[]{}&*!|>'\"%@`,?:-#")
+
+
+def _compiled():
+    """(line, integer, ambiguous) regexes, compiled once per process on first use."""
+    global _patterns
+    if _patterns is None:
+        _patterns = (
+            re.compile(r"([a-z_][a-z0-9_]*):(?:[ ]+(.*))?\Z"),
+            re.compile(r"-?(?:0|[1-9][0-9]*)\Z"),
+            # bare words YAML 1.1/1.2 would read as booleans, nulls or numbers: ambiguous, so refused
+            re.compile(
+                r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False|FALSE|null|Null"
+                r"|NULL|~|[-+]?(?:\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN|[-+]?[0-9][0-9_.eExXoObB:+-]*)\Z"
+            ),
+        )
+    return _patterns
 
 
 def policy_dir(home):
@@ -100,14 +110,15 @@ def _scalar(raw):
         return True
     if text == "false":
         return False
-    if _INTEGER.match(text):
+    _line, integer, ambiguous = _compiled()
+    if integer.match(text):
         return int(text)
     if text[0] in _BARE_START_FORBIDDEN:
         raise _Problem(f"unsupported YAML syntax {text[:20]!r} (lists, flow collections, anchors, aliases, tags"
                        " and block scalars are not part of the policy subset)")
     if ": " in text or text.endswith(":"):
         raise _Problem("nested mappings are not supported")
-    if _AMBIGUOUS.match(text):
+    if ambiguous.match(text):
         raise _Problem(f"ambiguous bare value {text[:20]!r}; quote it or use true/false or a plain integer")
     return text
 
@@ -156,7 +167,7 @@ def parse(text, source="<policy>"):
                 raise _Problem("document markers and directives are not supported")
             if stripped.startswith("- ") or stripped == "-":
                 raise _Problem("lists are not supported")
-            match = _LINE.match(line.rstrip(" "))
+            match = _compiled()[0].match(line.rstrip(" "))
             if not match:
                 raise _Problem("expected 'key: value' (lowercase key, a colon, a space, a value)")
             key, raw = match.group(1), match.group(2) or ""
@@ -174,7 +185,7 @@ def parse(text, source="<policy>"):
 def load(home, project):
     """The parsed policy of ``project`` ({} when the project has no policy file).
 
-    Cached per process by path + (mtime, size, inode); a malformed, oversized, unreadable or
+    Cached per process by path + (mtime, ctime, size, inode); a malformed, oversized, unreadable or
     non-UTF-8 file raises Refused naming the file (fail closed).
     """
     path = policy_path(home, project)
@@ -185,7 +196,7 @@ def load(home, project):
         return {}
     except OSError as exc:
         raise Refused(f"invalid policy {path}: cannot read ({exc.strerror})") from None
-    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+    stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
     cached = _cache.get(path)
     if cached and cached[0] == stamp:
         return dict(cached[1])

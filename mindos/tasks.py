@@ -59,14 +59,15 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
     """Create a queued task (with its dependency edges and tags) and return it.
 
     The returned dict adds ``missing_dependencies`` (prerequisite ids that do not exist yet)
-    when any were named.
+    when any were named, and ``similar_open_tasks`` (open same-project near-duplicates, see
+    :mod:`mindos.dedup`) when any exist.
     """
     from mindos import graph
 
     project = validate.identifier(project, "--project")
     title = validate.title(title)
     description = validate.text(description or "", "--description")
-    next_action = validate.text(next_action or "", "--next-action", max_len=validate.MAX_TITLE * 4)
+    next_action = validate.text(next_action or "", "--next-action", max_len=4096)  # same limit as update
     priority = validate.priority(priority)
     if task_id is not None:
         task_id = validate.identifier(task_id, "--id")
@@ -133,7 +134,7 @@ def audit_trail(conn, task_id, limit=200):
 
 def show(conn, task_id):
     """The task with its receipts, audit trail, dependencies and dependents."""
-    task = get(conn, task_id)
+    task = get(conn, validate.identifier(task_id, "task id"))
     deps = conn.execute(
         "SELECT d.depends_on AS id, t.status, t.title FROM dependencies d LEFT JOIN tasks t ON t.id = d.depends_on"
         " WHERE d.task_id = ? ORDER BY d.created_at, d.depends_on",
@@ -167,7 +168,7 @@ def list_tasks(conn, *, status=None, project=None, tag=None, overdue=False, limi
         params.append(validate.status(status))
     if project:
         clauses.append("project = ?")
-        params.append(project)
+        params.append(validate.identifier(project, "--project"))
     if tag:
         clauses.append("instr(tags, ?) > 0")
         params.append(json.dumps(validate.tag(tag)))
@@ -210,6 +211,7 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
     for name in fields:
         if name not in _EDITABLE:
             raise KeyError(name)
+    task_id = validate.identifier(task_id, "task id")
     changes = {name: _clean_field(name, value) for name, value in fields.items() if value is not None}
     if status is not None:
         status = validate.status(status)

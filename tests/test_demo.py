@@ -3,13 +3,15 @@
 import glob
 import json
 import os
+import shutil
 import tempfile
 
 from conftest import script
 
-from mindos import demo
+from mindos import audit, db, demo
 
 STEP_NAMES = [step.__name__.lstrip("_").replace("_", "-") for step in demo.STEPS]
+FAKE_KEY = "AKIAIOSFODNN7EXAMPLE"
 
 
 def _demo_dirs():
@@ -19,8 +21,7 @@ def _demo_dirs():
 def test_run_returns_every_step_and_removes_its_home(home):
     before = _demo_dirs()
     result = demo.run()
-    names = [step["step"] for step in result["steps"]]
-    assert names == STEP_NAMES
+    assert [step["step"] for step in result["steps"]] == STEP_NAMES
     assert not os.path.exists(result["home"])
     assert _demo_dirs() == before
     assert not home.exists(), "the demo must never create the user's home"
@@ -28,36 +29,50 @@ def test_run_returns_every_step_and_removes_its_home(home):
 
 
 def test_steps_carry_the_facts_they_narrate():
-    steps = {step["step"]: step for step in demo.run()["steps"]}
-    assert [t["id"] for t in steps["create"]["data"]["tasks"]] == [t[0] for t in demo.TASKS]
-    assert steps["plan"]["data"]["waves"][0] == ["demo-schema"]
-    assert steps["plan"]["data"]["waves_total"] == len(steps["plan"]["data"]["critical_path"]) == 3
-    fencing = steps["fencing"]["data"]
+    steps = {step["step"]: step["data"] for step in demo.run()["steps"]}
+    assert [t["id"] for t in steps["create"]["tasks"]] == [t[0] for t in demo.TASKS]
+    assert "autopilot-safe" in steps["create"]["tagged"]["tags"]
+    assert steps["search"]["hits"] == ["demo-schema"]
+    assert steps["plan"]["waves"][0] == ["demo-schema"]
+    assert steps["plan"]["waves_total"] == len(steps["plan"]["critical_path"]) == 3
+    fencing = steps["fencing"]
     assert fencing["current_epoch"] == fencing["stale_epoch"] + 1
-    assert fencing["refused"].startswith(f"lease superseded (held epoch {fencing['stale_epoch']}, current")
-    assert steps["handoff"]["data"]["acked_by"] == "codex"
-    assert steps["context"]["data"]["used_chars"] <= 4000
-    assert steps["verify-chain"]["data"]["ok"] is True
-    assert steps["verify-chain"]["data"]["events"] > len(demo.TASKS)
+    assert fencing["refused"].startswith(
+        f"lease superseded (held epoch {fencing['stale_epoch']}, current {fencing['current_epoch']})")
+    assert steps["complete"]["status"] == "completed"
+    assert steps["complete"]["newly_unblocked"] == ["demo-retry", "demo-tests"]
+    # P1 beats P2 among the ready autopilot-safe tasks
+    assert steps["next-claim"]["task_id"] == "demo-retry"
+    assert steps["next-claim"]["owner"] == "codex"
+    assert steps["notes"]["stored"] == 2
+    assert "secret guard" in steps["notes"]["refused"] and FAKE_KEY not in steps["notes"]["refused"]
+    assert steps["handoff"]["acked_by"] == "claude-code"
+    context = steps["context"]
+    assert context["used_chars"] <= 4000 and context["truncated"] is False
+    assert context["notes"] == list(reversed(steps["notes"]["note_ids"])), "the pinned note packs first"
+    assert steps["verify-chain"]["ok"] is True
+    for action in ("created", "task_tagged", "claimed", "heartbeat", "lease_released", "receipt_added",
+                   "completed", "note_added", "secret_blocked", "handoff_recorded", "handoff_acknowledged"):
+        assert action in steps["verify-chain"]["actions"]
 
 
-def test_keep_leaves_a_verifiable_home(tmp_path):
+def test_keep_leaves_a_verifiable_home_without_the_secret():
     result = demo.run(keep=True)
     try:
         assert result["kept"] is True
-        assert os.path.isfile(os.path.join(result["home"], "state.db"))
         assert f"home kept at {result['home']}" in result["narrative"]
-        from mindos import audit, db
-
         conn = db.connect(result["home"])
         try:
             assert audit.verify_chain(conn)["ok"] is True
             assert conn.execute("SELECT count(*) FROM tasks WHERE project = 'demo'").fetchone()[0] == len(demo.TASKS)
+            stored = " ".join(r[0] for r in conn.execute("SELECT content FROM notes"))
+            ledger = " ".join(r[0] for r in conn.execute("SELECT payload_json FROM audit_events"))
+            assert FAKE_KEY not in stored and FAKE_KEY not in ledger
+            receipts = conn.execute("SELECT path FROM receipts").fetchall()
+            assert receipts and all(os.path.isfile(r[0]) and r[0].startswith(result["home"]) for r in receipts)
         finally:
             conn.close()
     finally:
-        import shutil
-
         shutil.rmtree(result["home"], ignore_errors=True)
 
 
@@ -66,10 +81,12 @@ def test_cli_narrative_mentions_each_step(cli, home):
     assert rc == 0
     assert err == ""
     for number, step in enumerate(demo.STEPS, 1):
-        assert f"\n{number}. " in out
-    for phrase in ("wave 1: demo-schema", "lease superseded", "hermes -> codex", "codex acknowledged",
-                   "chain ok", "has been removed"):
+        assert f"\n{number:2d}. " in out
+    for phrase in ("wave 1: demo-schema", "lease superseded", "newly unblocked: demo-retry, demo-tests",
+                   "-> demo-retry (P1)", "secret guard", "codex -> claude-code", "claude-code acknowledged",
+                   "pinned first", "chain ok", "has been removed"):
         assert phrase in out
+    assert FAKE_KEY not in out
     assert not home.exists()
 
 
@@ -89,7 +106,7 @@ def test_cli_rejects_unknown_flags(cli, home):
     assert not home.exists()
 
 
-def test_real_front_door_runs_the_demo(home, tmp_path):
+def test_real_front_door_runs_the_demo(home):
     before = _demo_dirs()
     proc = script("autopilot.py", "demo", "--json", home=home)
     assert proc.returncode == 0, proc.stderr
@@ -98,3 +115,21 @@ def test_real_front_door_runs_the_demo(home, tmp_path):
     assert data["steps"][-1]["data"]["ok"] is True
     assert _demo_dirs() == before
     assert not home.exists()
+
+
+def test_an_existing_home_is_left_exactly_as_it_was(conn, cli, home):
+    from mindos import tasks
+
+    tasks.create(conn, project="mine", title="My own task", task_id="t-mine")
+    before = sorted(os.listdir(home))
+    events = conn.execute("SELECT count(*), max(hash) FROM audit_events").fetchone()
+    rc, out, err = cli("autopilot", "demo", "--keep")
+    assert rc == 0 and err == ""
+    kept = out.strip().splitlines()[-1].removeprefix("home kept at ")
+    try:
+        assert kept != str(home) and os.path.isdir(kept)
+        assert sorted(os.listdir(home)) == before
+        assert tuple(conn.execute("SELECT count(*), max(hash) FROM audit_events").fetchone()) == tuple(events)
+        assert [r[0] for r in conn.execute("SELECT id FROM tasks")] == ["t-mine"]
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)

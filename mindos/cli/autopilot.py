@@ -12,6 +12,7 @@ COMMANDS = {
     **dict.fromkeys(["handoff", "handoff-current", "handoffs", "handoff-history", "ack", "handoff-inbox", "search-handoffs"], "handoff_cmds"),
     **dict.fromkeys(["dep", "dep-remove", "blocked-by", "impact", "critical-path", "plan"], "graph_cmds"),
     **dict.fromkeys(["search", "tag", "untag", "receipt", "dashboard"], "foundation_cmds"),
+    **dict.fromkeys(["next"], "dispatch_cmds"),
     **dict.fromkeys(["init", "create", "list", "show", "update", "events", "verify-chain", "metrics"],
                     "tasks_cmds"),
 }
