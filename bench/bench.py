@@ -104,12 +104,35 @@ def _title(rng):
     return f"{rng.choice(VERBS)} {rng.choice(OBJECTS)} in {rng.choice(AREAS)} service"
 
 
-_WORDS = tuple(w for phrase in OBJECTS + AREAS for w in phrase.split()) + (
-    "because", "after", "the", "deploy", "window", "tests", "flaky", "latency")
+_DOMAIN_WORDS = tuple(w for phrase in OBJECTS + AREAS for w in phrase.split()) + (
+    "deploy", "window", "tests", "flaky", "latency", "timeout", "rollback", "replica")
+
+
+def _vocabulary(size=3000):
+    """A fixed vocabulary of pronounceable filler words with Zipf weights (real text is Zipfian)."""
+    rng = random.Random(3)
+    onsets, vowels, codas = "bcdfghjklmnprstvwz", "aeiou", ("", "n", "r", "s", "t", "l", "nd", "st")
+    words = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(rng.randint(1, 3)))
+                  + rng.choice(codas))
+    ordered = sorted(words)
+    rng.shuffle(ordered)
+    weights, total = [], 0.0
+    for rank in range(1, size + 1):
+        total += 1.0 / rank
+        weights.append(total)
+    return tuple(ordered), weights
+
+
+_FILLER, _FILLER_WEIGHTS = _vocabulary()
 
 
 def _sentence(rng, words=12):
-    return " ".join(rng.choice(_WORDS) for _ in range(words)).capitalize() + "."
+    """Free text: Zipfian filler with a domain word about one word in six (searches stay selective)."""
+    filler = rng.choices(_FILLER, cum_weights=_FILLER_WEIGHTS, k=words)
+    out = [rng.choice(_DOMAIN_WORDS) if rng.random() < 0.16 else word for word in filler]
+    return " ".join(out).capitalize() + "."
 
 
 def seed_tasks(home, n, *, seed=7, dag=True, reserve=0, projects=20, days=60):
@@ -280,9 +303,10 @@ def _run(argv, env):
     return (time.perf_counter() - started) * 1000.0, proc
 
 
-def _stats(samples):
+def _stats(samples, sizes):
     return {"median_ms": round(statistics.median(samples), 2), "min_ms": round(min(samples), 2),
-            "max_ms": round(max(samples), 2), "samples": len(samples)}
+            "max_ms": round(max(samples), 2), "samples": len(samples),
+            "stdout_bytes_median": int(statistics.median(sizes))}
 
 
 class Bench:
@@ -305,7 +329,7 @@ class Bench:
                                "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
                 continue
             live.append((label, make))
-        samples = {label: ([], []) for label, _ in live}
+        samples = {label: ([], [], []) for label, _ in live}
         for rep in range(self.reps):
             for label, make in live:
                 base_ms, _ = _run(self.baseline, self.env)
@@ -317,12 +341,13 @@ class Bench:
                     continue
                 samples[label][0].append(cmd_ms)
                 samples[label][1].append(base_ms)
+                samples[label][2].append(len(proc.stdout.encode("utf-8")))
         all_base = []
-        for label, (cmd, base) in samples.items():
+        for label, (cmd, base, sizes) in samples.items():
             if not cmd:
                 continue
             all_base.extend(base)
-            entry = _stats(cmd)
+            entry = _stats(cmd, sizes)
             entry["baseline_median_ms"] = round(statistics.median(base), 2)
             entry["ratio"] = round(statistics.median(cmd) / statistics.median(base), 3)
             results[label] = entry
@@ -447,14 +472,15 @@ def bench_concurrency(workdir, processes, claims_each, registered):
     env = _env(home)
     claimed = {}
     errors = []
+    calls = []
     lock = threading.Lock()
 
     def worker(index):
         owner = f"worker-{index}"
         for _ in range(claims_each):
-            proc = subprocess.run([sys.executable, AUTOPILOT, "next", "--claim", "--owner", owner],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            ms, proc = _run([sys.executable, AUTOPILOT, "next", "--claim", "--owner", owner], env)
             with lock:
+                calls.append(ms)
                 if proc.returncode != 0:
                     errors.append({"command": "next --claim (concurrent)", "exit": proc.returncode,
                                    "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
@@ -482,6 +508,8 @@ def bench_concurrency(workdir, processes, claims_each, registered):
         "claims": total, "distinct_tasks": len(claimed), "leased_rows": leased,
         "double_claims": sorted(t for t, owners in claimed.items() if len(owners) > 1),
         "wall_seconds": round(wall, 2), "claims_per_second": round(total / wall, 1) if wall else None,
+        "call_median_ms": round(statistics.median(calls), 1) if calls else None,
+        "call_p95_ms": round(sorted(calls)[int(len(calls) * 0.95)], 1) if calls else None,
     }, errors
 
 

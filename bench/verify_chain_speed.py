@@ -42,15 +42,18 @@ def main():
     with tempfile.TemporaryDirectory() as home:
         conn = db.connect(home)
         seed(conn, count)
-        best = None
-        for _ in range(3):
-            start = time.perf_counter()
+        best = best_cpu = None
+        for _ in range(5):
+            start, start_cpu = time.perf_counter(), time.process_time()
             report = audit.verify_chain(conn)
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
             assert report["ok"] and report["events"] == count, report
             best = elapsed if best is None else min(best, elapsed)
+            best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
         conn.close()
-    print(f"verify_chain: {count} events in {best:.3f}s = {count / best:,.0f} events/s (best of 3)")
+    # CPU time is reported too: on a shared machine wall time mostly measures the neighbours
+    print(f"verify_chain: {count} events, best of 5: wall {best:.3f}s = {count / best:,.0f} events/s;"
+          f" cpu {best_cpu:.3f}s = {count / best_cpu:,.0f} events/s")
 
 
 if __name__ == "__main__":

@@ -18,43 +18,59 @@ def verify_chain(conn):
     removed, inserted or re-linked).  Problems are ordered by event id.
 
     Speed matters (the ledger grows without bound and doctor runs this on every sweep), so
-    the per-row work runs inside SQLite: link checks are one indexed query, and the hash
-    check is a deterministic SQL function evaluated during the scan, which avoids building
-    a Python row tuple per event.  The preimage is exactly :func:`db.event_hash`'s.
+    the check is one table scan that calls a SQL function per row: SQLite hands it the
+    stored fields directly, without a Python row tuple or cursor step per event.  The
+    function recomputes the hash (the preimage is exactly :func:`db.event_hash`'s) and
+    follows the links as the rowid-ordered scan passes; should rows ever arrive out of
+    order, the links are re-derived by an indexed query instead.
     """
     sha = files.sha256_constructor()
     join = "\x1f".join
+    state = {"prev": db.GENESIS_HASH, "last_id": 0, "ordered": True}
+    broken, mismatched = [], []
 
-    def intact(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
+    def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
+        if event_id <= state["last_id"]:
+            state["ordered"] = False
+        state["last_id"] = event_id
+        if prev_hash != state["prev"]:
+            broken.append(event_id)
+        state["prev"] = stored
         try:
             preimage = join((str(event_id), prev_hash, entity_type, entity_id, action, payload_json, created_at))
-            return sha(preimage.encode("utf-8")).hexdigest() == stored
+            intact = sha(preimage.encode("utf-8")).hexdigest() == stored
         except Exception:  # a non-text value was written into the row: it cannot be the original
-            return False
+            intact = False
+        if not intact:
+            mismatched.append(event_id)
+        return 0
 
-    conn.create_function("mindos_event_intact", 8, intact, deterministic=True)
+    conn.create_function("mindos_event_check", 8, check)
     own_snapshot = not conn.in_transaction
     if own_snapshot:
-        conn.execute("BEGIN")  # one read snapshot: the count and both scans see the same rows
+        conn.execute("BEGIN")  # one read snapshot for the scan and any follow-up query
     try:
-        count = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
-        broken = conn.execute(
-            "SELECT b.id FROM audit_events b WHERE b.prev_hash IS NOT coalesce("
-            " (SELECT a.hash FROM audit_events a WHERE a.id < b.id ORDER BY a.id DESC LIMIT 1), ?)"
-            " ORDER BY b.id",
-            (db.GENESIS_HASH,),
-        ).fetchall()
-        mismatched = conn.execute(
-            "SELECT id FROM audit_events WHERE NOT mindos_event_intact("
-            " id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) ORDER BY id"
-        ).fetchall()
+        count = conn.execute(
+            "SELECT count(*) FROM audit_events WHERE mindos_event_check("
+            " id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0"
+        ).fetchone()[0]
+        if not state["ordered"]:
+            broken = broken_links(conn)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
-    problems = [{"event_id": row[0], "kind": "broken_link"} for row in broken]
-    problems += [{"event_id": row[0], "kind": "hash_mismatch"} for row in mismatched]
+    problems = [{"event_id": event_id, "kind": "broken_link"} for event_id in broken]
+    problems += [{"event_id": event_id, "kind": "hash_mismatch"} for event_id in mismatched]
     problems.sort(key=lambda problem: (problem["event_id"], problem["kind"] != "broken_link"))
     return {"ok": not problems, "events": count, "problems": problems}
+
+
+def broken_links(conn):
+    """Ids of events whose prev_hash is not the hash of the event before them (indexed SQL)."""
+    return [row[0] for row in conn.execute(
+        "SELECT b.id FROM audit_events b WHERE b.prev_hash IS NOT coalesce("
+        " (SELECT a.hash FROM audit_events a WHERE a.id < b.id ORDER BY a.id DESC LIMIT 1), ?) ORDER BY b.id",
+        (db.GENESIS_HASH,))]
 
 
 def events(conn, *, action=None, entity_id=None, since=None, until=None, limit=50, verify=False):

@@ -24,8 +24,15 @@ Design decisions
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.
+  * **Related notes cost bounded index work.**  The task's tokens are OR-combined through
+    notes_fts in BM25 order, but only the rarest ones whose posting lists add up to at most
+    RELATED_POSTINGS_BUDGET (see :func:`query_tokens`): at 50k notes a call ranks a few
+    hundred hits, not the whole index.  Without FTS5 any token matching as a substring
+    qualifies, newest first, with no ``score``.
   * **Determinism.**  Every ordering ends on an id; BM25 scores are rounded to 6 places;
-    nothing in a pack depends on the clock except whether a note has expired.
+    nothing in a pack depends on the clock except whether a note has expired.  (BM25 scores
+    do depend on the whole notes index, so a related-notes pack moves when notes are added
+    anywhere; a pack without ``--related`` moves only with this task's own state.)
 """
 
 from mindos import clock, db, validate

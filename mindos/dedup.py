@@ -13,7 +13,7 @@ same-project tasks holding one of the rarest such tokens, then compute the exact
 in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
 """
 
-from mindos import db
+from mindos import db, validate
 from mindos.errors import InvalidInput, NotFound
 
 # create's hook is on the hot path: it scans at most this many candidates (oldest first)
@@ -65,7 +65,9 @@ def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
         sql = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
                " WHERE tasks_fts MATCH ? AND t.project = ? AND t.id <> ? AND t." + _OPEN +
                " ORDER BY f.rowid")
-        params.insert(0, "{title description} : (" + expression + ")")
+        # the project column narrows inside the index (a superset: t.project = ? stays exact)
+        scope = db.fts_query(project, "AND")
+        params.insert(0, "{title description} : (" + expression + ") AND project : (" + scope + ")")
     else:
         likes = []
         for token in probe:
@@ -106,6 +108,7 @@ def similar(conn, task_id, *, threshold_value=None):
     Returns ``{"task_id", "project", "title", "threshold", "count", "similar": [...]}``.
     """
     limit = threshold(threshold_value)
+    task_id = validate.identifier(task_id, "task id")
     row = conn.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
         raise NotFound(f"unknown task '{task_id}'")

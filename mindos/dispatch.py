@@ -50,8 +50,8 @@ from mindos.errors import InvalidInput, Refused
 DEFAULT_AGING_MINUTES = 360
 DEFAULT_AGING_BOOST = 2
 MAX_AGING_MINUTES = 10**6
-# A --project scope with at most 4 * sqrt(pool) queued tasks (clamped to these bounds) is
-# dispatched from its own index instead of the global ones.
+# A subset of at most 4 * sqrt(pool) queued tasks (clamped to these bounds) is sorted from its
+# own index instead of streamed from a global one: a small --project scope, or a tier's dated rows.
 SMALL_SCOPE_FLOOR = 64
 SMALL_SCOPE = 4000
 # Dependency nodes one tier may visit probing upward for inherited urgency before it walks down.
@@ -247,12 +247,13 @@ class _Plan:
         if explain:
             extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
         self.extra = "".join(extra)
+        # sorting a subset costs its size; streaming a global index for it costs about
+        # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
+        pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
+        self.sample = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
         self.small_scope = False
         if project is not None:
-            # sorting the project's own rows costs its size; streaming the global indexes costs
-            # about pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
-            pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
-            limit = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
+            limit = self.sample
             self.small_scope = conn.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
                 " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, limit + 1),
@@ -396,12 +397,65 @@ class _Plan:
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
             yield from self._rows(sql, tier=tier)
             return
-        dated = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
-                 f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
-                 f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id")
-        yield from self._rows(dated, tier=tier)
+        yield from self._dated(tier, op, order_u)
         # undated rows only once every dated one is out: their cursors start lazily here
         yield from heapq.merge(*self._undated(tier, op), key=self.key)
+
+    def _ranges(self, tier, op):
+        """``[(stored priority, created_at range SQL)]`` covering the rows aged ``op`` ``tier``."""
+        ranges = []
+        for stored in _TIERS:
+            bounds = self._created_bounds(stored, tier, op)
+            if bounds is None:
+                continue
+            low, high = bounds
+            where = ""
+            if low is not None:
+                where += f" AND t.created_at > :t{low}"
+            if high is not None:
+                where += f" AND t.created_at <= :t{high}"
+            ranges.append((validate.PRIORITIES[stored], where))
+        return ranges
+
+    def _dated(self, tier, op, order_u):
+        """The dated rows aged ``op`` ``tier`` in deadline order, from the cheaper source.
+
+        The deadline index finds them fast when they are common among many rows; a small
+        set, or one whose leading rows carry no deadline, is cheaper sorted from its own
+        created_at ranges (sampled here through at most ``sample`` rows per range).
+        """
+        ranges = self._ranges(tier, op)
+        if not ranges:
+            return
+        if self._use_deadline_index(ranges):
+            yield from self._rows(
+                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
+                f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", tier=tier)
+            return
+        yield from heapq.merge(*(self._rows(
+            f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+            f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
+            f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", stored=stored)
+            for stored, where in ranges), key=self.key)
+
+    def _use_deadline_index(self, ranges):
+        """True when the ranges hold many rows and deadlines show up among their first ones."""
+        small, dense = True, False
+        for stored, where in ranges:
+            params = {**self.params, "stored": stored, "m": self.sample}
+            head = (f"FROM tasks t INDEXED BY idx_tasks_status_priority WHERE t.status = 'queued'"
+                    f" AND t.priority = :stored{where}")
+            if self.conn.execute(f"SELECT count(*) FROM (SELECT 1 {head} LIMIT :m + 1)", params).fetchone()[0] \
+                    > self.sample:
+                small = False
+            if not dense:
+                dense = self.conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM (SELECT t.due_at {head} LIMIT :m) WHERE due_at IS NOT NULL)",
+                    params).fetchone()[0] == 1
+            if dense and not small:
+                return True
+        return False
 
     def _undated(self, tier, op):
         no_hub = ""
@@ -416,21 +470,12 @@ class _Plan:
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.id",
                 tier=tier,
             )
-        for stored in _TIERS:
-            bounds = self._created_bounds(stored, tier, op)
-            if bounds is None:
-                continue
-            low, high = bounds
-            where = ""
-            if low is not None:
-                where += f" AND t.created_at > :t{low}"
-            if high is not None:
-                where += f" AND t.created_at <= :t{high}"
+        for stored, where in self._ranges(tier, op):
             yield self._rows(
                 f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
                 f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.id",
-                stored=validate.PRIORITIES[stored],
+                stored=stored,
             )
 
     def _created_bounds(self, stored, tier, op):

@@ -166,6 +166,7 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
     now = clock.now_iso()
     expires_at = _expires_at(ttl_hours, now)
     pinned = bool(pinned)
+    threshold = near_dup_threshold()
     with db.write(conn):
         task_id = _require_task(conn, task_id)
         cleaned, outcome = _guard(conn, task_id, content, redact, allow_secret)
@@ -178,7 +179,8 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
         if existing is not None:
             result = _readd(conn, row_to_note(existing, now), pinned, expires_at, now)
         else:
-            result = _insert(conn, task_id, kind_value, content, source, pinned, expires_at, now)
+            result = _insert(conn, task_id, kind_value, content, source, pinned, expires_at, now,
+                             similar=_similar(conn, task_id, content, threshold, now))
         if outcome:
             result.update(outcome)
         return result
@@ -234,8 +236,8 @@ def _similar(conn, task_id, content, threshold, now):
     return found
 
 
-def _insert(conn, task_id, kind_value, content, source, pinned, expires_at, now, supersedes=None):
-    similar = [] if supersedes is not None else _similar(conn, task_id, content, near_dup_threshold(), now)
+def _insert(conn, task_id, kind_value, content, source, pinned, expires_at, now, supersedes=None, similar=()):
+    similar = list(similar)
     cursor = conn.execute(
         "INSERT INTO notes(task_id, kind, content, source, pinned, expires_at, supersedes, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -403,10 +405,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         sql = (f"SELECT {columns} FROM notes n JOIN tasks t ON t.id = n.task_id"
                f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?")
         params.append(limit)
-    hits = []
-    for row in conn.execute(sql, params):
-        hits.append(row_to_note(row, now))
-    return hits
+    return [row_to_note(row, now) for row in conn.execute(sql, params)]
 
 
 def expired(conn):

@@ -12,7 +12,8 @@ Zipf-ish project spread, a dependency DAG (about half the tasks wait on 1-3 of t
     python3 tests/dispatch_bench.py --n 10000 --extra "--project proj-07" --extra "--tag security"
 
 Each timed command runs interleaved with the baseline ``python3 -c "import sqlite3, json,
-argparse"``; the report gives medians and the command/baseline ratio.
+argparse"``; the report gives medians and the command/baseline ratio, both in wall time and
+in child CPU time (user + system), which stays meaningful on a loaded machine.
 """
 
 import argparse
@@ -51,7 +52,7 @@ def _priority(rng):
     return "P3"
 
 
-def seed_pool(home, n, *, now, seed=5, days=30, projects=20, dag=True):
+def seed_pool(home, n, *, now, seed=5, days=30, projects=20, dag=True, dated=0.15):
     """Insert ``n`` tasks (mostly queued) into a fresh ``home``; return their ids oldest first.
 
     ``now`` is an aware datetime: creation times end just before it.  Rows are written with
@@ -77,7 +78,7 @@ def seed_pool(home, n, *, now, seed=5, days=30, projects=20, dag=True):
             recover_after = _ts(now + timedelta(minutes=rng.randrange(1, 60)))
         project = f"proj-{min(int(rng.paretovariate(1.2)) - 1, projects - 1):02d}"
         tags = sorted(set(rng.sample(TAGS, rng.randrange(4))))
-        due = _ts(created + timedelta(days=rng.randrange(1, 60))) if rng.random() < 0.15 else None
+        due = _ts(created + timedelta(days=rng.randrange(1, 60))) if rng.random() < dated else None
         rows.append((task_id, project, f"Task {index}", _priority(rng), status, json.dumps(tags), due, not_before,
                      recover_after, lease_owner, lease_expires, _ts(created), _ts(created)))
         if dag and index and rng.random() < 0.5:
@@ -97,9 +98,16 @@ def seed_pool(home, n, *, now, seed=5, days=30, projects=20, dag=True):
 
 
 def _time(argv, env):
+    """Wall and CPU (user + system of the child) milliseconds of one process, and its result."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True)
-    return (time.perf_counter() - started) * 1000.0, proc
+    wall = (time.perf_counter() - started) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
+    return wall, cpu, proc
 
 
 def main(argv=None):
@@ -108,12 +116,14 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=15, help="timed repetitions (default 15)")
     parser.add_argument("--extra", action="append", default=[], help="extra next flags to time as another case")
     parser.add_argument("--home", help="reuse/keep this home instead of a temp one")
+    parser.add_argument("--days", type=float, default=30, help="creation times span this many days (default 30)")
+    parser.add_argument("--dated", type=float, default=0.15, help="fraction of tasks with a due_at (default 0.15)")
     args = parser.parse_args(argv)
     home = args.home or tempfile.mkdtemp(prefix="mindos-dispatch-bench-")
     now = datetime.now(timezone.utc).replace(microsecond=0)
     if not os.path.exists(db.database_path(home)):
         started = time.perf_counter()
-        seed_pool(home, args.n, now=now)
+        seed_pool(home, args.n, now=now, days=args.days, dated=args.dated)
         print(f"seeded {args.n} tasks in {time.perf_counter() - started:.1f}s", file=sys.stderr)
     env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
     env.pop("MINDOS_NOW", None)
@@ -123,16 +133,23 @@ def main(argv=None):
     report = {}
     for case in cases:
         _time([sys.executable, autopilot, *case], env)  # warm-up
-        cmd_ms, base_ms = [], []
+        cmd_ms, base_ms, cmd_cpu, base_cpu = [], [], [], []
         for _ in range(args.reps):
-            base_ms.append(_time(baseline, env)[0])
-            elapsed, proc = _time([sys.executable, autopilot, *case], env)
+            wall, cpu, _ = _time(baseline, env)
+            base_ms.append(wall)
+            base_cpu.append(cpu)
+            wall, cpu, proc = _time([sys.executable, autopilot, *case], env)
             if proc.returncode != 0:
                 raise SystemExit(f"{' '.join(case)} failed: {proc.stderr.strip()}")
-            cmd_ms.append(elapsed)
+            cmd_ms.append(wall)
+            cmd_cpu.append(cpu)
         command, base = statistics.median(cmd_ms), statistics.median(base_ms)
-        report[" ".join(case)] = {"median_ms": round(command, 1), "baseline_ms": round(base, 1),
-                                  "ratio": round(command / base, 2)}
+        command_cpu, base_cpu_ms = statistics.median(cmd_cpu), statistics.median(base_cpu)
+        report[" ".join(case)] = {
+            "median_ms": round(command, 1), "baseline_ms": round(base, 1), "ratio": round(command / base, 2),
+            "cpu_ms": round(command_cpu, 1), "baseline_cpu_ms": round(base_cpu_ms, 1),
+            "cpu_ratio": round(command_cpu / base_cpu_ms, 2) if base_cpu_ms else None,
+        }
     print(json.dumps({"tasks": args.n, "cases": report}, indent=2))
     if not args.home:
         shutil.rmtree(home, ignore_errors=True)

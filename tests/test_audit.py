@@ -70,6 +70,14 @@ def test_deleting_a_middle_row_is_a_broken_link(conn):
     assert report["problems"] == [{"event_id": 4, "kind": "broken_link"}]
 
 
+def test_the_indexed_link_query_agrees_with_the_scan(conn):
+    _seed(conn, 6)
+    conn.execute("DELETE FROM audit_events WHERE id IN (2, 5)")
+    conn.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 1", ("e" * 64,))
+    scanned = [p["event_id"] for p in audit.verify_chain(conn)["problems"] if p["kind"] == "broken_link"]
+    assert scanned == audit.broken_links(conn) == [1, 3, 6]
+
+
 def test_relinking_a_row_reports_both_problems_in_id_order(conn):
     _seed(conn)
     conn.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 4", ("f" * 64,))

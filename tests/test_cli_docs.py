@@ -1,6 +1,7 @@
 """The command reference: every subcommand documents itself, and docs/cli.md never drifts."""
 
 import argparse
+import json
 import importlib
 import os
 import subprocess
@@ -76,3 +77,48 @@ def test_docs_match_what_the_real_front_door_prints(home):
     assert proc.stderr == ""
     assert "```\n" + proc.stdout.rstrip() + "\n```" in gen_cli_docs.render()
     assert not home.exists(), "--help must not create a home"
+
+
+def _readme():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _tour_commands():
+    """The README tour as ``[(door, argv)]``, in order (``$A`` is autopilot.py)."""
+    import re
+    import shlex
+
+    text = _readme()
+    tour = text[text.index("## A short tour"):text.index("## Benchmark")]
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", tour, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            argv = shlex.split(line, comments=True)
+            if not argv or argv[0].startswith("A="):
+                continue
+            if argv[0] == "$A":
+                commands.append(("autopilot", argv[1:]))
+            else:
+                assert argv[:1] == ["python3"] and argv[1].endswith(".py"), line
+                commands.append((argv[1][:-3], argv[2:]))
+    return commands
+
+
+def test_readme_opens_with_the_demo_and_the_test_command():
+    head = "\n".join(_readme().splitlines()[:8])
+    assert "python3 autopilot.py demo" in head
+    assert "python3 -m pip install pytest" in head and "python3 -m pytest -q" in head
+
+
+def test_readme_tour_runs_top_to_bottom(cli):
+    commands = _tour_commands()
+    assert len(commands) > 30
+    outputs = {}
+    for door, argv in commands:
+        rc, out, err = cli(door, *argv)
+        assert (rc, err) == (0, ""), f"README: {door}.py {' '.join(argv)} -> rc={rc} {err.strip()}"
+        outputs.setdefault(" ".join(argv[:2]), json.loads(out))
+    assert outputs["transfer t-cert"]["lease_epoch"] == 3
+    assert outputs["next --claim"]["task"]["id"] == "t-build"
+    assert outputs["verify-chain"]["ok"] is True

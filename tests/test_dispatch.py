@@ -141,10 +141,9 @@ def test_p3_waiting_twelve_hours_dispatches_like_p1(conn):
 
 def test_aging_minutes_zero_is_strict_static_ordering(conn):
     mk(conn, "old-p3", "P3")
-    clock.advance(minutes=1)
-    mk(conn, "p2", "P2")
     clock.advance(days=10)
-    assert pick(conn) == "old-p3"
+    mk(conn, "p2", "P2")
+    assert pick(conn) == "old-p3"  # aged to P1
     assert pick(conn, aging_minutes=0) == "p2"
     assert pick(conn, aging_boost=0) == "p2"
     result = dispatch.next_task(conn, aging_minutes=0, explain=True)
@@ -215,9 +214,8 @@ def test_open_non_queued_dependents_confer_and_relay(conn):
 def test_aging_and_inheritance_the_better_level_wins(conn):
     mk(conn, "old-p3", "P3")
     mk(conn, "p2-dependent", "P2", depends_on=["old-p3"])
-    clock.advance(minutes=1)
+    clock.advance(hours=13)  # old-p3 ages to P1, which beats the P2 it inherits
     mk(conn, "p1", "P1")
-    clock.advance(hours=13)  # old-p3 ages to P1 (beats its P2 inheritance) and is older than p1
     result = dispatch.next_task(conn, explain=True)
     assert result["task"]["id"] == "old-p3"
     assert result["task"]["effective_priority"] == "P1"
@@ -227,9 +225,11 @@ def test_aging_and_inheritance_the_better_level_wins(conn):
     assert static["task"]["id"] == "p1"  # without aging: old-p3 only inherits P2
 
 
+@pytest.mark.parametrize("path", ["deadline-index", "range-sorted"])
 @pytest.mark.parametrize("budget", [dispatch.PROBE_BUDGET, 3, 1])
-def test_inheritance_same_answer_whether_probed_or_walked(conn, monkeypatch, budget):
+def test_inheritance_same_answer_whether_probed_or_walked(conn, monkeypatch, budget, path):
     monkeypatch.setattr(dispatch, "PROBE_BUDGET", budget)
+    force_path(monkeypatch, path)
     mk(conn, "p1-aged-head", "P1")  # keeps tier 0 non-empty only through inheritance below
     for index in range(6):
         mk(conn, f"leaf{index}", "P3", due_at=f"2026-08-2{index + 2}T00:00:00Z")
@@ -267,11 +267,9 @@ def test_tag_filter_matches_whole_tags_only(conn):
     assert pick(conn, tags=["trove"]) is None
 
 
-@pytest.mark.parametrize("small", [True, False])
-def test_project_scope(conn, monkeypatch, small):
-    if not small:  # force the global-index path even for a tiny project
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
+@pytest.mark.parametrize("path", ["small-scope", "deadline-index", "range-sorted"])
+def test_project_scope(conn, monkeypatch, path):
+    force_path(monkeypatch, path)
     mk(conn, "other-p0", "P0", project="Other")
     mk(conn, "trove-p2", "P2", project="Trove")
     clock.advance(minutes=1)
@@ -732,13 +730,26 @@ MODES = [
 ]
 
 
-@pytest.mark.parametrize("budget, small_scope", [(dispatch.PROBE_BUDGET, True), (4, False), (1, True)])
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_matches_brute_force_model(conn, monkeypatch, seed, budget, small_scope):
+def force_path(monkeypatch, path):
+    """Pin the access path: a small --project scope sorted from its index, or the global
+    indexes with dated rows from the deadline index / sorted from their created_at ranges."""
+    if path == "small-scope":
+        monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 10**6)
+        monkeypatch.setattr(dispatch, "SMALL_SCOPE", 10**6)
+        return
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
+    monkeypatch.setattr(dispatch._Plan, "_use_deadline_index", lambda self, ranges: path == "deadline-index")
+
+
+@pytest.mark.parametrize("budget, path", [
+    (dispatch.PROBE_BUDGET, "small-scope"), (dispatch.PROBE_BUDGET, "deadline-index"), (4, "deadline-index"),
+    (1, "range-sorted"), (dispatch.PROBE_BUDGET, "range-sorted"),
+])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_matches_brute_force_model(conn, monkeypatch, seed, budget, path):
     monkeypatch.setattr(dispatch, "PROBE_BUDGET", budget)
-    if not small_scope:
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
+    force_path(monkeypatch, path)
     rng = random.Random(seed)
     seed_random_pool(conn, rng)
     steps = 0

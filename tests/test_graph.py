@@ -455,12 +455,14 @@ def test_scope_filters_are_validated(conn, kwargs, flag):
 def test_raw_cycle_does_not_hang_and_is_unschedulable(conn):
     now = clock.now_iso()
     bulk(conn, [(i, "P", "queued", "P2", (), None, now) for i in ("a", "b", "c", "free")],
-         [("a", "b"), ("b", "a"), ("c", "a")])  # written behind the cycle check's back
+         [("a", "b"), ("b", "a"), ("c", "a"), ("b", "0ghost")])  # written behind the cycle check's back
     plan = graph.plan(conn)
     assert [[t["id"] for t in w["tasks"]] for w in plan["waves"]] == [["free"]]
     assert [(u["id"], [b["id"] for b in u["blocked_by"]]) for u in plan["unschedulable"]] == [
-        ("a", ["b"]), ("b", ["a"]), ("c", ["a"])]
-    assert graph.critical_path(conn)["length"] == plan["waves_total"] == 1
+        ("a", ["b"]), ("b", ["0ghost", "a"]), ("c", ["a"])]
+    path = graph.critical_path(conn)
+    assert path["length"] == plan["waves_total"] == 1
+    assert [p["id"] for p in path["path"]] == ["free"]  # a blocker held only by the cycle is on no chain
     assert [e["id"] for e in graph.blocked_by(conn, "c")["blockers"]] == ["a", "b"]
     assert [e["id"] for e in graph.impact(conn, "a")["dependents"]] == ["b", "c"]
 
