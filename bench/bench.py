@@ -303,6 +303,11 @@ def _run(argv, env):
     return (time.perf_counter() - started) * 1000.0, proc
 
 
+def _error(label, argv, proc):
+    return {"command": label, "argv": argv, "exit": proc.returncode,
+            "stderr": proc.stderr.strip().splitlines()[-1:] or [""]}
+
+
 def _stats(samples, sizes):
     return {"median_ms": round(statistics.median(samples), 2), "min_ms": round(min(samples), 2),
             "max_ms": round(max(samples), 2), "samples": len(samples),
@@ -325,8 +330,7 @@ class Bench:
             argv = make(-1)  # warm-up call (not timed): fills the page cache, proves the command works
             _, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
             if proc.returncode != 0:
-                errors.append({"command": label, "argv": argv, "exit": proc.returncode,
-                               "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                errors.append(_error(label, argv, proc))
                 continue
             live.append((label, make))
         samples = {label: ([], [], []) for label, _ in live}
@@ -336,8 +340,7 @@ class Bench:
                 argv = make(rep)
                 cmd_ms, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
                 if proc.returncode != 0:
-                    errors.append({"command": label, "argv": argv, "exit": proc.returncode,
-                                   "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                    errors.append(_error(label, argv, proc))
                     continue
                 samples[label][0].append(cmd_ms)
                 samples[label][1].append(base_ms)
@@ -367,7 +370,7 @@ def _available(specs, registered):
 
 def task_specs(info, run_id):
     """(label, command name, argv maker) for the registry and dispatch commands."""
-    ids, roots, reserved = info.ids, info.roots, info.reserved
+    ids, reserved = info.ids, info.reserved
     n = len(ids)
 
     def spread(rep, pool):
@@ -482,8 +485,7 @@ def bench_concurrency(workdir, processes, claims_each, registered):
             with lock:
                 calls.append(ms)
                 if proc.returncode != 0:
-                    errors.append({"command": "next --claim (concurrent)", "exit": proc.returncode,
-                                   "stderr": proc.stderr.strip().splitlines()[-1:] or [""]})
+                    errors.append(_error("next --claim (concurrent)", proc.args[2:], proc))
                     continue
                 task_id = _picked_id(proc.stdout)
                 if task_id:
@@ -629,11 +631,11 @@ def run(argv=None):
     out_dir = args.out or os.path.join(ROOT, "bench", "results")
     os.makedirs(out_dir, exist_ok=True)
     stamp = results["meta"]["started_at"].replace(":", "").replace("-", "")
-    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
-    for name in (f"bench-{stamp}.json", "latest.json"):
-        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as handle:
-            handle.write(text)
     results["meta"]["written_to"] = os.path.join(out_dir, f"bench-{stamp}.json")
+    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    for path in (results["meta"]["written_to"], os.path.join(out_dir, "latest.json")):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
     return results, (1 if failed else 0)
 
 

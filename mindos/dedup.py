@@ -13,6 +13,9 @@ same-project tasks holding one of the rarest such tokens, then compute the exact
 in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
 """
 
+import itertools
+import math
+
 from mindos import db, validate
 from mindos.errors import InvalidInput, NotFound
 
@@ -30,12 +33,6 @@ def _measure():
     return notes.tokens, notes.jaccard
 
 
-def task_tokens(title, description):
-    """The Jaccard token set of a task's title + description."""
-    tokens, _ = _measure()
-    return tokens(f"{title or ''} {description or ''}")
-
-
 def threshold(value=None, flag="--threshold"):
     """The near-duplicate threshold (``value``, else $AUTOPILOT_NEAR_DUP_THRESHOLD, else 0.8).
 
@@ -46,11 +43,15 @@ def threshold(value=None, flag="--threshold"):
     return notes.near_dup_threshold(value, flag)
 
 
+def _probe_size(size, limit):
+    """How many of a ``size``-token set's tokens a match at ``limit`` must hit at least one of."""
+    needed = max(math.ceil(limit * size - 1e-9), 1)  # float noise rounds down: a larger probe is safe
+    return max(size - needed + 1, 1)
+
+
 def _probe_tokens(tokens, limit):
-    """The tokens a similar task must share at least one of (longest first: rarer)."""
-    needed = -int(-(limit * len(tokens) - 1e-9) // 1)  # ceil, rounded down on float noise: a superset is safe
-    count = len(tokens) - max(needed, 1) + 1
-    return sorted(tokens, key=lambda token: (-len(token), token))[:max(count, 1)]
+    """The tokens a similar task must share at least one of (longest first: likely rarer)."""
+    return sorted(tokens, key=lambda token: (-len(token), token))[:_probe_size(len(tokens), limit)]
 
 
 def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
@@ -151,13 +152,8 @@ def dup_tasks(conn, *, threshold_value=None, dry_run=False):
         f" WHERE {_OPEN} ORDER BY project, created_at, seq"
     ).fetchall()
     clusters = []
-    start = 0
-    while start < len(rows):
-        end = start
-        while end < len(rows) and rows[end]["project"] == rows[start]["project"]:
-            end += 1
-        clusters.extend(_cluster_project(rows[start:end], limit, tokens, jaccard))
-        start = end
+    for _, group in itertools.groupby(rows, key=lambda row: row["project"]):
+        clusters.extend(_cluster_project(list(group), limit, tokens, jaccard))
     duplicates = sum(len(c["duplicates"]) for c in clusters)
     return {"threshold": limit, "dry_run": bool(dry_run), "read_only": True, "open_tasks": len(rows),
             "clusters_total": len(clusters), "duplicate_tasks": duplicates, "clusters": clusters}
@@ -181,9 +177,8 @@ def _cluster_project(rows, limit, tokens, jaccard):
     for position, mine in enumerate(sets):
         joined = None
         if mine:
-            needed = -int(-(limit * len(mine) - 1e-9) // 1)
-            count = max(len(mine) - max(needed, 1) + 1, 1)
-            probe = sorted(mine, key=lambda token: (frequency[token], token))[:count]
+            # the whole project is in hand, so probe its truly rarest tokens
+            probe = sorted(mine, key=lambda token: (frequency[token], token))[:_probe_size(len(mine), limit)]
             candidates = sorted({number for token in probe for number in index.get(token, ())})
             for number in candidates:
                 score = jaccard(mine, sets[founders[number]])

@@ -117,7 +117,8 @@ def _expires_at(ttl_hours, now):
     if ttl_hours is None:
         return None
     if isinstance(ttl_hours, bool) or not isinstance(ttl_hours, (int, float)) or not 0 < ttl_hours <= MAX_TTL_HOURS:
-        raise InvalidInput(f"invalid --ttl-hours: {ttl_hours!r:.40} (expected a number of hours in (0, {MAX_TTL_HOURS}])")
+        raise InvalidInput(
+            f"invalid --ttl-hours: {ttl_hours!r:.40} (expected a number of hours in (0, {MAX_TTL_HOURS}])")
     seconds = max(1, round(ttl_hours * 3600))
     return clock.shift(now, seconds)
 

@@ -69,7 +69,8 @@ def _patterns():
     _PASSWORD_WORD = re.compile(r"(?i)(?:password|passwd|passphrase|pwd)$")
     # a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
     _NUMBER = re.compile(r"[\d.,:]+[a-zA-Z%]{0,3}")
-    cred_key = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|api[_-]?secret"
+    cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
+                r"|api[_-]?key|apikey|api[_-]?secret"
                 r"|secret[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
                 r"|master[_-]?key|account[_-]?key|auth[_-]?key|credentials?)")
     value = r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<bare>[^\s\"'`,;()]{1,512}))"
@@ -92,7 +93,8 @@ def _patterns():
         _specific("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
         _specific("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         _specific("google_oauth_secret", r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
-        _specific("stripe_key", r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"),
+        _specific("stripe_key",
+                  r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"),
         _specific("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
         _specific("pypi_token", r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
         _specific("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"),

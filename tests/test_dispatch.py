@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 from conftest import script
 
-from mindos import clock, db, dispatch, leases, lifecycle, tasks, validate
+from mindos import clock, dispatch, leases, lifecycle, tasks, validate
 from mindos.errors import InvalidInput, Refused
 
 
@@ -45,6 +45,18 @@ def write_policy(conn, project, text):
 
 def complete(conn, task_id):
     tasks.update(conn, task_id, status="completed")
+
+
+def force_path(monkeypatch, path):
+    """Pin the access path: a small --project scope sorted from its index, or the global
+    indexes with dated rows from the deadline index / sorted from their created_at ranges."""
+    if path == "small-scope":
+        monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 10**6)
+        monkeypatch.setattr(dispatch, "SMALL_SCOPE", 10**6)
+        return
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
+    monkeypatch.setattr(dispatch._Plan, "_use_deadline_index", lambda self, ranges: path == "deadline-index")
 
 
 # ---------------------------------------------------------------------------------------
@@ -320,7 +332,7 @@ def test_explain_reports_every_skip_with_its_reason(conn):
     complete(conn, "prereq")
     assert pick(conn) == "cooling"
     clock.set_now("2026-08-22T09:00:00Z")
-    assert pick(conn, tags=()) == "cooling"
+    assert pick(conn) == "cooling"
     leases.claim(conn, "cooling", "codex")
     assert pick(conn) == "deferred"
 
@@ -441,8 +453,8 @@ def test_unblock_scheduling_is_a_tie_break_only(conn):
     complete(conn, "p0-leaf")
     mk(conn, "dated-leaf", "P1", due_at="2026-12-01T00:00:00Z")
     assert pick(conn, prefer_unblocking=True) == "dated-leaf"  # nor are deadlines
-    leaf = dispatch.next_task(conn, prefer_unblocking=True, tags=())["task"]
-    assert leaf["unblocks"] == 0
+    dated = dispatch.next_task(conn, prefer_unblocking=True)["task"]
+    assert (dated["id"], dated["unblocks"]) == ("dated-leaf", 0)
 
 
 def test_unblocks_breaks_ties_between_equal_deadlines(conn):
@@ -710,7 +722,6 @@ def seed_random_pool(conn, rng, size=45):
                      priority=rng.choice(validate.PRIORITIES), depends_on=depends,
                      tags=rng.sample(["a", "b", "c"], rng.randrange(0, 3)), due_at=due, not_before=not_before)
         ids.append(task_id)
-        # created_at is the moment of creation; shuffle creation order a little more
     clock.set_now("2026-08-21T09:00:00Z")
     for task_id in rng.sample(ids, 6):
         tasks.update(conn, task_id, status=rng.choice(["blocked", "cancelled", "completed", "running"]))
@@ -728,18 +739,6 @@ MODES = [
     {"tags": ["a"]},
     {"tags": ["a", "b"], "aging_minutes": 600, "aging_boost": 1},
 ]
-
-
-def force_path(monkeypatch, path):
-    """Pin the access path: a small --project scope sorted from its index, or the global
-    indexes with dated rows from the deadline index / sorted from their created_at ranges."""
-    if path == "small-scope":
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 10**6)
-        monkeypatch.setattr(dispatch, "SMALL_SCOPE", 10**6)
-        return
-    monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)
-    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
-    monkeypatch.setattr(dispatch._Plan, "_use_deadline_index", lambda self, ranges: path == "deadline-index")
 
 
 @pytest.mark.parametrize("budget, path", [

@@ -373,7 +373,8 @@ def corpus(conn, task):
     clock.advance(minutes=1)
     ids["other"] = notes.add(conn, "t2", content="rate limit on the other API is 10/min", kind="fact")["id"]
     clock.advance(minutes=1)
-    ids["odd"] = notes.add(conn, task, content='100% literal "quoted" under_score NEAR(x) a*b', kind="observation")["id"]
+    odd = '100% literal "quoted" under_score NEAR(x) a*b'
+    ids["odd"] = notes.add(conn, task, content=odd, kind="observation")["id"]
     return ids
 
 

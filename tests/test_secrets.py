@@ -224,7 +224,8 @@ def _handoff(conn, task, objective, evidence, superseded_by=None):
     with db.write(conn):
         cursor = conn.execute(
             "INSERT INTO handoffs(task_id, from_agent, to_agent, status, objective, evidence, payload_hash,"
-            " superseded_by, created_at) VALUES (?, 'codex', 'claude', 'running', ?, ?, 'h', ?, '2026-08-21T09:00:00Z')",
+            " superseded_by, created_at)"
+            " VALUES (?, 'codex', 'claude', 'running', ?, ?, 'h', ?, '2026-08-21T09:00:00Z')",
             (task, objective, json.dumps(evidence), superseded_by),
         )
     return cursor.lastrowid
