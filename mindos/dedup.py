@@ -165,33 +165,44 @@ def _task_ref(row):
 
 
 def _cluster_project(rows, limit, tokens, jaccard):
-    """Greedy clusters of one project's open task rows (already oldest first)."""
+    """Greedy clusters of one project's open task rows (already oldest first).
+
+    Only canonicals are compared against, through an index of their prefix tokens: under
+    one global token order (rarest in the project first), two sets with Jaccard >= t share
+    a token between their ``_probe_size`` prefixes (the All-Pairs prefix-filter lemma), and
+    their sizes are within a factor t of each other.  Both filters are exact.
+    """
     sets = [tokens(f"{row['title']} {row['description']}") for row in rows]
     frequency = {}
     for token_set in sets:
         for token in token_set:
             frequency[token] = frequency.get(token, 0) + 1
+    order = {token: rank for rank, token in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
     founders = []  # row index of each cluster's canonical
     members = []  # per cluster: [(row index, similarity)]
-    index = {}  # token -> cluster numbers whose canonical holds it (ascending)
+    index = {}  # prefix token -> cluster numbers whose canonical's prefix holds it (ascending)
     for position, mine in enumerate(sets):
+        prefix = sorted(mine, key=order.__getitem__)[:_probe_size(len(mine), limit)] if mine else []
         joined = None
-        if mine:
-            # the whole project is in hand, so probe its truly rarest tokens
-            probe = sorted(mine, key=lambda token: (frequency[token], token))[:_probe_size(len(mine), limit)]
-            candidates = sorted({number for token in probe for number in index.get(token, ())})
-            for number in candidates:
-                score = jaccard(mine, sets[founders[number]])
-                if score >= limit:
-                    joined = number
-                    members[number].append((position, round(score, 4)))
-                    break
-        if joined is None:
+        low, high = limit * len(mine) - 1e-9, len(mine) / limit + 1e-9
+        for number in sorted({number for token in prefix for number in index.get(token, ())}):
+            theirs = sets[founders[number]]
+            if not low <= len(theirs) <= high:
+                continue
+            score = jaccard(mine, theirs)
+            if score >= limit:
+                joined = number
+                members[number].append((position, round(score, 4)))
+                break
+        if joined is None and mine:
             number = len(founders)
             founders.append(position)
             members.append([])
-            for token in mine:
+            for token in prefix:
                 index.setdefault(token, []).append(number)
+        elif joined is None:  # tokenless: matches nothing, founds a cluster nobody can join
+            founders.append(position)
+            members.append([])
     result = []
     for number, founder in enumerate(founders):
         if not members[number]:

@@ -87,14 +87,9 @@ _PROBE = (
     f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
     " SELECT hit FROM up WHERE id <> :id"
 )
-# The nearest open dependent (by depth, then id) whose stored priority is :p.
-_NEAREST_SOURCE = (
-    "WITH RECURSIVE up(id, depth) AS (SELECT :id, 0 UNION"
-    " SELECT d.task_id, up.depth + 1 FROM up JOIN dependencies d ON d.depends_on = up.id"
-    f" JOIN tasks m ON m.id = d.task_id WHERE m.status NOT IN {_TERMINAL_SQL} AND up.depth < 10000)"
-    " SELECT up.id FROM up JOIN tasks t ON t.id = up.id WHERE up.depth > 0 AND t.priority = :p"
-    " ORDER BY up.depth, up.id LIMIT 1"
-)
+# Open direct dependents of a batch of tasks, with their stored priorities.
+_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+                    f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
 
 
 def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
@@ -294,11 +289,31 @@ class _Plan:
         return None
 
     def inherited_via(self, task_id, tier):
-        """The nearest open dependent that conferred ``tier``, or None when aging/stored priority did."""
+        """The nearest open dependent that conferred ``tier``, or None when aging/stored priority did.
+
+        Breadth first through open dependents, one query per level (in chunks), each task once;
+        among the sources at the nearest depth the smallest id wins.
+        """
         if self.inherited.get(task_id) != tier:
             return None
-        row = self.conn.execute(_NEAREST_SOURCE, {"id": task_id, "p": validate.PRIORITIES[tier]}).fetchone()
-        return row[0] if row else None
+        wanted = validate.PRIORITIES[tier]
+        seen, level = {task_id}, [task_id]
+        while level:
+            found, following = [], []
+            for start in range(0, len(level), 500):
+                chunk = level[start:start + 500]
+                sql = _OPEN_DEPENDENTS.format(marks=", ".join("?" * len(chunk)))
+                for dependent, priority in self.conn.execute(sql, chunk):
+                    if dependent in seen:
+                        continue
+                    seen.add(dependent)
+                    following.append(dependent)
+                    if priority <= wanted:
+                        found.append(dependent)
+            if found:
+                return min(found)
+            level = following
+        return None
 
     # -- streams -------------------------------------------------------------------------
 

@@ -659,7 +659,8 @@ def test_subprocess_next_claim(conn, home):
 # Differential check against a brute-force model of the whole rule set
 
 
-def reference(conn, now, *, project=None, tags=(), aging_minutes=360, aging_boost=2, prefer=False):
+def reference(conn, now, *, project=None, tags=(), aging_minutes=360, aging_boost=2, prefer=False,
+              annotations=None):
     """Every in-scope queued task in dispatch order as ``[(id, eligible)]``, computed naively."""
     rows = {r["id"]: tasks.row_to_task(r) for r in conn.execute("SELECT * FROM tasks")}
     deps, dependents = defaultdict(list), defaultdict(list)
@@ -704,7 +705,27 @@ def reference(conn, now, *, project=None, tags=(), aging_minutes=360, aging_boos
         return (min(inherited(task["id"]), aged(task)), task["due_at"] is None, task["due_at"] or "",
                 -unblocks if prefer else 0, task["created_at"], task["id"])
 
-    return [(t["id"], eligible(t)) for t in sorted(scope, key=key)]
+    def nearest_source(task_id, tier):
+        level, seen = [task_id], {task_id}
+        while level:
+            following = sorted({d for t in level for d in dependents[t] if is_open(d) and d not in seen})
+            seen.update(following)
+            found = [d for d in following if int(rows[d]["priority"][1]) <= tier]
+            if found:
+                return found[0]
+            level = following
+        return None
+
+    def annotate(task):
+        tier = min(inherited(task["id"]), aged(task))
+        via = nearest_source(task["id"], tier) if inherited(task["id"]) < aged(task) else None
+        return {"effective_priority": f"P{tier}", "priority_boost": int(task["priority"][1]) - aged(task),
+                "inherited_via": via}
+
+    ordered = sorted(scope, key=key)
+    if annotations is not None:
+        annotations.update({t["id"]: annotate(t) for t in ordered})
+    return [(t["id"], eligible(t)) for t in ordered]
 
 
 def seed_random_pool(conn, rng, size=45):
@@ -756,7 +777,8 @@ def test_matches_brute_force_model(conn, monkeypatch, seed, budget, path):
         now = clock.now_iso()
         for mode in MODES:
             ref_kw = {k: v for k, v in mode.items() if k in ("project", "tags", "aging_minutes", "aging_boost")}
-            order = reference(conn, now, prefer=mode.get("prefer_unblocking", False), **ref_kw)
+            notes = {}
+            order = reference(conn, now, prefer=mode.get("prefer_unblocking", False), annotations=notes, **ref_kw)
             expected = next((task_id for task_id, ok in order if ok), None)
             result = dispatch.next_task(conn, **mode)
             got = result["task"]["id"] if result["task"] else None
@@ -766,6 +788,9 @@ def test_matches_brute_force_model(conn, monkeypatch, seed, budget, path):
                 prefix = ranked[: ranked.index(expected)] if expected else ranked
                 assert [s["task_id"] for s in result["skipped"]] == prefix, mode
                 assert result["considered"] == len(prefix) + (1 if expected else 0)
+                if expected:
+                    shown = {k: result["task"][k] for k in ("effective_priority", "priority_boost", "inherited_via")}
+                    assert shown == notes[expected], mode
         expected = next((task_id for task_id, ok in reference(conn, now) if ok), None)
         if expected is None:
             break

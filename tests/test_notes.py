@@ -514,3 +514,33 @@ def test_refusals_are_exceptions_in_core(conn, task):
         notes.supersede(conn, note["id"], content="x3")
     with pytest.raises(NotFound):
         notes.add(conn, "ghost", content="x")
+
+
+def test_concurrent_processes_dedup_and_supersede_safely(home):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW="2026-08-21T09:00:00Z")
+    assert script("autopilot.py", "create", "--project", "Trove", "--title", "x", "--id", "t8", home=home,
+                  env=env).returncode == 0
+
+    def run_all(argv, count=4):
+        procs = [subprocess.Popen([sys.executable, os.path.join(ROOT, "autopilot.py"), *argv], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(count)]
+        return [(p.wait(timeout=60), *p.communicate()) for p in procs]
+
+    added = run_all(["note", "t8", "--content", "only one copy of this fact"])
+    assert all(rc == 0 and err == "" for rc, _, err in added)
+    ids = {json.loads(out)["id"] for _, out, _ in added}
+    assert len(ids) == 1
+    assert sorted(json.loads(out)["deduplicated"] for _, out, _ in added) == [False, True, True, True]
+    note_id = ids.pop()
+    raced = run_all(["supersede-note", str(note_id), "--content", "the one true successor"])
+    assert sorted(rc for rc, _, _ in raced) == [0, 1, 1, 1]
+    assert all("already superseded" in err for rc, _, err in raced if rc == 1)
+    listed = script("autopilot.py", "notes", "t8", "--all", home=home, env=env)
+    chain = json.loads(listed.stdout)
+    assert len(chain) == 2 and chain[0]["superseded_by"] == chain[1]["id"]
