@@ -8,9 +8,9 @@ checkout.  Nothing here mutates: ``similar`` and ``dup-tasks`` report, ``create`
 
 Candidate search is exact but cheap.  ``J(A, B) >= t`` needs ``|A & B| >= ceil(t * |A|)``,
 so B must hold at least one of ANY ``|A| - ceil(t * |A|) + 1`` tokens of A (prefix
-filtering).  We ask ``tasks_fts`` (title and description columns only) for open
-same-project tasks holding one of the rarest such tokens, then compute the exact Jaccard
-in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
+filtering).  We ask ``tasks_fts`` (title and description columns, narrowed to the project)
+for open same-project tasks holding one of the rarest such tokens, then compute the exact
+Jaccard in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
 """
 
 import itertools
@@ -23,6 +23,8 @@ from mindos.errors import InvalidInput, NotFound
 # and reports at most this many matches.
 CREATE_SCAN_LIMIT = 200
 CREATE_REPORT_LIMIT = 10
+# Token rarity for the candidate probe is counted up to this many tasks per token.
+PROBE_COUNT_CAP = 1000
 _OPEN = "status NOT IN ('completed', 'failed', 'cancelled')"
 
 
@@ -49,26 +51,45 @@ def _probe_size(size, limit):
     return max(size - needed + 1, 1)
 
 
-def _probe_tokens(tokens, limit):
-    """The tokens a similar task must share at least one of (longest first: likely rarer)."""
-    return sorted(tokens, key=lambda token: (-len(token), token))[:_probe_size(len(tokens), limit)]
+def _scoped(expression, project):
+    """A tasks_fts MATCH over title/description, narrowed to the project inside the index.
+
+    The project-column condition is a superset (it matches the project's tokens); the SQL
+    ``t.project = ?`` that follows stays the exact filter.
+    """
+    return "{title description} : (" + expression + ") AND project : (" + db.fts_query(project, "AND") + ")"
+
+
+def _probe_tokens(conn, project, tokens, limit):
+    """The tokens a similar task must share at least one of: the ``_probe_size`` rarest.
+
+    Rarity is counted in the project's part of tasks_fts (up to PROBE_COUNT_CAP per token,
+    one statement); without FTS5, or when every token must be probed anyway, longer tokens
+    are taken first.  Any choice is exact; rarer ones just mean fewer candidates.
+    """
+    ordered = sorted(tokens, key=lambda token: (-len(token), token))
+    size = _probe_size(len(ordered), limit)
+    if size >= len(ordered) or not db.has_fts(conn, "tasks_fts"):
+        return ordered[:size]
+    count = "SELECT count(*) FROM (SELECT 1 FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)"
+    sql = " UNION ALL ".join(f"SELECT {i}, ({count})" for i in range(len(ordered)))
+    params = []
+    for token in ordered:
+        params.extend((_scoped(db.fts_query(token), project), PROBE_COUNT_CAP))
+    counts = dict(conn.execute(sql, params).fetchall())
+    return [ordered[i] for i in sorted(range(len(ordered)), key=lambda i: (counts[i], i))[:size]]
 
 
 def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
     """Open same-project task rows sharing a probe token with ``tokens``, oldest first."""
-    probe = _probe_tokens(tokens, limit)
+    probe = _probe_tokens(conn, project, tokens, limit)
     columns = "t.id, t.title, t.description, t.status, t.priority, t.created_at"
     params = [project, exclude_id or ""]
     if db.has_fts(conn, "tasks_fts"):
-        expression = db.fts_query(" ".join(probe), "OR")
-        if expression is None:
-            return []
         sql = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
                " WHERE tasks_fts MATCH ? AND t.project = ? AND t.id <> ? AND t." + _OPEN +
                " ORDER BY f.rowid")
-        # the project column narrows inside the index (a superset: t.project = ? stays exact)
-        scope = db.fts_query(project, "AND")
-        params.insert(0, "{title description} : (" + expression + ") AND project : (" + scope + ")")
+        params.insert(0, _scoped(db.fts_query(" ".join(probe), "OR"), project))
     else:
         likes = []
         for token in probe:
@@ -167,10 +188,13 @@ def _task_ref(row):
 def _cluster_project(rows, limit, tokens, jaccard):
     """Greedy clusters of one project's open task rows (already oldest first).
 
-    Only canonicals are compared against, through an index of their prefix tokens: under
-    one global token order (rarest in the project first), two sets with Jaccard >= t share
-    a token between their ``_probe_size`` prefixes (the All-Pairs prefix-filter lemma), and
-    their sizes are within a factor t of each other.  Both filters are exact.
+    Each task is compared only with cluster canonicals, and only with those that survive
+    three exact filters before the Jaccard itself: under one token order (rarest in the
+    project first) two sets with Jaccard >= t share a token between their ``_probe_size``
+    prefixes (the All-Pairs prefix-filter lemma), so canonicals are indexed by their prefix
+    tokens; their sizes are within a factor t of each other; and a bitmask popcount gives
+    the overlap, hence the Jaccard, without building sets.  The reported similarity is
+    always :func:`mindos.notes.jaccard`'s.
     """
     sets = [tokens(f"{row['title']} {row['description']}") for row in rows]
     frequency = {}
@@ -178,31 +202,34 @@ def _cluster_project(rows, limit, tokens, jaccard):
         for token in token_set:
             frequency[token] = frequency.get(token, 0) + 1
     order = {token: rank for rank, token in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
+    masks = [sum(1 << order[token] for token in token_set) for token_set in sets]
     founders = []  # row index of each cluster's canonical
     members = []  # per cluster: [(row index, similarity)]
     index = {}  # prefix token -> cluster numbers whose canonical's prefix holds it (ascending)
     for position, mine in enumerate(sets):
-        prefix = sorted(mine, key=order.__getitem__)[:_probe_size(len(mine), limit)] if mine else []
+        size, mask = len(mine), masks[position]
+        prefix = sorted(mine, key=order.__getitem__)[:_probe_size(size, limit)] if mine else []
+        low, high = limit * size - 1e-9, size / limit + 1e-9
         joined = None
-        low, high = limit * len(mine) - 1e-9, len(mine) / limit + 1e-9
-        for number in sorted({number for token in prefix for number in index.get(token, ())}):
-            theirs = sets[founders[number]]
-            if not low <= len(theirs) <= high:
+        for number in sorted(set().union(*(index.get(token, ()) for token in prefix))):
+            founder = founders[number]
+            other = len(sets[founder])
+            if not low <= other <= high:
                 continue
-            score = jaccard(mine, theirs)
+            overlap = (mask & masks[founder]).bit_count()
+            if overlap < limit * (size + other - overlap) - 1e-9:  # Jaccard < limit
+                continue
+            score = jaccard(mine, sets[founder])
             if score >= limit:
                 joined = number
                 members[number].append((position, round(score, 4)))
                 break
-        if joined is None and mine:
+        if joined is None:  # found a cluster (a tokenless task founds one nobody can join)
             number = len(founders)
             founders.append(position)
             members.append([])
             for token in prefix:
                 index.setdefault(token, []).append(number)
-        elif joined is None:  # tokenless: matches nothing, founds a cluster nobody can join
-            founders.append(position)
-            members.append([])
     result = []
     for number, founder in enumerate(founders):
         if not members[number]:

@@ -20,7 +20,8 @@ Why it is built this way: agents call ``next`` many times a minute against pools
 queued tasks, so the pool is never loaded into Python.  Aging makes a task's aged tier a pure
 function of (priority, created_at): for each (stored priority, tier) pair the members are one
 contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream from
-``idx_tasks_due_at`` in deadline order.  A tier is therefore a lazy merge of index-ordered
+``idx_tasks_due_at`` in deadline order (or, when a bounded sample shows the tier's ranges are
+small or carry no deadlines up front, are sorted from those ranges).  A tier is therefore a lazy merge of index-ordered
 cursors (dated ones first, undated ones after), filtered in SQL, and the walk stops at the
 first eligible row.
 
