@@ -20,8 +20,11 @@ at 100k), but every seeded row gets the audit event its command would have writt
 ``db.append_event``, so the seeded chain verifies.  Commands whose name is not (yet)
 registered in a front door are reported under ``skipped`` rather than timed.
 
-Quick run:   python3 bench/bench.py --sizes 1000 --reps 5
-Full run:    python3 bench/bench.py            (a few minutes on two cores)
+Quick run:   python3 bench/bench.py --sizes 1000 --reps 5     (under a minute)
+Full run:    python3 bench/bench.py                           (about five minutes on two cores)
+The ledger, concurrency and memory sections scale with the largest ``--sizes`` value unless
+given explicitly; at the default sizes they run at full scale (300k events, 8 x 50 claims,
+10k tasks with 50k notes and 5k handoffs).
 Results go to stdout (JSON) and to bench/results/ (gitignored).
 """
 
@@ -589,12 +592,15 @@ def build_parser():
     parser.add_argument("--commands", help="comma-separated command labels to time (default: all)")
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma-separated sections to run (default {','.join(SECTIONS)})")
-    parser.add_argument("--ledger-events", type=int, default=300000, help="events in the verify ledger")
-    parser.add_argument("--processes", type=int, default=8, help="concurrent next --claim dispatchers")
-    parser.add_argument("--claims", type=int, default=50, help="sequential claims per dispatcher")
-    parser.add_argument("--memory-tasks", type=int, default=10000, help="tasks in the memory home")
-    parser.add_argument("--notes", type=int, default=50000, help="notes in the memory home")
-    parser.add_argument("--handoffs", type=int, default=5000, help="handoffs in the memory home")
+    parser.add_argument("--ledger-events", type=int,
+                        help="events in the verify ledger (default 3 x the largest size, at most 300000)")
+    parser.add_argument("--processes", type=int, default=8, help="concurrent next --claim dispatchers (default 8)")
+    parser.add_argument("--claims", type=int,
+                        help="sequential claims per dispatcher (default largest size / 200, 5..50)")
+    parser.add_argument("--memory-tasks", type=int,
+                        help="tasks in the memory home (default the largest size, at most 10000)")
+    parser.add_argument("--notes", type=int, help="notes in the memory home (default 5 x memory tasks)")
+    parser.add_argument("--handoffs", type=int, help="handoffs in the memory home (default memory tasks / 2)")
     parser.add_argument("--out", help="results directory (default bench/results)")
     parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
     parser.add_argument("--no-compile", action="store_true",
@@ -606,7 +612,12 @@ def build_parser():
 def run(argv=None):
     """Run the benchmark; return ``(results, exit_code)``."""
     args = build_parser().parse_args(argv)
-    sizes = _int_list(args.sizes)
+    try:
+        sizes = _int_list(args.sizes)
+    except ValueError:
+        raise SystemExit("bench: --sizes takes task counts such as 1000 or 10k") from None
+    if not sizes or min(sizes) < 10:
+        raise SystemExit("bench: every --sizes value must be at least 10")
     sections = {s.strip() for s in args.sections.split(",") if s.strip()}
     unknown = sections - set(SECTIONS)
     if unknown:
@@ -614,6 +625,17 @@ def run(argv=None):
     commands = {c.strip() for c in args.commands.split(",")} if args.commands else None
     if args.reps < 1:
         raise SystemExit("bench: --reps must be at least 1")
+    # The other sections scale with the largest size, so a quick run stays quick and the
+    # default run measures the full scale: 300k events, 8 x 50 claims, 10k/50k/5k memory.
+    largest = max(sizes) if sizes else DEFAULT_SIZES[-1]
+    scale = {
+        "ledger_events": args.ledger_events if args.ledger_events is not None else min(300000, 3 * largest),
+        "processes": args.processes,
+        "claims": args.claims if args.claims is not None else min(50, max(5, largest // 200)),
+        "memory_tasks": args.memory_tasks if args.memory_tasks is not None else min(10000, largest),
+    }
+    scale["notes"] = args.notes if args.notes is not None else 5 * scale["memory_tasks"]
+    scale["handoffs"] = args.handoffs if args.handoffs is not None else scale["memory_tasks"] // 2
     # Cached bytecode for the package, so each process pays what an installed copy pays
     # (PYTHONDONTWRITEBYTECODE may be set, and then nothing would ever be cached).
     if not args.no_compile:
@@ -624,7 +646,7 @@ def run(argv=None):
             "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
             "platform": platform.platform(), "cpus": os.cpu_count(), "reps": args.reps,
-            "fts5": db.fts5_supported(), "baseline": f'python3 -c "{BASELINE_CODE}"',
+            "fts5": db.fts5_supported(), "baseline": f'python3 -c "{BASELINE_CODE}"', "scale": scale,
         },
     }
     errors = []
@@ -636,12 +658,13 @@ def run(argv=None):
                 results["sizes"][str(n)], errs = bench_size(workdir, n, args.reps, registered, commands)
                 errors.extend(errs)
         if "ledger" in sections:
-            results["verify_chain"] = bench_ledger(workdir, args.ledger_events)
+            results["verify_chain"] = bench_ledger(workdir, scale["ledger_events"])
         if "concurrency" in sections:
-            results["concurrency"], errs = bench_concurrency(workdir, args.processes, args.claims, registered)
+            results["concurrency"], errs = bench_concurrency(workdir, scale["processes"], scale["claims"],
+                                                             registered)
             errors.extend(errs)
         if "memory" in sections:
-            results["memory"], errs = bench_memory(workdir, args.memory_tasks, args.notes, args.handoffs,
+            results["memory"], errs = bench_memory(workdir, scale["memory_tasks"], scale["notes"], scale["handoffs"],
                                                    args.reps, registered, commands)
             errors.extend(errs)
     finally:

@@ -6,8 +6,9 @@ Design decisions
     the header so it survives tight budgets), ``dependencies`` (unsatisfied prerequisites),
     ``notes`` (the task's live notes, pinned first, oldest -> newest within each group) and,
     with ``--related N``, ``related_notes`` (live notes of other tasks matching this task's
-    text).  ``sections`` in the output names the sections present, in pack order, so a
-    later ``recall`` can seal exactly them with a digest.  A section that comes with a flag
+    text).  :func:`assemble` returns exactly that list of ``(name, keys)`` pairs, which is
+    what a later ``recall`` seals with a digest; ``context`` flattens it and names the
+    sections present, in order, under ``sections``.  A section that comes with a flag
     adds its keys only when the flag is given, so packs built without it stay
     byte-identical.
   * **What the budget counts.**  Every packed item costs ``len(canonical_json(item))``
@@ -276,11 +277,13 @@ def _options(budget, related, related_scope):
     return {"budget": budget, "related": related, "related_scope": related_scope}
 
 
-def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
-    """Build the context pack of ``task_id`` within ``budget`` characters; read-only.
+def assemble(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
+    """Build the pack of ``task_id`` as an ordered list of sections; read-only.
 
-    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections", <section keys>}``
-    (see the module docstring for what each section adds and what the budget counts).
+    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections": [(name, keys)]}``
+    where each ``keys`` dict holds what that section contributes (its items and counters),
+    in pack order.  This is the form to seal: a digest over ``sections`` (or over all but
+    ``handoff``) is deterministic for identical state.
     """
     options = _options(budget, related, related_scope)
     task_id = validate.identifier(task_id, "task id")
@@ -289,14 +292,21 @@ def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_
     task = tasks.get(conn, task_id)
     state = {"conn": conn, "task": task, "now": clock.now_iso(), "options": options}
     meter = _Budget(options["budget"])
-    pack = {"task_id": task_id, "budget": options["budget"], "sections": []}
-    for name, build, option in SECTIONS:
-        if option is not None and options[option] is None:
-            continue
-        pack.update(build(state, meter))
-        pack["sections"].append(name)
-    if pack["task"] is not None and pack["task"].get("description_truncated"):
-        meter.truncated = True
-    pack["used_chars"] = meter.used
-    pack["truncated"] = meter.truncated
+    sections = [(name, build(state, meter)) for name, build, option in SECTIONS
+                if option is None or options[option] is not None]
+    return {"task_id": task_id, "budget": options["budget"], "used_chars": meter.used,
+            "truncated": meter.truncated, "sections": sections}
+
+
+def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
+    """``context``: the pack of ``task_id`` within ``budget`` characters, flattened; read-only.
+
+    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections": [names],
+    <every section's keys>}`` (see the module docstring for what the budget counts).
+    """
+    built = assemble(conn, task_id, budget=budget, related=related, related_scope=related_scope)
+    pack = {key: built[key] for key in ("task_id", "budget", "used_chars", "truncated")}
+    pack["sections"] = [name for name, _ in built["sections"]]
+    for _, keys in built["sections"]:
+        pack.update(keys)
     return pack

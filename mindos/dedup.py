@@ -23,8 +23,12 @@ from mindos.errors import InvalidInput, NotFound
 # and reports at most this many matches.
 CREATE_SCAN_LIMIT = 200
 CREATE_REPORT_LIMIT = 10
-# Token rarity for the candidate probe is counted up to this many tasks per token.
-PROBE_COUNT_CAP = 1000
+# Token rarity for the candidate probe is counted (up to PROBE_COUNT_CAP tasks per token) only
+# for texts of at most PROBE_MAX_TOKENS tokens; longer ones probe their longest tokens.  The
+# LIKE fallback ORs at most LIKE_MAX_TOKENS tokens (SQLite's expression depth), else scans.
+PROBE_COUNT_CAP = 64
+PROBE_MAX_TOKENS = 64
+LIKE_MAX_TOKENS = 200
 _OPEN = "status NOT IN ('completed', 'failed', 'cancelled')"
 
 
@@ -69,7 +73,7 @@ def _probe_tokens(conn, project, tokens, limit):
     """
     ordered = sorted(tokens, key=lambda token: (-len(token), token))
     size = _probe_size(len(ordered), limit)
-    if size >= len(ordered) or not db.has_fts(conn, "tasks_fts"):
+    if size >= len(ordered) or len(ordered) > PROBE_MAX_TOKENS or not db.has_fts(conn, "tasks_fts"):
         return ordered[:size]
     count = "SELECT count(*) FROM (SELECT 1 FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)"
     sql = " UNION ALL ".join(f"SELECT {i}, ({count})" for i in range(len(ordered)))
@@ -92,11 +96,12 @@ def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
         params.insert(0, _scoped(db.fts_query(" ".join(probe), "OR"), project))
     else:
         likes = []
-        for token in probe:
+        for token in probe if len(probe) <= LIKE_MAX_TOKENS else ():  # else: every open task (a superset)
             likes.append("t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\'")
             params.extend([db.like_pattern(token)] * 2)
-        sql = (f"SELECT {columns} FROM tasks t WHERE t.project = ? AND t.id <> ? AND t." + _OPEN +
-               " AND (" + " OR ".join(likes) + ") ORDER BY t.seq")
+        match = f" AND ({' OR '.join(likes)})" if likes else ""
+        sql = (f"SELECT {columns} FROM tasks t WHERE t.project = ? AND t.id <> ? AND t.{_OPEN}{match}"
+               " ORDER BY t.seq")
     if scan_limit is not None:
         sql += " LIMIT ?"
         params.append(scan_limit)

@@ -83,7 +83,8 @@ def test_tiny_run_times_every_section(tmp_path, home):
     concurrency = results["concurrency"]
     if "skipped" not in concurrency:
         assert concurrency["claims"] == concurrency["distinct_tasks"] == concurrency["leased_rows"] == 6
-        assert concurrency["double_claims"] == []
+        assert concurrency["claimed_events"] == 6 and concurrency["double_claims"] == []
+        assert concurrency["baseline_calls_per_second"] > 0 and concurrency["ratio"] > 0
     memory = results["memory"]
     assert memory["notes"] == 150 and memory["handoffs"] == 15
     memory_labels = {s[0] for s in bench.memory_specs(bench.Seed("", 0), "x")}
@@ -118,3 +119,16 @@ def test_bad_arguments_are_refused():
         bench.run(["--sections", "tasks,bogus"])
     with pytest.raises(SystemExit, match="--reps must be at least 1"):
         bench.run(["--reps", "0"])
+    with pytest.raises(SystemExit, match="--sizes takes task counts"):
+        bench.run(["--sizes", "many"])
+    with pytest.raises(SystemExit, match="at least 10"):
+        bench.run(["--sizes", "1000,3"])
+
+
+def test_the_other_sections_scale_with_the_largest_size(tmp_path):
+    results, code = bench.run(["--sizes", "40", "--sections", "ledger", "--out", str(tmp_path), "--no-compile"])
+    assert code == 0
+    assert results["meta"]["scale"] == {"ledger_events": 120, "processes": 8, "claims": 5, "memory_tasks": 40,
+                                        "notes": 200, "handoffs": 20}
+    assert results["verify_chain"]["events"] == 120
+    assert "sizes" not in results and "memory" not in results

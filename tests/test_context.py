@@ -474,3 +474,17 @@ def test_real_front_door_subprocess(world, home):
     assert pack["task_id"] == "t1" and pack["used_chars"] <= 600 and pack["truncated"] is True
     missing = script("autopilot.py", "context", "nope", home=home)
     assert missing.returncode == 1 and missing.stdout == "" and missing.stderr.strip() == "unknown task 'nope'"
+
+
+def test_assemble_is_the_ordered_section_list_the_pack_flattens(world):
+    built = context.assemble(world, "t1", related=3)
+    names = [name for name, _ in built["sections"]]
+    assert names == ["task", "handoff", "dependencies", "notes", "related_notes"]
+    keys = dict(built["sections"])
+    assert set(keys["handoff"]) == {"handoff", "handoff_packed"}
+    assert set(keys["task"]) == {"task"}
+    flat = context.pack_context(world, "t1", related=3)
+    assert flat["sections"] == names and flat["used_chars"] == built["used_chars"]
+    for _, section in built["sections"]:
+        assert {k: flat[k] for k in section} == section
+    assert canonical_json(built["sections"]) == canonical_json(context.assemble(world, "t1", related=3)["sections"])

@@ -357,3 +357,14 @@ def test_real_front_doors_subprocess(fleet, home):
     assert [i["id"] for i in json.loads(proc.stdout)["similar"]] == ["blocked", "b", "c"]
     ops = script("ops.py", "dup-tasks", "--dry-run", home=home)
     assert ops.returncode == 0 and ops.stderr == "" and json.loads(ops.stdout)["clusters_total"] == 1
+
+
+@pytest.mark.parametrize("fts", [True, False])
+def test_huge_descriptions_work_on_both_paths(conn, plain_conn, fts):
+    target = conn if fts else plain_conn
+    description = " ".join(f"word{i}" for i in range(3000))
+    make(target, "big1", "Huge", description=description)
+    second = make(target, "big2", "Huge", description=description + " extra")
+    assert second["similar_open_tasks"][0]["id"] == "big1"
+    assert [i["id"] for i in dedup.similar(target, "big1", threshold_value=0.1)["similar"]] == ["big2"]
+    assert dedup.dup_tasks(target)["clusters"][0]["canonical"]["id"] == "big1"

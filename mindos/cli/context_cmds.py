@@ -1,6 +1,6 @@
 """Context pack and task similarity commands: context, similar."""
 
-from mindos import context, dedup
+from mindos import context
 from mindos.cli import make_parser
 
 
@@ -36,6 +36,8 @@ def add_similar(sub):
 
 
 def cmd_similar(conn, args):
+    from mindos import dedup  # only `similar` pays for it
+
     return dedup.similar(conn, args.task_id, threshold_value=args.threshold)
 
 
