@@ -9,32 +9,11 @@ words and can never raise.  Homes built without FTS5 fall back to the substring 
 the same shape minus ``score``.
 """
 
-import json
-
 from mindos import db, validate
-from mindos.tasks import row_to_task
+from mindos.tasks import LIST_ORDER, row_to_task, task_filters
 
 MAX_QUERY = 1000
 _FIELDS = ("id", "project", "title", "description", "next_action", "blocked_reason")
-_LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
-
-
-def _filters(status, project, priority, tag):
-    clauses, params = [], []
-    if status:
-        clauses.append("t.status = ?")
-        params.append(validate.status(status))
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
-    if priority:
-        clauses.append("t.priority = ?")
-        params.append(validate.priority(priority))
-    if tag:
-        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
-        clauses.append("instr(t.tags, ?) > 0")
-        params.append(json.dumps(validate.tag(tag)))
-    return clauses, params
 
 
 def search(conn, query, *, status=None, project=None, priority=None, tag=None, limit=None, rank=False):
@@ -43,7 +22,7 @@ def search(conn, query, *, status=None, project=None, priority=None, tag=None, l
     A blank query matches nothing.  With ``rank``, a query without word tokens returns [].
     """
     query = validate.text(query, "query", max_len=MAX_QUERY)
-    clauses, params = _filters(status, project, priority, tag)
+    clauses, params = task_filters(status=status, project=project, priority=priority, tag=tag)
     if limit is not None:
         limit = validate.positive_int(limit, "--limit")
     if not query.strip():
@@ -55,7 +34,7 @@ def search(conn, query, *, status=None, project=None, priority=None, tag=None, l
         where = " AND ".join(["tasks_fts MATCH ?", *clauses])
         sql = (
             "SELECT t.*, bm25(tasks_fts) AS score FROM tasks_fts JOIN tasks t ON t.seq = tasks_fts.rowid"
-            f" WHERE {where} ORDER BY score, {_LIST_ORDER}"
+            f" WHERE {where} ORDER BY score, {LIST_ORDER}"
         )
         params = [match, *params]
     else:
@@ -64,7 +43,7 @@ def search(conn, query, *, status=None, project=None, priority=None, tag=None, l
         pattern = db.like_pattern(query)
         text_match = "(" + " OR ".join(f"t.{field} LIKE ? ESCAPE '\\'" for field in _FIELDS) + ")"
         where = " AND ".join([text_match, *clauses])
-        sql = f"SELECT t.* FROM tasks t WHERE {where} ORDER BY {_LIST_ORDER}"
+        sql = f"SELECT t.* FROM tasks t WHERE {where} ORDER BY {LIST_ORDER}"
         params = [pattern] * len(_FIELDS) + params
     if limit is not None:
         sql += " LIMIT ?"

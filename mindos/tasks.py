@@ -160,25 +160,38 @@ def show(conn, task_id):
     }
 
 
-def list_tasks(conn, *, status=None, project=None, tag=None, overdue=False, limit=None):
-    """Tasks matching the filters, by priority then most recently updated."""
+LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
+
+
+def task_filters(*, status=None, project=None, priority=None, tag=None):
+    """Validated WHERE clauses (over alias ``t``) and parameters for the task filter flags."""
     clauses, params = [], []
     if status:
-        clauses.append("status = ?")
+        clauses.append("t.status = ?")
         params.append(validate.status(status))
     if project:
-        clauses.append("project = ?")
+        clauses.append("t.project = ?")
         params.append(validate.identifier(project, "--project"))
+    if priority:
+        clauses.append("t.priority = ?")
+        params.append(validate.priority(priority))
     if tag:
-        clauses.append("instr(tags, ?) > 0")
+        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
+        clauses.append("instr(t.tags, ?) > 0")
         params.append(json.dumps(validate.tag(tag)))
+    return clauses, params
+
+
+def list_tasks(conn, *, status=None, project=None, tag=None, overdue=False, limit=None):
+    """Tasks matching the filters, by priority then most recently updated."""
+    clauses, params = task_filters(status=status, project=project, tag=tag)
     if overdue:
-        clauses.append("due_at IS NOT NULL AND due_at < ? AND status NOT IN ('completed', 'failed', 'cancelled')")
+        clauses.append("t.due_at IS NOT NULL AND t.due_at < ? AND t.status NOT IN ('completed', 'failed', 'cancelled')")
         params.append(clock.now_iso())
-    sql = "SELECT * FROM tasks"
+    sql = "SELECT t.* FROM tasks t"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
-    sql += " ORDER BY priority, updated_at DESC, id"
+    sql += f" ORDER BY {LIST_ORDER}"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(validate.positive_int(limit, "--limit"))

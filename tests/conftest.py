@@ -81,3 +81,13 @@ def script(name, *argv, home, env=None, timeout=60):
         [sys.executable, os.path.join(ROOT, name), *argv],
         capture_output=True, text=True, env=environment, timeout=timeout,
     )
+
+
+def make_task(conn, task_id="t1", **kw):
+    """Create a task in project Trove with a default title (the usual test fixture row)."""
+    from mindos import tasks
+
+    kw.setdefault("project", "Trove")
+    kw.setdefault("title", f"task {task_id}")
+    return tasks.create(conn, task_id=task_id, **kw)
+

@@ -7,12 +7,7 @@ import stat
 from conftest import script
 from mindos import approvals, db, leases, lifecycle, receipts, tasks
 from mindos.files import sha256_hex
-
-
-def make(conn, task_id, **kw):
-    kw.setdefault("project", "Trove")
-    kw.setdefault("title", f"task {task_id}")
-    return tasks.create(conn, task_id=task_id, **kw)
+from conftest import make_task as make
 
 
 def state(conn, home):

@@ -9,12 +9,7 @@ import pytest
 from conftest import ROOT, script
 from mindos import clock, db, leases, lifecycle, recovery, tasks
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
-
-
-def make(conn, task_id="t1", **kw):
-    kw.setdefault("project", "Trove")
-    kw.setdefault("title", f"task {task_id}")
-    return tasks.create(conn, task_id=task_id, **kw)
+from conftest import make_task as make
 
 
 def state(conn):

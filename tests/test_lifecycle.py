@@ -7,14 +7,9 @@ import pytest
 
 from mindos import clock, db, leases, lifecycle, receipts, tasks
 from mindos.errors import InvalidInput, NotFound, Refused
+from conftest import make_task as make
 
 DIGEST = "ab" * 32
-
-
-def make(conn, task_id="t1", **kw):
-    kw.setdefault("project", "Trove")
-    kw.setdefault("title", f"task {task_id}")
-    return tasks.create(conn, task_id=task_id, **kw)
 
 
 def held(conn, task_id="t1", owner="hermes", **kw):

@@ -8,6 +8,7 @@ import pytest
 from conftest import ROOT, script
 from mindos import clock, leases, lifecycle, policies, tasks
 from mindos.errors import Refused
+from conftest import make_task as make
 
 
 def write_policy(home, project, text):
@@ -25,12 +26,6 @@ def write_policy(home, project, text):
 
 
 _writes = []
-
-
-def make(conn, task_id, **kw):
-    kw.setdefault("project", "Trove")
-    kw.setdefault("title", f"task {task_id}")
-    return tasks.create(conn, task_id=task_id, **kw)
 
 
 def state(conn):

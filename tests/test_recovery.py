@@ -7,12 +7,7 @@ import pytest
 from conftest import script
 from mindos import clock, db, leases, recovery, tasks
 from mindos.errors import InvalidInput
-
-
-def make(conn, task_id, **kw):
-    kw.setdefault("project", "Trove")
-    kw.setdefault("title", f"task {task_id}")
-    return tasks.create(conn, task_id=task_id, **kw)
+from conftest import make_task as make
 
 
 def state(conn):
