@@ -59,6 +59,7 @@ SMALL_SCOPE = 4000
 PROBE_BUDGET = 2000
 
 _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
+_UNKNOWN = object()
 _OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in validate.STATUSES if s not in validate.TERMINAL_STATUSES) + ")"
 _TERMINAL_SQL = "(" + ", ".join(f"'{s}'" for s in validate.TERMINAL_STATUSES) + ")"
 _RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
@@ -257,6 +258,7 @@ class _Plan:
         self.inherited = {}  # id -> the tier an inherited candidate was considered in
         self.considered = set()
         self._cursors = []
+        self._worst_in_scope = _UNKNOWN
 
     # -- row helpers ---------------------------------------------------------------------
 
@@ -349,6 +351,8 @@ class _Plan:
         aged = self._ordered(tier, "=")
         head = next(aged, None)
         if head is None:
+            if self.scope and not self._scope_has_worse(tier):
+                return  # nothing in scope could inherit this tier: skip the fleet-wide walk
             yield from self._walked(tier, None)
             return
         others = self._ordered(tier, ">")
@@ -373,6 +377,21 @@ class _Plan:
                 return
             yield head
             head = next(aged, None)
+
+    def _scope_has_worse(self, tier):
+        """True when the scope holds a queued task aged into a tier worse than ``tier``.
+
+        Only such a task can inherit ``tier``; for a narrow or empty --project/--tag scope this
+        check (one indexed query per dispatch, cached) saves the walk down from every open
+        task of that priority fleet-wide.
+        """
+        if self._worst_in_scope is _UNKNOWN:
+            index = "INDEXED BY idx_tasks_project_status " if self.small_scope else ""
+            self._worst_in_scope = self.conn.execute(
+                f"SELECT max({self.aged_sql}) FROM tasks t {index}WHERE t.status = 'queued'{self.scope}",
+                self.params,
+            ).fetchone()[0]
+        return self._worst_in_scope is not None and self._worst_in_scope > tier
 
     def _probe(self, task_id, tier, budget):
         """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?

@@ -803,3 +803,21 @@ def test_matches_brute_force_model(conn, monkeypatch, seed, budget, path):
         clock.advance(minutes=rng.randrange(0, 240))
         steps += 1
     assert steps >= 10
+
+
+def test_empty_scope_skips_the_fleet_wide_inheritance_walk(conn):
+    # urgent work elsewhere would make an unscoped dispatch walk its prerequisites; a scope
+    # with nothing queued in it must answer without that walk, and still find nothing
+    tasks.create(conn, project="Other", title="prereq", task_id="pre", tags=["infra"])
+    tasks.create(conn, project="Other", title="urgent", task_id="hot", priority="P0", depends_on=["pre"],
+                 tags=["infra"])
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        assert dispatch.next_task(conn, project="Empty") == {"task": None}
+        assert dispatch.next_task(conn, tags=["security"]) == {"task": None}
+    finally:
+        conn.set_trace_callback(None)
+    assert not [sql for sql in statements if "RECURSIVE walk" in sql]
+    # the same scope machinery still finds inherited work when the scope has some
+    assert dispatch.next_task(conn, tags=["infra"])["task"]["id"] == "pre"
