@@ -92,6 +92,25 @@ CREATE TABLE heartbeats (
     at      TEXT NOT NULL
 );
 
+-- Tag index: one row per (tag, task), kept in step with tasks.tags by triggers (migration 4),
+-- so tag-scoped dispatch can start from the few tasks carrying a rare tag.
+CREATE TABLE task_tags (
+    tag     TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (tag, task_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_task_tags_task ON task_tags(task_id);
+CREATE TRIGGER task_tags_ai AFTER INSERT ON tasks BEGIN
+    INSERT OR IGNORE INTO task_tags(tag, task_id) SELECT value, new.id FROM json_each(new.tags);
+END;
+CREATE TRIGGER task_tags_au AFTER UPDATE OF id, tags ON tasks BEGIN
+    DELETE FROM task_tags WHERE task_id = old.id;
+    INSERT OR IGNORE INTO task_tags(tag, task_id) SELECT value, new.id FROM json_each(new.tags);
+END;
+CREATE TRIGGER task_tags_ad AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_tags WHERE task_id = old.id;
+END;
+
 -- Shared memory: provenance-tagged task notes (migration 3).  A live note has
 -- superseded_by IS NULL; supersession links old -> new in both directions.
 CREATE TABLE notes (

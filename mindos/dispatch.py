@@ -33,8 +33,8 @@ priority).  When a tier has no aged row left, or the probes exceed a node budget
 inherited candidates come instead from one recursive walk down the edges from its open
 dependents of that priority.  Either way every task is considered once, in the best tier it
 reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
-``idx_tasks_project_status`` with sorted per-tier queries instead, since the global indexes
-would make it scan other projects' work.
+``idx_tasks_project_status`` (a small ``tag`` scope the ``task_tags`` index) with sorted
+per-tier queries instead, since the global indexes would make it scan everyone else's work.
 
 With ``claim`` the whole pick runs in one ``db.write`` (BEGIN IMMEDIATE) transaction and the
 lease is taken there through :func:`mindos.leases.acquire`.  Seam conflicts and policy gates
@@ -248,13 +248,24 @@ class _Plan:
         # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
         pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
         self.sample = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
-        self.small_scope = False
-        if project is not None:
-            limit = self.sample
-            self.small_scope = conn.execute(
+        # A small scope is read whole from its own index and sorted: a --project through
+        # idx_tasks_project_status, else a --tag through the task_tags index.
+        self.small_scope = None  # (FROM ... WHERE <scope key>, the rest of the scope filter)
+        limit = self.sample
+        if project is not None and conn.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
-                " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, limit + 1),
-            ).fetchone()[0] <= limit
+                " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, limit + 1)).fetchone()[0] <= limit:
+            self.small_scope = ("FROM tasks t INDEXED BY idx_tasks_project_status WHERE t.project = :project",
+                                self.tag_sql)
+        for number, tag in enumerate(scope_tags):
+            if self.small_scope is not None:
+                break
+            if conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM task_tags g CROSS JOIN tasks t ON t.id = g.task_id"
+                    " WHERE g.tag = ? AND t.status = 'queued' LIMIT ?)", (tag, limit + 1)).fetchone()[0] <= limit:
+                self.params["small_tag"] = tag
+                self.small_scope = ("FROM task_tags g CROSS JOIN tasks t ON t.id = g.task_id WHERE g.tag = :small_tag",
+                                    self.scope)
         self.inherited = {}  # id -> the tier an inherited candidate was considered in
         self.considered = set()
         self._cursors = []
@@ -386,10 +397,9 @@ class _Plan:
         task of that priority fleet-wide.
         """
         if self._worst_in_scope is _UNKNOWN:
-            index = "INDEXED BY idx_tasks_project_status " if self.small_scope else ""
+            source, rest = self.small_scope or ("FROM tasks t WHERE 1", self.scope)
             self._worst_in_scope = self.conn.execute(
-                f"SELECT max({self.aged_sql}) FROM tasks t {index}WHERE t.status = 'queued'{self.scope}",
-                self.params,
+                f"SELECT max({self.aged_sql}) {source} AND t.status = 'queued'{rest}", self.params,
             ).fetchone()[0]
         return self._worst_in_scope is not None and self._worst_in_scope > tier
 
@@ -425,10 +435,10 @@ class _Plan:
     def _ordered(self, tier, op):
         """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order."""
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
-        if self.small_scope:
-            sql = (f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_project_status"
-                   f" WHERE t.project = :project AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
-                   f"{self.tag_sql}{self.filters}"
+        if self.small_scope is not None:
+            source, rest = self.small_scope
+            sql = (f"SELECT t.*{self.extra} {source} AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                   f"{rest}{self.filters}"
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
             yield from self._rows(sql, tier=tier)
             return

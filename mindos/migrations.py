@@ -186,4 +186,27 @@ END;
 """
 
 
-MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory]
+def m004_tag_index():
+    """The task_tags index behind tag-scoped dispatch, backfilled from tasks.tags."""
+    return """
+CREATE TABLE task_tags (
+    tag     TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (tag, task_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_task_tags_task ON task_tags(task_id);
+INSERT OR IGNORE INTO task_tags(tag, task_id) SELECT j.value, t.id FROM tasks t, json_each(t.tags) j;
+CREATE TRIGGER task_tags_ai AFTER INSERT ON tasks BEGIN
+    INSERT OR IGNORE INTO task_tags(tag, task_id) SELECT value, new.id FROM json_each(new.tags);
+END;
+CREATE TRIGGER task_tags_au AFTER UPDATE OF id, tags ON tasks BEGIN
+    DELETE FROM task_tags WHERE task_id = old.id;
+    INSERT OR IGNORE INTO task_tags(tag, task_id) SELECT value, new.id FROM json_each(new.tags);
+END;
+CREATE TRIGGER task_tags_ad AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_tags WHERE task_id = old.id;
+END;
+"""
+
+
+MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index]

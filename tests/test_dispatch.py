@@ -821,3 +821,23 @@ def test_empty_scope_skips_the_fleet_wide_inheritance_walk(conn):
     assert not [sql for sql in statements if "RECURSIVE walk" in sql]
     # the same scope machinery still finds inherited work when the scope has some
     assert dispatch.next_task(conn, tags=["infra"])["task"]["id"] == "pre"
+
+
+def test_rare_tag_scope_reads_the_tag_index_and_keeps_the_order(conn):
+    for number in range(120):
+        tasks.create(conn, project="Pool", title=f"filler {number}", task_id=f"f{number:03d}", priority="P0")
+    tasks.create(conn, project="Pool", title="rare late", task_id="r2", priority="P1", tags=["rare"])
+    clock.advance(minutes=1)
+    tasks.create(conn, project="Pool", title="rare urgent", task_id="r1", priority="P0", tags=["rare"])
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        picked = dispatch.next_task(conn, tags=["rare"], explain=True)
+    finally:
+        conn.set_trace_callback(None)
+    assert picked["task"]["id"] == "r1"  # P0 beats the older P1; fillers are out of scope
+    assert picked["considered"] == 1
+    assert any("FROM task_tags g" in sql for sql in statements)
+    assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r1"
+    assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r2"
+    assert dispatch.next_task(conn, tags=["rare"]) == {"task": None}

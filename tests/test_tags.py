@@ -139,3 +139,46 @@ def test_cli_tag_and_untag(conn, task, cli, cli_json):
     assert (rc, out) == (2, "") and err.startswith("invalid --tag: 'Nope'")
     rc, out, err = cli("autopilot", "tag", "t-123")
     assert rc == 2 and out == "" and "--tag" in err
+
+
+# ---------------------------------------------------------------------------------------
+# The task_tags index (what tag-scoped dispatch reads) stays in step with tasks.tags
+
+
+def _indexed(conn):
+    return sorted(tuple(row) for row in conn.execute("SELECT tag, task_id FROM task_tags"))
+
+
+def test_tag_index_follows_create_tag_untag_and_delete(conn):
+    tasks.create(conn, project="Infra", title="a", task_id="a", tags=["infra", "autopilot-safe"])
+    tasks.create(conn, project="Infra", title="b", task_id="b")
+    assert _indexed(conn) == [("autopilot-safe", "a"), ("infra", "a")]
+    tags.add(conn, "b", ["infra"])
+    tags.remove(conn, "a", ["infra"])
+    assert _indexed(conn) == [("autopilot-safe", "a"), ("infra", "b")]
+    with db.write(conn):
+        conn.execute("DELETE FROM tasks WHERE id = 'b'")
+    assert _indexed(conn) == [("autopilot-safe", "a")]
+
+
+def test_migration_4_backfills_the_tag_index_of_an_older_database(home):
+    from mindos import migrations
+
+    os.makedirs(home, exist_ok=True)
+    raw = db.sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    for migration in migrations.MIGRATIONS[:3]:
+        for statement in db.split_statements(migration()):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version=3")
+    raw.execute("INSERT INTO tasks(id, project, title, tags, created_at, updated_at)"
+                " VALUES ('old', 'Infra', 'legacy', '[\"db\",\"infra\"]', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+    raw.close()
+    conn = db.connect(str(home))
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+        assert _indexed(conn) == [("db", "old"), ("infra", "old")]
+        from mindos import dispatch
+
+        assert dispatch.next_task(conn, tags=["db"])["task"]["id"] == "old"
+    finally:
+        conn.close()
