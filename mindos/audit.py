@@ -26,7 +26,7 @@ def verify_chain(conn):
     """
     sha = files.sha256_constructor()
     join = "\x1f".join
-    state = {"prev": db.GENESIS_HASH, "last_id": 0, "ordered": True}
+    state = {"prev": db.GENESIS_HASH, "prev_id": None, "last_id": 0, "ordered": True}
     broken, mismatched = [], []
 
     def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
@@ -34,8 +34,8 @@ def verify_chain(conn):
             state["ordered"] = False
         state["last_id"] = event_id
         if prev_hash != state["prev"]:
-            broken.append(event_id)
-        state["prev"] = stored
+            broken.append((event_id, state["prev_id"]))
+        state["prev"], state["prev_id"] = stored, event_id
         try:
             preimage = join((str(event_id), prev_hash, entity_type, entity_id, action, payload_json, created_at))
             intact = sha(preimage.encode("utf-8")).hexdigest() == stored
@@ -59,18 +59,37 @@ def verify_chain(conn):
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
-    problems = [{"event_id": event_id, "kind": "broken_link"} for event_id in broken]
+    # a broken link names both rows: the one whose prev_hash is wrong and the row before it
+    # (which is the edited one when a row was rewritten and re-hashed in place)
+    problems = [{"event_id": event_id, "kind": "broken_link", "previous_event_id": previous}
+                for event_id, previous in broken]
     problems += [{"event_id": event_id, "kind": "hash_mismatch"} for event_id in mismatched]
     problems.sort(key=lambda problem: (problem["event_id"], problem["kind"] != "broken_link"))
     return {"ok": not problems, "events": count, "problems": problems}
 
 
 def broken_links(conn):
-    """Ids of events whose prev_hash is not the hash of the event before them (indexed SQL)."""
-    return [row[0] for row in conn.execute(
-        "SELECT b.id FROM audit_events b WHERE b.prev_hash IS NOT coalesce("
+    """``[(event id, previous event id or None)]`` for every event whose prev_hash is not the
+    hash of the event before it (indexed SQL)."""
+    return [(row[0], row[1]) for row in conn.execute(
+        "SELECT b.id, (SELECT max(a.id) FROM audit_events a WHERE a.id < b.id) FROM audit_events b"
+        " WHERE b.prev_hash IS NOT coalesce("
         " (SELECT a.hash FROM audit_events a WHERE a.id < b.id ORDER BY a.id DESC LIMIT 1), ?) ORDER BY b.id",
         (db.GENESIS_HASH,))]
+
+
+def parse_payload(event, payload_json):
+    """Set ``event["payload"]`` from stored text; unparsable (tampered) text is kept raw.
+
+    A ledger row edited by hand may hold anything; the commands that display the ledger must
+    still show it, so the text lands under ``payload_raw`` with ``payload: null``.
+    """
+    try:
+        event["payload"] = json.loads(payload_json)
+    except (TypeError, ValueError, RecursionError):
+        event["payload"] = None
+        event["payload_raw"] = payload_json if isinstance(payload_json, str) else repr(payload_json)
+    return event
 
 
 def events(conn, *, action=None, entity_id=None, since=None, until=None, limit=50, verify=False):
@@ -101,16 +120,15 @@ def events(conn, *, action=None, entity_id=None, since=None, until=None, limit=5
     )
     result = {
         "events": [
-            {
+            parse_payload({
                 "id": r["id"],
                 "entity_type": r["entity_type"],
                 "entity_id": r["entity_id"],
                 "action": r["action"],
-                "payload": json.loads(r["payload_json"]),
                 "created_at": r["created_at"],
                 "prev_hash": r["prev_hash"],
                 "hash": r["hash"],
-            }
+            }, r["payload_json"])
             for r in rows
         ],
         "total_matching": total,

@@ -41,7 +41,9 @@ def read_selector():
         return None
     try:
         home = os.path.expanduser(home)
-        return home if os.path.isdir(home) else None
+        # a relative path would resolve against whatever directory each agent started in,
+        # splitting one fleet across several homes: treat it as malformed
+        return home if os.path.isabs(home) and os.path.isdir(home) else None
     except ValueError:  # an embedded NUL byte
         return None
 

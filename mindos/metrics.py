@@ -12,6 +12,7 @@ PROVIDERS = [
     "mindos.graph",
     "mindos.handoffs",
     "mindos.tasks",
+    "mindos.receipts",
 ]
 
 

@@ -2,11 +2,13 @@
 
 A receipt is a JSON document under ``<home>/receipts/<receipt-id>.json`` (written
 atomically, mode 0600) plus a ``receipts`` row whose ``file_hash`` is the SHA-256 of the
-file's exact bytes, so ``ops.py doctor`` can prove the evidence was not edited later.
+file's exact bytes, so a later check can prove the evidence was not edited.
 The file is written first, inside the write transaction; if anything after that fails
 (the row, the audit event, the commit) the file is removed again, so a refused or failed
-receipt leaves neither a row nor a file.  (When :func:`add` joins a caller's outer
-transaction that later rolls back, the file stays behind and doctor reports it.)
+receipt leaves neither a row nor a file.  A process killed between the file write and the
+commit leaves a complete, self-describing file that no row indexes (never a torn file or
+a row without its file); ``metrics`` counts such files as ``receipt_files_unindexed``.
+Rows store the path relative to the home (``receipts/<id>.json``) so a home can move.
 """
 
 import json
@@ -22,6 +24,11 @@ _FORMAT = "mindos-receipt-v1"
 def file_path(conn, receipt_id):
     """Where the file of ``receipt_id`` lives in this home."""
     return os.path.join(db.receipts_dir(conn.home), f"{receipt_id}.json")
+
+
+def _stored_path(receipt_id):
+    """The path a receipts row records: relative to the home."""
+    return f"receipts/{receipt_id}.json"
 
 
 def _new_id(conn):
@@ -72,7 +79,7 @@ def add(conn, task_id, kind, payload):
             written = path
             conn.execute(
                 "INSERT INTO receipts(id, task_id, kind, path, file_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (receipt_id, task_id, kind, path, file_hash, created_at),
+                (receipt_id, task_id, kind, _stored_path(receipt_id), file_hash, created_at),
             )
             db.append_event(conn, "task", task_id, "receipt_added",
                             {"receipt_id": receipt_id, "kind": kind, "file_hash": file_hash})
@@ -128,3 +135,19 @@ def load(conn, receipt_id):
     record.update(file_present=True, document=document, actual_hash=actual,
                   hash_ok=None if not row["file_hash"] else actual == row["file_hash"])
     return record
+
+
+def metrics(conn):
+    """Receipt-file hygiene for ``metrics``: sealed files that no row indexes.
+
+    Counts ``<id>.json`` files without a receipts row plus leftover temp files of
+    interrupted atomic writes (both the trace of a process killed mid-receipt).
+    """
+    try:
+        names = os.listdir(db.receipts_dir(conn.home))
+    except OSError:
+        names = []
+    temp = sum(1 for name in names if name.startswith(".") and name.endswith(".tmp"))
+    ids = {name[:-5] for name in names if name.endswith(".json") and not name.startswith(".")}
+    indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")} if ids else set()
+    return {"receipt_files_unindexed": len(ids - indexed) + temp}

@@ -122,18 +122,27 @@ def receipts_for(conn, task_id):
     return [dict(row) for row in rows]
 
 
-def audit_trail(conn, task_id, limit=200):
+SHOW_AUDIT_LIMIT = 200
+
+
+def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
     """The task's audit events, oldest first (at most ``limit``, the newest ones)."""
     rows = conn.execute(
         "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? ORDER BY id DESC LIMIT ?",
         (task_id, limit),
     ).fetchall()
-    return [{"id": r["id"], "action": r["action"], "payload": json.loads(r["payload_json"]),
-             "created_at": r["created_at"]} for r in reversed(rows)]
+    from mindos.audit import parse_payload
+
+    return [parse_payload({"id": r["id"], "action": r["action"], "created_at": r["created_at"]}, r["payload_json"])
+            for r in reversed(rows)]
 
 
 def show(conn, task_id):
-    """The task with its receipts, audit trail, dependencies and dependents."""
+    """The task with its receipts, audit trail, dependencies, dependents and live handoff.
+
+    The trail holds the newest SHOW_AUDIT_LIMIT events (oldest first); ``audit_total`` and
+    ``audit_truncated`` say whether older ones exist (``events --entity-id`` pages them).
+    """
     task = get(conn, validate.identifier(task_id, "task id"))
     deps = conn.execute(
         "SELECT d.depends_on AS id, t.status, t.title FROM dependencies d LEFT JOIN tasks t ON t.id = d.depends_on"
@@ -147,10 +156,14 @@ def show(conn, task_id):
     )
     from mindos import handoffs
 
+    trail = audit_trail(conn, task_id, SHOW_AUDIT_LIMIT)
+    total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
     return {
         "task": task,
         "receipts": receipts_for(conn, task_id),
-        "audit": audit_trail(conn, task_id),
+        "audit": trail,
+        "audit_total": total,
+        "audit_truncated": total > len(trail),
         "dependencies": [
             {"id": r["id"], "status": r["status"] or "missing", "title": r["title"],
              "satisfied": r["status"] == "completed"} for r in deps

@@ -29,10 +29,11 @@ def test_approval_writes_a_sealed_receipt_and_audits(conn, home, cli_json):
     row = conn.execute("SELECT task_id, kind, path, file_hash FROM receipts WHERE id = ?",
                        (out["receipt_id"],)).fetchone()
     assert (row["task_id"], row["kind"]) == ("t1", "approval")
-    with open(row["path"], "rb") as handle:
+    assert row["path"] == f"receipts/{out['receipt_id']}.json"  # relative: the home can move
+    with open(os.path.join(conn.home, row["path"]), "rb") as handle:
         data = handle.read()
     assert row["file_hash"] == sha256_hex(data) == out["file_hash"]
-    assert stat.S_IMODE(os.stat(row["path"]).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.join(conn.home, row["path"])).st_mode) == 0o600
     document = json.loads(data)
     assert document["payload"]["approved_by"] == "leo" and document["payload"]["note"] == "ship it"
     event = conn.execute("SELECT payload_json FROM audit_events WHERE action = 'approval_granted'").fetchone()

@@ -67,7 +67,7 @@ def test_deleting_a_middle_row_is_a_broken_link(conn):
     conn.execute("DELETE FROM audit_events WHERE id = 3")
     report = audit.verify_chain(conn)
     assert report["ok"] is False
-    assert report["problems"] == [{"event_id": 4, "kind": "broken_link"}]
+    assert report["problems"] == [{"event_id": 4, "kind": "broken_link", "previous_event_id": 2}]
 
 
 def test_the_indexed_link_query_agrees_with_the_scan(conn):
@@ -75,14 +75,15 @@ def test_the_indexed_link_query_agrees_with_the_scan(conn):
     conn.execute("DELETE FROM audit_events WHERE id IN (2, 5)")
     conn.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 1", ("e" * 64,))
     scanned = [p["event_id"] for p in audit.verify_chain(conn)["problems"] if p["kind"] == "broken_link"]
-    assert scanned == audit.broken_links(conn) == [1, 3, 6]
+    assert scanned == [event for event, _previous in audit.broken_links(conn)] == [1, 3, 6]
+    assert audit.broken_links(conn) == [(1, None), (3, 1), (6, 4)]
 
 
 def test_relinking_a_row_reports_both_problems_in_id_order(conn):
     _seed(conn)
     conn.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 4", ("f" * 64,))
     assert audit.verify_chain(conn)["problems"] == [
-        {"event_id": 4, "kind": "broken_link"}, {"event_id": 4, "kind": "hash_mismatch"}]
+        {"event_id": 4, "kind": "broken_link", "previous_event_id": 3}, {"event_id": 4, "kind": "hash_mismatch"}]
 
 
 def test_verify_chain_agrees_with_append_event_on_unicode_payloads(conn):
@@ -98,7 +99,7 @@ def test_verify_chain_cli_exits_1_when_broken(conn, cli):
     conn.execute("DELETE FROM audit_events WHERE id = 2")
     rc, out, err = cli("autopilot", "verify-chain")
     assert rc == 1 and err == ""
-    assert json.loads(out)["problems"] == [{"event_id": 3, "kind": "broken_link"}]
+    assert json.loads(out)["problems"] == [{"event_id": 3, "kind": "broken_link", "previous_event_id": 1}]
 
 
 def test_events_are_newest_first_with_parsed_payloads_and_clip_counts(conn):
@@ -163,3 +164,36 @@ def test_refusal_events_chain_like_any_other(conn):
             raise InvalidInput("refused")
     assert _events(conn)[-1] == ("task", "t1", "completion_blocked_evidence")
     assert audit.verify_chain(conn)["ok"]
+
+
+def test_a_row_rewritten_and_rehashed_in_place_is_named(conn):
+    # a forger who edits event 2 and recomputes its hash keeps row 2 self-consistent; the
+    # link from event 3 breaks, and the report names the rewritten row as its predecessor
+    _seed(conn)
+    row = conn.execute("SELECT * FROM audit_events WHERE id = 2").fetchone()
+    forged = '{"forged":true}'
+    digest = db.event_hash(2, row["prev_hash"], row["entity_type"], row["entity_id"], row["action"], forged,
+                           row["created_at"])
+    conn.execute("UPDATE audit_events SET payload_json = ?, hash = ? WHERE id = 2", (forged, digest))
+    assert audit.verify_chain(conn)["problems"] == [{"event_id": 3, "kind": "broken_link", "previous_event_id": 2}]
+
+
+def test_tampered_unparsable_payload_is_shown_raw_not_a_crash(conn, cli):
+    _seed(conn, 3)
+    conn.execute("UPDATE audit_events SET payload_json = '{bad' WHERE id = 2")
+    rc, out, err = cli("autopilot", "events", "--verify")
+    assert rc == 1 and err == ""  # the check ran and found the tampering
+    report = json.loads(out)
+    tampered = [e for e in report["events"] if e["id"] == 2][0]
+    assert tampered["payload"] is None and tampered["payload_raw"] == "{bad"
+    assert report["verify"]["problems"] == [{"event_id": 2, "kind": "hash_mismatch"}]
+    entity = tampered["entity_id"]
+    rc, out, err = cli("autopilot", "show", entity)
+    assert rc == 0 and err == ""
+    assert [e for e in json.loads(out)["audit"] if e["id"] == 2][0]["payload_raw"] == "{bad"
+
+
+def test_events_verify_exits_0_on_an_intact_chain(conn, cli):
+    _seed(conn, 2)
+    rc, out, err = cli("autopilot", "events", "--verify")
+    assert (rc, err) == (0, "") and json.loads(out)["verify"]["ok"] is True

@@ -241,3 +241,30 @@ def test_graph_edges_use_the_same_transaction(conn):
         with db.write(conn):
             graph.add_edges(conn, "a", ["a"])
     assert conn.execute("SELECT count(*) FROM dependencies").fetchone()[0] == 0
+
+
+def test_a_writer_waits_out_another_processes_write_lock(conn, home):
+    # one process holds the write lock for a while; an agent's create meanwhile must wait
+    # (busy timeout + BEGIN IMMEDIATE) and then succeed, never fail with "database is locked"
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT, script
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; sys.path.insert(0, sys.argv[1]); from mindos import db\n"
+         "conn = db.connect(sys.argv[2]); conn.execute('BEGIN IMMEDIATE'); print('locked', flush=True)\n"
+         "time.sleep(1.5); conn.execute('COMMIT')", ROOT, str(home)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        proc = script("autopilot.py", "create", "--project", "P", "--title", "patient", "--id", "w1", home=home)
+        waited = time.monotonic() - started
+    finally:
+        holder.wait(timeout=30)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert waited >= 0.5  # it really queued behind the holder
+    assert conn.execute("SELECT title FROM tasks WHERE id = 'w1'").fetchone()[0] == "patient"

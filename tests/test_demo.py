@@ -69,7 +69,8 @@ def test_keep_leaves_a_verifiable_home_without_the_secret():
             ledger = " ".join(r[0] for r in conn.execute("SELECT payload_json FROM audit_events"))
             assert FAKE_KEY not in stored and FAKE_KEY not in ledger
             receipts = conn.execute("SELECT path FROM receipts").fetchall()
-            assert receipts and all(os.path.isfile(r[0]) and r[0].startswith(result["home"]) for r in receipts)
+            # rows store paths relative to the home, so the files must be inside it
+            assert receipts and all(os.path.isfile(os.path.join(result["home"], r[0])) for r in receipts)
         finally:
             conn.close()
     finally:

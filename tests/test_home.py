@@ -97,3 +97,12 @@ def test_front_door_uses_the_resolved_home(env, cli_json):
     info = cli_json("autopilot", "init")
     assert info["home"] == str(mindos_home)
     assert (mindos_home / "state.db").exists()
+
+
+def test_relative_selector_home_is_ignored_wherever_the_agent_starts(env):
+    _dir(env, "relative-home")
+    env["selector"].write_text(json.dumps({"home": "relative-home"}))
+    env["mp"].chdir(env["tmp"])  # the directory exists relative to here, and still must not win
+    assert home_mod.resolve()[1] == "default"
+    env["selector"].write_text(json.dumps({"home": "~/"}))  # ~ expands to an absolute path
+    assert home_mod.resolve() == (os.path.abspath(str(env["user"])), "selector")

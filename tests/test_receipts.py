@@ -34,8 +34,8 @@ def test_add_writes_a_sealed_0600_file_indexes_it_and_audits(conn, task):
     assert (document["receipt_id"], document["task_id"], document["kind"]) == (record["receipt_id"], "t1",
                                                                                  "verification")
     rows = tasks.receipts_for(conn, "t1")
-    assert [(r["id"], r["file_hash"], r["path"]) for r in rows] == [(record["receipt_id"], record["file_hash"],
-                                                                     record["path"])]
+    assert [(r["id"], r["file_hash"], r["path"]) for r in rows] == [
+        (record["receipt_id"], record["file_hash"], f"receipts/{record['receipt_id']}.json")]
     event = audit.events(conn, action="receipt_added")["events"][0]
     assert (event["entity_id"], event["payload"]) == ("t1", {"receipt_id": record["receipt_id"],
                                                            "kind": "verification", "file_hash": record["file_hash"]})
@@ -158,3 +158,28 @@ def test_cli_receipt(conn, task, cli):
     rc, out, err = cli("autopilot", "receipt", "t1", "--payload", "{}")
     assert rc == 2 and out == "" and "--kind" in err
     assert _state(conn) == before
+
+
+def test_a_moved_home_keeps_its_receipt_seals(tmp_path):
+    first = tmp_path / "first"
+    conn = db.connect(str(first))
+    tasks.create(conn, project="P", title="t", task_id="t1")
+    record = receipts.add(conn, "t1", "ci", {"ok": True})
+    conn.close()
+    os.rename(first, tmp_path / "second")
+    conn = db.connect(str(tmp_path / "second"))
+    try:
+        loaded = receipts.load(conn, record["receipt_id"])
+    finally:
+        conn.close()
+    assert loaded["file_present"] is True and loaded["hash_ok"] is True
+
+
+def test_metrics_count_receipt_files_no_row_indexes(conn):
+    tasks.create(conn, project="P", title="t", task_id="t1")
+    receipts.add(conn, "t1", "ci", {"ok": True})
+    assert receipts.metrics(conn) == {"receipt_files_unindexed": 0}
+    files.atomic_write(os.path.join(conn.home, "receipts", "r-orphan.json"), b"{}\n")
+    with open(os.path.join(conn.home, "receipts", ".r-x.json.1.ab.tmp"), "wb") as handle:
+        handle.write(b"{")
+    assert receipts.metrics(conn) == {"receipt_files_unindexed": 2}

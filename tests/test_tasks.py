@@ -239,3 +239,15 @@ def test_init_reports_the_home(conn):
     info = tasks.init(conn)
     assert info["schema_version"] == db.latest_version()
     assert info["database"].endswith("state.db") and info["receipts_dir"].endswith("receipts")
+
+
+def test_show_reports_a_clipped_audit_trail(conn):
+    tasks.create(conn, project="P", title="busy", task_id="busy")
+    for number in range(tasks.SHOW_AUDIT_LIMIT + 5):
+        tasks.update(conn, "busy", next_action=f"step {number}")
+    shown = tasks.show(conn, "busy")
+    assert shown["audit_total"] == tasks.SHOW_AUDIT_LIMIT + 6
+    assert shown["audit_truncated"] is True and len(shown["audit"]) == tasks.SHOW_AUDIT_LIMIT
+    assert shown["audit"][-1]["payload"] == {"next_action": f"step {tasks.SHOW_AUDIT_LIMIT + 4}"}
+    small = tasks.create(conn, project="P", title="quiet", task_id="quiet")
+    assert tasks.show(conn, small["id"])["audit_truncated"] is False

@@ -110,8 +110,10 @@ def add_events(sub):
 
 
 def cmd_events(conn, args):
-    return audit.events(conn, action=args.action, entity_id=args.entity_id, since=args.since, until=args.until,
-                        limit=args.limit, verify=args.verify)
+    result = audit.events(conn, action=args.action, entity_id=args.entity_id, since=args.since, until=args.until,
+                          limit=args.limit, verify=args.verify)
+    broken = args.verify and not result["verify"]["ok"]
+    return result, (1 if broken else 0)
 
 
 def add_verify_chain(sub):
