@@ -220,9 +220,15 @@ class write:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         if pending:
-            with write(conn):
-                for event in pending:
-                    append_event(conn, *event)
+            # The refusal events get a transaction of their own, after the rollback, so the
+            # rollback cannot erase them.  Should that write fail too (the lock stayed busy
+            # past the timeout), the caller still gets the original refusal, not this error.
+            try:
+                with write(conn):
+                    for event in pending:
+                        append_event(conn, *event)
+            except (MindosError, sqlite3.Error):
+                pass
         return False
 
 

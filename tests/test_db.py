@@ -268,3 +268,26 @@ def test_a_writer_waits_out_another_processes_write_lock(conn, home):
     assert proc.returncode == 0 and proc.stderr == ""
     assert waited >= 0.5  # it really queued behind the holder
     assert conn.execute("SELECT title FROM tasks WHERE id = 'w1'").fetchone()[0] == "patient"
+
+
+def test_refusal_event_lands_after_rollback_and_never_masks_the_refusal(conn, monkeypatch):
+    tasks.create(conn, project="P", title="t", task_id="t1")
+    with pytest.raises(Refused, match="no way"):
+        with db.write(conn):
+            conn.execute("UPDATE tasks SET title = 'changed' WHERE id = 't1'")
+            db.append_refusal(conn, "task", "t1", "claim_refused_policy", {"reason": "test"})
+            raise Refused("no way")
+    assert conn.execute("SELECT title FROM tasks WHERE id = 't1'").fetchone()[0] == "t"  # rolled back
+    assert audit.count_action(conn, "claim_refused_policy") == 1  # the refusal survived it
+    assert audit.verify_chain(conn)["ok"] is True
+
+    # when the refusal's own write fails (say the lock stays busy), the caller still sees the refusal
+    def busy(*args, **kwargs):
+        raise MindosError("database busy: database is locked")
+
+    with pytest.raises(Refused, match="still no"):
+        with db.write(conn):
+            db.append_refusal(conn, "task", "t1", "claim_refused_policy", {"reason": "test"})
+            monkeypatch.setattr(db, "append_event", busy)
+            raise Refused("still no")
+    assert not conn.in_transaction
