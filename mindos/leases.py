@@ -6,6 +6,11 @@ was checked.  Inside ``db.write`` (BEGIN IMMEDIATE) nobody can interleave, but c
 as dispatch read candidates before they write, so the guard is what turns a stale read into
 a ``lease changed since check`` refusal instead of clobbering another agent's claim.
 
+The per-owner caps are part of that same statement: the acquiring UPDATE (and the
+transferring one) counts the receiving owner's live leases in a subquery of its WHERE
+clause, so the cap holds even for a caller whose pre-check ran on a stale count.  The
+pre-checks exist to produce the specific refusal; the statement is what enforces it.
+
 Fencing: every acquisition (and every transfer) bumps ``lease_epoch``.  A holder passes the
 epoch it was issued back on each mutation; a process whose lease expired, was recovered and
 was re-acquired by the same owner name is then rejected as superseded, although its owner
@@ -29,6 +34,9 @@ HEARTBEAT_MINUTES = 15
 MAX_MINUTES = 43200  # 30 days: a lease is a claim on attention, not a deed
 MAX_ACTIVE_ENV = "AUTOPILOT_MAX_ACTIVE_PER_OWNER"
 _TERMINAL_SQL = "('completed', 'failed', 'cancelled')"
+# live leases of one owner (params: owner, now); the cap subqueries of the guarded UPDATEs use it too
+_LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
+                   f" AND status NOT IN {_TERMINAL_SQL}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -81,14 +89,20 @@ def max_active_cap(max_active=None):
 
 def live_lease_count(conn, owner, now=None, project=None):
     """How many live leases ``owner`` holds (optionally within one project)."""
-    now = now or clock.now_iso()
-    sql = (f"SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
-           f" AND status NOT IN {_TERMINAL_SQL}")
-    params = [owner, now]
+    return _count_live(conn, owner, now or clock.now_iso(), project)
+
+
+def _count_live(conn, owner, now, project=None):
+    # the recount after a guarded UPDATE refused: deliberately not the public pre-check hook
+    sql, params = _LIVE_COUNT_SQL, [owner, now]
     if project is not None:
         sql += " AND project = ?"
         params.append(project)
     return conn.execute(sql, params).fetchone()[0]
+
+
+def _capacity(owner, held, cap):
+    return Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
 
 
 def _read(conn, task_id):
@@ -197,7 +211,8 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
     AUTOPILOT_MAX_ACTIVE_PER_OWNER): ``owner '<name>' at lease capacity (n/max)``.
 
     The write is one guarded UPDATE: it lands only while the lease is exactly as read and the
-    cap still holds, else ``lease changed since check`` (Conflict) or the capacity refusal.
+    cap still holds (counted inside the statement, whatever the pre-check saw), else
+    ``lease changed since check`` (Conflict) or the capacity refusal.
     It bumps lease_epoch, sets status ``claimed`` and ``lease_expires_at = now + minutes``,
     clears recover_after (the cooldown), and audits ``claimed`` with owner, lease_epoch,
     lease_expires_at and previous_status; ``payload`` adds keys to that event (e.g. dispatch
@@ -231,7 +246,7 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
     if cap is not None:
         held = live_lease_count(conn, owner, now)
         if held >= cap:
-            raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
+            raise _capacity(owner, held, cap)
         event["max_active"] = cap
     if task.get("recover_after") and task["recover_after"] > now:
         event["cooldown_overridden"] = task["recover_after"]
@@ -246,16 +261,15 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
         "UPDATE tasks SET status = 'claimed', lease_owner = ?, lease_expires_at = ?, lease_epoch = lease_epoch + 1,"
         " recover_after = NULL, updated_at = ?"
         " WHERE id = ? AND status = ? AND lease_owner = ? AND lease_expires_at IS ? AND lease_epoch = ?"
-        f" AND (? IS NULL OR (SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
-        f"      AND status NOT IN {_TERMINAL_SQL}) < ?)",
+        f" AND (? IS NULL OR ({_LIVE_COUNT_SQL}) < ?)",
         (owner, expires, now, task_id, task["status"], task["lease_owner"], task["lease_expires_at"],
          task["lease_epoch"], cap, owner, now, cap),
     )
     if cursor.rowcount != 1:
         if cap is not None:
-            held = live_lease_count(conn, owner, now)
+            held = _count_live(conn, owner, now)
             if held >= cap:
-                raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
+                raise _capacity(owner, held, cap)
         raise Conflict(f"lease changed since check: task '{task_id}' was modified by another writer; re-read and retry")
     claimed = tasks.get(conn, task_id)
     event.update(payload or {})
@@ -313,15 +327,18 @@ def check_holder(task, owner, epoch, now, verb):
         )
 
 
-def guarded_update(conn, task, sets, params, now):
+def guarded_update(conn, task, sets, params, now, *, guard="", guard_params=()):
     """Apply ``sets`` to ``task`` only while its lease is exactly as checked and still live.
 
-    Raises Conflict ``lease changed since check`` when the row moved on.
+    Owner, expiry and epoch must each still match (a steal that moves any one of them is
+    caught); ``guard`` is an extra SQL condition (with ``guard_params``) that must also hold.
+    Raises Conflict ``lease changed since check`` when the row moved on or ``guard`` failed.
     """
     cursor = conn.execute(
         f"UPDATE tasks SET {', '.join(sets)} WHERE id = ? AND lease_owner = ? AND lease_expires_at = ?"
-        " AND lease_epoch = ? AND lease_expires_at > ?",
-        (*params, task["id"], task["lease_owner"], task["lease_expires_at"], task["lease_epoch"], now),
+        " AND lease_epoch = ? AND lease_expires_at > ?" + (f" AND ({guard})" if guard else ""),
+        (*params, task["id"], task["lease_owner"], task["lease_expires_at"], task["lease_epoch"], now,
+         *guard_params),
     )
     if cursor.rowcount != 1:
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
@@ -404,37 +421,98 @@ def release(conn, task_id, owner, *, epoch=None):
         return tasks.get(conn, task["id"])
 
 
-def transfer(conn, task_id, from_owner, to_owner, *, minutes=None, epoch=None):
+def transfer(conn, task_id, from_owner, to_owner, *, minutes=None, epoch=None, max_active=None, force=False):
     """Reassign a live lease from its holder to another agent; return the task.
 
     Status is preserved, the epoch bumps (the old holder's token dies at once), the window
     becomes now + ``minutes`` or keeps its current expiry.  Audited ``lease_transferred``
     with both owners and both epochs.  Same-owner, foreign, expired, unleased and terminal
     transfers are refused.
+
+    A transfer is an acquisition by the receiving owner, so the caps that "stop one agent
+    from hogging dispatch" apply to ``to_owner`` exactly as a claim would apply them:
+      * the per-owner cap (``max_active``, else env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 =
+        unlimited): ``owner '<name>' at lease capacity (n/max)``, not audited, and -- as for
+        claim -- not overridden by ``force`` (pass ``max_active=0`` deliberately instead);
+      * the project's ``max_wip_per_owner``: refused with the held ids and audited
+        ``claim_refused_policy`` (``via: transfer``) like a claim's policy refusal; ``force``
+        overrides it and the override is recorded as ``policy_overrides`` in the
+        ``lease_transferred`` event (and the returned task).
+    Both caps are also counted inside the guarded UPDATE itself.  ``dispatch_requires_tag``
+    is not re-checked: it decides whether a task may be dispatched at all, and this one is
+    already out (claimed past the gate, or forced with provenance); moving it dispatches
+    nothing new.  A malformed policy file refuses the transfer even with ``force``.
     """
-    from mindos import tasks
+    from mindos import policies, tasks
 
     from_owner = validate.agent(from_owner, "--from-owner")
     to_owner = validate.agent(to_owner, "--to-owner")
     if minutes is not None:
         minutes = check_minutes(minutes)
     epoch = check_epoch(epoch)
+    cap = max_active_cap(max_active)
     if from_owner == to_owner:
         raise Refused(f"cannot transfer a lease to its current holder '{from_owner}'; use renew to extend it")
     now = clock.now_iso()
     with db.write(conn):
         task = holder_task(conn, task_id, from_owner, epoch, "transfer", now)
+        event = {"from_owner": from_owner, "to_owner": to_owner, "from_epoch": task["lease_epoch"]}
+        wip = policies.wip_cap(conn, task["project"])  # a malformed policy fails closed, force or not
+        gate = policies.wip_gate(conn, task, to_owner) if wip else None
+        if gate and not force:
+            _refuse_wip(conn, task, from_owner, to_owner, gate)
+        if gate:
+            event["policy_overrides"] = [gate]
+        if force:
+            wip = None
+        if cap is not None:
+            held = live_lease_count(conn, to_owner, now)
+            if held >= cap:
+                raise _capacity(to_owner, held, cap)
+            event["max_active"] = cap
         expires = expiry(minutes, now) if minutes is not None else task["lease_expires_at"]
-        guarded_update(conn, task, ["lease_owner = ?", "lease_expires_at = ?", "lease_epoch = lease_epoch + 1",
-                                    "updated_at = ?"], [to_owner, expires, now], now)
+        # guarded: the receiver's caps are recounted in the statement that moves the lease
+        guard = (f"(? IS NULL OR ({_LIVE_COUNT_SQL}) < ?)"
+                 f" AND (? IS NULL OR ({_LIVE_COUNT_SQL} AND project = ? AND id <> ?) < ?)")
+        try:
+            guarded_update(conn, task, ["lease_owner = ?", "lease_expires_at = ?", "lease_epoch = lease_epoch + 1",
+                                        "updated_at = ?"], [to_owner, expires, now], now, guard=guard,
+                           guard_params=(cap, to_owner, now, cap, wip, to_owner, now, task["project"], task["id"],
+                                         wip))
+        except Conflict:
+            _diagnose_transfer(conn, task, from_owner, to_owner, cap, wip, now)
+            raise
         moved = tasks.get(conn, task["id"])
-        db.append_event(conn, "task", task["id"], "lease_transferred", {
-            "from_owner": from_owner, "to_owner": to_owner, "from_epoch": task["lease_epoch"],
-            "to_epoch": moved["lease_epoch"], "lease_expires_at": expires, "status": task["status"],
-        })
+        event.update({"to_epoch": moved["lease_epoch"], "lease_expires_at": expires, "status": task["status"]})
+        db.append_event(conn, "task", task["id"], "lease_transferred", event)
     moved["from_owner"] = from_owner
     moved["from_epoch"] = task["lease_epoch"]
+    if "policy_overrides" in event:
+        moved["policy_overrides"] = event["policy_overrides"]
     return moved
+
+
+def _refuse_wip(conn, task, from_owner, to_owner, gate):
+    from mindos import policies
+
+    db.append_refusal(conn, "task", task["id"], "claim_refused_policy", {
+        "owner": to_owner, **gate, "via": "transfer", "from_owner": from_owner, "lease_epoch": task["lease_epoch"]})
+    raise Refused(policies.gate_message(task, to_owner, gate, verb="transfer"))
+
+
+def _diagnose_transfer(conn, task, from_owner, to_owner, cap, wip, now):
+    """After the guarded transfer UPDATE refused: raise the cap refusal that explains it, if any."""
+    from mindos import policies
+
+    if cap is not None:
+        held = _count_live(conn, to_owner, now)
+        if held >= cap:
+            raise _capacity(to_owner, held, cap)
+    if wip is not None:
+        held = policies.wip_held(conn, task["project"], to_owner, exclude=task["id"])
+        if len(held) >= wip:
+            _refuse_wip(conn, task, from_owner, to_owner,
+                        {"reason": "policy_wip_cap", "held": held, "max_wip_per_owner": wip})
 
 
 # ---------------------------------------------------------------------------------------

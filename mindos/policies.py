@@ -8,6 +8,12 @@ collections, anchors, tags, block scalars, document markers, duplicate or unknow
 wrong value types, tabs, ambiguous bare words such as ``yes`` -- is refused with the file
 and line named.  A policy that cannot be read exactly never silently means "no policy".
 
+The only whitespace is the ASCII space.  Every other control character (C0, DEL, C1) and
+every other Unicode whitespace character (NBSP, ideographic and em spaces, line separators,
+...) is refused with its code point and column, wherever it appears -- even in a comment:
+``str.strip`` would quietly eat ``true\\x0c`` or ``\\u2003true`` into ``true``, so a file whose
+bytes differ from what a reviewer sees would still parse as the policy they approved.
+
 Keys:
   merge_requires_user   (bool)  ``update --status ready_to_merge`` needs ``--approved-by``
   deploy_requires_user  (bool)  ``update --status ready_to_deploy`` needs ``--approved-by``
@@ -41,11 +47,13 @@ _BARE_START_FORBIDDEN = set("[]{}&*!|>'\"%@`,?:-#")
 
 
 def _compiled():
-    """(line, integer, ambiguous) regexes, compiled once per process on first use."""
+    """(line, non-printable, integer, ambiguous) regexes, compiled once per process on first use."""
     global _patterns
     if _patterns is None:
         _patterns = (
             re.compile(r"([a-z_][a-z0-9_]*):(?:[ ]+(.*))?\Z"),
+            # anything but printable ASCII: a candidate for the invisible-character check
+            re.compile(r"[^ -~]"),
             re.compile(r"-?(?:0|[1-9][0-9]*)\Z"),
             # bare words YAML 1.1/1.2 would read as booleans, nulls or numbers: ambiguous, so refused
             re.compile(
@@ -70,9 +78,21 @@ class _Problem(Exception):
     pass
 
 
+def _invisible(line):
+    """Raise _Problem for the first control character or non-space whitespace in ``line``."""
+    for match in _compiled()[1].finditer(line):
+        char = match.group()
+        code = ord(char)
+        where = f"U+{code:04X} at column {match.start() + 1}"
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            raise _Problem(f"control characters are not allowed ({where})")
+        if char.isspace():
+            raise _Problem(f"non-ASCII whitespace is not allowed ({where}); use plain spaces")
+
+
 def _scalar(raw):
     """Parse one value (comment already allowed after it); return a Python value."""
-    text = raw.strip()
+    text = raw.strip(" ")
     if not text:
         raise _Problem("missing value (nested mappings are not supported)")
     if text[0] in "\"'":
@@ -105,12 +125,12 @@ def _scalar(raw):
     match = re.search(r"[ ]+#", text)
     if match:
         text = text[: match.start()]
-    text = text.rstrip()
+    text = text.rstrip(" ")
     if text == "true":
         return True
     if text == "false":
         return False
-    _line, integer, ambiguous = _compiled()
+    _line, _unprintable, integer, ambiguous = _compiled()
     if integer.match(text):
         return int(text)
     if text[0] in _BARE_START_FORBIDDEN:
@@ -156,9 +176,8 @@ def parse(text, source="<policy>"):
         try:
             if "\t" in line:
                 raise _Problem("tab characters are not allowed")
-            if "\r" in line or "\x00" in line:
-                raise _Problem("control characters are not allowed")
-            stripped = line.strip()
+            _invisible(line)
+            stripped = line.strip(" ")
             if not stripped or stripped.startswith("#"):
                 continue
             if line[0] == " ":
@@ -259,6 +278,21 @@ def wip_held(conn, project, owner, exclude=None):
     return [row[0] for row in rows]
 
 
+def wip_cap(conn, project):
+    """The project's ``max_wip_per_owner`` (None when unset); a malformed policy raises Refused."""
+    return load(conn.home, project).get("max_wip_per_owner")
+
+
+def wip_gate(conn, task, owner):
+    """The WIP-cap half of :func:`dispatch_gate`: the ``policy_wip_cap`` result, or None."""
+    cap = wip_cap(conn, task["project"])
+    if cap:
+        held = wip_held(conn, task["project"], owner, exclude=task["id"])
+        if len(held) >= cap:
+            return {"reason": "policy_wip_cap", "held": held, "max_wip_per_owner": cap}
+    return None
+
+
 def dispatch_gate(conn, task, owner):
     """Check the project's dispatch policy for ``owner`` taking ``task``.
 
@@ -272,22 +306,17 @@ def dispatch_gate(conn, task, owner):
     required = policy.get("dispatch_requires_tag")
     if required and required not in (task.get("tags") or []):
         return {"reason": "policy_missing_tag", "required_tag": required}
-    cap = policy.get("max_wip_per_owner")
-    if cap:
-        held = wip_held(conn, task["project"], owner, exclude=task["id"])
-        if len(held) >= cap:
-            return {"reason": "policy_wip_cap", "held": held, "max_wip_per_owner": cap}
-    return None
+    return wip_gate(conn, task, owner)
 
 
-def gate_message(task, owner, gate):
-    """The one-line claim refusal for a dispatch gate result."""
+def gate_message(task, owner, gate, verb="claim"):
+    """The one-line refusal of ``verb`` (claim, transfer) for a dispatch gate result."""
     project = task["project"]
     if gate["reason"] == "policy_missing_tag":
-        return (f"policy refused claim: project '{project}' requires tag '{gate['required_tag']}'"
+        return (f"policy refused {verb}: project '{project}' requires tag '{gate['required_tag']}'"
                 f" (dispatch_requires_tag); tag task '{task['id']}' first or pass --force")
     held = ", ".join(gate["held"])
-    return (f"policy refused claim: owner '{owner}' holds {len(gate['held'])}/{gate['max_wip_per_owner']} live"
+    return (f"policy refused {verb}: owner '{owner}' holds {len(gate['held'])}/{gate['max_wip_per_owner']} live"
             f" leases in project '{project}' (max_wip_per_owner; held: {held}); finish one first or pass --force")
 
 

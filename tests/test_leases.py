@@ -264,6 +264,51 @@ def test_expired_leases_do_not_count_against_the_cap(conn):
     assert leases.claim(conn, "c2", "hermes", max_active=1)["lease_owner"] == "hermes"
 
 
+def test_the_acquiring_update_itself_refuses_at_capacity_when_the_precheck_is_bypassed(conn, monkeypatch, cli):
+    """The cap lives in the acquiring UPDATE's WHERE clause, not only in the pre-check."""
+    for tid in ("c1", "c2", "c3"):
+        make(conn, tid)
+    leases.claim(conn, "c1", "hermes")
+    leases.claim(conn, "c2", "hermes")
+    monkeypatch.setattr(leases, "live_lease_count", lambda *args, **kwargs: 0)  # the pre-check always passes
+    refused_unchanged(conn, lambda: leases.claim(conn, "c3", "hermes", max_active=2), Refused,
+                      r"^owner 'hermes' at lease capacity \(2/2\)$")
+
+    def direct():
+        with db.write(conn):
+            leases.acquire(conn, tasks.get(conn, "c3"), "hermes", minutes=30, max_active=2)
+
+    refused_unchanged(conn, direct, Refused, r"^owner 'hermes' at lease capacity \(2/2\)$")
+    monkeypatch.setenv("AUTOPILOT_MAX_ACTIVE_PER_OWNER", "2")
+    before = state(conn)
+    rc, out, err = cli("autopilot", "claim", "c3", "--owner", "hermes")
+    assert (rc, out, err.strip()) == (1, "", "owner 'hermes' at lease capacity (2/2)")
+    assert state(conn) == before
+    # the guard counts the claimant only: another owner still gets the lease under the same bypass
+    assert leases.claim(conn, "c3", "codex", max_active=2)["lease_owner"] == "codex"
+
+
+def test_a_lease_taken_between_the_cap_check_and_the_write_is_refused_by_the_update(conn, monkeypatch):
+    """A writer that slips in after the pre-check counted cannot push the owner past the cap."""
+    for tid in ("c1", "c2", "c3"):
+        make(conn, tid)
+    leases.claim(conn, "c1", "hermes")
+    real = leases.live_lease_count
+
+    def count_then_race(c, owner, now=None, project=None):
+        held = real(c, owner, now, project)
+        # what a second dispatcher would have written had the write lock not been held
+        c.execute("UPDATE tasks SET status = 'claimed', lease_owner = ?, lease_expires_at = ?,"
+                  " lease_epoch = lease_epoch + 1 WHERE id = 'c2'", (owner, "2026-08-21T10:00:00Z"))
+        return held
+
+    monkeypatch.setattr(leases, "live_lease_count", count_then_race)
+    refused_unchanged(conn, lambda: leases.claim(conn, "c3", "hermes", max_active=2), Refused,
+                      r"^owner 'hermes' at lease capacity \(2/2\)$")
+    assert tasks.get(conn, "c2")["lease_owner"] == ""  # the racing write rolled back with the refusal
+    assert tasks.get(conn, "c3")["lease_epoch"] == 0
+
+
 def test_acquire_with_a_stale_read_is_lease_changed_since_check(conn, home):
     make(conn)
     stale = tasks.get(conn, "t1")
@@ -353,25 +398,46 @@ def test_release_requeues_without_consuming_retry_budget(conn, cli_json):
     assert last_event(conn, "lease_released") == {"owner": "hermes", "lease_epoch": 1, "previous_status": "claimed"}
 
 
-def test_guarded_holder_update_turns_a_stolen_lease_into_a_refusal(conn, monkeypatch):
-    """A lease that moved between the holder check and the write never gets clobbered."""
+HOLDER_WRITES = {
+    "heartbeat": lambda conn: leases.heartbeat(conn, "t1", "hermes", note="still here"),
+    "renew": lambda conn: leases.renew(conn, "t1", "hermes", minutes=45),
+    "release": lambda conn: leases.release(conn, "t1", "hermes"),
+    "transfer": lambda conn: leases.transfer(conn, "t1", "hermes", "codex", minutes=45),
+    "complete": lambda conn: lifecycle.complete(conn, "t1", "hermes"),
+    "fail": lambda conn: lifecycle.fail(conn, "t1", "hermes", reason="red"),
+    "fail-terminal": lambda conn: lifecycle.fail(conn, "t1", "hermes", no_retry=True),
+}
+STEALS = {  # each moves ONE lease column, so each clause of the guard is needed on its own
+    "owner-only": "UPDATE tasks SET lease_owner = 'thief' WHERE id = 't1'",
+    "expiry-only": "UPDATE tasks SET lease_expires_at = '2026-08-21T11:00:00Z' WHERE id = 't1'",
+    "expired-only": "UPDATE tasks SET lease_expires_at = '2026-08-21T08:59:00Z' WHERE id = 't1'",
+    "epoch-only": "UPDATE tasks SET lease_epoch = lease_epoch + 1 WHERE id = 't1'",
+}
+
+
+@pytest.mark.parametrize("steal", STEALS)
+@pytest.mark.parametrize("verb", HOLDER_WRITES)
+def test_guarded_holder_write_turns_a_lease_moved_after_the_check_into_a_refusal(conn, home, monkeypatch, verb,
+                                                                                steal):
+    """A lease that moved between the holder check and the write is never clobbered."""
     make(conn)
     leases.claim(conn, "t1", "hermes")
-    real = leases.holder_task
+    checked = tasks.get(conn, "t1")  # what the holder check saw
+    thief = db.connect(str(home))
+    try:
+        thief.execute(STEALS[steal])  # committed by another writer after the check
+    finally:
+        thief.close()
 
-    def stale_then_steal(c, task_id, owner, epoch, verb, now):
-        task = real(c, task_id, owner, epoch, verb, now)
-        c.execute("UPDATE tasks SET lease_owner = 'thief', lease_epoch = lease_epoch + 1 WHERE id = ?", (task_id,))
-        return task
+    def stale(c, task_id, owner, epoch, verb_name, now):
+        leases.check_holder(checked, owner, epoch, now, verb_name)
+        return dict(checked)
 
-    monkeypatch.setattr(leases, "holder_task", stale_then_steal)
-    for call in (lambda: leases.release(conn, "t1", "hermes"), lambda: lifecycle.complete(conn, "t1", "hermes"),
-                 lambda: lifecycle.fail(conn, "t1", "hermes"), lambda: leases.renew(conn, "t1", "hermes")):
-        before = state(conn)
-        with pytest.raises(Conflict, match="lease changed since check"):
-            call()
-        assert state(conn) == before  # the steal itself rolled back with the refused write
-    assert tasks.get(conn, "t1")["lease_owner"] == "hermes"
+    monkeypatch.setattr(leases, "holder_task", stale)
+    stolen = state(conn)
+    with pytest.raises(Conflict, match=r"^lease changed since check: task 't1' was modified by another writer"):
+        HOLDER_WRITES[verb](conn)
+    assert state(conn) == stolen  # the row is exactly as the thief left it, no heartbeat, no event
 
 
 # ---------------------------------------------------------------------------------------
@@ -411,6 +477,116 @@ def test_transfer_same_owner_refused(conn, cli):
                       "cannot transfer a lease to its current holder 'hermes'")
     rc, out, err = cli("autopilot", "transfer", "t1", "--from-owner", "hermes", "--to-owner", "bad owner")
     assert rc == 2 and "invalid --to-owner" in err
+
+
+def write_policy(home, project, text):
+    directory = home / "policies"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{project}.yaml").write_text(text, encoding="utf-8")
+
+
+def test_transfer_refuses_a_receiver_at_its_lease_cap_flag_or_env(conn, monkeypatch, cli, cli_json):
+    for tid in ("t1", "o1", "o2"):
+        make(conn, tid)
+    leases.claim(conn, "t1", "hermes")
+    leases.claim(conn, "o1", "codex")
+    leases.claim(conn, "o2", "codex")
+    before = state(conn)
+    rc, out, err = cli("autopilot", "transfer", "t1", "--from-owner", "hermes", "--to-owner", "codex",
+                       "--max-active", "2")
+    assert (rc, out, err.strip()) == (1, "", "owner 'codex' at lease capacity (2/2)")
+    assert state(conn) == before  # like claim's capacity refusal: not audited, nothing written
+    monkeypatch.setenv("AUTOPILOT_MAX_ACTIVE_PER_OWNER", "2")
+    refused_unchanged(conn, lambda: leases.transfer(conn, "t1", "hermes", "codex"), Refused,
+                      r"^owner 'codex' at lease capacity \(2/2\)$")
+    # --force is the policy override, not a cap override (as for claim)
+    refused_unchanged(conn, lambda: leases.transfer(conn, "t1", "hermes", "codex", force=True), Refused,
+                      r"^owner 'codex' at lease capacity \(2/2\)$")
+    # the giver's own leases never count for the receiver; a receiver under the cap takes it
+    assert leases.transfer(conn, "t1", "hermes", "claude-code")["lease_owner"] == "claude-code"
+    assert last_event(conn, "lease_transferred")["max_active"] == 2
+    # --max-active 0 is the explicit "unlimited" that beats the env default
+    out = cli_json("autopilot", "transfer", "t1", "--from-owner", "claude-code", "--to-owner", "codex",
+                   "--max-active", "0")
+    assert out["lease_owner"] == "codex" and out["lease_epoch"] == 3
+    assert "max_active" not in last_event(conn, "lease_transferred")
+    rc, out, err = cli("autopilot", "transfer", "t1", "--from-owner", "codex", "--to-owner", "x",
+                       "--max-active", "-1")
+    assert rc == 2 and out == "" and "invalid --max-active" in err
+
+
+def test_transfer_enforces_the_receivers_project_wip_cap_and_force_overrides_it(conn, home, cli, cli_json):
+    write_policy(home, "Trove", "max_wip_per_owner: 1\n")
+    make(conn, "t1")
+    make(conn, "held")
+    make(conn, "elsewhere", project="Other")
+    leases.claim(conn, "t1", "hermes")
+    leases.claim(conn, "held", "codex")
+    leases.claim(conn, "elsewhere", "claude-code")
+    before = state(conn)
+    rc, out, err = cli("autopilot", "transfer", "t1", "--from-owner", "hermes", "--to-owner", "codex")
+    assert (rc, out) == (1, "")
+    assert err.strip() == ("policy refused transfer: owner 'codex' holds 1/1 live leases in project 'Trove'"
+                           " (max_wip_per_owner; held: held); finish one first or pass --force")
+    after = state(conn)
+    assert after[:2] == before[:2] and after[2] == before[2] + 1
+    assert actions(conn)[-1] == "claim_refused_policy"
+    assert last_event(conn, "claim_refused_policy") == {
+        "owner": "codex", "reason": "policy_wip_cap", "held": ["held"], "max_wip_per_owner": 1,
+        "via": "transfer", "from_owner": "hermes", "lease_epoch": 1}
+    # a lease in another project does not count against this project's cap
+    moved = leases.transfer(conn, "t1", "hermes", "claude-code")
+    assert moved["lease_owner"] == "claude-code" and "policy_overrides" not in moved
+    # --force is the deliberate override, recorded in the lease_transferred event
+    out = cli_json("autopilot", "transfer", "t1", "--from-owner", "claude-code", "--to-owner", "codex", "--force")
+    assert out["lease_owner"] == "codex"
+    gate = {"reason": "policy_wip_cap", "held": ["held"], "max_wip_per_owner": 1}
+    assert out["policy_overrides"] == [gate]
+    assert last_event(conn, "lease_transferred")["policy_overrides"] == [gate]
+
+
+def test_transfer_does_not_recheck_the_required_tag_of_a_task_already_leased(conn, home):
+    """dispatch_requires_tag gates whether a task may be dispatched; transfer moves one already out."""
+    write_policy(home, "Trove", "dispatch_requires_tag: client:trove\n")
+    make(conn, "t1")
+    leases.claim(conn, "t1", "hermes", force=True)
+    moved = leases.transfer(conn, "t1", "hermes", "codex")
+    assert moved["lease_owner"] == "codex" and "policy_overrides" not in moved
+    assert "policy_overrides" not in last_event(conn, "lease_transferred")
+
+
+def test_transfer_malformed_policy_fails_closed_even_with_force(conn, home):
+    make(conn, "t1")
+    leases.claim(conn, "t1", "hermes")
+    write_policy(home, "Trove", "max_wip_per_owner: two\n")
+    for force in (False, True):
+        refused_unchanged(conn, lambda: leases.transfer(conn, "t1", "hermes", "codex", force=force), Refused,
+                          r"invalid policy .*Trove.yaml:1:")
+
+
+def test_the_transferring_update_itself_enforces_both_caps_when_prechecks_are_bypassed(conn, home, monkeypatch):
+    from mindos import policies
+
+    write_policy(home, "Trove", "max_wip_per_owner: 1\n")
+    for tid in ("t1", "w1"):
+        make(conn, tid)
+    for tid in ("x1", "x2"):
+        make(conn, tid, project="Other")
+    leases.claim(conn, "t1", "hermes")
+    leases.claim(conn, "x1", "codex")
+    leases.claim(conn, "x2", "codex")
+    real_gate = policies.wip_gate
+    monkeypatch.setattr(leases, "live_lease_count", lambda *args, **kwargs: 0)
+    monkeypatch.setattr(policies, "wip_gate", lambda *args, **kwargs: None)
+    refused_unchanged(conn, lambda: leases.transfer(conn, "t1", "hermes", "codex", max_active=2), Refused,
+                      r"^owner 'codex' at lease capacity \(2/2\)$")
+    leases.claim(conn, "w1", "claude-code")
+    refused_unchanged(conn, lambda: leases.transfer(conn, "t1", "hermes", "claude-code"), Refused,
+                      r"^policy refused transfer: owner 'claude-code' holds 1/1 live leases in project 'Trove'"
+                      r" \(max_wip_per_owner; held: w1\)", allow=["claim_refused_policy"])
+    monkeypatch.setattr(policies, "wip_gate", real_gate)
+    moved = leases.transfer(conn, "t1", "hermes", "claude-code", force=True)
+    assert moved["lease_owner"] == "claude-code" and moved["policy_overrides"][0]["held"] == ["w1"]
 
 
 # ---------------------------------------------------------------------------------------

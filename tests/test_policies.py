@@ -100,6 +100,24 @@ def test_parser_accepts_the_documented_subset():
     ("Merge_Requires_User: true\n", 1, "expected 'key: value'"),
     ("merge_requires_user: true\rmax_wip_per_owner: 1\n", 1, "control characters"),
     ("# ok\n\nmerge_requires_user: maybe\n", 3, "must be true or false"),
+    # invisible characters: only ASCII spaces are whitespace here, everything else is refused
+    ("merge_requires_user: true\x0c\n", 1, "control characters are not allowed (U+000C at column 26)"),
+    ("max_wip_per_owner: 2\x1f\n", 1, "control characters are not allowed (U+001F at column 21)"),
+    ("merge_requires_user: true\x0b\n", 1, "control characters are not allowed (U+000B"),
+    ("merge_requires_user: true\x01\n", 1, "control characters are not allowed (U+0001"),
+    ("merge_requires_user: true\x7f\n", 1, "control characters are not allowed (U+007F"),
+    ("merge_requires_user: true\x85\n", 1, "control characters are not allowed (U+0085"),
+    ("merge_requires_user: true\x9b\n", 1, "control characters are not allowed (U+009B"),
+    ("\x1cmerge_requires_user: true\n", 1, "control characters are not allowed (U+001C at column 1)"),
+    ("# a comment\x0c\n", 1, "control characters are not allowed"),
+    ("\u00a0\n", 1, "non-ASCII whitespace is not allowed (U+00A0 at column 1); use plain spaces"),
+    ("\u3000\n", 1, "non-ASCII whitespace is not allowed (U+3000 at column 1)"),
+    ("merge_requires_user: \u2003true\n", 1, "non-ASCII whitespace is not allowed (U+2003 at column 22)"),
+    ("merge_requires_user: true\u00a0\n", 1, "non-ASCII whitespace is not allowed (U+00A0"),
+    ("merge_requires_user:\u00a0true\n", 1, "non-ASCII whitespace is not allowed (U+00A0"),
+    ("\u2028merge_requires_user: true\n", 1, "non-ASCII whitespace is not allowed (U+2028"),
+    ("dispatch_requires_tag: 'infra\u205f'\n", 1, "non-ASCII whitespace is not allowed (U+205F"),
+    ("# ok\nmax_wip_per_owner: 2\u1680\n", 2, "non-ASCII whitespace is not allowed (U+1680"),
 ])
 def test_parser_refuses_everything_else_naming_file_and_line(text, line, phrase):
     with pytest.raises(Refused) as info:
@@ -108,6 +126,19 @@ def test_parser_refuses_everything_else_naming_file_and_line(text, line, phrase)
     assert message.startswith(f"invalid policy /x/policies/P.yaml:{line}: "), message
     assert phrase in message
     assert "\n" not in message
+
+
+def test_load_refuses_invisible_characters_naming_the_file_and_line(home):
+    path = write_policy(home, "Ws", "# ok\nmerge_requires_user: true\x0c\n")
+    with pytest.raises(Refused) as info:
+        policies.load(str(home), "Ws")
+    assert str(info.value) == f"invalid policy {path}:2: control characters are not allowed (U+000C at column 26)"
+    write_policy(home, "Ws", "merge_requires_user: true\u3000\n")
+    with pytest.raises(Refused, match=r"Ws.yaml:1: non-ASCII whitespace is not allowed \(U\+3000"):
+        policies.load(str(home), "Ws")
+    # non-ASCII text that is not whitespace stays readable in comments
+    write_policy(home, "Ws", "# reviewed by Zo\u00eb \u2014 ok\nmerge_requires_user: true\n")
+    assert policies.load(str(home), "Ws") == {"merge_requires_user": True}
 
 
 def test_load_missing_file_is_no_policy_and_edits_and_deletion_take_effect(home):

@@ -85,6 +85,11 @@ def add_transfer(sub):
     p.add_argument("--to-owner", "--to-agent", dest="to_owner", required=True, help="the new holder")
     p.add_argument("--minutes", type=int, help="new window from now (default: keep the current expiry)")
     _epoch(p)
+    p.add_argument("--max-active", type=int,
+                   help="refuse if the new holder already holds this many live leases (default: env"
+                        " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
+    p.add_argument("--force", action="store_true",
+                   help="override the project's max_wip_per_owner for the new holder (recorded in the audit event)")
     p.set_defaults(handler=cmd_transfer)
 
 
@@ -92,7 +97,7 @@ def cmd_transfer(conn, args):
     from mindos import leases
 
     return leases.transfer(conn, args.task_id, args.from_owner, args.to_owner, minutes=args.minutes,
-                           epoch=args.epoch)
+                           epoch=args.epoch, max_active=args.max_active, force=args.force)
 
 
 def add_leases(sub):
