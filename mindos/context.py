@@ -28,8 +28,10 @@ Design decisions
   * **Related notes cost bounded index work.**  The task's tokens are OR-combined through
     notes_fts in BM25 order, but only the rarest ones whose posting lists add up to at most
     RELATED_POSTINGS_BUDGET (see :func:`query_tokens`): at 50k notes a call ranks a few
-    hundred hits, not the whole index.  Without FTS5 any token matching as a substring
-    qualifies, newest first, with no ``score``.
+    hundred hits, not the whole index.  When every token is common, the single rarest one
+    is kept anyway (a match is never lost to the budget) and the walk stays bounded: BM25
+    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5 any token
+    matching as a substring qualifies, newest first, with no ``score``.
   * **Determinism.**  Every ordering ends on an id; BM25 scores are rounded to 6 places;
     nothing in a pack depends on the clock except whether a note has expired.  (BM25 scores
     do depend on the whole notes index, so a related-notes pack moves when notes are added
@@ -46,9 +48,11 @@ MAX_RELATED = 100
 RELATED_SCOPES = ("project", "global")
 # The related-notes query looks at most at this many distinct task tokens (first appearance
 # order) and ORs only the rarest of them whose posting lists add up to at most
-# RELATED_POSTINGS_BUDGET hits (see query_tokens).
+# RELATED_POSTINGS_BUDGET hits (see query_tokens).  When none fits, the rarest token is kept,
+# chosen by a recount capped at RELATED_FALLBACK_COUNT_CAP postings per token.
 MAX_RELATED_TOKENS = 32
 RELATED_POSTINGS_BUDGET = 500
+RELATED_FALLBACK_COUNT_CAP = 4000
 _HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
                   "blocked_reason", "requires_receipts", "description")
 
@@ -155,6 +159,16 @@ def task_tokens(task):
     return list(dict.fromkeys(token.lower() for token in db.fts_tokens(text)))[:MAX_RELATED_TOKENS]
 
 
+def _posting_counts(conn, tokens, cap):
+    """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one statement)."""
+    probe = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
+    sql = " UNION ALL ".join([f"SELECT {i}, ({probe})" for i in range(len(tokens))])
+    params = []
+    for token in tokens:
+        params.extend((db.fts_query(token), cap))
+    return {tokens[i]: count for i, count in conn.execute(sql, params)}
+
+
 def query_tokens(conn, tokens):
     """The tokens the related-notes FTS query ORs: ``(used, skipped_common)``.
 
@@ -162,24 +176,24 @@ def query_tokens(conn, tokens):
     counted up to the limit, ties by token) while their posting lists add up to at most
     RELATED_POSTINGS_BUDGET.  The rare tokens are the ones BM25 weighs most; the common
     words left out would make every call rank most of the index for matches BM25 scores
-    near zero.  Tokens no note contains are dropped.  On a small home every token is kept.
+    near zero.  When even the rarest token is over the budget, that one token is kept (a
+    recount capped at RELATED_FALLBACK_COUNT_CAP picks it; ties go to the earlier token,
+    title first), so a task whose words are all common still finds its matches; the caller
+    bounds that walk.  Tokens no note contains are dropped.  On a small home every token
+    is kept.
     """
-    probe = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
-    sql = " UNION ALL ".join([f"SELECT {i}, ({probe})" for i in range(len(tokens))])
-    params = []
-    for token in tokens:
-        params.extend((db.fts_query(token), RELATED_POSTINGS_BUDGET + 1))
-    counts = {tokens[i]: count for i, count in conn.execute(sql, params)}
+    counts = _posting_counts(conn, tokens, RELATED_POSTINGS_BUDGET + 1)
+    matched = [token for token in tokens if counts[token]]
     used, total = [], 0
-    for token in sorted(tokens, key=lambda t: (counts[t], t)):
-        if counts[token] == 0:
-            continue
+    for token in sorted(matched, key=lambda t: (counts[t], t)):
         if total + counts[token] > RELATED_POSTINGS_BUDGET:
             break
         used.append(token)
         total += counts[token]
-    skipped = sum(1 for token in tokens if counts[token]) - len(used)
-    return used, skipped
+    if matched and not used:  # every token is common: keep the rarest rather than none
+        recount = _posting_counts(conn, matched, RELATED_FALLBACK_COUNT_CAP)
+        used = [min(matched, key=lambda t: (recount[t], matched.index(t)))]
+    return used, len(matched) - len(used)
 
 
 def related_candidates(conn, task, limit, scope, now):
@@ -215,11 +229,14 @@ def related_candidates(conn, task, limit, scope, now):
     tokens, skipped = query_tokens(conn, tokens)
     if not tokens:
         return [], 0, skipped
-    # Rank inside the index (at most RELATED_POSTINGS_BUDGET hits), then walk the ranking in
-    # chunks, joining only as many hits as it takes to find ``limit`` that pass the filters.
+    # Rank inside the index, then walk the ranking in chunks, joining only as many hits as it
+    # takes to find ``limit`` that pass the filters.  BM25 scores at most the newest
+    # RELATED_POSTINGS_BUDGET postings: all of them for in-budget tokens, a bounded window
+    # for the one common token kept when nothing else matched.
     ranked = conn.execute(
-        "SELECT rowid, bm25(notes_fts) AS score FROM notes_fts WHERE notes_fts MATCH ? ORDER BY score, rowid",
-        (db.fts_query(" ".join(tokens), "OR"),),
+        "SELECT rowid, score FROM (SELECT rowid, bm25(notes_fts) AS score FROM notes_fts"
+        " WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY score, rowid",
+        (db.fts_query(" ".join(tokens), "OR"), RELATED_POSTINGS_BUDGET),
     ).fetchall()
     items = []
     start, chunk = 0, 8 * limit
@@ -273,7 +290,8 @@ def _options(budget, related, related_scope):
     if related is not None:
         related = validate.positive_int(related, "--related", minimum=0, maximum=MAX_RELATED)
     if related_scope not in RELATED_SCOPES:
-        raise InvalidInput(f"invalid --related-scope: {related_scope!r:.40} (choose from project, global)")
+        raise InvalidInput(
+            f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
     return {"budget": budget, "related": related, "related_scope": related_scope}
 
 

@@ -11,6 +11,10 @@ so B must hold at least one of ANY ``|A| - ceil(t * |A|) + 1`` tokens of A (pref
 filtering).  We ask ``tasks_fts`` (title and description columns, narrowed to the project)
 for open same-project tasks holding one of the rarest such tokens, then compute the exact
 Jaccard in Python on that small set.  Without FTS5 the same tokens are matched with LIKE.
+When the examined set is capped (``create``'s hook), candidates are taken most relevant
+first -- the tasks holding every probe token, BM25-ranked, then the rest; without FTS5 the
+number of probe tokens a task holds -- so a true duplicate is not crowded out by older,
+weaker ones (see :func:`_candidates`).
 """
 
 import itertools
@@ -19,10 +23,12 @@ import math
 from mindos import db, validate
 from mindos.errors import InvalidInput, NotFound
 
-# create's hook is on the hot path: it scans at most this many candidates (oldest first)
-# and reports at most this many matches.
+# create's hook is on the hot path: it scans at most this many candidates (most relevant
+# first) and reports at most this many matches.
 CREATE_SCAN_LIMIT = 200
 CREATE_REPORT_LIMIT = 10
+# ... and BM25-ranks at most this many of the newest tasks holding every probe token
+CREATE_RANK_WINDOW = 800
 # Token rarity for the candidate probe is counted (up to PROBE_COUNT_CAP tasks per token) only
 # for texts of at most PROBE_MAX_TOKENS tokens; longer ones probe their longest tokens.  The
 # LIKE fallback ORs at most LIKE_MAX_TOKENS tokens (SQLite's expression depth), else scans.
@@ -85,23 +91,49 @@ def _probe_tokens(conn, project, tokens, limit):
 
 
 def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
-    """Open same-project task rows sharing a probe token with ``tokens``, oldest first."""
+    """Open same-project task rows sharing a probe token with ``tokens``; with a
+    ``scan_limit``, at most that many, most relevant first.
+
+    Uncapped (``similar``), every candidate is examined, oldest first.  Capped (``create``),
+    first come the tasks holding every probe token, BM25-ranked over title and description
+    (ties by age) within the newest CREATE_RANK_WINDOW of them, then the newest of the
+    rest; without FTS5, tasks holding more probe tokens come first, shorter text first on
+    ties (as BM25's length normalisation would).  Either way a true duplicate is not
+    crowded out by older, weaker candidates, and the ranking work stays bounded.
+    """
     probe = _probe_tokens(conn, project, tokens, limit)
     columns = "t.id, t.title, t.description, t.status, t.priority, t.created_at"
-    params = [project, exclude_id or ""]
+    where = f"t.project = ? AND t.id <> ? AND t.{_OPEN}"
+    scope = (project, exclude_id or "")
     if db.has_fts(conn, "tasks_fts"):
-        sql = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
-               " WHERE tasks_fts MATCH ? AND t.project = ? AND t.id <> ? AND t." + _OPEN +
-               " ORDER BY f.rowid")
-        params.insert(0, _scoped(db.fts_query(" ".join(probe), "OR"), project))
-    else:
-        likes = []
-        for token in probe if len(probe) <= LIKE_MAX_TOKENS else ():  # else: every open task (a superset)
-            likes.append("t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\'")
-            params.extend([db.like_pattern(token)] * 2)
-        match = f" AND ({' OR '.join(likes)})" if likes else ""
-        sql = (f"SELECT {columns} FROM tasks t WHERE t.project = ? AND t.id <> ? AND t.{_OPEN}{match}"
-               " ORDER BY t.seq")
+        any_probe = _scoped(db.fts_query(" ".join(probe), "OR"), project)
+        plain = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
+                 f" WHERE tasks_fts MATCH ? AND {where}")
+        if scan_limit is None:
+            return conn.execute(plain + " ORDER BY f.rowid", (any_probe, *scope)).fetchall()
+        # bm25 weights follow the tasks_fts columns (id, project, title, description,
+        # next_action, blocked_reason): the project filter is the same for every row
+        rows = conn.execute(
+            f"SELECT {columns} FROM (SELECT rowid, bm25(tasks_fts, 0, 0, 1, 1, 0, 0) AS score FROM tasks_fts"
+            " WHERE tasks_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f JOIN tasks t ON t.seq = f.rowid"
+            f" WHERE {where} ORDER BY f.score, f.rowid LIMIT ?",
+            (_scoped(db.fts_query(" ".join(probe), "AND"), project), CREATE_RANK_WINDOW, *scope, scan_limit),
+        ).fetchall()
+        if len(rows) < scan_limit and len(probe) > 1:  # fill up with tasks holding only some probe tokens
+            seen = {row["id"] for row in rows}
+            fill = conn.execute(plain + " ORDER BY f.rowid DESC LIMIT ?", (any_probe, *scope, scan_limit + len(rows)))
+            for row in fill:
+                if row["id"] not in seen and len(rows) < scan_limit:
+                    rows.append(row)
+        return rows
+    if len(probe) <= LIKE_MAX_TOKENS:
+        hits = " + ".join(["(t.title LIKE ? ESCAPE '\\' OR t.description LIKE ? ESCAPE '\\')"] * len(probe))
+        sql = (f"SELECT {columns} FROM (SELECT t.*, ({hits}) AS hits FROM tasks t WHERE {where}) t"
+               " WHERE t.hits > 0 ORDER BY t.hits DESC, length(t.title) + length(t.description), t.seq")
+        params = [pattern for token in probe for pattern in [db.like_pattern(token)] * 2] + list(scope)
+    else:  # too many tokens for one expression: every open task (a superset), oldest first
+        sql = f"SELECT {columns} FROM tasks t WHERE {where} ORDER BY t.seq"
+        params = list(scope)
     if scan_limit is not None:
         sql += " LIMIT ?"
         params.append(scan_limit)
@@ -112,7 +144,8 @@ def find_similar(conn, project, title, description, *, limit, exclude_id=None, s
     """Open same-project tasks whose title+description Jaccard with the given text is >= ``limit``.
 
     Returns ``[{"id", "title", "status", "priority", "created_at", "similarity"}]``,
-    similarity descending then id.  ``scan_limit`` caps the candidates examined (oldest first).
+    similarity descending then id.  ``scan_limit`` caps the candidates examined (most relevant
+    first, see :func:`_candidates`).
     """
     tokens, jaccard = _measure()
     mine = tokens(f"{title or ''} {description or ''}")
@@ -138,7 +171,7 @@ def similar(conn, task_id, *, threshold_value=None):
     task_id = validate.identifier(task_id, "task id")
     row = conn.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
-        raise NotFound(f"unknown task '{task_id}'")
+        raise NotFound(f"unknown task {validate.shown(task_id)}")
     matches = find_similar(conn, row["project"], row["title"], row["description"], limit=limit,
                            exclude_id=task_id)
     return {"task_id": task_id, "project": row["project"], "title": row["title"], "threshold": limit,

@@ -16,8 +16,9 @@ risks, optional recall digest).  Design decisions:
     of the stored payload (task, agents, status, objective, lists, commit, recall digest);
     an identical live payload returns the existing row (``deduplicated: true``).
   * **Secret guard first.**  The objective, status, commit and every list field pass
-    through :func:`mindos.secrets.guard` before anything is written; the stored and hashed
-    payload is the guarded (possibly redacted) text.
+    through :func:`mindos.secrets.guard_record` before anything is written; the stored and
+    hashed payload is the guarded (possibly redacted) text.  The agent names are scanned too
+    and refused outright when credential-shaped (an id cannot carry a redaction label).
   * **Events are about the task.**  Handoff audit events use entity_type ``handoff`` and
     entity_id = the task id (the handoff id is in the payload), so a task's audit trail and
     the recall stream (``context_recalled``/``session_resumed``, also keyed by task id)
@@ -98,14 +99,14 @@ def _require_task(conn, task_id, flag="task id"):
     task_id = validate.identifier(task_id, flag)
     row = conn.execute("SELECT id, project, title, status FROM tasks WHERE id = ?", (task_id,)).fetchone()
     if row is None:
-        raise NotFound(f"unknown task '{task_id}'")
+        raise NotFound(f"unknown task {validate.shown(task_id)}")
     return row
 
 
 def _handoff_id(value):
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
-        raise InvalidInput(f"invalid handoff id: {value!r:.40} (expected a positive integer)")
+        raise InvalidInput(f"invalid handoff id: {validate.shown(value, 40)} (expected a positive integer)")
     return int(text)
 
 
@@ -156,9 +157,10 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
         task_id = _require_task(conn, task_id)["id"]
         from mindos import secrets
 
-        guarded, outcome = secrets.guard(
+        guarded, outcome = secrets.guard_record(
             conn, "handoff", task_id,
             {"objective": objective, "status": status, "commit_ref": commit, **lists},
+            {"from_agent": from_agent, "to_agent": to_agent},
             redact=redact, allow_secret=allow_secret,
         )
         fields = {"from_agent": from_agent, "to_agent": to_agent, "recall_digest": recall_digest, **guarded}
@@ -219,8 +221,8 @@ def ack(conn, task_id, agent, *, recall_digest=""):
         if not target["to_agent"]:
             raise Refused(f"handoff {target['id']} on task '{task_id}' is unaddressed; nobody can acknowledge it")
         if agent != target["to_agent"]:
-            raise Refused(f"agent '{agent}' cannot acknowledge handoff {target['id']} on task '{task_id}':"
-                          f" it is addressed to '{target['to_agent']}'")
+            raise Refused(f"agent {validate.shown(agent)} cannot acknowledge handoff {target['id']} on task"
+                          f" '{task_id}': it is addressed to {validate.shown(target['to_agent'])}")
         if target["acked_by"]:
             target["already_acked"] = True
             return target
@@ -391,7 +393,8 @@ def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=No
 
 def _sla_hours(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 87600:
-        raise InvalidInput(f"invalid --ack-sla-hours: expected a number of hours from 0 to 87600, got {value!r:.40}")
+        raise InvalidInput("invalid --ack-sla-hours: expected a number of hours from 0 to 87600,"
+                           f" got {validate.shown(value, 40)}")
     return value
 
 

@@ -16,7 +16,9 @@ Design decisions
     near-duplicate candidates.  A pinned note is immortal: once expired it still packs, with
     ``expired: true``, so an agent knows a fresh supersede is due.  Re-adding a retiree's
     exact content revives it and restates its lifetime (no ``--ttl-hours``: immortal).
-  * Every write passes through :func:`mindos.secrets.guard` before anything is stored.
+  * Every write passes through the secret guard before anything is stored: the content
+    (refused, redacted or allowed per flag) and the source agent name (refused outright when
+    credential-shaped; see :func:`mindos.secrets.guard_record`).
 
 Reusable pieces (other domains call these):
   * :func:`tokens` / :func:`jaccard` -- the one similarity measure (near-dup guard,
@@ -73,9 +75,9 @@ def near_dup_threshold(value=None, flag="--threshold"):
         try:
             value = float(raw)
         except ValueError:
-            raise InvalidInput(f"invalid {flag}: {raw!r:.40} (expected a number in (0, 1])") from None
+            raise InvalidInput(f"invalid {flag}: {validate.shown(raw, 40)} (expected a number in (0, 1])") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise InvalidInput(f"invalid {flag}: {value!r:.40} (expected a number in (0, 1])")
+        raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected a number in (0, 1])")
     return float(value)
 
 
@@ -97,14 +99,14 @@ def note_id(value, flag="note id"):
     if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"invalid {flag}: {value!r:.40} (expected a positive integer)")
+        raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected a positive integer)")
     return value
 
 
 def check_kind(value, flag="--kind"):
     """One of the note kinds."""
     if value not in KINDS:
-        raise InvalidInput(f"invalid {flag}: {value!r:.40} (choose from {', '.join(KINDS)})")
+        raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (choose from {', '.join(KINDS)})")
     return value
 
 
@@ -118,7 +120,8 @@ def _expires_at(ttl_hours, now):
         return None
     if isinstance(ttl_hours, bool) or not isinstance(ttl_hours, (int, float)) or not 0 < ttl_hours <= MAX_TTL_HOURS:
         raise InvalidInput(
-            f"invalid --ttl-hours: {ttl_hours!r:.40} (expected a number of hours in (0, {MAX_TTL_HOURS}])")
+            f"invalid --ttl-hours: {validate.shown(ttl_hours, 40)}"
+            f" (expected a number of hours in (0, {MAX_TTL_HOURS}])")
     seconds = max(1, round(ttl_hours * 3600))
     return clock.shift(now, seconds)
 
@@ -126,7 +129,7 @@ def _expires_at(ttl_hours, now):
 def _require_task(conn, task_id):
     task_id = validate.identifier(task_id, "task id")
     if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-        raise NotFound(f"unknown task '{task_id}'")
+        raise NotFound(f"unknown task {validate.shown(task_id)}")
     return task_id
 
 
@@ -170,7 +173,7 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
     threshold = near_dup_threshold()
     with db.write(conn):
         task_id = _require_task(conn, task_id)
-        cleaned, outcome = _guard(conn, task_id, content, redact, allow_secret)
+        cleaned, outcome = _guard(conn, task_id, content, source, redact, allow_secret)
         content = cleaned
         existing = conn.execute(
             f"SELECT {_COLUMNS} FROM notes WHERE task_id = ? AND superseded_by IS NULL AND content = ?"
@@ -187,11 +190,13 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
         return result
 
 
-def _guard(conn, task_id, content, redact, allow_secret):
+def _guard(conn, task_id, content, source, redact, allow_secret):
+    """The secret guard over a note's content and its source (an agent name, refused outright
+    when credential-shaped): returns ``(content to store, outcome)``."""
     from mindos import secrets
 
-    fields, outcome = secrets.guard(conn, "note", task_id, {"content": content}, redact=redact,
-                                    allow_secret=allow_secret)
+    fields, outcome = secrets.guard_record(conn, "note", task_id, {"content": content}, {"source": source},
+                                           redact=redact, allow_secret=allow_secret)
     return fields["content"], outcome
 
 
@@ -275,10 +280,11 @@ def supersede(conn, nid, *, content, kind=None, source=None, ttl_hours=None, red
         old = get(conn, nid)
         if old["superseded_by"] is not None:
             raise Refused(f"note {nid} is already superseded by note {old['superseded_by']}; supersede that one")
-        cleaned, outcome = _guard(conn, old["task_id"], content, redact, allow_secret)
+        source = source or old["source"]  # an inherited source is stored again, so it is scanned too
+        cleaned, outcome = _guard(conn, old["task_id"], content, source, redact, allow_secret)
         if cleaned == old["content"]:
             raise Refused(f"note {nid} already says exactly that; nothing to supersede")
-        new = _insert(conn, old["task_id"], kind_value or old["kind"], cleaned, source or old["source"],
+        new = _insert(conn, old["task_id"], kind_value or old["kind"], cleaned, source,
                       old["pinned"], expires_at, now, supersedes=nid)
         # guarded: lands only if nobody superseded the note since we read it
         changed = conn.execute(

@@ -37,11 +37,26 @@ _TAG = re.compile(r"[a-z0-9:_./-]{1,64}\Z")
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 
 
+def shown(value, width=80):
+    """How an error message shows a rejected value: its repr clipped to ``width`` characters,
+    or ``<redacted>`` when the secret guard flags it (never echo a credential to stderr).
+
+    The detector is imported here, on the error path only, so valid input never pays for it.
+    """
+    if isinstance(value, str) and value:
+        from mindos import secrets
+
+        if secrets.scan(value):
+            return "<redacted>"
+    return f"{value!r:.{width}}"
+
+
 def identifier(value, flag="id"):
     """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric."""
     if not isinstance(value, str) or not _ID.match(value):
         raise InvalidInput(
-            f"invalid {flag}: {value!r:.80} (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
+            f"invalid {flag}: {shown(value)}"
+            " (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
         )
     return value
 
@@ -50,7 +65,8 @@ def agent(value, flag="--owner"):
     """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric."""
     if not isinstance(value, str) or not _AGENT.match(value):
         raise InvalidInput(
-            f"invalid {flag}: {value!r:.80} (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
+            f"invalid {flag}: {shown(value)}"
+            " (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
         )
     return value
 
@@ -58,7 +74,7 @@ def agent(value, flag="--owner"):
 def tag(value, flag="--tag"):
     """A tag or receipt kind: 1-64 chars of lowercase [a-z0-9:_./-]."""
     if not isinstance(value, str) or not _TAG.match(value):
-        raise InvalidInput(f"invalid {flag}: {value!r:.80} (use 1-64 characters of a-z 0-9 : _ . / -)")
+        raise InvalidInput(f"invalid {flag}: {shown(value)} (use 1-64 characters of a-z 0-9 : _ . / -)")
     return value
 
 
@@ -76,14 +92,14 @@ def tags(values, flag="--tag"):
 def priority(value, flag="--priority"):
     """One of P0..P3."""
     if value not in PRIORITIES:
-        raise InvalidInput(f"invalid {flag}: {value!r:.40} (choose from P0, P1, P2, P3)")
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from P0, P1, P2, P3)")
     return value
 
 
 def status(value, flag="--status"):
     """One of the lifecycle statuses."""
     if value not in STATUSES:
-        raise InvalidInput(f"invalid {flag}: {value!r:.40} (choose from {', '.join(STATUSES)})")
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(STATUSES)})")
     return value
 
 
@@ -130,5 +146,5 @@ def digest(value, flag="--recall-digest"):
 def positive_int(value, flag, *, minimum=1, maximum=10**9):
     """An integer within [minimum, maximum]."""
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise InvalidInput(f"invalid {flag}: expected an integer from {minimum} to {maximum}, got {value!r:.40}")
+        raise InvalidInput(f"invalid {flag}: expected an integer from {minimum} to {maximum}, got {shown(value, 40)}")
     return value

@@ -328,6 +328,38 @@ def test_query_tokens_keep_the_rarest_within_the_postings_budget(conn, monkeypat
     assert pack["related_tokens_used"] == 1 and pack["related_tokens_skipped"] == 1
 
 
+def test_all_common_tokens_still_find_matches_through_the_rarest(conn, monkeypatch):
+    # every task token is over the postings budget: the rarest one is kept, never none
+    monkeypatch.setattr(context, "RELATED_POSTINGS_BUDGET", 3)
+    make_task(conn, "t1", title="common often")
+    make_task(conn, "s", title="S")
+    for i in range(6):
+        note(conn, "s", f"often seen {i}")
+    for i in range(4):
+        note(conn, "s", f"common word {i}")
+    used, skipped = context.query_tokens(conn, ["often", "common", "absent"])
+    assert used == ["common"] and skipped == 1  # 4 postings beat 6
+    pack = context.pack_context(conn, "t1", related=5)
+    assert pack["related_tokens_used"] == 1 and pack["related_tokens_skipped"] == 1
+    # the BM25 walk is bounded: only the 3 newest postings of the kept token are ranked
+    assert pack["related_matched"] == 3
+    assert sorted(n["content"] for n in pack["related_notes"]) == ["common word 1", "common word 2", "common word 3"]
+    assert all(isinstance(n["score"], float) for n in pack["related_notes"])
+    assert context.pack_context(conn, "t1", related=5) == pack  # deterministic
+
+
+def test_all_common_tokens_tied_beyond_the_recount_keep_the_title_token(conn, monkeypatch):
+    monkeypatch.setattr(context, "RELATED_POSTINGS_BUDGET", 1)
+    monkeypatch.setattr(context, "RELATED_FALLBACK_COUNT_CAP", 2)
+    make_task(conn, "t1", title="zulu", description="alpha")
+    make_task(conn, "s", title="S")
+    for i in range(3):
+        note(conn, "s", f"alpha zulu {i}")
+    assert context.query_tokens(conn, ["zulu", "alpha"]) == (["zulu"], 1)
+    pack = context.pack_context(conn, "t1", related=5)
+    assert pack["related_matched"] == 1 and pack["related_notes"][0]["content"] == "alpha zulu 2"
+
+
 def test_related_window_widens_until_enough_pass_the_filters(conn):
     make_task(conn, "t1", title="needle")
     make_task(conn, "far", project="Elsewhere", title="Far")

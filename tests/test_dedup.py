@@ -223,6 +223,52 @@ def test_create_reports_a_bounded_list(conn):
     assert [s["id"] for s in last["similar_open_tasks"]] == [f"dup{i:02d}" for i in range(dedup.CREATE_REPORT_LIMIT)]
 
 
+@pytest.mark.parametrize("fts", [True, False])
+def test_create_finds_an_exact_duplicate_beyond_the_scan_limit(conn, plain_conn, fts):
+    # 260 older near-identical tasks (7/8 = 0.875) fill more than the CREATE_SCAN_LIMIT window;
+    # the exact duplicate is the newest of them and must still be examined and reported first
+    target = conn if fts else plain_conn
+    title = "Deploy the gateway canary to staging region"
+    crowd = 260
+    assert crowd > dedup.CREATE_SCAN_LIMIT
+    with db.write(target):  # seeded directly: 260 creates would each run the hook
+        for i in range(crowd):
+            target.execute("INSERT INTO tasks(id, project, title, created_at, updated_at) VALUES (?, 'Trove', ?, ?, ?)",
+                           (f"near{i:03d}", f"{title} variant{i}", "2026-08-20T09:00:00Z", "2026-08-20T09:00:00Z"))
+    make(target, "exact", title)
+    created = make(target, "new", title)
+    found = created["similar_open_tasks"]
+    assert found[0] == {"id": "exact", "title": title, "similarity": 1.0}
+    assert len(found) == dedup.CREATE_REPORT_LIMIT
+    assert all(item["similarity"] == 0.875 for item in found[1:])
+    assert dedup.similar(target, "new")["count"] == crowd + 1  # the uncapped command sees them all
+
+
+@pytest.mark.parametrize("fts", [True, False])
+def test_capped_create_scan_agrees_with_the_uncapped_search_below_the_cap(conn, plain_conn, fts, monkeypatch):
+    # with fewer candidates than the cap, ranking then filling must still examine every one
+    target = conn if fts else plain_conn
+    seed_random(target)
+    monkeypatch.setenv("AUTOPILOT_NEAR_DUP_THRESHOLD", "0.5")
+    for i in range(0, 120, 7):
+        row = target.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (f"r{i:03d}",)).fetchone()
+        capped = dedup.similar_open_tasks(target, row["id"], row["project"], row["title"], row["description"])
+        full = dedup.similar(target, row["id"])["similar"][:dedup.CREATE_REPORT_LIMIT]
+        assert capped == [{"id": m["id"], "title": m["title"], "similarity": m["similarity"]} for m in full], row["id"]
+
+
+def test_default_threshold_is_inclusive_at_exactly_0_8(conn, monkeypatch):
+    monkeypatch.delenv("AUTOPILOT_NEAR_DUP_THRESHOLD", raising=False)
+    make(conn, "four", "a b c d")
+    five = make(conn, "five", "a b c d e")  # Jaccard 4/5 = 0.8
+    assert five["similar_open_tasks"] == [{"id": "four", "title": "a b c d", "similarity": 0.8}]
+    assert created_payload(conn, "five")["similar_open_tasks"] == five["similar_open_tasks"]
+    assert [(i["id"], i["similarity"]) for i in dedup.similar(conn, "four")["similar"]] == [("five", 0.8)]
+    assert [c["canonical"]["id"] for c in dedup.dup_tasks(conn)["clusters"]] == ["four"]
+    make(conn, "six", "a b c d e f")  # 4/6 against "four": below; 5/6 against "five": above
+    assert [i["id"] for i in dedup.similar(conn, "six")["similar"]] == ["five"]
+
+
 def test_create_via_cli_shows_similar_open_tasks(conn, cli_json):
     make(conn, "a", "Fix the login redirect bug")
     out = cli_json("autopilot", "create", "--project", "Trove", "--title", "Fix login redirect bug", "--id", "b")

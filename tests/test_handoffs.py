@@ -750,6 +750,21 @@ def test_secret_allowed_verbatim_and_audited(conn):
     assert last_event(conn, "handoff_recorded")[2]["secret_action"] == "allowed"
 
 
+@pytest.mark.parametrize("field", ["from_agent", "to_agent"])
+def test_credential_shaped_agents_are_refused_even_with_an_override(conn, field):
+    make_task(conn)
+    hand(conn)
+    rows_before, events_before = state(conn)
+    for flags in ({}, {"redact": True}, {"allow_secret": True}):
+        with pytest.raises(Refused) as info:
+            hand(conn, **{field: AWS_KEY}, **flags)
+        assert AWS_KEY not in str(info.value) and field in str(info.value)
+    rows_after, events_after = state(conn)
+    assert rows_after == rows_before  # the live handoff was not superseded
+    assert [e[1] for e in events_after[len(events_before):]] == ["secret_blocked"] * 3
+    assert AWS_KEY not in json.dumps(events_after)
+
+
 def test_secret_flags_are_exclusive(conn):
     make_task(conn)
     before = state(conn)

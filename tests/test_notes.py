@@ -129,6 +129,16 @@ def test_near_duplicates_are_stored_but_flagged(conn, task):
     assert c["similar_to"] == [] and "similar_notes" not in _actions(conn, "note_added")[-1]
 
 
+def test_default_near_duplicate_boundary_is_inclusive(conn, task, monkeypatch):
+    monkeypatch.delenv("AUTOPILOT_NEAR_DUP_THRESHOLD", raising=False)
+    a = notes.add(conn, task, content="a b c d")
+    b = notes.add(conn, task, content="a b c d e")  # Jaccard 4/5 = 0.8, exactly the default
+    assert b["similar_to"] == [{"note_id": a["id"], "score": 0.8}]
+    assert _actions(conn, "note_added")[-1]["similar_notes"] == [{"note_id": a["id"], "score": 0.8}]
+    c = notes.add(conn, task, content="a b c d e f")  # 4/6 against a: below; 5/6 against b: above
+    assert c["similar_to"] == [{"note_id": b["id"], "score": 0.8333}]
+
+
 def test_near_duplicate_threshold_comes_from_the_environment(conn, task, monkeypatch, cli):
     a = notes.add(conn, task, content="alpha beta gamma delta")
     assert notes.add(conn, task, content="alpha beta gamma epsilon")["similar_to"] == []  # 3/5 = 0.6
@@ -195,6 +205,27 @@ def test_secret_supersede_is_blocked_and_the_old_note_stays_live(cli, conn, task
     assert notes.get(conn, note["id"])["superseded_by"] is None
     red = notes.supersede(conn, note["id"], content=f"use key {AWS}", redact=True)
     assert red["note"]["content"] == "use key [REDACTED:aws_access_key]" and red["secret_action"] == "redacted"
+
+
+def test_supersede_never_re_stores_a_credential_shaped_legacy_source(cli, cli_json, conn, task):
+    note = notes.add(conn, task, content="rate limit is 60/min")
+    with db.write(conn):  # a row written before the identity guard existed
+        conn.execute("UPDATE notes SET source = ? WHERE id = ?", (AWS, note["id"]))
+    before = _state(conn)
+    rc, out, err = cli("autopilot", "supersede-note", str(note["id"]), "--content", "rate limit is 120/min")
+    assert rc == 1 and out == "" and "source" in err and AWS not in err
+    assert _state(conn)[0] == before[0]
+    assert _actions(conn, "secret_blocked") == [{"kinds": ["aws_access_key"], "fields": ["source"]}]
+    fixed = cli_json("autopilot", "supersede-note", str(note["id"]), "--content", "rate limit is 120/min",
+                     "--source", "hermes")
+    assert fixed["note"]["source"] == "hermes" and AWS not in json.dumps(fixed["note"])
+
+
+def test_note_source_is_guarded_before_the_duplicate_shortcut(conn, task):
+    notes.add(conn, task, content="rate limit is 60/min")
+    with pytest.raises(Refused, match="source"):
+        notes.add(conn, task, content="rate limit is 60/min", source=AWS)
+    assert AWS not in json.dumps(_actions(conn, "note_added"))
 
 
 # ---------------------------------------------------------------------------------------

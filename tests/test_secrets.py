@@ -112,7 +112,10 @@ def test_generic_assignment_with_a_digit_is_caught():
 @pytest.mark.parametrize("text", [
     "A" * 65536, "a-" * 32768, "password=" * 7000, "sk-" * 20000, "eyJ" + "a." * 30000, "://" * 20000,
     "-----BEGIN PRIVATE KEY-----" + "A" * 60000, "x" * 65536, "token: " * 9000,
-])
+    "cookie: " * 8000, "Cookie: sessionid=a1" + ";sid=" * 12000, "curl -u a:" * 6000, "mysql " + "-pa1b2c3 " * 7000,
+    "sshpass " * 8000, "redis-cli -a " * 5000, "MTA" * 20000, "M" + "T" * 27 + "." * 30000,
+    "the password is " * 4000, "pass: " * 10000, "key-" * 16000,
+], ids=lambda text: f"{text[:16]!r}*{len(text)}")
 def test_pathological_inputs_stay_fast(text):
     started = time.perf_counter()
     secrets.redact(text)
@@ -207,6 +210,100 @@ def test_refused_and_redacted_notes_leave_no_trace_of_the_value(cli, cli_json, c
     assert len(_events(conn, "secret_redacted")) == len(values)
 
 
+# Each write surface that stores agent text: (name, argv builder).  ``nid`` is a live note.
+WRITE_SURFACES = [
+    ("note", lambda task, nid, text: ["note", task, "--content", text]),
+    ("supersede-note", lambda task, nid, text: ["supersede-note", str(nid), "--content", text]),
+    ("handoff-list", lambda task, nid, text: ["handoff", task, "--from-agent", "codex", "--evidence", "tests pass",
+                                             "--risk", text]),
+    ("handoff-commit", lambda task, nid, text: ["handoff", task, "--from-agent", "codex", "--commit", text[:200]]),
+]
+
+
+def _assert_value_nowhere(conn, home, values, outputs):
+    """No value in the database files (main, WAL, SHM), the ledger, or any stdout/stderr."""
+    raw = _db_bytes(home)
+    ledger = conn.execute("SELECT coalesce(group_concat(payload_json, ''), '') FROM audit_events").fetchone()[0]
+    for value in values:
+        for line in value.splitlines():
+            assert line.encode() not in raw
+        assert value not in ledger
+        for text in outputs:
+            assert value not in text
+
+
+@pytest.mark.parametrize("surface", [name for name, _ in WRITE_SURFACES])
+def test_every_write_surface_refuses_and_redacts_without_a_trace(cli, cli_json, conn, home, task, surface):
+    from mindos import notes
+
+    argv = dict(WRITE_SURFACES)[surface]
+    sample = [item for item in secret_texts()[::9] if len(item[2]) <= 200 or surface != "handoff-commit"]
+    values, outputs = [], []
+    for number, (_, value, text) in enumerate(sample):
+        nid = notes.add(conn, task, content=f"fact number {number}")["id"]
+        values.append(value)
+        before = conn.execute("SELECT count(*) FROM notes").fetchone()[0], conn.execute(
+            "SELECT count(*) FROM handoffs").fetchone()[0]
+        rc, out, err = cli("autopilot", *argv(task, nid, text))
+        assert rc == 1 and out == "" and "secret guard" in err and err.count("\n") == 1
+        assert (conn.execute("SELECT count(*) FROM notes").fetchone()[0],
+                conn.execute("SELECT count(*) FROM handoffs").fetchone()[0]) == before
+        stored = cli_json("autopilot", *argv(task, nid, text), "--redact")
+        assert stored["secret_action"] == "redacted"
+        outputs.extend([err, json.dumps(stored)])
+    _assert_value_nowhere(conn, home, values, outputs)
+    assert len(_events(conn, "secret_blocked")) == len(sample)
+    assert len(_events(conn, "secret_redacted")) == len(sample)
+
+
+# Credential-shaped agent names: every one passes validate.agent's charset.
+IDENTITY_VALUES = [AWS, GH, "glpat-qXhvVCRE-HLO5beXBpvn", "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+                   "sk-" + "3TH65u7g83G6J7jKhG6LqG72wXNxNFWJE6Id1RPXZbxFK5wY"]
+IDENTITY_SURFACES = [
+    ("note --source", "source", lambda task, nid, value: ["note", task, "--content", "clean fact", "--source", value]),
+    ("supersede-note --source", "source",
+     lambda task, nid, value: ["supersede-note", str(nid), "--content", "clean replacement", "--source", value]),
+    ("handoff --from-agent", "from_agent",
+     lambda task, nid, value: ["handoff", task, "--from-agent", value, "--objective", "resume"]),
+    ("handoff --to-agent", "to_agent",
+     lambda task, nid, value: ["handoff", task, "--from-agent", "codex", "--to-agent", value, "--objective", "go"]),
+]
+
+
+@pytest.mark.parametrize("surface", [name for name, _, _ in IDENTITY_SURFACES])
+def test_credential_shaped_agent_names_are_refused_under_every_flag(cli, conn, home, task, surface):
+    from mindos import notes, validate
+
+    field, argv = {name: (f, a) for name, f, a in IDENTITY_SURFACES}[surface]
+    nid = notes.add(conn, task, content="the original fact")["id"]
+    outputs = []
+    for value in IDENTITY_VALUES:
+        assert validate.agent(value) == value  # the charset alone would let it through
+        for flags in ((), ("--redact",), ("--allow-secret",)):
+            before = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("notes", "handoffs")]
+            rc, out, err = cli("autopilot", *argv(task, nid, value), *flags)
+            assert rc == 1 and out == "", (value, flags, err)
+            assert "secret guard" in err and field in err and err.count("\n") == 1
+            assert [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("notes", "handoffs")] == before
+            outputs.append(err)
+    blocked = _events(conn, "secret_blocked")
+    assert len(blocked) == 3 * len(IDENTITY_VALUES)
+    assert all(payload["fields"] == [field] and set(payload) == {"kinds", "fields"} for _, _, payload in blocked)
+    assert _events(conn, "secret_redacted") == [] and _events(conn, "secret_allowed") == []
+    _assert_value_nowhere(conn, home, IDENTITY_VALUES, outputs)
+
+
+def test_a_secret_agent_name_and_secret_content_are_blocked_together(conn, task):
+    from mindos import notes
+
+    with pytest.raises(Refused) as caught:
+        notes.add(conn, task, content=f"key {AWS}", source=GH, redact=True)
+    assert "source" in str(caught.value) and GH not in str(caught.value) and AWS not in str(caught.value)
+    assert _events(conn, "secret_blocked") == [
+        ("note", task, {"kinds": ["aws_access_key", "github_token"], "fields": ["content", "source"]})]
+    assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+
+
 def test_subprocess_refusal_prints_one_clean_line(home, tmp_path):
     created = script("autopilot.py", "create", "--project", "Trove", "--title", "x", "--id", "t9", home=home)
     assert created.returncode == 0, created.stderr
@@ -214,6 +311,55 @@ def test_subprocess_refusal_prints_one_clean_line(home, tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and AWS not in proc.stderr and "aws_access_key" in proc.stderr
     assert AWS.encode() not in _db_bytes(home)
+
+
+# ---------------------------------------------------------------------------------------
+# Rejected flag values: a credential-shaped one is never echoed back
+
+
+@pytest.mark.parametrize("argv", [
+    ["note", "t1", "--content", "x", "--kind", "password=Hunter2x9"],
+    ["note", "t1", "--content", "x", "--source", f"{AWS}!"],
+    ["supersede-note", f"{GH}x", "--content", "x"],
+    ["handoff", "t1", "--from-agent", "codex", "--to-agent", f"password={GH}"],
+    ["handoff-history", "api_key=Zq8vLm2x1Tq9"],
+    ["search-notes", "pool", "--kind", "secret: Zq8vLm2x1Tq9"],
+    ["search-notes", "pool", "--status", "password=Hunter2x9"],
+    ["search-notes", "pool", "--project", f"key {AWS}"],
+    ["create", "--project", "Trove", "--title", "x", "--priority", "password=Hunter2x9"],
+    ["list", "--status", "password=Hunter2x9"],
+])
+def test_bad_flag_values_that_look_like_secrets_are_redacted_in_errors(cli, conn, task, argv):
+    before = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM audit_events").fetchone()[:]
+    rc, out, err = cli("autopilot", *argv)
+    assert rc == 2 and out == ""
+    assert "invalid" in err and "<redacted>" in err and err.count("\n") == 1
+    for secret in ("Hunter2x9", AWS, GH, "Zq8vLm2x1Tq9"):
+        assert secret not in err
+    assert conn.execute("SELECT count(*), coalesce(max(id), 0) FROM audit_events").fetchone()[:] == before
+
+
+def test_ordinary_bad_values_are_still_shown(cli, conn, task):
+    from mindos import validate
+
+    rc, _, err = cli("autopilot", "note", task, "--content", "x", "--kind", "opinion")
+    assert rc == 2 and "invalid --kind: 'opinion' (choose from" in err
+    assert validate.shown("bad id!") == "'bad id!'" and validate.shown("x" * 100, 10) == "'xxxxxxxxx"
+    assert validate.shown(None) == "None" and validate.shown(f"id {AWS}") == "<redacted>"
+    with pytest.raises(InvalidInput, match="<redacted>"):
+        validate.identifier(f"{GH}!")
+    with pytest.raises(InvalidInput, match="<redacted>"):
+        validate.tag("API_KEY=Zq8vLm2x1Tq9")
+    from mindos import context
+
+    with pytest.raises(InvalidInput, match="invalid --related-scope: <redacted>"):  # the core check argparse fronts
+        context.pack_context(conn, task, related=1, related_scope=f"token={GH}")
+
+
+def test_ack_refusal_never_echoes_a_credential_shaped_agent(cli, cli_json, task):
+    cli_json("autopilot", "handoff", task, "--from-agent", "codex", "--to-agent", "claude", "--objective", "go")
+    rc, out, err = cli("autopilot", "ack", task, "--agent", AWS)
+    assert rc == 1 and out == "" and AWS not in err and "<redacted>" in err and "'claude'" in err
 
 
 # ---------------------------------------------------------------------------------------
@@ -257,6 +403,23 @@ def test_secret_scan_finds_legacy_rows_by_kind_only(cli, conn, task):
     assert [(f["table"], f["id"], f["superseded"]) for f in report["findings"]] == [
         ("notes", leaked["id"], False), ("handoffs", old, True), ("handoffs", live, False)]
     assert report["include_superseded"] is True
+
+
+def test_secret_scan_sweeps_agent_name_columns(cli, conn, task):
+    from mindos import notes
+
+    legacy = notes.add(conn, task, content="clean legacy fact")
+    handoff = _handoff(conn, task, "clean objective", ["tests pass"])
+    with db.write(conn):  # rows written before the identity guard existed
+        conn.execute("UPDATE notes SET source = ? WHERE id = ?", (AWS, legacy["id"]))
+        conn.execute("UPDATE handoffs SET from_agent = ?, acked_by = ? WHERE id = ?", (GH, GH, handoff))
+    rc, out, err = cli("ops", "secret-scan")
+    assert rc == 1 and err == "" and AWS not in out and GH not in out
+    assert [(f["table"], f["id"], f["kinds"], f["fields"]) for f in json.loads(out)["findings"]] == [
+        ("notes", legacy["id"], ["aws_access_key"], ["source"]),
+        ("handoffs", handoff, ["github_token"], ["acked_by", "from_agent"]),
+    ]
+    assert secrets.sweep(conn)["by_kind"] == {"aws_access_key": 1, "github_token": 1}
 
 
 def test_secret_scan_is_read_only_and_clean_exit_zero(cli, conn, task):
