@@ -68,6 +68,8 @@ AGENTS = ("hermes", "codex", "claude-code", "opencode")
 NOTE_KINDS = ("fact", "decision", "observation", "evidence", "constraint")
 PRIORITY_WEIGHTS = (("P0", 5), ("P1", 20), ("P2", 50), ("P3", 25))
 SEARCH_QUERIES = ("retry payments", "deploy gateway", "rate limit", "schema migration worker", "cache api")
+# phrases the seeded handoff objectives contain, so the substring path times real hits
+HANDOFF_QUERIES = ("retry path", "connection pool", "rate limit", "cache layer", "webhook handler")
 
 
 # ---------------------------------------------------------------------------------------
@@ -421,7 +423,9 @@ def memory_specs(info, run_id):
         ("search-notes --rank", "search-notes",
          lambda rep: ["search-notes", SEARCH_QUERIES[rep % len(SEARCH_QUERIES)], "--rank"]),
         ("search-handoffs", "search-handoffs",
-         lambda rep: ["search-handoffs", SEARCH_QUERIES[rep % len(SEARCH_QUERIES)]]),
+         lambda rep: ["search-handoffs", HANDOFF_QUERIES[rep % len(HANDOFF_QUERIES)]]),
+        ("search-handoffs --rank", "search-handoffs",
+         lambda rep: ["search-handoffs", HANDOFF_QUERIES[rep % len(HANDOFF_QUERIES)], "--rank"]),
     ]
 
 
