@@ -161,12 +161,8 @@ def task_tokens(task):
 
 def _posting_counts(conn, tokens, cap):
     """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one statement)."""
-    probe = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)"
-    sql = " UNION ALL ".join([f"SELECT {i}, ({probe})" for i in range(len(tokens))])
-    params = []
-    for token in tokens:
-        params.extend((db.fts_query(token), cap))
-    return {tokens[i]: count for i, count in conn.execute(sql, params)}
+    counts = db.fts_match_counts(conn, "notes_fts", [db.fts_query(token) for token in tokens], cap)
+    return dict(zip(tokens, counts))
 
 
 def query_tokens(conn, tokens):

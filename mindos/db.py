@@ -298,6 +298,26 @@ def fts_query(text, operator="AND"):
     return f" {operator} ".join('"' + token.replace('"', '""') + '"' for token in tokens)
 
 
+def fts_match_counts(conn, table, expressions, cap):
+    """How many rows of FTS index ``table`` match each MATCH expression, each counted up to
+    ``cap``, in one statement: the cheap rarity probe behind token selection.
+
+    ``table`` is one of this schema's FTS tables (never user text); the expressions come
+    from :func:`fts_query`.  Returns a list of counts aligned with ``expressions``.
+    """
+    if table not in ("tasks_fts", "notes_fts", "handoffs_fts"):
+        raise ValueError(f"not an FTS index of this schema: {table!r}")
+    if not expressions:
+        return []
+    probe = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+    sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(expressions)))
+    params = []
+    for expression in expressions:
+        params.extend((expression, cap))
+    counts = dict(conn.execute(sql, params).fetchall())
+    return [counts[i] for i in range(len(expressions))]
+
+
 def like_pattern(text):
     """A ``LIKE ... ESCAPE '\\'`` pattern matching ``text`` as a plain substring."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -81,12 +81,8 @@ def _probe_tokens(conn, project, tokens, limit):
     size = _probe_size(len(ordered), limit)
     if size >= len(ordered) or len(ordered) > PROBE_MAX_TOKENS or not db.has_fts(conn, "tasks_fts"):
         return ordered[:size]
-    count = "SELECT count(*) FROM (SELECT 1 FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)"
-    sql = " UNION ALL ".join(f"SELECT {i}, ({count})" for i in range(len(ordered)))
-    params = []
-    for token in ordered:
-        params.extend((_scoped(db.fts_query(token), project), PROBE_COUNT_CAP))
-    counts = dict(conn.execute(sql, params).fetchall())
+    counts = db.fts_match_counts(conn, "tasks_fts", [_scoped(db.fts_query(token), project) for token in ordered],
+                                 PROBE_COUNT_CAP)
     return [ordered[i] for i in sorted(range(len(ordered)), key=lambda i: (counts[i], i))[:size]]
 
 
