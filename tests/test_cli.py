@@ -160,3 +160,16 @@ def test_in_process_huge_and_hostile_values(conn, cli, cli_json):
     assert task["title"] == hostile
     assert [t["id"] for t in cli_json("autopilot", "search", "DROP TABLE tasks;--")] == ["h1"]
     assert cli_json("autopilot", "show", "h1")["task"]["title"] == hostile
+
+
+@pytest.mark.parametrize("argv", [
+    ("context", "t1", "--related-scope", "password=Hunter2x9"),   # argparse: invalid choice echo
+    ("list", "--limit", "api_key=Zx81Kq29Lm"),                     # argparse: invalid int echo
+    ("events", "--since", "ghp_R8m2kQ7vX3nL9pT4wZ6yB1cD5fH0jG2aS4eU"),  # core: invalid timestamp
+])
+def test_errors_never_echo_a_credential_shaped_value(cli, argv):
+    rc, out, err = cli("autopilot", *argv)
+    assert rc == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    for secret in ("Hunter2x9", "Zx81Kq29Lm", "ghp_R8m2kQ7vX3nL9pT4wZ6yB1cD5fH0jG2aS4eU"):
+        assert secret not in err

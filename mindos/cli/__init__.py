@@ -25,11 +25,24 @@ import sys
 from mindos.errors import MindosError
 
 
+def safe_line(message):
+    """An error message as one line, with anything credential-shaped redacted.
+
+    Every refusal and usage error passes through here on its way to stderr, so a secret an
+    agent typed into the wrong flag (argparse echoes invalid choices and numbers) is never
+    printed back.  The detector is imported only on this error path.
+    """
+    line = " ".join(message.split())
+    from mindos import secrets
+
+    return secrets.redact(line)[0] if secrets.scan(line) else line
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (agents parse stderr line by line)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {safe_line(message)}\n")
 
 
 def make_parser(sub, name, help_text, example, **kwargs):
@@ -96,8 +109,7 @@ def run(prog, description, table, argv=None):
         sys.stdout.flush()
         return code
     except MindosError as exc:
-        message = " ".join(str(exc).split()) or exc.__class__.__name__
-        print(message, file=sys.stderr)
+        print(safe_line(str(exc)) or exc.__class__.__name__, file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         # the reader went away (e.g. piped into head); nothing more to say
