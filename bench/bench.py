@@ -17,7 +17,7 @@ What is measured
 
 Seeding writes rows with SQL inside one transaction (the public commands would take hours
 at 100k), but every seeded row gets the audit event its command would have written, through
-``db.append_event``, so the seeded chain verifies.  Commands whose name is not (yet)
+``ledger.append_event``, so the seeded chain verifies.  Commands whose name is not (yet)
 registered in a front door are reported under ``skipped`` rather than timed.
 
 Quick run:   python3 bench/bench.py --sizes 1000 --reps 5     (under a minute)
@@ -48,7 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from mindos import clock, db  # noqa: E402
+from mindos.core import clock  # noqa: E402
+from mindos.store import db, ledger
 
 AUTOPILOT = os.path.join(ROOT, "autopilot.py")
 BASELINE_CODE = "import sqlite3, json, argparse"
@@ -199,7 +200,7 @@ def seed_tasks(home, n, *, seed=7, dag=True, reserve=0, projects=20, days=60):
                     payload["due_at"] = due
                 if not_before:
                     payload["not_before"] = not_before
-                db.append_event(conn, "task", task_id, "created", payload)
+                ledger.append_event(conn, "task", task_id, "created", payload)
                 info.events += 1
                 if reserved:
                     info.reserved.append(task_id)
@@ -222,7 +223,7 @@ def seed_ledger(home, events, *, seed=11):
         with db.write(conn):
             for index in range(events):
                 entity = f"t-{index % 5000:08x}"
-                db.append_event(conn, "task", entity, "heartbeat",
+                ledger.append_event(conn, "task", entity, "heartbeat",
                                 {"owner": rng.choice(AGENTS), "note": _sentence(rng, 6), "n": index})
     finally:
         conn.close()
@@ -236,7 +237,7 @@ def seed_memory(info, notes, handoffs, *, seed=13):
     scan and near-duplicate check, which are what make 50k individual calls slow.
     """
     rng = random.Random(seed)
-    from mindos.files import canonical_json, sha256_hex
+    from mindos.core.canonical import canonical_json, sha256_hex
 
     conn = db.connect(info.home)
     started = time.perf_counter()
@@ -252,7 +253,7 @@ def seed_memory(info, notes, handoffs, *, seed=13):
                     "INSERT INTO notes(task_id, kind, content, source, pinned, created_at) VALUES (?,?,?,?,?,?)",
                     (task_id, kind, _sentence(rng, rng.randint(8, 30)), source, int(pinned), now),
                 )
-                db.append_event(conn, "note", task_id, "note_added",
+                ledger.append_event(conn, "note", task_id, "note_added",
                                 {"note_id": cursor.lastrowid, "kind": kind, "source": source, "pinned": pinned})
                 info.notes += 1
             for task_id in rng.sample(info.ids, min(handoffs, len(info.ids))):
@@ -273,7 +274,7 @@ def seed_memory(info, notes, handoffs, *, seed=13):
                      fields["commit_ref"], json.dumps(fields["next_actions"]), json.dumps(fields["risks"]),
                      payload_hash, now),
                 )
-                db.append_event(conn, "handoff", task_id, "handoff_recorded",
+                ledger.append_event(conn, "handoff", task_id, "handoff_recorded",
                                 {"handoff_id": cursor.lastrowid, "from_agent": fields["from_agent"],
                                  "to_agent": fields["to_agent"], "status": fields["status"],
                                  "payload_hash": payload_hash, "supersedes": None})
@@ -290,9 +291,9 @@ def seed_memory(info, notes, handoffs, *, seed=13):
 
 def registered_commands():
     """The command names the autopilot front door currently routes."""
-    from mindos.cli.autopilot import COMMANDS
+    from mindos.cli import doors
 
-    return set(COMMANDS)
+    return set(doors.commands(doors.AUTOPILOT))
 
 
 def _env(home):
@@ -452,7 +453,7 @@ def bench_size(workdir, n, reps, registered, commands):
 
 def bench_ledger(workdir, events):
     """In-process verify_chain throughput over ``events`` seeded events."""
-    from mindos import audit
+    from mindos.store import ledger
 
     home = os.path.join(workdir, "home-ledger")
     started = time.perf_counter()
@@ -461,7 +462,7 @@ def bench_ledger(workdir, events):
     conn = db.connect(home)
     try:
         started = time.perf_counter()
-        report = audit.verify_chain(conn)
+        report = ledger.verify_chain(conn)
         seconds = time.perf_counter() - started
     finally:
         conn.close()

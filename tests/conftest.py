@@ -13,7 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from mindos import clock, db  # noqa: E402
+from mindos.core import clock  # noqa: E402
+from mindos.store import db
 
 START = "2026-08-21T09:00:00Z"
 
@@ -85,9 +86,39 @@ def script(name, *argv, home, env=None, timeout=60):
 
 def make_task(conn, task_id="t1", **kw):
     """Create a task in project Trove with a default title (the usual test fixture row)."""
-    from mindos import tasks
+    from mindos.work import tasks
 
     kw.setdefault("project", "Trove")
     kw.setdefault("title", f"task {task_id}")
     return tasks.create(conn, task_id=task_id, **kw)
 
+
+
+def db_state(conn):
+    """Everything a refused call must leave alone: the whole database (as SQL text) and the
+    receipt files of the home."""
+    try:
+        files = sorted(os.listdir(os.path.join(conn.home, "receipts")))
+    except OSError:
+        files = []
+    return list(conn.iterdump()), files
+
+
+def last_event(conn, action):
+    """The parsed payload of the newest audit event with ``action`` (None when there is none)."""
+    row = conn.execute("SELECT payload_json FROM audit_events WHERE action = ? ORDER BY id DESC LIMIT 1",
+                       (action,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def refused_unchanged(conn, call, error=None, match=None):
+    """Run ``call``, which must raise ``error`` (a MindosError by default, message matching
+    ``match``) and change nothing but the refusal events the rules record; return the error."""
+    from mindos.errors import MindosError
+
+    before = [line for line in db_state(conn)[0] if "audit_events" not in line], db_state(conn)[1]
+    with pytest.raises(error or MindosError, match=match) as caught:
+        call()
+    after = [line for line in db_state(conn)[0] if "audit_events" not in line], db_state(conn)[1]
+    assert after == before, "a refused call changed the database or the receipt files"
+    return caught.value

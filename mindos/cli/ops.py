@@ -1,17 +1,8 @@
-"""``ops.py``: operator commands (recovery, sweeps, policy, approvals, hygiene)."""
+"""``ops.py`` / ``mindos-ops``: what operators and cron call (sweeps, lints, repairs)."""
 
 from mindos.cli import run
-
-DESCRIPTION = "MindOS operations: safe, dry-run-first sweeps over the autopilot home."
-
-COMMANDS = {
-    **dict.fromkeys(["notes-expired", "secret-scan", "consolidate"], "notes_ops_cmds"),
-    **dict.fromkeys(["recover", "escalate", "approval", "unverified-completions", "policy"], "recovery_cmds"),
-    **dict.fromkeys(["dup-tasks"], "dedup_ops_cmds"),
-    **dict.fromkeys(["handoff-check"], "handoff_ops_cmds"),
-}
 
 
 def main(argv=None):
     """Run one ops command; return its exit code."""
-    return run("ops.py", DESCRIPTION, COMMANDS, argv)
+    return run("ops", argv)

@@ -1,0 +1,27 @@
+"""The context command: context."""
+
+from mindos.context import pack
+from mindos.cli import make_parser
+
+
+def add_context(sub):
+    p = make_parser(sub, "context",
+                    "autopilot.py context t-1a2b3c4d --budget 4000 --related 5 --related-scope project")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--budget", type=int, default=pack.DEFAULT_BUDGET,
+                   help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
+    p.add_argument("--related", type=int, metavar="N",
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=pack.RELATED_SCOPES, default="project",
+                   help="where related notes come from: this task's project (default) or all projects")
+    p.set_defaults(handler=cmd_context)
+
+
+def cmd_context(conn, args):
+    return pack.pack_context(conn, args.task_id, budget=args.budget, related=args.related,
+                                related_scope=args.related_scope)
+
+
+COMMANDS = {
+    "context": add_context,
+}

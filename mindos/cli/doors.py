@@ -1,0 +1,179 @@
+"""The front doors and their commands: each command is declared here, once.
+
+A door is one script (``autopilot.py``, ``ops.py``, ...) with its installed name, its
+description and its commands in help sections, in reading order.  Each command names the
+CLI module that builds its parser and handles it (under ``mindos/cli/``, mirroring the core
+module it drives) and its one-line summary.  Routing and the grouped ``--help`` read only
+this table, so a call imports just the module of the command it runs.
+"""
+
+from typing import NamedTuple
+
+
+class Door(NamedTuple):
+    script: str        # the checkout script name
+    installed: str     # the console-script name pip installs
+    description: str
+    sections: tuple    # ((section title, ((command, cli module, summary), ...)), ...) in reading order
+
+
+AUTOPILOT = Door(
+    "autopilot.py", "mindos-autopilot",
+    'MindOS autopilot: execution truth and shared memory for AI coding agents.',
+    (
+        ('Setup and tasks', (
+            ('init', 'work.tasks',
+             'Create the home and its database (idempotent).'),
+            ('create', 'work.tasks',
+             'Create a queued task.'),
+            ('list', 'work.tasks',
+             'List tasks by priority, most recently updated first.'),
+            ('show', 'views.show',
+             'Show a task with receipts, audit trail, dependencies and dependents.'),
+            ('update', 'work.tasks',
+             "Change a task's status or correct its fields ('' clears a clearable field)."),
+            ('tag', 'work.tags',
+             'Attach capability/scope tags to a task (idempotent, audited).'),
+            ('untag', 'work.tags',
+             'Remove a tag from a task (audited; an absent tag fails).'),
+            ('search', 'work.search',
+             'Search task text fields (substring; --rank for BM25 relevance).'),
+            ('similar', 'work.dedup',
+             'List open same-project tasks whose title+description restate this task (token Jaccard >= threshold), most similar first.'),
+        )),
+        ('Dependencies', (
+            ('dep', 'work.graph',
+             'Add a dependency edge: TASK waits for PREREQ (cycles rejected; missing ids kept).'),
+            ('dep-remove', 'work.graph',
+             'Remove a mistaken dependency edge (audited dependency_removed).'),
+            ('blocked-by', 'work.graph',
+             'Transitive prerequisites of a task, depth-tagged, with a blocked flag.'),
+            ('impact', 'work.graph',
+             'Transitive dependents of a task: what is waiting on it.'),
+            ('critical-path', 'work.graph',
+             'Longest chain of still-open prerequisite work (minimum serial waves).'),
+            ('plan', 'work.graph',
+             'Parallel dispatch-wave schedule of the open graph (read-only).'),
+        )),
+        ('Leases and lifecycle', (
+            ('claim', 'work.leases',
+             'Take the lease on a task (bumps its fencing epoch).'),
+            ('heartbeat', 'work.leases',
+             'Report liveness: status running, lease reset to 15 minutes.'),
+            ('renew', 'work.leases',
+             'Extend a live lease from now, keeping status and epoch.'),
+            ('release', 'work.leases',
+             'Hand a live lease back to the queue (no retry budget consumed).'),
+            ('transfer', 'work.leases',
+             'Reassign a live lease to another agent (bumps the epoch, keeps status).'),
+            ('leases', 'work.leases',
+             'List held leases, soonest expiry first (live ones unless --all).'),
+            ('complete', 'work.lifecycle',
+             'Complete a task you hold a live lease on, citing evidence.'),
+            ('fail', 'work.lifecycle',
+             'Record a failed attempt: requeue under backoff, or fail past the retry budget.'),
+            ('cancel', 'work.lifecycle',
+             'Cancel a task (never over a foreign or expired lease).'),
+            ('defer', 'work.lifecycle',
+             "Park a task out of dispatch until an instant ('' clears); status unchanged."),
+            ('block', 'work.lifecycle',
+             'Park a task as blocked with a reason (releases your own live lease).'),
+            ('unblock', 'work.lifecycle',
+             'Requeue a blocked task and clear its reason.'),
+        )),
+        ('Dispatch and evidence', (
+            ('next', 'work.dispatch',
+             'Pick the best ready queued task (priority with inheritance and aging, deadline, age); --claim leases it atomically. Prints {"task": ...} (null when nothing is dispatchable).'),
+            ('receipt', 'work.receipts',
+             'Attach a sealed evidence receipt (JSON payload) to a task.'),
+        )),
+        ('Shared memory', (
+            ('note', 'memory.notes',
+             'Add a provenance-tagged note to a task (exact duplicates return the existing note).'),
+            ('notes', 'memory.notes',
+             "List a task's live notes, oldest first."),
+            ('supersede-note', 'memory.notes',
+             'Atomically retire a note in favour of a new one (keeps history).'),
+            ('note-history', 'memory.notes',
+             "Walk a note's supersession chain, oldest predecessor to newest successor."),
+            ('search-notes', 'memory.notes',
+             'Keyword search over live notes (substring, or BM25 with --rank).'),
+        )),
+        ('Handoffs', (
+            ('handoff', 'memory.handoffs',
+             "Record the task's live handoff (supersedes the previous one; identical payloads dedupe)."),
+            ('handoff-current', 'memory.handoffs',
+             "Show the task's live handoff, the recovery point (exit 1 when there is none)."),
+            ('handoffs', 'memory.handoffs',
+             "List the task's live handoff, or with --all its full chain oldest first."),
+            ('handoff-history', 'memory.handoffs',
+             "Walk a handoff's supersession chain oldest to newest from any link."),
+            ('ack', 'memory.handoffs',
+             "Acknowledge the task's live handoff as its recipient (idempotent)."),
+            ('handoff-inbox', 'memory.handoffs',
+             'List live handoffs addressed to an agent across the fleet.'),
+            ('search-handoffs', 'memory.handoffs',
+             'Keyword search over handoffs (objective/status/agents), live by default.'),
+        )),
+        ('Context', (
+            ('context', 'context.pack',
+             "Pack a task's header, live handoff, unsatisfied deps and live notes (pinned first) within a character budget; --related N adds matching notes of other tasks."),
+        )),
+        ('Views and the ledger', (
+            ('dashboard', 'views.dashboard',
+             'Show a compact text overview: counts, leases, overdue and queued work.'),
+            ('metrics', 'views.metrics',
+             'Print the JSON observability snapshot.'),
+            ('events', 'store.ledger',
+             'Query the audit ledger, newest first.'),
+            ('verify-chain', 'store.ledger',
+             'Recompute the audit hash chain and report tampering (exit 1 if broken).'),
+        )),
+        ('Tour', (
+            ('demo', 'demo.tour',
+             'Run the main cycle in a throwaway home and narrate it (never touches your home).'),
+        )),
+    ),
+)
+
+OPS = Door(
+    "ops.py", "mindos-ops",
+    'MindOS operations: safe, dry-run-first sweeps over the autopilot home.',
+    (
+        ('Leases and escalation', (
+            ('recover', 'work.sweeps',
+             'Requeue stale leases under backoff; fail tasks past the retry budget.'),
+            ('escalate', 'work.sweeps',
+             'Bump every overdue non-terminal task one priority level (SLA sweep).'),
+        )),
+        ('Approvals and policy', (
+            ('approval', 'work.approvals',
+             'Record a human approval as a hash-sealed approval receipt.'),
+            ('unverified-completions', 'work.approvals',
+             'List completed tasks without evidence (no_receipts, evidence_receipt_missing); read-only.'),
+            ('policy', 'work.policies',
+             "Report what a project's policy decides for an action (merge, deploy, dispatch)."),
+        )),
+        ('Memory hygiene', (
+            ('notes-expired', 'memory.notes',
+             'List every expired live note fleet-wide with the action it needs (revive / supersede).'),
+            ('secret-scan', 'memory.guard',
+             'Read-only sweep of live notes and handoffs for credential-shaped content (kinds and row ids only; exit 1 when anything is found).'),
+            ('consolidate', 'memory.consolidate',
+             'Merge near-identical live notes per task into one canonical note (history-preserving).'),
+        )),
+        ('Duplicates and handoffs', (
+            ('dup-tasks', 'work.dedup',
+             'Cluster open tasks that restate each other, per project (canonical = oldest), with a suggested action; read-only.'),
+            ('handoff-check', 'memory.handoffs',
+             'Lint live handoffs against the handoff protocol (read-only; exit 1 on problems).'),
+        )),
+    ),
+)
+
+DOORS = {"autopilot": AUTOPILOT, "ops": OPS}
+
+
+def commands(door):
+    """``{command: (cli module, summary)}`` of a door, in help order."""
+    return {name: (module, summary) for _, entries in door.sections for name, module, summary in entries}

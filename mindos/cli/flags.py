@@ -1,0 +1,50 @@
+"""The flag vocabulary: one meaning per flag name, defined once.
+
+Commands add shared flags through these functions instead of spelling them again, so
+``--epoch`` always fences a lease, ``--dry-run`` always previews without writing,
+``--limit`` always caps a listing, and the secret flags always mean the guard's override.
+A command may word the help for its own context; the meaning, type and default rules are
+fixed here.
+"""
+
+
+def epoch(p, help="fencing epoch you were issued; a stale one is refused"):
+    """``--epoch N``: the lease epoch the caller holds (fencing)."""
+    p.add_argument("--epoch", type=int, help=help)
+
+
+def dry_run(p, help):
+    """``--dry-run``: report what would change; change nothing (``help`` says what is reported)."""
+    p.add_argument("--dry-run", action="store_true", help=help)
+
+
+def limit(p, default=None, help=None):
+    """``--limit N``: at most N results."""
+    if help is None:
+        help = "at most this many" + (f" (default {default})" if default is not None else "")
+    p.add_argument("--limit", type=int, default=default, help=help)
+
+
+def secret(p, what="content"):
+    """``--redact`` / ``--allow-secret``: the secret guard's two audited overrides."""
+    p.add_argument("--redact", action="store_true",
+                   help=f"store credential-shaped {what} as [REDACTED:<kind>] instead of refusing (audited)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help=f"store credential-shaped {what} verbatim (override; audited secret_allowed)")
+
+
+def owner(p, help="the lease holder", required=True):
+    """``--owner NAME``: the acting agent."""
+    p.add_argument("--owner", required=required, help=help)
+
+
+def minutes(p, default=30, help=None):
+    """``--minutes N``: a lease window in minutes."""
+    if help is None:
+        help = "lease window in minutes" + (f" (default {default})" if default is not None else "")
+    p.add_argument("--minutes", type=int, default=default, help=help)
+
+
+def project(p, help="only this project", required=False):
+    """``--project ID``: scope to (or, when required, assign) one project."""
+    p.add_argument("--project", required=required, help=help)

@@ -1,0 +1,22 @@
+"""The secret sweep: secret-scan."""
+
+
+from mindos.cli import make_parser
+from mindos.memory import guard
+
+
+def add_secret_scan(sub):
+    p = make_parser(sub, "secret-scan",
+                    "ops.py secret-scan --all")
+    p.add_argument("--all", action="store_true", help="include superseded notes and handoffs")
+    p.set_defaults(handler=cmd_secret_scan)
+
+
+def cmd_secret_scan(conn, args):
+    report = guard.sweep(conn, include_all=args.all)
+    return report, (1 if report["findings"] else 0)
+
+
+COMMANDS = {
+    "secret-scan": add_secret_scan,
+}

@@ -1,0 +1,40 @@
+"""Audit ledger commands: events, verify-chain."""
+
+from mindos.store import ledger
+from mindos.cli import make_parser
+
+
+def add_events(sub):
+    p = make_parser(sub, "events",
+                    "autopilot.py events --action claimed --since 2026-08-21T00:00:00Z --limit 20 --verify")
+    p.add_argument("--action", help="only this action")
+    p.add_argument("--entity-id", help="only events about this entity")
+    p.add_argument("--since", help="ISO 8601 lower bound (inclusive)")
+    p.add_argument("--until", help="ISO 8601 upper bound (inclusive)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--verify", action="store_true", help="also recompute the hash chain")
+    p.set_defaults(handler=cmd_events)
+
+
+def cmd_events(conn, args):
+    result = ledger.events(conn, action=args.action, entity_id=args.entity_id, since=args.since, until=args.until,
+                          limit=args.limit, verify=args.verify)
+    broken = args.verify and not result["verify"]["ok"]
+    return result, (1 if broken else 0)
+
+
+def add_verify_chain(sub):
+    p = make_parser(sub, "verify-chain",
+                    "autopilot.py verify-chain")
+    p.set_defaults(handler=cmd_verify_chain)
+
+
+def cmd_verify_chain(conn, args):
+    report = ledger.verify_chain(conn)
+    return report, (0 if report["ok"] else 1)
+
+
+COMMANDS = {
+    "events": add_events,
+    "verify-chain": add_verify_chain,
+}

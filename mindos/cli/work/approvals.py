@@ -1,0 +1,35 @@
+"""Approvals and unverified completions: approval, unverified-completions."""
+
+
+from mindos.cli import make_parser
+from mindos.work import approvals
+
+
+def add_approval(sub):
+    p = make_parser(sub, "approval",
+                    "ops.py approval approve t-1a2b3c4d --by leo")
+    p.add_argument("action", choices=["approve"], help="approve")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--by", required=True, help="who approves")
+    p.add_argument("--note", default="", help="what was approved (stored in the receipt)")
+    p.set_defaults(handler=cmd_approval)
+
+
+def cmd_approval(conn, args):
+    return approvals.approve(conn, args.task_id, args.by, note=args.note)
+
+
+def add_unverified_completions(sub):
+    p = make_parser(sub, "unverified-completions",
+                    "ops.py unverified-completions")
+    p.set_defaults(handler=cmd_unverified_completions)
+
+
+def cmd_unverified_completions(conn, args):
+    return approvals.unverified_completions(conn)
+
+
+COMMANDS = {
+    "approval": add_approval,
+    "unverified-completions": add_unverified_completions,
+}

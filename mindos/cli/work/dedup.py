@@ -1,0 +1,36 @@
+"""Task duplicate commands: similar, dup-tasks."""
+
+from mindos.work import dedup
+from mindos.cli import make_parser
+
+
+def add_similar(sub):
+    p = make_parser(sub, "similar",
+                    "autopilot.py similar t-1a2b3c4d --threshold 0.7")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--threshold", type=float,
+                   help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
+    p.set_defaults(handler=cmd_similar)
+
+
+def cmd_similar(conn, args):
+    return dedup.similar(conn, args.task_id, threshold_value=args.threshold)
+
+
+def add_dup_tasks(sub):
+    p = make_parser(sub, "dup-tasks",
+                    "ops.py dup-tasks --threshold 0.7 --dry-run")
+    p.add_argument("--threshold", type=float,
+                   help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
+    p.add_argument("--dry-run", action="store_true", help="accepted for symmetry: the sweep never mutates")
+    p.set_defaults(handler=cmd_dup_tasks)
+
+
+def cmd_dup_tasks(conn, args):
+    return dedup.dup_tasks(conn, threshold_value=args.threshold, dry_run=args.dry_run)
+
+
+COMMANDS = {
+    "similar": add_similar,
+    "dup-tasks": add_dup_tasks,
+}

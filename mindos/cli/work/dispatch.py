@@ -1,0 +1,41 @@
+"""Dispatch: next."""
+
+from mindos.work import dispatch
+from mindos.cli import make_parser
+
+
+def add_next(sub):
+    p = make_parser(
+        sub, "next",
+        "autopilot.py next --project Trove --claim --owner codex --tag autopilot-safe --minutes 30",
+    )
+    p.add_argument("--project", help="only this project's tasks")
+    p.add_argument("--tag", action="append", default=[],
+                   help="hard filter: only tasks carrying this tag (repeatable: all are required)")
+    p.add_argument("--claim", action="store_true", help="lease the pick to --owner in the same transaction")
+    p.add_argument("--owner", help="who takes the lease (required with --claim)")
+    p.add_argument("--minutes", type=int, help="lease window in minutes (default 30)")
+    p.add_argument("--max-active", type=int,
+                   help="cap on the owner's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
+    p.add_argument("--explain", action="store_true",
+                   help="report considered, every skipped candidate with its reason, and the pick's effective priority")
+    p.add_argument("--prefer-unblocking", action="store_true",
+                   help="within a priority tier and deadline, prefer tasks with more queued direct dependents")
+    p.add_argument("--aging-minutes", type=int, default=dispatch.DEFAULT_AGING_MINUTES,
+                   help="minutes waited per one-level priority boost (default 360; 0 disables aging)")
+    p.add_argument("--aging-boost", type=int, default=dispatch.DEFAULT_AGING_BOOST,
+                   help="most levels aging may promote a task (default 2)")
+    p.set_defaults(handler=cmd_next)
+
+
+def cmd_next(conn, args):
+    return dispatch.next_task(
+        conn, project=args.project, tags=args.tag, claim=args.claim, owner=args.owner, minutes=args.minutes,
+        max_active=args.max_active, explain=args.explain, prefer_unblocking=args.prefer_unblocking,
+        aging_minutes=args.aging_minutes, aging_boost=args.aging_boost,
+    )
+
+
+COMMANDS = {
+    "next": add_next,
+}

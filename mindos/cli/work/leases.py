@@ -1,0 +1,109 @@
+"""Lease commands: claim, heartbeat, renew, release, transfer, leases."""
+
+
+from mindos.cli import flags, make_parser
+from mindos.work import leases
+
+
+def add_claim(sub):
+    p = make_parser(sub, "claim",
+                    "autopilot.py claim t-1a2b3c4d --owner hermes --minutes 30 --max-active 4")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--owner", required=True, help="who takes the lease")
+    p.add_argument("--minutes", type=int, default=30, help="lease window in minutes (default 30)")
+    p.add_argument("--epoch", type=int, help="claim only if the task's lease_epoch is still this value")
+    p.add_argument("--max-active", type=int,
+                   help="refuse if the owner already holds this many live leases (default: env"
+                        " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
+    p.add_argument("--force", action="store_true",
+                   help="override seam conflicts and project dispatch policy (recorded in the audit event)")
+    p.set_defaults(handler=cmd_claim)
+
+
+def cmd_claim(conn, args):
+    return leases.claim(conn, args.task_id, args.owner, minutes=args.minutes, epoch=args.epoch,
+                        max_active=args.max_active, force=args.force)
+
+
+def add_heartbeat(sub):
+    p = make_parser(sub, "heartbeat",
+                    'autopilot.py heartbeat t-1a2b3c4d --owner hermes --epoch 1 --note "Running verification"')
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--owner", required=True, help="the lease holder")
+    p.add_argument("--note", default="", help="what is happening now")
+    flags.epoch(p)
+    p.set_defaults(handler=cmd_heartbeat)
+
+
+def cmd_heartbeat(conn, args):
+    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch)
+
+
+def add_renew(sub):
+    p = make_parser(sub, "renew",
+                    "autopilot.py renew t-1a2b3c4d --owner hermes --minutes 45 --epoch 1")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--owner", required=True, help="the lease holder")
+    p.add_argument("--minutes", type=int, default=30, help="new window from now, in minutes (default 30)")
+    flags.epoch(p)
+    p.set_defaults(handler=cmd_renew)
+
+
+def cmd_renew(conn, args):
+    return leases.renew(conn, args.task_id, args.owner, minutes=args.minutes, epoch=args.epoch)
+
+
+def add_release(sub):
+    p = make_parser(sub, "release",
+                    "autopilot.py release t-1a2b3c4d --owner hermes --epoch 1")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--owner", required=True, help="the lease holder")
+    flags.epoch(p)
+    p.set_defaults(handler=cmd_release)
+
+
+def cmd_release(conn, args):
+    return leases.release(conn, args.task_id, args.owner, epoch=args.epoch)
+
+
+def add_transfer(sub):
+    p = make_parser(sub, "transfer",
+                    "autopilot.py transfer t-1a2b3c4d --from-owner codex --to-owner claude-code --minutes 45")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--from-owner", required=True, help="the current holder")
+    p.add_argument("--to-owner", "--to-agent", dest="to_owner", required=True, help="the new holder")
+    p.add_argument("--minutes", type=int, help="new window from now (default: keep the current expiry)")
+    flags.epoch(p)
+    p.add_argument("--max-active", type=int,
+                   help="refuse if the new holder already holds this many live leases (default: env"
+                        " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
+    p.add_argument("--force", action="store_true",
+                   help="override the project's max_wip_per_owner for the new holder (recorded in the audit event)")
+    p.set_defaults(handler=cmd_transfer)
+
+
+def cmd_transfer(conn, args):
+    return leases.transfer(conn, args.task_id, args.from_owner, args.to_owner, minutes=args.minutes,
+                           epoch=args.epoch, max_active=args.max_active, force=args.force)
+
+
+def add_leases(sub):
+    p = make_parser(sub, "leases",
+                    "autopilot.py leases --all --owner hermes")
+    p.add_argument("--all", action="store_true", help="include expired-but-held leases (recovery candidates)")
+    p.add_argument("--owner", help="only leases held by this owner")
+    p.set_defaults(handler=cmd_leases)
+
+
+def cmd_leases(conn, args):
+    return leases.list_leases(conn, include_expired=args.all, owner=args.owner)
+
+
+COMMANDS = {
+    "claim": add_claim,
+    "heartbeat": add_heartbeat,
+    "renew": add_renew,
+    "release": add_release,
+    "transfer": add_transfer,
+    "leases": add_leases,
+}

@@ -1,0 +1,22 @@
+"""The receipt command: receipt."""
+
+from mindos.work import receipts
+from mindos.cli import make_parser
+
+
+def add_receipt(sub):
+    p = make_parser(sub, "receipt",
+                    """autopilot.py receipt t-1a2b3c4d --kind verification --payload '{"tests":"pass","health":200}'""")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--kind", required=True, help="receipt kind, e.g. verification, ci, commit (a-z 0-9 : _ . / -)")
+    p.add_argument("--payload", required=True, help="the evidence as a JSON value (at most 1 MiB)")
+    p.set_defaults(handler=cmd_receipt)
+
+
+def cmd_receipt(conn, args):
+    return receipts.add_json(conn, args.task_id, args.kind, args.payload)
+
+
+COMMANDS = {
+    "receipt": add_receipt,
+}

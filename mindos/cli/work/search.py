@@ -1,0 +1,28 @@
+"""Task search: search."""
+
+from mindos.work import search
+from mindos.cli import make_parser
+
+
+def add_search(sub):
+    p = make_parser(sub, "search",
+                    'autopilot.py search "rate limit" --rank --status queued --project Trove --tag infra')
+    p.add_argument("query", help="text to find (wildcards and FTS5 syntax are taken literally)")
+    p.add_argument("--status", help="only tasks in this status")
+    p.add_argument("--project", help="only this project")
+    p.add_argument("--priority", help="only this priority (P0..P3)")
+    p.add_argument("--tag", help="only tasks carrying this tag")
+    p.add_argument("--limit", type=int, default=50, help="at most this many results (default 50)")
+    p.add_argument("--rank", action="store_true",
+                   help="BM25-ranked full-text search; every hit carries a score (more negative = more relevant)")
+    p.set_defaults(handler=cmd_search)
+
+
+def cmd_search(conn, args):
+    return search.search(conn, args.query, status=args.status, project=args.project, priority=args.priority,
+                         tag=args.tag, limit=args.limit, rank=args.rank)
+
+
+COMMANDS = {
+    "search": add_search,
+}

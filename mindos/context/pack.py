@@ -1,0 +1,290 @@
+"""Context packs: one bounded, deterministic, prompt-ready view of a task.
+
+Design decisions
+  * **An ordered list of sections.**  A pack is assembled section by section, in this
+    order: ``task`` (the summary header), ``handoff`` (the live resume point, right after
+    the header so it survives tight budgets), ``dependencies`` (unsatisfied prerequisites),
+    ``notes`` (the task's live notes, pinned first, oldest -> newest within each group) and,
+    with ``--related N``, ``related_notes`` (live notes of other tasks matching this task's
+    text).  :func:`assemble` returns exactly that list of ``(name, keys)`` pairs, which is
+    what a later ``recall`` seals with a digest; ``context`` flattens it and names the
+    sections present, in order, under ``sections``.  A section that comes with a flag
+    adds its keys only when the flag is given, so packs built without it stay
+    byte-identical.
+  * **What the budget counts.**  Every packed item costs ``len(canonical_json(item))``
+    characters: the header dict, the handoff dict, each dependency entry, each note and
+    each related note.  ``used_chars`` is exactly the sum of those costs and never exceeds
+    ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) are not content
+    and cost nothing.
+  * **First fit, in pack order.**  Items are offered in pack order; one that does not fit in
+    what is left is dropped (``truncated`` flips) and later, smaller items may still fit.
+    Pinned notes are offered before unpinned ones, so they survive budgets that drop them.
+  * **The header degrades before it goes.**  When the full header does not fit, its
+    description is clipped to the longest prefix that does (``description_truncated``);
+    only when even an empty description does not fit is the header dropped (``task: null``).
+  * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
+    counted as ``notes_expired_excluded``.  An expired pin still packs, with
+    ``expired: true``.
+  * **Related notes cost bounded index work.**  The task's tokens are OR-combined through
+    notes_fts in BM25 order, but only the rarest ones whose posting lists add up to at most
+    RELATED_POSTINGS_BUDGET (see :func:`query_tokens`): at 50k notes a call ranks a few
+    hundred hits, not the whole index.  When every token is common, the single rarest one
+    is kept anyway (a match is never lost to the budget) and the walk stays bounded: BM25
+    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5 any token
+    matching as a substring qualifies, newest first, with no ``score``.
+  * **Determinism.**  Every ordering ends on an id; BM25 scores are rounded to 6 places;
+    nothing in a pack depends on the clock except whether a note has expired.  (BM25 scores
+    do depend on the whole notes index, so a related-notes pack moves when notes are added
+    anywhere; a pack without ``--related`` moves only with this task's own state.)
+"""
+
+from mindos.core import clock, validate
+from mindos.store import fts
+from mindos.errors import InvalidInput
+from mindos.context import builder
+from mindos.context.builder import cost
+from mindos.work import rows
+from mindos.memory import handoffs, notes
+
+DEFAULT_BUDGET = 4000
+MAX_BUDGET = 10_000_000
+MAX_RELATED = 100
+RELATED_SCOPES = ("project", "global")
+# The related-notes query looks at most at this many distinct task tokens (first appearance
+# order) and ORs only the rarest of them whose posting lists add up to at most
+# RELATED_POSTINGS_BUDGET hits (see query_tokens).  When none fits, the rarest token is kept,
+# chosen by a recount capped at RELATED_FALLBACK_COUNT_CAP postings per token.
+MAX_RELATED_TOKENS = 32
+RELATED_POSTINGS_BUDGET = 500
+RELATED_FALLBACK_COUNT_CAP = 4000
+_HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
+                  "blocked_reason", "requires_receipts", "description")
+
+
+# ---------------------------------------------------------------------------------------
+# Sections.  Each takes the shared state and the budget and returns the keys it adds.
+
+
+def _section_task(state, budget):
+    task = state["task"]
+    header = {name: task[name] for name in _HEADER_FIELDS}
+    if budget.take(header):
+        return {"task": header}
+    description = header["description"]
+    header["description_truncated"] = True
+    low, high = 0, len(description)
+    header["description"] = ""
+    if cost(header) > budget.left():
+        return {"task": None}
+    while low < high:  # the longest description prefix that still fits
+        middle = (low + high + 1) // 2
+        header["description"] = description[:middle]
+        if cost(header) <= budget.left():
+            low = middle
+        else:
+            high = middle - 1
+    header["description"] = description[:low]
+    budget.take(header)
+    return {"task": header}
+
+
+def _section_handoff(state, budget):
+    handoff = handoffs.live(state["conn"], state["task"]["id"])
+    packed = handoff is not None and budget.take(handoff)
+    return {"handoff": handoff if packed else None, "handoff_packed": packed}
+
+
+def _section_dependencies(state, budget):
+    rows = state["conn"].execute(
+        "SELECT d.depends_on, coalesce(t.status, 'missing'), t.title FROM dependencies d"
+        " LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND (t.status IS NULL OR t.status <> 'completed')"
+        " ORDER BY d.created_at, d.depends_on",
+        (state["task"]["id"],),
+    )
+    packed, total = [], 0
+    for depends_on, status, title in rows:
+        total += 1
+        item = {"id": depends_on, "status": status, "title": title}
+        if budget.take(item):
+            packed.append(item)
+    return {"dependencies": packed, "dependencies_total": total, "dependencies_packed": len(packed)}
+
+
+def _section_notes(state, budget):
+    live = notes.live_for_pack(state["conn"], state["task"]["id"])
+    ordered = sorted(live["notes"], key=lambda note: not note["pinned"])  # stable: oldest first within each group
+    packed = budget.take_all(ordered)
+    return {
+        "notes": packed,
+        "notes_total_live": len(live["notes"]) + live["notes_expired_excluded"],
+        "notes_packed": len(packed),
+        "notes_pinned_packed": sum(note["pinned"] for note in packed),
+        "notes_expired_excluded": live["notes_expired_excluded"],
+        "notes_expired_pinned_packed": sum(note["expired"] for note in packed),
+        "notes_dropped": len(ordered) - len(packed),
+    }
+
+
+def task_tokens(task):
+    """The distinct lowercase tokens of the task's title, next_action and description (in
+    that order: the focused fields first), at most MAX_RELATED_TOKENS."""
+    text = f"{task['title']} {task['next_action']} {task['description']}"
+    return list(dict.fromkeys(token.lower() for token in fts.tokens(text)))[:MAX_RELATED_TOKENS]
+
+
+def _posting_counts(conn, tokens, cap):
+    """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one statement)."""
+    counts = fts.match_counts(conn, "notes_fts", [fts.query(token) for token in tokens], cap)
+    return dict(zip(tokens, counts))
+
+
+def query_tokens(conn, tokens):
+    """The tokens the related-notes FTS query ORs: ``(used, skipped_common)``.
+
+    Index work is bounded: tokens are taken rarest first (fewest notes containing them,
+    counted up to the limit, ties by token) while their posting lists add up to at most
+    RELATED_POSTINGS_BUDGET.  The rare tokens are the ones BM25 weighs most; the common
+    words left out would make every call rank most of the index for matches BM25 scores
+    near zero.  When even the rarest token is over the budget, that one token is kept (a
+    recount capped at RELATED_FALLBACK_COUNT_CAP picks it; ties go to the earlier token,
+    title first), so a task whose words are all common still finds its matches; the caller
+    bounds that walk.  Tokens no note contains are dropped.  On a small home every token
+    is kept.
+    """
+    counts = _posting_counts(conn, tokens, RELATED_POSTINGS_BUDGET + 1)
+    matched = [token for token in tokens if counts[token]]
+    used, total = [], 0
+    for token in sorted(matched, key=lambda t: (counts[t], t)):
+        if total + counts[token] > RELATED_POSTINGS_BUDGET:
+            break
+        used.append(token)
+        total += counts[token]
+    if matched and not used:  # every token is common: keep the rarest rather than none
+        recount = _posting_counts(conn, matched, RELATED_FALLBACK_COUNT_CAP)
+        used = [min(matched, key=lambda t: (recount[t], matched.index(t)))]
+    return used, len(matched) - len(used)
+
+
+def related_candidates(conn, task, limit, scope, now):
+    """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
+
+    Returns ``(notes, tokens_used, tokens_skipped)``.  Each note is a note dict
+    (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  With FTS5 the query tokens
+    (:func:`query_tokens`) are OR-combined through notes_fts in BM25 order and each note
+    carries ``score`` (more negative = more relevant; ties by note id); without FTS5 any
+    token matching as a substring qualifies, newest first, no score.  Retired notes never
+    qualify; tokenless text yields no notes.
+    """
+    tokens = task_tokens(task)
+    if not tokens or limit == 0:
+        return [], 0, 0
+    live, params = notes.live_clause("n", now)
+    clauses = [live, "n.task_id <> ?"]
+    params = [*params, task["id"]]
+    if scope == "project":
+        clauses.append("t.project = ?")
+        params.append(task["project"])
+    if not fts.has(conn, "notes_fts"):
+        clauses.append("(" + " OR ".join(["n.content LIKE ? ESCAPE '\\'"] * len(tokens)) + ")")
+        params.extend(fts.like_pattern(token) for token in tokens)
+        rows = conn.execute(
+            "SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
+            f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [notes.row_to_note(row, now) for row in rows], len(tokens), 0
+    tokens, skipped = query_tokens(conn, tokens)
+    if not tokens:
+        return [], 0, skipped
+    # Rank inside the index, then walk the ranking in chunks, joining only as many hits as it
+    # takes to find ``limit`` that pass the filters.  BM25 scores at most the newest
+    # RELATED_POSTINGS_BUDGET postings: all of them for in-budget tokens, a bounded window
+    # for the one common token kept when nothing else matched.
+    ranked = conn.execute(
+        "SELECT rowid, score FROM (SELECT rowid, bm25(notes_fts) AS score FROM notes_fts"
+        " WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY score, rowid",
+        (fts.query(" ".join(tokens), "OR"), RELATED_POSTINGS_BUDGET),
+    ).fetchall()
+    items = []
+    start, chunk = 0, 8 * limit
+    while start < len(ranked):
+        window = ranked[start:start + chunk]
+        start, chunk = start + chunk, 2 * chunk  # few filters pass on a big fleet: widen fast
+        marks = ", ".join("?" * len(window))
+        found = {row["id"]: row for row in conn.execute(
+            f"SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
+            f" WHERE n.id IN ({marks}) AND {' AND '.join(clauses)}",
+            (*(hit[0] for hit in window), *params),
+        )}
+        for rowid, score in window:
+            if rowid in found:
+                item = notes.row_to_note(found[rowid], now)
+                item["score"] = round(score, 6)
+                items.append(item)
+                if len(items) == limit:
+                    return items, len(tokens), skipped
+    return items, len(tokens), skipped
+
+
+def _section_related_notes(state, budget):
+    options = state["options"]
+    candidates, used, skipped = related_candidates(state["conn"], state["task"], options["related"],
+                                                   options["related_scope"], state["now"])
+    packed = budget.take_all(candidates)
+    return {
+        "related_notes": packed,
+        "related_requested": options["related"],
+        "related_matched": len(candidates),
+        "related_packed": len(packed),
+        "related_scope": options["related_scope"],
+        "related_tokens_used": used,
+        "related_tokens_skipped": skipped,
+    }
+
+
+# The context pack's sections, in pack order (see mindos.context.builder).
+SECTIONS = builder.Registry()
+SECTIONS.register("task", _section_task)
+SECTIONS.register("handoff", _section_handoff)
+SECTIONS.register("dependencies", _section_dependencies)
+SECTIONS.register("notes", _section_notes)
+SECTIONS.register("related_notes", _section_related_notes, option="related")
+
+
+def _options(budget, related, related_scope):
+    budget = validate.positive_int(budget, "--budget", maximum=MAX_BUDGET)
+    if related is not None:
+        related = validate.positive_int(related, "--related", minimum=0, maximum=MAX_RELATED)
+    if related_scope not in RELATED_SCOPES:
+        raise InvalidInput(
+            f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
+    return {"budget": budget, "related": related, "related_scope": related_scope}
+
+
+def assemble(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
+    """Build the pack of ``task_id`` as an ordered list of sections; read-only.
+
+    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections": [(name, keys)]}``
+    where each ``keys`` dict holds what that section contributes (its items and counters),
+    in pack order.  This is the form to seal: a digest over ``sections`` (or over all but
+    ``handoff``) is deterministic for identical state.
+    """
+    options = _options(budget, related, related_scope)
+    task_id = validate.identifier(task_id, "task id")
+    task = rows.get(conn, task_id)
+    state = {"conn": conn, "task": task, "now": clock.now_iso(), "options": options}
+    built = SECTIONS.assemble(state, options, options["budget"])
+    return {"task_id": task_id, "budget": options["budget"], **built}
+
+
+def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):
+    """``context``: the pack of ``task_id`` within ``budget`` characters, flattened; read-only.
+
+    Returns ``{"task_id", "budget", "used_chars", "truncated", "sections": [names],
+    <every section's keys>}`` (see the module docstring for what the budget counts).
+    """
+    built = assemble(conn, task_id, budget=budget, related=related, related_scope=related_scope)
+    pack = {key: built[key] for key in ("task_id", "budget", "used_chars", "truncated")}
+    pack.update(builder.flatten(built["sections"]))
+    return pack

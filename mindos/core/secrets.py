@@ -1,0 +1,371 @@
+"""The credential detector and redactor: pure functions, no database.
+
+Credentials never enter shared memory.  Every write path that stores agent text (note,
+supersede-note, handoff) passes its fields through :func:`guard`, which runs the shape
+detectors below and either refuses the write (``secret_blocked``), stores a redacted copy
+(``secret_redacted``) or, on an explicit override, stores it verbatim (``secret_allowed``).
+
+Design decisions
+  * Kind-only reporting.  A finding is named by its pattern kind (``aws_access_key``,
+    ``password_assignment``, ...), never by its value: :func:`scan` returns kinds only, and
+    errors, outputs and audit payloads carry kinds and field names, nothing else.
+  * Specific shapes over entropy guesses.  Vendor tokens have fixed prefixes and lengths
+    (``AKIA``, ``ghp_``, ``sk-``, ``xoxb-``, ``AIza``, ``npm_``, ``pypi-``, ``key-``, JWT's
+    ``eyJ..eyJ..``, Discord's base64-of-a-user-id bot tokens and webhook URLs); those are
+    matched exactly.  The generic shapes (``password: ...``,
+    ``api_key=...``, ``Bearer ...``) require a digit in the value, skip placeholders
+    (``${VAR}``, ``<token>``, ``****``) and code (``token_hex(32)``), and only fire when the
+    key *ends* in a credential word, so ``password_min_length=12``, ``max_tokens=4096``,
+    "fencing token: lease_epoch chain" and "password policy" pass.  ``pass`` counts only as
+    a whole key or key segment (``DB_PASS``, not ``bypass``); prose ("the password is
+    ...") and command lines (``curl -u user:pw``, ``mysql -pPW``, ``sshpass -p``,
+    ``redis-cli -a``, only on a line that runs that tool) follow the same value rules;
+    Cookie headers flag only session-like cookies with long mixed values.
+  * Overlaps resolve to the most specific kind when redacting (``api_key=sk-...`` is
+    replaced as ``openai_key``), while :func:`scan` reports every kind that fired.
+  * Patterns compile on first use, so commands that never store text never pay for them.
+
+Interface (stable; handoffs and context packs call it):
+  * ``scan(text) -> list[str]``: sorted unique finding kinds.
+  * ``redact(text) -> (str, list[str])``: each finding replaced by ``[REDACTED:<kind>]``.
+  * ``guard(conn, entity_type, entity_id, fields, *, redact=False, allow_secret=False)
+    -> (fields, outcome)``: call inside ``db.write``; see its docstring.
+  * ``guard_record(conn, entity_type, entity_id, fields, identities, *, redact, allow_secret)``:
+    the same plus agent-name fields (note source, handoff agents), which are refused
+    outright when credential-shaped: an id can be neither redacted nor allowed.
+"""
+
+import re
+
+
+# Kinds whose match is a structural shape rather than a vendor prefix; when spans overlap,
+# a specific kind wins the redaction label.
+_GENERIC = frozenset({"password_assignment", "api_key_assignment", "bearer_token", "basic_auth",
+                      "connection_string", "cli_password", "session_cookie"})
+
+_PATTERNS = None
+_PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _TRIGGER = _BARE_PASS = _SESSION_COOKIE = None
+# Command-line credentials only count on a line that runs the tool they belong to
+# (``-u user:pw`` means a password to curl, a uid to docker).
+_COMMANDS = {
+    "curl": r"(?<![\w-])curl(?![\w-])",
+    "mysql": r"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?![\w-])",
+    "sshpass": r"(?<![\w-])sshpass(?![\w-])",
+    "redis-cli": r"(?<![\w-])redis-cli(?![\w-])",
+}
+_COMMAND_RES = {}
+
+
+def _specific(kind, pattern, flags=0):
+    return kind, re.compile(pattern, flags), None
+
+
+def _patterns():
+    """Compile the detectors once: ``[(kind, regex, value_check)]``.
+
+    A regex with a ``val`` group redacts just that group; otherwise the whole match.  A
+    ``body`` group is what the value check inspects when it differs from the span.  Checks:
+    None (the shape is enough), "mixed" (digits and letters), "assignment" (key = value,
+    see :func:`_assignment`), ``("password", command)`` (a password-shaped dq/sq/bare value,
+    on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "basic",
+    "discord" and "password_url".
+    """
+    global _PATTERNS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _TRIGGER, _BARE_PASS, _SESSION_COOKIE
+    if _PATTERNS is not None:
+        return _PATTERNS
+    # one cheap pass first: text without any detector's anchor cannot match any detector
+    # (keep in step with the patterns below; the measured corpus test catches a gap)
+    _TRIGGER = re.compile(
+        r"(?i)-----BEGIN|A[KS]IA|AB[I]A|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|gh[pousr]_|github_pat_|glpat-|sk-|xox"
+        r"|hooks\.slack|AIza|GOCSPX-|[sr]k_|whsec_|npm_|pypi-|hf_|SG\.|SK[0-9a-f]|:AA|_v1_|shp|eyJ|://|bearer"
+        r"|authorization|pass|pwd|secret|token|key|credential|curl|mysql|mariadb|redis-cli|cookie"
+        r"|(?-i:[MNO][TDjz][A-Za-z0-9_-]{20,26}\.)"
+    )
+    _PLACEHOLDER = re.compile(
+        r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)"
+    )
+    _SKIP_KEY = re.compile(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
+                           r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
+    _PASSWORD_WORD = re.compile(r"(?i)(?:password|passwd|passphrase|pwd|pass)$")
+    # "pass" is a credential word only as a whole key or a key segment (DB_PASS, smtp.pass),
+    # never as the tail of another word (bypass, compass)
+    _BARE_PASS = re.compile(r"(?i)(?<![_.-])(?<=[A-Za-z0-9])pass$")
+    _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember")
+    # a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
+    _NUMBER = re.compile(r"[\d.,:]+[a-zA-Z%]{0,3}")
+    cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
+                r"|api[_-]?key|apikey|api[_-]?secret"
+                r"|secret[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
+                r"|master[_-]?key|account[_-]?key|auth[_-]?key|subscription[_-]?key|credentials?|pass)")
+    value = r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<bare>[^\s\"'`,;()]{1,512}))"
+    cli_value = r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s\"'`;|&()]{1,256}))"
+    _PATTERNS = [
+        _specific("private_key",
+                  r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                  r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:-]*)"),
+        _specific("aws_access_key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)"
+                                    r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("aws_secret_key",
+         re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
+                    r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), None),
+        _specific("github_token", r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})"
+                                  r"(?![A-Za-z0-9_])"),
+        _specific("gitlab_token", r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
+        _specific("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
+        ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?"
+                                  r"(?P<body>[A-Za-z0-9_-]{20,})"), "mixed"),
+        _specific("slack_token", r"(?<![A-Za-z0-9])xox[abeoprs]-[A-Za-z0-9-]{10,}"),
+        _specific("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
+        _specific("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        _specific("google_oauth_secret", r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
+        _specific("stripe_key",
+                  r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"),
+        _specific("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        _specific("pypi_token", r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
+        _specific("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"),
+        _specific("sendgrid_key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"),
+        _specific("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"),
+        _specific("telegram_bot_token", r"(?<![A-Za-z0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+        _specific("digitalocean_token", r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])"),
+        _specific("shopify_token", r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
+        _specific("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+        # base64(user snowflake) . timestamp . HMAC: the first part must decode to the id's 17-20
+        # digits (so it opens M[Tjz], N[DTjz] or O[DT])
+        ("discord_token",
+         re.compile(r"(?P<body>[MNO](?<![A-Za-z0-9_.-][MNO])[TDjz][A-Za-z0-9_-]{20,26})"
+                    r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"), "discord"),
+        _specific("discord_webhook", r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
+                                     r"\d{17,20}/[A-Za-z0-9_-]{60,80}"),
+        ("mailgun_key", re.compile(r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"), "mixed"),
+        ("connection_string",
+         re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,24}://[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@"
+                    r"[A-Za-z0-9.\[\]_-]"), "password_url"),
+        ("bearer_token",
+         re.compile(r"(?i)(?:\bbearer\s+|\bauthorization[\"']?\s*[:=]\s*[\"']?token\s+)"
+                    r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)"), "mixed"),
+        ("basic_auth", re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})"),
+         "basic"),
+        # one match per Cookie header; _cookie_hits picks the session-like cookies out of it
+        # (each regex opens on a literal and looks behind afterwards: the scan stays a fast search)
+        ("session_cookie", re.compile(r"(?i)cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?"
+                                      r"(?P<val>[^\n\"']{1,4096})"), "cookie"),
+        # curl -u/--user user:password, mysql -pPASSWORD, sshpass -p PASSWORD, redis-cli -a PASSWORD
+        ("cli_password", re.compile(r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:"
+                                    r"(?P<bare>[^\s\"']{1,256})"), ("password", "curl")),
+        ("cli_password", re.compile(r"-p(?<![\w-]-p)" + cli_value), ("password", "mysql")),
+        ("cli_password", re.compile(r"-p(?<![\w-]-p)\s*" + cli_value), ("password", "sshpass")),
+        ("cli_password", re.compile(r"-a(?<![\w-]-a)\s+" + cli_value), ("password", "redis-cli")),
+        # prose: "the password is hunter2abc", "the admin password for staging was ..."
+        ("password_assignment",
+         re.compile(r"(?i)p(?<![A-Za-z0-9_]p)(?:assword|asswd|assphrase|wd)(?:\s+(?:for|of|on)\s+[^\s]{1,64})?"
+                    r"\s+(?:is|was)(?:\s+(?:now|still|currently|just|set\s+to|changed\s+to))?\s+" + value),
+         ("password", None)),
+        ("cli_flag",
+         re.compile(r"(?i)(?<![A-Za-z0-9-])--(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-key))"
+                    r"(?:=|\s+)" + value), "assignment"),
+        ("xml_element",
+         re.compile(r"(?i)<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</"),
+         "assignment"),
+        ("assignment",
+         re.compile(r"(?i)(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
+                    r"\s*(?::=|=>|=|:)\s*" + value), "assignment"),
+    ]
+    return _PATTERNS
+
+
+def _has_digit(text):
+    return any(c.isdigit() for c in text)
+
+
+def _has_alpha(text):
+    return any(c.isalpha() for c in text)
+
+
+def _assignment(match):
+    """Classify a ``key = value`` match: returns (kind, start, end) or None."""
+    groups = match.groupdict()
+    group = next(name for name in ("dq", "sq", "bare") if groups.get(name) is not None)
+    val = match.group(group)
+    key = match.group("key")
+    if _SKIP_KEY.search(key) or _BARE_PASS.search(key):
+        return None
+    if val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
+        return None
+    if "[REDACTED:" in val:
+        return None
+    if not _has_digit(val) or val.isdigit():
+        return None
+    if group == "bare" and _NUMBER.fullmatch(val):
+        return None
+    kind = "password_assignment" if _PASSWORD_WORD.search(key.replace("-", "_")) else "api_key_assignment"
+    if kind == "password_assignment":
+        # a lone "pass:" is also prose ("second pass: v2.1.3"): it needs a longer value
+        if len(val) < (8 if key.lower() == "pass" else 6):
+            return None
+    elif len(val) < 8 or not _has_alpha(val):
+        return None
+    return kind, match.start(group), match.end(group)
+
+
+def _password_value(match):
+    """The ``(start, end)`` of a password-shaped value group, or None: it must mix in a digit,
+    not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
+    group = next(name for name in ("dq", "sq", "bare") if match.groupdict().get(name) is not None)
+    val = match.group(group)
+    if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER.fullmatch(val):
+        return None
+    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or "[REDACTED:" in val or _PLACEHOLDER.match(val):
+        return None
+    return match.start(group), match.end(group)
+
+
+def _runs_command(text, position, command, lines):
+    """True when the line holding ``position`` invokes ``command`` before it (cached per line)."""
+    start = text.rfind("\n", 0, position) + 1
+    if (command, start) not in lines:
+        regex = _COMMAND_RES.get(command)
+        if regex is None:
+            regex = _COMMAND_RES[command] = re.compile(_COMMANDS[command])
+        end = text.find("\n", start)
+        found = regex.search(text, start, len(text) if end == -1 else end)
+        lines[(command, start)] = found.start() if found else None
+    first = lines[(command, start)]
+    return first is not None and first < position
+
+
+def _cookie_hits(match):
+    """Spans of session-like cookie values (name mentions sess/sid/auth/token/...; the value
+    is 16+ characters mixing letters and digits) in one Cookie header match."""
+    group = "val" if match.group("val") is not None else "flag"
+    offset, header = match.start(group), match.group(group)
+    spans, cursor = [], 0
+    for pair in header.split(";"):
+        name, equals, val = pair.partition("=")
+        begin = offset + cursor + len(name) + 1
+        cursor += len(pair) + 1
+        val = val.strip()
+        name = name.strip()
+        if not equals or not val or not _SESSION_COOKIE.search(name) or len(val) < 16:
+            continue
+        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val) or "[REDACTED:" in val:
+            continue
+        first = begin + pair.partition("=")[2].find(val)
+        spans.append((first, first + len(val)))
+    return spans
+
+
+def _is_snowflake(body):
+    """True when a Discord token's first part is base64 of a 17-20 digit user id."""
+    import binascii
+
+    try:
+        decoded = binascii.a2b_base64(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20
+
+
+def _findings(text):
+    """Every detector hit as ``(start, end, kind)``, unresolved (overlaps included)."""
+    hits = []
+    if not text:
+        return hits
+    patterns = _patterns()
+    if not _TRIGGER.search(text):
+        return hits
+    lines = {}
+    for kind, regex, check in patterns:
+        for match in regex.finditer(text):
+            if check == "assignment":
+                found = _assignment(match)
+                if found:
+                    hits.append((found[1], found[2], found[0]))
+                continue
+            if check == "cookie":
+                hits.extend((start, end, kind) for start, end in _cookie_hits(match))
+                continue
+            if isinstance(check, tuple):  # ("password", command or None)
+                found = _password_value(match)
+                if found and (check[1] is None or _runs_command(text, match.start(), check[1], lines)):
+                    hits.append((found[0], found[1], kind))
+                continue
+            span = match.span("val") if "val" in regex.groupindex else match.span()
+            val = match.group("body") if "body" in regex.groupindex else text[span[0]:span[1]]
+            if check == "mixed" and not (_has_digit(val) and _has_alpha(val)):
+                continue
+            if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
+                                            ("password", "pass", "passwd", "pwd", "secret", "token")):
+                continue
+            if check == "basic" and not _is_basic_credential(val):
+                continue
+            if check == "discord" and not _is_snowflake(val):
+                continue
+            hits.append((span[0], span[1], kind))
+    if hits and "[REDACTED:" in text:
+        hits = [hit for hit in hits if not _inside_label(text, hit)]
+    return hits
+
+
+def _inside_label(text, hit):
+    """True when a hit touches an earlier redaction label (redacting twice changes nothing)."""
+    start = text.find("[REDACTED:")
+    while start != -1:
+        end = text.find("]", start)
+        end = len(text) if end == -1 else end + 1
+        if hit[0] < end and start < hit[1]:
+            return True
+        start = text.find("[REDACTED:", end)
+    return False
+
+
+def _is_basic_credential(val):
+    import binascii
+
+    try:
+        decoded = binascii.a2b_base64(val + "=" * (-len(val) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+def texts(value):
+    """The strings of a field value (a str, or the strings of a list)."""
+    if isinstance(value, str):
+        return [value]
+    return [item for item in (value or ()) if isinstance(item, str)]
+
+
+def scan(text):
+    """Return the sorted unique finding kinds in ``text`` (never the values)."""
+    return sorted({kind for _, _, kind in _findings(text)})
+
+
+def redact(text):
+    """Return ``(redacted_text, kinds)``; see :func:`_redact`."""
+    return _redact(text)
+
+
+def _redact(text):
+    """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
+
+    Overlapping findings collapse into one replacement labelled with the most specific kind.
+    """
+    hits = _findings(text)
+    if not hits:
+        return text, []
+    hits.sort(key=lambda h: (h[0], h[2] in _GENERIC, -h[1]))
+    spans = []
+    for start, end, kind in hits:
+        if spans and start < spans[-1][1]:
+            last = spans[-1]
+            if end > last[1]:
+                spans[-1] = (last[0], end, last[2])
+            continue
+        spans.append((start, end, kind))
+    pieces, cursor = [], 0
+    for start, end, kind in spans:
+        pieces.append(text[cursor:start])
+        pieces.append(f"[REDACTED:{kind}]")
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), sorted({kind for _, _, kind in hits})

@@ -1,0 +1,150 @@
+"""Input rules shared by every command.
+
+Each validator returns the clean value or raises :class:`InvalidInput` naming the flag.
+Ids, projects and agent names are restricted to a safe charset so they can never become a
+path outside the home, a LIKE wildcard, or an FTS5 operator.
+"""
+
+import re
+
+from mindos.core import clock
+from mindos.errors import InvalidInput
+
+PRIORITIES = ("P0", "P1", "P2", "P3")
+STATUSES = (
+    "queued",
+    "claimed",
+    "running",
+    "waiting_for_user",
+    "waiting_for_review",
+    "waiting_for_agent",
+    "blocked",
+    "ready_to_merge",
+    "ready_to_deploy",
+    "completed",
+    "failed",
+    "cancelled",
+)
+TERMINAL_STATUSES = ("completed", "failed", "cancelled")
+LEASED_STATUSES = ("claimed", "running")
+
+MAX_TITLE = 500
+MAX_TEXT = 65536
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z")
+_TAG = re.compile(r"[a-z0-9:_./-]{1,64}\Z")
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+
+
+def shown(value, width=80):
+    """How an error message shows a rejected value: its repr clipped to ``width`` characters,
+    or ``<redacted>`` when the secret guard flags it (never echo a credential to stderr).
+
+    The detector is imported here, on the error path only, so valid input never pays for it.
+    """
+    if isinstance(value, str) and value:
+        from mindos.core import secrets  # lazy: loaded only on the path that needs it
+
+        if secrets.scan(value):
+            return "<redacted>"
+    return f"{value!r:.{width}}"
+
+
+def identifier(value, flag="id"):
+    """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric."""
+    if not isinstance(value, str) or not _ID.match(value):
+        raise InvalidInput(
+            f"invalid {flag}: {shown(value)}"
+            " (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
+        )
+    return value
+
+
+def agent(value, flag="--owner"):
+    """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric."""
+    if not isinstance(value, str) or not _AGENT.match(value):
+        raise InvalidInput(
+            f"invalid {flag}: {shown(value)}"
+            " (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
+        )
+    return value
+
+
+def tag(value, flag="--tag"):
+    """A tag or receipt kind: 1-64 chars of lowercase [a-z0-9:_./-]."""
+    if not isinstance(value, str) or not _TAG.match(value):
+        raise InvalidInput(f"invalid {flag}: {shown(value)} (use 1-64 characters of a-z 0-9 : _ . / -)")
+    return value
+
+
+MAX_TAGS = 64
+
+
+def tags(values, flag="--tag"):
+    """Validate, de-duplicate and sort a list of tags (at most MAX_TAGS distinct)."""
+    cleaned = sorted({tag(v, flag) for v in values or ()})
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"invalid {flag}: {len(cleaned)} values is over the limit of {MAX_TAGS}")
+    return cleaned
+
+
+def priority(value, flag="--priority"):
+    """One of P0..P3."""
+    if value not in PRIORITIES:
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from P0, P1, P2, P3)")
+    return value
+
+
+def status(value, flag="--status"):
+    """One of the lifecycle statuses."""
+    if value not in STATUSES:
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(STATUSES)})")
+    return value
+
+
+def text(value, flag, *, required=False, max_len=MAX_TEXT):
+    """Free text stored exactly; ``required`` refuses blank values."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"invalid {flag}: expected text")
+    if required and not value.strip():
+        raise InvalidInput(f"invalid {flag}: must not be empty")
+    if len(value) > max_len:
+        raise InvalidInput(f"invalid {flag}: {len(value)} characters is over the limit of {max_len}")
+    if "\x00" in value:
+        raise InvalidInput(f"invalid {flag}: contains a NUL character")
+    if not value.isascii():
+        try:  # argv bytes that are not UTF-8 arrive as lone surrogates, which SQLite cannot store
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"invalid {flag}: not valid UTF-8 text") from None
+    return value
+
+
+def title(value, flag="--title"):
+    """A non-blank title of at most MAX_TITLE characters."""
+    return text(value, flag, required=True, max_len=MAX_TITLE)
+
+
+def timestamp(value, flag):
+    """An ISO 8601 instant normalized for storage; '' or None clears (returns None)."""
+    if value is None or value == "":
+        return None
+    return clock.normalize(value, flag)
+
+
+def digest(value, flag="--recall-digest"):
+    """A 64-character lowercase hex SHA-256 digest ('' allowed: no digest)."""
+    if value in (None, ""):
+        return ""
+    lowered = value.lower() if isinstance(value, str) else value
+    if not isinstance(lowered, str) or not _HEX64.match(lowered):
+        raise InvalidInput(f"invalid {flag}: expected a 64-character hex SHA-256 digest")
+    return lowered
+
+
+def positive_int(value, flag, *, minimum=1, maximum=10**9):
+    """An integer within [minimum, maximum]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidInput(f"invalid {flag}: expected an integer from {minimum} to {maximum}, got {shown(value, 40)}")
+    return value

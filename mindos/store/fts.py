@@ -1,0 +1,180 @@
+"""Full-text indexes: each declared once, searched, checked and rebuilt one way.
+
+Every FTS5 index of the schema is an external-content table kept in step by triggers
+declared with its content table (see ``schema.sql``).  :data:`INDEXES` names each one with
+its content table, rowid column, indexed columns and the alias queries use; a new domain
+adds its index there and gets search, drift detection and rebuild for free.
+
+Design decisions
+  * **User text never becomes FTS5 syntax.**  :func:`query` quotes every word token, so
+    operators, quotes, ``*``, ``NEAR(`` and column filters typed by a user are plain words.
+  * **One search path with a LIKE twin.**  :func:`text_search` runs the BM25 query when the
+    index exists and falls back to an escaped substring match over the same columns when
+    the SQLite build has no FTS5, with the same filters and shape minus ``score``.
+  * **Drift is read from the index itself.**  ``count(*)`` on an external-content table
+    reads through to the content table and cannot see drift; :func:`drift` lists the rowids
+    the inverted index really holds (``fts5vocab``) and compares them with the content rows.
+"""
+
+import sqlite3
+from typing import NamedTuple
+
+from mindos.core.text import words
+
+
+class Index(NamedTuple):
+    name: str       # the FTS5 table
+    table: str      # its external content table
+    rowid: str      # the content table's column FTS5 uses as rowid
+    columns: tuple  # indexed columns, in index order
+    alias: str      # the content table's alias in search queries
+
+
+INDEXES = {
+    "tasks_fts": Index("tasks_fts", "tasks", "seq",
+                       ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
+    "notes_fts": Index("notes_fts", "notes", "id", ("content",), "n"),
+    "handoffs_fts": Index("handoffs_fts", "handoffs", "id", ("objective", "status", "from_agent", "to_agent"), "h"),
+}
+
+
+
+def index(name):
+    """The declaration of index ``name`` (never user text: a bad name is a bug)."""
+    try:
+        return INDEXES[name]
+    except KeyError:
+        raise ValueError(f"not an FTS index of this schema: {name!r}") from None
+
+
+def tokens(text):
+    """The word tokens of ``text`` (what FTS5's unicode61 tokenizer would index).
+
+    Letters and digits only: unicode61 treats '_' as a separator, so a quoted "rate_limit"
+    token would silently match nothing rather than "rate limit".
+    """
+    return words(text)
+
+
+def query(text, operator="AND"):
+    """Quote every token of user text into a safe FTS5 MATCH expression (None when tokenless)."""
+    found = tokens(text)
+    if not found:
+        return None
+    return f" {operator} ".join('"' + token.replace('"', '""') + '"' for token in found)
+
+
+def has(conn, name):
+    """True when the FTS5 index ``name`` exists in this database (cached per connection)."""
+    if conn._fts_tables is None:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE '%\\_fts' ESCAPE '\\'")
+        conn._fts_tables = {row[0] for row in rows}
+    return name in conn._fts_tables
+
+
+def like_pattern(text):
+    """A ``LIKE ... ESCAPE '\\'`` pattern matching ``text`` as a plain substring."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def match_counts(conn, name, expressions, cap):
+    """How many rows of index ``name`` match each MATCH expression, each counted up to
+    ``cap``, in one statement: the cheap rarity probe behind token selection.
+
+    The expressions come from :func:`query`.  Returns counts aligned with ``expressions``.
+    """
+    index(name)
+    if not expressions:
+        return []
+    probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
+    sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(expressions)))
+    params = []
+    for expression in expressions:
+        params.extend((expression, cap))
+    counts = dict(conn.execute(sql, params).fetchall())
+    return [counts[i] for i in range(len(expressions))]
+
+
+def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
+                like_columns=None, limit=None):
+    """Rows of ``name``'s content table matching user ``text``.
+
+    With ``rank`` and the index present: every token must match, rows come in BM25 order
+    (then ``ranked_order``) with a ``score`` column; tokenless text returns [].  Otherwise a
+    substring match over ``like_columns`` (default: the indexed columns), in ``order``.
+    ``select``, ``joins``, ``where`` and the orders are SQL fragments of the caller, written
+    against the index's alias; ``params`` bind the ``where`` fragments.
+    """
+    spec = index(name)
+    alias = spec.alias
+    base = f"{spec.table} {alias}"
+    if rank and has(conn, name):
+        expression = query(text, "AND")
+        if expression is None:
+            return []
+        clauses = [f"{name} MATCH ?", *where]
+        sql = (f"SELECT {select}, bm25({name}) AS score FROM {name} JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
+               f" {joins} WHERE {' AND '.join(clauses)} ORDER BY score, {ranked_order}")
+        bound = [expression, *params]
+    else:
+        columns = like_columns or spec.columns
+        match = " OR ".join(f"{alias}.{column} LIKE ? ESCAPE '\\'" for column in columns)
+        clauses = [f"({match})", *where]
+        sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
+        bound = [like_pattern(text)] * len(columns) + list(params)
+    if limit is not None:
+        sql += " LIMIT ?"
+        bound.append(limit)
+    return conn.execute(sql, bound).fetchall()
+
+
+def drift(conn, name):
+    """Compare index ``name`` with its content table; return the drift report.
+
+    ``{"index", "method", "indexed", "source", "missing", "stale", "ok"}``: ``missing`` are
+    content rowids with text that the index lacks, ``stale`` indexed rowids no content row
+    has (both capped at 100, with totals).  ``method`` is ``fts5vocab`` or, on builds without
+    that module, ``count`` (which can only compare totals).  Reads only.
+    """
+    spec = index(name)
+    if not has(conn, name):
+        return {"index": name, "method": "absent", "ok": True, "indexed": 0, "source": 0,
+                "missing": [], "missing_total": 0, "stale": [], "stale_total": 0}
+    vocab = f"temp.{name}_vocab_instance"
+    nonempty = " OR ".join(f"coalesce({column}, '') != ''" for column in spec.columns)
+    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {nonempty}"
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {name}, instance)")
+    except sqlite3.OperationalError:
+        indexed = conn.execute(f"SELECT count(*) FROM {name}_docsize").fetchone()[0]
+        source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
+        return {"index": name, "method": "count", "ok": indexed == source, "indexed": indexed, "source": source,
+                "missing": [], "missing_total": max(source - indexed, 0), "stale": [],
+                "stale_total": max(indexed - source, 0)}
+    try:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_drift_docs(doc INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.fts_drift_docs")
+        conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs SELECT DISTINCT doc FROM {vocab}")
+        indexed = conn.execute("SELECT count(*) FROM temp.fts_drift_docs").fetchone()[0]
+        source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
+        missing_sql = f"SELECT {spec.rowid} FROM ({source_sql}) WHERE {spec.rowid} NOT IN (SELECT doc FROM temp.fts_drift_docs)"
+        stale_sql = f"SELECT doc FROM temp.fts_drift_docs WHERE doc NOT IN ({source_sql})"
+        missing_total = conn.execute(f"SELECT count(*) FROM ({missing_sql})").fetchone()[0]
+        stale_total = conn.execute(f"SELECT count(*) FROM ({stale_sql})").fetchone()[0]
+        missing = [row[0] for row in conn.execute(f"{missing_sql} ORDER BY 1 LIMIT 100")]
+        stale = [row[0] for row in conn.execute(f"{stale_sql} ORDER BY 1 LIMIT 100")]
+    finally:
+        conn.execute("DROP TABLE IF EXISTS temp.fts_drift_docs")
+        conn.execute(f"DROP TABLE IF EXISTS {vocab}")
+    return {"index": name, "method": "fts5vocab", "ok": not missing_total and not stale_total,
+            "indexed": indexed, "source": source, "missing": missing, "missing_total": missing_total,
+            "stale": stale, "stale_total": stale_total}
+
+
+def rebuild(conn, name):
+    """Rebuild index ``name`` from its content table (inside the caller's write transaction)."""
+    index(name)
+    if not conn.in_transaction:
+        raise RuntimeError("fts.rebuild needs an open write transaction (use mindos.store.db.write)")
+    conn.execute(f"INSERT INTO {name}({name}) VALUES ('rebuild')")

@@ -1,0 +1,24 @@
+"""The ``metrics`` snapshot: every domain contributes its own counters.
+
+Each provider module defines ``metrics(conn) -> dict``; the snapshot is their union.  A
+domain adds its counters by adding its module name here, not by editing another domain.
+"""
+
+import importlib
+
+PROVIDERS = [
+    "mindos.memory.notes", "mindos.memory.guard",
+    "mindos.work.leases", "mindos.work.lifecycle", "mindos.work.policies", "mindos.work.sweeps",
+    "mindos.work.approvals", "mindos.work.graph",
+    "mindos.memory.handoffs",
+    "mindos.work.tasks",
+    "mindos.work.receipts",
+]
+
+
+def collect(conn):
+    """Return the merged counters of every provider."""
+    snapshot = {}
+    for name in PROVIDERS:
+        snapshot.update(importlib.import_module(name).metrics(conn))
+    return snapshot

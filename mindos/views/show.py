@@ -1,0 +1,67 @@
+"""``show``: one task with everything known about it, across dimensions.
+
+The task row, its receipts, its audit trail, its dependency edges both ways and its live
+handoff.  A view: it reads, never writes.
+"""
+
+from mindos.core import validate
+from mindos.memory import handoffs
+from mindos.store.ledger import parse_payload
+from mindos.work import rows
+
+def receipts_for(conn, task_id):
+    """The receipts indexed for a task, oldest first."""
+    rows = conn.execute(
+        "SELECT id, task_id, kind, path, file_hash, created_at FROM receipts WHERE task_id = ? ORDER BY created_at, id",
+        (task_id,),
+    )
+    return [dict(row) for row in rows]
+
+
+SHOW_AUDIT_LIMIT = 200
+
+
+def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
+    """The task's audit events, oldest first (at most ``limit``, the newest ones)."""
+    rows = conn.execute(
+        "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? ORDER BY id DESC LIMIT ?",
+        (task_id, limit),
+    ).fetchall()
+    return [parse_payload({"id": r["id"], "action": r["action"], "created_at": r["created_at"]}, r["payload_json"])
+            for r in reversed(rows)]
+
+
+def show(conn, task_id):
+    """The task with its receipts, audit trail, dependencies, dependents and live handoff.
+
+    The trail holds the newest SHOW_AUDIT_LIMIT events (oldest first); ``audit_total`` and
+    ``audit_truncated`` say whether older ones exist (``events --entity-id`` pages them).
+    """
+    task = rows.get(conn, validate.identifier(task_id, "task id"))
+    deps = conn.execute(
+        "SELECT d.depends_on AS id, t.status, t.title FROM dependencies d LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? ORDER BY d.created_at, d.depends_on",
+        (task_id,),
+    )
+    dependents = conn.execute(
+        "SELECT t.id, t.status, t.title FROM dependencies d JOIN tasks t ON t.id = d.task_id"
+        " WHERE d.depends_on = ? ORDER BY d.created_at, t.id",
+        (task_id,),
+    )
+    trail = audit_trail(conn, task_id, SHOW_AUDIT_LIMIT)
+    total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
+    return {
+        "task": task,
+        "receipts": receipts_for(conn, task_id),
+        "audit": trail,
+        "audit_total": total,
+        "audit_truncated": total > len(trail),
+        "dependencies": [
+            {"id": r["id"], "status": r["status"] or "missing", "title": r["title"],
+             "satisfied": r["status"] == "completed"} for r in deps
+        ],
+        "dependents": [dict(r) for r in dependents],
+        "handoff": handoffs.live(conn, task_id),
+    }
+
+

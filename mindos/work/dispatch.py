@@ -1,0 +1,545 @@
+"""Dispatch: ``next`` picks the best ready queued task and, with ``claim``, leases it.
+
+Order, best first:
+  1. effective priority tier -- the better of
+       (a) the stored priority improved by dependency priority inheritance: a queued
+           prerequisite inherits the best stored priority among its transitive non-terminal
+           dependents (terminal tasks neither confer nor relay urgency), and
+       (b) aging: one level per ``aging_minutes`` waited since created_at, at most
+           ``aging_boost`` levels (``aging_minutes=0`` or ``aging_boost=0`` disables it);
+  2. earliest due_at, undated last;
+  3. only with ``prefer_unblocking``: most queued direct dependents first;
+  4. oldest created_at;
+  5. id.
+Candidates are queued tasks in scope (``project``, every ``tag``: a hard filter) whose
+prerequisites are all completed, that are neither cooling down (recover_after in the
+future) nor deferred (not_before in the future) nor under a live lease, and that pass their
+project's dispatch policy; with ``claim`` also free of seam conflicts.
+
+Why it is built this way: agents call ``next`` many times a minute against pools of 100k
+queued tasks, so the pool is never loaded into Python.  Aging makes a task's aged tier a pure
+function of (priority, created_at): for each (stored priority, tier) pair the members are one
+contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream from
+``idx_tasks_due_at`` in deadline order (or, when a bounded sample shows the tier's ranges are
+small or carry no deadlines up front, are sorted from those ranges).  A tier is therefore a lazy merge of index-ordered
+cursors (dated ones first, undated ones after), filtered in SQL, and the walk stops at the
+first eligible row.
+
+Inheritance can only lift a task into a better tier than aging gives it, so a tier's
+inherited candidates are found among the rows that age into worse tiers -- and only those
+ordered before the tier's current best aged row can change the answer.  Those few are probed
+upward (breadth first through open dependents, stopping at the first one of the tier's
+priority).  When a tier has no aged row left, or the probes exceed a node budget, the tier's
+inherited candidates come instead from one recursive walk down the edges from its open
+dependents of that priority.  Either way every task is considered once, in the best tier it
+reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
+``idx_tasks_project_status`` (a small ``tag`` scope the ``task_tags`` index) with sorted
+per-tier queries instead, since the global indexes would make it scan everyone else's work.
+
+With ``claim`` the whole pick runs in one ``db.write`` (BEGIN IMMEDIATE) transaction and the
+lease is taken there through :func:`mindos.leases.acquire`.  Seam conflicts and policy gates
+are checked before acquiring, so a gated candidate is skipped (not refused and audited) and
+the next candidate is tried; a refused acquisition also moves on to the next candidate.
+"""
+
+import heapq
+import itertools
+
+from mindos.core import clock, validate
+from mindos.store import db
+from mindos.work import rows
+from mindos.errors import InvalidInput, Refused
+
+DEFAULT_AGING_MINUTES = 360
+DEFAULT_AGING_BOOST = 2
+MAX_AGING_MINUTES = 10**6
+# A subset of at most 4 * sqrt(pool) queued tasks (clamped to these bounds) is sorted from its
+# own index instead of streamed from a global one: a small --project scope, or a tier's dated rows.
+SMALL_SCOPE_FLOOR = 64
+SMALL_SCOPE = 4000
+# Dependency nodes one tier may visit probing upward for inherited urgency before it walks down.
+PROBE_BUDGET = 2000
+
+_TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
+_UNKNOWN = object()
+_OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in validate.STATUSES if s not in validate.TERMINAL_STATUSES) + ")"
+_TERMINAL_SQL = "(" + ", ".join(f"'{s}'" for s in validate.TERMINAL_STATUSES) + ")"
+_RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
+_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+                " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
+_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q ON q.id = u.task_id"
+                      " WHERE u.depends_on = t.id AND q.status = 'queued'")
+_ELIGIBLE = (
+    " AND (t.not_before IS NULL OR t.not_before <= :now)"
+    " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
+    " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
+    f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
+)
+# Every task reachable down the edges from an open task of stored priority :p, through open tasks.
+_WALK = (
+    "WITH RECURSIVE walk(id) AS ("
+    " SELECT d.depends_on FROM tasks s INDEXED BY idx_tasks_status_priority"
+    f" JOIN dependencies d ON d.task_id = s.id WHERE s.status IN {_OPEN_SQL} AND s.priority = :p"
+    " UNION"
+    " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
+    f" WHERE m.status NOT IN {_TERMINAL_SQL})"
+)
+# Open dependents of :id (itself first), breadth first, each with "is its priority <= :p".
+_PROBE = (
+    "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
+    " SELECT d.task_id, m.priority <= :p FROM up JOIN dependencies d ON d.depends_on = up.id"
+    f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
+    " SELECT hit FROM up WHERE id <> :id"
+)
+# Open direct dependents of a batch of tasks, with their stored priorities.
+_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+                    f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
+
+
+def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
+              explain=False, prefer_unblocking=False, aging_minutes=DEFAULT_AGING_MINUTES,
+              aging_boost=DEFAULT_AGING_BOOST):
+    """Pick the best dispatchable task; with ``claim`` lease it to ``owner`` atomically.
+
+    Returns ``{"task": <task dict> | None}``; with ``claim`` the task is the claimed one
+    (status ``claimed``, its new ``lease_epoch``).  Optional keys appear only under their flag:
+    ``prefer_unblocking`` adds ``unblocks`` to the pick; ``explain`` adds ``considered``,
+    ``skipped`` (``[{"task_id", "reason", ...}]`` for every candidate ranked above the pick)
+    and, on the pick, ``effective_priority``, ``priority_boost`` and ``inherited_via``
+    (plus ``unblock_scheduling: true`` with ``prefer_unblocking``).  Claiming audits
+    ``claimed`` (via ``next``); nothing else is written.
+    """
+    from mindos.work import leases  # lazy: loaded only on the path that needs it
+
+    if project is not None:
+        project = validate.identifier(project, "--project")
+    scope_tags = validate.tags(tags)
+    if owner is not None:
+        owner = validate.agent(owner)
+    if claim and owner is None:
+        raise InvalidInput("--claim requires --owner (who takes the lease)")
+    minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
+    cap = leases.max_active_cap(max_active)
+    aging_minutes = validate.positive_int(aging_minutes, "--aging-minutes", minimum=0, maximum=MAX_AGING_MINUTES)
+    aging_boost = validate.positive_int(aging_boost, "--aging-boost", minimum=0, maximum=len(_TIERS) - 1)
+    options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
+    if not claim:
+        return _dispatch(conn, _Plan(conn, *options), owner, None)
+    with db.write(conn):
+        plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
+        if cap is not None:
+            held = leases.live_lease_count(conn, owner, plan.now)
+            if held >= cap:
+                raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
+        return _dispatch(conn, plan, owner, {"minutes": minutes, "max_active": max_active, "cap": cap,
+                                             "now": plan.now})
+
+
+def _dispatch(conn, plan, owner, claim):
+    """Walk the candidates in order; return the result dict (see :func:`next_task`)."""
+    from mindos.work import policies  # lazy: loaded only on the path that needs it
+
+    skipped, considered, picked = [], 0, None
+    try:
+        for tier, row in plan.candidates():
+            considered += 1
+            task = rows.row_to_task(row)
+            unblocks = task.pop("_unblocks", None)
+            blocked_by = task.pop("_blocked_by", None)
+            skip = plan.static_skip(task, blocked_by)
+            if skip is None and claim is not None:
+                skip = _seam_skip(conn, task, owner, plan.now)
+            if skip is None:
+                skip = _policy_skip(conn, policies, task, owner)
+            if skip is None and claim is not None:
+                task, skip = _acquire(conn, task, owner, tier, claim)
+            if skip is not None:
+                if plan.explain:
+                    skipped.append({"task_id": row["id"], **skip})
+                continue
+            picked = (tier, row, task, unblocks)
+            break
+    finally:
+        plan.close()
+    result = {"task": None}
+    if picked is not None:
+        tier, row, task, unblocks = picked
+        if plan.prefer_unblocking:
+            task["unblocks"] = unblocks
+        if plan.explain:
+            task["effective_priority"] = validate.PRIORITIES[tier]
+            task["priority_boost"] = plan.rank(row["priority"]) - plan.aged(row)
+            task["inherited_via"] = plan.inherited_via(row["id"], tier)
+        result["task"] = task
+    if plan.explain:
+        result["considered"] = considered
+        result["skipped"] = skipped
+        if plan.prefer_unblocking:
+            result["unblock_scheduling"] = True
+    return result
+
+
+def _seam_skip(conn, task, owner, now):
+    from mindos.work import leases  # lazy: loaded only on the path that needs it
+
+    conflicts = leases.seam_conflicts(conn, task, owner, now)
+    return {"reason": "seam_conflict", "holders": conflicts} if conflicts else None
+
+
+def _policy_skip(conn, policies, task, owner):
+    try:
+        gate = policies.dispatch_gate(conn, task, owner)
+    except Refused as exc:  # a malformed policy fails closed for its project only
+        return {"reason": "policy_invalid", "error": str(exc)}
+    return dict(gate) if gate else None
+
+
+def _acquire(conn, task, owner, tier, claim):
+    """Lease ``task`` inside the open transaction; return ``(task, skip)``."""
+    from mindos.work import leases  # lazy: loaded only on the path that needs it
+
+    try:
+        claimed = leases.acquire(conn, task, owner, minutes=claim["minutes"], max_active=claim["max_active"],
+                                 now=claim["now"],
+                                 payload={"via": "next", "effective_priority": validate.PRIORITIES[tier]})
+    except Refused as exc:
+        cap = claim["cap"]
+        if cap is not None:
+            held = leases.live_lease_count(conn, owner, claim["now"])
+            if held >= cap:  # capacity is the owner's, not the candidate's: stop here
+                raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})") from None
+        return task, {"reason": "claim_refused", "error": str(exc)}
+    return claimed, None
+
+
+class _Plan:
+    """The SQL of one dispatch: scope, aging thresholds and the ordered candidate streams."""
+
+    def __init__(self, conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost):
+        from datetime import timedelta
+
+        self.conn = conn
+        self.explain = explain
+        self.prefer_unblocking = prefer_unblocking
+        moment = clock.now()
+        self.now = clock.format_ts(moment)
+        self.boost = aging_boost if aging_minutes else 0
+        self.params = {"now": self.now, "boost": self.boost, "project": project}
+        # t<k>: created at or before it means at least k aging levels waited
+        self.thresholds = {k: clock.format_ts(moment - timedelta(minutes=k * aging_minutes)) for k in _TIERS if k}
+        for k, value in self.thresholds.items():
+            self.params[f"t{k}"] = value
+        if self.boost:
+            levels = " + ".join(f"(t.created_at <= :t{k})" for k in self.thresholds)
+            self.aged_sql = f"max(0, {_RANK} - min(:boost, {levels}))"
+        else:
+            self.aged_sql = _RANK
+        self.tag_sql = ""
+        for number, tag in enumerate(scope_tags):
+            self.params[f"tag{number}"] = f'"{tag}"'  # tags are stored as a JSON array of validated tokens
+            self.tag_sql += f" AND instr(t.tags, :tag{number}) > 0"
+        self.scope = (" AND t.project = :project" if project is not None else "") + self.tag_sql
+        self.filters = "" if explain else _ELIGIBLE
+        extra = []
+        if prefer_unblocking:
+            extra.append(f", ({_QUEUED_DEPENDENTS.format(what='count(*)')}) AS _unblocks")
+        if explain:
+            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
+        self.extra = "".join(extra)
+        # sorting a subset costs its size; streaming a global index for it costs about
+        # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
+        pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
+        self.sample = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
+        # A small scope is read whole from its own index and sorted: a --project through
+        # idx_tasks_project_status, else a --tag through the task_tags index.
+        self.small_scope = None  # (FROM ... WHERE <scope key>, the rest of the scope filter)
+        limit = self.sample
+        if project is not None and conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
+                " WHERE project = ? AND status = 'queued' LIMIT ?)", (project, limit + 1)).fetchone()[0] <= limit:
+            self.small_scope = ("FROM tasks t INDEXED BY idx_tasks_project_status WHERE t.project = :project",
+                                self.tag_sql)
+        for number, tag in enumerate(scope_tags):
+            if self.small_scope is not None:
+                break
+            if conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM task_tags g CROSS JOIN tasks t ON t.id = g.task_id"
+                    " WHERE g.tag = ? AND t.status = 'queued' LIMIT ?)", (tag, limit + 1)).fetchone()[0] <= limit:
+                self.params["small_tag"] = tag
+                self.small_scope = ("FROM task_tags g CROSS JOIN tasks t ON t.id = g.task_id WHERE g.tag = :small_tag",
+                                    self.scope)
+        self.inherited = {}  # id -> the tier an inherited candidate was considered in
+        self.considered = set()
+        self._cursors = []
+        self._worst_in_scope = _UNKNOWN
+
+    # -- row helpers ---------------------------------------------------------------------
+
+    @staticmethod
+    def rank(priority):
+        return validate.PRIORITIES.index(priority) if priority in validate.PRIORITIES else len(_TIERS) - 1
+
+    def aged(self, row):
+        """The tier aging alone gives ``row``."""
+        levels = sum(1 for value in self.thresholds.values() if row["created_at"] <= value)
+        return max(0, self.rank(row["priority"]) - min(self.boost, levels))
+
+    def key(self, row):
+        due = row["due_at"]
+        return (due is None, due or "", -row["_unblocks"] if self.prefer_unblocking else 0,
+                row["created_at"], row["id"])
+
+    def static_skip(self, task, blocked_by):
+        """Explain mode only (SQL filters these otherwise): why ``task`` is not dispatchable."""
+        if not self.explain:
+            return None
+        if blocked_by:
+            return {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
+        if task["recover_after"] and task["recover_after"] > self.now:
+            return {"reason": "recovery_backoff", "recover_after": task["recover_after"]}
+        if task["not_before"] and task["not_before"] > self.now:
+            return {"reason": "deferred_until", "not_before": task["not_before"]}
+        if task["lease_owner"] and task["lease_expires_at"] and task["lease_expires_at"] > self.now:
+            return {"reason": "live_lease", "lease_owner": task["lease_owner"],
+                    "lease_expires_at": task["lease_expires_at"]}
+        return None
+
+    def inherited_via(self, task_id, tier):
+        """The nearest open dependent that conferred ``tier``, or None when aging/stored priority did.
+
+        Breadth first through open dependents, one query per level (in chunks), each task once;
+        among the sources at the nearest depth the smallest id wins.
+        """
+        if self.inherited.get(task_id) != tier:
+            return None
+        wanted = validate.PRIORITIES[tier]
+        seen, level = {task_id}, [task_id]
+        while level:
+            found, following = [], []
+            for start in range(0, len(level), 500):
+                chunk = level[start:start + 500]
+                sql = _OPEN_DEPENDENTS.format(marks=", ".join("?" * len(chunk)))
+                for dependent, priority in self.conn.execute(sql, chunk):
+                    if dependent in seen:
+                        continue
+                    seen.add(dependent)
+                    following.append(dependent)
+                    if priority <= wanted:
+                        found.append(dependent)
+            if found:
+                return min(found)
+            level = following
+        return None
+
+    # -- streams -------------------------------------------------------------------------
+
+    def _rows(self, sql, **params):
+        cursor = self.conn.execute(sql, {**self.params, **params})
+        self._cursors.append(cursor)
+        return cursor
+
+    def close(self):
+        for cursor in self._cursors:
+            cursor.close()
+        self._cursors = []
+
+    def candidates(self):
+        """Yield ``(tier, row)`` for every in-scope queued candidate, best first, each once."""
+        for tier in _TIERS:
+            for row in self._tier(tier):
+                if row["id"] in self.considered:
+                    continue  # already considered in the better tier it inherited
+                self.considered.add(row["id"])
+                yield tier, row
+
+    def _tier(self, tier):
+        """Tier ``tier`` in order: its aged candidates merged with the ones that inherit it.
+
+        An inherited candidate ages into a worse tier, so it sits in the ``>`` streams.  While
+        the tier has an aged head ``a``, only the ``>`` rows ordered before ``a`` can matter;
+        each is probed upward for an open dependent of this tier.  When the tier runs out of
+        aged rows, or the probes outgrow their budget, the rest comes from one walk down from
+        the tier's open sources instead.
+        """
+        aged = self._ordered(tier, "=")
+        head = next(aged, None)
+        if head is None:
+            if self.scope and not self._scope_has_worse(tier):
+                return  # nothing in scope could inherit this tier: skip the fleet-wide walk
+            yield from self._walked(tier, None)
+            return
+        others = self._ordered(tier, ">")
+        other = next(others, None)
+        budget = PROBE_BUDGET
+        while True:
+            while other is not None and (head is None or self.key(other) < self.key(head)):
+                if other["id"] not in self.considered:
+                    verdict = None if head is None else self._probe(other["id"], tier, budget)
+                    if verdict is None:  # out of aged rows or probe budget: walk the rest
+                        rest = [head] if head is not None else []
+                        yield from heapq.merge(itertools.chain(rest, aged), self._walked(tier, other),
+                                               key=self.key)
+                        return
+                    hit, used = verdict
+                    budget -= used
+                    if hit:
+                        self.inherited[other["id"]] = tier
+                        yield other
+                other = next(others, None)
+            if head is None:
+                return
+            yield head
+            head = next(aged, None)
+
+    def _scope_has_worse(self, tier):
+        """True when the scope holds a queued task aged into a tier worse than ``tier``.
+
+        Only such a task can inherit ``tier``; for a narrow or empty --project/--tag scope this
+        check (one indexed query per dispatch, cached) saves the walk down from every open
+        task of that priority fleet-wide.
+        """
+        if self._worst_in_scope is _UNKNOWN:
+            source, rest = self.small_scope or ("FROM tasks t WHERE 1", self.scope)
+            self._worst_in_scope = self.conn.execute(
+                f"SELECT max({self.aged_sql}) {source} AND t.status = 'queued'{rest}", self.params,
+            ).fetchone()[0]
+        return self._worst_in_scope is not None and self._worst_in_scope > tier
+
+    def _probe(self, task_id, tier, budget):
+        """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?
+
+        Walks up through open dependents, breadth first, at most ``budget`` nodes; None when
+        the budget ran out before an answer.
+        """
+        if budget <= 1:
+            return None
+        rows = self.conn.execute(_PROBE, {"id": task_id, "p": validate.PRIORITIES[tier], "cap": budget})
+        used = 1
+        for (hit,) in rows:
+            used += 1
+            if hit:
+                rows.close()
+                return True, used
+        return (None if used >= budget else (False, used))
+
+    def _walked(self, tier, after):
+        """Candidates inheriting ``tier`` (from one walk down), ordered, from key(after) on."""
+        sql = (f"{_WALK} SELECT t.*{self.extra} FROM walk JOIN tasks t ON t.id = walk.id"
+               f" WHERE t.status = 'queued' AND {self.aged_sql} > :tier{self.scope}{self.filters}")
+        bound = self.key(after) if after is not None else None
+        rows = [row for row in self._rows(sql, p=validate.PRIORITIES[tier], tier=tier)
+                if row["id"] not in self.considered and (bound is None or self.key(row) >= bound)]
+        rows.sort(key=self.key)
+        for row in rows:
+            self.inherited[row["id"]] = tier
+        return rows
+
+    def _ordered(self, tier, op):
+        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order."""
+        order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
+        if self.small_scope is not None:
+            source, rest = self.small_scope
+            sql = (f"SELECT t.*{self.extra} {source} AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                   f"{rest}{self.filters}"
+                   f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
+            yield from self._rows(sql, tier=tier)
+            return
+        yield from self._dated(tier, op, order_u)
+        # undated rows only once every dated one is out: their cursors start lazily here
+        yield from heapq.merge(*self._undated(tier, op), key=self.key)
+
+    def _ranges(self, tier, op):
+        """``[(stored priority, created_at range SQL)]`` covering the rows aged ``op`` ``tier``."""
+        ranges = []
+        for stored in _TIERS:
+            bounds = self._created_bounds(stored, tier, op)
+            if bounds is None:
+                continue
+            low, high = bounds
+            where = ""
+            if low is not None:
+                where += f" AND t.created_at > :t{low}"
+            if high is not None:
+                where += f" AND t.created_at <= :t{high}"
+            ranges.append((validate.PRIORITIES[stored], where))
+        return ranges
+
+    def _dated(self, tier, op, order_u):
+        """The dated rows aged ``op`` ``tier`` in deadline order, from the cheaper source.
+
+        The deadline index finds them fast when they are common among many rows; a small
+        set, or one whose leading rows carry no deadline, is cheaper sorted from its own
+        created_at ranges (sampled here through at most ``sample`` rows per range).
+        """
+        ranges = self._ranges(tier, op)
+        if not ranges:
+            return
+        if self._use_deadline_index(ranges):
+            yield from self._rows(
+                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
+                f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", tier=tier)
+            return
+        yield from heapq.merge(*(self._rows(
+            f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+            f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
+            f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", stored=stored)
+            for stored, where in ranges), key=self.key)
+
+    def _use_deadline_index(self, ranges):
+        """True when the ranges hold many rows and deadlines show up among their first ones."""
+        small, dense = True, False
+        for stored, where in ranges:
+            params = {**self.params, "stored": stored, "m": self.sample}
+            head = (f"FROM tasks t INDEXED BY idx_tasks_status_priority WHERE t.status = 'queued'"
+                    f" AND t.priority = :stored{where}")
+            if self.conn.execute(f"SELECT count(*) FROM (SELECT 1 {head} LIMIT :m + 1)", params).fetchone()[0] \
+                    > self.sample:
+                small = False
+            if not dense:
+                dense = self.conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM (SELECT t.due_at {head} LIMIT :m) WHERE due_at IS NOT NULL)",
+                    params).fetchone()[0] == 1
+            if dense and not small:
+                return True
+        return False
+
+    def _undated(self, tier, op):
+        no_hub = ""
+        if self.prefer_unblocking:
+            # tasks with queued dependents come from the hub stream, ordered by that count
+            no_hub = f" AND NOT EXISTS ({_QUEUED_DEPENDENTS.format(what='1')})"
+            yield self._rows(
+                "WITH hub(id, n) AS (SELECT u.depends_on, count(*) FROM dependencies u"
+                " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
+                f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
+                f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} {op} :tier{self.scope}"
+                f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.id",
+                tier=tier,
+            )
+        for stored, where in self._ranges(tier, op):
+            yield self._rows(
+                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+                f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
+                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.id",
+                stored=stored,
+            )
+
+    def _created_bounds(self, stored, tier, op):
+        """Which created_at range of priority ``stored`` ages to a tier ``op`` ``tier``.
+
+        Returns ``(low, high)`` threshold numbers (``created_at > t<low>``, ``created_at <=
+        t<high>``; None = unbounded), or None when no task of that priority qualifies.
+        Aging lifts ``min(boost, levels waited)`` levels, floored at P0.
+        """
+        levels = stored - tier
+        if op == ">":
+            if levels <= 0:
+                return None
+            # lifted fewer than `levels` levels: waited fewer, unless the cap already stops it
+            return (None, None) if self.boost < levels else (levels, None)
+        if levels < 0 or levels > self.boost:
+            return None
+        high = levels or None
+        low = levels + 1 if tier > 0 and levels < self.boost else None
+        return low, high

@@ -1,0 +1,57 @@
+"""Task rows: how a tasks row becomes the task dict every command prints, and how one is read.
+
+The leaf of the work dimension: every other work module reads tasks through here, so the
+row shape, the list order and the shared filter flags are defined once.
+"""
+
+import json
+
+from mindos.core import validate
+from mindos.errors import NotFound
+
+# Columns stored as JSON text (seq is internal: it only keys the FTS index).
+_JSON_COLUMNS = ("tags", "requires_receipts")
+# SQL list of the statuses a task never leaves on its own (derived from the one constant).
+TERMINAL_SQL = "(" + ", ".join(f"'{status}'" for status in validate.TERMINAL_STATUSES) + ")"
+
+
+def row_to_task(row):
+    """Turn a tasks row into the task dict every command prints."""
+    task = dict(row)
+    task.pop("seq", None)
+    for column in _JSON_COLUMNS:
+        if column in task:
+            task[column] = json.loads(task[column])
+    return task
+
+
+def get(conn, task_id):
+    """Return the task dict for ``task_id`` or raise NotFound."""
+    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"unknown task '{task_id}'")
+    return row_to_task(row)
+
+
+LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
+
+
+def task_filters(*, status=None, project=None, priority=None, tag=None):
+    """Validated WHERE clauses (over alias ``t``) and parameters for the task filter flags."""
+    clauses, params = [], []
+    if status:
+        clauses.append("t.status = ?")
+        params.append(validate.status(status))
+    if project:
+        clauses.append("t.project = ?")
+        params.append(validate.identifier(project, "--project"))
+    if priority:
+        clauses.append("t.priority = ?")
+        params.append(validate.priority(priority))
+    if tag:
+        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
+        clauses.append("instr(t.tags, ?) > 0")
+        params.append(json.dumps(validate.tag(tag)))
+    return clauses, params
+
+

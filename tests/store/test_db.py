@@ -1,0 +1,296 @@
+"""The store: schema build, numbered migrations, pragmas, transactions, query helpers."""
+
+import re
+import sqlite3
+
+import pytest
+
+from mindos.core import canonical
+from mindos.store import db, fts, ledger, migrations
+from mindos.work import graph, rows, tasks
+from mindos.errors import IntegrityError, InvalidInput, MindosError, Refused
+from mindos.views import show
+
+
+def _shape(conn):
+    """Tables with their columns, plus every index, trigger and virtual table definition."""
+    shape = {}
+    for kind, name, table, sql in conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"):
+        if kind == "table" and not (sql or "").upper().startswith("CREATE VIRTUAL"):
+            columns = [tuple(row)[1:6] for row in conn.execute(f"PRAGMA table_xinfo('{name}')")]
+            shape[name] = (kind, table, columns)
+        else:
+            shape[name] = (kind, table, " ".join((sql or "").split()))
+    return shape
+
+
+def _build_v1(path):
+    raw = sqlite3.connect(path, isolation_level=None)
+    raw.execute("BEGIN")
+    for statement in db.split_statements(migrations.MIGRATIONS[0]()):
+        raw.execute(statement)
+    raw.execute("PRAGMA user_version=1")
+    raw.execute("COMMIT")
+    return raw
+
+
+def test_migrations_are_numbered_unique_and_gapless():
+    names = [m.__name__ for m in migrations.MIGRATIONS]
+    numbers = [int(re.match(r"m(\d{3})_", name).group(1)) for name in names]
+    assert numbers == list(range(1, len(names) + 1))
+    assert len(set(names)) == len(names)
+    assert all(m.__doc__ and m.__doc__.strip() for m in migrations.MIGRATIONS)
+    assert db.latest_version() == len(migrations.MIGRATIONS)
+
+
+def test_fresh_database_is_stamped_wal_and_enforces_foreign_keys(conn):
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    with pytest.raises(sqlite3.IntegrityError):
+        with db.write(conn):
+            conn.execute("INSERT INTO receipts(id, task_id, kind, path, created_at) VALUES ('r', 'nope', 'k', 'p', 'x')")
+
+
+def test_version_1_database_migrates_forward_with_rows_and_matches_fresh_schema(tmp_path):
+    old_home = tmp_path / "old"
+    old_home.mkdir()
+    raw = _build_v1(str(old_home / "state.db"))
+    raw.execute("INSERT INTO tasks(id, project, title, tags, created_at, updated_at)"
+                " VALUES ('legacy-1', 'Trove', 'Legacy deploy task', '[\"infra\"]', '2026-01-01T00:00:00Z',"
+                " '2026-01-01T00:00:00Z')")
+    raw.execute("INSERT INTO receipts(id, task_id, kind, path, file_hash, created_at)"
+                " VALUES ('r-old', 'legacy-1', 'ci', 'receipts/r-old.json', '', '2026-01-01T00:00:00Z')")
+    digest = ledger.event_hash(1, ledger.GENESIS_HASH, "task", "legacy-1", "created", "{}", "2026-01-01T00:00:00Z")
+    raw.execute("INSERT INTO audit_events VALUES (1, 'task', 'legacy-1', 'created', '{}', '2026-01-01T00:00:00Z', ?, ?)",
+                (ledger.GENESIS_HASH, digest))
+    raw.close()
+
+    conn = db.connect(str(old_home))
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version()
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        task = rows.get(conn, "legacy-1")
+        assert (task["title"], task["tags"], task["lease_epoch"], task["requires_receipts"]) == \
+            ("Legacy deploy task", ["infra"], 0, [])
+        assert [r["id"] for r in show.receipts_for(conn, "legacy-1")] == ["r-old"]
+        assert ledger.verify_chain(conn) == {"ok": True, "events": 1, "problems": []}
+        migrated = _shape(conn)
+        # the migrated home keeps working: new tables accept rows, the old FTS index finds old rows
+        with db.write(conn):
+            conn.execute("INSERT INTO heartbeats(task_id, owner, at) VALUES ('legacy-1', 'hermes', 'x')")
+        if fts.has(conn, "tasks_fts"):
+            hits = conn.execute("SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH '\"deploy\"'").fetchall()
+            assert len(hits) == 1
+    finally:
+        conn.close()
+    fresh = db.connect(str(tmp_path / "fresh"))
+    try:
+        assert migrated == _shape(fresh)
+    finally:
+        fresh.close()
+
+
+def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monkeypatch):
+    home = tmp_path / "h"
+    home.mkdir()
+    _build_v1(str(home / "state.db")).close()
+
+    def m002_broken():
+        """Adds a column, then fails."""
+        return "ALTER TABLE tasks ADD COLUMN half_done TEXT;\nCREATE TABLE broken (;\n"
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [migrations.MIGRATIONS[0], m002_broken])
+    with pytest.raises(IntegrityError):
+        db.connect(str(home))
+    raw = sqlite3.connect(str(home / "state.db"))
+    try:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+        columns = [row[1] for row in raw.execute("PRAGMA table_info(tasks)")]
+        assert "half_done" not in columns
+    finally:
+        raw.close()
+
+
+def test_database_newer_than_the_code_is_refused(home):
+    conn = db.connect(str(home))
+    conn.execute(f"PRAGMA user_version={db.latest_version() + 1}")
+    conn.close()
+    with pytest.raises(IntegrityError, match=r"newer than this MindOS supports"):
+        db.connect(str(home))
+
+
+def test_current_database_does_no_schema_work_on_connect(home, monkeypatch):
+    db.connect(str(home)).close()
+    statements = []
+
+    class Tracing(db.Connection):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.set_trace_callback(statements.append)
+
+    monkeypatch.setattr(db, "Connection", Tracing)
+    conn = db.connect(str(home))
+    conn.close()
+    assert statements == ["PRAGMA foreign_keys=ON", "PRAGMA user_version"]
+
+
+def test_tables_without_a_version_are_refused(home):
+    home.mkdir(parents=True)
+    raw = sqlite3.connect(str(home / "state.db"))
+    raw.execute("CREATE TABLE foreign_app(x)")
+    raw.commit()
+    raw.close()
+    with pytest.raises(IntegrityError, match="no MindOS schema version"):
+        db.connect(str(home))
+
+
+def test_home_that_is_a_file_is_refused(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("x")
+    with pytest.raises(MindosError, match="not a directory"):
+        db.connect(str(path))
+
+
+def test_failure_mid_mutation_leaves_neither_row_nor_event(conn, monkeypatch):
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    # rows.get runs after both the INSERT and the audit append, inside the same transaction
+    monkeypatch.setattr(rows, "get", explode)
+    with pytest.raises(RuntimeError):
+        tasks.create(conn, project="P", title="doomed", task_id="doomed")
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == 0
+    assert not conn.in_transaction
+
+
+def test_append_event_requires_a_write_transaction(conn):
+    with pytest.raises(RuntimeError):
+        ledger.append_event(conn, "task", "t", "created", {})
+    with pytest.raises(RuntimeError):
+        ledger.append_refusal(conn, "task", "t", "refused", {})
+
+
+def test_refusal_event_survives_the_rollback(conn):
+    with pytest.raises(Refused):
+        with db.write(conn):
+            conn.execute("INSERT INTO tasks(id, project, title, created_at, updated_at) VALUES ('x','P','t','a','a')")
+            ledger.append_event(conn, "task", "x", "created", {})
+            ledger.append_refusal(conn, "task", "x", "claim_refused_seam", {"kind": "worktree"})
+            raise Refused("seam conflict")
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+    rows = conn.execute("SELECT id, action FROM audit_events").fetchall()
+    assert [tuple(r) for r in rows] == [(1, "claim_refused_seam")]
+    assert ledger.verify_chain(conn)["ok"]
+
+
+def test_nested_write_joins_the_outer_transaction(conn):
+    with pytest.raises(RuntimeError):
+        with db.write(conn):
+            tasks.create(conn, project="P", title="inner", task_id="inner")
+            raise RuntimeError("outer fails after the inner write")
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == 0
+
+
+def test_a_home_without_fts5_builds_and_skips_the_indexes(tmp_path, monkeypatch):
+    monkeypatch.setattr(db, "fts5_supported", lambda: False)
+    conn = db.connect(str(tmp_path / "nofts"))
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert not any(name.endswith("_fts") for name in names)
+        assert not fts.has(conn, "tasks_fts")
+        tasks.create(conn, project="P", title="still works", task_id="t1")
+        assert rows.get(conn, "t1")["title"] == "still works"
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("rate limit", '"rate" AND "limit"'),
+    ('title:deploy NEAR(a b) "x" OR y*', '"title" AND "deploy" AND "NEAR" AND "a" AND "b" AND "x" AND "OR" AND "y"'),
+    ("rate_limit", '"rate" AND "limit"'),
+    ("  ", None),
+    ("!!! --- ***", None),
+    ("", None),
+    ("naïve café", '"naïve" AND "café"'),
+])
+def test_fts_query_quotes_every_token(text, expected):
+    assert fts.query(text) == expected
+
+
+def test_fts_query_never_raises_in_match(conn):
+    for text in ['"', "'", "a OR", "NEAR(", "col:x", "*", "^a", "a AND NOT b", "(((", "\\"]:
+        match = fts.query(text)
+        if match is not None:
+            conn.execute("SELECT * FROM tasks_fts WHERE tasks_fts MATCH ?", (match,)).fetchall()
+
+
+def test_like_pattern_escapes_wildcards():
+    assert fts.like_pattern("100%_a\\b") == "%100\\%\\_a\\\\b%"
+
+
+@pytest.mark.parametrize("text", ["{bad", "NaN", '{"x": Infinity}', "[" * 100000 + "]" * 100000, ""])
+def test_check_json_text_refuses_non_json_naming_the_flag(text):
+    with pytest.raises(InvalidInput, match=r"^invalid --payload: malformed JSON"):
+        canonical.loads_strict(text, "--payload")
+
+
+def test_graph_edges_use_the_same_transaction(conn):
+    tasks.create(conn, project="P", title="a", task_id="a")
+    with pytest.raises(Refused, match="dependency cycle"):
+        with db.write(conn):
+            graph.add_edges(conn, "a", ["a"])
+    assert conn.execute("SELECT count(*) FROM dependencies").fetchone()[0] == 0
+
+
+def test_a_writer_waits_out_another_processes_write_lock(conn, home):
+    # one process holds the write lock for a while; an agent's create meanwhile must wait
+    # (busy timeout + BEGIN IMMEDIATE) and then succeed, never fail with "database is locked"
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT, script
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; sys.path.insert(0, sys.argv[1]); from mindos.store import db\n"
+         "conn = db.connect(sys.argv[2]); conn.execute('BEGIN IMMEDIATE'); print('locked', flush=True)\n"
+         "time.sleep(1.5); conn.execute('COMMIT')", ROOT, str(home)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        proc = script("autopilot.py", "create", "--project", "P", "--title", "patient", "--id", "w1", home=home)
+        waited = time.monotonic() - started
+    finally:
+        holder.wait(timeout=30)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert waited >= 0.5  # it really queued behind the holder
+    assert conn.execute("SELECT title FROM tasks WHERE id = 'w1'").fetchone()[0] == "patient"
+
+
+def test_refusal_event_lands_after_rollback_and_never_masks_the_refusal(conn, monkeypatch):
+    tasks.create(conn, project="P", title="t", task_id="t1")
+    with pytest.raises(Refused, match="no way"):
+        with db.write(conn):
+            conn.execute("UPDATE tasks SET title = 'changed' WHERE id = 't1'")
+            ledger.append_refusal(conn, "task", "t1", "claim_refused_policy", {"reason": "test"})
+            raise Refused("no way")
+    assert conn.execute("SELECT title FROM tasks WHERE id = 't1'").fetchone()[0] == "t"  # rolled back
+    assert ledger.count_action(conn, "claim_refused_policy") == 1  # the refusal survived it
+    assert ledger.verify_chain(conn)["ok"] is True
+
+    # when the refusal's own write fails (say the lock stays busy), the caller still sees the refusal
+    def busy(*args, **kwargs):
+        raise MindosError("database busy: database is locked")
+
+    with pytest.raises(Refused, match="still no"):
+        with db.write(conn):
+            ledger.append_refusal(conn, "task", "t1", "claim_refused_policy", {"reason": "test"})
+            monkeypatch.setattr(ledger, "append_event", busy)
+            raise Refused("still no")
+    assert not conn.in_transaction
