@@ -168,6 +168,20 @@ OPS = Door(
             ('handoff-check', 'memory.handoffs',
              'Lint live handoffs against the handoff protocol (read-only; exit 1 on problems).'),
         )),
+        ('Health and repair', (
+            ('doctor', 'recovery.doctor',
+             'Read-only consistency sweep naming every problem by kind and ids (exit 1 when not ok); never mutates.'),
+            ('fts-rebuild', 'recovery.reindex',
+             'Find drift in every full-text index (fts5vocab) and rebuild the drifted ones (--dry-run reports only).'),
+            ('receipts-sweep', 'recovery.receipt_sweep',
+             'Adopt complete orphan receipt files whose task exists, quarantine the rest (dry run unless --apply).'),
+        )),
+        ('Checkpoints', (
+            ('checkpoint', 'recovery.checkpoint',
+             'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),
+            ('checkpoint-check', 'recovery.checkpoint',
+             'Verify a checkpoint seal and its containment in the live chain (exit 1 on truncation).'),
+        )),
     ),
 )
 

@@ -66,22 +66,32 @@ def write(path, doc):
     return atomic_write(path, dumps(doc))
 
 
-def loads(data, format=None, outside=DEFAULT_OUTSIDE):
-    """Parse and verify the bytes of a sealed document; return the document."""
+def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False):
+    """Parse and verify the bytes of a sealed document; return the document.
+
+    ``exact``: the bytes must also be exactly :func:`dumps` of the parsed document, so no
+    byte can change without refusal (whitespace, escapes and key order included); used by
+    the recovery artifacts, which seal every field (``outside=()``).
+    """
     import json  # lazy: only readers of sealed files pay for the parser
 
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
     try:
-        doc = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise IntegrityError("sealed document is not valid JSON") from None
-    return verify(doc, format, outside)
+    verify(doc, format, outside)
+    if exact and dumps(doc) != data:
+        raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
+    return doc
 
 
-def read(path, format=None, outside=DEFAULT_OUTSIDE):
+def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False):
     """Read and verify a sealed document file; return the document."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise IntegrityError(f"cannot read sealed document {path}: {exc.strerror}") from None
-    return loads(data, format, outside)
+    return loads(data, format, outside, exact)
