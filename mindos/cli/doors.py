@@ -176,6 +176,14 @@ OPS = Door(
             ('receipts-sweep', 'recovery.receipt_sweep',
              'Adopt complete orphan receipt files whose task exists, quarantine the rest (dry run unless --apply).'),
         )),
+        ('Snapshots', (
+            ('snapshot', 'recovery.snapshot',
+             'Write a sealed autopilot-snapshot-v1 copy of every table and receipt file (default under backups/).'),
+            ('snapshot-check', 'recovery.snapshot',
+             "Verify a snapshot's seal (exit 1 if any byte changed)."),
+            ('snapshot-restore', 'recovery.snapshot',
+             'Rebuild the database from a verified snapshot in one transaction (--force replaces a non-empty one).'),
+        )),
         ('Checkpoints', (
             ('checkpoint', 'recovery.checkpoint',
              'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),

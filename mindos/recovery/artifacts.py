@@ -36,6 +36,16 @@ def write(path, doc):
         raise Refused(f"cannot write {path}: {exc.strerror}") from None
 
 
+def atomic_write_bytes(path, data):
+    """Write a (receipt) file atomically with mode 0600; return its SHA-256."""
+    from mindos.core.atomic import atomic_write  # lazy: only restores write receipt files
+
+    try:
+        return atomic_write(path, data)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+
+
 def read(path, format):
     """Read and verify an artifact of ``format``; any changed byte raises IntegrityError."""
     if not os.path.isfile(path):
