@@ -184,6 +184,14 @@ OPS = Door(
             ('snapshot-restore', 'recovery.snapshot',
              'Rebuild the database from a verified snapshot in one transaction (--force replaces a non-empty one).'),
         )),
+        ('Archival', (
+            ('archive', 'recovery.archive',
+             'Seal terminal tasks (with their rows and receipt files) into autopilot-archive-v1, then remove them.'),
+            ('archive-check', 'recovery.archive',
+             "Verify an archive's seal (exit 1 if any byte changed)."),
+            ('archive-restore', 'recovery.archive',
+             'Re-import archived tasks with their children (collisions refused unless --force).'),
+        )),
         ('Checkpoints', (
             ('checkpoint', 'recovery.checkpoint',
              'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),
