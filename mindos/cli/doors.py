@@ -192,6 +192,12 @@ OPS = Door(
             ('archive-restore', 'recovery.archive',
              'Re-import archived tasks with their children (collisions refused unless --force).'),
         )),
+        ('Work orders', (
+            ('export-task', 'recovery.workorder',
+             "Seal one task's full execution state (rows, receipt files, facts) into autopilot-workorder-v1."),
+            ('import-task', 'recovery.workorder',
+             'Verify and merge a work order into this home (idempotent; leases sanitized; --dry-run previews).'),
+        )),
         ('Checkpoints', (
             ('checkpoint', 'recovery.checkpoint',
              'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),
