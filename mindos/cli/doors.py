@@ -198,6 +198,16 @@ OPS = Door(
             ('import-task', 'recovery.workorder',
              'Verify and merge a work order into this home (idempotent; leases sanitized; --dry-run previews).'),
         )),
+        ('Home selection', (
+            ('home-doctor', 'recovery.homes',
+             'Read-only doctor sweep of an explicit home (exit 1 when not ok).'),
+            ('home-show', 'recovery.homes',
+             'Show which home is active and which rule chose it.'),
+            ('home-select', 'recovery.homes',
+             'Select a home via the selector file after a clean doctor sweep (refuses the rollback default).'),
+            ('home-deselect', 'recovery.homes',
+             'Plan (or with --apply do) the one-command rollback to ~/.hermes/autopilot.'),
+        )),
         ('Checkpoints', (
             ('checkpoint', 'recovery.checkpoint',
              'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),

@@ -239,7 +239,10 @@ def connect_readonly(home):
     """Open ``home``'s database read-only, for inspection that must never mutate it.
 
     No schema build or migration, no WAL checkpoint on close: the database file stays
-    byte-identical.  Raises NotFound when the home has no database.
+    byte-identical.  When no ``-wal`` file exists (no connection is open, every commit is
+    in the main file) the file is opened ``immutable`` so not even the ``-wal``/``-shm``
+    side files are created; otherwise ``mode=ro`` reads through the live WAL.  Raises
+    NotFound when the home has no database.
     """
     from mindos.errors import NotFound  # lazy: only inspectors need it
 
@@ -247,7 +250,8 @@ def connect_readonly(home):
     if not os.path.isfile(path):
         raise NotFound(f"no MindOS database at {path}")
     try:
-        conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+        flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
                                isolation_level=None, factory=Connection)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
