@@ -184,6 +184,12 @@ OPS = Door(
             ('snapshot-restore', 'recovery.snapshot',
              'Rebuild the database from a verified snapshot in one transaction (--force replaces a non-empty one).'),
         )),
+        ('Checkpoints', (
+            ('checkpoint', 'recovery.checkpoint',
+             'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),
+            ('checkpoint-check', 'recovery.checkpoint',
+             'Verify a checkpoint seal and its containment in the live chain (exit 1 on truncation).'),
+        )),
         ('Archival', (
             ('archive', 'recovery.archive',
              'Seal terminal tasks (with their rows and receipt files) into autopilot-archive-v1, then remove them.'),
@@ -207,12 +213,6 @@ OPS = Door(
              'Select a home via the selector file after a clean doctor sweep (refuses the rollback default).'),
             ('home-deselect', 'recovery.homes',
              'Plan (or with --apply do) the one-command rollback to ~/.hermes/autopilot.'),
-        )),
-        ('Checkpoints', (
-            ('checkpoint', 'recovery.checkpoint',
-             'Seal the audit chain head into an autopilot-checkpoint-v1 file (default under backups/).'),
-            ('checkpoint-check', 'recovery.checkpoint',
-             'Verify a checkpoint seal and its containment in the live chain (exit 1 on truncation).'),
         )),
     ),
 )
