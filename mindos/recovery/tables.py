@@ -33,11 +33,22 @@ def virtual_tables(conn):
         "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")}
 
 
+def _regular_fts(conn):
+    """FTS5 tables that store their own text (no ``content=`` option): data, not derived."""
+    return {name for name, sql in virtual_tables(conn).items()
+            if re.search(r"using\s+fts5", sql or "", re.I) and not re.search(r"content\s*=", sql or "", re.I)}
+
+
 def data_tables(conn):
-    """Names of the ordinary tables holding data, sorted (no FTS, shadow or sqlite_ tables)."""
+    """Names of the tables holding data, sorted: ordinary tables plus FTS5 tables that store
+    their own text (no external-content FTS, shadow or sqlite_ tables)."""
     virtual = virtual_tables(conn)
+    regular = _regular_fts(conn)
     names = []
     for (name,) in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name"):
+        if name in regular:
+            names.append(name)
+            continue
         if name.startswith("sqlite_") or name in virtual:
             continue
         if any(name.startswith(v + "_") and name[len(v):] in _SHADOW_SUFFIXES for v in virtual):
@@ -53,8 +64,12 @@ def fts_indexes(conn):
 
 
 def columns(conn, table):
-    """The table's column names in declaration order."""
-    return [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})")]
+    """The table's column names in declaration order (``rowid`` first for a self-contained
+    FTS5 table, whose rowids other rows may point at)."""
+    names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})")]
+    if table in _regular_fts(conn):
+        names.insert(0, "rowid")
+    return names
 
 
 def foreign_keys(conn, table):

@@ -146,3 +146,15 @@ def test_missing_and_malformed_files_are_one_line(conn, home, cli, tmp_path):
             path.write_bytes(content)
         rc, out, err = cli("ops", "snapshot-restore", str(path))
         assert rc == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_self_contained_fts_tables_are_carried_as_data(conn, home):
+    conn.execute("CREATE VIRTUAL TABLE scratch_fts USING fts5(body)")
+    conn.execute("INSERT INTO scratch_fts(rowid, body) VALUES (7, 'alpha beta'), (9, 'gamma')")
+    made = snapshot.create(conn)
+    conn.execute("DELETE FROM scratch_fts")
+    conn.execute("INSERT INTO scratch_fts(rowid, body) VALUES (1, 'other')")
+    snapshot.restore(conn, made["path"], force=True)
+    assert [tuple(r) for r in conn.execute("SELECT rowid, body FROM scratch_fts ORDER BY rowid")] == \
+           [(7, "alpha beta"), (9, "gamma")]
+    assert [r[0] for r in conn.execute("SELECT rowid FROM scratch_fts WHERE scratch_fts MATCH 'beta'")] == [7]
