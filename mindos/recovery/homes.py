@@ -11,7 +11,7 @@ touched: the doctor opens the target read-only and the selector lives outside ev
 import os
 
 from mindos.core import clock, home as homes_core
-from mindos.errors import InvalidInput, Refused
+from mindos.errors import IntegrityError, InvalidInput, Refused
 from mindos.recovery import artifacts, doctor
 
 SELECTOR_FORMAT = "autopilot-home-selector-v1"
@@ -34,8 +34,14 @@ def show():
     home, source = homes_core.resolve()
     path = homes_core.selector_path()
     selected = homes_core.read_selector()
+    try:
+        artifacts.read(path, SELECTOR_FORMAT)
+        sealed = True
+    except IntegrityError:
+        sealed = False
     return {"home": home, "source": source, "selector_path": path,
-            "selector": {"present": os.path.exists(path), "home": selected, "valid": selected is not None},
+            "selector": {"present": os.path.exists(path), "home": selected, "valid": selected is not None,
+                         "sealed": sealed},
             "rollback_default": rollback_default(),
             "overridden_by": source if source in ("HERMES_AUTOPILOT_HOME", "MINDOS_HOME") else None}
 

@@ -45,7 +45,8 @@ def test_select_then_deselect_round_trip(hermes, tmp_path, cli):
     selector = os.environ["AUTOPILOT_HOME_SELECTOR"]
     assert os.stat(selector).st_mode & 0o777 == 0o600
     assert home_core.resolve() == (target, "selector")
-    assert json.loads(cli("ops", "home-show")[1])["selector"]["home"] == target
+    shown = json.loads(cli("ops", "home-show")[1])["selector"]
+    assert shown["home"] == target and shown["sealed"] is True
     assert file_state(target) == before  # the selected home is never mutated
     assert not os.path.exists(os.path.join(target, "state.db-shm"))  # not even side files appear
     rc, out, _ = cli("ops", "home-deselect")
