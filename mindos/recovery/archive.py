@@ -114,9 +114,8 @@ def archive(conn, before, *, dry_run=False, out=None):
                     "PRAGMA user_version").fetchone()[0], "created_at": clock.now_iso()}
         if detached:
             body["detached"] = detached
-        doc = artifacts.seal_doc(FORMAT, body)
         path = os.path.abspath(out or artifacts.default_path(conn.home, "archive"))
-        digest = artifacts.write(path, doc)  # sealed and fsynced before any row goes
+        doc, digest = artifacts.seal_write(path, FORMAT, body)  # sealed and fsynced before any row goes
         for name, column in _soft_links(conn).items():
             conn.execute(f'UPDATE {name} SET "{column}" = NULL WHERE "{column}" IN {_IDS}', (ids_json,))
         for name in reversed(list(_child_tables(conn))):

@@ -28,6 +28,18 @@ def seal_doc(format, body):
     return seal.seal(format, body, outside=OUTSIDE)
 
 
+def seal_write(path, format, body):
+    """Seal ``body`` as ``format`` and write it atomically (0600) in one serialization pass;
+    return ``(doc, file sha256)``."""
+    from mindos.core.atomic import atomic_write  # lazy: only writers need it
+
+    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE)
+    try:
+        return doc, atomic_write(path, data)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+
+
 def write(path, doc):
     """Write a sealed artifact atomically (mode 0600); return the file's SHA-256."""
     try:

@@ -40,9 +40,8 @@ def create(conn, *, out=None):
     finally:
         conn.execute("COMMIT")
     now = clock.now_iso()
-    doc = artifacts.seal_doc(FORMAT, {**pinned, "created_at": now})
     path = out or artifacts.default_path(conn.home, "checkpoint", suffix=str(pinned["last_event_id"]))
-    digest = artifacts.write(path, doc)
+    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now})
     return {"path": os.path.abspath(path), "file_sha256": digest, **pinned, "created_at": now}
 
 

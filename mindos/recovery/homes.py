@@ -71,8 +71,7 @@ def select(home):
                       f" problem(s): {named})")
     path = homes_core.selector_path()
     previous = homes_core.read_selector()
-    doc = artifacts.seal_doc(SELECTOR_FORMAT, {"home": target, "selected_at": clock.now_iso()})
-    artifacts.write(path, doc)
+    artifacts.seal_write(path, SELECTOR_FORMAT, {"home": target, "selected_at": clock.now_iso()})
     now_home, source = homes_core.resolve()
     return {"selected": target, "selector_path": path, "previous": previous, "doctor": {"ok": True,
             "checks": report["checks"]}, "active_home": now_home, "active_source": source}

@@ -36,10 +36,10 @@ def create(conn, *, out=None):
         conn.execute("COMMIT")
     now = clock.now_iso()
     counts = {name: len(block["rows"]) for name, block in dumped.items()}
-    doc = artifacts.seal_doc(FORMAT, {"schema_version": version, "tables": dumped, "sqlite_sequence": sequence,
-                                      "counts": counts, "audit": head, "receipt_files": files, "created_at": now})
     path = out or artifacts.default_path(conn.home, "snapshot")
-    digest = artifacts.write(path, doc)
+    _, digest = artifacts.seal_write(path, FORMAT, {
+        "schema_version": version, "tables": dumped, "sqlite_sequence": sequence, "counts": counts, "audit": head,
+        "receipt_files": files, "created_at": now})
     return {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
             "receipt_files": len(files), "schema_version": version, "created_at": now}
 

@@ -19,6 +19,7 @@ Design decisions
 
 import base64
 import re
+import sqlite3
 
 _SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
 
@@ -125,11 +126,21 @@ def _decode_row(row):
 
 
 def dump(conn, table, where="", params=()):
-    """``{"columns", "rows"}`` of ``table`` (optionally filtered by a ``where`` SQL fragment)."""
+    """``{"columns", "rows"}`` of ``table`` (optionally filtered by a ``where`` SQL fragment).
+
+    Rows are plain tuples (JSON arrays) unless the table holds BLOBs, which one scan in
+    SQL finds, so the common case pays no per-value Python work.
+    """
     names = columns(conn, table)
     select = ", ".join(_quote(c) for c in names)
     sql = f"SELECT {select} FROM main.{_quote(table)}" + (f" WHERE {where}" if where else "")
-    return {"columns": names, "rows": [_encode_row(row) for row in conn.execute(sql, params)]}
+    blob = " OR ".join(f"typeof({_quote(c)}) = 'blob'" for c in names)
+    has_blob = conn.execute(f"SELECT 1 FROM main.{_quote(table)} WHERE ({blob})"
+                            + (f" AND ({where})" if where else "") + " LIMIT 1", params).fetchone()
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(sql, params).fetchall()
+    return {"columns": names, "rows": [_encode_row(row) for row in rows] if has_blob else rows}
 
 
 def dump_all(conn):
@@ -147,7 +158,19 @@ def insert(conn, table, block, *, verb="INSERT"):
     marks = ", ".join("?" for _ in names)
     sql = f"{verb} INTO main.{_quote(table)}({', '.join(_quote(c) for c in names)}) VALUES ({marks})"
     before = conn.total_changes
-    conn.executemany(sql, (_decode_row(row) for row in block["rows"]))
+    # fast path: no BLOB placeholders, so rows bind as they are; a savepoint undoes a
+    # partial pass when one does turn up and the rows are bound decoded instead
+    conn.execute("SAVEPOINT mindos_insert")
+    try:
+        conn.executemany(sql, block["rows"])
+    except (sqlite3.InterfaceError, sqlite3.ProgrammingError):
+        conn.execute("ROLLBACK TO mindos_insert")
+        conn.executemany(sql, (_decode_row(row) for row in block["rows"]))
+    except BaseException:
+        conn.execute("ROLLBACK TO mindos_insert")
+        conn.execute("RELEASE mindos_insert")
+        raise
+    conn.execute("RELEASE mindos_insert")
     return conn.total_changes - before
 
 

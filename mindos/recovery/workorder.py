@@ -124,8 +124,7 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
         body["receipt_files"] = artifacts.receipt_files(conn.home, paths)
         outcome = _guard(conn, task_id, body, redact, allow_secret)
         body["created_at"] = clock.now_iso()
-        doc = artifacts.seal_doc(FORMAT, body)
-        digest = artifacts.write(out, doc)
+        doc, digest = artifacts.seal_write(out, FORMAT, body)
         ledger.append_event(conn, "task", task_id, "workorder_exported",
                             {"content_digest": artifacts.content_digest(doc), "file_sha256": digest})
     report = {"task_id": task_id, "path": os.path.abspath(out), "file_sha256": digest,
