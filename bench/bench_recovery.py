@@ -83,14 +83,25 @@ def main(argv=None):
     parser.add_argument("--events", type=int, default=500000)
     parser.add_argument("--notes", type=int, default=50000)
     parser.add_argument("--workdir", help="where to build the homes (default: a temp dir, removed afterwards)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time against <workdir>/seeded as it is (seeded by an earlier run) instead of seeding")
     args = parser.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix="mindos-bench-recovery-")
     os.makedirs(workdir, exist_ok=True)
     home, fresh = os.path.join(workdir, "seeded"), os.path.join(workdir, "fresh")
     result = {"sizes": {"tasks": args.tasks, "events": args.events, "notes": args.notes}, "timings": {}}
     try:
-        counts, seconds = seed(home, args.tasks, args.events, args.notes)
-        result["seeded"], result["seed_seconds"] = counts, round(seconds, 1)
+        if args.reuse and os.path.exists(os.path.join(home, "state.db")):
+            conn = db.connect(home)
+            counts = {name: conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+                      for name in ("tasks", "audit_events", "notes", "dependencies")}
+            conn.close()
+            result["seeded"], result["seed_seconds"] = counts, None
+            result["sizes"] = {"tasks": counts["tasks"], "events": counts["audit_events"], "notes": counts["notes"]}
+        else:
+            counts, seconds = seed(home, args.tasks, args.events, args.notes)
+            result["seeded"], result["seed_seconds"] = counts, round(seconds, 1)
+        shutil.rmtree(fresh, ignore_errors=True)
         db_file = os.path.join(home, "state.db")
         before = file_digest(db_file)
         t, report, rc = timed(["doctor"], home)

@@ -20,6 +20,7 @@ from mindos.recovery import artifacts, checkpoint, tables
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-snapshot-v1"
+BULK_CACHE_KIB = -262144  # 256 MiB page cache while reloading
 
 
 def create(conn, *, out=None):
@@ -101,6 +102,8 @@ def restore(conn, path, *, force=False):
         summary = ", ".join(f"{n} {name}" for name, n in sorted(occupied.items()))
         raise Refused(f"snapshot-restore refused: the database is not empty ({summary}); pass --force to replace it")
     written = []
+    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size={BULK_CACHE_KIB}")  # a bulk reload: keep the working set in memory
     try:
         with db.write(conn):
             loaded = tables.replace_all(conn, doc["tables"], doc.get("sqlite_sequence"))
@@ -123,6 +126,8 @@ def restore(conn, path, *, force=False):
                 written.append(stored)
     except sqlite3.Error as exc:
         raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
+    finally:
+        conn.execute(f"PRAGMA cache_size={cache}")
     return {"restored": True, "path": os.path.abspath(path), "tables": loaded,
             "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
             "receipt_files_written": len(written), "replaced": sorted(occupied)}

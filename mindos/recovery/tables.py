@@ -193,6 +193,12 @@ def replace_all(conn, tables, sequence=None):
         "SELECT name, sql FROM main.sqlite_master WHERE type = 'trigger' ORDER BY rowid")]
     for name, _ in triggers:
         conn.execute(f"DROP TRIGGER main.{_quote(name)}")
+    # explicit indexes are rebuilt once after the load (a sorted build) instead of being
+    # maintained row by row; unique ones re-validate their rows when recreated
+    indexes = [(name, sql) for name, sql in conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")]
+    for name, _ in indexes:
+        conn.execute(f"DROP INDEX main.{_quote(name)}")
     order = parents_first(conn, data_tables(conn))
     for name in reversed(order):
         conn.execute(f"DELETE FROM main.{_quote(name)}")
@@ -203,6 +209,8 @@ def replace_all(conn, tables, sequence=None):
             "SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
         conn.execute("DELETE FROM main.sqlite_sequence")
         conn.executemany("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", sequence)
+    for _, sql in indexes:
+        conn.execute(sql)
     for _, sql in triggers:
         conn.execute(sql)
     for index in fts_indexes(conn):
