@@ -28,7 +28,6 @@ Reusable pieces (other domains call these):
   * :func:`live_clause` -- the SQL condition "live and not retired" for other queries.
 """
 
-import os
 
 from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
@@ -367,18 +366,10 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         clauses.append("t.status = ?")
         params.append(status)
     columns = f"{_N_COLUMNS}, t.project AS project, t.title AS task_title, t.status AS task_status"
-    if rank and fts.has(conn, "notes_fts"):
-        sql = (f"SELECT {columns}, bm25(notes_fts) AS score FROM notes_fts"
-               " JOIN notes n ON n.id = notes_fts.rowid JOIN tasks t ON t.id = n.task_id"
-               f" WHERE notes_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY score, n.id LIMIT ?")
-        params = [fts.query(query, "AND"), *params, limit]
-    else:
-        clauses.append("n.content LIKE ? ESCAPE '\\'")
-        params.append(fts.like_pattern(query))
-        sql = (f"SELECT {columns} FROM notes n JOIN tasks t ON t.id = n.task_id"
-               f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?")
-        params.append(limit)
-    return [row_to_note(row, now) for row in conn.execute(sql, params)]
+    found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
+                            where=clauses, params=params, order="n.created_at DESC, n.id DESC",
+                            ranked_order="n.id", rank=rank, limit=limit)
+    return [row_to_note(row, now) for row in found]
 
 
 def expired(conn):

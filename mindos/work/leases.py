@@ -27,7 +27,7 @@ import os
 from datetime import timedelta
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, InvalidInput, Refused
 from mindos.work import rows
 
@@ -35,7 +35,7 @@ DEFAULT_MINUTES = 30
 HEARTBEAT_MINUTES = 15
 MAX_MINUTES = 43200  # 30 days: a lease is a claim on attention, not a deed
 MAX_ACTIVE_ENV = "AUTOPILOT_MAX_ACTIVE_PER_OWNER"
-_TERMINAL_SQL = "('completed', 'failed', 'cancelled')"
+_TERMINAL_SQL = sql.TERMINAL_SQL
 # live leases of one owner (params: owner, now); the cap subqueries of the guarded UPDATEs use it too
 _LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
                    f" AND status NOT IN {_TERMINAL_SQL}")

@@ -14,7 +14,7 @@ the rolled-back transaction).
 
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, NotFound, Refused
 from mindos.work import leases, rows
 
@@ -307,7 +307,7 @@ def metrics(conn):
         "SELECT count(*) FROM tasks WHERE status = 'queued' AND not_before IS NOT NULL AND not_before > ?", (now,),
     ).fetchone()[0]
     missing = conn.execute(
-        f"SELECT count(*) FROM tasks t WHERE t.requires_receipts <> '[]' AND t.status NOT IN {rows.TERMINAL_SQL}"
+        f"SELECT count(*) FROM tasks t WHERE t.requires_receipts <> '[]' AND t.status NOT IN {sql.TERMINAL_SQL}"
         " AND EXISTS (SELECT 1 FROM json_each(t.requires_receipts) k WHERE NOT EXISTS ("
         "   SELECT 1 FROM receipts r WHERE r.task_id = t.id AND r.kind = k.value))"
     ).fetchone()[0]

@@ -92,7 +92,18 @@ def add(conn, task_id, kind, payload):
                 pass
         raise
     return {"receipt_id": receipt_id, "task_id": task_id, "kind": kind, "file_hash": file_hash,
-            "path": path, "created_at": created_at, "bytes": len(data)}
+            "stored_path": _stored_path(receipt_id), "file": path, "path": path,  # path: alias of file
+            "created_at": created_at, "bytes": len(data)}
+
+
+def record_keys(conn, row):
+    """A receipts row as commands show it: ``receipt_id``, ``stored_path`` (relative to the
+    home, as the row keeps it) and ``file`` (absolute), plus the row's own ``id`` and
+    ``path`` kept as aliases of ``receipt_id`` and ``stored_path``."""
+    stored = row.get("path") or ""
+    row.update(receipt_id=row["id"], stored_path=stored,
+               file=stored if os.path.isabs(stored) else os.path.join(conn.home, stored))
+    return row
 
 
 def add_json(conn, task_id, kind, payload_text):

@@ -13,13 +13,13 @@ exponential cooldown ``recover_after = now + min(cap, base * 2^(retry_count-1))`
 """
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_BACKOFF_BASE = 60
 DEFAULT_BACKOFF_CAP = 3600
 RETRIES_EXCEEDED = "max lease retries exceeded"
-_TERMINAL_SQL = "('completed', 'failed', 'cancelled')"
+_TERMINAL_SQL = sql.TERMINAL_SQL
 _NEXT_PRIORITY = {"P1": "P0", "P2": "P1", "P3": "P2"}
 
 
