@@ -200,12 +200,9 @@ def _refuse_foreign_or_expired(task, owner, now, verb):
 
 def _guarded_status(conn, task, sets, params):
     """UPDATE that lands only while status and lease are exactly as read."""
-    cursor = conn.execute(
-        f"UPDATE tasks SET {', '.join(sets)} WHERE id = ? AND status = ? AND lease_owner = ?"
-        " AND lease_expires_at IS ? AND lease_epoch = ?",
-        (*params, task["id"], task["status"], task["lease_owner"], task["lease_expires_at"], task["lease_epoch"]),
-    )
-    if cursor.rowcount != 1:
+    if not sql.compare_and_set(conn, "tasks", sets, params, {
+            "id": task["id"], "status": task["status"], "lease_owner": task["lease_owner"],
+            "lease_expires_at": task["lease_expires_at"], "lease_epoch": task["lease_epoch"]}):
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
 
 

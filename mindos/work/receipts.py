@@ -14,7 +14,7 @@ Rows store the path relative to the home (``receipts/<id>.json``) so a home can 
 import json
 import os
 
-from mindos.core import canonical, clock, seal, validate
+from mindos.core import canonical, clock, validate
 from mindos.store import db, ledger
 from mindos.errors import InvalidInput, NotFound
 
@@ -64,6 +64,8 @@ def add(conn, task_id, kind, payload):
     task_id = validate.identifier(task_id, "task id")
     kind = validate.tag(kind, "--kind")
     _payload_json(payload)  # validates type, size and encoding before anything is written
+    from mindos.core import seal  # lazy: only writing a receipt pays for the seal and the atomic write
+
     written = None
     try:
         with db.write(conn):
