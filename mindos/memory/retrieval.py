@@ -1,0 +1,246 @@
+"""Retrieval quality beyond plain tokens, standard library only.
+
+A query is turned into *groups*, one per meaningful query word.  A group matches a row
+through any of its *terms*:
+
+  * the word itself (weight 1.0);
+  * its stems as FTS5 prefix terms (weight 0.9): a light suffix stripper ("deployed",
+    "deploying", "deployments" -> ``deploy*``; "retries" -> ``retri*`` and ``retry``), so
+    morphological variants and partial words match without a second index;
+  * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
+    with its own stems, phrases as exact word sequences.
+
+Candidates are fetched from each FTS5 index with the groups OR-combined and BM25 picking at
+most CANDIDATES rows per index (the index does the narrowing), then scored in Python on one
+scale shared by every surface: the IDF-weighted share of the query's groups a row matches
+(each group at its best weight), times a mild recency factor.  The score never reads BM25,
+so a row's score does not move when unrelated rows join an index.
+
+Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
+left out by default; with history included they always sort after every current row, so a
+replaced row can never outrank its replacement.
+
+Every term is quoted before MATCH: user text can never become an FTS5 operator.
+"""
+
+import math
+
+from mindos import clock, db
+from mindos.memory import synonyms
+
+CANDIDATES = 200
+RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
+RECENCY_WEIGHT = 0.1
+W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
+MIN_STEM = 3
+MAX_GROUPS = 12
+STOPWORDS = frozenset("""
+a an the of to in on at by for from with without and or but not no is are was were be been being it its this
+that these those there here what which who whom whose when where why how do does did done doing we our us you
+your i me my they them their he she his her can could should would will shall may might must have has had
+about into over under than then so such any all some each every much many more most other own same only just
+also very too up down out off again once if else while after before during between both either neither via
+per vs get got make made use using used need needs needed want wants know tell show find anything something
+currently current now still ever
+""".split())
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ies", "ied", "ed", "es",
+             "s")
+
+
+def words(text):
+    """Lowercase word tokens of ``text`` (FTS5 unicode61's view of it)."""
+    return [token.lower() for token in db.fts_tokens(text)]
+
+
+def stems(word):
+    """Prefix stems of ``word`` (may be empty): what ``word*`` variants share."""
+    if len(word) <= MIN_STEM or word.isdigit():
+        return set()
+    found = set()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            root = word[: -len(suffix)]
+            if suffix in ("ion", "ions") and len(root) < 4:
+                continue
+            if suffix in ("ies", "ied"):  # retries -> retry, retri*
+                found.update((root + "y", root + "i"))
+                break
+            found.add(root)
+            if len(root) > 3 and root[-1] == root[-2] and root[-1] not in "aeiouls":  # stopped -> stop
+                found.add(root[:-1])
+            if suffix in ("es", "ed", "ing", "ings") and not root.endswith("e"):
+                found.add(root + "e")  # cached -> cache*, rotating -> rotate*
+            break
+    if word.endswith("e") and len(word) - 1 >= MIN_STEM:
+        found.add(word[:-1])  # cache -> cach* also finds caching
+    if word.endswith("y") and len(word) - 1 >= MIN_STEM:
+        found.add(word[:-1] + "i")  # retry -> retri* finds retries
+    found.discard(word)
+    return found
+
+
+def _synonym_index():
+    index = {}
+    for group in synonyms.GROUPS:
+        for member in group:
+            index.setdefault(member, set()).update(group)
+    return index
+
+
+_SYNONYMS = _synonym_index()
+
+
+def _synonyms_of(word, previous=None):
+    """Synonym members for ``word`` (and the two-word phrase ending in it, if listed)."""
+    found = set(_SYNONYMS.get(word, ()))
+    for root in stems(word):
+        found |= _SYNONYMS.get(root, set())
+    if previous:
+        found |= _SYNONYMS.get(f"{previous} {word}", set())
+    found.discard(word)
+    return found
+
+
+class Group:
+    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase."""
+
+    def __init__(self, word, previous=None):
+        self.word = word
+        terms = {("exact", word): W_EXACT}
+        if len(word) > MIN_STEM and not word.isdigit():  # a partial word: kube -> kubernetes
+            terms[("prefix", word)] = W_STEM
+        for root in stems(word):
+            terms.setdefault(("prefix", root), W_STEM)
+        for member in _synonyms_of(word, previous):
+            parts = member.split()
+            if len(parts) > 1:
+                terms.setdefault(("phrase", member), W_SYNONYM)
+                continue
+            terms.setdefault(("exact", member), W_SYNONYM)
+            for root in stems(member):
+                terms.setdefault(("prefix", root), W_SYNONYM)
+        self.terms = terms
+
+    def expression(self):
+        parts = []
+        for (kind, text), _ in sorted(self.terms.items()):
+            quoted = '"' + text.replace('"', '""') + '"'
+            parts.append(quoted + "*" if kind == "prefix" else quoted)
+        return "(" + " OR ".join(parts) + ")"
+
+    def weight_in(self, tokens, joined):
+        """The best weight this group reaches in a row (its token list and space-joined text)."""
+        best = 0.0
+        for (kind, text), weight in self.terms.items():
+            if weight <= best:
+                continue
+            if kind == "exact":
+                hit = text in tokens
+            elif kind == "prefix":
+                hit = any(token.startswith(text) for token in tokens)
+            else:
+                hit = f" {text} " in joined
+            if hit:
+                best = weight
+        return best
+
+
+def groups(text):
+    """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
+
+    When every word is a stopword the words themselves are used, so a query is never
+    silently empty."""
+    tokens = words(text)
+    chosen, seen, previous = [], set(), None
+    for token in tokens:
+        if token not in STOPWORDS and token not in seen:
+            seen.add(token)
+            chosen.append(Group(token, previous))
+        previous = token
+    if not chosen:
+        chosen = [Group(token) for token in dict.fromkeys(tokens)]
+    return chosen[:MAX_GROUPS]
+
+
+def match_expression(query_groups):
+    """One FTS5 MATCH expression OR-combining every group (None when there is none)."""
+    if not query_groups:
+        return None
+    return " OR ".join(group.expression() for group in query_groups)
+
+
+def coverage(query_groups, idf, text):
+    """The IDF-weighted share in [0, 1] of the query's groups that ``text`` matches."""
+    tokens = words(text)
+    token_set = set(tokens)
+    joined = " " + " ".join(tokens) + " "
+    total = sum(idf) or 1.0
+    got = 0.0
+    for group, weight in zip(query_groups, idf):
+        if weight:
+            got += weight * group.weight_in(token_set, joined)
+    return got / total
+
+
+def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
+    """A factor in (1 - RECENCY_WEIGHT, 1]: newer rows win near-ties.  Ages are floored to
+    whole hours so scores are stable within the hour."""
+    try:
+        hours = max(0, clock.seconds_between(created_at, now) // 3600)
+    except Exception:  # noqa: BLE001 - a malformed legacy timestamp is simply "old"
+        hours = 10**6
+    return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
+
+
+def idf_weights(conn, query_groups, indexes):
+    """Per group ``ln(1 + N / (1 + df))`` over the given FTS ``indexes`` (name, content table)."""
+    total = 0
+    for _, table in indexes:
+        total += conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
+    weights = []
+    for group in query_groups:
+        expression = group.expression()
+        df = 0
+        for index, _ in indexes:
+            df += conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT 5000)",
+                               (expression,)).fetchone()[0]
+        weights.append(math.log(1 + max(total, 1) / (1 + df)))
+    return weights
+
+
+def plain_expression(text, operator="OR"):
+    """The plain-token MATCH expression (the BM25 baseline the evaluation compares against)."""
+    return db.fts_query(text, operator)
+
+
+# ---------------------------------------------------------------------------------------
+# Ranked fact search
+
+
+def search_facts(conn, query, *, now, include_all=False, limit=50):
+    """``search-facts --rank``: facts matching ``query`` best first, each with ``score``
+    (higher = better; see the module docstring).  Closed windows only with ``include_all``
+    (then each hit carries ``live`` and sorts after every live one)."""
+    from mindos.memory import facts
+
+    query_groups = groups(query)
+    expression = match_expression(query_groups)
+    if expression is None:
+        return []
+    live, params = facts.live_clause("f", now)
+    where = "" if include_all else f" AND {live}"
+    rows = conn.execute(
+        f"SELECT {', '.join('f.' + c for c in facts.COLUMNS)}, ({live}) AS is_live FROM facts_fts"
+        f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
+        " ORDER BY bm25(facts_fts), f.id LIMIT ?",
+        (*params, expression, *([] if include_all else params), CANDIDATES)).fetchall()
+    idf = idf_weights(conn, query_groups, [("facts_fts", "facts")])
+    hits = []
+    for row in rows:
+        fact = facts.row_to_fact(row, now, with_live=include_all)
+        text = f"{row['subject']} {row['predicate']} {row['object']} {row['source']}"
+        score = coverage(query_groups, idf, text) * recency(row["valid_from"], now)
+        fact["score"] = round(score, 6)
+        hits.append((not row["is_live"], -fact["score"], -row["id"], fact))
+    hits.sort(key=lambda hit: hit[:3])
+    return [hit[3] for hit in hits[:limit]]
