@@ -1,0 +1,227 @@
+"""The opt-in pack sections of recall: related handoffs, dependency evidence, related facts,
+related memories, and the temporal hybrid rerank of related notes.
+
+Each section is a builder ``(state, budget) -> keys`` like the pack's own sections, switched
+on by one option and appended after the legacy sections in this order: ``related_handoffs``,
+``dep_context``, ``related_facts``, ``related_semantic`` (the spec's order: neighbouring
+resume points after related notes, prerequisite evidence next, then facts and memories).
+A pack built without an option carries none of its keys, so it stays byte-identical.
+
+Design decisions
+  * **Budget-honest.**  Every entry costs its serialized size against the one budget and
+    each section reports ``<name>_requested`` / ``_matched`` / ``_packed``; a dropped entry
+    flips ``truncated``.
+  * **Digest-stable orderings.**  Handoffs order by ``created_at DESC, id DESC``, facts by
+    ``valid_from DESC, id DESC``, memories by ``created_at DESC, id ASC``, prerequisites by
+    dependency-edge creation order; none emits a relevance score, because BM25 moves
+    whenever any row joins an index and would falsely stale every sealed digest.
+  * **Matching uses the retrieval engine.**  A candidate matches when its indexed text
+    matches any group of the task's text (:mod:`mindos.memory.retrieval`: the words, their
+    stems and the shipped synonyms), so "db" in a task finds a memory about the database.
+  * **No secret reaches a pack.**  Every entry of these sections passes the shared
+    detector and is redacted (``[REDACTED:<kind>]``) before it is charged and packed, so
+    content stored under ``--allow-secret`` stays out of prompts.
+  * **Scope is enforced.**  With ``--related-scope project`` (the default) candidates come
+    from the task's project (memories: plus project-less ones; facts: unlinked or linked to
+    a task of this project); ``global`` searches everything.  There is no fallback.
+  * **Rerank** (``--rerank``): related notes are re-scored as normalized BM25 (best = 1.0;
+    LIKE-fallback rows 1.0) x ``0.5 ** (age_hours / half_life)`` with ages floored to whole
+    hours, plus ``pinned_boost`` for pinned notes; each carries ``rank_score``; ties newest
+    first.  Without the flag the legacy related-notes section runs unchanged.
+"""
+
+import json
+import math
+
+from mindos import clock, context, db
+from mindos.memory import retrieval
+
+RERANK_POOL = 4  # rerank looks at this many times --related candidates before cutting to N
+DEFAULT_HALF_LIFE_HOURS = 168
+DEFAULT_PINNED_BOOST = 0.5
+
+
+def task_text(task):
+    return f"{task['title']} {task['next_action']} {task['description']}"
+
+
+def _expression(state):
+    """The task text's retrieval MATCH expression (computed once per pack)."""
+    if "expression" not in state:
+        state["expression"] = retrieval.match_expression(retrieval.groups(task_text(state["task"])))
+    return state["expression"]
+
+
+def _counts(name, requested, matched, packed):
+    return {f"{name}_requested": requested, f"{name}_matched": matched, f"{name}_packed": packed}
+
+
+def scrub(value):
+    """``value`` with every credential-shaped string redacted (the pack boundary: a secret
+    stored with --allow-secret still never reaches a pack)."""
+    from mindos import secrets
+
+    if isinstance(value, str):
+        return secrets.redact(value)[0] if secrets.scan(value) else value
+    if isinstance(value, dict):
+        return {key: scrub(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrub(item) for item in value]
+    return value
+
+
+def _pack_items(name, items, requested, budget):
+    items = [scrub(item) for item in items]
+    packed = [item for item in items if budget.take(item)]
+    return {name: packed, **_counts(name, requested, len(items), len(packed))}
+
+
+# ---------------------------------------------------------------------------------------
+# Related notes with the temporal hybrid rerank
+
+
+def rerank_score(note, best, now, half_life, boost):
+    """Hybrid score of one note: normalized BM25 x recency decay (+ pinned boost)."""
+    lexical = 1.0 if "score" not in note or not best else note["score"] / best
+    hours = max(0, clock.seconds_between(note["created_at"], now) // 3600)
+    score = lexical * math.pow(0.5, hours / half_life) + (boost if note["pinned"] else 0.0)
+    return round(score, 6)
+
+
+def section_related_notes_reranked(state, budget):
+    """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's."""
+    options = state["options"]
+    limit = options["related"]
+    pool, used, skipped = context.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
+                                                     options["related_scope"], state["now"])
+    best = min((note["score"] for note in pool if "score" in note), default=None)
+    for note in pool:
+        note["rank_score"] = rerank_score(note, best, state["now"], options["recency_half_life_hours"],
+                                          options["pinned_boost"])
+    # best rank_score first; ties newest first
+    ordered = sorted(pool, key=lambda note: (note["rank_score"], note["created_at"], note["id"]), reverse=True)
+    candidates = ordered[:limit]
+    packed = [item for item in candidates if budget.take(item)]
+    return {
+        "related_notes": packed,
+        "related_requested": limit,
+        "related_matched": len(candidates),
+        "related_packed": len(packed),
+        "related_scope": options["related_scope"],
+        "related_tokens_used": used,
+        "related_tokens_skipped": skipped,
+        "rerank": {"recency_half_life_hours": options["recency_half_life_hours"],
+                   "pinned_boost": options["pinned_boost"]},
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Related handoffs
+
+
+def section_related_handoffs(state, budget):
+    """Live handoffs of other tasks matching the task's text, newest first."""
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
+    items = []
+    expression = _expression(state)
+    if requested and expression is not None and db.has_fts(conn, "handoffs_fts"):
+        scope, params = "", []
+        if state["options"]["related_scope"] == "project":
+            scope, params = " AND t.project = ?", [task["project"]]
+        rows = conn.execute(
+            "SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
+            " h.commit_ref FROM handoffs h JOIN tasks t ON t.id = h.task_id"
+            " WHERE h.id IN (SELECT rowid FROM handoffs_fts WHERE handoffs_fts MATCH ?)"
+            f" AND h.superseded_by IS NULL AND h.task_id <> ?{scope}"
+            " ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
+            (expression, task["id"], *params, requested)).fetchall()
+        items = [dict(row) for row in rows]
+    return _pack_items("related_handoffs", items, requested, budget)
+
+
+# ---------------------------------------------------------------------------------------
+# Dependency evidence inheritance
+
+
+def _latest_receipt(conn, task_id):
+    from mindos import receipts
+
+    row = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+                       (task_id,)).fetchone()
+    return receipt_entry(receipts.load(conn, row[0])) if row else None
+
+
+def receipt_entry(record):
+    """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
+    document = record["document"] if isinstance(record["document"], dict) else {}
+    return {"receipt_id": record["receipt_id"], "kind": record["kind"], "created_at": record["created_at"],
+            "file_hash": record["file_hash"], "hash_ok": record["hash_ok"], "payload": document.get("payload")}
+
+
+def section_dep_context(state, budget):
+    """Completed direct prerequisites with their live handoff and latest receipt."""
+    from mindos import handoffs
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["dep_context"]
+    rows = conn.execute(
+        "SELECT t.id, t.title FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND t.status = 'completed' ORDER BY d.created_at, d.depends_on LIMIT ?",
+        (task["id"], requested)).fetchall()
+    items = [{"id": row["id"], "title": row["title"], "handoff": handoffs.live(conn, row["id"]),
+              "receipt": _latest_receipt(conn, row["id"])} for row in rows]
+    return _pack_items("dep_context", items, requested, budget)
+
+
+# ---------------------------------------------------------------------------------------
+# Related facts and memories
+
+
+def section_related_facts(state, budget):
+    """Currently-valid facts matching the task's text, newest window first."""
+    from mindos.memory import facts
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
+    items = []
+    expression = _expression(state)
+    if requested and expression is not None and db.has_fts(conn, "facts_fts"):
+        live, params = facts.live_clause("f", state["now"])
+        scope = ""
+        if state["options"]["related_scope"] == "project":
+            scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
+            params = [*params, task["project"]]
+        columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
+                                                     "valid_from", "valid_until"))
+        rows = conn.execute(
+            f"SELECT {columns} FROM facts f WHERE f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)"
+            f" AND {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
+            (expression, *params, requested)).fetchall()
+        items = [dict(row) for row in rows]
+    return _pack_items("related_facts", items, requested, budget)
+
+
+def section_related_semantic(state, budget):
+    """Live memories in scope matching the task's text, newest first, each with its engine tag."""
+    from mindos.memory import memories
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
+    items = []
+    expression = _expression(state)
+    if requested and expression is not None and db.has_fts(conn, "memories_fts"):
+        project = task["project"] if state["options"]["related_scope"] == "project" else None
+        scope, params = memories.scope_clause("m", project)
+        rows = conn.execute(
+            "SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at FROM memories m"
+            " WHERE m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)"
+            f" AND m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
+            (expression, *params, requested)).fetchall()
+        items = [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
+    return _pack_items("related_semantic", items, requested, budget)
+
+
+# (section name, builder, option that switches it on), appended after the legacy sections
+SECTIONS = (
+    ("related_handoffs", section_related_handoffs, "related_handoffs"),
+    ("dep_context", section_dep_context, "dep_context"),
+    ("related_facts", section_related_facts, "related_facts"),
+    ("related_semantic", section_related_semantic, "related_semantic"),
+)
