@@ -244,3 +244,134 @@ def search_facts(conn, query, *, now, include_all=False, limit=50):
         hits.append((not row["is_live"], -fact["score"], -row["id"], fact))
     hits.sort(key=lambda hit: hit[:3])
     return [hit[3] for hit in hits[:limit]]
+
+
+# ---------------------------------------------------------------------------------------
+# memory-search: one ranked list across every memory surface
+
+SURFACES = ("note", "memory", "fact", "handoff")
+SCOPES = ("project", "global")
+MAX_LIMIT = 1000
+
+
+def _surface_sql(kind, scoped, history):
+    """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
+    created_at, text, outdated, replaced_by.  Params: [now, expression, (project), CANDIDATES]."""
+    if kind == "note":
+        outdated = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+        sql = ("SELECT 'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id,"
+               f" n.created_at AS created_at, n.content AS text, {outdated} AS outdated,"
+               " n.superseded_by AS replaced_by FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid"
+               " JOIN tasks t ON t.id = n.task_id WHERE notes_fts MATCH :expr"
+               + (" AND t.project = :project" if scoped else "") + ("" if history else f" AND NOT {outdated}")
+               + " ORDER BY bm25(notes_fts), n.id LIMIT :cap")
+        return "notes_fts", sql
+    if kind == "memory":
+        sql = ("SELECT 'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id,"
+               " m.created_at AS created_at, m.content AS text, m.retracted_at IS NOT NULL AS outdated,"
+               " m.superseded_by AS replaced_by FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
+               " WHERE memories_fts MATCH :expr"
+               + (" AND m.project IN (:project, '')" if scoped else "") + ("" if history else " AND m.retracted_at IS NULL")
+               + " ORDER BY bm25(memories_fts), m.id LIMIT :cap")
+        return "memories_fts", sql
+    if kind == "fact":
+        outdated = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+        sql = ("SELECT 'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+               " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+               f" {outdated} AS outdated, NULL AS replaced_by FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+               " LEFT JOIN tasks t ON t.id = f.task_id WHERE facts_fts MATCH :expr"
+               + (" AND coalesce(t.project, '') IN (:project, '')" if scoped else "")
+               + ("" if history else f" AND NOT {outdated}") + " ORDER BY bm25(facts_fts), f.id LIMIT :cap")
+        return "facts_fts", sql
+    sql = ("SELECT 'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id,"
+           " h.created_at AS created_at, h.objective || ' ' || h.status AS text,"
+           " h.superseded_by IS NOT NULL AS outdated, h.superseded_by AS replaced_by"
+           " FROM handoffs_fts JOIN handoffs h ON h.id = handoffs_fts.rowid JOIN tasks t ON t.id = h.task_id"
+           " WHERE handoffs_fts MATCH :expr" + (" AND t.project = :project" if scoped else "")
+           + ("" if history else " AND h.superseded_by IS NULL") + " ORDER BY bm25(handoffs_fts), h.id LIMIT :cap")
+    return "handoffs_fts", sql
+
+
+_CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
+
+
+def memory_search(conn, query, *, project=None, scope=None, limit=10, include_history=False, now=None):
+    """``memory-search``: one ranked list across live notes, memories, facts and handoffs.
+
+    Each hit: ``kind``, ``id``, ``project``, ``task_id``, ``created_at``, ``score`` (higher
+    = better) and ``text``; with ``include_history`` also ``outdated`` and ``replaced_by``,
+    and every outdated row sorts after every current one.  ``project`` with scope
+    ``project`` (the default when a project is given) keeps that project's rows plus
+    project-less ones; ``global`` (the default without a project) keeps everything.
+    Read-only; tokenless queries return [].
+    """
+    from mindos import validate
+
+    query = validate.text(query, "query", required=True, max_len=1000).strip()
+    project = validate.identifier(project, "--project") if project else None
+    if scope is None:
+        scope = "project" if project else "global"
+    if scope not in SCOPES:
+        raise _invalid(f"invalid --scope: {validate.shown(scope, 40)} (choose from project, global)")
+    if scope == "project" and not project:
+        raise _invalid("--scope project needs --project")
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
+    now = now or clock.now_iso()
+    query_groups = groups(query)
+    expression = match_expression(query_groups)
+    if expression is None:
+        return []
+    scoped = scope == "project"
+    found, indexes = [], []
+    for kind in SURFACES:
+        index, sql = _surface_sql(kind, scoped, include_history)
+        if not db.has_fts(conn, index):
+            continue
+        indexes.append((index, _CONTENT[index]))
+        found.extend(conn.execute(sql, {"now": now, "expr": expression, "project": project,
+                                        "cap": CANDIDATES}).fetchall())
+    idf = idf_weights(conn, query_groups, indexes)
+    hits = []
+    for row in found:
+        score = round(coverage(query_groups, idf, row["text"]) * recency(row["created_at"], now), 6)
+        if score <= 0:
+            continue
+        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
+               "created_at": row["created_at"], "score": score, "text": row["text"]}
+        if include_history:
+            hit["outdated"] = bool(row["outdated"])
+            hit["replaced_by"] = row["replaced_by"]
+        hits.append(hit)
+    # current rows first (an outdated row never outranks its replacement), best score, newest, kind, id
+    hits.sort(key=lambda h: (h.get("outdated", False), -h["score"], _newest_first(h["created_at"]), h["kind"],
+                             str(h["id"])))
+    return hits[:limit]
+
+
+def _newest_first(text):
+    return "".join(chr(0x10FFFF - ord(ch)) if ord(ch) < 0x10FFFF else ch for ch in text)
+
+
+def _invalid(message):
+    from mindos.errors import InvalidInput
+
+    return InvalidInput(message)
+
+
+def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit=10, now=None):
+    """The baseline the evaluation compares against: the raw query tokens OR-combined in each
+    index, BM25 scores merged as they are, no stems, synonyms, recency or supersession
+    awareness (outdated rows included unless ``include_outdated`` is false)."""
+    now = now or clock.now_iso()
+    expression = plain_expression(query, "OR")
+    if expression is None:
+        return []
+    hits = []
+    for kind in SURFACES:
+        index, sql = _surface_sql(kind, project is not None, include_outdated)
+        sql = sql.replace(" LIMIT :cap", "").replace("SELECT ", f"SELECT bm25({index}) AS bm25, ", 1)
+        rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
+        hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
+                    for row in rows)
+    hits.sort(key=lambda h: (h["score"], h["kind"], str(h["id"])))
+    return hits[:limit]
