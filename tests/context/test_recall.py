@@ -375,3 +375,15 @@ def test_cli_round_trip(cli, cli_json, conn):
     assert (rc, out) == (2, "") and err.count("\n") == 1
     rc, out, err = cli("autopilot", "recall", "t1", "--agent", "codex", "--pinned-boost", "1")
     assert (rc, out) == (2, "") and "need --rerank" in err
+
+
+def test_metrics_count_recalls_resumes_memories_and_facts(cli_json, conn):
+    make_task(conn, "t1")
+    recall.recall(conn, "t1", agent="codex", params=P())
+    recall.resume(conn, "t1", agent="codex", params=P())
+    memories.retain(conn, "a memory")
+    facts.assert_fact(conn, subject="a", predicate="b", obj="c", source="codex")
+    snapshot = cli_json("autopilot", "metrics")
+    assert (snapshot["recalls_total"], snapshot["sessions_resumed_total"]) == (1, 1)
+    assert (snapshot["memories_total"], snapshot["memories_live"], snapshot["memories_retracted"]) == (1, 1, 0)
+    assert (snapshot["facts_total"], snapshot["facts_live"], snapshot["facts_closed"]) == (1, 1, 0)
