@@ -20,10 +20,12 @@ Design decisions
     recall-stale`` find the event that produced a cited digest and recompute the bundle with
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
-  * **Deterministic.**  Every ordering in a pack ends on an id; the sections that would
-    carry drifting BM25 scores carry none (see :mod:`mindos.recall_sections`); rerank ages
-    are floored to whole hours.  Identical durable state gives an identical digest across
-    processes and restarts.
+  * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
+    sections carry no relevance score at all (see :mod:`mindos.recall_sections`), and the
+    related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
+    the digest without those scores and ordered by id (:func:`sealed_form`): BM25 moves
+    whenever any note joins the index anywhere.  Rerank ages are floored to whole hours.
+    Identical durable state gives an identical digest across processes and restarts.
 """
 
 import json
@@ -175,9 +177,31 @@ def _core_pack(conn, task, params, now, full):
     return core
 
 
+_SCORES = ("score", "rank_score")
+# index statistics and what they feed, never task state: left out of the sealed form
+_INDEX_STATISTICS = ("used_chars", "related_tokens_used", "related_tokens_skipped")
+
+
+def sealed_form(durable):
+    """The form a digest is taken over: the bundle's durable part with related notes
+    stripped of their relevance scores (``score``, ``rank_score``) and ordered by id, and
+    without the index statistics (``used_chars``, which counts the scores' characters, and
+    ``related_tokens_used`` / ``_skipped``, chosen by fleet-wide posting counts).
+
+    BM25 scores, the order they give and the token rarity counts move whenever any note
+    anywhere joins the index; sealing them would stale every digest without real drift.
+    Which notes were packed, and everything in them, still counts."""
+    if "related_notes" not in durable:
+        return durable
+    form = {key: value for key, value in durable.items() if key not in _INDEX_STATISTICS}
+    form["related_notes"] = sorted(({key: value for key, value in note.items() if key not in _SCORES}
+                                    for note in durable["related_notes"]), key=lambda note: note["id"])
+    return form
+
+
 def digest_of(durable):
-    """SHA-256 hex of the canonical JSON of a bundle's durable part."""
-    return sha256_hex(canonical_json(durable))
+    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`)."""
+    return sha256_hex(canonical_json(sealed_form(durable)))
 
 
 def bundle(conn, task_id, agent, params, now=None):
@@ -210,7 +234,9 @@ def manifest(sealed):
         found["handoff"] = ({"id": handoff["id"], "from_agent": handoff["from_agent"], "to_agent": handoff["to_agent"]}
                             if handoff else None)
     found["notes"] = [[note["id"], note["pinned"], note["expired"]] for note in sealed["notes"]]
-    for name in ("related_notes", "related_handoffs", "related_facts", "related_semantic"):
+    if "related_notes" in sealed["sections"]:
+        found["related_notes"] = sorted(item["id"] for item in sealed["related_notes"])  # BM25 order is not sealed
+    for name in ("related_handoffs", "related_facts", "related_semantic"):
         if name in sealed["sections"]:
             found[name] = [item["id"] for item in sealed[name]]
     if "dep_context" in sealed["sections"]:

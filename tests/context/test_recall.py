@@ -235,11 +235,24 @@ def test_rerank_parameters_travel_in_the_event_and_recompute_exactly(conn):
     sealed = recall.recall(conn, "t1", agent="codex", params=params)
     assert sealed["related_notes"][0]["rank_score"] == 1.0
     assert _events(conn, "context_recalled")[0]["payload"]["params"]["recency_half_life_hours"] == 24
-    clock.advance(minutes=59)  # ages floor to whole hours: still the same digest
+    clock.advance(minutes=59)
     assert recall.diff(conn, "t1", sealed["digest"])["fresh"] is True
-    clock.advance(minutes=2)
-    moved = recall.diff(conn, "t1", sealed["digest"])
-    assert moved["fresh"] is False
+    assert recall.bundle(conn, "t1", "codex", params)["related_notes"][0]["rank_score"] == 1.0  # floored hours
+    handoffs.record(conn, "t1", from_agent="codex", objective="x", recall_digest=sealed["digest"])
+    assert recall.stale(conn)["counts"]["fresh"] == 1
+    notes.add(conn, "t2", content="postgres pool raised to 40")
+    assert recall.stale(conn)["counts"]["stale"] == 1
+
+
+def test_bm25_drift_from_unrelated_notes_does_not_stale_the_digest(conn):
+    _world(conn)
+    sealed = recall.recall(conn, "t1", agent="codex", params=P(related=5))
+    make_task(conn, "elsewhere", project="Other")
+    for n in range(20):  # other projects' notes move every BM25 score in notes_fts
+        notes.add(conn, "elsewhere", content=f"unrelated chatter number {n}")
+    current = recall.bundle(conn, "t1", "codex", P(related=5))
+    assert current["related_notes"][0]["score"] != sealed["related_notes"][0]["score"]
+    assert current["digest"] == sealed["digest"]
 
 
 def test_next_claim_recall_embeds_and_audits_the_bundle(conn):
