@@ -593,8 +593,8 @@ def seed_recall(info, memories, facts, cited, *, seed=17):
     Returns ``(seconds, cited task ids)``.
     """
     rng = random.Random(seed)
-    from mindos import recall
-    from mindos.files import canonical_json
+    from mindos.context import recall
+    from mindos.core.canonical import canonical_json
     from mindos.memory import memories as memory_store
 
     conn = db.connect(info.home)
@@ -610,7 +610,7 @@ def seed_recall(info, memories, facts, cited, *, seed=17):
                 conn.execute("INSERT INTO memories(id, project, kind, content, tags, source, engine, created_at)"
                              " VALUES (?, ?, 'fact', ?, '[]', 'bench', ?, ?)",
                              (mid, project, text, memory_store.ENGINE, now))
-                db.append_event(conn, "memory", mid, "memory_retained",
+                ledger.append_event(conn, "memory", mid, "memory_retained",
                                 {"project": project, "kind": "fact", "tags": [], "source": "bench",
                                  "chars": len(text), "engine": memory_store.ENGINE})
             for n in range(facts):
@@ -619,13 +619,13 @@ def seed_recall(info, memories, facts, cited, *, seed=17):
                 obj = f"{rng.choice(_DOMAIN_WORDS)}-{n}".lower()
                 cursor = conn.execute("INSERT INTO facts(subject, predicate, object, source, valid_from, created_at)"
                                       " VALUES (?, ?, ?, 'bench', ?, ?)", (subject, predicate, obj, now, now))
-                db.append_event(conn, "fact", str(cursor.lastrowid), "fact_asserted",
+                ledger.append_event(conn, "fact", str(cursor.lastrowid), "fact_asserted",
                                 {"subject": subject, "predicate": predicate, "object": obj, "source": "bench"})
             done = rng.sample(info.ids, len(info.ids) // 5)
             conn.execute("UPDATE tasks SET status = 'completed' WHERE id IN (SELECT value FROM json_each(?))",
                          (canonical_json(done),))
             for task_id in done:
-                db.append_event(conn, "task", task_id, "completed", {"owner": "bench"})
+                ledger.append_event(conn, "task", task_id, "completed", {"owner": "bench"})
         info.events += memories + facts + len(done)
         rows = conn.execute("SELECT h.task_id FROM handoffs h JOIN tasks t ON t.id = h.task_id"
                             " WHERE h.superseded_by IS NULL AND t.status <> 'completed' ORDER BY h.id LIMIT ?",
@@ -654,7 +654,7 @@ def recall_specs(info, cited):
     def digest_for(task_id):
         conn = db.connect(info.home)
         try:
-            from mindos import recall
+            from mindos.context import recall
 
             params = recall.make_params(budget=8000, related=5, related_handoffs=3, dep_context=3, related_facts=5,
                                         related_semantic=5, rerank=True)

@@ -36,7 +36,10 @@ for path in (ROOT, HERE):
 
 import retrieval_corpus as corpus  # noqa: E402
 
-from mindos import clock, db, handoffs, notes, tasks  # noqa: E402
+from mindos.core import clock  # noqa: E402
+from mindos.memory import handoffs, notes  # noqa: E402
+from mindos.store import db  # noqa: E402
+from mindos.work import tasks  # noqa: E402
 from mindos.memory import facts, memories, retrieval  # noqa: E402
 
 START = "2026-01-05T09:00:00Z"

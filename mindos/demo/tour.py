@@ -22,7 +22,7 @@ import tempfile
 
 from mindos.store import db, ledger
 from mindos.errors import Refused
-from mindos.context import pack
+from mindos.context import pack, recall
 from mindos.memory import handoffs, notes
 from mindos.work import dispatch, graph, leases, lifecycle, receipts, search, tags, tasks
 
@@ -191,8 +191,6 @@ def _context(ctx):
 
 
 def _recall(ctx):
-    from mindos import notes, recall
-
     conn = ctx["conn"]
     task_id = ctx["next"]["id"]
     params = recall.make_params(budget=6000, related=5)

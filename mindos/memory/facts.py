@@ -18,8 +18,9 @@ Design decisions:
     knowledge.  A fact's project is its task's project while that task exists ('' otherwise).
 """
 
-from mindos import clock, db, validate
+from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
+from mindos.store import db, fts, ledger
 
 MAX_VALID_HOURS = 87600  # ten years
 MAX_REASON = 1000
@@ -83,11 +84,11 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
     source = validate.agent(source, "--source")
     seconds = _valid_hours(valid_hours)
     task_id = validate.identifier(task, "--task") if task is not None else None
-    from mindos import secrets
+    from mindos.memory import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
         now = clock.now_iso()
-        secrets.guard_record(conn, "fact", subject, {}, {"source": source})
+        guard.guard_record(conn, "fact", subject, {}, {"source": source})
         if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
             raise NotFound(f"unknown task {validate.shown(task_id)} (--task)")
         live, params = live_clause("f", now)
@@ -96,7 +97,7 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
             " ORDER BY id LIMIT 1", (subject, predicate, obj, *params)).fetchone()
         if existing is not None:
             fact = row_to_fact(existing)
-            db.append_event(conn, "fact", str(fact["id"]), "fact_deduplicated", {"source": source})
+            ledger.append_event(conn, "fact", str(fact["id"]), "fact_deduplicated", {"source": source})
             fact["deduplicated"] = True
             return fact
         valid_until = clock.shift(now, seconds) if seconds else None
@@ -109,7 +110,7 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
             payload["task_id"] = task_id
         if valid_until is not None:
             payload["valid_until"] = valid_until
-        db.append_event(conn, "fact", str(fid), "fact_asserted", payload)
+        ledger.append_event(conn, "fact", str(fid), "fact_asserted", payload)
         fact = get(conn, fid, now)
     del fact["live"]
     fact["deduplicated"] = False
@@ -121,7 +122,7 @@ def retract(conn, fid, *, reason):
     ``fact_retracted``.  A retracted or expired fact is refused.  Returns the fact (``live``)."""
     fid = fact_id(fid)
     reason = validate.text(reason, "--reason", required=True, max_len=MAX_REASON).strip()
-    from mindos import secrets
+    from mindos.memory import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
         now = clock.now_iso()
@@ -130,10 +131,10 @@ def retract(conn, fid, *, reason):
             raise Conflict(f"fact {fid} is already retracted (at {fact['retracted_at']})")
         if not fact["live"]:
             raise Conflict(f"fact {fid} is not currently valid (its window closed at {fact['valid_until']})")
-        fields, _ = secrets.guard(conn, "fact", str(fid), {"reason": reason})
+        fields, _ = guard.guard(conn, "fact", str(fid), {"reason": reason})
         conn.execute("UPDATE facts SET retracted_at = ?, valid_until = ?, retract_reason = ? WHERE id = ?",
                      (now, now, fields["reason"], fid))
-        db.append_event(conn, "fact", str(fid), "fact_retracted", {"reason": fields["reason"]})
+        ledger.append_event(conn, "fact", str(fid), "fact_retracted", {"reason": fields["reason"]})
         return get(conn, fid, now)
 
 
@@ -168,24 +169,49 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
     """
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
-    if not db.fts_tokens(query):
+    if not fts.tokens(query):
         return []
     now = clock.now_iso()
-    if rank and db.has_fts(conn, "facts_fts"):
-        from mindos.memory import retrieval
-
-        return retrieval.search_facts(conn, query, now=now, include_all=include_all, limit=limit)
+    if rank and fts.has(conn, "facts_fts"):
+        return _ranked(conn, query, now=now, include_all=include_all, limit=limit)
     clauses, params = [], []
     if not include_all:
         live, params = live_clause("f", now)
         clauses.append(live)
-    pattern = db.like_pattern(query)
+    pattern = fts.like_pattern(query)
     clauses.append("(" + " OR ".join(f"f.{c} LIKE ? ESCAPE '\\'" for c in ("subject", "predicate", "object", "source"))
                    + ")")
     params = [*params, pattern, pattern, pattern, pattern]
     rows = conn.execute(f"SELECT {COLUMNS_SQL} FROM facts f WHERE {' AND '.join(clauses)}"
                         " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (*params, limit))
     return [row_to_fact(row, now, with_live=include_all) for row in rows]
+
+
+def _ranked(conn, query, *, now, include_all, limit):
+    """``search-facts --rank``: the retrieval engine's groups over facts_fts, scored on its one
+    scale (higher = better); closed windows (only with ``include_all``) sort after live ones."""
+    from mindos.memory import retrieval  # lazy: only ranked search pays for the engine
+
+    query_groups = retrieval.groups(query)
+    expression = retrieval.match_expression(query_groups)
+    if expression is None:
+        return []
+    live, params = live_clause("f", now)
+    where = "" if include_all else f" AND {live}"
+    rows = conn.execute(
+        f"SELECT {', '.join('f.' + c for c in COLUMNS)}, ({live}) AS is_live FROM facts_fts"
+        f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
+        " ORDER BY bm25(facts_fts), f.id LIMIT ?",
+        (*params, expression, *([] if include_all else params), retrieval.CANDIDATES)).fetchall()
+    idf = retrieval.idf_weights(conn, query_groups, [("facts_fts", "facts")])
+    hits = []
+    for row in rows:
+        fact = row_to_fact(row, now, with_live=include_all)
+        text = f"{row['subject']} {row['predicate']} {row['object']} {row['source']}"
+        fact["score"] = round(retrieval.coverage(query_groups, idf, text) * retrieval.recency(row["valid_from"], now), 6)
+        hits.append((not row["is_live"], -fact["score"], -row["id"], fact))
+    hits.sort(key=lambda hit: hit[:3])
+    return [hit[3] for hit in hits[:limit]]
 
 
 def metrics(conn):

@@ -24,9 +24,10 @@ expire after 30 days"), optionally scoped to a project.  Design decisions:
 import json
 import re
 
-from mindos import clock, db, validate
+from mindos.core import clock, validate
+from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import Conflict, InvalidInput, MindosError, NotFound
-from mindos.files import canonical_json, sha256_hex
+from mindos.store import db, fts, ledger
 
 ENGINE = "memory-fts-v1"
 DEFAULT_KIND = "fact"
@@ -115,7 +116,7 @@ def _insert(conn, text, kind, project, tags, source, created_at, action, extra=N
     payload = {"project": project, "kind": kind, "tags": tags, "source": source, "chars": len(text),
                "engine": ENGINE}
     payload.update(extra or {})
-    db.append_event(conn, "memory", mid, action, payload)
+    ledger.append_event(conn, "memory", mid, action, payload)
     return row_to_memory(_get_row(conn, mid)), True
 
 
@@ -127,10 +128,10 @@ def retain(conn, text, *, kind=DEFAULT_KIND, project=None, tags=(), source=None,
     redacted or allowed content.  Audits ``memory_retained`` with the row, in one transaction.
     """
     text, kind, project, tags, source = _clean(text, kind, project, tags, source)
-    from mindos import secrets
+    from mindos.memory import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
-        fields, outcome = secrets.guard_record(conn, "memory", memory_id(project, text), {"text": text},
+        fields, outcome = guard.guard_record(conn, "memory", memory_id(project, text), {"text": text},
                                                {"source": source}, redact=redact, allow_secret=allow_secret)
         memory, created = _insert(conn, fields["text"], kind, project, tags, source, clock.now_iso(),
                                   "memory_retained")
@@ -169,7 +170,7 @@ def forget(conn, mid, *, superseded_by=None):
         payload = {"project": memory["project"]}
         if superseded_by is not None:
             payload["superseded_by"] = superseded_by
-        db.append_event(conn, "memory", mid, "memory_forgotten", payload)
+        ledger.append_event(conn, "memory", mid, "memory_forgotten", payload)
         return get(conn, mid)
 
 
@@ -192,7 +193,7 @@ def list_memories(conn, *, project=None, query=None, include_all=False, limit=10
     if query is not None:
         query = validate.text(query, "--query", required=True, max_len=MAX_QUERY)
         clauses.append("content LIKE ? ESCAPE '\\'")
-        params.append(db.like_pattern(query))
+        params.append(fts.like_pattern(query))
     where = " WHERE " + " AND ".join(clauses) if clauses else ""
     rows = conn.execute(f"SELECT {COLUMNS_SQL} FROM memories{where} ORDER BY created_at DESC, id LIMIT ?",
                         (*params, limit))
@@ -237,7 +238,7 @@ def import_bank(conn, path, *, apply=False):
     with ``apply`` every new row and its ``memory_imported`` event commit in one
     transaction, and a re-run imports nothing.
     """
-    from mindos import secrets
+    from mindos.core import secrets  # lazy: only imports pay for the detector
 
     path = validate.text(path, "bank path", required=True, max_len=4096)
     try:

@@ -341,8 +341,9 @@ def history(conn, nid):
 def search(conn, query, *, kind=None, project=None, status=None, rank=False, include_expired=False, limit=50):
     """Keyword search over live notes; newest first, or BM25 order with ``score`` under ``rank``.
 
-    The substring path matches ``query`` literally; the ranked path requires every token
-    (conjunctive).  Tokenless queries return [].  Retirees are excluded unless
+    The substring path matches ``query`` literally; the ranked path requires every query
+    word (conjunctive; stopwords dropped), each matching through its stems, as a prefix and
+    through the shipped synonyms (:mod:`mindos.memory.retrieval`).  Tokenless queries return [].  Retirees are excluded unless
     ``include_expired``.  Each hit carries its task's project, title and status.
     """
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
@@ -371,7 +372,11 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         sql = (f"SELECT {columns}, bm25(notes_fts) AS score FROM notes_fts"
                " JOIN notes n ON n.id = notes_fts.rowid JOIN tasks t ON t.id = n.task_id"
                f" WHERE notes_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY score, n.id LIMIT ?")
-        params = [fts.query(query, "AND"), *params, limit]
+        from mindos.memory import retrieval  # lazy: only ranked search pays for the engine
+
+        # conjunctive over query words, each word matching through its stems and synonyms
+        expression = " AND ".join(group.expression() for group in retrieval.groups(query))
+        params = [expression, *params, limit]
     else:
         clauses.append("n.content LIKE ? ESCAPE '\\'")
         params.append(fts.like_pattern(query))

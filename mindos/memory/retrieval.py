@@ -25,8 +25,10 @@ Every term is quoted before MATCH: user text can never become an FTS5 operator.
 
 import math
 
-from mindos import clock, db
+from mindos.core import clock
+from mindos.errors import InvalidInput
 from mindos.memory import synonyms
+from mindos.store import fts
 
 CANDIDATES = 200
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
@@ -49,7 +51,7 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "
 
 def words(text):
     """Lowercase word tokens of ``text`` (FTS5 unicode61's view of it)."""
-    return [token.lower() for token in db.fts_tokens(text)]
+    return [token.lower() for token in fts.tokens(text)]
 
 
 def stems(word):
@@ -210,40 +212,7 @@ def idf_weights(conn, query_groups, indexes):
 
 def plain_expression(text, operator="OR"):
     """The plain-token MATCH expression (the BM25 baseline the evaluation compares against)."""
-    return db.fts_query(text, operator)
-
-
-# ---------------------------------------------------------------------------------------
-# Ranked fact search
-
-
-def search_facts(conn, query, *, now, include_all=False, limit=50):
-    """``search-facts --rank``: facts matching ``query`` best first, each with ``score``
-    (higher = better; see the module docstring).  Closed windows only with ``include_all``
-    (then each hit carries ``live`` and sorts after every live one)."""
-    from mindos.memory import facts
-
-    query_groups = groups(query)
-    expression = match_expression(query_groups)
-    if expression is None:
-        return []
-    live, params = facts.live_clause("f", now)
-    where = "" if include_all else f" AND {live}"
-    rows = conn.execute(
-        f"SELECT {', '.join('f.' + c for c in facts.COLUMNS)}, ({live}) AS is_live FROM facts_fts"
-        f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
-        " ORDER BY bm25(facts_fts), f.id LIMIT ?",
-        (*params, expression, *([] if include_all else params), CANDIDATES)).fetchall()
-    idf = idf_weights(conn, query_groups, [("facts_fts", "facts")])
-    hits = []
-    for row in rows:
-        fact = facts.row_to_fact(row, now, with_live=include_all)
-        text = f"{row['subject']} {row['predicate']} {row['object']} {row['source']}"
-        score = coverage(query_groups, idf, text) * recency(row["valid_from"], now)
-        fact["score"] = round(score, 6)
-        hits.append((not row["is_live"], -fact["score"], -row["id"], fact))
-    hits.sort(key=lambda hit: hit[:3])
-    return [hit[3] for hit in hits[:limit]]
+    return fts.query(text, operator)
 
 
 # ---------------------------------------------------------------------------------------
@@ -305,7 +274,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     project-less ones; ``global`` (the default without a project) keeps everything.
     Read-only; tokenless queries return [].
     """
-    from mindos import validate
+    from mindos.core import validate  # lazy: only memory-search validates here
 
     query = validate.text(query, "query", required=True, max_len=1000).strip()
     project = validate.identifier(project, "--project") if project else None
@@ -325,7 +294,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     found, indexes = [], []
     for kind in SURFACES:
         index, sql = _surface_sql(kind, scoped, include_history)
-        if not db.has_fts(conn, index):
+        if not fts.has(conn, index):
             continue
         indexes.append((index, _CONTENT[index]))
         found.extend(conn.execute(sql, {"now": now, "expr": expression, "project": project,
@@ -353,8 +322,6 @@ def _newest_first(text):
 
 
 def _invalid(message):
-    from mindos.errors import InvalidInput
-
     return InvalidInput(message)
 
 

@@ -35,6 +35,8 @@ INDEXES = {
                        ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
     "notes_fts": Index("notes_fts", "notes", "id", ("content",), "n"),
     "handoffs_fts": Index("handoffs_fts", "handoffs", "id", ("objective", "status", "from_agent", "to_agent"), "h"),
+    "memories_fts": Index("memories_fts", "memories", "seq", ("content", "tags"), "m"),
+    "facts_fts": Index("facts_fts", "facts", "id", ("subject", "predicate", "object", "source"), "f"),
 }
 
 

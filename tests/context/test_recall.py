@@ -5,10 +5,14 @@ import json
 
 import pytest
 
-from mindos import audit, clock, context, graph, handoffs, leases, lifecycle, notes, receipts, recall, tasks
+from mindos.context import recall
+from mindos.core import clock
+from mindos.memory import handoffs, notes
+from mindos.store import db, ledger as audit
+from mindos.work import graph, leases, lifecycle, receipts, tasks
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.memory import facts, memories
-from tests.conftest import make_task, script
+from conftest import make_task, script
 
 ALL = dict(related=5, related_handoffs=3, dep_context=3, related_facts=3, related_semantic=3)
 
@@ -195,10 +199,9 @@ def test_diff_of_an_unproven_or_legacy_digest(conn):
     result = recall.diff(conn, "t1", "a" * 64)
     assert result["unproven_recall_digest"] is True and result["fresh"] is False
     sealed = recall.bundle(conn, "t1", "codex", P())
-    from mindos import db
 
     with db.write(conn):  # an event written before manifests and parameters were recorded
-        db.append_event(conn, "task", "t1", "context_recalled",
+        audit.append_event(conn, "task", "t1", "context_recalled",
                         {"agent": "codex", "digest": sealed["digest"], "core_digest": sealed["core_digest"]})
     legacy = recall.diff(conn, "t1", sealed["digest"])
     assert legacy["legacy_event"] is True and legacy["fresh"] is True
@@ -215,10 +218,9 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
     notes.add(conn, "b", content="moved")
     handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="b" * 64)
     legacy = recall.bundle(conn, "d", "codex", P())
-    from mindos import db
 
     with db.write(conn):
-        db.append_event(conn, "task", "d", "context_recalled", {"agent": "codex", "digest": legacy["digest"]})
+        audit.append_event(conn, "task", "d", "context_recalled", {"agent": "codex", "digest": legacy["digest"]})
     handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest=legacy["digest"])
     height = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
     report = recall.stale(conn)

@@ -2,10 +2,11 @@
 
 import pytest
 
-from mindos import audit, clock
+from mindos.core import clock
+from mindos.store import ledger as audit
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import facts
-from tests.conftest import make_task
+from conftest import make_task
 
 
 def _state(conn):

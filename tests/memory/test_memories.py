@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from mindos import audit, clock
+from mindos.core import clock
+from mindos.store import ledger as audit
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import memories
 

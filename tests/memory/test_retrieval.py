@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from mindos import clock, handoffs, notes
+from mindos.core import clock
+from mindos.memory import handoffs, notes
 from mindos.errors import InvalidInput
 from mindos.memory import facts, memories, retrieval, synonyms
-from tests.conftest import ROOT, make_task
+from conftest import ROOT, make_task
 
 
 @pytest.mark.parametrize("word, stem", [("deployed", "deploy"), ("deploying", "deploy"), ("retries", "retry"),

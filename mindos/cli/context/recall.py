@@ -1,8 +1,8 @@
 """Recall commands: recall, recall-verify, recall-diff, resume, ops.py recall-stale; and the
 bundle flags that context and next --claim --recall share."""
 
-from mindos import context, recall
 from mindos.cli import make_parser
+from mindos.context import pack, recall
 from mindos.errors import InvalidInput
 
 BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
@@ -29,10 +29,10 @@ def add_section_flags(p):
 def add_bundle_flags(p, *, budget_default=None):
     """Every bundle parameter: budget, related notes and scope, and the section flags."""
     p.add_argument("--budget", type=int, default=budget_default,
-                   help=f"character budget for the packed items (default {context.DEFAULT_BUDGET})")
+                   help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
     p.add_argument("--related", type=int, metavar="N",
-                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{context.MAX_RELATED})")
-    p.add_argument("--related-scope", choices=context.RELATED_SCOPES,
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=pack.RELATED_SCOPES,
                    help="where related items come from: this task's project (default) or all projects")
     add_section_flags(p)
 
@@ -50,8 +50,6 @@ def bundle_flags_given(args):
 
 def add_recall(sub):
     p = make_parser(sub, "recall",
-                    "Session bootstrap: the context pack plus lease state and the latest 3 receipts, sealed with"
-                    " digest and core_digest; audited context_recalled.",
                     "autopilot.py recall t-1a2b3c4d --agent codex --budget 6000 --related 5 --related-facts 3")
     p.add_argument("task_id", help="task id")
     p.add_argument("--agent", required=True, help="who is recalling (held_by_caller compares the lease owner)")
@@ -65,8 +63,6 @@ def cmd_recall(conn, args):
 
 def add_recall_verify(sub):
     p = make_parser(sub, "recall-verify",
-                    "Recompute a task's recall bundle with the same parameters (no audit write) and report"
-                    " whether a digest is still fresh.",
                     "autopilot.py recall-verify t-1a2b3c4d --digest <sha256> --agent codex --budget 6000 --related 5")
     p.add_argument("task_id", help="task id")
     p.add_argument("--digest", required=True, help="the digest (or core_digest) of a previous recall")
@@ -81,8 +77,6 @@ def cmd_recall_verify(conn, args):
 
 def add_recall_diff(sub):
     p = make_parser(sub, "recall-diff",
-                    "Section by section, what moved since the audited recall that produced a digest"
-                    " (recomputed with the recorded parameters; read-only).",
                     "autopilot.py recall-diff t-1a2b3c4d --digest <sha256>")
     p.add_argument("task_id", help="task id")
     p.add_argument("--digest", required=True, help="the digest (or core_digest) of a previous recall")
@@ -95,8 +89,6 @@ def cmd_recall_diff(conn, args):
 
 def add_resume(sub):
     p = make_parser(sub, "resume",
-                    "Recover a session in one call: claim the task if its lease is free (or keep your live one)"
-                    " and return the sealed recall bundle; audited session_resumed.",
                     "autopilot.py resume t-1a2b3c4d --agent codex --budget 6000 --related 5")
     p.add_argument("task_id", help="task id")
     p.add_argument("--agent", required=True, help="who resumes (takes the lease when it is free)")
@@ -114,8 +106,6 @@ def cmd_resume(conn, args):
 
 def add_recall_stale(sub):
     p = make_parser(sub, "recall-stale",
-                    "Fleet sweep: for every live handoff citing a recall digest, recompute the bundle with the"
-                    " recorded parameters (read-only; exit 1 when any is not fresh).",
                     "ops.py recall-stale")
     p.set_defaults(handler=cmd_recall_stale)
 

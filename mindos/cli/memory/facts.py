@@ -6,8 +6,6 @@ from mindos.memory import facts
 
 def add_fact_assert(sub):
     p = make_parser(sub, "fact-assert",
-                    "Assert a subject-predicate-object fact with provenance and an optional validity window"
-                    " (an identical currently-valid triple is deduplicated).",
                     "autopilot.py fact-assert --subject service-auth --predicate uses --object postgres-14"
                     " --source codex --task t1 --valid-hours 48")
     p.add_argument("--subject", required=True, help="subject token ([a-z0-9:_./-])")
@@ -25,7 +23,7 @@ def cmd_fact_assert(conn, args):
 
 
 def add_fact_retract(sub):
-    p = make_parser(sub, "fact-retract", "Close a currently-valid fact's window now, with a reason (audited).",
+    p = make_parser(sub, "fact-retract",
                     'autopilot.py fact-retract 7 --reason "migrated to postgres-16"')
     p.add_argument("fact_id", help="id of the currently-valid fact")
     p.add_argument("--reason", required=True, help="why it stopped being true")
@@ -37,7 +35,7 @@ def cmd_fact_retract(conn, args):
 
 
 def add_facts(sub):
-    p = make_parser(sub, "facts", "List currently-valid facts, newest first (--all: closed windows too, with live).",
+    p = make_parser(sub, "facts",
                     "autopilot.py facts --subject service-auth --all")
     p.add_argument("--subject", help="only this subject")
     p.add_argument("--predicate", help="only this predicate")
@@ -54,7 +52,6 @@ def cmd_facts(conn, args):
 
 def add_search_facts(sub):
     p = make_parser(sub, "search-facts",
-                    "Search facts by subject/predicate/object/source (--rank: ranked, with stems and synonyms).",
                     "autopilot.py search-facts postgres --rank")
     p.add_argument("query", help="words to look for")
     p.add_argument("--rank", action="store_true", help="ranked retrieval with a score (higher = better)")

@@ -6,7 +6,6 @@ from mindos.memory import memories
 
 def add_memory_retain(sub):
     p = make_parser(sub, "memory-retain",
-                    "Retain a memory (content-addressed per project: retaining it twice is a no-op); audited.",
                     'autopilot.py memory-retain --text "auth sessions expire after 30 days" --kind decision'
                     " --project Auth --tag auth")
     p.add_argument("--text", required=True, help="the memory (non-empty; stored trimmed)")
@@ -27,7 +26,7 @@ def cmd_memory_retain(conn, args):
 
 
 def add_memory_list(sub):
-    p = make_parser(sub, "memory-list", "List memories newest first (live only unless --all).",
+    p = make_parser(sub, "memory-list",
                     "autopilot.py memory-list --project Auth --query sessions")
     p.add_argument("--project", help="only this project's memories")
     p.add_argument("--query", help="only memories whose text contains this substring")
@@ -42,7 +41,7 @@ def cmd_memory_list(conn, args):
 
 
 def add_memory_forget(sub):
-    p = make_parser(sub, "memory-forget", "Retract a memory so it never packs again (never deleted; audited).",
+    p = make_parser(sub, "memory-forget",
                     "autopilot.py memory-forget mem-18da4972e0ff92c8 --superseded-by mem-0a1b2c3d4e5f6071")
     p.add_argument("memory_id", help="id of the live memory to retract")
     p.add_argument("--superseded-by", help="the live memory that replaced it")
@@ -55,7 +54,6 @@ def cmd_memory_forget(conn, args):
 
 def add_memory_import(sub):
     p = make_parser(sub, "memory-import",
-                    "Import a legacy Hindsight bank.jsonl (dry run unless --apply; the file is only read).",
                     "autopilot.py memory-import ~/.hermes/hindsight/bank.jsonl --apply")
     p.add_argument("bank", help="path of the bank.jsonl file")
     p.add_argument("--apply", action="store_true", help="write the new memories (default: report only)")
@@ -68,8 +66,6 @@ def cmd_memory_import(conn, args):
 
 def add_memory_search(sub):
     p = make_parser(sub, "memory-search",
-                    "One ranked list across live notes, memories, facts and handoffs (stems, prefixes, synonyms,"
-                    " recency; outdated rows only with --include-history, always below their replacement).",
                     'autopilot.py memory-search "how long do login sessions last" --project Auth --limit 5')
     p.add_argument("query", help="words to look for")
     p.add_argument("--project", help="the project asking: its rows plus project-less ones")

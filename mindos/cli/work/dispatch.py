@@ -45,7 +45,7 @@ def cmd_next(conn, args):
     )
     if not args.recall:
         return dispatch.next_task(conn, **options)
-    from mindos import recall  # lazy: only next --recall pays for the bundle
+    from mindos.context import recall  # lazy: only next --recall pays for the bundle
 
     return recall.next_and_recall(conn, params=recall_cli.params_from(args), **options)
 

@@ -33,8 +33,10 @@ Design decisions
 import json
 import math
 
-from mindos import clock, context, db
+from mindos.context import pack
+from mindos.core import clock
 from mindos.memory import retrieval
+from mindos.store import fts
 
 RERANK_POOL = 4  # rerank looks at this many times --related candidates before cutting to N
 DEFAULT_HALF_LIFE_HOURS = 168
@@ -59,7 +61,7 @@ def _counts(name, requested, matched, packed):
 def scrub(value):
     """``value`` with every credential-shaped string redacted (the pack boundary: a secret
     stored with --allow-secret still never reaches a pack)."""
-    from mindos import secrets
+    from mindos.core import secrets  # lazy: the detector loads only when a section packs
 
     if isinstance(value, str):
         return secrets.redact(value)[0] if secrets.scan(value) else value
@@ -92,7 +94,7 @@ def section_related_notes_reranked(state, budget):
     """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's."""
     options = state["options"]
     limit = options["related"]
-    pool, used, skipped = context.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
+    pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
                                                      options["related_scope"], state["now"])
     best = min((note["score"] for note in pool if "score" in note), default=None)
     for note in pool:
@@ -124,7 +126,7 @@ def section_related_handoffs(state, budget):
     conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
     items = []
     expression = _expression(state)
-    if requested and expression is not None and db.has_fts(conn, "handoffs_fts"):
+    if requested and expression is not None and fts.has(conn, "handoffs_fts"):
         scope, params = "", []
         if state["options"]["related_scope"] == "project":
             scope, params = " AND t.project = ?", [task["project"]]
@@ -144,7 +146,7 @@ def section_related_handoffs(state, budget):
 
 
 def _latest_receipt(conn, task_id):
-    from mindos import receipts
+    from mindos.work import receipts  # lazy: only --dep-context reads receipts
 
     row = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
                        (task_id,)).fetchone()
@@ -160,7 +162,7 @@ def receipt_entry(record):
 
 def section_dep_context(state, budget):
     """Completed direct prerequisites with their live handoff and latest receipt."""
-    from mindos import handoffs
+    from mindos.memory import handoffs  # lazy: only --dep-context reads prerequisite handoffs
 
     conn, task, requested = state["conn"], state["task"], state["options"]["dep_context"]
     rows = conn.execute(
@@ -178,12 +180,12 @@ def section_dep_context(state, budget):
 
 def section_related_facts(state, budget):
     """Currently-valid facts matching the task's text, newest window first."""
-    from mindos.memory import facts
+    from mindos.memory import facts  # lazy: only --related-facts reads the fact graph
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
     items = []
     expression = _expression(state)
-    if requested and expression is not None and db.has_fts(conn, "facts_fts"):
+    if requested and expression is not None and fts.has(conn, "facts_fts"):
         live, params = facts.live_clause("f", state["now"])
         scope = ""
         if state["options"]["related_scope"] == "project":
@@ -201,12 +203,12 @@ def section_related_facts(state, budget):
 
 def section_related_semantic(state, budget):
     """Live memories in scope matching the task's text, newest first, each with its engine tag."""
-    from mindos.memory import memories
+    from mindos.memory import memories  # lazy: only --related-semantic reads the memory store
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
     items = []
     expression = _expression(state)
-    if requested and expression is not None and db.has_fts(conn, "memories_fts"):
+    if requested and expression is not None and fts.has(conn, "memories_fts"):
         project = task["project"] if state["options"]["related_scope"] == "project" else None
         scope, params = memories.scope_clause("m", project)
         rows = conn.execute(
@@ -218,10 +220,9 @@ def section_related_semantic(state, budget):
     return _pack_items("related_semantic", items, requested, budget)
 
 
-# (section name, builder, option that switches it on), appended after the legacy sections
-SECTIONS = (
-    ("related_handoffs", section_related_handoffs, "related_handoffs"),
-    ("dep_context", section_dep_context, "dep_context"),
-    ("related_facts", section_related_facts, "related_facts"),
-    ("related_semantic", section_related_semantic, "related_semantic"),
-)
+# Registered with the context pack's builder after the legacy sections, each behind its own
+# option: a pack built without the option never runs the section and carries none of its keys.
+OPTIONS = ("related_handoffs", "dep_context", "related_facts", "related_semantic")
+for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
+                      ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
+    pack.SECTIONS.register(_name, _build, option=_name)

@@ -21,7 +21,7 @@ Design decisions
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
   * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
-    sections carry no relevance score at all (see :mod:`mindos.recall_sections`), and the
+    sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
     related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
     the digest without those scores and ordered by id (:func:`sealed_form`): BM25 moves
     whenever any note joins the index anywhere.  Rerank ages are floored to whole hours.
@@ -30,10 +30,12 @@ Design decisions
 
 import json
 
-from mindos import clock, context, db, validate
-from mindos import recall_sections as extra
-from mindos.errors import InvalidInput, NotFound, Refused
-from mindos.files import canonical_json, sha256_hex
+from mindos.context import builder, pack as legacy
+from mindos.context import sections as extra
+from mindos.core import clock, validate
+from mindos.core.canonical import canonical_json, sha256_hex
+from mindos.errors import InvalidInput, Refused
+from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
 RECEIPTS_IN_BUNDLE = 3
@@ -67,16 +69,16 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
                 related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
                 pinned_boost=None):
     """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
-    params = {"budget": validate.positive_int(context.DEFAULT_BUDGET if budget is None else budget, "--budget",
-                                              maximum=context.MAX_BUDGET),
+    params = {"budget": validate.positive_int(legacy.DEFAULT_BUDGET if budget is None else budget, "--budget",
+                                              maximum=legacy.MAX_BUDGET),
               "related_scope": "project" if related_scope is None else related_scope}
-    if params["related_scope"] not in context.RELATED_SCOPES:
+    if params["related_scope"] not in legacy.RELATED_SCOPES:
         raise InvalidInput(f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
     counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
               "related_facts": related_facts, "related_semantic": related_semantic}
     for key, value in counts.items():
         params[key] = None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0,
-                                                                       maximum=context.MAX_RELATED)
+                                                                       maximum=legacy.MAX_RELATED)
     if not isinstance(rerank, bool):
         raise InvalidInput("invalid --rerank: expected a flag")
     params["rerank"] = rerank
@@ -107,7 +109,7 @@ def params_from_event(payload):
 
 def uses_extra_sections(params):
     """True when the pack needs more than the legacy ``context`` pack."""
-    return params["rerank"] or any(params[option] is not None for _, _, option in extra.SECTIONS)
+    return params["rerank"] or any(params[option] is not None for option in extra.OPTIONS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,10 +121,10 @@ def build_pack(conn, task, params, now, *, with_handoff=True):
     opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only."""
     options = dict(params)
     state = {"conn": conn, "task": task, "now": now, "options": options}
-    meter = context._Budget(params["budget"])
+    meter = builder.Budget(params["budget"])
     names, keys = [], {}
-    for name, build, option in (*context.SECTIONS, *extra.SECTIONS):
-        if (name == "handoff" and not with_handoff) or (option is not None and options[option] is None):
+    for name, build, _ in legacy.SECTIONS.active(options):
+        if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes" and params["rerank"]:
             build = extra.section_related_notes_reranked
@@ -136,18 +138,18 @@ def build_pack(conn, task, params, now, *, with_handoff=True):
 
 def pack(conn, task_id, params):
     """``context`` with opt-in sections: the flattened pack; read-only.  Without any opt-in
-    option this is exactly :func:`mindos.context.pack_context`."""
+    option this is exactly :func:`mindos.context.pack.pack_context`."""
     if not uses_extra_sections(params):
-        return context.pack_context(conn, task_id, budget=params["budget"], related=params["related"],
-                                    related_scope=params["related_scope"])
-    from mindos import tasks
+        return legacy.pack_context(conn, task_id, budget=params["budget"], related=params["related"],
+                                   related_scope=params["related_scope"])
+    from mindos.work import rows  # lazy: the task row
 
-    return build_pack(conn, tasks.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
+    return build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
 
 
 def lease_state(task, agent, now):
     """The lease as the caller sees it."""
-    from mindos import leases
+    from mindos.work import leases  # lazy: lease liveness
 
     live = leases.is_live(task, now)
     return {"owner": task["lease_owner"] or None, "expires_at": task["lease_expires_at"],
@@ -157,7 +159,7 @@ def lease_state(task, agent, now):
 
 def latest_receipts(conn, task_id):
     """The newest RECEIPTS_IN_BUNDLE receipts with parsed payloads, newest first."""
-    from mindos import receipts
+    from mindos.work import receipts  # lazy: sealed receipt files
 
     rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
                         (task_id, RECEIPTS_IN_BUNDLE)).fetchall()
@@ -173,7 +175,7 @@ def _core_pack(conn, task, params, now, full):
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
     core["sections"] = [name for name in full["sections"] if name != "handoff"]
     if full["handoff_packed"]:
-        core["used_chars"] = full["used_chars"] - context.cost(full["handoff"])
+        core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
     return core
 
 
@@ -210,10 +212,10 @@ def bundle(conn, task_id, agent, params, now=None):
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
     ``core_digest`` and ``recalled_at``.  Raises NotFound for an unknown task.
     """
-    from mindos import tasks
+    from mindos.work import rows  # lazy: the task row
 
     now = now or clock.now_iso()
-    task = tasks.get(conn, validate.identifier(task_id, "task id"))
+    task = rows.get(conn, validate.identifier(task_id, "task id"))
     full = build_pack(conn, task, params, now)
     tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
     result = {**full, **tail}
@@ -253,7 +255,7 @@ def _event(conn, action, sealed, params, extra_payload=None):
     payload = {"agent": sealed["agent"], "digest": sealed["digest"], "core_digest": sealed["core_digest"],
                "params": params, "manifest": manifest(sealed)}
     payload.update(extra_payload or {})
-    db.append_event(conn, "task", sealed["task_id"], action, payload)
+    ledger.append_event(conn, "task", sealed["task_id"], action, payload)
 
 
 def _agent(agent, flag="--agent"):
@@ -337,9 +339,9 @@ def diff(conn, task_id, digest):
     plain verdict with ``legacy_event: true``.  Read-only.
     """
     digest = _cited(digest)
-    from mindos import tasks
+    from mindos.work import rows  # lazy: the task row
 
-    task_id = tasks.get(conn, validate.identifier(task_id, "task id"))["id"]
+    task_id = rows.get(conn, validate.identifier(task_id, "task id"))["id"]
     result = {"task_id": task_id, "digest": digest, "fresh": False, "unchanged": [], "changes": {},
               "sections_changed": []}
     event, kind = find_event(conn, task_id, digest)
@@ -447,7 +449,7 @@ def next_and_recall(conn, *, params, **next_args):
     """``next --claim --recall``: dispatch and claim, then seal the claimed task's bundle for
     the owner and audit it as ``context_recalled``, in one transaction.  Returns the
     ``next`` result plus ``recall`` (the bundle, or None) and ``recall_digest``."""
-    from mindos import dispatch
+    from mindos.work import dispatch  # lazy: only next --recall dispatches here
 
     if not next_args.get("claim"):
         raise InvalidInput("--recall requires --claim")
@@ -473,14 +475,14 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
     action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
     "lease_expires_at", "recall", "recall_digest"}``.
     """
-    from mindos import leases, tasks
+    from mindos.work import leases, rows  # lazy: only resume claims
 
     agent = _agent(agent)
     minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
     leases.max_active_cap(max_active)
     task_id = validate.identifier(task_id, "task id")
     with db.write(conn):
-        task = tasks.get(conn, task_id)
+        task = rows.get(conn, task_id)
         now = clock.now_iso()
         live = leases.is_live(task, now)
         if live and task["lease_owner"] != agent:
@@ -502,7 +504,5 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
 
 def metrics(conn):
     """Recall counters for ``metrics``."""
-    from mindos import audit
-
-    return {"recalls_total": audit.count_action(conn, "context_recalled"),
-            "sessions_resumed_total": audit.count_action(conn, "session_resumed")}
+    return {"recalls_total": ledger.count_action(conn, "context_recalled"),
+            "sessions_resumed_total": ledger.count_action(conn, "session_resumed")}

@@ -4,9 +4,12 @@ import json
 
 import pytest
 
-from mindos import clock, context, graph, handoffs, leases, lifecycle, notes, receipts, recall
+from mindos.context import builder, pack as context, recall
+from mindos.core import clock
+from mindos.memory import handoffs, notes
+from mindos.work import graph, leases, lifecycle, receipts, rows
 from mindos.memory import facts, memories
-from tests.conftest import make_task
+from conftest import make_task
 
 
 def P(**kw):
@@ -26,9 +29,7 @@ def test_a_pack_without_the_new_flags_is_byte_identical(conn, cli, kw):
     notes.add(conn, "t2", content="postgres replica lag 2s")
     handoffs.record(conn, "t1", from_agent="codex", objective="tune the pool")
     legacy = context.pack_context(conn, "t1", **kw)
-    assert recall.build_pack(conn, make_task.__globals__["tasks"].get(conn, "t1") if False else
-                             __import__("mindos.tasks", fromlist=["get"]).get(conn, "t1"), P(**kw),
-                             clock.now_iso()) == legacy
+    assert recall.build_pack(conn, rows.get(conn, "t1"), P(**kw), clock.now_iso()) == legacy
     argv = ["context", "t1"]
     for key, value in kw.items():
         argv += ["--" + key.replace("_", "-"), str(value)]
@@ -74,7 +75,7 @@ def test_every_section_obeys_the_one_budget(conn):
     assert tight["related_semantic_matched"] == 5 and tight["related_semantic_packed"] < 5
     items = [tight["task"], tight["handoff"], *tight["dependencies"], *tight["notes"], *tight["related_handoffs"],
              *tight["related_facts"], *tight["related_semantic"]]
-    assert sum(context.cost(item) for item in items if item) == tight["used_chars"]
+    assert sum(builder.cost(item) for item in items if item) == tight["used_chars"]
 
 
 def test_semantic_scope_is_enforced_without_fallback(conn):
