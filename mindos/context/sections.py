@@ -21,6 +21,8 @@ Design decisions
   * **No secret reaches a pack.**  Every entry of these sections passes the shared
     detector and is redacted (``[REDACTED:<kind>]``) before it is charged and packed, so
     content stored under ``--allow-secret`` stays out of prompts.
+  * **FTS5 only.**  On a SQLite build without FTS5 these sections match nothing (they report
+    ``matched: 0``) rather than scan every row; the legacy related notes keep their LIKE path.
   * **Scope is enforced.**  With ``--related-scope project`` (the default) candidates come
     from the task's project (memories: plus project-less ones; facts: unlinked or linked to
     a task of this project); ``global`` searches everything.  There is no fallback.

@@ -162,3 +162,16 @@ def test_cli_round_trip_and_errors(cli, cli_json):
     assert (rc, out) == (2, "") and "--text" in err
     rc, out, err = cli("autopilot", "memory-forget", made["id"])
     assert (rc, out) == (1, "") and "already retracted" in err
+
+
+def test_the_memory_and_fact_indexes_are_registered_and_stay_in_step(conn):
+    from mindos.memory import facts
+    from mindos.store import fts
+
+    kept = memories.retain(conn, "indexed memory")
+    gone = memories.retain(conn, "retracted memory")
+    memories.forget(conn, gone["id"], superseded_by=kept["id"])
+    facts.assert_fact(conn, subject="a", predicate="b", obj="c", source="codex")
+    assert {"memories_fts", "facts_fts"} <= set(fts.INDEXES)
+    if fts.has(conn, "memories_fts"):
+        assert fts.drift(conn, "memories_fts")["ok"] and fts.drift(conn, "facts_fts")["ok"]
