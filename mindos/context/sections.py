@@ -15,9 +15,12 @@ Design decisions
     ``valid_from DESC, id DESC``, memories by ``created_at DESC, id ASC``, prerequisites by
     dependency-edge creation order; none emits a relevance score, because BM25 moves
     whenever any row joins an index and would falsely stale every sealed digest.
-  * **Matching uses the retrieval engine.**  A candidate matches when its indexed text
-    matches any group of the task's text (:mod:`mindos.memory.retrieval`: the words, their
-    stems and the shipped synonyms), so "db" in a task finds a memory about the database.
+  * **Matching uses the retrieval engine, bounded.**  A candidate matches when its indexed
+    text matches a group of the task's text (:mod:`mindos.memory.retrieval`: the words,
+    their stems and the shipped synonyms), so "db" in a task finds a memory about the
+    database.  Only the rarest groups whose matches add up to POSTINGS_BUDGET are ORed (a
+    word every row carries says nothing), and at most the MATCH_CAP newest matches are read,
+    so a pack costs the same at 5k handoffs or 500k.
   * **No secret reaches a pack.**  Every entry of these sections passes the shared
     detector and is redacted (``[REDACTED:<kind>]``) before it is charged and packed, so
     content stored under ``--allow-secret`` stays out of prompts.
@@ -40,20 +43,35 @@ from mindos.core import clock
 from mindos.memory import retrieval
 from mindos.store import fts
 
+# Candidate matching reads at most this many index matches: the task's rarest word groups
+# whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows.
+POSTINGS_BUDGET = 500
+MATCH_CAP = 2000
 RERANK_POOL = 4  # rerank looks at this many times --related candidates before cutting to N
 DEFAULT_HALF_LIFE_HOURS = 168
 DEFAULT_PINNED_BOOST = 0.5
+
+
+# The index's matches, materialized once and driving the join: cost grows with the matches,
+# never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
+_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
+            f" ORDER BY rowid DESC LIMIT {MATCH_CAP})")
 
 
 def task_text(task):
     return f"{task['title']} {task['next_action']} {task['description']}"
 
 
-def _expression(state):
-    """The task text's retrieval MATCH expression (computed once per pack)."""
-    if "expression" not in state:
-        state["expression"] = retrieval.match_expression(retrieval.groups(task_text(state["task"])))
-    return state["expression"]
+def _expression(state, index):
+    """The task text's MATCH expression for ``index``: its rarest retrieval groups within
+    POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded_expression`)."""
+    cache = state.setdefault("expressions", {})
+    if index not in cache:
+        if "groups" not in state:
+            state["groups"] = retrieval.groups(task_text(state["task"]))
+        cache[index] = (retrieval.bounded_expression(state["conn"], index, state["groups"], POSTINGS_BUDGET)
+                        if state["groups"] else None)
+    return cache[index]
 
 
 def _counts(name, requested, matched, packed):
@@ -127,16 +145,16 @@ def section_related_handoffs(state, budget):
     """Live handoffs of other tasks matching the task's text, newest first."""
     conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
     items = []
-    expression = _expression(state)
-    if requested and expression is not None and fts.has(conn, "handoffs_fts"):
+    expression = _expression(state, "handoffs_fts") if requested and fts.has(conn, "handoffs_fts") else None
+    if expression is not None:
         scope, params = "", []
         if state["options"]["related_scope"] == "project":
             scope, params = " AND t.project = ?", [task["project"]]
         rows = conn.execute(
-            "SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
-            " h.commit_ref FROM handoffs h JOIN tasks t ON t.id = h.task_id"
-            " WHERE h.id IN (SELECT rowid FROM handoffs_fts WHERE handoffs_fts MATCH ?)"
-            f" AND h.superseded_by IS NULL AND h.task_id <> ?{scope}"
+            f"{_MATCHES.format(index='handoffs_fts')}"
+            " SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
+            " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id = h.task_id"
+            f" WHERE h.superseded_by IS NULL AND h.task_id <> ?{scope}"
             " ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
             (expression, task["id"], *params, requested)).fetchall()
         items = [dict(row) for row in rows]
@@ -186,8 +204,8 @@ def section_related_facts(state, budget):
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
     items = []
-    expression = _expression(state)
-    if requested and expression is not None and fts.has(conn, "facts_fts"):
+    expression = _expression(state, "facts_fts") if requested and fts.has(conn, "facts_fts") else None
+    if expression is not None:
         live, params = facts.live_clause("f", state["now"])
         scope = ""
         if state["options"]["related_scope"] == "project":
@@ -196,8 +214,8 @@ def section_related_facts(state, budget):
         columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
                                                      "valid_from", "valid_until"))
         rows = conn.execute(
-            f"SELECT {columns} FROM facts f WHERE f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?)"
-            f" AND {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
+            f"{_MATCHES.format(index='facts_fts')} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
+            f" WHERE {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
             (expression, *params, requested)).fetchall()
         items = [dict(row) for row in rows]
     return _pack_items("related_facts", items, requested, budget)
@@ -209,14 +227,15 @@ def section_related_semantic(state, budget):
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
     items = []
-    expression = _expression(state)
-    if requested and expression is not None and fts.has(conn, "memories_fts"):
+    expression = _expression(state, "memories_fts") if requested and fts.has(conn, "memories_fts") else None
+    if expression is not None:
         project = task["project"] if state["options"]["related_scope"] == "project" else None
         scope, params = memories.scope_clause("m", project)
         rows = conn.execute(
-            "SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at FROM memories m"
-            " WHERE m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)"
-            f" AND m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
+            f"{_MATCHES.format(index='memories_fts')}"
+            " SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
+            " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
+            f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (expression, *params, requested)).fetchall()
         items = [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
     return _pack_items("related_semantic", items, requested, budget)

@@ -171,6 +171,30 @@ def match_expression(query_groups):
     return " OR ".join(group.expression() for group in query_groups)
 
 
+def bounded_expression(conn, index, query_groups, budget):
+    """The MATCH expression for ``index`` ORing only the rarest groups whose matches add up
+    to at most ``budget`` rows (counted per group, capped; ties keep query order).
+
+    Common groups ("service", "run") match most of an index and say little about relevance;
+    leaving them out keeps the work proportional to the budget.  When even the rarest group
+    is over the budget it is kept alone, so a text whose words are all common still
+    matches.  None when no group matches anything."""
+    from mindos.store import fts as registry  # lazy: the shared rarity probe
+
+    expressions = [group.expression() for group in query_groups]
+    counts = registry.match_counts(conn, index, expressions, budget + 1)
+    matched = sorted((count, position) for position, count in enumerate(counts) if count)
+    used, total = [], 0
+    for count, position in matched:
+        if total + count > budget:
+            break
+        used.append(position)
+        total += count
+    if matched and not used:
+        used = [matched[0][1]]
+    return " OR ".join(expressions[position] for position in sorted(used)) or None
+
+
 def coverage(query_groups, idf, text):
     """The IDF-weighted share in [0, 1] of the query's groups that ``text`` matches."""
     tokens = words(text)

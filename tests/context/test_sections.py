@@ -169,3 +169,19 @@ def test_rerank_scores_recency_and_pins(conn):
     boosted = _pack(conn, related=5, rerank=True, recency_half_life_hours=24, pinned_boost=1)
     assert [n["id"] for n in boosted["related_notes"]] == [old["id"], new["id"]]
     assert "rank_score" not in _pack(conn, related=5)["related_notes"][0]
+
+
+def test_matching_keeps_the_rarest_groups_and_still_matches_when_all_are_common(conn, monkeypatch):
+    from mindos.context import sections
+
+    monkeypatch.setattr(sections, "POSTINGS_BUDGET", 3)
+    make_task(conn, "t1", title="gateway service certificate")
+    for n in range(6):
+        make_task(conn, f"o{n}", title="other")
+        handoffs.record(conn, f"o{n}", from_agent="hermes", objective=f"gateway service step {n}")
+    make_task(conn, "rare", title="rare")
+    handoffs.record(conn, "rare", from_agent="hermes", objective="certificate renewed")
+    pack = _pack(conn, related_handoffs=5)
+    assert [h["task_id"] for h in pack["related_handoffs"]] == ["rare"]  # the common words were left out
+    make_task(conn, "t2", title="gateway service")
+    assert _pack(conn, "t2", related_handoffs=2)["related_handoffs_matched"] == 2  # common words alone still match
