@@ -10,9 +10,10 @@ through any of its *terms*:
   * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
     with its own stems, phrases as exact word sequences.
 
-Candidates are fetched from each FTS5 index with the groups OR-combined and BM25 picking at
-most CANDIDATES rows per index (the index does the narrowing), then scored in Python on one
-scale shared by every surface: the IDF-weighted share of the query's groups a row matches
+Candidates are fetched from each FTS5 index with the groups OR-combined (only the rarest
+ones whose matches add up to SEARCH_POSTINGS: a word most rows carry narrows nothing) and
+BM25 picking at most CANDIDATES rows per index (the index does the narrowing), then scored
+in Python on one scale shared by every surface, over every group of the query: the IDF-weighted share of the query's groups a row matches
 (each group at its best weight), times a mild recency factor.  The score never reads BM25,
 so a row's score does not move when unrelated rows join an index.
 
@@ -31,6 +32,8 @@ from mindos.memory import synonyms
 from mindos.store import fts
 
 CANDIDATES = 200
+DF_CAP = 2000  # document frequencies are counted up to this many rows per index
+SEARCH_POSTINGS = 2000  # memory-search fetches candidates for the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
@@ -179,20 +182,7 @@ def bounded_expression(conn, index, query_groups, budget):
     leaving them out keeps the work proportional to the budget.  When even the rarest group
     is over the budget it is kept alone, so a text whose words are all common still
     matches.  None when no group matches anything."""
-    from mindos.store import fts as registry  # lazy: the shared rarity probe
-
-    expressions = [group.expression() for group in query_groups]
-    counts = registry.match_counts(conn, index, expressions, budget + 1)
-    matched = sorted((count, position) for position, count in enumerate(counts) if count)
-    used, total = [], 0
-    for count, position in matched:
-        if total + count > budget:
-            break
-        used.append(position)
-        total += count
-    if matched and not used:
-        used = [matched[0][1]]
-    return " OR ".join(expressions[position] for position in sorted(used)) or None
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1), budget)
 
 
 def coverage(query_groups, idf, text):
@@ -218,20 +208,38 @@ def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
-def idf_weights(conn, query_groups, indexes):
-    """Per group ``ln(1 + N / (1 + df))`` over the given FTS ``indexes`` (name, content table)."""
+def group_counts(conn, query_groups, index, cap=DF_CAP):
+    """How many rows of ``index`` each group matches, each counted up to ``cap`` (one statement)."""
+    from mindos.store import fts as registry  # lazy: the shared rarity probe
+
+    return registry.match_counts(conn, index, [group.expression() for group in query_groups], cap)
+
+
+def idf_weights(conn, query_groups, indexes, counts=None):
+    """Per group ``ln(1 + N / (1 + df))`` over the given FTS ``indexes`` (name, content table);
+    ``counts`` ({index: per-group counts}) reuses probes already made.  df is capped at
+    DF_CAP per index: past that a word is common and its weight is already near its floor."""
     total = 0
     for _, table in indexes:
         total += conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
-    weights = []
-    for group in query_groups:
-        expression = group.expression()
-        df = 0
-        for index, _ in indexes:
-            df += conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT 5000)",
-                               (expression,)).fetchone()[0]
-        weights.append(math.log(1 + max(total, 1) / (1 + df)))
-    return weights
+    counts = counts or {index: group_counts(conn, query_groups, index) for index, _ in indexes}
+    return [math.log(1 + max(total, 1) / (1 + sum(counts[index][position] for index, _ in indexes)))
+            for position in range(len(query_groups))]
+
+
+def _bounded(query_groups, counts, budget):
+    """The OR expression of the rarest groups whose counts add up to at most ``budget``
+    (the rarest alone when even it is over); None when nothing matches."""
+    matched = sorted((count, position) for position, count in enumerate(counts) if count)
+    used, total = [], 0
+    for count, position in matched:
+        if total + count > budget:
+            break
+        used.append(position)
+        total += count
+    if matched and not used:
+        used = [matched[0][1]]
+    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None
 
 
 def plain_expression(text, operator="OR"):
@@ -315,15 +323,20 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     if expression is None:
         return []
     scoped = scope == "project"
-    found, indexes = [], []
+    found, indexes, counts = [], [], {}
     for kind in SURFACES:
         index, sql = _surface_sql(kind, scoped, include_history)
         if not fts.has(conn, index):
             continue
         indexes.append((index, _CONTENT[index]))
-        found.extend(conn.execute(sql, {"now": now, "expr": expression, "project": project,
+        # one probe per index feeds both the candidate expression and the IDF weights
+        counts[index] = group_counts(conn, query_groups, index)
+        bounded = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
+        if bounded is None:
+            continue
+        found.extend(conn.execute(sql, {"now": now, "expr": bounded, "project": project,
                                         "cap": CANDIDATES}).fetchall())
-    idf = idf_weights(conn, query_groups, indexes)
+    idf = idf_weights(conn, query_groups, indexes, counts)
     hits = []
     for row in found:
         score = round(coverage(query_groups, idf, row["text"]) * recency(row["created_at"], now), 6)
