@@ -116,18 +116,19 @@ def uses_extra_sections(params):
 # Building
 
 
-def build_pack(conn, task, params, now, *, with_handoff=True):
+def build_pack(conn, task, params, now, *, with_handoff=True, memo=None):
     """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
-    opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only."""
+    opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
+    shares fetched candidates between the builds of one bundle."""
     options = dict(params)
-    state = {"conn": conn, "task": task, "now": now, "options": options}
+    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
     for name, build, _ in legacy.SECTIONS.active(options):
         if name == "handoff" and not with_handoff:
             continue
-        if name == "related_notes" and params["rerank"]:
-            build = extra.section_related_notes_reranked
+        if name == "related_notes":
+            build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
         names.append(name)
         keys.update(build(state, meter))
     pack = {"task_id": task["id"], "budget": params["budget"], "used_chars": meter.used,
@@ -166,12 +167,12 @@ def latest_receipts(conn, task_id):
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
-def _core_pack(conn, task, params, now, full):
+def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
         return full
     if full["handoff_packed"] and full["truncated"]:
-        return build_pack(conn, task, params, now, with_handoff=False)
+        return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
     core["sections"] = [name for name in full["sections"] if name != "handoff"]
     if full["handoff_packed"]:
@@ -216,11 +217,12 @@ def bundle(conn, task_id, agent, params, now=None):
 
     now = now or clock.now_iso()
     task = rows.get(conn, validate.identifier(task_id, "task id"))
-    full = build_pack(conn, task, params, now)
+    memo = {}
+    full = build_pack(conn, task, params, now, memo=memo)
     tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
-    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full), **tail})
+    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
     result["recalled_at"] = now
     return result
 

@@ -62,38 +62,72 @@ def task_text(task):
     return f"{task['title']} {task['next_action']} {task['description']}"
 
 
+def _memo(state, key, compute):
+    """``compute()`` once per bundle: a recall builds its pack twice when the core form needs
+    a rebuild, and candidates never depend on the budget."""
+    memo = state.setdefault("memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
 def _expression(state, index):
     """The task text's MATCH expression for ``index``: its rarest retrieval groups within
     POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded_expression`)."""
-    cache = state.setdefault("expressions", {})
-    if index not in cache:
-        if "groups" not in state:
-            state["groups"] = retrieval.groups(task_text(state["task"]))
-        cache[index] = (retrieval.bounded_expression(state["conn"], index, state["groups"], POSTINGS_BUDGET)
-                        if state["groups"] else None)
-    return cache[index]
+    query_groups = _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"])))
+    return _memo(state, ("expression", index), lambda: retrieval.bounded_expression(
+        state["conn"], index, query_groups, POSTINGS_BUDGET) if query_groups else None)
 
 
 def _counts(name, requested, matched, packed):
     return {f"{name}_requested": requested, f"{name}_matched": matched, f"{name}_packed": packed}
 
 
-def scrub(value):
-    """``value`` with every credential-shaped string redacted (the pack boundary: a secret
-    stored with --allow-secret still never reaches a pack)."""
-    from mindos.core import secrets  # lazy: the detector loads only when a section packs
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
+
+def _redacted(value, secrets):
     if isinstance(value, str):
         return secrets.redact(value)[0] if secrets.scan(value) else value
     if isinstance(value, dict):
-        return {key: scrub(item) for key, item in value.items()}
+        return {key: _redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
-        return [scrub(item) for item in value]
+        return [_redacted(item, secrets) for item in value]
     return value
 
 
+def scrub(value):
+    """``value`` with every credential-shaped string redacted (the pack boundary: a secret
+    stored with --allow-secret still never reaches a pack).  One scan over all its strings
+    (line-separated) clears the common case; only a hit walks the strings one by one."""
+    from mindos.core import secrets  # lazy: the detector loads only when a section packs
+
+    if not secrets.scan("\n".join(_strings(value))):
+        return value
+    return _redacted(value, secrets)
+
+
+def _section(name, fetch):
+    """The section builder of ``name``: its candidates (fetched and scrubbed once per bundle),
+    packed first-fit against the budget, with requested / matched / packed."""
+
+    def build(state, budget):
+        items = _memo(state, name, lambda: [scrub(item) for item in fetch(state)])
+        return _pack_items(name, items, state["options"][name], budget)
+
+    build.__name__ = f"section_{name}"
+    return build
+
+
 def _pack_items(name, items, requested, budget):
-    items = [scrub(item) for item in items]
     packed = [item for item in items if budget.take(item)]
     return {name: packed, **_counts(name, requested, len(items), len(packed))}
 
@@ -110,38 +144,60 @@ def rerank_score(note, best, now, half_life, boost):
     return round(score, 6)
 
 
-def section_related_notes_reranked(state, budget):
-    """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's."""
+def _related_pool(state, limit):
     options = state["options"]
-    limit = options["related"]
-    pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
-                                                     options["related_scope"], state["now"])
-    best = min((note["score"] for note in pool if "score" in note), default=None)
-    for note in pool:
-        note["rank_score"] = rerank_score(note, best, state["now"], options["recency_half_life_hours"],
-                                          options["pinned_boost"])
-    # best rank_score first; ties newest first
-    ordered = sorted(pool, key=lambda note: (note["rank_score"], note["created_at"], note["id"]), reverse=True)
-    candidates = ordered[:limit]
-    packed = [item for item in candidates if budget.take(item)]
+    return _memo(state, ("related_pool", limit), lambda: pack.related_candidates(
+        state["conn"], state["task"], limit, options["related_scope"], state["now"]))
+
+
+def _related_keys(options, candidates, packed, used, skipped):
     return {
         "related_notes": packed,
-        "related_requested": limit,
+        "related_requested": options["related"],
         "related_matched": len(candidates),
         "related_packed": len(packed),
         "related_scope": options["related_scope"],
         "related_tokens_used": used,
         "related_tokens_skipped": skipped,
-        "rerank": {"recency_half_life_hours": options["recency_half_life_hours"],
-                   "pinned_boost": options["pinned_boost"]},
     }
+
+
+def section_related_notes(state, budget):
+    """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
+    candidates fetched once per bundle; recall uses it in place of the pack's own."""
+    candidates, used, skipped = _related_pool(state, state["options"]["related"])
+    return _related_keys(state["options"], candidates, budget.take_all(candidates), used, skipped)
+
+
+def section_related_notes_reranked(state, budget):
+    """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's plus
+    ``rerank`` (the half-life and boost used)."""
+    options = state["options"]
+    limit = options["related"]
+
+    def ranked():
+        pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
+                                                      options["related_scope"], state["now"])
+        best = min((note["score"] for note in pool if "score" in note), default=None)
+        for note in pool:
+            note["rank_score"] = rerank_score(note, best, state["now"], options["recency_half_life_hours"],
+                                              options["pinned_boost"])
+        # best rank_score first; ties newest first
+        ordered = sorted(pool, key=lambda note: (note["rank_score"], note["created_at"], note["id"]), reverse=True)
+        return ordered[:limit], used, skipped
+
+    candidates, used, skipped = _memo(state, "related_reranked", ranked)
+    keys = _related_keys(options, candidates, budget.take_all(candidates), used, skipped)
+    keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
+                      "pinned_boost": options["pinned_boost"]}
+    return keys
 
 
 # ---------------------------------------------------------------------------------------
 # Related handoffs
 
 
-def section_related_handoffs(state, budget):
+def _fetch_related_handoffs(state):
     """Live handoffs of other tasks matching the task's text, newest first."""
     conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
     items = []
@@ -158,7 +214,7 @@ def section_related_handoffs(state, budget):
             " ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
             (expression, task["id"], *params, requested)).fetchall()
         items = [dict(row) for row in rows]
-    return _pack_items("related_handoffs", items, requested, budget)
+    return items
 
 
 # ---------------------------------------------------------------------------------------
@@ -180,7 +236,7 @@ def receipt_entry(record):
             "file_hash": record["file_hash"], "hash_ok": record["hash_ok"], "payload": document.get("payload")}
 
 
-def section_dep_context(state, budget):
+def _fetch_dep_context(state):
     """Completed direct prerequisites with their live handoff and latest receipt."""
     from mindos.memory import handoffs  # lazy: only --dep-context reads prerequisite handoffs
 
@@ -191,14 +247,14 @@ def section_dep_context(state, budget):
         (task["id"], requested)).fetchall()
     items = [{"id": row["id"], "title": row["title"], "handoff": handoffs.live(conn, row["id"]),
               "receipt": _latest_receipt(conn, row["id"])} for row in rows]
-    return _pack_items("dep_context", items, requested, budget)
+    return items
 
 
 # ---------------------------------------------------------------------------------------
 # Related facts and memories
 
 
-def section_related_facts(state, budget):
+def _fetch_related_facts(state):
     """Currently-valid facts matching the task's text, newest window first."""
     from mindos.memory import facts  # lazy: only --related-facts reads the fact graph
 
@@ -218,10 +274,10 @@ def section_related_facts(state, budget):
             f" WHERE {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
             (expression, *params, requested)).fetchall()
         items = [dict(row) for row in rows]
-    return _pack_items("related_facts", items, requested, budget)
+    return items
 
 
-def section_related_semantic(state, budget):
+def _fetch_related_semantic(state):
     """Live memories in scope matching the task's text, newest first, each with its engine tag."""
     from mindos.memory import memories  # lazy: only --related-semantic reads the memory store
 
@@ -238,12 +294,16 @@ def section_related_semantic(state, budget):
             f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (expression, *params, requested)).fetchall()
         items = [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
-    return _pack_items("related_semantic", items, requested, budget)
+    return items
 
 
 # Registered with the context pack's builder after the legacy sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
 OPTIONS = ("related_handoffs", "dep_context", "related_facts", "related_semantic")
+section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs)
+section_dep_context = _section("dep_context", _fetch_dep_context)
+section_related_facts = _section("related_facts", _fetch_related_facts)
+section_related_semantic = _section("related_semantic", _fetch_related_semantic)
 for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
                       ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
     pack.SECTIONS.register(_name, _build, option=_name)

@@ -127,11 +127,17 @@ class Group:
         self.terms = terms
 
     def expression(self):
-        parts = []
-        for (kind, text), _ in sorted(self.terms.items()):
+        """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
+        covers ("certificate" under ``certificat*``) are left out: the match is the same and
+        every prefix term costs a walk of the index's term list."""
+        prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
+        kept = []
+        for (kind, text) in sorted(self.terms):
+            if kind != "phrase" and any(text.startswith(p) and (kind != "prefix" or text != p) for p in prefixes):
+                continue
             quoted = '"' + text.replace('"', '""') + '"'
-            parts.append(quoted + "*" if kind == "prefix" else quoted)
-        return "(" + " OR ".join(parts) + ")"
+            kept.append(quoted + "*" if kind == "prefix" else quoted)
+        return "(" + " OR ".join(kept) + ")"
 
     def weight_in(self, tokens, joined):
         """The best weight this group reaches in a row (its token list and space-joined text)."""
