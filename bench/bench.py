@@ -593,7 +593,6 @@ def seed_recall(info, memories, facts, cited, *, seed=17):
     Returns ``(seconds, cited task ids)``.
     """
     rng = random.Random(seed)
-    from mindos.context import recall
     from mindos.core.canonical import canonical_json
     from mindos.memory import memories as memory_store
 
@@ -630,19 +629,46 @@ def seed_recall(info, memories, facts, cited, *, seed=17):
         rows = conn.execute("SELECT h.task_id FROM handoffs h JOIN tasks t ON t.id = h.task_id"
                             " WHERE h.superseded_by IS NULL AND t.status <> 'completed' ORDER BY h.id LIMIT ?",
                             (cited,)).fetchall()
-        params = recall.make_params(budget=8000, related=5, related_handoffs=3, dep_context=3, related_facts=5,
-                                    related_semantic=5, rerank=True)
-        cited_ids = []
-        for (task_id,) in rows:
-            sealed = recall.recall(conn, task_id, agent="bench", params=params)
-            with db.write(conn):
-                conn.execute("UPDATE handoffs SET recall_digest = ? WHERE task_id = ? AND superseded_by IS NULL",
-                             (sealed["core_digest"], task_id))
-            cited_ids.append(task_id)
+        cited_ids = [task_id for (task_id,) in rows]
+        cite(conn, cited_ids, ALL_SECTIONS)
         info.events += len(cited_ids)
     finally:
         conn.close()
     return time.perf_counter() - started, cited_ids
+
+
+ALL_SECTIONS = dict(budget=8000, related=5, related_handoffs=3, dep_context=3, related_facts=5,
+                    related_semantic=5, rerank=True)
+LEGACY_SECTIONS = dict(budget=8000, related=5)
+
+
+def cite(conn, task_ids, sections):
+    """Recall each task (audited, through the real core) and make its live handoff cite the
+    recall's core digest."""
+    from mindos.context import recall
+
+    params = recall.make_params(**sections)
+    for task_id in task_ids:
+        sealed = recall.recall(conn, task_id, agent="bench", params=params)
+        with db.write(conn):
+            conn.execute("UPDATE handoffs SET recall_digest = ? WHERE task_id = ? AND superseded_by IS NULL",
+                         (sealed["core_digest"], task_id))
+
+
+def time_recall_stale(home, reps, errors):
+    """Median wall time of ``ops.py recall-stale`` (a few runs) with its last report."""
+    env, runs, result = _env(home), [], {}
+    for _ in range(max(1, min(reps, 3))):
+        ms, proc = _run([sys.executable, OPS, "recall-stale"], env)
+        if proc.returncode not in (0, 1):
+            errors.append(_error("recall-stale", ["recall-stale"], proc))
+            break
+        runs.append(ms)
+        report = json.loads(proc.stdout)
+        result.update(checked=report["checked"], counts=report["counts"])
+    if runs:
+        result["median_seconds"] = round(statistics.median(runs) / 1000, 3)
+    return result
 
 
 def recall_specs(info, cited):
@@ -656,9 +682,7 @@ def recall_specs(info, cited):
         try:
             from mindos.context import recall
 
-            params = recall.make_params(budget=8000, related=5, related_handoffs=3, dep_context=3, related_facts=5,
-                                        related_semantic=5, rerank=True)
-            return recall.bundle(conn, task_id, "bench", params)["digest"]
+            return recall.bundle(conn, task_id, "bench", recall.make_params(**ALL_SECTIONS))["digest"]
         finally:
             conn.close()
 
@@ -688,18 +712,15 @@ def bench_recall(workdir, scale, reps, registered, commands):
     results, baseline, errors = Bench(home, reps).time_commands(live)
     stale = {"cited_handoffs": len(cited)}
     if not commands or "recall-stale" in commands:
-        env = _env(home)
-        runs = []
-        for _ in range(max(1, min(reps, 3))):
-            ms, proc = _run([sys.executable, OPS, "recall-stale"], env)
-            if proc.returncode not in (0, 1):
-                errors.append(_error("recall-stale", ["recall-stale"], proc))
-                break
-            runs.append(ms)
-            report = json.loads(proc.stdout)
-            stale.update(checked=report["checked"], counts=report["counts"])
-        if runs:
-            stale["median_seconds"] = round(statistics.median(runs) / 1000, 3)
+        # the handoffs first cite recalls made with every section on, then recalls made with
+        # the legacy sections only (--related 5): recall-stale recomputes each as recorded
+        stale["all_sections"] = time_recall_stale(home, reps, errors)
+        conn = db.connect(home)
+        try:
+            cite(conn, cited, LEGACY_SECTIONS)
+        finally:
+            conn.close()
+        stale["related_5"] = time_recall_stale(home, reps, errors)
     shutil.rmtree(home, ignore_errors=True)
     return {
         "tasks": scale["memory_tasks"], "notes": info.notes, "handoffs": info.handoffs,
