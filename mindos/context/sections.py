@@ -21,9 +21,12 @@ Design decisions
     database.  Only the rarest groups whose matches add up to POSTINGS_BUDGET are ORed (a
     word every row carries says nothing), and at most the MATCH_CAP newest matches are read,
     so a pack costs the same at 5k handoffs or 500k.
-  * **No secret reaches a pack.**  Every entry of these sections passes the shared
-    detector and is redacted (``[REDACTED:<kind>]``) before it is charged and packed, so
-    content stored under ``--allow-secret`` stays out of prompts.
+  * **No secret reaches a pack.**  Memories and handoffs are secret-guarded on write and
+    facts cannot hold a credential shape (their charset), so while the ledger has never
+    recorded a ``secret_allowed`` override they pack as stored; once one exists, every entry
+    passes the shared detector and is redacted (``[REDACTED:<kind>]``) before it is charged.
+    Receipt payloads (never guarded) are always scrubbed.  Loading the detector costs a
+    process about 60 ms of regex compilation, which is why the clean case skips it.
   * **FTS5 only.**  On a SQLite build without FTS5 these sections match nothing (they report
     ``matched: 0``) rather than scan every row; the legacy related notes keep their LIKE path.
   * **Scope is enforced.**  With ``--related-scope project`` (the default) candidates come
@@ -115,12 +118,27 @@ def scrub(value):
     return _redacted(value, secrets)
 
 
-def _section(name, fetch):
+def secrets_allowed(state):
+    """True when the ledger records any ``secret_allowed`` override (one indexed probe, once
+    per bundle).  Until then every memory and handoff passed the write guard clean, so
+    scanning them again is skipped; receipts are never guarded and are always scanned."""
+    return _memo(state, "secrets_allowed", lambda: state["conn"].execute(
+        "SELECT 1 FROM audit_events WHERE action = 'secret_allowed' LIMIT 1").fetchone() is not None)
+
+
+def _section(name, fetch, guarded):
     """The section builder of ``name``: its candidates (fetched and scrubbed once per bundle),
-    packed first-fit against the budget, with requested / matched / packed."""
+    packed first-fit against the budget, with requested / matched / packed.  ``guarded``
+    sections hold only write-guarded text, scrubbed when an override was ever allowed."""
 
     def build(state, budget):
-        items = _memo(state, name, lambda: [scrub(item) for item in fetch(state)])
+        def fetched():
+            items = fetch(state)
+            if guarded and not secrets_allowed(state):
+                return items
+            return [scrub(item) for item in items]
+
+        items = _memo(state, name, fetched)
         return _pack_items(name, items, state["options"][name], budget)
 
     build.__name__ = f"section_{name}"
@@ -245,8 +263,15 @@ def _fetch_dep_context(state):
         "SELECT t.id, t.title FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
         " WHERE d.task_id = ? AND t.status = 'completed' ORDER BY d.created_at, d.depends_on LIMIT ?",
         (task["id"], requested)).fetchall()
-    items = [{"id": row["id"], "title": row["title"], "handoff": handoffs.live(conn, row["id"]),
-              "receipt": _latest_receipt(conn, row["id"])} for row in rows]
+    items = []
+    for row in rows:
+        handoff = handoffs.live(conn, row["id"])
+        if handoff is not None and secrets_allowed(state):
+            handoff = scrub(handoff)
+        receipt = _latest_receipt(conn, row["id"])
+        if receipt is not None:
+            receipt = scrub(receipt)  # receipt payloads never pass the write guard
+        items.append({"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt})
     return items
 
 
@@ -300,10 +325,10 @@ def _fetch_related_semantic(state):
 # Registered with the context pack's builder after the legacy sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
 OPTIONS = ("related_handoffs", "dep_context", "related_facts", "related_semantic")
-section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs)
-section_dep_context = _section("dep_context", _fetch_dep_context)
-section_related_facts = _section("related_facts", _fetch_related_facts)
-section_related_semantic = _section("related_semantic", _fetch_related_semantic)
+section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
+section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
+section_related_facts = _section("related_facts", _fetch_related_facts, guarded=True)  # the charset is the guard
+section_related_semantic = _section("related_semantic", _fetch_related_semantic, guarded=True)
 for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
                       ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
     pack.SECTIONS.register(_name, _build, option=_name)

@@ -185,3 +185,14 @@ def test_matching_keeps_the_rarest_groups_and_still_matches_when_all_are_common(
     assert [h["task_id"] for h in pack["related_handoffs"]] == ["rare"]  # the common words were left out
     make_task(conn, "t2", title="gateway service")
     assert _pack(conn, "t2", related_handoffs=2)["related_handoffs_matched"] == 2  # common words alone still match
+
+
+def test_dependency_receipt_payloads_are_scrubbed(conn):
+    make_task(conn, "t1", title="downstream")
+    make_task(conn, "d1", title="upstream")
+    graph.add_dependency(conn, "t1", "d1")
+    leases.claim(conn, "d1", "hermes")
+    receipts.add(conn, "d1", "ci", {"log": "export password: hunter22 done"})
+    lifecycle.complete(conn, "d1", "hermes")
+    pack = _pack(conn, dep_context=1)
+    assert "hunter22" not in json.dumps(pack) and "[REDACTED:" in pack["dep_context"][0]["receipt"]["payload"]["log"]
