@@ -85,7 +85,7 @@ def _listing(door):
 
 def build_parser(door, prog, only=None):
     """The door's parser with the subparser of ``only`` (or of every command for docs)."""
-    from mindos import __version__
+    from mindos import __version__  # lazy: the package root is read only when a parser is built
 
     table = doors.commands(door)
     parser = Parser(
