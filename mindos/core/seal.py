@@ -66,22 +66,111 @@ def write(path, doc):
     return atomic_write(path, dumps(doc))
 
 
-def loads(data, format=None, outside=DEFAULT_OUTSIDE):
-    """Parse and verify the bytes of a sealed document; return the document."""
+def _members(doc):
+    """``{key: '"key":<canonical value>'}``: each top-level member serialized once."""
+    return {key: canonical_json(key) + ":" + canonical_json(value) for key, value in doc.items()}
+
+
+def _join(members, keys):
+    return "{" + ",".join(members[key] for key in sorted(keys)) + "}"
+
+
+def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
+    """:func:`seal` and :func:`dumps` in one pass: return ``(doc, bytes)``.
+
+    Large documents (snapshots) are serialized once instead of twice: the sealed text is
+    the top-level members joined without the seal, the file the same members with it.
+    """
+    from mindos.core.canonical import sha256_constructor  # lazy: bulk hashing only here
+
+    if SEAL_KEY in body or "format" in body:
+        raise ValueError("a sealed body may not carry its own 'format' or 'seal' field")
+    outside = tuple(sorted(outside))
+    doc = {"format": format, **body}
+    members = _members(doc)
+    inside = _join(members, [key for key in doc if key not in outside])
+    digest = sha256_constructor()(inside.encode("utf-8")).hexdigest()
+    doc[SEAL_KEY] = {"algorithm": "sha256", "digest": digest, "outside": list(outside)}
+    members[SEAL_KEY] = canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])
+    return doc, (_join(members, doc) + "\n").encode("utf-8")
+
+
+def _verify_exact(data, doc, format):
+    """Check a fully sealed document (nothing outside the seal) against its exact bytes.
+
+    The file must be the canonical text the seal was taken over with the seal member
+    spliced in at its sorted place, plus one newline: the seal member is located by its own
+    canonical text and the digest is recomputed over the bytes without it, so no byte of
+    the file can change unnoticed and nothing is serialized again.
+    """
+    from mindos.core.canonical import sha256_constructor  # lazy: bulk hashing only here
+
+    verify_stamp(doc, format, ())
+    member = (canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])).encode("utf-8")
+    keys = sorted(doc)
+    position = keys.index(SEAL_KEY)
+    at = data.find(member)
+    if not data.endswith(b"}\n") or at < 1 or data.find(member, at + 1) != -1:
+        raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
+    if position > 0 and data[at - 1:at] == b",":
+        inside = data[:at - 1] + data[at + len(member):-1]
+    elif position == 0 and data[at - 1:at] == b"{" and data[at + len(member):at + len(member) + 1] in (b",", b"}"):
+        rest = data[at + len(member):-1]
+        inside = data[:at] + (rest[1:] if rest.startswith(b",") else rest)
+    else:
+        raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
+    if sha256_constructor()(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
+        raise IntegrityError("seal mismatch: the document was changed after it was sealed")
+    # the hashed bytes are proven; the seal must also sit at its sorted place
+    after = data[at + len(member):]
+    expected = (b"," + canonical_json(keys[position + 1]).encode("utf-8") + b":") if position + 1 < len(keys) \
+        else b"}\n"
+    if not after.startswith(expected):
+        raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
+
+
+def verify_stamp(doc, format=None, outside=DEFAULT_OUTSIDE):
+    """The cheap half of :func:`verify`: shape, format and seal parameters (no digest)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get(SEAL_KEY), dict):
+        raise IntegrityError("not a sealed document (no seal)")
+    if format is not None and doc.get("format") != format:
+        raise IntegrityError(f"sealed document has format {doc.get('format')!r:.80}, expected {format!r}")
+    stamp = doc[SEAL_KEY]
+    if stamp.get("algorithm") != "sha256" or stamp.get("outside") != sorted(outside):
+        raise IntegrityError("seal does not match this document's format (algorithm or unsealed fields differ)")
+
+
+def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False):
+    """Parse and verify the bytes of a sealed document; return the document.
+
+    ``exact`` (only with nothing outside the seal): the bytes must be exactly what
+    :func:`seal_bytes` / :func:`dumps` wrote, so no byte can change without refusal
+    (whitespace, escapes and key order included); used by the recovery artifacts.
+    """
     import json  # lazy: only readers of sealed files pay for the parser
 
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
     try:
-        doc = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise IntegrityError("sealed document is not valid JSON") from None
+    if exact:
+        if tuple(outside):
+            raise ValueError("exact reading needs every field inside the seal (outside=())")
+        try:
+            _verify_exact(data, doc, format)
+        except (TypeError, ValueError):
+            raise IntegrityError("sealed document holds values canonical JSON cannot express") from None
+        return doc
     return verify(doc, format, outside)
 
 
-def read(path, format=None, outside=DEFAULT_OUTSIDE):
+def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False):
     """Read and verify a sealed document file; return the document."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise IntegrityError(f"cannot read sealed document {path}: {exc.strerror}") from None
-    return loads(data, format, outside)
+    return loads(data, format, outside, exact)

@@ -232,3 +232,36 @@ class write:
             except (MindosError, sqlite3.Error):
                 pass
         return False
+
+
+def connect_readonly(home):
+    """Open ``home``'s database read-only, for inspection that must never mutate it.
+
+    No schema build or migration, no WAL checkpoint on close: the database file stays
+    byte-identical.  When no ``-wal`` file exists (no connection is open, every commit is
+    in the main file) the file is opened ``immutable`` so not even the ``-wal``/``-shm``
+    side files are created; otherwise ``mode=ro`` reads through the live WAL.  Raises
+    NotFound when the home has no database.
+    """
+    from mindos.errors import NotFound  # lazy: only inspectors need it
+
+    path = database_path(home)
+    if not os.path.isfile(path):
+        raise NotFound(f"no MindOS database at {path}")
+    try:
+        flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+                               isolation_level=None, factory=Connection)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise IntegrityError(f"cannot open database {path} read-only: {exc}") from None
+    conn.home = home
+    conn.path = path
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _uri_path(path):
+    from urllib.parse import quote  # lazy: only read-only opens build URIs
+
+    return quote(os.path.abspath(path))

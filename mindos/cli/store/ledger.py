@@ -25,12 +25,20 @@ def cmd_events(conn, args):
 
 def add_verify_chain(sub):
     p = make_parser(sub, "verify-chain",
-                    "autopilot.py verify-chain")
+                    "autopilot.py verify-chain --checkpoint backups/checkpoint-20260821T090000Z-42.json")
+    p.add_argument("--checkpoint", metavar="FILE",
+                   help="also check the chain against this sealed checkpoint (truncation detection)")
     p.set_defaults(handler=cmd_verify_chain)
 
 
 def cmd_verify_chain(conn, args):
     report = ledger.verify_chain(conn)
+    if args.checkpoint:
+        from mindos.recovery import checkpoint  # lazy: only checkpoint pins pay for it
+
+        pinned = checkpoint.check(conn, args.checkpoint)
+        report["checkpoint"] = {key: pinned[key] for key in ("path", "checkpoint", "live", "problems", "ok")}
+        report["ok"] = report["ok"] and pinned["ok"]
     return report, (0 if report["ok"] else 1)
 
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Benchmark the recovery commands on a large home: doctor, snapshot, snapshot-restore.
+
+The issue's target home holds 100k tasks, 500k audit events and 50k notes: tasks and notes
+are seeded by bench.py's seeders (each row with the audit event its command writes), and
+the ledger is topped up with heartbeat events to the event total, so the chain verifies.
+Each command runs as its own process (``python3 ops.py ...``), the way an operator runs it,
+and is timed by wall clock:
+
+  * ``doctor`` on the seeded home (read-only; also checked to leave state.db byte-identical),
+  * ``snapshot --out`` of it and ``snapshot-check`` of the file,
+  * ``snapshot-restore`` into a fresh home, and ``snapshot-restore --force`` over the
+    seeded home itself (the two restore situations),
+  * ``doctor`` on the restored home (which must be clean).
+
+Targets from the issue: doctor < 15 s, snapshot and restore < 30 s each.
+
+Quick run:  python3 bench/bench_recovery.py --tasks 2000 --events 10000 --notes 1000
+Full run:   python3 bench/bench_recovery.py          (100k / 500k / 50k; seeding takes minutes)
+Results go to stdout (JSON) and bench/results/recovery-<time>.json (gitignored).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import bench  # noqa: E402  (the seeders)
+from mindos.store import db  # noqa: E402
+
+OPS = os.path.join(ROOT, "ops.py")
+TARGETS = {"doctor": 15.0, "snapshot": 30.0, "snapshot_restore_fresh": 30.0, "snapshot_restore_force": 30.0}
+
+
+def seed(home, tasks, events, notes):
+    """Seed ``home``; return counts and the seconds it took."""
+    started = time.perf_counter()
+    info = bench.seed_tasks(home, tasks)
+    bench.seed_memory(info, notes, 0)
+    conn = db.connect(home)
+    have = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+    conn.close()
+    if events > have:
+        bench.seed_ledger(home, events - have)
+    conn = db.connect(home)
+    counts = {name: conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+              for name in ("tasks", "audit_events", "notes", "dependencies")}
+    conn.close()
+    return counts, time.perf_counter() - started
+
+
+def timed(argv, home):
+    env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
+    env.pop("MINDOS_NOW", None)
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, OPS, *argv], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if proc.returncode not in (0, 1) or proc.stderr:
+        raise SystemExit(f"ops.py {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return seconds, json.loads(proc.stdout), proc.returncode
+
+
+def file_digest(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=100000)
+    parser.add_argument("--events", type=int, default=500000)
+    parser.add_argument("--notes", type=int, default=50000)
+    parser.add_argument("--workdir", help="where to build the homes (default: a temp dir, removed afterwards)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time against <workdir>/seeded as it is (seeded by an earlier run) instead of seeding")
+    args = parser.parse_args(argv)
+    workdir = args.workdir or tempfile.mkdtemp(prefix="mindos-bench-recovery-")
+    os.makedirs(workdir, exist_ok=True)
+    home, fresh = os.path.join(workdir, "seeded"), os.path.join(workdir, "fresh")
+    result = {"sizes": {"tasks": args.tasks, "events": args.events, "notes": args.notes}, "timings": {}}
+    try:
+        if args.reuse and os.path.exists(os.path.join(home, "state.db")):
+            conn = db.connect(home)
+            counts = {name: conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+                      for name in ("tasks", "audit_events", "notes", "dependencies")}
+            conn.close()
+            result["seeded"], result["seed_seconds"] = counts, None
+            result["sizes"] = {"tasks": counts["tasks"], "events": counts["audit_events"], "notes": counts["notes"]}
+        else:
+            counts, seconds = seed(home, args.tasks, args.events, args.notes)
+            result["seeded"], result["seed_seconds"] = counts, round(seconds, 1)
+        shutil.rmtree(fresh, ignore_errors=True)
+        db_file = os.path.join(home, "state.db")
+        before = file_digest(db_file)
+        t, report, rc = timed(["doctor"], home)
+        result["timings"]["doctor"] = round(t, 2)
+        result["doctor_ok"] = report["ok"]
+        result["doctor_left_db_identical"] = file_digest(db_file) == before
+        snap = os.path.join(workdir, "snapshot.json")
+        t, made, _ = timed(["snapshot", "--out", snap], home)
+        result["timings"]["snapshot"] = round(t, 2)
+        result["snapshot_bytes"] = os.path.getsize(snap)
+        t, _, _ = timed(["snapshot-check", snap], home)
+        result["timings"]["snapshot_check"] = round(t, 2)
+        t, restored, _ = timed(["snapshot-restore", snap], fresh)
+        result["timings"]["snapshot_restore_fresh"] = round(t, 2)
+        t, _, _ = timed(["snapshot-restore", snap, "--force"], home)
+        result["timings"]["snapshot_restore_force"] = round(t, 2)
+        t, report, _ = timed(["doctor"], fresh)
+        result["timings"]["doctor_restored"] = round(t, 2)
+        result["restored_doctor_ok"] = report["ok"]
+        result["restored_counts"] = report["counts"]
+        result["within_targets"] = {k: result["timings"][k] < v for k, v in TARGETS.items()}
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(result, indent=2, sort_keys=True))
+    out_dir = os.path.join(ROOT, "bench", "results")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, f"recovery-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w") as handle:
+        json.dump(result, handle, indent=2, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

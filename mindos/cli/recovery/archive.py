@@ -1,0 +1,44 @@
+"""Archival: archive, archive-check, archive-restore."""
+
+from mindos.cli import flags, make_parser
+from mindos.recovery import archive
+
+
+def add_archive(sub):
+    p = make_parser(sub, "archive", 'ops.py archive --before "2026-09-01T00:00:00Z" --dry-run')
+    p.add_argument("--before", required=True, help="archive terminal tasks last updated at or before this instant")
+    flags.dry_run(p, "report the candidate ids and per-table counts; write and delete nothing")
+    p.add_argument("--out", help="file to write (default <home>/backups/archive-<time>.json)")
+    p.set_defaults(handler=cmd_archive)
+
+
+def cmd_archive(conn, args):
+    return archive.archive(conn, args.before, dry_run=args.dry_run, out=args.out)
+
+
+def add_archive_check(sub):
+    p = make_parser(sub, "archive-check", "ops.py archive-check backups/archive-20260901T000000Z.json")
+    p.add_argument("file", help="the archive file")
+    p.set_defaults(handler=cmd_archive_check, needs_db=False)
+
+
+def cmd_archive_check(conn, args):
+    return archive.check(args.file)
+
+
+def add_archive_restore(sub):
+    p = make_parser(sub, "archive-restore", "ops.py archive-restore backups/archive-20260901T000000Z.json --force")
+    p.add_argument("file", help="the archive file (verified before anything is touched)")
+    p.add_argument("--force", action="store_true", help="replace tasks whose ids already exist")
+    p.set_defaults(handler=cmd_archive_restore)
+
+
+def cmd_archive_restore(conn, args):
+    return archive.restore(conn, args.file, force=args.force)
+
+
+COMMANDS = {
+    "archive": add_archive,
+    "archive-check": add_archive_check,
+    "archive-restore": add_archive_restore,
+}

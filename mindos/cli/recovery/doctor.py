@@ -1,0 +1,19 @@
+"""Health commands: doctor."""
+
+from mindos.cli import make_parser
+from mindos.recovery import doctor
+
+
+def add_doctor(sub):
+    p = make_parser(sub, "doctor", "ops.py doctor")
+    p.set_defaults(handler=cmd_doctor, needs_db=False)
+
+
+def cmd_doctor(conn, args):
+    report = doctor.run()
+    return report, (0 if report["ok"] else 1)
+
+
+COMMANDS = {
+    "doctor": add_doctor,
+}

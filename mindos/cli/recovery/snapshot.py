@@ -1,0 +1,42 @@
+"""Snapshots: snapshot, snapshot-check, snapshot-restore."""
+
+from mindos.cli import make_parser
+from mindos.recovery import snapshot
+
+
+def add_snapshot(sub):
+    p = make_parser(sub, "snapshot", "ops.py snapshot --out /backups/mindos-snapshot.json")
+    p.add_argument("--out", help="file to write (default <home>/backups/snapshot-<time>.json)")
+    p.set_defaults(handler=cmd_snapshot)
+
+
+def cmd_snapshot(conn, args):
+    return snapshot.create(conn, out=args.out)
+
+
+def add_snapshot_check(sub):
+    p = make_parser(sub, "snapshot-check", "ops.py snapshot-check backups/snapshot-20260821T090000Z.json")
+    p.add_argument("file", help="the snapshot file")
+    p.set_defaults(handler=cmd_snapshot_check, needs_db=False)
+
+
+def cmd_snapshot_check(conn, args):
+    return snapshot.check(args.file)
+
+
+def add_snapshot_restore(sub):
+    p = make_parser(sub, "snapshot-restore", "ops.py snapshot-restore backups/snapshot-20260821T090000Z.json --force")
+    p.add_argument("file", help="the snapshot file (verified before anything is touched)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty database")
+    p.set_defaults(handler=cmd_snapshot_restore)
+
+
+def cmd_snapshot_restore(conn, args):
+    return snapshot.restore(conn, args.file, force=args.force)
+
+
+COMMANDS = {
+    "snapshot": add_snapshot,
+    "snapshot-check": add_snapshot_check,
+    "snapshot-restore": add_snapshot_restore,
+}

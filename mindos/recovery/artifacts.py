@@ -1,0 +1,127 @@
+"""The recovery artifacts' common shape: fully sealed, byte-exact, written 0600.
+
+Snapshots, archives, checkpoints and work orders are sealed documents
+(:mod:`mindos.core.seal`) with *every* field inside the seal, ``created_at`` included, and
+are read back byte-exact (``seal.read(..., exact=True)``): any single changed byte of the
+file is refused, whether it changes a value, a timestamp or only whitespace.  Content
+identity that must not depend on when a document was written (a re-exported work order)
+is :func:`content_digest`.
+
+Receipt files travel inside artifacts as ``{"sha256", "text"}`` under their home-relative
+path; :func:`receipt_target` is the one place that turns such a path into a file name and
+refuses anything outside ``<home>/receipts/``.
+"""
+
+import os
+import re
+
+from mindos.core import canonical, clock, seal
+from mindos.errors import IntegrityError, Refused
+from mindos.store import db
+
+OUTSIDE = ()
+_RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
+
+
+def seal_doc(format, body):
+    """``body`` sealed as ``format`` with every field inside the seal."""
+    return seal.seal(format, body, outside=OUTSIDE)
+
+
+def seal_write(path, format, body):
+    """Seal ``body`` as ``format`` and write it atomically (0600) in one serialization pass;
+    return ``(doc, file sha256)``."""
+    from mindos.core.atomic import atomic_write  # lazy: only writers need it
+
+    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE)
+    try:
+        return doc, atomic_write(path, data)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write(path, doc):
+    """Write a sealed artifact atomically (mode 0600); return the file's SHA-256."""
+    try:
+        return seal.write(path, doc)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+
+
+def atomic_write_bytes(path, data):
+    """Write a (receipt) file atomically with mode 0600; return its SHA-256."""
+    from mindos.core.atomic import atomic_write  # lazy: only restores write receipt files
+
+    try:
+        return atomic_write(path, data)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+
+
+def read(path, format):
+    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError."""
+    if not os.path.isfile(path):
+        raise IntegrityError(f"no such file: {path}")
+    try:
+        return seal.read(path, format, outside=OUTSIDE, exact=True)
+    except IntegrityError as exc:
+        raise IntegrityError(f"{path}: {exc}") from None
+
+
+def content_digest(doc, leave_out=("created_at",)):
+    """SHA-256 of a document's content without its seal and ``leave_out`` fields."""
+    return canonical.digest({k: v for k, v in doc.items() if k != seal.SEAL_KEY and k not in leave_out})
+
+
+def backups_dir(home):
+    """Where artifacts go by default: ``<home>/backups/``."""
+    return os.path.join(home, "backups")
+
+
+def default_path(home, kind, suffix=""):
+    """A new, unused ``<home>/backups/<kind>-<UTC stamp>[-suffix].json`` path."""
+    stamp = clock.now_iso().replace("-", "").replace(":", "")
+    base = os.path.join(backups_dir(home), f"{kind}-{stamp}" + (f"-{suffix}" if suffix else ""))
+    path, n = base + ".json", 1
+    while os.path.exists(path):
+        n += 1
+        path = f"{base}-{n}.json"
+    return path
+
+
+def receipt_target(home, stored_path):
+    """The file a receipt row's stored path names, refusing any path outside ``<home>/receipts/``."""
+    if not isinstance(stored_path, str) or not _RECEIPT_PATH.fullmatch(stored_path):
+        raise Refused(f"refused receipt path {str(stored_path)[:80]!r}: outside the home's receipts directory")
+    return os.path.join(db.receipts_dir(home), stored_path.split("/", 1)[1])
+
+
+def receipt_files(home, paths):
+    """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``."""
+    carried = {}
+    for stored in sorted(set(paths)):
+        try:
+            target = receipt_target(home, stored)
+            with open(target, "rb") as handle:
+                data = handle.read()
+            text = data.decode("utf-8")
+        except (Refused, OSError, UnicodeDecodeError):
+            continue
+        carried[stored] = {"sha256": canonical.sha256_hex(data), "text": text}
+    return carried
+
+
+def check_receipt_files(home, carried):
+    """Validate carried receipt files (paths confined, hashes true); return ``{stored: (target, bytes)}``."""
+    if not isinstance(carried, dict):
+        raise IntegrityError("receipt_files is not an object")
+    checked = {}
+    for stored, entry in carried.items():
+        target = receipt_target(home, stored)
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            raise IntegrityError(f"receipt file {stored} is malformed")
+        data = entry["text"].encode("utf-8")
+        if canonical.sha256_hex(data) != entry.get("sha256"):
+            raise IntegrityError(f"receipt file {stored} does not match its sha256")
+        checked[stored] = (target, data)
+    return checked

@@ -1,0 +1,230 @@
+"""The doctor: one read-only consistency sweep over a home, naming every problem.
+
+Design decisions
+  * **Never mutates.**  The database is opened read-only (``mode=ro``: no migration, no
+    WAL checkpoint on close) and receipt files are only read, so the database file and
+    every receipt stay byte-identical.  A home on an older or newer schema is reported,
+    not upgraded.
+  * **Problems carry their kind and ids** (``{"kind": "orphan_note", "note_id": 7, ...}``)
+    so an operator or the nanny can act on each; ``ok`` is true when there are none.
+  * **Notes are not problems**: facts worth knowing that need no repair (an empty memory
+    store, dependency edges naming tasks that do not exist yet, which the graph keeps on
+    purpose, and the complete receipt files a killed writer leaves without a row, which
+    ``receipts-sweep`` adopts or quarantines).
+  * **Generic where other domains grow**: foreign keys are checked on every table through
+    ``PRAGMA foreign_key_check``; the facts and memories checks run when those tables
+    exist; every FTS index of the registry is compared through ``fts5vocab``.
+"""
+
+import os
+
+from mindos.core import clock
+from mindos.core.canonical import sha256_hex
+from mindos.recovery import checkpoint, replication, tables
+from mindos.store import db, fts, ledger
+
+LIMIT = 100  # problems listed per kind; the counts stay exact
+
+_NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
+                  "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
+_TERMINAL = ("completed", "failed", "cancelled")
+
+
+class _Report:
+    def __init__(self):
+        self.problems, self.by_kind = [], {}
+
+    def add(self, kind, **fields):
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        if self.by_kind[kind] <= LIMIT:
+            self.problems.append({"kind": kind, **fields})
+
+
+def run(home=None):
+    """Sweep ``home`` (default: the home in force); return the report.
+
+    ``{"ok", "home", "problems", "problems_by_kind", "notes", "checks", "counts"}``.
+    Raises NotFound when the home has no database.
+    """
+    if home is None:
+        from mindos.core.home import home_dir  # lazy: explicit homes never resolve
+
+        home = home_dir()
+    home = os.path.abspath(home)
+    conn = db.connect_readonly(home)
+    try:
+        return sweep(conn)
+    finally:
+        conn.close()
+
+
+def sweep(conn):
+    """The doctor's checks over an open (read-only or not) connection; reads only."""
+    report, notes, checks = _Report(), {}, []
+    existing = set(tables.data_tables(conn))
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    checks.append("schema_version")
+    if version != db.latest_version():
+        report.add("schema_version_mismatch", version=version, expected=db.latest_version())
+    checks.append("integrity")
+    for (line,) in conn.execute("PRAGMA main.quick_check(20)"):
+        if line != "ok":
+            report.add("database_integrity", detail=str(line)[:200])
+    counts = {name: tables.row_count(conn, name)
+              for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing}
+    now = clock.now_iso()
+    checks.append("foreign_keys")
+    _foreign_keys(conn, report, existing)
+    if "dependencies" in existing and "tasks" in existing:
+        missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
+                               " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
+        notes["dependencies_on_missing_tasks"] = missing
+    if "receipts" in existing:
+        checks.append("receipts")
+        _receipts(conn, report, notes)
+    checks.append("audit_chain")
+    if "audit_events" in existing:
+        chain = ledger.verify_chain(conn)
+        for problem in chain["problems"]:
+            report.add(problem["kind"], **{k: v for k, v in problem.items() if k != "kind"})
+    if "tasks" in existing:
+        checks.append("leases")
+        _leases(conn, report, now)
+    for table in ("notes", "handoffs"):
+        if table in existing:
+            checks.append(f"{table}_integrity")
+            _supersession(conn, report, table)
+    if "handoffs" in existing:
+        for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL"
+                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id"):
+            report.add("multiple_live_handoffs", task_id=row[0], live=row[1])
+    checks.append("checkpoints")
+    for problem in checkpoint.sweep(conn):
+        report.add(problem.pop("kind"), **problem)
+    if "facts" in existing and "task_id" in tables.columns(conn, "facts") and "tasks" in existing:
+        checks.append("fact_references")
+        key = "id" if "id" in tables.columns(conn, "facts") else "rowid"
+        for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
+                                " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
+                                f" ORDER BY f.{key}"):
+            report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
+    checks.append("memory_store")
+    if "memories" in existing:
+        total = tables.row_count(conn, "memories")
+        notes["memory_store"] = {"status": "empty" if total == 0 else "ok", "memories": total}
+    else:
+        notes["memory_store"] = {"status": "absent", "memories": 0}
+    checks.append("fts_drift")
+    for name in fts.INDEXES:
+        if not fts.has(conn, name):
+            continue
+        found = fts.drift(conn, name)
+        if not found["ok"]:
+            report.add("fts_index_drift", index=name, method=found["method"], indexed=found["indexed"],
+                       source=found["source"], missing=found["missing"], missing_total=found["missing_total"],
+                       stale=found["stale"], stale_total=found["stale_total"])
+    lag = replication.status(conn.home)
+    if lag is not None:
+        checks.append("replication")
+        notes["replication"] = lag
+    return {"ok": not report.by_kind, "home": conn.home, "problems": report.problems,
+            "problems_by_kind": dict(sorted(report.by_kind.items())), "notes": notes, "checks": checks,
+            "counts": counts}
+
+
+def _foreign_keys(conn, report, existing):
+    """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest."""
+    seen = set()
+    for row in conn.execute("PRAGMA main.foreign_key_check"):
+        table, rowid, parent = row[0], row[1], row[2]
+        if table in seen and table in _NAMED_ORPHANS:
+            continue
+        if table not in _NAMED_ORPHANS:
+            report.add("foreign_key_violation", table=table, rowid=rowid, parent=parent)
+            continue
+        seen.add(table)
+    if "tasks" not in existing:
+        return
+    queries = {
+        "dependencies": ("SELECT task_id, depends_on FROM dependencies d WHERE NOT EXISTS"
+                         " (SELECT 1 FROM tasks t WHERE t.id = d.task_id) ORDER BY task_id, depends_on",
+                         ("task_id", "depends_on")),
+        "notes": ("SELECT id, task_id FROM notes n WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = n.task_id)"
+                  " ORDER BY id", ("note_id", "task_id")),
+        "handoffs": ("SELECT id, task_id FROM handoffs h WHERE NOT EXISTS"
+                     " (SELECT 1 FROM tasks t WHERE t.id = h.task_id) ORDER BY id", ("handoff_id", "task_id")),
+        "receipts": ("SELECT id, task_id FROM receipts r WHERE NOT EXISTS"
+                     " (SELECT 1 FROM tasks t WHERE t.id = r.task_id) ORDER BY id", ("receipt_id", "task_id")),
+        "heartbeats": ("SELECT task_id, owner FROM heartbeats b WHERE NOT EXISTS"
+                       " (SELECT 1 FROM tasks t WHERE t.id = b.task_id) ORDER BY task_id", ("task_id", "owner")),
+    }
+    for table in sorted(seen):
+        if table not in existing:
+            continue
+        sql, names = queries[table]
+        for row in conn.execute(sql):
+            report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
+
+
+def _receipts(conn, report, notes):
+    home = conn.home
+    receipts_dir = db.receipts_dir(home)
+    indexed = set()
+    for row in conn.execute("SELECT id, task_id, path, file_hash FROM receipts ORDER BY id"):
+        indexed.add(row[0])
+        stored = row[2] or ""
+        path = stored if os.path.isabs(stored) else os.path.join(home, stored)
+        real = os.path.realpath(path)
+        if not (real == os.path.realpath(receipts_dir) or real.startswith(os.path.realpath(receipts_dir) + os.sep)):
+            report.add("receipt_path_outside_home", receipt_id=row[0], task_id=row[1])
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            report.add("receipt_file_missing", receipt_id=row[0], task_id=row[1], path=stored)
+            continue
+        if row[3] and sha256_hex(data) != row[3]:
+            report.add("receipt_file_hash_mismatch", receipt_id=row[0], task_id=row[1], path=stored)
+    unindexed, temp = orphan_files(home, indexed)
+    notes["receipt_files_unindexed"] = len(unindexed) + len(temp)
+    if unindexed or temp:
+        notes["receipt_files_unindexed_ids"] = unindexed[:LIMIT]
+        notes["receipt_temp_files"] = temp[:LIMIT]
+        notes["receipt_files_hint"] = "run receipts-sweep to adopt or quarantine them"
+
+
+def orphan_files(home, indexed):
+    """``(receipt ids of files no row indexes, leftover temp file names)`` under receipts/."""
+    try:
+        names = sorted(os.listdir(db.receipts_dir(home)))
+    except OSError:
+        return [], []
+    temp = [name for name in names if name.startswith(".") and name.endswith(".tmp")]
+    ids = [name[:-5] for name in names if name.endswith(".json") and not name.startswith(".")]
+    return [i for i in ids if i not in indexed], temp
+
+
+def _leases(conn, report, now):
+    terminal = ", ".join(f"'{s}'" for s in _TERMINAL)
+    for row in conn.execute(
+            "SELECT id, status, lease_owner, lease_expires_at FROM tasks WHERE lease_owner <> ''"
+            f" AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND status NOT IN ({terminal}) ORDER BY id",
+            (now,)):
+        report.add("stale_lease", task_id=row[0], status=row[1], lease_owner=row[2], lease_expires_at=row[3])
+    for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND status IN"
+                            f" ({terminal}) ORDER BY id"):
+        report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
+
+
+def _supersession(conn, report, table):
+    """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
+    point back."""
+    kind = "note_id" if table == "notes" else "handoff_id"
+    for row in conn.execute(
+            f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
+            f" WHERE (a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
+            f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes))"
+            " ORDER BY a.id"):
+        report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
+

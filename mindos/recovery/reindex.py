@@ -1,0 +1,46 @@
+"""``fts-rebuild``: find and repair drift in every full-text index.
+
+Each index of the registry (:data:`mindos.store.fts.INDEXES`) present in the database is
+compared with its content table through ``fts5vocab`` (:func:`mindos.store.fts.drift`);
+a drifted index is rebuilt from its content table in one write transaction, re-checked,
+and the repair is audited (``fts_rebuilt``).  ``dry_run`` only reports the drift found.
+"""
+
+from mindos.store import db, fts, ledger
+
+
+def _brief(found):
+    return {key: found[key] for key in ("method", "indexed", "source", "missing", "missing_total", "stale",
+                                        "stale_total", "ok")}
+
+
+def rebuild(conn, *, dry_run=False):
+    """Report drift per index and, unless ``dry_run``, rebuild each drifted one.
+
+    Returns ``{"dry_run", "indexes": [{"index", "drift", "rebuilt", "after"}],
+    "drift_found": [names], "fixed": [names], "would_fix": [names]}``.
+    """
+    report = {"dry_run": bool(dry_run), "indexes": [], "drift_found": [], "fixed": [], "would_fix": []}
+    present = [name for name in fts.INDEXES if fts.has(conn, name)]
+    found = {name: fts.drift(conn, name) for name in present}
+    drifted = [name for name in present if not found[name]["ok"]]
+    report["drift_found"] = drifted
+    if dry_run or not drifted:
+        report["would_fix"] = list(drifted) if dry_run else []
+        report["indexes"] = [{"index": name, "drift": _brief(found[name]), "rebuilt": False} for name in present]
+        return report
+    with db.write(conn):
+        for name in drifted:
+            fts.rebuild(conn, name)
+        ledger.append_event(conn, "fts", "fts-rebuild", "fts_rebuilt", {
+            "indexes": drifted,
+            "missing": {name: found[name]["missing_total"] for name in drifted},
+            "stale": {name: found[name]["stale_total"] for name in drifted}})
+    for name in present:
+        entry = {"index": name, "drift": _brief(found[name]), "rebuilt": name in drifted}
+        if name in drifted:
+            entry["after"] = _brief(fts.drift(conn, name))
+            if entry["after"]["ok"]:
+                report["fixed"].append(name)
+        report["indexes"].append(entry)
+    return report

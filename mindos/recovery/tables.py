@@ -1,0 +1,228 @@
+"""Every table, generically: enumerate, dump and reload rows without a hard-coded list.
+
+Snapshots, restores, archives and work orders must carry tables other domains add later
+(memories, facts, mood-poller state ...) without being edited, so the data tables are read
+from ``sqlite_master`` and their foreign keys from ``PRAGMA foreign_key_list``.
+
+Design decisions
+  * **Data tables** are ordinary tables; FTS5 virtual tables and their shadow tables are
+    derived (rebuilt from their content tables), and ``sqlite_sequence`` is carried
+    separately so AUTOINCREMENT counters survive a round trip.
+  * **Rows travel as lists** under a ``columns`` header, in the table's natural scan
+    order (rowid or primary key), so a dump is deterministic.  BLOBs become
+    ``{"$b64": ...}``; text, integers, reals and NULL are JSON as they are.
+  * **Reloading drops the triggers for the duration** (in the same transaction) and
+    rebuilds every external-content FTS index afterwards: trigger-maintained tables (the
+    tag index) are restored from the dump itself, exactly, instead of being regenerated
+    and then duplicated.
+"""
+
+import base64
+import re
+import sqlite3
+
+_SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
+
+
+def _quote(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def virtual_tables(conn):
+    """``{name: create sql}`` of the virtual tables (FTS indexes) of the main schema."""
+    return {row[0]: row[1] for row in conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'")}
+
+
+def _regular_fts(conn):
+    """FTS5 tables that store their own text (no ``content=`` option): data, not derived."""
+    return {name for name, sql in virtual_tables(conn).items()
+            if re.search(r"using\s+fts5", sql or "", re.I) and not re.search(r"content\s*=", sql or "", re.I)}
+
+
+def data_tables(conn):
+    """Names of the tables holding data, sorted: ordinary tables plus FTS5 tables that store
+    their own text (no external-content FTS, shadow or sqlite_ tables)."""
+    virtual = virtual_tables(conn)
+    regular = _regular_fts(conn)
+    names = []
+    for (name,) in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name"):
+        if name in regular:
+            names.append(name)
+            continue
+        if name.startswith("sqlite_") or name in virtual:
+            continue
+        if any(name.startswith(v + "_") and name[len(v):] in _SHADOW_SUFFIXES for v in virtual):
+            continue
+        names.append(name)
+    return names
+
+
+def fts_indexes(conn):
+    """Names of the external-content FTS5 indexes (rebuildable from their content tables)."""
+    return sorted(name for name, sql in virtual_tables(conn).items()
+                  if re.search(r"using\s+fts5", sql or "", re.I) and re.search(r"content\s*=", sql or "", re.I))
+
+
+def columns(conn, table):
+    """The table's column names in declaration order (``rowid`` first for a self-contained
+    FTS5 table, whose rowids other rows may point at)."""
+    names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})")]
+    if table in _regular_fts(conn):
+        names.insert(0, "rowid")
+    return names
+
+
+def foreign_keys(conn, table):
+    """``[(parent table, child column, parent column)]`` of ``table``'s foreign keys."""
+    return [(row[2], row[3], row[4]) for row in conn.execute(f"PRAGMA main.foreign_key_list({_quote(table)})")]
+
+
+def parents_first(conn, names):
+    """``names`` ordered so every table comes after the tables its foreign keys point at."""
+    pending = {name: {parent for parent, _, _ in foreign_keys(conn, name) if parent in names and parent != name}
+               for name in names}
+    ordered = []
+    while pending:
+        ready = sorted(name for name, parents in pending.items() if not parents & set(pending))
+        if not ready:  # a cycle: keep the rest in name order (foreign keys are deferred anyway)
+            ready = sorted(pending)
+        for name in ready:
+            ordered.append(name)
+            del pending[name]
+    return ordered
+
+
+def children_of(conn, parent, column="id"):
+    """``{table: child column}`` of every table with a foreign key to ``parent(column)``."""
+    found = {}
+    for name in data_tables(conn):
+        for table, child, target in foreign_keys(conn, name):
+            if table == parent and (target or column) == column and name != parent:
+                found[name] = child
+    return found
+
+
+def encode(value):
+    """A column value as JSON (BLOBs as ``{"$b64": ...}``)."""
+    if isinstance(value, bytes):
+        return {"$b64": base64.b64encode(value).decode("ascii")}
+    return value
+
+
+def decode(value):
+    """The inverse of :func:`encode`."""
+    if isinstance(value, dict):
+        return base64.b64decode(value["$b64"].encode("ascii"), validate=True)
+    return value
+
+
+def _encode_row(row):
+    return [encode(v) if isinstance(v, bytes) else v for v in row]
+
+
+def _decode_row(row):
+    return [decode(v) if isinstance(v, dict) else v for v in row]
+
+
+def dump(conn, table, where="", params=()):
+    """``{"columns", "rows"}`` of ``table`` (optionally filtered by a ``where`` SQL fragment).
+
+    Rows are plain tuples (JSON arrays) unless the table holds BLOBs, which one scan in
+    SQL finds, so the common case pays no per-value Python work.
+    """
+    names = columns(conn, table)
+    select = ", ".join(_quote(c) for c in names)
+    sql = f"SELECT {select} FROM main.{_quote(table)}" + (f" WHERE {where}" if where else "")
+    blob = " OR ".join(f"typeof({_quote(c)}) = 'blob'" for c in names)
+    has_blob = conn.execute(f"SELECT 1 FROM main.{_quote(table)} WHERE ({blob})"
+                            + (f" AND ({where})" if where else "") + " LIMIT 1", params).fetchone()
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(sql, params).fetchall()
+    return {"columns": names, "rows": [_encode_row(row) for row in rows] if has_blob else rows}
+
+
+def dump_all(conn):
+    """Every data table (and ``sqlite_sequence`` when present); read inside one snapshot."""
+    tables = {name: dump(conn, name) for name in data_tables(conn)}
+    sequence = None
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        sequence = [[row[0], row[1]] for row in conn.execute("SELECT name, seq FROM main.sqlite_sequence ORDER BY name")]
+    return tables, sequence
+
+
+def insert(conn, table, block, *, verb="INSERT"):
+    """Insert a dumped ``block`` into ``table``; return the number of rows inserted."""
+    names = block["columns"]
+    marks = ", ".join("?" for _ in names)
+    sql = f"{verb} INTO main.{_quote(table)}({', '.join(_quote(c) for c in names)}) VALUES ({marks})"
+    before = conn.total_changes
+    # fast path: no BLOB placeholders, so rows bind as they are; a savepoint undoes a
+    # partial pass when one does turn up and the rows are bound decoded instead
+    conn.execute("SAVEPOINT mindos_insert")
+    try:
+        conn.executemany(sql, block["rows"])
+    except (sqlite3.InterfaceError, sqlite3.ProgrammingError):
+        conn.execute("ROLLBACK TO mindos_insert")
+        conn.executemany(sql, (_decode_row(row) for row in block["rows"]))
+    except BaseException:
+        conn.execute("ROLLBACK TO mindos_insert")
+        conn.execute("RELEASE mindos_insert")
+        raise
+    conn.execute("RELEASE mindos_insert")
+    return conn.total_changes - before
+
+
+def row_count(conn, table):
+    """Rows in ``table``."""
+    return conn.execute(f"SELECT count(*) FROM main.{_quote(table)}").fetchone()[0]
+
+
+def replace_all(conn, tables, sequence=None):
+    """Replace every data table's rows with ``tables`` inside the caller's write transaction.
+
+    Triggers are dropped and recreated around the reload (DDL is transactional), every
+    FTS index is rebuilt from its content table, and foreign keys are checked before the
+    caller commits.  Returns ``{table: rows loaded}``.
+    """
+    if not conn.in_transaction:
+        raise RuntimeError("replace_all needs an open write transaction (use mindos.store.db.write)")
+    conn.execute("PRAGMA defer_foreign_keys=ON")
+    triggers = [(name, sql) for name, sql in conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'trigger' ORDER BY rowid")]
+    for name, _ in triggers:
+        conn.execute(f"DROP TRIGGER main.{_quote(name)}")
+    # explicit indexes are rebuilt once after the load (a sorted build) instead of being
+    # maintained row by row; unique ones re-validate their rows when recreated
+    indexes = [(name, sql) for name, sql in conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")]
+    for name, _ in indexes:
+        conn.execute(f"DROP INDEX main.{_quote(name)}")
+    order = parents_first(conn, data_tables(conn))
+    for name in reversed(order):
+        conn.execute(f"DELETE FROM main.{_quote(name)}")
+    loaded = {}
+    for name in order:
+        loaded[name] = insert(conn, name, tables[name]) if name in tables else 0
+    if sequence is not None and conn.execute(
+            "SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        conn.execute("DELETE FROM main.sqlite_sequence")
+        conn.executemany("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", sequence)
+    for _, sql in indexes:
+        conn.execute(sql)
+    for _, sql in triggers:
+        conn.execute(sql)
+    for index in fts_indexes(conn):
+        conn.execute(f"INSERT INTO main.{_quote(index)}({_quote(index)}) VALUES ('rebuild')")
+    return loaded
+
+
+def foreign_key_problems(conn, limit=100):
+    """``[{"table", "rowid", "parent"}]`` from ``PRAGMA foreign_key_check`` (at most ``limit``)."""
+    problems = []
+    for row in conn.execute("PRAGMA main.foreign_key_check"):
+        problems.append({"table": row[0], "rowid": row[1], "parent": row[2]})
+        if len(problems) >= limit:
+            break
+    return problems

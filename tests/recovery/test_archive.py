@@ -1,0 +1,140 @@
+"""Archival: seal-then-destroy, dependency guard, append-only audit, exact restore with children."""
+
+import json
+import os
+import random
+
+import pytest
+
+from conftest import db_state
+from recovery_helpers import file_state, populate, table_rows
+from mindos.errors import IntegrityError, Refused
+from mindos.recovery import archive, artifacts, doctor
+from mindos.store import fts, ledger
+from mindos.work import lifecycle, tasks
+
+BEFORE = "2026-08-21T10:00:00Z"
+
+
+def _retire(conn):
+    populate(conn)
+    lifecycle.complete(conn, "t2", "claude", note="done too")
+
+
+def _without_audit(rows):
+    return {name: value for name, value in rows.items() if name != "audit_events"}
+
+
+def test_dry_run_previews_ids_and_counts_without_writing(conn, home, cli):
+    _retire(conn)
+    before = file_state(home)
+    rc, out, err = cli("ops", "archive", "--before", BEFORE, "--dry-run")
+    report = json.loads(out)
+    assert (rc, err) == (0, "") and report["dry_run"] is True
+    assert report["task_ids"] == ["t1", "t2", "t4"]
+    assert report["counts"]["tasks"] == 3 and report["counts"]["receipts"] == 1
+    assert report["counts"]["notes"] == 3 and report["counts"]["handoffs"] == 2
+    assert report["counts"]["audit_events"] > 0 and report["counts"]["receipt_files"] == 1
+    assert file_state(home) == before and not os.path.exists(os.path.join(str(home), "backups"))
+
+
+def test_archive_then_restore_round_trips(conn, home, cli):
+    _retire(conn)
+    rows_before = table_rows(conn)
+    events_before = rows_before["audit_events"]
+    rc, out, err = cli("ops", "archive", "--before", BEFORE)
+    made = json.loads(out)
+    assert (rc, err) == (0, "") and made["task_ids"] == ["t1", "t2", "t4"]
+    assert os.stat(made["path"]).st_mode & 0o777 == 0o600
+    assert [r[0] for r in conn.execute("SELECT id FROM tasks")] == ["t3"]
+    assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    assert os.listdir(os.path.join(str(home), "receipts")) == []
+    # append-only: every old event is still there, plus the archive event; the chain verifies
+    now_events = table_rows(conn)["audit_events"]
+    assert set(events_before) <= set(now_events) and len(now_events) == len(events_before) + 1
+    assert ledger.verify_chain(conn)["ok"] and all(fts.drift(conn, n)["ok"] for n in fts.INDEXES)
+    assert doctor.run(str(home))["ok"]
+    rc, out, err = cli("ops", "archive-check", made["path"])
+    assert (rc, err) == (0, "") and json.loads(out)["task_ids"] == ["t1", "t2", "t4"]
+    rc, out, err = cli("ops", "archive-restore", made["path"])
+    restored = json.loads(out)
+    assert (rc, err) == (0, "") and restored["restored"] == ["t1", "t2", "t4"]
+    assert restored["receipt_files_written"] == 1
+    assert _without_audit(table_rows(conn)) == _without_audit(rows_before)
+    rid, path = conn.execute("SELECT id, path FROM receipts").fetchone()
+    assert os.stat(os.path.join(str(home), path)).st_mode & 0o777 == 0o600
+    assert doctor.run(str(home))["ok"] and all(fts.drift(conn, n)["ok"] for n in fts.INDEXES)
+    actions = [r[0] for r in conn.execute("SELECT action FROM audit_events ORDER BY id DESC LIMIT 2")]
+    assert actions == ["archive_restored", "tasks_archived"]
+
+
+def test_dependency_guard_refuses_and_changes_nothing(conn, home):
+    populate(conn)  # t2 (claimed, live) depends on t1 (completed)
+    state = file_state(home)
+    with pytest.raises(Refused, match=r"live tasks still depend on archive candidates \(t2 -> t1\)"):
+        archive.archive(conn, BEFORE)
+    assert file_state(home) == state
+    assert not os.path.exists(os.path.join(str(home), "backups"))
+
+
+def test_collisions_need_force(conn, home):
+    _retire(conn)
+    made = archive.archive(conn, BEFORE)
+    archive.restore(conn, made["path"])
+    state = db_state(conn)
+    with pytest.raises(Refused, match="task ids already exist .t1, t2, t4.; pass --force"):
+        archive.restore(conn, made["path"])
+    assert db_state(conn) == state
+    tasks.update(conn, "t4", title="edited locally")
+    result = archive.restore(conn, made["path"], force=True)
+    assert result["replaced"] == ["t1", "t2", "t4"]
+    assert conn.execute("SELECT title FROM tasks WHERE id = 't4'").fetchone()[0] == "task t4 postgres pool"
+
+
+def test_facts_are_detached_and_reattached(conn, home):
+    _retire(conn)
+    conn.execute("CREATE TABLE facts (id TEXT PRIMARY KEY, task_id TEXT, subject TEXT)")
+    conn.execute("INSERT INTO facts VALUES ('f1', 't1', 'auth'), ('f2', 't3', 'db')")
+    made = archive.archive(conn, BEFORE)
+    assert made["counts"]["facts_detached"] == 1
+    assert [tuple(r) for r in conn.execute("SELECT id, task_id FROM facts ORDER BY id")] == [("f1", None), ("f2", "t3")]
+    assert doctor.run(str(home))["ok"]
+    assert archive.restore(conn, made["path"])["reattached"] == 1
+    assert conn.execute("SELECT task_id FROM facts WHERE id = 'f1'").fetchone()[0] == "t1"
+
+
+def test_single_byte_changes_are_refused_and_touch_nothing(conn, home, cli):
+    _retire(conn)
+    path = archive.archive(conn, BEFORE)["path"]
+    original = open(path, "rb").read()
+    state = db_state(conn)
+    rng = random.Random(3)
+    for i in rng.sample(range(len(original)), 400):
+        open(path, "wb").write(original[:i] + bytes([(original[i] + 1) % 256]) + original[i + 1:])
+        with pytest.raises(IntegrityError):
+            archive.load(path)
+    rc, out, err = cli("ops", "archive-restore", path)
+    assert rc == 1 and out == "" and err.count("\n") == 1
+    rc, out, err = cli("ops", "archive-check", path)
+    assert rc == 1 and out == "" and err.count("\n") == 1
+    assert db_state(conn) == state
+
+
+def test_receipt_paths_outside_the_home_are_refused(conn, home):
+    _retire(conn)
+    path = archive.archive(conn, BEFORE)["path"]
+    doc = json.load(open(path))
+    doc.pop("seal")
+    fmt = doc.pop("format")
+    (stored, entry), = doc["receipt_files"].items()
+    doc["receipt_files"] = {"receipts/../../../escape.json": entry}
+    artifacts.write(path, artifacts.seal_doc(fmt, doc))
+    state = db_state(conn)
+    with pytest.raises(Refused, match="outside the home's receipts directory"):
+        archive.restore(conn, path)
+    assert db_state(conn) == state
+
+
+def test_bad_before_is_a_usage_error(conn, cli):
+    rc, out, err = cli("ops", "archive", "--before", "yesterday")
+    assert rc == 2 and out == "" and "--before" in err and err.count("\n") == 1

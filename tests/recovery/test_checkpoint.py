@@ -1,0 +1,103 @@
+"""Checkpoints: sealed chain heads; truncation, head rewrites and shrinkage are proven, growth is normal."""
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from recovery_helpers import populate
+from mindos.errors import IntegrityError
+from mindos.recovery import checkpoint
+from mindos.work import tasks
+
+
+def _raw(home):
+    return sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+
+
+def test_checkpoint_pins_the_head_with_0600(conn, home, cli):
+    populate(conn)
+    rc, out, err = cli("ops", "checkpoint")
+    made = json.loads(out)
+    assert (rc, err) == (0, "")
+    assert made["path"].startswith(os.path.join(str(home), "backups", "checkpoint-"))
+    assert os.stat(made["path"]).st_mode & 0o777 == 0o600
+    last = conn.execute("SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    assert (made["last_event_id"], made["head_hash"]) == tuple(last)
+    doc = json.load(open(made["path"]))
+    assert doc["format"] == "autopilot-checkpoint-v1" and doc["seal"]["outside"] == []
+
+
+def test_growth_is_normal(conn, home, cli):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    tasks.create(conn, project="P", title="later", task_id="t9")
+    rc, out, _ = cli("ops", "checkpoint-check", path)
+    assert rc == 0 and json.loads(out)["ok"] is True
+    rc, out, _ = cli("autopilot", "verify-chain", "--checkpoint", path)
+    report = json.loads(out)
+    assert rc == 0 and report["ok"] and report["checkpoint"]["problems"] == []
+
+
+def test_tail_truncation_is_detected(conn, home, cli):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    r = _raw(home)
+    r.execute("DELETE FROM audit_events WHERE id >= (SELECT max(id) - 1 FROM audit_events)")
+    r.close()
+    rc, out, _ = cli("autopilot", "verify-chain")
+    assert rc == 0  # the chain alone cannot see it
+    rc, out, _ = cli("autopilot", "verify-chain", "--checkpoint", path)
+    report = json.loads(out)
+    assert rc == 1 and report["ok"] is False
+    assert [p["kind"] for p in report["checkpoint"]["problems"]] == ["chain_truncated", "events_removed_since_checkpoint"]
+    rc, out, _ = cli("ops", "checkpoint-check", path)
+    assert rc == 1
+
+
+def test_head_rewrite_is_detected(conn, home):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    r = _raw(home)
+    r.execute("UPDATE audit_events SET hash = ? WHERE id = (SELECT max(id) FROM audit_events)", ("f" * 64,))
+    r.close()
+    assert [p["kind"] for p in checkpoint.check(conn, path)["problems"]] == ["checkpoint_head_mismatch"]
+
+
+def test_rewrite_then_regrow_is_still_caught_by_count(conn, home):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    r = _raw(home)
+    r.execute("DELETE FROM audit_events WHERE id = 2")
+    r.close()
+    problems = checkpoint.check(conn, path)["problems"]
+    assert [p["kind"] for p in problems] == ["events_removed_since_checkpoint"]
+
+
+def test_every_single_byte_change_is_refused(conn, home):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    original = open(path, "rb").read()
+    for i in range(len(original)):
+        for replacement in {(original[i] + 1) % 256, ord(" ")} - {original[i]}:
+            changed = original[:i] + bytes([replacement]) + original[i + 1:]
+            with open(path, "wb") as handle:
+                handle.write(changed)
+            with pytest.raises(IntegrityError):
+                checkpoint.load(path)
+    with open(path, "wb") as handle:
+        handle.write(original)
+    checkpoint.load(path)
+
+
+def test_bad_inputs_are_one_line_refusals(conn, home, cli, tmp_path):
+    populate(conn)
+    path = checkpoint.create(conn)["path"]
+    data = open(path).read().replace('"event_count":', '"event_count": ')
+    bad = tmp_path / "bad.json"
+    bad.write_text(data)
+    for argv in (("ops", "checkpoint-check", str(tmp_path / "missing.json")), ("ops", "checkpoint-check", str(bad)),
+                 ("autopilot", "verify-chain", "--checkpoint", str(bad))):
+        rc, out, err = cli(*argv)
+        assert rc == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err

@@ -1,0 +1,198 @@
+"""ops.py doctor: every check names its problems by kind and ids, and nothing is ever changed."""
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from recovery_helpers import file_state, populate
+from mindos.core import clock
+from mindos.recovery import checkpoint, doctor
+from mindos.store import db
+
+
+def raw(home):
+    """A plain connection with foreign keys off: out-of-band surgery, as a damaged home has seen."""
+    return sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+
+
+def kinds(report):
+    return sorted({p["kind"] for p in report["problems"]})
+
+
+def test_clean_home_is_ok_and_memory_store_is_a_note(conn, home, cli):
+    populate(conn)
+    rc, out, err = cli("ops", "doctor")
+    assert (rc, err) == (0, "")
+    report = json.loads(out)
+    assert report["ok"] is True and report["problems"] == [] and report["problems_by_kind"] == {}
+    assert report["notes"]["memory_store"]["status"] in ("absent", "empty")
+    assert report["notes"]["dependencies_on_missing_tasks"] == 1
+    assert report["counts"]["tasks"] == 4
+    for check in ("audit_chain", "leases", "receipts", "checkpoints", "fts_drift", "foreign_keys"):
+        assert check in report["checks"]
+
+
+def test_empty_memory_store_is_not_a_problem(conn, home):
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, text TEXT)")
+    report = doctor.run(str(home))
+    assert report["ok"] is True and report["notes"]["memory_store"] == {"status": "empty", "memories": 0}
+
+
+def test_doctor_never_mutates_even_a_damaged_home(conn, home, cli):
+    populate(conn)
+    r = raw(home)
+    r.execute("UPDATE audit_events SET action = 'forged' WHERE id = 3")
+    r.execute("INSERT INTO notes(task_id, kind, content, created_at) VALUES ('nope', 'fact', 'x', '2026-01-01T00:00:00Z')")
+    r.close()
+    with open(os.path.join(str(home), "receipts", "r-stray.json"), "w") as handle:
+        handle.write("{}")
+    clock.advance(3600)  # t2's lease is stale now
+    before = file_state(home)
+    assert "state.db-wal" in before  # a live WAL must not be checkpointed by the doctor either
+    rc, out, _ = cli("ops", "doctor")
+    assert rc == 1
+    report = json.loads(out)
+    assert {"hash_mismatch", "orphan_note", "stale_lease"} <= set(kinds(report))
+    assert file_state(home) == before
+
+
+def test_each_problem_kind_is_named_with_its_ids(conn, home):
+    populate(conn)
+    r = raw(home)
+    r.execute("INSERT INTO notes(task_id, kind, content, created_at) VALUES ('gone', 'fact', 'x', '2026-01-01T00:00:00Z')")
+    r.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES ('gone', 't1', '2026-01-01T00:00:00Z')")
+    r.execute("INSERT INTO handoffs(task_id, payload_hash, created_at) VALUES ('gone', 'h', '2026-01-01T00:00:00Z')")
+    r.execute("INSERT INTO heartbeats(task_id, owner, at) VALUES ('gone', 'a', '2026-01-01T00:00:00Z')")
+    r.execute("INSERT INTO receipts(id, task_id, kind, path, created_at) VALUES ('r-gone', 'gone', 'k', 'receipts/r-gone.json', 'x')")
+    r.execute("UPDATE notes SET superseded_by = 999 WHERE id = (SELECT min(id) FROM notes)")
+    r.execute("UPDATE tasks SET lease_owner = 'zombie' WHERE id = 't4'")
+    r.close()
+    report = doctor.run(str(home))
+    assert report["ok"] is False
+    by = {p["kind"]: p for p in report["problems"]}
+    assert by["orphan_note"]["task_id"] == "gone"
+    assert by["orphan_dependency"] == {"kind": "orphan_dependency", "task_id": "gone", "depends_on": "t1"}
+    assert by["orphan_handoff"]["task_id"] == "gone"
+    assert by["orphan_heartbeat"]["task_id"] == "gone"
+    assert by["orphan_receipt"]["receipt_id"] == "r-gone"
+    assert by["receipt_file_missing"]["receipt_id"] == "r-gone"
+    assert by["dangling_supersession"]["superseded_by"] == 999
+    assert by["terminal_task_leased"]["task_id"] == "t4"
+
+
+def test_receipt_tampering_and_loss_are_found(conn, home):
+    populate(conn)
+    rid, path = conn.execute("SELECT id, path FROM receipts").fetchone()
+    full = os.path.join(str(home), path)
+    with open(full, "ab") as handle:
+        handle.write(b" ")
+    report = doctor.run(str(home))
+    assert [p for p in report["problems"] if p["kind"] == "receipt_file_hash_mismatch"][0]["receipt_id"] == rid
+    os.unlink(full)
+    report = doctor.run(str(home))
+    assert kinds(report) == ["receipt_file_missing"]
+
+
+def test_receipt_path_outside_the_home_is_a_problem(conn, home):
+    populate(conn)
+    r = raw(home)
+    r.execute("UPDATE receipts SET path = '../../etc/passwd'")
+    r.close()
+    assert kinds(doctor.run(str(home))) == ["receipt_path_outside_home"]
+
+
+def test_chain_breaks_are_named(conn, home):
+    populate(conn)
+    r = raw(home)
+    r.execute("DELETE FROM audit_events WHERE id = 4")
+    r.close()
+    report = doctor.run(str(home))
+    assert report["problems"] == [{"kind": "broken_link", "event_id": 5, "previous_event_id": 3}]
+
+
+def test_stale_leases_are_named(conn, home):
+    populate(conn)
+    clock.advance(3600)
+    report = doctor.run(str(home))
+    assert report["problems"] == [{"kind": "stale_lease", "task_id": "t2", "status": "claimed",
+                                   "lease_owner": "claude", "lease_expires_at": "2026-08-21T09:30:00Z"}]
+
+
+def test_live_handoff_invariant(conn, home):
+    populate(conn)
+    r = raw(home)
+    r.execute("DROP INDEX idx_handoffs_one_live")
+    r.execute("UPDATE handoffs SET superseded_by = NULL")
+    r.close()
+    assert "multiple_live_handoffs" in kinds(doctor.run(str(home)))
+
+
+def test_fts_drift_is_found_through_fts5vocab(conn, home):
+    populate(conn)
+    row = conn.execute("SELECT id, content FROM notes ORDER BY id LIMIT 1").fetchone()
+    with db.write(conn):
+        conn.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)", tuple(row))
+    report = doctor.run(str(home))
+    drift = [p for p in report["problems"] if p["kind"] == "fts_index_drift"]
+    assert drift and drift[0]["index"] == "notes_fts" and drift[0]["missing"] == [row[0]]
+
+
+def test_checkpoint_pins_are_validated(conn, home):
+    populate(conn)
+    checkpoint.create(conn)
+    assert doctor.run(str(home))["ok"] is True
+    r = raw(home)
+    r.execute("DELETE FROM audit_events WHERE id = (SELECT max(id) FROM audit_events)")
+    r.close()
+    found = kinds(doctor.run(str(home)))
+    assert "chain_truncated" in found and "events_removed_since_checkpoint" in found
+
+
+def test_a_tampered_checkpoint_file_is_a_problem(conn, home):
+    populate(conn)
+    made = checkpoint.create(conn)
+    with open(made["path"], "rb") as handle:
+        data = bytearray(handle.read())
+    data[-1:] = b" "
+    with open(made["path"], "wb") as handle:
+        handle.write(bytes(data))
+    assert kinds(doctor.run(str(home))) == ["checkpoint_invalid"]
+
+
+def test_dangling_fact_reference(conn, home):
+    populate(conn)
+    conn.execute("CREATE TABLE facts (id TEXT PRIMARY KEY, task_id TEXT)")
+    conn.execute("INSERT INTO facts VALUES ('f1', 't1'), ('f2', 'vanished'), ('f3', NULL)")
+    report = doctor.run(str(home))
+    assert report["problems"] == [{"kind": "dangling_fact_reference", "fact_id": "f2", "task_id": "vanished"}]
+
+
+def test_crash_leftovers_are_noted_not_problems(conn, home):
+    populate(conn)
+    rdir = os.path.join(str(home), "receipts")
+    with open(os.path.join(rdir, "r-orphan.json"), "w") as handle:
+        handle.write("{}")
+    with open(os.path.join(rdir, ".r-x.json.1.ab.tmp"), "w") as handle:
+        handle.write("{")
+    report = doctor.run(str(home))
+    assert report["ok"] is True
+    assert report["notes"]["receipt_files_unindexed"] == 2
+    assert report["notes"]["receipt_files_unindexed_ids"] == ["r-orphan"]
+
+
+def test_schema_skew_is_reported_not_migrated(conn, home):
+    r = raw(home)
+    r.execute("PRAGMA user_version=3")
+    r.close()
+    report = doctor.run(str(home))
+    assert kinds(report) == ["schema_version_mismatch"]
+    assert raw(home).execute("PRAGMA user_version").fetchone()[0] == 3
+
+
+def test_missing_database_is_one_line_refusal(tmp_path, monkeypatch, cli):
+    monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(tmp_path / "nowhere"))
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and out == "" and err.count("\n") == 1 and "no MindOS database" in err
+    assert not (tmp_path / "nowhere").exists()
