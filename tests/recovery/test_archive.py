@@ -93,14 +93,16 @@ def test_collisions_need_force(conn, home):
 
 def test_facts_are_detached_and_reattached(conn, home):
     _retire(conn)
-    conn.execute("CREATE TABLE facts (id TEXT PRIMARY KEY, task_id TEXT, subject TEXT)")
-    conn.execute("INSERT INTO facts VALUES ('f1', 't1', 'auth'), ('f2', 't3', 'db')")
+    from mindos.memory import facts  # the fact graph's soft task links (migration 5)
+
+    f1 = facts.assert_fact(conn, subject="auth", predicate="uses", obj="postgres", source="codex", task="t1")["id"]
+    f2 = facts.assert_fact(conn, subject="db", predicate="runs", obj="pg-16", source="codex", task="t3")["id"]
     made = archive.archive(conn, BEFORE)
     assert made["counts"]["facts_detached"] == 1
-    assert [tuple(r) for r in conn.execute("SELECT id, task_id FROM facts ORDER BY id")] == [("f1", None), ("f2", "t3")]
+    assert [tuple(r) for r in conn.execute("SELECT id, task_id FROM facts ORDER BY id")] == [(f1, None), (f2, "t3")]
     assert doctor.run(str(home))["ok"]
     assert archive.restore(conn, made["path"])["reattached"] == 1
-    assert conn.execute("SELECT task_id FROM facts WHERE id = 'f1'").fetchone()[0] == "t1"
+    assert conn.execute("SELECT task_id FROM facts WHERE id = ?", (f1,)).fetchone()[0] == "t1"
 
 
 def test_single_byte_changes_are_refused_and_touch_nothing(conn, home, cli):

@@ -35,8 +35,7 @@ def test_clean_home_is_ok_and_memory_store_is_a_note(conn, home, cli):
 
 
 def test_empty_memory_store_is_not_a_problem(conn, home):
-    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, text TEXT)")
-    report = doctor.run(str(home))
+    report = doctor.run(str(home))  # the memories table exists from migration 5, empty
     assert report["ok"] is True and report["notes"]["memory_store"] == {"status": "empty", "memories": 0}
 
 
@@ -163,10 +162,12 @@ def test_a_tampered_checkpoint_file_is_a_problem(conn, home):
 
 def test_dangling_fact_reference(conn, home):
     populate(conn)
-    conn.execute("CREATE TABLE facts (id TEXT PRIMARY KEY, task_id TEXT)")
-    conn.execute("INSERT INTO facts VALUES ('f1', 't1'), ('f2', 'vanished'), ('f3', NULL)")
+    # out-of-band surgery: fact-assert refuses an unknown --task, so only raw SQL can dangle one
+    conn.execute("INSERT INTO facts(id, subject, predicate, object, source, task_id, valid_from, created_at)"
+                 " VALUES (1, 'a', 'b', 'c', 'codex', 't1', ?1, ?1), (2, 'a', 'b', 'd', 'codex', 'vanished', ?1, ?1),"
+                 " (3, 'a', 'b', 'e', 'codex', NULL, ?1, ?1)", ("2026-08-21T09:00:00Z",))
     report = doctor.run(str(home))
-    assert report["problems"] == [{"kind": "dangling_fact_reference", "fact_id": "f2", "task_id": "vanished"}]
+    assert report["problems"] == [{"kind": "dangling_fact_reference", "fact_id": 2, "task_id": "vanished"}]
 
 
 def test_crash_leftovers_are_noted_not_problems(conn, home):

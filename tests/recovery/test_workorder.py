@@ -120,17 +120,17 @@ def test_tampered_work_order_is_refused_even_with_force(conn, other, tmp_path, c
 
 def test_facts_travel_with_windows_intact_and_dedupe_by_id(conn, other, tmp_path):
     populate(conn)
-    ddl = ("CREATE TABLE facts (id TEXT PRIMARY KEY, subject TEXT, predicate TEXT, object TEXT, source TEXT,"
-           " task_id TEXT, valid_from TEXT, valid_until TEXT)")
-    conn.execute(ddl)
-    other.execute(ddl)
-    conn.execute("INSERT INTO facts VALUES ('f1', 'auth', 'uses', 'pg14', 'codex', 't1', '2026-08-01T00:00:00Z',"
-                 " '2026-08-03T00:00:00Z'), ('f2', 'x', 'y', 'z', 'codex', 't3', '2026-08-01T00:00:00Z', NULL)")
+    # a closed window (asserted, then retracted) on t1, and a fact of another task
+    conn.execute("INSERT INTO facts(id, subject, predicate, object, source, task_id, valid_from, valid_until,"
+                 " retracted_at, retract_reason, created_at) VALUES"
+                 " (1, 'auth', 'uses', 'pg14', 'codex', 't1', '2026-08-01T00:00:00Z', '2026-08-03T00:00:00Z',"
+                 " '2026-08-03T00:00:00Z', 'moved', '2026-08-01T00:00:00Z'),"
+                 " (2, 'x', 'y', 'z', 'codex', 't3', '2026-08-01T00:00:00Z', NULL, NULL, '', '2026-08-01T00:00:00Z')")
     path = str(tmp_path / "t1.json")
     assert workorder.export_task(conn, "t1", out=path)["counts"]["facts"] == 1
     workorder.import_task(other, path)
     assert [tuple(r) for r in other.execute("SELECT * FROM facts")] == \
-           [tuple(r) for r in conn.execute("SELECT * FROM facts WHERE id = 'f1'")]
+           [tuple(r) for r in conn.execute("SELECT * FROM facts WHERE id = 1")]
     assert workorder.import_task(other, path)["deduplicated"]
     assert other.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
 
@@ -139,9 +139,9 @@ def test_work_orders_without_facts_import_unchanged(conn, other, tmp_path):
     populate(conn)
     path = str(tmp_path / "t1.json")
     workorder.export_task(conn, "t1", out=path)
-    assert "facts" not in json.load(open(path))
-    other.execute("CREATE TABLE facts (id TEXT PRIMARY KEY, task_id TEXT)")
+    assert json.load(open(path))["facts"]["rows"] == []  # the fact graph exists (migration 5), empty for t1
     assert workorder.import_task(other, path)["created"]
+    assert other.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
 
 
 def test_secret_guard_at_both_ends(conn, other, tmp_path):

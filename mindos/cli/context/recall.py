@@ -106,12 +106,14 @@ def cmd_resume(conn, args):
 
 def add_recall_stale(sub):
     p = make_parser(sub, "recall-stale",
-                    "ops.py recall-stale")
+                    "ops.py recall-stale --recompute")
+    p.add_argument("--recompute", action="store_true",
+                   help="rebuild every cited bundle even when the ledger proves nothing changed since its recall")
     p.set_defaults(handler=cmd_recall_stale)
 
 
 def cmd_recall_stale(conn, args):
-    report = recall.stale(conn)
+    report = recall.stale(conn, recompute=args.recompute)
     return report, (0 if report["ok"] else 1)
 
 
