@@ -195,3 +195,26 @@ def test_receipt_paths_outside_the_home_are_refused(conn, other, tmp_path):
     with pytest.raises(Refused, match="outside the home's receipts directory"):
         workorder.import_task(other, path)
     assert db_state(other) == state
+
+
+def test_export_redact_seals_a_redacted_copy(conn, other, tmp_path, cli):
+    populate(conn)
+    notes.add(conn, "t3", content=f"token {SECRET}", allow_secret=True)
+    path = str(tmp_path / "t3.json")
+    rc, out, err = cli("ops", "export-task", "t3", "--out", path, "--redact")
+    report = json.loads(out)
+    assert (rc, err) == (0, "") and report["secret_action"] == "redacted"
+    assert SECRET.encode() not in open(path, "rb").read()
+    assert workorder.import_task(other, path)["created"]  # nothing left for the import-side guard
+    assert [n["content"] for n in notes.list_notes(other, "t3")] == ["token [REDACTED:github_token]"]
+    rc, out, err = cli("ops", "export-task", "t3", "--out", path, "--redact", "--allow-secret")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+
+
+def test_both_overrides_at_once_is_a_usage_error(conn, cli, tmp_path):
+    populate(conn)
+    path = str(tmp_path / "t1.json")
+    workorder.export_task(conn, "t1", out=path)
+    for argv in (("export-task", "t1", "--out", path), ("import-task", path)):
+        rc, out, err = cli("ops", *argv, "--redact", "--allow-secret")
+        assert rc == 2 and out == "" and "at most one" in err
