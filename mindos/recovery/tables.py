@@ -174,6 +174,12 @@ def insert(conn, table, block, *, verb="INSERT"):
     return conn.total_changes - before
 
 
+def rows_fit(block):
+    """True when every row of a dumped block is a list as long as its columns (C-speed checks)."""
+    rows, width = block["rows"], len(block["columns"])
+    return not rows or (set(map(type, rows)) == {list} and set(map(len, rows)) == {width})
+
+
 def row_count(conn, table):
     """Rows in ``table``."""
     return conn.execute(f"SELECT count(*) FROM main.{_quote(table)}").fetchone()[0]

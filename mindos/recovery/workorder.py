@@ -153,7 +153,7 @@ def load(path):
     for name, block in checked:
         if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
                 or not isinstance(block.get("rows"), list)
-                or any(not isinstance(row, list) or len(row) != len(block["columns"]) for row in block["rows"])):
+                or not tables.rows_fit(block)):
             raise IntegrityError(f"{path}: work order table {name} is malformed")
     if dict(zip(blocks["tasks"]["columns"], blocks["tasks"]["rows"][0])).get("id") != doc["task_id"]:
         raise IntegrityError(f"{path}: work order task row does not match its task_id")
