@@ -337,7 +337,7 @@ def _insert_block(conn, name, block):
     match_cols = [c for c in columns if c != int_pk and c not in links]
     id_map, new_rows = {}, []
     for row in block["rows"]:
-        values = dict(zip(columns, tables._decode_row(row)))
+        values = dict(zip(columns, tables.decode_row(row)))
         found = _exists(conn, name, match_cols, [values[c] for c in match_cols], select=f'"{int_pk}"')
         if found:
             id_map[values[int_pk]] = found[0]
