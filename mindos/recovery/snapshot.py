@@ -54,7 +54,7 @@ def load(path):
     for name, block in blocks.items():
         if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
                 or not isinstance(block.get("rows"), list)
-                or any(not isinstance(row, list) or len(row) != len(block["columns"]) for row in block["rows"])):
+                or not tables.rows_fit(block)):
             raise IntegrityError(f"{path}: snapshot table {name} is malformed")
         if doc["counts"].get(name) != len(block["rows"]):
             raise IntegrityError(f"{path}: snapshot table {name} does not match its count")

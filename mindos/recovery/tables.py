@@ -121,7 +121,7 @@ def _encode_row(row):
     return [encode(v) if isinstance(v, bytes) else v for v in row]
 
 
-def _decode_row(row):
+def decode_row(row):
     return [decode(v) if isinstance(v, dict) else v for v in row]
 
 
@@ -165,13 +165,19 @@ def insert(conn, table, block, *, verb="INSERT"):
         conn.executemany(sql, block["rows"])
     except (sqlite3.InterfaceError, sqlite3.ProgrammingError):
         conn.execute("ROLLBACK TO mindos_insert")
-        conn.executemany(sql, (_decode_row(row) for row in block["rows"]))
+        conn.executemany(sql, (decode_row(row) for row in block["rows"]))
     except BaseException:
         conn.execute("ROLLBACK TO mindos_insert")
         conn.execute("RELEASE mindos_insert")
         raise
     conn.execute("RELEASE mindos_insert")
     return conn.total_changes - before
+
+
+def rows_fit(block):
+    """True when every row of a dumped block is a list as long as its columns (C-speed checks)."""
+    rows, width = block["rows"], len(block["columns"])
+    return not rows or (set(map(type, rows)) == {list} and set(map(len, rows)) == {width})
 
 
 def row_count(conn, table):

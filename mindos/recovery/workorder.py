@@ -27,7 +27,7 @@ import os
 import sqlite3
 
 from mindos.core import canonical, clock, secrets, validate
-from mindos.errors import IntegrityError, NotFound, Refused
+from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
 from mindos.recovery import artifacts, tables
 from mindos.store import db, ledger
 
@@ -93,8 +93,6 @@ def _guard(conn, task_id, doc, redact, allow_secret):
 
     kinds = sorted({kind for text in _strings(doc) for kind in secrets.scan(text)})
     if not kinds:
-        if redact and allow_secret:
-            raise Refused("pass at most one of --redact and --allow-secret")
         return None
     # the guard sees one field per document: decisions are audited by kind, never by value
     _, outcome = guard.guard(conn, "task", task_id, {"workorder": "\n".join(_strings(doc))},
@@ -104,9 +102,15 @@ def _guard(conn, task_id, doc, redact, allow_secret):
     return outcome
 
 
+def _one_override(redact, allow_secret):
+    if redact and allow_secret:
+        raise InvalidInput("pass at most one of --redact and --allow-secret")
+
+
 def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
     """Seal task ``task_id`` into a work order at ``out``; return the export report."""
     task_id = validate.identifier(task_id, "task id")
+    _one_override(redact, allow_secret)
     if not out:
         raise Refused("export-task needs --out")
     with db.write(conn):
@@ -149,7 +153,7 @@ def load(path):
     for name, block in checked:
         if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
                 or not isinstance(block.get("rows"), list)
-                or any(not isinstance(row, list) or len(row) != len(block["columns"]) for row in block["rows"])):
+                or not tables.rows_fit(block)):
             raise IntegrityError(f"{path}: work order table {name} is malformed")
     if dict(zip(blocks["tasks"]["columns"], blocks["tasks"]["rows"][0])).get("id") != doc["task_id"]:
         raise IntegrityError(f"{path}: work order task row does not match its task_id")
@@ -189,6 +193,7 @@ def import_task(conn, path, *, dry_run=False, force=False, redact=False, allow_s
     ``{"task_id", "dry_run", "deduplicated", "created", "inserted": {table: n},
     "skipped_deps", "lease_sanitized", "receipt_files_written", ...}``.
     """
+    _one_override(redact, allow_secret)
     doc = load(path)
     try:
         return _merge(conn, doc, path, dry_run=dry_run, force=force, redact=redact, allow_secret=allow_secret)
@@ -332,7 +337,7 @@ def _insert_block(conn, name, block):
     match_cols = [c for c in columns if c != int_pk and c not in links]
     id_map, new_rows = {}, []
     for row in block["rows"]:
-        values = dict(zip(columns, tables._decode_row(row)))
+        values = dict(zip(columns, tables.decode_row(row)))
         found = _exists(conn, name, match_cols, [values[c] for c in match_cols], select=f'"{int_pk}"')
         if found:
             id_map[values[int_pk]] = found[0]

@@ -3,14 +3,14 @@
 import os
 
 from mindos.core import clock
-from mindos.memory import handoffs, notes
+from mindos.memory import facts, handoffs, memories, notes
 from mindos.store import db
 from mindos.work import graph, leases, lifecycle, receipts, tasks
 
 
 def populate(conn):
     """A small home touching every table: deps, leases, notes with supersession, handoffs,
-    receipts, terminal tasks.  Returns the ids used."""
+    memories, a fact with provenance, receipts, terminal tasks.  Returns the ids used."""
     for task_id in ("t1", "t2", "t3", "t4"):
         tasks.create(conn, project="Trove", title=f"task {task_id} postgres pool", task_id=task_id,
                      tags=("backend",) if task_id != "t4" else ())
@@ -21,6 +21,9 @@ def populate(conn):
     notes.add(conn, "t2", content="blocked on t1", source="claude", pinned=True)
     handoffs.record(conn, "t1", from_agent="codex", to_agent="claude", objective="finish the pool", status="half")
     handoffs.record(conn, "t1", from_agent="codex", to_agent="claude", objective="finish the pool now", status="most")
+    memories.retain(conn, "auth sessions expire after 30 days", kind="decision", project="Trove")
+    facts.assert_fact(conn, subject="service-auth", predicate="uses", obj="postgres-14", source="codex", task="t1",
+                      valid_hours=48)
     leases.claim(conn, "t1", "codex", minutes=30)
     receipts.add(conn, "t1", "verification", {"tests": "pass"})
     lifecycle.complete(conn, "t1", "codex", note="done")

@@ -9,6 +9,7 @@ import pytest
 from conftest import db_state
 from recovery_helpers import file_state, populate, table_rows
 from mindos.errors import IntegrityError, Refused
+from mindos.memory import facts
 from mindos.recovery import archive, artifacts, doctor
 from mindos.store import fts, ledger
 from mindos.work import lifecycle, tasks
@@ -93,16 +94,16 @@ def test_collisions_need_force(conn, home):
 
 def test_facts_are_detached_and_reattached(conn, home):
     _retire(conn)
-    from mindos.memory import facts  # the fact graph's soft task links (migration 5)
-
-    f1 = facts.assert_fact(conn, subject="auth", predicate="uses", obj="postgres", source="codex", task="t1")["id"]
-    f2 = facts.assert_fact(conn, subject="db", predicate="runs", obj="pg-16", source="codex", task="t3")["id"]
+    kept = facts.assert_fact(conn, subject="auth", predicate="uses", obj="pg14", source="codex", task="t1",
+                             valid_hours=48)
+    other = facts.assert_fact(conn, subject="db", predicate="runs", obj="pg16", source="codex", task="t3")
     made = archive.archive(conn, BEFORE)
-    assert made["counts"]["facts_detached"] == 1
-    assert [tuple(r) for r in conn.execute("SELECT id, task_id FROM facts ORDER BY id")] == [(f1, None), (f2, "t3")]
+    assert made["counts"]["facts_detached"] == 2  # populate's fact on t1 and this one
+    rows = {r[0]: r[1] for r in conn.execute("SELECT id, task_id FROM facts")}
+    assert rows[kept["id"]] is None and rows[other["id"]] == "t3"  # knowledge stays, provenance detached
     assert doctor.run(str(home))["ok"]
-    assert archive.restore(conn, made["path"])["reattached"] == 1
-    assert conn.execute("SELECT task_id FROM facts WHERE id = ?", (f1,)).fetchone()[0] == "t1"
+    assert archive.restore(conn, made["path"])["reattached"] == 2
+    assert conn.execute("SELECT task_id FROM facts WHERE id = ?", (kept["id"],)).fetchone()[0] == "t1"
 
 
 def test_single_byte_changes_are_refused_and_touch_nothing(conn, home, cli):

@@ -8,6 +8,7 @@ import pytest
 
 from recovery_helpers import file_state, populate
 from mindos.core import clock
+from mindos.memory import facts, memories
 from mindos.recovery import checkpoint, doctor
 from mindos.store import db
 
@@ -27,7 +28,7 @@ def test_clean_home_is_ok_and_memory_store_is_a_note(conn, home, cli):
     assert (rc, err) == (0, "")
     report = json.loads(out)
     assert report["ok"] is True and report["problems"] == [] and report["problems_by_kind"] == {}
-    assert report["notes"]["memory_store"]["status"] in ("absent", "empty")
+    assert report["notes"]["memory_store"] == {"status": "ok", "memories": 1}
     assert report["notes"]["dependencies_on_missing_tasks"] == 1
     assert report["counts"]["tasks"] == 4
     for check in ("audit_chain", "leases", "receipts", "checkpoints", "fts_drift", "foreign_keys"):
@@ -35,8 +36,10 @@ def test_clean_home_is_ok_and_memory_store_is_a_note(conn, home, cli):
 
 
 def test_empty_memory_store_is_not_a_problem(conn, home):
-    report = doctor.run(str(home))  # the memories table exists from migration 5, empty
+    report = doctor.run(str(home))
     assert report["ok"] is True and report["notes"]["memory_store"] == {"status": "empty", "memories": 0}
+    memories.retain(conn, "we chose sqlite for execution truth", project="Trove")
+    assert doctor.run(str(home))["notes"]["memory_store"] == {"status": "ok", "memories": 1}
 
 
 def test_doctor_never_mutates_even_a_damaged_home(conn, home, cli):
@@ -162,12 +165,15 @@ def test_a_tampered_checkpoint_file_is_a_problem(conn, home):
 
 def test_dangling_fact_reference(conn, home):
     populate(conn)
-    # out-of-band surgery: fact-assert refuses an unknown --task, so only raw SQL can dangle one
-    conn.execute("INSERT INTO facts(id, subject, predicate, object, source, task_id, valid_from, created_at)"
-                 " VALUES (1, 'a', 'b', 'c', 'codex', 't1', ?1, ?1), (2, 'a', 'b', 'd', 'codex', 'vanished', ?1, ?1),"
-                 " (3, 'a', 'b', 'e', 'codex', NULL, ?1, ?1)", ("2026-08-21T09:00:00Z",))
+    kept = facts.assert_fact(conn, subject="auth", predicate="uses", obj="pg14", source="codex", task="t1")
+    gone = facts.assert_fact(conn, subject="db", predicate="runs", obj="pg16", source="codex", task="t3")
+    facts.assert_fact(conn, subject="x", predicate="y", obj="z", source="codex")
+    r = raw(home)
+    r.execute("UPDATE facts SET task_id = 'vanished' WHERE id = ?", (gone["id"],))
+    r.close()
     report = doctor.run(str(home))
-    assert report["problems"] == [{"kind": "dangling_fact_reference", "fact_id": 2, "task_id": "vanished"}]
+    assert report["problems"] == [{"kind": "dangling_fact_reference", "fact_id": gone["id"], "task_id": "vanished"}]
+    assert kept["id"] != gone["id"]
 
 
 def test_crash_leftovers_are_noted_not_problems(conn, home):

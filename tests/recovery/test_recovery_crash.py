@@ -22,7 +22,9 @@ from mindos.store import db, ledger
 from mindos.work import lifecycle, tasks
 
 NOW = "2026-08-21T09:05:00Z"
-MAX_POINTS = 24
+# spread points per operation; MINDOS_CRASH_POINTS=all tries every single one (minutes)
+_WANTED = os.environ.get("MINDOS_CRASH_POINTS", "24")
+MAX_POINTS = None if _WANTED == "all" else int(_WANTED)
 
 RUNNER = r"""
 import atexit, os, signal, sys
@@ -85,7 +87,7 @@ def _kill_matrix(tmp_path, template, argv):
     total = int(count_file.read_text())
     after = _state(work)
     assert after != before
-    step = max(1, total // MAX_POINTS)
+    step = 1 if MAX_POINTS is None else max(1, total // MAX_POINTS)
     points = sorted(set(range(1, total + 1, step)) | {total - 2, total - 1, total} - {0, -1})
     killed = 0
     for point in points:
@@ -122,7 +124,7 @@ def test_snapshot_restore_survives_sigkill(tmp_path):
     lifecycle.cancel(conn, "t3", "op")
     conn.close()
     killed, total = _kill_matrix(tmp_path, path, ["snapshot-restore", made["path"], "--force"])
-    assert killed >= 10
+    assert killed >= min(10, total - 3)
     print(f"snapshot-restore: {killed} kill points of {total}")
 
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import db_state
 from recovery_helpers import populate
 from mindos.errors import IntegrityError, NotFound, Refused
-from mindos.memory import notes
+from mindos.memory import facts, notes
 from mindos.recovery import artifacts, doctor, workorder
 from mindos.store import db, ledger
 
@@ -118,30 +118,36 @@ def test_tampered_work_order_is_refused_even_with_force(conn, other, tmp_path, c
     assert rc == 1 and out == "" and err.count("\n") == 1
 
 
-def test_facts_travel_with_windows_intact_and_dedupe_by_id(conn, other, tmp_path):
+def _fact_rows(conn, where="1"):
+    return [tuple(r)[1:] for r in conn.execute(f"SELECT * FROM facts WHERE {where} ORDER BY id")]
+
+
+def test_facts_travel_with_windows_intact_and_dedupe_on_reimport(conn, other, tmp_path):
     populate(conn)
-    # a closed window (asserted, then retracted) on t1, and a fact of another task
-    conn.execute("INSERT INTO facts(id, subject, predicate, object, source, task_id, valid_from, valid_until,"
-                 " retracted_at, retract_reason, created_at) VALUES"
-                 " (1, 'auth', 'uses', 'pg14', 'codex', 't1', '2026-08-01T00:00:00Z', '2026-08-03T00:00:00Z',"
-                 " '2026-08-03T00:00:00Z', 'moved', '2026-08-01T00:00:00Z'),"
-                 " (2, 'x', 'y', 'z', 'codex', 't3', '2026-08-01T00:00:00Z', NULL, NULL, '', '2026-08-01T00:00:00Z')")
+    facts.assert_fact(conn, subject="auth", predicate="uses", obj="pg14", source="codex", task="t1", valid_hours=48)
+    closed = facts.assert_fact(conn, subject="auth", predicate="uses", obj="pg13", source="codex", task="t1")
+    facts.retract(conn, closed["id"], reason="migrated")
+    facts.assert_fact(conn, subject="x", predicate="y", obj="z", source="codex", task="t3")
     path = str(tmp_path / "t1.json")
-    assert workorder.export_task(conn, "t1", out=path)["counts"]["facts"] == 1
+    assert workorder.export_task(conn, "t1", out=path)["counts"]["facts"] == 3  # populate's + these two
     workorder.import_task(other, path)
-    assert [tuple(r) for r in other.execute("SELECT * FROM facts")] == \
-           [tuple(r) for r in conn.execute("SELECT * FROM facts WHERE id = 1")]
+    # every column but the home-local integer id arrives byte-intact: windows, retraction, provenance
+    assert _fact_rows(other) == _fact_rows(conn, "task_id = 't1'")
     assert workorder.import_task(other, path)["deduplicated"]
-    assert other.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
+    assert other.execute("SELECT count(*) FROM facts").fetchone()[0] == 3
 
 
 def test_work_orders_without_facts_import_unchanged(conn, other, tmp_path):
     populate(conn)
     path = str(tmp_path / "t1.json")
     workorder.export_task(conn, "t1", out=path)
-    assert json.load(open(path))["facts"]["rows"] == []  # the fact graph exists (migration 5), empty for t1
-    assert workorder.import_task(other, path)["created"]
-    assert other.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+    doc = json.load(open(path))
+    doc.pop("seal")
+    fmt = doc.pop("format")
+    doc.pop("facts")  # a work order sealed before the fact graph existed
+    artifacts.write(path, artifacts.seal_doc(fmt, doc))
+    report = workorder.import_task(other, path)
+    assert report["created"] and "facts_skipped" not in report
 
 
 def test_secret_guard_at_both_ends(conn, other, tmp_path):
@@ -189,3 +195,26 @@ def test_receipt_paths_outside_the_home_are_refused(conn, other, tmp_path):
     with pytest.raises(Refused, match="outside the home's receipts directory"):
         workorder.import_task(other, path)
     assert db_state(other) == state
+
+
+def test_export_redact_seals_a_redacted_copy(conn, other, tmp_path, cli):
+    populate(conn)
+    notes.add(conn, "t3", content=f"token {SECRET}", allow_secret=True)
+    path = str(tmp_path / "t3.json")
+    rc, out, err = cli("ops", "export-task", "t3", "--out", path, "--redact")
+    report = json.loads(out)
+    assert (rc, err) == (0, "") and report["secret_action"] == "redacted"
+    assert SECRET.encode() not in open(path, "rb").read()
+    assert workorder.import_task(other, path)["created"]  # nothing left for the import-side guard
+    assert [n["content"] for n in notes.list_notes(other, "t3")] == ["token [REDACTED:github_token]"]
+    rc, out, err = cli("ops", "export-task", "t3", "--out", path, "--redact", "--allow-secret")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+
+
+def test_both_overrides_at_once_is_a_usage_error(conn, cli, tmp_path):
+    populate(conn)
+    path = str(tmp_path / "t1.json")
+    workorder.export_task(conn, "t1", out=path)
+    for argv in (("export-task", "t1", "--out", path), ("import-task", path)):
+        rc, out, err = cli("ops", *argv, "--redact", "--allow-secret")
+        assert rc == 2 and out == "" and "at most one" in err
