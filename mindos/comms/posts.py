@@ -84,6 +84,8 @@ def insert(conn, mood_id, author, body, *, via, kind="post", full_tools=False, i
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (mood_id, kind, author, int(is_agent), via, int(bool(full_tools)), body, about_agent, wake_id, now),
     ).lastrowid
+    if is_agent and kind == "post":  # "since it last spoke": the settings-changed line reads this
+        conn.execute("UPDATE mood_agent_state SET spoke_at = ? WHERE mood_id = ? AND agent = ?", (now, mood_id, author))
     return {"id": post_id, "kind": kind, "author": author, "via": via, "full_tools": bool(full_tools),
             "body": body, "created_at": now}
 
