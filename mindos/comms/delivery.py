@@ -57,13 +57,15 @@ def run(argv, wake_text, *, env=None, timeout=600):
     Outcomes: those of :func:`parse_reply`, or ``failed`` (could not start, exited non-zero)
     and ``timeout`` (killed after ``timeout`` seconds).
     """
+    if not argv:
+        return {"outcome": "failed", "detail": "no command", "seconds": 0.0}
     environment = dict(os.environ)
     environment.update(env or {})
     started = time.monotonic()
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=environment, start_new_session=True)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError) as exc:
         return {"outcome": "failed", "detail": f"could not start: {exc}"[:MAX_DETAIL], "seconds": 0.0}
     try:
         out, err = process.communicate(wake_text.encode("utf-8"), timeout=timeout)
