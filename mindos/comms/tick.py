@@ -22,6 +22,7 @@ import time
 from mindos.comms import budget, compose, decide, delivery, dials, posts, screen
 from mindos.comms.words import Words
 from mindos.core import clock, secrets
+from mindos.errors import Conflict
 from mindos.store import db, ledger
 
 POST_WINDOW = 2000
@@ -186,10 +187,25 @@ def _set_state(conn, unit, **values):
                  (*params, unit["mood_id"], unit["agent"]))
 
 
+GUARDED = ("seen_id", "mention_id", "considered_id", "held_id", "arrival_id", "quiet_looks", "quiet_last_at")
+
+
+def _guard(conn, unit):
+    """Refuse (Conflict) when another tick moved this unit's cursors since the snapshot: two
+    overlapping ticks (cron running long, a loop beside cron) never deliver the same wake twice."""
+    row = conn.execute(f"SELECT {', '.join(GUARDED)} FROM mood_agent_state WHERE mood_id = ? AND agent = ?",
+                       (unit["mood_id"], unit["agent"])).fetchone()
+    current = dict(row) if row else {c: (None if c == "quiet_last_at" else 0) for c in GUARDED}
+    if any(current[c] != unit[c] for c in GUARDED):
+        raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
+
+
 def record_wake(conn, unit, planned, *, cursors):
-    """Record a wake about to be delivered (one transaction); return its id."""
+    """Record a wake about to be delivered (one transaction); return its id.  Raises Conflict
+    when another tick got there first."""
     now = clock.now_iso()
     with db.write(conn):
+        _guard(conn, unit)
         bundle = planned["bundle"]
         conn.execute("INSERT OR IGNORE INTO mood_bundles(id, agent, mood_id, layers, body, created_at)"
                      " VALUES (?, ?, ?, ?, ?, ?)", (bundle["id"], unit["agent"], unit["mood_id"],
@@ -278,7 +294,8 @@ class Tick:
         self.words = words or Words()
         self.seconds = seconds
         self.only = only
-        self.report = {"dry_run": dry_run, "wakes": [], "holds": [], "screens": [], "waiting": [], "deferred": 0}
+        self.report = {"dry_run": dry_run, "wakes": [], "holds": [], "screens": [], "waiting": [], "raced": [],
+                       "deferred": 0}
 
     def run(self):
         started = time.monotonic()
@@ -387,7 +404,11 @@ class Tick:
         if planned["kind"] in decide.UNASKED:
             self.snap.spent += planned["usd"]
             self.snap.considers_hour[unit["mood_id"]] = self.snap.considers_hour.get(unit["mood_id"], 0) + 1
-        wake_id = record_wake(self.conn, unit, planned, cursors=cursors)
+        try:
+            wake_id = record_wake(self.conn, unit, planned, cursors=cursors)
+        except Conflict as exc:
+            self.report["raced"].append({"mood": unit["slug"], "agent": unit["agent"], "why": str(exc)})
+            return None
         key = (unit["mood_id"], unit["agent"])
         self.snap.wakes_hour[key] = self.snap.wakes_hour.get(key, 0) + 1
         self.snap.running.add(key)
@@ -421,6 +442,11 @@ class Tick:
             return
         text = self.words.text(self.conn, "Moods/Wake texts", "held", agent=unit["agent"], count=len(pending))
         with db.write(self.conn):
+            try:
+                _guard(self.conn, unit)
+            except Conflict as exc:
+                self.report["raced"].append({"mood": unit["slug"], "agent": unit["agent"], "why": str(exc)})
+                return
             post = posts.insert(self.conn, unit["mood_id"], POLLER, text, via="poller", kind="hold",
                                 about_agent=unit["agent"])
             _set_state(self.conn, unit, max_held_id=pending[-1]["id"])

@@ -8,8 +8,9 @@ and review the diff.
 import os
 
 import pytest
-from conftest import later
+from moodkit import later
 
+from moodkit import agent, room  # noqa: F401 (fixtures)
 from mindos.comms import agents, compose, dials, moods, pages, posts, tick, wakes
 from mindos.comms.words import Words
 

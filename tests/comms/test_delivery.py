@@ -4,8 +4,9 @@ tick or lose a post; replies are parsed (silent, take, near misses)."""
 import shlex
 import sys
 
-from conftest import say
+from moodkit import say
 
+from moodkit import room  # noqa: F401 (fixtures)
 from mindos.comms import agents, delivery, dials, moods, posts, tick, wakes
 from mindos.store import ledger
 

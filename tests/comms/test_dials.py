@@ -2,6 +2,7 @@
 
 import pytest
 
+from moodkit import room  # noqa: F401 (fixtures)
 from mindos.comms import dials
 from mindos.errors import InvalidInput, NotFound
 

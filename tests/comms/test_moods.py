@@ -2,6 +2,7 @@
 
 import pytest
 
+from moodkit import room  # noqa: F401 (fixtures)
 from mindos.comms import agents, moods, pages, posts
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.store import ledger

@@ -2,8 +2,9 @@
 
 import json
 
-from conftest import later, say
+from moodkit import later, say
 
+from moodkit import agent, room, run_tick  # noqa: F401 (fixtures)
 from mindos.comms import dials, posts, tick, wakes
 from mindos.store import ledger
 
@@ -467,3 +468,26 @@ def test_an_idle_tick_writes_nothing(room, agent, run_tick):
     changes = room.total_changes
     run_tick()
     assert ledger.height(room) == height and room.total_changes == changes
+
+
+def test_overlapping_ticks_never_deliver_the_same_wake_twice(room, agent, run_tick, monkeypatch, home):
+    from mindos.comms.words import Words
+    from mindos.store import db
+
+    quiet_magent(room)
+    say(room, "@re check", via="web")
+    original = tick.record_wake
+    other = db.connect(str(home))
+
+    def another_tick_gets_there_first(conn, unit, planned, *, cursors):
+        monkeypatch.setattr(tick, "record_wake", original)
+        inner = tick.run(other, deliver=agent, words=Words())  # snapshot taken after ours, commits first
+        assert [w["agent"] for w in inner["wakes"]] == ["re"]
+        return original(conn, unit, planned, cursors=cursors)
+
+    monkeypatch.setattr(tick, "record_wake", another_tick_gets_there_first)
+    report = run_tick()
+    other.close()
+    assert report["wakes"] == [] and report["raced"][0]["agent"] == "re"
+    assert room.execute("SELECT count(*) FROM mood_wakes").fetchone()[0] == 1
+    assert len(agent.seen) == 1

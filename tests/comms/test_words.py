@@ -1,8 +1,9 @@
 """The words: page revisions by trusted editors, the phrase checks, filling, the recovery copy."""
 
 import pytest
-from conftest import later, say
+from moodkit import later, say
 
+from moodkit import agent, room  # noqa: F401 (fixtures)
 from mindos.comms import dials, pages, tick, words
 from mindos.comms.words import Words
 from mindos.errors import IntegrityError

@@ -1,4 +1,7 @@
-"""Fixtures for the mood poller: a Mood with two agents, and a stand-in agent for delivery."""
+"""Mood poller test kit: a Mood with two agents, a stand-in agent for delivery, helpers.
+
+Imported by the test modules (fixtures included) rather than a conftest.py, so that
+``from conftest import ...`` elsewhere keeps meaning tests/conftest.py."""
 
 import pytest
 
