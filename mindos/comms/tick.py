@@ -530,7 +530,7 @@ def explain(conn, mood, agent):
     snap = Snapshot(conn, now)
     unit = next((u for u in snap.units if u["mood_id"] == row["id"] and u["agent"] == name), None)
     if unit is None:
-        from mindos.errors import NotFound
+        from mindos.errors import NotFound  # lazy: the refusal path only
 
         raise NotFound(f"{name} is not a member of {row['slug']}")
     result = decide_unit(conn, snap, unit)

@@ -21,8 +21,12 @@ import re
 from mindos.core import clock
 from mindos.errors import IntegrityError
 
-RECOVERY_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                             "wake_texts.md")
+# One source: wake_texts.md at the repository's top level.  A checkout reads it there; a built
+# wheel carries a copy inside this package (setup.py's build step), like schema.sql.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+RECOVERY_CANDIDATES = (os.path.join(_HERE, "wake_texts.md"),
+                       os.path.join(os.path.dirname(os.path.dirname(_HERE)), "wake_texts.md"))
+RECOVERY_PATH = next((path for path in RECOVERY_CANDIDATES if os.path.isfile(path)), RECOVERY_CANDIDATES[-1])
 STALE_SECONDS = 300
 REQUIRED = {"full-tools": "has your full tools", "look-only": "can look but not touch"}
 

@@ -1,10 +1,11 @@
 """``mood_poller.py agent``: register and change the agents the poller wakes."""
 
 from mindos.cli import Parser, make_parser
+from mindos.comms import agents
 
 
 def add_agent(sub):
-    p = make_parser(sub, "agent", "Manage agents: create, update (incl. rename), show, list",
+    p = make_parser(sub, "agent",
                     "mood_poller.py agent create re --command 'claude -p' --alias magent-re")
     actions = p.add_subparsers(dest="agent_action", metavar="ACTION", parser_class=Parser, required=True)
     for name, handler, text in (("create", cmd_create, "register an agent"),
@@ -27,28 +28,20 @@ def add_agent(sub):
 
 
 def cmd_create(conn, args):
-    from mindos.comms import agents
-
     return agents.create(conn, args.name, page=args.page, instructions=args.instructions, command=args.command,
                          aliases=args.alias)
 
 
 def cmd_update(conn, args):
-    from mindos.comms import agents
-
     return agents.update(conn, args.name, page=args.page, instructions=args.instructions, command=args.command,
                          add_aliases=args.alias, new_name=args.rename)
 
 
 def cmd_show(conn, args):
-    from mindos.comms import agents
-
     return agents.show(conn, args.name)
 
 
 def cmd_list(conn, args):
-    from mindos.comms import agents
-
     return {"agents": agents.listing(conn)}
 
 

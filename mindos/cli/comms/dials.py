@@ -1,10 +1,12 @@
 """``mood_poller.py set``: the dials, per Mood+agent, Mood, agent or globally."""
 
 from mindos.cli import make_parser
+from mindos.comms import dials
+from mindos.errors import InvalidInput
 
 
 def add_set(sub):
-    p = make_parser(sub, "set", "Set a dial (precedence: Mood+agent, Mood, agent, global, default)",
+    p = make_parser(sub, "set",
                     "mood_poller.py set listening mentions --mood infra --agent re --by skyler --note 'busy week'")
     p.add_argument("dial", help="listening, discretion, verbosity, grace, max_wakes_per_hour, consider_after, "
                                 "idle_after, catch_up_tokens, full_tools_for, wake_timeout, max_considers_per_hour, "
@@ -19,9 +21,6 @@ def add_set(sub):
 
 
 def cmd_set(conn, args):
-    from mindos.comms import dials
-    from mindos.errors import InvalidInput
-
     if args.clear == (args.value is not None):
         raise InvalidInput("give a value, or --clear without one")
     return dials.set_dial(conn, args.dial, None if args.clear else args.value, mood=args.mood, agent=args.agent,

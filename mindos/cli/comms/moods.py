@@ -1,10 +1,11 @@
 """``mood_poller.py mood``: create, change, show and list Moods; add and remove members."""
 
 from mindos.cli import Parser, make_parser
+from mindos.comms import moods
 
 
 def add_mood(sub):
-    p = make_parser(sub, "mood", "Manage Moods: create, update (incl. rename), show, list, join, leave",
+    p = make_parser(sub, "mood",
                     "mood_poller.py mood create infra --title 'Infra room'")
     actions = p.add_subparsers(dest="mood_action", metavar="ACTION", parser_class=Parser, required=True)
     c = actions.add_parser("create", help="create a Mood")
@@ -34,40 +35,28 @@ def add_mood(sub):
 
 
 def cmd_create(conn, args):
-    from mindos.comms import moods
-
     return moods.create(conn, args.slug, title=args.title, description=args.description,
                         instructions_page=args.instructions_page)
 
 
 def cmd_update(conn, args):
-    from mindos.comms import moods
-
     return moods.update(conn, args.slug, title=args.title, description=args.description,
                         instructions_page=args.instructions_page, new_slug=args.rename)
 
 
 def cmd_show(conn, args):
-    from mindos.comms import moods
-
     return moods.show(conn, args.slug)
 
 
 def cmd_list(conn, args):
-    from mindos.comms import moods
-
     return {"moods": moods.listing(conn)}
 
 
 def cmd_join(conn, args):
-    from mindos.comms import moods
-
     return moods.join(conn, args.slug, args.agent)
 
 
 def cmd_leave(conn, args):
-    from mindos.comms import moods
-
     return moods.leave(conn, args.slug, args.agent)
 
 

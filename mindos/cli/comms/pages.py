@@ -1,11 +1,12 @@
 """``mood_poller.py page``: revisioned pages (wake texts, dials words, instruction layers) and trusted editors."""
 
 from mindos.cli import Parser, make_parser
+from mindos.comms import pages
 from mindos.errors import InvalidInput
 
 
 def add_page(sub):
-    p = make_parser(sub, "page", "Pages with revisions: set, show, list; trust or untrust an editor",
+    p = make_parser(sub, "page",
                     "mood_poller.py page set 'Moods/Wake texts' --editor re --file wake_texts_page.md")
     actions = p.add_subparsers(dest="page_action", metavar="ACTION", parser_class=Parser, required=True)
     s = actions.add_parser("set", help="save a new revision")
@@ -31,8 +32,6 @@ def add_page(sub):
 
 
 def cmd_set(conn, args):
-    from mindos.comms import pages
-
     text = args.text
     if args.file is not None:
         try:
@@ -44,26 +43,18 @@ def cmd_set(conn, args):
 
 
 def cmd_show(conn, args):
-    from mindos.comms import pages
-
     return pages.show(conn, args.name, revision=args.revision, history=args.history)
 
 
 def cmd_list(conn, args):
-    from mindos.comms import pages
-
     return pages.listing(conn)
 
 
 def cmd_trust(conn, args):
-    from mindos.comms import pages
-
     return pages.set_trust(conn, args.editor, True)
 
 
 def cmd_untrust(conn, args):
-    from mindos.comms import pages
-
     return pages.set_trust(conn, args.editor, False)
 
 

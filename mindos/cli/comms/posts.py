@@ -3,11 +3,12 @@
 import sys
 
 from mindos.cli import make_parser
+from mindos.comms import posts
 from mindos.errors import InvalidInput
 
 
 def add_post(sub):
-    p = make_parser(sub, "post", "Post to a Mood (how it was sent decides grace and tools)",
+    p = make_parser(sub, "post",
                     "mood_poller.py post infra --author justin --via ssh '@re can you check step 4?'")
     p.add_argument("mood")
     p.add_argument("text", help="the post's words ('-' reads them from stdin)")
@@ -20,8 +21,6 @@ def add_post(sub):
 
 
 def cmd_post(conn, args):
-    from mindos.comms import posts
-
     text = args.text
     if text == "-":
         try:
@@ -33,7 +32,7 @@ def cmd_post(conn, args):
 
 
 def add_posts(sub):
-    p = make_parser(sub, "posts", "A Mood's newest posts, oldest first (holds and screen marks included)",
+    p = make_parser(sub, "posts",
                     "mood_poller.py posts infra --limit 20")
     p.add_argument("mood")
     p.add_argument("--limit", type=int, default=50)
@@ -41,13 +40,11 @@ def add_posts(sub):
 
 
 def cmd_posts(conn, args):
-    from mindos.comms import posts
-
     return {"posts": posts.recent(conn, args.mood, limit=args.limit)}
 
 
 def add_typing(sub):
-    p = make_parser(sub, "typing", "Signal that someone is typing (or, with --at-work, working) in a Mood",
+    p = make_parser(sub, "typing",
                     "mood_poller.py typing infra justin --seconds 30")
     p.add_argument("mood")
     p.add_argument("who")
@@ -58,14 +55,12 @@ def add_typing(sub):
 
 
 def cmd_typing(conn, args):
-    from mindos.comms import posts
-
     return posts.signal(conn, args.mood, args.who, kind="at-work" if args.at_work else "typing",
                         seconds=args.seconds, stop=args.stop)
 
 
 def add_arrive(sub):
-    p = make_parser(sub, "arrive", "Record that someone signed in to a Mood (an arrival wake may follow)",
+    p = make_parser(sub, "arrive",
                     "mood_poller.py arrive infra justin --via ssh")
     p.add_argument("mood")
     p.add_argument("who")
@@ -74,8 +69,6 @@ def add_arrive(sub):
 
 
 def cmd_arrive(conn, args):
-    from mindos.comms import posts
-
     return posts.arrive(conn, args.mood, args.who, via=args.via)
 
 

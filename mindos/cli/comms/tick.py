@@ -1,10 +1,12 @@
 """``mood_poller.py tick / explain``: one poll cycle, and what the next one would do."""
 
 from mindos.cli import make_parser
+from mindos.comms import tick
+from mindos.errors import InvalidInput
 
 
 def add_tick(sub):
-    p = make_parser(sub, "tick", "One bounded poll cycle over every Mood: decide, compose, deliver, record",
+    p = make_parser(sub, "tick",
                     "mood_poller.py tick --dry-run")
     p.add_argument("--dry-run", action="store_true", help="compose the wakes without delivering or writing anything")
     p.add_argument("--seconds", type=float, default=50.0,
@@ -13,16 +15,13 @@ def add_tick(sub):
 
 
 def cmd_tick(conn, args):
-    from mindos.comms import tick
-    from mindos.errors import InvalidInput
-
     if not 0 < args.seconds <= 3600:
         raise InvalidInput("invalid --seconds: expected a number from 0 to 3600")
     return tick.run(conn, dry_run=args.dry_run, seconds=args.seconds)
 
 
 def add_explain(sub):
-    p = make_parser(sub, "explain", "What the next tick would do for one agent in one Mood, and why (writes nothing)",
+    p = make_parser(sub, "explain",
                     "mood_poller.py explain infra re")
     p.add_argument("mood")
     p.add_argument("agent")
@@ -30,8 +29,6 @@ def add_explain(sub):
 
 
 def cmd_explain(conn, args):
-    from mindos.comms import tick
-
     return tick.explain(conn, args.mood, args.agent)
 
 

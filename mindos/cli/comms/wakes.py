@@ -1,10 +1,11 @@
 """``mood_poller.py wakes / show-wake / bundle / budget``: the record of what was composed and why."""
 
 from mindos.cli import make_parser
+from mindos.comms import budget, dials, wakes
 
 
 def add_wakes(sub):
-    p = make_parser(sub, "wakes", "Wakes newest first: kind, tools, why, outcome (filterable)",
+    p = make_parser(sub, "wakes",
                     "mood_poller.py wakes --mood infra --agent re --kind mention")
     p.add_argument("--mood")
     p.add_argument("--agent")
@@ -18,8 +19,6 @@ def add_wakes(sub):
 
 
 def cmd_wakes(conn, args):
-    from mindos.comms import wakes
-
     if args.duplicates:
         return wakes.duplicates(conn)
     return wakes.listing(conn, mood=args.mood, agent=args.agent, kind=args.kind, outcome=args.outcome,
@@ -27,21 +26,19 @@ def cmd_wakes(conn, args):
 
 
 def add_show_wake(sub):
-    p = make_parser(sub, "show-wake", "One wake with its full text", "mood_poller.py show-wake 12")
+    p = make_parser(sub, "show-wake", "mood_poller.py show-wake 12")
     p.add_argument("wake_id", type=int)
     p.add_argument("--text", action="store_true", help="print only the wake's text")
     p.set_defaults(handler=cmd_show_wake)
 
 
 def cmd_show_wake(conn, args):
-    from mindos.comms import wakes
-
     wake = wakes.show(conn, args.wake_id)
     return wake["text"] if args.text else wake
 
 
 def add_bundle(sub):
-    p = make_parser(sub, "bundle", "A turn's instructions bundle: its layers in order and its text",
+    p = make_parser(sub, "bundle",
                     "mood_poller.py bundle b0123456789abcdef")
     p.add_argument("bundle_id")
     p.add_argument("--text", action="store_true", help="print only the bundle's text")
@@ -49,21 +46,17 @@ def add_bundle(sub):
 
 
 def cmd_bundle(conn, args):
-    from mindos.comms import wakes
-
     found = wakes.bundle(conn, args.bundle_id)
     return found["text"] if args.text else found
 
 
 def add_budget(sub):
-    p = make_parser(sub, "budget", "Today's spend on screens and looks against the daily budget",
+    p = make_parser(sub, "budget",
                     "mood_poller.py budget")
     p.set_defaults(handler=cmd_budget)
 
 
 def cmd_budget(conn, args):
-    from mindos.comms import budget, dials
-
     result = budget.summary(conn)
     result["daily_budget_usd"] = dials.Table(dials.load(conn)).get("daily_budget_usd", 0)
     return result
