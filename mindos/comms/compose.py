@@ -21,11 +21,11 @@ noted and left out.  A bundle's id is the digest of its layers, so an unchanged 
 its id from turn to turn.
 """
 
-from mindos.comms import budget
 from mindos.comms.pages import DIALS, GENERAL_ORDERS, INSTRUCTIONS, WAKE_TEXTS
 from mindos.core import canonical
 
 RECENT_WINDOW = 400
+TURN_OVERHEAD = 6  # tokens of a turn's '#id HH:MMZ author:' prefix
 MAX_SUMMARY_AUTHORS = 8
 
 
@@ -49,17 +49,17 @@ def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids):
     """``(turns oldest first, summary or None)``: posts up to ``upto_id`` kept word for word
     while they fit ``catch_up_tokens`` (the newest always does), plus any waking post, and a
     deterministic summary of the older ones (three queries at most)."""
+    # the running token count is summed in SQL, so only the turns that fit leave SQLite;
+    # (length + 3) / 4 is budget.tokens() (SQLite's length() counts characters, like len())
     rows = conn.execute(
-        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
-        " WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?",
-        (mood_id, upto_id, RECENT_WINDOW)).fetchall()
-    kept, used = [], 0
-    for row in rows:
-        cost = budget.tokens(row["body"]) + 6
-        if kept and used + cost > catch_up_tokens:
-            break
-        kept.append(dict(row))
-        used += cost
+        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM ("
+        " SELECT *, row_number() OVER w AS rn, sum((length(body) + 3) / 4 + ?) OVER w AS used FROM ("
+        "  SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
+        "  WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?)"
+        " WINDOW w AS (ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+        " WHERE rn = 1 OR used <= ? ORDER BY id DESC",
+        (TURN_OVERHEAD, mood_id, upto_id, RECENT_WINDOW, catch_up_tokens)).fetchall()
+    kept = [dict(row) for row in rows]  # the running sum only grows: the turns that fit are a prefix
     oldest = kept[-1]["id"] if kept else upto_id + 1
     missing = sorted(set(waking_ids) - {p["id"] for p in kept})
     if missing:

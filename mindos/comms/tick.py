@@ -200,12 +200,15 @@ def _guard(conn, unit):
         raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
 
 
-def record_wake(conn, unit, planned, *, cursors):
-    """Record a wake about to be delivered (one transaction); return its id.  Raises Conflict
-    when another tick got there first."""
+def record_wake(conn, unit, planned, *, cursors, also=None):
+    """Record a wake about to be delivered (one transaction, with ``also(conn)`` if given: the
+    screen call that let it through); return its id.  Raises Conflict when another tick got
+    there first."""
     now = clock.now_iso()
     with db.write(conn):
         _guard(conn, unit)
+        if also is not None:
+            also(conn)
         bundle = planned["bundle"]
         conn.execute("INSERT OR IGNORE INTO mood_bundles(id, agent, mood_id, layers, body, created_at)"
                      " VALUES (?, ?, ?, ?, ?, ?)", (bundle["id"], unit["agent"], unit["mood_id"],
@@ -294,6 +297,7 @@ class Tick:
         self.words = words or Words()
         self.seconds = seconds
         self.only = only
+        self._screen_record = None
         self.report = {"dry_run": dry_run, "wakes": [], "holds": [], "screens": [], "waiting": [], "raced": [],
                        "deferred": 0}
 
@@ -358,6 +362,7 @@ class Tick:
         planned = plan(self.conn, self.snap, unit, result, self.words)
         if action in decide.UNASKED:
             if self.snap.spent + planned["usd"] > result["dials"]["daily_budget_usd"]:
+                self._flush_screen()
                 self.report["waiting"].append({"mood": unit["slug"], "agent": unit["agent"],
                                                "why": f"the daily budget (${result['dials']['daily_budget_usd']}) "
                                                       f"cannot cover this {action} look (${planned['usd']})"})
@@ -404,9 +409,12 @@ class Tick:
         if planned["kind"] in decide.UNASKED:
             self.snap.spent += planned["usd"]
             self.snap.considers_hour[unit["mood_id"]] = self.snap.considers_hour.get(unit["mood_id"], 0) + 1
+        also, self._screen_record = self._screen_record, None
         try:
-            wake_id = record_wake(self.conn, unit, planned, cursors=cursors)
+            wake_id = record_wake(self.conn, unit, planned, cursors=cursors, also=also)
         except Conflict as exc:
+            self._screen_record = also
+            self._flush_screen()
             self.report["raced"].append({"mood": unit["slug"], "agent": unit["agent"], "why": str(exc)})
             return None
         key = (unit["mood_id"], unit["agent"])
@@ -479,27 +487,41 @@ class Tick:
             verdict = screen.builtin(result["posts"])
         self.snap.spent += cost
         entry.update(verdict)
-        with db.write(self.conn):
-            budget.record(self.conn, "screen", unit["mood_id"], unit["agent"], cost)
-            payload = {"agent": unit["agent"], "kind": result["action"], "verdict": verdict["verdict"],
-                       "by": verdict["by"], "usd": cost, "posts": [p["id"] for p in result["posts"]]}
-            if verdict["verdict"] == "dismiss":
-                text = self.words.text(self.conn, "Moods/Wake texts", "screened", agent=unit["agent"],
-                                       kind=result["action"])
-                mark = posts.insert(self.conn, unit["mood_id"], SCREEN_AUTHOR, text, via="poller", kind="quiet",
-                                    about_agent=unit["agent"])
-                payload["mark"] = mark["id"]
-                entry["mark"] = mark["id"]
-                last = max([p["id"] for p in result["posts"]] or [unit["last_post_id"]])
-                if result["action"] == "quiet":
-                    # a dismissed quiet look counts as a silent one: the wait still doubles
-                    _set_state(self.conn, unit, quiet_post_id=unit["last_post_id"],
-                               quiet_looks=self._quiet_looks(unit) + 1, quiet_last_at=clock.now_iso())
-                else:
-                    _set_state(self.conn, unit, max_considered_id=last)
-            ledger.append_event(self.conn, "mood", unit["slug"], "mood_screen", payload)
         self.report["screens"].append(entry)
-        return verdict["verdict"] == "pass"
+        payload = {"agent": unit["agent"], "kind": result["action"], "verdict": verdict["verdict"],
+                   "by": verdict["by"], "usd": cost, "posts": [p["id"] for p in result["posts"]]}
+
+        def record(conn):
+            budget.record(conn, "screen", unit["mood_id"], unit["agent"], cost)
+            ledger.append_event(conn, "mood", unit["slug"], "mood_screen", payload)
+
+        if verdict["verdict"] == "pass":
+            # recorded in the same transaction as the wake it lets through (one commit, not two)
+            self._screen_record = record
+            return True
+        with db.write(self.conn):
+            text = self.words.text(self.conn, "Moods/Wake texts", "screened", agent=unit["agent"],
+                                   kind=result["action"])
+            mark = posts.insert(self.conn, unit["mood_id"], SCREEN_AUTHOR, text, via="poller", kind="quiet",
+                                about_agent=unit["agent"])
+            payload["mark"] = mark["id"]
+            entry["mark"] = mark["id"]
+            last = max([p["id"] for p in result["posts"]] or [unit["last_post_id"]])
+            if result["action"] == "quiet":
+                # a dismissed quiet look counts as a silent one: the wait still doubles
+                _set_state(self.conn, unit, quiet_post_id=unit["last_post_id"],
+                           quiet_looks=self._quiet_looks(unit) + 1, quiet_last_at=clock.now_iso())
+            else:
+                _set_state(self.conn, unit, max_considered_id=last)
+            record(self.conn)
+        return False
+
+    def _flush_screen(self):
+        """Record a passed screen call whose wake did not happen (the call was still made)."""
+        record, self._screen_record = self._screen_record, None
+        if record is not None:
+            with db.write(self.conn):
+                record(self.conn)
 
     def _crosstalk(self, unit, planned, result):
         """One follow-up look if anything landed while a mention's turn ran; never sets up another."""

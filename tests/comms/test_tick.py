@@ -479,11 +479,11 @@ def test_overlapping_ticks_never_deliver_the_same_wake_twice(room, agent, run_ti
     original = tick.record_wake
     other = db.connect(str(home))
 
-    def another_tick_gets_there_first(conn, unit, planned, *, cursors):
+    def another_tick_gets_there_first(conn, unit, planned, **kw):
         monkeypatch.setattr(tick, "record_wake", original)
         inner = tick.run(other, deliver=agent, words=Words())  # snapshot taken after ours, commits first
         assert [w["agent"] for w in inner["wakes"]] == ["re"]
-        return original(conn, unit, planned, cursors=cursors)
+        return original(conn, unit, planned, **kw)
 
     monkeypatch.setattr(tick, "record_wake", another_tick_gets_there_first)
     report = run_tick()
