@@ -4,7 +4,7 @@ The wake is the one message an agent is handed; every part of it is composed her
 spec's order, inside ``<mood-wake reason="...">``:
 
   why -> the post(s) that woke it -> who else was asked (at work or not; taken / take-offer /
-  took) -> who is typing -> the recent turns (word for word up to ``catch_up_tokens``, older
+  took) -> who is typing -> its near-miss replies -> the recent turns (word for word up to ``catch_up_tokens``, older
   ones summarized) -> settings changed -> the verbosity line (only when not normal) -> the
   ask (a consider wake's discretion sentence as the closing question; quiet, arrival,
   crosstalk asks) -> the tools line -> the block-and-bundle line.
@@ -156,6 +156,9 @@ def wake(conn, words, w):
     typing = w.get("typing") or []
     if typing:
         lines.append(text("typing", said=", ".join(typing), first=typing[0]))
+    if w.get("nearmiss"):
+        lines.append(text("nearmiss"))
+        lines += [turn_line(p) for p in w["nearmiss"]]
     lines.append("")
     lines.append(text("recent", mood=slug))
     if w.get("summary"):

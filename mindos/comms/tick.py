@@ -157,7 +157,13 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
         taken = [(r[0], r[1]) for r in conn.execute(
             f"SELECT agent, words FROM mood_takes WHERE post_id IN ({marks}) AND agent <> ? ORDER BY created_at",
             (*[p["id"] for p in waking], agent["name"]))]
-    w = {"mood": mood, "agent": agent, "kind": kind, "posts": waking, "tools": tools or result.get("tools"),
+    last = conn.execute(
+        "SELECT w.detail, p.id, p.author, p.body, p.created_at FROM mood_wakes w"
+        " LEFT JOIN mood_posts p ON p.id = w.reply_post_id WHERE w.mood_id = ? AND w.agent = ?"
+        " ORDER BY w.id DESC LIMIT 1", (unit["mood_id"], agent["name"])).fetchone()
+    nearmiss = [dict(id=last[1], author=last[2], body=last[3], created_at=last[4])] \
+        if last is not None and last[0] == "nearmiss" and last[1] is not None else []
+    w = {"mood": mood, "agent": agent, "kind": kind, "posts": waking, "nearmiss": nearmiss, "tools": tools or result.get("tools"),
          "first": not unit["last_wake_at"], "others": others, "taken": list(dict.fromkeys(taken)), "took": took,
          "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "summary": summary,
          "settings_changed": snap.dials.changed_since(unit["mood_id"], agent["name"], unit["spoke_at"]),
@@ -238,7 +244,8 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids):
     summary = {"outcome": outcome}
     payload = {"mood": unit["slug"], "agent": unit["agent"], "outcome": outcome,
                "seconds": result.get("seconds", 0)}
-    detail = result.get("detail") or result.get("why") or result.get("to") or ""
+    detail = result.get("detail") or result.get("why") or result.get("to") or \
+        ("nearmiss" if result.get("nearmiss") else "")
     with db.write(conn):
         started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
         reply_id = None

@@ -160,3 +160,12 @@ def test_concurrent_ticks_never_deliver_a_wake_twice(home, tmp_path):
     assert all(p.returncode == 0 for p in procs), outs
     delivered = sum(len(json.loads(out)["wakes"]) for out, _ in outs)
     assert delivered == 1
+
+
+def test_tick_in_a_loop_runs_each_cycle_and_refuses_bad_loop_flags(cli, cli_json):
+    cli_json("mood_poller", "mood", "create", "infra", "--title", "Infra")
+    reports = cli_json("mood_poller", "tick", "--cycles", "3", "--every", "0")
+    assert len(reports) == 3 and all(r["wakes"] == [] for r in reports)
+    for argv in (["--cycles", "0"], ["--every", "-1"], ["--cycles", "2", "--every", "1e9"]):
+        rc, out, err = cli("mood_poller", "tick", *argv)
+        assert rc == 2 and out == "" and err.count("\n") == 1

@@ -491,3 +491,22 @@ def test_overlapping_ticks_never_deliver_the_same_wake_twice(room, agent, run_ti
     assert report["wakes"] == [] and report["raced"][0]["agent"] == "re"
     assert room.execute("SELECT count(*) FROM mood_wakes").fetchone()[0] == 1
     assert len(agent.seen) == 1
+
+
+def test_a_reply_ending_in_a_control_tag_after_other_words_is_posted_and_shown_as_a_near_miss(room, agent, run_tick):
+    quiet_magent(room)
+    agent.replies["re"] = ["looks fine to me <silent>not mine</silent>", "<silent>ok</silent>"]
+    say(room, "@re check", via="web")
+    first = run_tick()["wakes"][0]
+    assert first["outcome"] == "replied" and first["nearmiss"] is True
+    assert posts.recent(room, "infra")[-1]["body"] == "looks fine to me <silent>not mine</silent>"
+    later(60)
+    say(room, "@re again", via="web")
+    run_tick()
+    text = agent.seen[-1]["text"]
+    assert "These replies of yours ended with a control tag after other words" in text
+    assert f"#{first['post']} " in text.split("Recent turns")[0]
+    later(60)
+    say(room, "@re third", via="web")
+    run_tick()
+    assert "ended with a control tag" not in agent.seen[-1]["text"], "only the replies since the last wake"
