@@ -142,7 +142,7 @@ def decide(unit, posts, *, dials, now, signals=(), wakes_last_hour=0, considers_
                     "cursors": cursors}
         return _unasked("consider", "a burst of posts, and the Mood has gone quiet", burst, dials,
                         considers_last_hour, cursors)
-    cursors["considered_id"] = max(start, unit["considered_id"])
+    cursors["considered_id"] = last_id  # nothing after ``start`` is a burst for this agent
 
     # 3. the long quiet
     if unit["last_post_person"] and unit["last_post_author"] != agent and unit["last_post_at"]:

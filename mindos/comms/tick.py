@@ -363,17 +363,18 @@ class Tick:
         if action == "hold":
             self._hold(unit, result)
             return
-        if result.get("screen"):
-            if not self._screen(unit, result):
-                return
+        # composed first (nothing written) so the budget check knows the look's real cost and
+        # no screen is paid for a look the budget could not afford anyway
         planned = plan(self.conn, self.snap, unit, result, self.words)
         if action in decide.UNASKED:
-            if self.snap.spent + planned["usd"] > result["dials"]["daily_budget_usd"]:
-                self._flush_screen()
+            screen_cost = budget.SCREEN_USD if result.get("screen") and self._screen_argv(unit) else 0.0
+            if self.snap.spent + screen_cost + planned["usd"] > result["dials"]["daily_budget_usd"]:
                 self.report["waiting"].append({"mood": unit["slug"], "agent": unit["agent"],
                                                "why": f"the daily budget (${result['dials']['daily_budget_usd']}) "
                                                       f"cannot cover this {action} look (${planned['usd']})"})
                 return
+        if result.get("screen") and not self._screen(unit, result):
+            return
         cursors = self._cursors(unit, result, planned)
         wake = self._deliver(unit, planned, cursors)
         if wake is None or action != "mention":
@@ -382,8 +383,9 @@ class Tick:
             # the taker is woken again, at once, to answer what it took
             fresh = self._fresh(unit)
             follow = plan(self.conn, self.snap, fresh, result, self.words, took=wake["to"])
-            self._deliver(fresh, follow, {})
-        self._crosstalk(unit, planned, result)
+            wake = self._deliver(fresh, follow, {}) or wake
+        if wake["outcome"] == "replied":  # crosstalk asks whether what landed bears on what it said
+            self._crosstalk(unit, planned, result)
 
     def _cursors(self, unit, result, planned):
         action = result["action"]
@@ -472,9 +474,12 @@ class Tick:
         entry.update({"post": post["id"], "renewed": renewed})
         self.report["holds"].append(entry)
 
+    def _screen_argv(self, unit):
+        return self.snap.dials.get("screen_command", unit["mood_id"], unit["agent"])
+
     def _screen(self, unit, result):
         """Run the screen before an unasked look; True when it passes."""
-        argv = self.snap.dials.get("screen_command", unit["mood_id"], unit["agent"])
+        argv = self._screen_argv(unit)
         cost = budget.SCREEN_USD if argv else 0.0
         entry = {"mood": unit["slug"], "agent": unit["agent"], "kind": result["action"]}
         if self.dry_run:
