@@ -16,8 +16,9 @@ own, never counted as anyone speaking: ``hold`` (a held mention said in the Mood
 
 import re
 
-from mindos.core import clock, secrets, validate
-from mindos.errors import InvalidInput, Refused
+from mindos.core import clock, validate
+from mindos.errors import InvalidInput
+from mindos.memory import guard
 from mindos.store import db, ledger
 
 VIA = ("ssh", "web", "terminal", "handoff", "agent")
@@ -42,11 +43,12 @@ def mentioned(text, directory):
     return found
 
 
-def add(conn, mood, author, body, *, via, full_tools=False, redact=False):
+def add(conn, mood, author, body, *, via, full_tools=False, redact=False, allow_secret=False):
     """Post ``body`` to a Mood as ``author``; return the post.
 
-    Credential-shaped text is refused (``redact`` stores a redacted copy instead), because
-    everything in a Mood is sent to agents word for word.
+    Credential-shaped text is refused by the shared secret guard (``redact`` stores a redacted
+    copy, ``allow_secret`` the text as is, both audited), because everything in a Mood is sent
+    to agents word for word.
     """
     from mindos.comms import moods  # lazy: keeps this module importable on its own
 
@@ -60,17 +62,15 @@ def add(conn, mood, author, body, *, via, full_tools=False, redact=False):
         raise InvalidInput(f"invalid --via: agent, but {author!r} is not a registered agent")
     if full_tools and not is_agent:
         raise InvalidInput("invalid --full-tools: only an agent's own post is sent with full tools")
-    kinds = secrets.scan(body)
-    if kinds and not redact:
-        raise Refused(f"secret guard: refused to post credential-shaped text ({', '.join(kinds)}); "
-                      "pass --redact to post a [REDACTED:<kind>] copy")
-    if kinds:
-        body = secrets.redact(body)[0]
     with db.write(conn):
+        # the shared secret guard: refused (and the refusal audited) unless --redact / --allow-secret
+        fields, outcome = guard.guard(conn, "mood", row["slug"], {"post": body}, redact=redact,
+                                      allow_secret=allow_secret)
+        body = fields["post"]
         post = insert(conn, row["id"], author, body, via=via, full_tools=full_tools, is_agent=is_agent)
         ledger.append_event(conn, "mood", row["slug"], "mood_posted",
                             {"post": post["id"], "author": author, "via": via, "full_tools": bool(full_tools),
-                             "chars": len(body), **({"redacted": kinds} if kinds else {})})
+                             "chars": len(body), **(outcome or {})})
     post["mood"] = row["slug"]
     return post
 

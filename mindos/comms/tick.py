@@ -21,8 +21,9 @@ import time
 
 from mindos.comms import budget, compose, decide, delivery, dials, posts, screen
 from mindos.comms.words import Words
-from mindos.core import clock, secrets
+from mindos.core import clock
 from mindos.errors import Conflict
+from mindos.memory import guard
 from mindos.store import db, ledger
 
 POST_WINDOW = 2000
@@ -250,11 +251,11 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids):
         started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
         reply_id = None
         if outcome == "replied":
-            body = result["text"]
-            kinds = secrets.scan(body)
-            if kinds:
-                body = secrets.redact(body)[0]
-                payload["redacted"] = kinds
+            # an agent's stdout may echo a credential: posted redacted (the shared guard audits it)
+            fields, guarded = guard.guard(conn, "mood_wake", str(wake_id), {"reply": result["text"]}, redact=True)
+            body = fields["reply"]
+            if guarded:
+                payload["redacted"] = guarded["secret_kinds"]
             reply = posts.insert(conn, unit["mood_id"], unit["agent"], body, via="agent", full_tools=tools == "full",
                                  is_agent=True, wake_id=wake_id)
             reply_id = reply["id"]

@@ -64,12 +64,19 @@ def test_bad_input_is_refused_with_one_clear_line_and_nothing_changes(room, call
     assert "\n" not in str(caught.value)
     assert [room.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("moods", "mood_agents", "mood_posts", "mood_page_revisions", "mood_signals")] == counts
-    assert ledger.height(room) == height
+    added = [e["action"] for e in ledger.events(room, limit=5)["events"] if e["id"] > height]
+    assert added == (["secret_blocked"] if error is Refused else []), "only a refusal the rules name is recorded"
 
 
-def test_redact_posts_a_redacted_copy(room):
+def test_redact_posts_a_redacted_copy_and_a_refusal_is_audited(room):
     post = posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web", redact=True)
     assert "AKIAIOSFODNN7EXAMPLE" not in post["body"]
+    assert ledger.count_action(room, "secret_redacted") == 1
+    with pytest.raises(Refused):
+        posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web")
+    assert ledger.count_action(room, "secret_blocked") == 1
+    allowed = posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web", allow_secret=True)
+    assert "AKIAIOSFODNN7EXAMPLE" in allowed["body"] and ledger.count_action(room, "secret_allowed") == 1
 
 
 def test_injection_shaped_text_is_stored_and_shown_verbatim(room):

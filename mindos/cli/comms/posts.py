@@ -17,6 +17,7 @@ def add_post(sub):
                    help="how it was sent: ssh (signed in with an SSH key), web, terminal, handoff, agent")
     p.add_argument("--full-tools", action="store_true", help="an agent's post sent with full tools")
     p.add_argument("--redact", action="store_true", help="post a [REDACTED:<kind>] copy of credential-shaped text")
+    p.add_argument("--allow-secret", action="store_true", help="post credential-shaped text as is (audited)")
     p.set_defaults(handler=cmd_post)
 
 
@@ -28,7 +29,7 @@ def cmd_post(conn, args):
         except UnicodeDecodeError:
             raise InvalidInput("invalid post text: stdin is not valid UTF-8") from None
     return posts.add(conn, args.mood, args.author, text, via=args.via, full_tools=args.full_tools,
-                     redact=args.redact)
+                     redact=args.redact, allow_secret=args.allow_secret)
 
 
 def add_posts(sub):
