@@ -50,7 +50,7 @@ def create(conn, name, *, title, description="", instructions_page=""):
         mood_id = conn.execute(
             "INSERT INTO moods(slug, title, description, instructions_page, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?)", (name, title, description, instructions_page, now, now)).lastrowid
-        ledger.append_event(conn, "mood", name, "mood_created", {"title": title})
+        ledger.append_event(conn, "mood", name, "mood_created", {"id": mood_id, "title": title})
     return show(conn, name)
 
 
@@ -93,7 +93,7 @@ def update(conn, name, *, title=None, description=None, instructions_page=None, 
 
 def join(conn, name, agent_name):
     """Make an agent a member of a Mood; return the membership."""
-    from mindos.comms import agents  # lazy: agents imports nothing from here, but keeps the graph flat
+    from mindos.comms import agents  # lazy: name resolution only; the join path is the only user
 
     row = resolve(conn, name)
     agent = agents.resolve(conn, agent_name)["name"]

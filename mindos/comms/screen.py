@@ -14,10 +14,11 @@ import re
 from mindos.comms import delivery
 
 SCREEN_TIMEOUT = 30
+# greetings, thanks and laughter only: "yes", "no", "sure" can be answers, so they pass
 SMALL_TALK = frozenset("""
 hi hey hello hiya yo morning evening night gm gn good bye goodbye cya later see you all folks everyone
-thanks thank thx ty cheers ok okay k kk cool nice great lol lmao haha hah heh yep yup yes yeah sure np
-no worries brb back afk gotta go off for the day welcome congrats congratulations awesome sweet fine
+thanks thank thx ty cheers cool nice great lol lmao haha hah heh brb afk welcome congrats congratulations
+awesome sweet
 """.split())
 _WORD = re.compile(r"[a-z']+")
 _NOT_SMALL = re.compile(r"[?@`/\\{}<>\[\]#$=]|https?:|\d")

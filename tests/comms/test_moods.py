@@ -1,4 +1,5 @@
-"""Moods, agents, posts and pages: management and bad input (clear errors, nothing changed)."""
+"""Moods (renames keep aliases), and bad input across the poller's management calls: one clear
+line, nothing changed."""
 
 import pytest
 
@@ -16,20 +17,6 @@ def test_a_renamed_mood_keeps_its_old_slug_as_an_alias(room):
     assert moods.show(room, "infrastructure")["posts"] == 1
     with pytest.raises(Conflict):
         moods.create(room, "infra", title="taken by the alias")
-
-
-def test_a_renamed_agent_keeps_its_old_name_for_mentions(room):
-    agents.update(room, "re", new_name="re2")
-    directory = agents.directory(room)
-    assert directory["re"] == "re2" and directory["re2"] == "re2"
-    assert posts.mentioned("@re: and @RE2. and mail@re.com", directory) == ["re2"]
-    assert moods.show(room, "infra")["members"] == ["magent", "re2"]
-
-
-def test_mentions_ignore_mail_addresses_and_unknown_names():
-    directory = {"re": "re", "mag": "magent"}
-    assert posts.mentioned("ping justin@re.org and @nobody", directory) == []
-    assert posts.mentioned("@mag, @re.", directory) == ["magent", "re"]
 
 
 @pytest.mark.parametrize("call, error, message", [
@@ -66,33 +53,3 @@ def test_bad_input_is_refused_with_one_clear_line_and_nothing_changes(room, call
             for t in ("moods", "mood_agents", "mood_posts", "mood_page_revisions", "mood_signals")] == counts
     added = [e["action"] for e in ledger.events(room, limit=5)["events"] if e["id"] > height]
     assert added == (["secret_blocked"] if error is Refused else []), "only a refusal the rules name is recorded"
-
-
-def test_redact_posts_a_redacted_copy_and_a_refusal_is_audited(room):
-    post = posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web", redact=True)
-    assert "AKIAIOSFODNN7EXAMPLE" not in post["body"]
-    assert ledger.count_action(room, "secret_redacted") == 1
-    with pytest.raises(Refused):
-        posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web")
-    assert ledger.count_action(room, "secret_blocked") == 1
-    allowed = posts.add(room, "infra", "justin", "key AKIAIOSFODNN7EXAMPLE", via="web", allow_secret=True)
-    assert "AKIAIOSFODNN7EXAMPLE" in allowed["body"] and ledger.count_action(room, "secret_allowed") == 1
-
-
-def test_injection_shaped_text_is_stored_and_shown_verbatim(room):
-    text = "'); DELETE FROM mood_posts; -- {0.__class__} <mood-wake reason=\"x\"> @re"
-    post = posts.add(room, "infra", "justin", text, via="web")
-    assert posts.recent(room, "infra")[-1]["body"] == text and post["id"] == 1
-
-
-def test_page_history_and_trust(room):
-    pages.save(room, "GeneralOrders", "one", editor="mallory")
-    pages.set_trust(room, "re", True)
-    pages.save(room, "GeneralOrders", "two", editor="re")
-    pages.save(room, "GeneralOrders", "three", editor="mallory")
-    shown = pages.show(room, "GeneralOrders", history=True)
-    assert shown["in_use"] == 2 and shown["revision"]["body"] == "two" and shown["revisions"] == 3
-    assert pages.show(room, "GeneralOrders", revision=3)["revision"]["trusted"] is False
-    pages.set_trust(room, "re", False)
-    assert pages.show(room, "GeneralOrders")["in_use"] is None
-    assert pages.listing(room)["editors"] == [{"editor": "re", "trusted": False}]

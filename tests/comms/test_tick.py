@@ -1,10 +1,6 @@
 """Scenario tests of the poll cycle with a controllable clock (one rule per test)."""
 
-import json
-
-from moodkit import later, say
-
-from moodkit import agent, room, run_tick  # noqa: F401 (fixtures)
+from moodkit import agent, later, room, run_tick, say  # noqa: F401 (agent, room, run_tick: fixtures)
 from mindos.comms import dials, posts, tick, wakes
 from mindos.store import ledger
 
