@@ -1,6 +1,7 @@
 """Scenario tests of the poll cycle with a controllable clock (one rule per test)."""
 
 from moodkit import agent, later, room, run_tick, say  # noqa: F401 (agent, room, run_tick: fixtures)
+
 from mindos.comms import dials, posts, tick, wakes
 from mindos.store import ledger
 
