@@ -24,7 +24,7 @@ from mindos.comms.words import Words
 from mindos.core import clock
 from mindos.errors import Conflict
 from mindos.memory import guard
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 
 POST_WINDOW = 2000
 DUPLICATE_SECONDS = 120
@@ -177,19 +177,28 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
             "block": w["block"], "why": result["why"]}
 
 
-def _set_state(conn, unit, **values):
-    """Upsert the unit's cursors; ``max_`` prefixed names only ever move forward."""
-    conn.execute("INSERT INTO mood_agent_state(mood_id, agent) VALUES (?, ?) ON CONFLICT(mood_id, agent) DO NOTHING",
-                 (unit["mood_id"], unit["agent"]))
+def _assignments(values):
+    """``(sets, params)`` for cursor values; ``max_`` prefixed names only ever move forward."""
     sets, params = [], []
     for name, value in values.items():
         if name.startswith("max_"):
             column = name[4:]
             sets.append(f"{column} = max({column}, ?)")
         else:
-            column = name
-            sets.append(f"{column} = ?")
+            sets.append(f"{name} = ?")
         params.append(value)
+    return sets, params
+
+
+def _ensure_state(conn, unit):
+    conn.execute("INSERT INTO mood_agent_state(mood_id, agent) VALUES (?, ?) ON CONFLICT(mood_id, agent) DO NOTHING",
+                 (unit["mood_id"], unit["agent"]))
+
+
+def _set_state(conn, unit, **values):
+    """Move the unit's cursors (inside the caller's write)."""
+    _ensure_state(conn, unit)
+    sets, params = _assignments(values)
     conn.execute(f"UPDATE mood_agent_state SET {', '.join(sets)} WHERE mood_id = ? AND agent = ?",
                  (*params, unit["mood_id"], unit["agent"]))
 
@@ -197,13 +206,14 @@ def _set_state(conn, unit, **values):
 GUARDED = ("seen_id", "mention_id", "considered_id", "held_id", "arrival_id", "quiet_looks", "quiet_last_at")
 
 
-def _guard(conn, unit):
-    """Refuse (Conflict) when another tick moved this unit's cursors since the snapshot: two
-    overlapping ticks (cron running long, a loop beside cron) never deliver the same wake twice."""
-    row = conn.execute(f"SELECT {', '.join(GUARDED)} FROM mood_agent_state WHERE mood_id = ? AND agent = ?",
-                       (unit["mood_id"], unit["agent"])).fetchone()
-    current = dict(row) if row else {c: (None if c == "quiet_last_at" else 0) for c in GUARDED}
-    if any(current[c] != unit[c] for c in GUARDED):
+def _claim_state(conn, unit, **values):
+    """Move the unit's cursors only if no other tick moved them since the snapshot (the shared
+    guarded write); raises Conflict otherwise, so overlapping ticks (cron running long, a loop
+    beside cron) never deliver the same wake or say the same hold twice."""
+    _ensure_state(conn, unit)
+    sets, params = _assignments(values)
+    match = {"mood_id": unit["mood_id"], "agent": unit["agent"], **{column: unit[column] for column in GUARDED}}
+    if not sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
         raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
 
 
@@ -213,7 +223,7 @@ def record_wake(conn, unit, planned, *, cursors, also=None):
     there first."""
     now = clock.now_iso()
     with db.write(conn):
-        _guard(conn, unit)
+        _claim_state(conn, unit, max_seen_id=planned["upto"], last_wake_at=now, **cursors)
         if also is not None:
             also(conn)
         bundle = planned["bundle"]
@@ -229,7 +239,6 @@ def record_wake(conn, unit, planned, *, cursors, also=None):
              int(planned["warm"]), now)).lastrowid
         budget.record(conn, planned["kind"], unit["mood_id"], unit["agent"], planned["usd"],
                       token_count=planned["tokens"], warm=planned["warm"], wake_id=wake_id)
-        _set_state(conn, unit, max_seen_id=planned["upto"], last_wake_at=now, **cursors)
         ledger.append_event(conn, "mood_wake", str(wake_id), "mood_wake",
                             {"mood": unit["slug"], "agent": unit["agent"], "kind": planned["kind"],
                              "tools": planned["tools"], "posts": post_ids, "bundle": bundle["id"],
@@ -461,13 +470,12 @@ class Tick:
         text = self.words.text(self.conn, "Moods/Wake texts", "held", agent=unit["agent"], count=len(pending))
         with db.write(self.conn):
             try:
-                _guard(self.conn, unit)
+                _claim_state(self.conn, unit, max_held_id=pending[-1]["id"])
             except Conflict as exc:
                 self.report["raced"].append({"mood": unit["slug"], "agent": unit["agent"], "why": str(exc)})
                 return
             post = posts.insert(self.conn, unit["mood_id"], POLLER, text, via="poller", kind="hold",
                                 about_agent=unit["agent"])
-            _set_state(self.conn, unit, max_held_id=pending[-1]["id"])
             renewed = unit["held_id"] > 0
             ledger.append_event(self.conn, "mood", unit["slug"], "mood_hold",
                                 {"agent": unit["agent"], "mentions": entry["mentions"], "post": post["id"],
