@@ -64,10 +64,22 @@ def answered(mention, later_posts, agent):
 
 
 def pending_mentions(posts, agent, mention_id):
-    """Unanswered posts after ``mention_id`` that mention ``agent`` (oldest first)."""
-    said = [p for p in posts if p["kind"] == "post"]
-    return [p for p in said if p["id"] > mention_id and p["author"] != agent and agent in p["mentions"]
-            and not answered(p, said, agent)]
+    """Unanswered posts after ``mention_id`` that mention ``agent`` (oldest first).
+
+    One backward pass (what :func:`answered` decides per mention, in linear time): a long
+    backlog full of mentions must not make a tick quadratic.
+    """
+    pending, agent_spoke, people = [], False, set()
+    for post in reversed([p for p in posts if p["kind"] == "post"]):
+        if post["id"] > mention_id and post["author"] != agent and agent in post["mentions"] \
+                and not agent_spoke and not (people - {post["author"]}):
+            pending.append(post)
+        if post["author"] == agent:
+            agent_spoke = True
+        elif not post["is_agent"] and len(people) < 2:
+            people.add(post["author"])  # two distinct people are enough to answer anyone's mention
+    pending.reverse()
+    return pending
 
 
 def quiet_due(last_post_at, quiet_last_at, looks, idle_after):

@@ -99,3 +99,19 @@ def test_listening_off_holds_once_then_waits():
     assert decide.decide(u, posts, dials=values(listening="off"), now=NOW)["action"] == "hold"
     u["held_id"] = 1
     assert decide.decide(u, posts, dials=values(listening="off"), now=NOW)["action"] == "wait"
+
+
+def test_pending_mentions_agrees_with_answered_on_a_mixed_history():
+    import random
+
+    rng = random.Random(3)
+    people = ("justin", "alice", "bob")
+    for _ in range(200):
+        history = []
+        for i in range(1, rng.randint(1, 12)):
+            author = rng.choice(people + ("re", "magent"))
+            history.append(post(i, author, is_agent=author in ("re", "magent"),
+                                mentions=["re"] if rng.random() < 0.5 else []))
+        expected = [p for p in history if p["author"] != "re" and "re" in p["mentions"]
+                    and not decide.answered(p, history, "re")]
+        assert decide.pending_mentions(history, "re", 0) == expected
