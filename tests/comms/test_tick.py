@@ -507,3 +507,32 @@ def test_a_reply_ending_in_a_control_tag_after_other_words_is_posted_and_shown_a
     say(room, "@re third", via="web")
     run_tick()
     assert "ended with a control tag" not in agent.seen[-1]["text"], "only the replies since the last wake"
+
+
+def test_an_idle_tick_reads_a_fixed_number_of_statements_whatever_the_size(conn, agent):
+    from mindos.comms import agents, moods
+    from mindos.comms.words import Words
+
+    def idle_statements():
+        tick.run(conn, deliver=agent, words=Words())  # wakes, if any
+        tick.run(conn, deliver=agent, words=Words())  # the one write that settles cursors
+        statements = []
+        conn.set_trace_callback(statements.append)
+        report = tick.run(conn, deliver=agent, words=Words())
+        conn.set_trace_callback(None)
+        assert report["wakes"] == [] and not any(s.startswith(("INSERT", "UPDATE", "BEGIN")) for s in statements)
+        return len(statements)
+
+    agents.create(conn, "re")
+    moods.create(conn, "m0", title="m0")
+    moods.join(conn, "m0", "re")
+    say(conn, "hello there", mood="m0")
+    later(hours=13)
+    small = idle_statements()
+    for m in range(1, 30):
+        moods.create(conn, f"m{m}", title=f"m{m}")
+        moods.join(conn, f"m{m}", "re")
+        for i in range(20):
+            say(conn, f"post {i} about the deploy", mood=f"m{m}", via="web")
+    later(hours=13)  # past the quiet rest: nothing is due anywhere
+    assert idle_statements() == small <= 12
