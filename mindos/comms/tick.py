@@ -247,8 +247,9 @@ def record_wake(conn, unit, planned, *, cursors, also=None):
     return wake_id
 
 
-def record_outcome(conn, unit, wake_id, result, tools, post_ids):
-    """Record what came back from a wake (one transaction); return the outcome summary."""
+def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None):
+    """Record what came back from a wake, and ``state`` cursor moves (one transaction);
+    return the outcome summary."""
     now = clock.now_iso()
     outcome = result["outcome"]
     summary = {"outcome": outcome}
@@ -287,6 +288,8 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids):
             if late:
                 payload["after_take"] = [{"post": r[0], "taker": r[1]} for r in late]
                 payload["duplicate"] = any(clock.seconds_between(r[2], now) <= DUPLICATE_SECONDS for r in late)
+        if state:
+            _set_state(conn, unit, **state)
         conn.execute("UPDATE mood_wakes SET outcome = ?, detail = ?, reply_post_id = ?, finished_at = ? WHERE id = ?",
                      (outcome, detail[:500], reply_id, now, wake_id))
         ledger.append_event(conn, "mood_wake", str(wake_id), "mood_reply", payload)
@@ -448,10 +451,11 @@ class Tick:
         except Exception as exc:  # a delivery hook that raises is a failed delivery, not a stopped tick
             result = {"outcome": "failed", "detail": f"delivery raised {exc.__class__.__name__}: {exc}"[:300]}
         self.snap.running.discard(key)
+        state = {}
         if planned["kind"] == "quiet" and result["outcome"] != "replied":
-            with db.write(self.conn):
-                _set_state(self.conn, unit, quiet_looks=self._quiet_looks(unit) + 1, quiet_last_at=clock.now_iso())
-        summary = record_outcome(self.conn, unit, wake_id, result, planned["tools"], entry["posts"])
+            # a quiet look that came back silent (or failed): the next wait doubles
+            state = {"quiet_looks": self._quiet_looks(unit) + 1, "quiet_last_at": clock.now_iso()}
+        summary = record_outcome(self.conn, unit, wake_id, result, planned["tools"], entry["posts"], state=state)
         entry.update(summary)
         entry["id"] = wake_id
         self.report["wakes"].append(entry)
