@@ -210,6 +210,7 @@ def main(argv=None):
         in_process_tick(home, deliver=silent)  # the wakes
         in_process_tick(home, deliver=silent)  # the one write that settles cursors after them
         full["idle_queries_at_a_tenth"] = idle_queries(home)
+        full["load_average_1m_5m_15m"] = [round(x, 2) for x in os.getloadavg()]  # 2 cores: above 2 is contention
         full["budget_seconds"] = 2.0
         full["within_budget"] = max(full["active_dry_run_process_seconds"], full["active_in_process_seconds"]) < 2.0
         print(json.dumps(full, indent=2, sort_keys=True))
