@@ -21,7 +21,7 @@ import re
 import sqlite3
 
 from mindos.store import ledger
-from mindos.errors import IntegrityError, InvalidInput, MindosError
+from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # schema.sql has one source: the repository's top level.  A checkout reads it there; a built
@@ -45,6 +45,7 @@ class Connection(sqlite3.Connection):
 
     home = None
     path = None
+    home_rule = None
     _pending_refusals = None
     _fts_tables = None
 
@@ -59,29 +60,35 @@ def receipts_dir(home):
     return os.path.join(home, "receipts")
 
 
-def connect(home=None):
+def connect(home=None, *, create=True):
     """Open (creating or upgrading if needed) the database of ``home`` and return it.
 
-    ``home`` defaults to the home resolved by :mod:`mindos.home`.
+    ``home`` defaults to the home resolved by :mod:`mindos.core.home`.  With
+    ``create=False`` a home without a database is refused (NotFound, code ``no_database``)
+    naming the home and the rule that chose it, so a typo'd path or a cron job with another
+    ``HOME`` never silently starts a new, empty home; only ``init`` creates one.
     """
+    rule = "given"
     if home is None:
-        from mindos.core.home import home_dir  # lazy: loaded only on the path that needs it
+        from mindos.core.home import resolve  # lazy: loaded only on the path that needs it
 
-        home = home_dir()
+        home, rule = resolve()
     path = database_path(home)
     if not os.path.exists(path):
+        if not create:
+            raise NotFound(
+                f"no MindOS database in home {home} (chosen by {describe_rule(rule)}); run 'init' to create it"
+                " there, or set HERMES_AUTOPILOT_HOME or MINDOS_HOME to the right home", code="no_database")
         if os.path.exists(home) and not os.path.isdir(home):
             raise MindosError(f"home {home} exists and is not a directory")
-        try:
-            os.makedirs(receipts_dir(home), mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
+        _create_home(home, path)
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, factory=Connection)
     except sqlite3.Error as exc:
         raise MindosError(f"cannot open database {path}: {exc}") from None
     conn.home = home
     conn.path = path
+    conn.home_rule = rule
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("PRAGMA foreign_keys=ON")
@@ -95,6 +102,37 @@ def connect(home=None):
         conn.close()
         raise
     return conn
+
+
+def describe_rule(rule):
+    """The words an error uses for the rule that chose a home."""
+    return {
+        "HERMES_AUTOPILOT_HOME": "HERMES_AUTOPILOT_HOME",
+        "MINDOS_HOME": "MINDOS_HOME",
+        "selector": "the home selector file (AUTOPILOT_HOME_SELECTOR or ~/.hermes/autopilot-home-selector.json)",
+        "default": "the default, as no HERMES_AUTOPILOT_HOME, MINDOS_HOME or selector file is set",
+    }.get(rule, "the caller")
+
+
+def _create_home(home, path):
+    """Create the home (0700), its receipts directory (0700) and an empty 0600 database file.
+
+    SQLite gives the -wal and -shm files the database file's mode, so creating the file
+    ourselves (O_EXCL, 0600) keeps all three private whatever the umask.
+    """
+    try:
+        created = not os.path.isdir(home)
+        os.makedirs(receipts_dir(home), mode=0o700, exist_ok=True)
+        if created:
+            os.chmod(home, 0o700)
+        os.chmod(receipts_dir(home), 0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:  # another process created it first
+            return
+        os.close(fd)
+    except OSError as exc:
+        raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -205,7 +243,7 @@ class write:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                raise MindosError(f"database busy: {exc}") from None
+                raise MindosError(f"database busy: {exc}", code="busy") from None
             self.outer = True
             self.conn._pending_refusals = []
         return self

@@ -26,9 +26,11 @@ def _new_id(conn):
 
 
 def init(conn):
-    """Report the (now existing) home; connecting already built or upgraded the schema."""
+    """Report the (now existing) home and the rule that chose it; connecting already built or
+    upgraded the schema."""
     return {
         "home": conn.home,
+        "home_rule": conn.home_rule,
         "database": conn.path,
         "schema_version": db.latest_version(),
         "fts5": fts.has(conn, "tasks_fts"),
@@ -125,6 +127,8 @@ def _clean_field(field, value):
         values = [v for v in value if v != ""]
         return json.dumps(validate.tags(values, "--requires-receipt"))
     flag = "--" + field.replace("_", "-")
+    if field in ("worktree", "branch", "pr_url"):
+        return validate.line(value, flag, max_len=4096)
     return validate.text(value, flag, max_len=validate.MAX_TEXT if field == "description" else 4096)
 
 

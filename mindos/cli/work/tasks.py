@@ -1,12 +1,12 @@
 """Task registry commands: init, create, list, update."""
 
 from mindos.work import tasks
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_init(sub):
     p = make_parser(sub, "init", "autopilot.py init")
-    p.set_defaults(handler=cmd_init)
+    p.set_defaults(handler=cmd_init, creates_home=True)
 
 
 def cmd_init(conn, args):
@@ -47,7 +47,7 @@ def add_list(sub):
     p.add_argument("--project", help="only this project")
     p.add_argument("--tag", help="only tasks carrying this tag")
     p.add_argument("--overdue", action="store_true", help="only open tasks past their due_at")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=flags.integer, help="at most this many")
     p.set_defaults(handler=cmd_list)
 
 
