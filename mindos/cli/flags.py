@@ -8,9 +8,21 @@ fixed here.
 """
 
 
+def integer(text):
+    """argparse ``type`` for every integer flag: ASCII digits with an optional leading ``-``
+    only (``int()`` would also take ``+30``, ``1_000``, `` 30 ``, fullwidth and other-script
+    digits)."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+        import argparse  # lazy: already loaded by the parser; only the error path names it
+
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r:.40}")
+    return int(text)
+
+
 def epoch(p, help="fencing epoch you were issued; a stale one is refused"):
     """``--epoch N``: the lease epoch the caller holds (fencing)."""
-    p.add_argument("--epoch", type=int, help=help)
+    p.add_argument("--epoch", type=integer, help=help)
 
 
 def dry_run(p, help):
@@ -22,7 +34,7 @@ def limit(p, default=None, help=None):
     """``--limit N``: at most N results."""
     if help is None:
         help = "at most this many" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--limit", type=int, default=default, help=help)
+    p.add_argument("--limit", type=integer, default=default, help=help)
 
 
 def secret(p, what="content"):
@@ -42,9 +54,20 @@ def minutes(p, default=30, help=None):
     """``--minutes N``: a lease window in minutes."""
     if help is None:
         help = "lease window in minutes" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--minutes", type=int, default=default, help=help)
+    p.add_argument("--minutes", type=integer, default=default, help=help)
 
 
 def project(p, help="only this project", required=False):
     """``--project ID``: scope to (or, when required, assign) one project."""
     p.add_argument("--project", required=required, help=help)
+
+
+def json_errors(p):
+    """``--json-errors``: errors on stderr as one JSON object (also ``MINDOS_ERRORS=json``).
+
+    :func:`mindos.cli.run` takes it out of argv wherever it stands, so it also shapes usage
+    errors; it is declared on the top-level parser so ``--help`` lists it.
+    """
+    p.add_argument("--json-errors", action="store_true",
+                   help='print errors on stderr as one JSON object {"error": {"code": ..., "message": ...}}'
+                        " (also MINDOS_ERRORS=json); codes are listed in the README")

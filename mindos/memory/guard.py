@@ -45,7 +45,7 @@ def guard_record(conn, entity_type, entity_id, fields, identities, *, redact=Fal
         ledger.append_refusal(conn, entity_type, entity_id, "secret_blocked", payload)
         raise Refused(
             f"secret guard: refused a credential-shaped agent name ({', '.join(id_kinds)}) in "
-            f"{', '.join(id_flagged)}; an id cannot be redacted or allowed, use a plain agent name"
+            f"{', '.join(id_flagged)}; an id cannot be redacted or allowed, use a plain agent name", code="secret_blocked"
         )
     if not kinds:
         return fields, None
@@ -55,7 +55,7 @@ def guard_record(conn, entity_type, entity_id, fields, identities, *, redact=Fal
         raise Refused(
             f"secret guard: refused to store credential-shaped content ({', '.join(kinds)}) in "
             f"{', '.join(flagged)}; pass --redact to store a [REDACTED:<kind>] copy or "
-            "--allow-secret to store it verbatim (audited)"
+            "--allow-secret to store it verbatim (audited)", code="secret_blocked"
         )
     if allow_secret:
         ledger.append_event(conn, entity_type, entity_id, "secret_allowed", payload)

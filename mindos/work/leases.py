@@ -79,7 +79,7 @@ def max_active_cap(max_active=None):
         raw = os.environ.get(MAX_ACTIVE_ENV, "").strip()
         if not raw:
             return None
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdigit()):
             raise InvalidInput(f"invalid {MAX_ACTIVE_ENV}: expected a non-negative integer, got {raw!r:.40}")
         max_active = int(raw)
         flag = MAX_ACTIVE_ENV
@@ -294,7 +294,7 @@ def claim(conn, task_id, owner, *, minutes=DEFAULT_MINUTES, epoch=None, max_acti
     with db.write(conn):
         task = _read(conn, task_id)
         if epoch is not None and epoch != task["lease_epoch"]:
-            raise Refused(_superseded(epoch, task["lease_epoch"], "re-read the task before claiming"))
+            raise Refused(_superseded(epoch, task["lease_epoch"], "re-read the task before claiming"), code="lease_superseded")
         return acquire(conn, task, owner, minutes=minutes, max_active=max_active, force=force)
 
 
@@ -317,7 +317,7 @@ def check_holder(task, owner, epoch, now, verb):
     if not task["lease_owner"]:
         raise Refused(f"task '{task_id}' is not leased; claim it before you {verb}")
     if epoch is not None and epoch != task["lease_epoch"]:
-        raise Refused(_superseded(epoch, task["lease_epoch"]))
+        raise Refused(_superseded(epoch, task["lease_epoch"]), code="lease_superseded")
     if task["lease_owner"] != owner:
         state = "" if is_live(task, now) else f" (expired {task['lease_expires_at']})"
         raise Refused(f"task '{task_id}' is leased by '{task['lease_owner']}'{state}, not '{owner}'; cannot {verb}")
