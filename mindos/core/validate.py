@@ -35,6 +35,10 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z")
 _TAG = re.compile(r"[a-z0-9:_./-]{1,64}\Z")
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+# line breaks and other C0/C1 controls (tab allowed): a single-line field that holds one
+# can forge a second line in a log, a listing or a terminal
+_LINE_BREAKING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_ASCII_INT = re.compile(r"-?[0-9]{1,18}\Z")
 
 
 def shown(value, width=80):
@@ -121,9 +125,30 @@ def text(value, flag, *, required=False, max_len=MAX_TEXT):
     return value
 
 
+def line(value, flag, *, required=False, max_len=4096):
+    """Single-line free text (a title, a reason, a branch): :func:`text` that also refuses
+    newlines, carriage returns, NUL and the other control characters (tab allowed)."""
+    value = text(value, flag, required=required, max_len=max_len)
+    found = _LINE_BREAKING.search(value)
+    if found:
+        raise InvalidInput(f"invalid {flag}: contains a control character ({found.group()!r});"
+                           " this field is a single line")
+    return value
+
+
 def title(value, flag="--title"):
-    """A non-blank title of at most MAX_TITLE characters."""
-    return text(value, flag, required=True, max_len=MAX_TITLE)
+    """A non-blank single-line title of at most MAX_TITLE characters."""
+    return line(value, flag, required=True, max_len=MAX_TITLE)
+
+
+def integer(value, flag):
+    """An integer written in ASCII digits only (an optional leading ``-``): no ``+30``,
+    ``1_000``, surrounding spaces, fullwidth or other-script digits, which ``int()`` takes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str) or not _ASCII_INT.match(value):
+        raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
+    return int(value)
 
 
 def timestamp(value, flag):

@@ -105,8 +105,8 @@ def _require_task(conn, task_id, flag="task id"):
 
 
 def _handoff_id(value):
-    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    if not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
         raise InvalidInput(f"invalid handoff id: {validate.shown(value, 40)} (expected a positive integer)")
     return int(text)
 

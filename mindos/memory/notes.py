@@ -62,8 +62,8 @@ def row_to_note(row, now=None):
 
 def note_id(value, flag="note id"):
     """A note id: a positive integer (or its decimal text)."""
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
-        value = int(value.strip())
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        value = int(value)  # ASCII digits only: int() would also take "+3", " 3", "1_0" and "٣"
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected a positive integer)")
     return value

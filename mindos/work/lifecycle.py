@@ -145,7 +145,7 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
 
     owner = validate.agent(owner)
     epoch = leases.check_epoch(epoch)
-    reason = validate.text(reason or "", "--reason", max_len=4096)
+    reason = validate.line(reason or "", "--reason", max_len=4096)
     max_retries, backoff_base, backoff_cap = sweeps.check_budget(max_retries, backoff_base, backoff_cap)
     now = clock.now_iso()
     with db.write(conn):
@@ -215,7 +215,7 @@ def cancel(conn, task_id, owner, *, reason=""):
     Audited ``cancelled`` with owner, reason and previous_status.
     """
     owner = validate.agent(owner)
-    reason = validate.text(reason or "", "--reason", max_len=4096)
+    reason = validate.line(reason or "", "--reason", max_len=4096)
     now = clock.now_iso()
     with db.write(conn):
         task = _read(conn, task_id)
@@ -238,7 +238,7 @@ def block(conn, task_id, owner, *, reason):
     ``blocked`` with previous_status.
     """
     owner = validate.agent(owner)
-    reason = validate.text(reason, "--reason", required=True, max_len=4096)
+    reason = validate.line(reason, "--reason", required=True, max_len=4096)
     now = clock.now_iso()
     with db.write(conn):
         task = _read(conn, task_id)

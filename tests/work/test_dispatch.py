@@ -611,7 +611,7 @@ def test_cli_claim_and_flags(conn, cli_json):
     (["next", "--claim"], "--claim requires --owner"),
     (["next", "--tag", "NOT OK"], "invalid --tag"),
     (["next", "--project", "a/b"], "invalid --project"),
-    (["next", "--aging-minutes", "soon"], "invalid int value"),
+    (["next", "--aging-minutes", "soon"], "expected an integer in ASCII digits"),
     (["next", "--aging-boost", "9"], "invalid --aging-boost"),
     (["next", "--claim", "--owner", "codex", "--minutes", "-5"], "invalid --minutes"),
 ])

@@ -103,7 +103,7 @@ def test_claim_bad_input_is_refused_cleanly(conn, cli):
         (["claim", "t1", "--owner", "a" * 5000], 2, "invalid --owner"),
         (["claim", "t1", "--owner", "x", "--minutes", "0"], 2, "invalid --minutes"),
         (["claim", "t1", "--owner", "x", "--minutes", "99999999"], 2, "invalid --minutes"),
-        (["claim", "t1", "--owner", "x", "--minutes", "ten"], 2, "invalid int value"),
+        (["claim", "t1", "--owner", "x", "--minutes", "ten"], 2, "expected an integer in ASCII digits"),
         (["claim", "t1", "--owner", "x", "--max-active", "-1"], 2, "invalid --max-active"),
         (["claim", "../etc", "--owner", "x"], 2, "invalid task id"),
         (["claim", "t1", "--owner", "x", "--epoch", "7"], 1, r"lease superseded (held epoch 7, current 0)"),
