@@ -232,6 +232,8 @@ def _run(door_name, argv, argv0, as_json):
             conn = db.connect(create=getattr(args, "creates_home", False))
         result = args.handler(conn, args)
     except MindosError as exc:
+        if conn is not None and getattr(exc, "audit", None):
+            _record_refusal(conn, exc.audit)
         return fail(str(exc) or exc.__class__.__name__, exc.code, exc.exit_code, as_json)
     except sqlite3_errors() as exc:
         text = str(exc)
@@ -259,6 +261,18 @@ def _run(door_name, argv, argv0, as_json):
         return fail(f"{prog}: error: cannot write the result to stdout ({reason}); the command itself completed",
                     "io_error", 1, as_json)
     return code
+
+
+def _record_refusal(conn, payload):
+    """Audit a ``secret_blocked`` raised by input validation (a credential-shaped id or name),
+    which has no transaction of its own: kinds and flag only, never the value."""
+    from mindos.store import db, ledger  # lazy: the refusal path only
+
+    try:
+        with db.write(conn):
+            ledger.append_event(conn, "input", payload["fields"][0], "secret_blocked", payload)
+    except MindosError:  # the store stayed busy: the caller still gets the refusal itself
+        pass
 
 
 def sqlite3_errors():

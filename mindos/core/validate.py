@@ -8,7 +8,7 @@ path outside the home, a LIKE wildcard, or an FTS5 operator.
 import re
 
 from mindos.core import clock
-from mindos.errors import InvalidInput
+from mindos.errors import InvalidInput, Refused
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 STATUSES = (
@@ -55,31 +55,57 @@ def shown(value, width=80):
     return f"{value!r:.{width}}"
 
 
+# the shortest credential shape an id or a name can hold (xoxb- plus ten) is 15 characters
+_SHORTEST_SECRET = 14
+
+
+def not_secret(value, flag):
+    """Refuse a credential-shaped id, name or tag (``secret_blocked``): it would be planted in
+    every row, event and listing that names it, and an id can be neither redacted nor
+    allowed.  The refusal carries ``audit`` (kinds and the flag, never the value) for the
+    caller that holds the database to record."""
+    if len(value) < _SHORTEST_SECRET:
+        return value
+    from mindos.core import secrets  # lazy: only long names pay for the detector
+
+    kinds = secrets.scan(value)
+    if kinds:
+        field = flag.lstrip("-").replace("-", "_").replace(" ", "_")
+        error = Refused(f"secret guard: refused a credential-shaped {field} ({flag}: {', '.join(kinds)}); an id"
+                        " or name cannot be redacted or allowed, use a plain one", code="secret_blocked")
+        error.audit = {"kinds": kinds, "fields": [field]}
+        raise error
+    return value
+
+
 def identifier(value, flag="id"):
-    """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric."""
+    """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric, and
+    not credential-shaped (:func:`not_secret`)."""
     if not isinstance(value, str) or not _ID.match(value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
         )
-    return value
+    return not_secret(value, flag)
 
 
-def agent(value, flag="--owner"):
-    """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric."""
+def agent(value, flag="--owner", *, secret_check=True):
+    """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric, and
+    not credential-shaped unless ``secret_check`` is off (a caller that audits the name
+    through the write guard's identities itself)."""
     if not isinstance(value, str) or not _AGENT.match(value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
         )
-    return value
+    return not_secret(value, flag) if secret_check else value
 
 
 def tag(value, flag="--tag"):
     """A tag or receipt kind: 1-64 chars of lowercase [a-z0-9:_./-]."""
     if not isinstance(value, str) or not _TAG.match(value):
         raise InvalidInput(f"invalid {flag}: {shown(value)} (use 1-64 characters of a-z 0-9 : _ . / -)")
-    return value
+    return not_secret(value, flag)
 
 
 MAX_TAGS = 64

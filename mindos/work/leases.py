@@ -27,7 +27,7 @@ import os
 from datetime import timedelta
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 from mindos.errors import Conflict, InvalidInput, Refused
 from mindos.work import rows
 
@@ -361,6 +361,7 @@ def heartbeat(conn, task_id, owner, *, note="", epoch=None):
     epoch = check_epoch(epoch)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"note": note})
         task = holder_task(conn, task_id, owner, epoch, "heartbeat", now)
         expires = expiry(HEARTBEAT_MINUTES, now)
         guarded_update(conn, task, ["status = 'running'", "lease_expires_at = ?", "updated_at = ?"],

@@ -9,7 +9,7 @@ import json
 import os
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, guard, ledger
 from mindos.errors import Conflict, InvalidInput, NotFound
 from mindos.work import rows
 
@@ -63,6 +63,9 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
     owner = validate.agent(owner, "--owner") if owner else ""
     now = clock.now_iso()
     with db.write(conn):
+        # guarded: no credential lands in a task row, its events or any listing of it
+        guard.check(conn, "task", task_id or "(new)",
+                    {"title": title, "description": description, "next_action": next_action})
         if task_id is None:
             task_id = _new_id(conn)
         elif conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone():
@@ -153,6 +156,10 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
     from mindos.work import lifecycle  # lazy: only status overrides need the lifecycle rules
 
     with db.write(conn):
+        texts = {name: value for name, value in changes.items()
+                 if name in ("title", "description", "next_action", "worktree", "branch", "pr_url")}
+        if texts:  # guarded: refused before anything is read or written
+            guard.check(conn, "task", task_id, texts)
         before = rows.get(conn, task_id)
         sets, params = [], []
         for name, value in changes.items():
