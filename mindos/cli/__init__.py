@@ -230,7 +230,10 @@ def _run(door_name, argv, argv0, as_json):
             from mindos.store import db  # lazy: --help and db-less commands never open the store
 
             conn = db.connect(create=getattr(args, "creates_home", False))
-        result = args.handler(conn, args)
+        if getattr(args, "request_id", None) is not None and conn is not None:
+            result = _replayable(conn, args)
+        else:
+            result = args.handler(conn, args)
     except MindosError as exc:
         if conn is not None and getattr(exc, "audit", None):
             _record_refusal(conn, exc.audit)
@@ -261,6 +264,20 @@ def _run(door_name, argv, argv0, as_json):
         return fail(f"{prog}: error: cannot write the result to stdout ({reason}); the command itself completed",
                     "io_error", 1, as_json)
     return code
+
+
+_NOT_ARGUMENTS = ("handler", "request_id", "replay_actor", "needs_db", "creates_home")
+
+
+def _replayable(conn, args):
+    """Run a ``--request-id`` command once per (actor, key): the first result, or its replay."""
+    from mindos.store import replay  # lazy: only calls that carry a request id
+
+    actor = (getattr(args, args.replay_actor, None) if args.replay_actor else None) or ""
+    arguments = {name: value for name, value in sorted(vars(args).items()) if name not in _NOT_ARGUMENTS}
+    result, replayed = replay.run(conn, actor, args.request_id, args.command, arguments,
+                                  lambda: args.handler(conn, args))
+    return {**result, "replayed": replayed} if isinstance(result, dict) else result
 
 
 def _record_refusal(conn, payload):

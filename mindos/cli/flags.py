@@ -71,3 +71,13 @@ def json_errors(p):
     p.add_argument("--json-errors", action="store_true",
                    help='print errors on stderr as one JSON object {"error": {"code": ..., "message": ...}}'
                         " (also MINDOS_ERRORS=json); codes are listed in the README")
+
+
+def request_id(p, actor=None):
+    """``--request-id KEY``: an idempotent retry key (see :mod:`mindos.store.replay`); the same
+    key from the same actor (the value of the ``actor`` argument) returns the first result,
+    flagged ``replayed: true``, instead of acting twice."""
+    p.add_argument("--request-id", metavar="KEY",
+                   help="idempotency key: a retry with the same key (and the same arguments) returns the first"
+                        " result with replayed: true instead of acting again")
+    p.set_defaults(replay_actor=actor)

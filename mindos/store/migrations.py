@@ -209,4 +209,20 @@ END;
 """
 
 
-MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index]
+def m008_request_replays():
+    """Idempotent retries: the first result of each (actor, --request-id) (issue 8; numbers 5-7 are
+    reserved for the recall, recovery and mood-poller migrations landing in parallel)."""
+    return """
+CREATE TABLE request_replays (
+    actor        TEXT NOT NULL,
+    request_id   TEXT NOT NULL,
+    command      TEXT NOT NULL,
+    args_digest  TEXT NOT NULL,
+    result_json  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (actor, request_id)
+) WITHOUT ROWID;
+"""
+
+
+MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m008_request_replays]

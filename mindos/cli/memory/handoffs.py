@@ -25,6 +25,7 @@ def add_handoff(sub):
     p.add_argument("--recall-digest", default="", help="sha256 of the recall this handoff was written against")
     p.add_argument("--redact", action="store_true", help="store credential-shaped text as [REDACTED:<kind>]")
     p.add_argument("--allow-secret", action="store_true", help="store credential-shaped text verbatim (audited)")
+    flags.request_id(p, actor="from_agent")
     p.set_defaults(handler=cmd_handoff)
 
 

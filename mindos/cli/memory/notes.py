@@ -14,6 +14,7 @@ def add_note(sub):
     p.add_argument("--pinned", action="store_true", help="critical: packs first and survives tight budgets")
     p.add_argument("--ttl-hours", type=float, help="lifetime in hours; past it an unpinned note retires")
     flags.secret(p)
+    flags.request_id(p, actor="source")
     p.set_defaults(handler=cmd_note)
 
 

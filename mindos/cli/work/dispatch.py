@@ -25,6 +25,7 @@ def add_next(sub):
                    help="minutes waited per one-level priority boost (default 360; 0 disables aging)")
     p.add_argument("--aging-boost", type=flags.integer, default=dispatch.DEFAULT_AGING_BOOST,
                    help="most levels aging may promote a task (default 2)")
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_next)
 
 
