@@ -46,6 +46,14 @@ class Connection(sqlite3.Connection):
     home = None
     path = None
     home_rule = None
+    _lock_fd = None
+
+    def close(self):
+        """Close the connection and its writer-lock descriptor."""
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
+            os.close(fd)
+        super().close()
     _pending_refusals = None
     _fts_tables = None
 
@@ -227,8 +235,83 @@ def _bring_current(conn, version):
 # Transactions
 
 
+LOCK_TIMEOUT_SECONDS = BUSY_TIMEOUT_SECONDS
+
+
+class _LockTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _LockTimeout
+
+
+def lock_path(conn):
+    """The home's writer lock file, beside the database."""
+    return conn.path + ".lock"
+
+
+def _acquire(conn):
+    """Take the home's writer lock: a blocking OS file lock, so waiting writers sleep in the
+    kernel and one wakes the moment the holder lets go.
+
+    SQLite's own busy handler polls with growing sleeps (up to 100 ms), so under 32
+    concurrent writers a newcomer often won while an old waiter slept: waits of many
+    seconds and, at the 30 s timeout, "database is locked" failures, for transactions of
+    milliseconds.  The file lock makes the wait prompt; SQLite's busy timeout stays as the
+    backstop for writers that do not take the lock.  The wait is bounded by
+    LOCK_TIMEOUT_SECONDS (a SIGALRM timer in the main thread, polling elsewhere).
+    """
+    import fcntl  # lazy: the write path only
+
+    if conn._lock_fd is None:
+        fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        conn._lock_fd = fd
+    fd = conn._lock_fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    import signal
+    import threading  # lazy: only a contended lock needs them
+
+    timeout = LOCK_TIMEOUT_SECONDS
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return
+        except _LockTimeout:
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    else:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                time.sleep(0.002)
+    raise MindosError(f"database busy: another writer held the write lock for {timeout:g} s; nothing was changed,"
+                      " retry", code="busy")
+
+
+def _release(conn):
+    if conn._lock_fd is not None:
+        import fcntl  # lazy: already loaded by _acquire
+
+        fcntl.flock(conn._lock_fd, fcntl.LOCK_UN)
+
+
 class write:
-    """``with write(conn):`` runs the block in one ``BEGIN IMMEDIATE`` transaction.
+    """``with write(conn):`` runs the block in one ``BEGIN IMMEDIATE`` transaction, holding the
+    home's writer lock (:func:`_acquire`) around it.
 
     Nested use joins the outer transaction.  On an exception the transaction rolls back and
     any refusal events recorded with :func:`append_refusal` are committed on their own.
@@ -240,10 +323,15 @@ class write:
 
     def __enter__(self):
         if not self.conn.in_transaction:
+            _acquire(self.conn)
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
+                _release(self.conn)
                 raise MindosError(f"database busy: {exc}", code="busy") from None
+            except BaseException:
+                _release(self.conn)
+                raise
             self.outer = True
             self.conn._pending_refusals = []
         return self
@@ -253,13 +341,21 @@ class write:
             return False
         conn = self.conn
         pending, conn._pending_refusals = conn._pending_refusals or [], None
-        if exc_type is None:
-            for event in pending:
-                ledger.append_event(conn, *event)
-            conn.execute("COMMIT")
-            return False
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        try:
+            if exc_type is None:
+                for event in pending:
+                    ledger.append_event(conn, *event)
+                conn.execute("COMMIT")
+                return False
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            if conn.in_transaction:  # a failed COMMIT (disk full): roll back before letting go
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            _release(conn)
         if pending:
             # The refusal events get a transaction of their own, after the rollback, so the
             # rollback cannot erase them.  Should that write fail too (the lock stayed busy

@@ -316,3 +316,30 @@ def test_home_is_0700_and_database_files_0600_whatever_the_umask(home):
     assert stat.S_IMODE(os.stat(os.path.join(home, "receipts")).st_mode) == 0o700
     assert {"state.db", "state.db-wal", "state.db-shm"} <= set(modes)
     assert set(modes.values()) == {0o600}, modes
+
+
+def test_writers_queue_on_the_home_write_lock(conn, cli, monkeypatch):
+    import fcntl
+    import stat
+    import threading
+    import time
+
+    with db.write(conn):
+        pass
+    path = db.lock_path(conn)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    holder = os.open(path, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 0.2)
+    try:
+        rc, out, err = cli("autopilot", "create", "--project", "P", "--title", "x", "--json-errors")
+        assert rc == 1 and out == "" and '"busy"' in err
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+        monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 30)
+        threading.Timer(0.3, fcntl.flock, (holder, fcntl.LOCK_UN)).start()
+        started = time.perf_counter()
+        rc, out, err = cli("autopilot", "create", "--project", "P", "--title", "x")
+        assert rc == 0 and 0.25 < time.perf_counter() - started < 5
+    finally:
+        os.close(holder)
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
