@@ -351,11 +351,13 @@ def holder_task(conn, task_id, owner, epoch, verb, now):
     return task
 
 
-def heartbeat(conn, task_id, owner, *, note="", epoch=None):
-    """Record liveness: status ``running``, lease window reset to 15 minutes; return the task.
+def heartbeat(conn, task_id, owner, *, note="", epoch=None, minutes=HEARTBEAT_MINUTES):
+    """Record liveness: status ``running``, lease extended to ``minutes`` (default 15) from now
+    -- never shortened: a longer live lease (a 2-hour claim) keeps its expiry; return the task.
 
     Upserts the heartbeats row and audits ``heartbeat``.
     """
+    minutes = check_minutes(minutes)
     owner = validate.agent(owner)
     note = validate.text(note or "", "--note", max_len=4096)
     epoch = check_epoch(epoch)
@@ -363,7 +365,9 @@ def heartbeat(conn, task_id, owner, *, note="", epoch=None):
     with db.write(conn):
         guard.check(conn, "task", task_id, {"note": note})
         task = holder_task(conn, task_id, owner, epoch, "heartbeat", now)
-        expires = expiry(HEARTBEAT_MINUTES, now)
+        expires = expiry(minutes, now)
+        if task["lease_expires_at"] and task["lease_expires_at"] > expires:
+            expires = task["lease_expires_at"]  # a heartbeat proves liveness; it never shortens a lease
         guarded_update(conn, task, ["status = 'running'", "lease_expires_at = ?", "updated_at = ?"],
                        [expires, now], now)
         conn.execute(

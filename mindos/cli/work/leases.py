@@ -31,12 +31,15 @@ def add_heartbeat(sub):
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="the lease holder")
     p.add_argument("--note", default="", help="what is happening now")
+    flags.minutes(p, default=leases.HEARTBEAT_MINUTES,
+                  help=f"extend the lease to this many minutes from now (default {leases.HEARTBEAT_MINUTES});"
+                       " a longer live lease is never shortened")
     flags.epoch(p)
     p.set_defaults(handler=cmd_heartbeat)
 
 
 def cmd_heartbeat(conn, args):
-    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch)
+    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch, minutes=args.minutes)
 
 
 def add_renew(sub):
