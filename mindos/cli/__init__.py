@@ -222,6 +222,10 @@ def _run(door_name, argv, argv0, as_json):
         args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:
             parser.error("a command is required")
+        for name in getattr(args, "text_files", ()):
+            path = getattr(args, f"{name}_file", None)
+            if path is not None:
+                setattr(args, name, flags.read_text_file(path, "--" + name.replace("_", "-") + "-file"))
         flag = _undecodable(args)
         if flag:
             return fail(f"invalid {flag}: not valid UTF-8 text (undecodable bytes in the argument)",
@@ -266,7 +270,7 @@ def _run(door_name, argv, argv0, as_json):
     return code
 
 
-_NOT_ARGUMENTS = ("handler", "request_id", "replay_actor", "needs_db", "creates_home")
+_NOT_ARGUMENTS = ("handler", "request_id", "replay_actor", "needs_db", "creates_home", "text_files")
 
 
 def _replayable(conn, args):

@@ -81,3 +81,41 @@ def request_id(p, actor=None):
                    help="idempotency key: a retry with the same key (and the same arguments) returns the first"
                         " result with replayed: true instead of acting again")
     p.set_defaults(replay_actor=actor)
+
+
+# the most a *-file flag reads: the largest value any long text flag accepts (a 1 MiB receipt
+# payload), plus one byte so the command's own limit, not a truncation, reports the excess
+MAX_FILE_BYTES = 1024 * 1024 + 1
+
+
+def long_text(p, name, *, required=False, default=None, help=None):
+    """``--NAME TEXT`` or ``--NAME-file PATH`` (``-`` for stdin): long text without the argv
+    limit.  :func:`mindos.cli.run` reads the file into ``NAME`` before the handler runs."""
+    group = p.add_mutually_exclusive_group(required=required)
+    group.add_argument(f"--{name}", default=default, help=help)
+    group.add_argument(f"--{name}-file", metavar="PATH",
+                       help=f"read --{name} from this file ('-' for stdin), UTF-8, for text past the argument limit")
+    files = tuple(p.get_default("text_files") or ()) + (name.replace("-", "_"),)
+    p.set_defaults(text_files=files)
+
+
+def read_text_file(path, flag):
+    """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable."""
+    import sys
+
+    from mindos.errors import InvalidInput
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES) if sys.stdin is not None else b""
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES)
+    except OSError as exc:
+        raise InvalidInput(f"invalid {flag}: cannot read {path!r:.80} ({exc.strerror})") from None
+    except AttributeError:  # an in-process stdin without a byte buffer
+        data = sys.stdin.read(MAX_FILE_BYTES).encode("utf-8", "surrogatepass")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"invalid {flag}: not valid UTF-8 text") from None
