@@ -291,6 +291,8 @@ def claim(conn, task_id, owner, *, minutes=DEFAULT_MINUTES, epoch=None, max_acti
     minutes = check_minutes(minutes)
     epoch = check_epoch(epoch)
     max_active_cap(max_active)  # validate before taking the write lock
+    # lazy: acquire needs these; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import graph, policies  # noqa: F401
     with db.write(conn):
         task = _read(conn, task_id)
         if epoch is not None and epoch != task["lease_epoch"]:
