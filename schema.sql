@@ -111,6 +111,19 @@ CREATE TRIGGER task_tags_ad AFTER DELETE ON tasks BEGIN
     DELETE FROM task_tags WHERE task_id = old.id;
 END;
 
+-- Idempotent retries (migration 8): the first result of each (actor, --request-id), so a
+-- caller that died after the commit but before reading the answer can ask again and get
+-- the same answer instead of a second effect.
+CREATE TABLE request_replays (
+    actor        TEXT NOT NULL,
+    request_id   TEXT NOT NULL,
+    command      TEXT NOT NULL,
+    args_digest  TEXT NOT NULL,
+    result_json  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (actor, request_id)
+) WITHOUT ROWID;
+
 -- Shared memory: provenance-tagged task notes (migration 3).  A live note has
 -- superseded_by IS NULL; supersession links old -> new in both directions.
 CREATE TABLE notes (

@@ -59,7 +59,7 @@ AUTOPILOT = Door(
             ('claim', 'work.leases',
              'Take the lease on a task (bumps its fencing epoch).'),
             ('heartbeat', 'work.leases',
-             'Report liveness: status running, lease reset to 15 minutes.'),
+             'Report liveness: status running, lease extended to --minutes (default 15), never shortened.'),
             ('renew', 'work.leases',
              'Extend a live lease from now, keeping status and epoch.'),
             ('release', 'work.leases',

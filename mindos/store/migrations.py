@@ -449,5 +449,20 @@ CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
 """
 
 
+def m007_request_replays():
+    """Idempotent retries: the first result of each (actor, --request-id)."""
+    return """
+CREATE TABLE request_replays (
+    actor        TEXT NOT NULL,
+    request_id   TEXT NOT NULL,
+    command      TEXT NOT NULL,
+    args_digest  TEXT NOT NULL,
+    result_json  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (actor, request_id)
+) WITHOUT ROWID;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
-              m006_mood_poller]
+              m006_mood_poller, m007_request_replays]

@@ -1,6 +1,6 @@
 """``mood_poller.py page``: revisioned pages (wake texts, dials words, instruction layers) and trusted editors."""
 
-from mindos.cli import Parser, make_parser
+from mindos.cli import Parser, flags, make_parser
 from mindos.comms import pages
 from mindos.errors import InvalidInput
 
@@ -19,7 +19,7 @@ def add_page(sub):
     s.set_defaults(handler=cmd_set)
     show = actions.add_parser("show", help="the revision in use (newest by a trusted editor), or --revision N")
     show.add_argument("name")
-    show.add_argument("--revision", type=int)
+    show.add_argument("--revision", type=flags.integer)
     show.add_argument("--history", action="store_true", help="list every revision (without bodies)")
     show.set_defaults(handler=cmd_show)
     lst = actions.add_parser("list", help="every page and the editor list")

@@ -2,7 +2,7 @@
 
 import sys
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.comms import posts
 from mindos.errors import InvalidInput
 
@@ -36,7 +36,7 @@ def add_posts(sub):
     p = make_parser(sub, "posts",
                     "mood_poller.py posts infra --limit 20")
     p.add_argument("mood")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=flags.integer, default=50)
     p.set_defaults(handler=cmd_posts)
 
 
@@ -49,7 +49,7 @@ def add_typing(sub):
                     "mood_poller.py typing infra justin --seconds 30")
     p.add_argument("mood")
     p.add_argument("who")
-    p.add_argument("--seconds", type=int, help="how long the signal lasts (typing 30, at work 900 by default)")
+    p.add_argument("--seconds", type=flags.integer, help="how long the signal lasts (typing 30, at work 900 by default)")
     p.add_argument("--at-work", action="store_true", help="an at-work signal instead of typing")
     p.add_argument("--stop", action="store_true", help="clear the signal now")
     p.set_defaults(handler=cmd_typing)

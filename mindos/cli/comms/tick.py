@@ -2,7 +2,7 @@
 
 import time
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.comms import tick
 from mindos.comms.words import Words
 from mindos.errors import InvalidInput
@@ -14,7 +14,7 @@ def add_tick(sub):
     p.add_argument("--dry-run", action="store_true", help="compose the wakes without delivering or writing anything")
     p.add_argument("--seconds", type=float, default=50.0,
                    help="start no new wake after this many seconds (default 50: one cron minute)")
-    p.add_argument("--cycles", type=int, default=1,
+    p.add_argument("--cycles", type=flags.integer, default=1,
                    help="run this many cycles in a loop (default 1: one cycle, for cron); prints a list")
     p.add_argument("--every", type=float, default=60.0,
                    help="seconds between the starts of looped cycles (default 60)")

@@ -1,6 +1,6 @@
 """``mood_poller.py wakes / show-wake / bundle / budget``: the record of what was composed and why."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.comms import budget, dials, wakes
 
 
@@ -12,7 +12,7 @@ def add_wakes(sub):
     p.add_argument("--kind", help="mention, consider, quiet, arrival, crosstalk")
     p.add_argument("--outcome", help="running, replied, silent, took, empty, failed, timeout, undeliverable, abandoned")
     p.add_argument("--since", help="ISO 8601 instant")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=flags.integer, default=50)
     p.add_argument("--duplicates", action="store_true",
                    help="instead: replies to a post another agent had taken, from wakes that began before the take")
     p.set_defaults(handler=cmd_wakes)
@@ -27,7 +27,7 @@ def cmd_wakes(conn, args):
 
 def add_show_wake(sub):
     p = make_parser(sub, "show-wake", "mood_poller.py show-wake 12")
-    p.add_argument("wake_id", type=int)
+    p.add_argument("wake_id", type=flags.integer)
     p.add_argument("--text", action="store_true", help="print only the wake's text")
     p.set_defaults(handler=cmd_show_wake)
 
