@@ -118,6 +118,8 @@ AUTOPILOT = Door(
         ('Context', (
             ('context', 'context.pack',
              "Pack a task's header, live handoff, unsatisfied deps and live notes (pinned first) within a character budget; --related N adds matching notes of other tasks."),
+            ('prime', 'context.prime',
+             "Session-start pack for an agent: its live leases, unacked inbox, pinned constraints, next task and the held task's pack; bounded, redacted, digest-sealed, audited."),
         )),
         ('Views and the ledger', (
             ('dashboard', 'views.dashboard',

@@ -19,7 +19,7 @@ def test_exposed_tools_are_the_allowlisted_commands_that_exist():
     assert list(exposed) == [name for name in tools.AGENT_TOOLS if name in where]
     for name in ("create", "show", "list", "search", "next", "claim", "heartbeat", "renew", "release",
                  "complete", "fail", "receipt", "note", "search-notes", "handoff", "handoff-inbox", "ack",
-                 "context"):
+                 "context", "prime"):
         assert name in exposed, name
     # recall, memory-retain, facts ... appear by themselves once registered in the door table
     for name in ("recall", "recall-verify", "memory-retain", "memory-search", "fact-assert", "facts"):
