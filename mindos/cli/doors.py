@@ -121,6 +121,10 @@ AUTOPILOT = Door(
             ('prime', 'context.prime',
              "Session-start pack for an agent: its live leases, unacked inbox, pinned constraints, next task and the held task's pack; bounded, redacted, digest-sealed, audited."),
         )),
+        ('Agent harnesses', (
+            ('setup', 'mcp.setup',
+             'Wire MindOS into Claude Code (session-start hooks running prime) or Codex (MCP server entry + AGENTS.md loop); idempotent, --dry-run, --remove.'),
+        )),
         ('Views and the ledger', (
             ('dashboard', 'views.dashboard',
              'Show a compact text overview: counts, leases, overdue and queued work.'),
