@@ -23,10 +23,13 @@ Design decisions
 """
 
 import argparse
+import logging
 from typing import NamedTuple
 
 from mindos import errors
 from mindos.cli import Parser, build_parser, doors
+
+log = logging.getLogger(__name__)
 
 # The agent-facing commands, in the order tools/list shows them (names not yet registered
 # in the door table are skipped until they are).
@@ -81,18 +84,33 @@ class _RaisingParser(Parser):
         raise ArgumentsError(" ".join((message or "").split()) or "the arguments were refused")
 
 
-_SCALARS = {int: "integer", float: "number", None: "string", str: "string"}
+class Unsupported(Exception):
+    """An argparse construct with no faithful JSON-schema form (the command is not exposed)."""
+
+
+def json_type(kind):
+    """The JSON type of an argparse ``type`` (by name: ``int`` and ``flags.integer`` alike)."""
+    name = getattr(kind, "__name__", None)
+    return {"int": "integer", "integer": "integer", "float": "number", "number": "number"}.get(name, "string")
+
+
+def _is_array(action):
+    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
 
 
 def _property(action):
     """The JSON schema of one argparse action."""
-    if isinstance(action, argparse._StoreTrueAction):
-        schema = {"type": "boolean", "default": False}
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        schema = {"type": "boolean", "default": action.default}
+    elif type(action) not in (argparse._StoreAction, argparse._AppendAction):
+        raise Unsupported(f"{action.dest}: {type(action).__name__}")
+    elif action.option_strings and action.nargs not in (None, "?") and not isinstance(action, argparse._AppendAction):
+        raise Unsupported(f"{action.dest}: an option taking {action.nargs!r} values")
     else:
-        scalar = {"type": _SCALARS[action.type]}
+        scalar = {"type": json_type(action.type)}
         if action.choices is not None:
             scalar["enum"] = list(action.choices)
-        if isinstance(action, argparse._AppendAction):
+        if _is_array(action):
             schema = {"type": "array", "items": scalar}
         else:
             schema = dict(scalar)
@@ -101,6 +119,12 @@ def _property(action):
     flag = action.option_strings[0] if action.option_strings else action.dest
     schema["description"] = f"{action.help or ''} (CLI: {flag})".strip()
     return schema
+
+
+def _required(action):
+    if action.option_strings:
+        return action.required
+    return action.nargs not in ("?", "*")
 
 
 def arguments(subparser):
@@ -144,9 +168,9 @@ class Tool(NamedTuple):
                 continue
             _check(action.dest, properties[action.dest], value)
             if not action.option_strings:
-                positionals.append(str(value))
-            elif isinstance(action, argparse._StoreTrueAction):
-                if value:
+                positionals.extend(str(item) for item in (value if isinstance(value, list) else [value]))
+            elif isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+                if value == action.const:
                     options.append(action.option_strings[0])
             elif isinstance(action, argparse._AppendAction):
                 options.extend(f"{action.option_strings[0]}={item}" for item in value)
@@ -186,7 +210,7 @@ def build_tool(door_name, name):
     properties, required = {}, []
     for action in arguments(subparser):
         properties[action.dest] = _property(action)
-        if action.required or not action.option_strings:
+        if _required(action):
             required.append(action.dest)
     schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
     summary = doors.commands(door)[name][1]
@@ -219,4 +243,10 @@ def exposed(allow=()):
                 f"--allow: {name!r} cannot be exposed (choose from: {', '.join(allowable())})")
     names = [name for name in AGENT_TOOLS if name in where]
     names += [name for name in dict.fromkeys(allow) if name not in names]
-    return {name: build_tool(where[name], name) for name in names}
+    found = {}
+    for name in names:
+        try:
+            found[name] = build_tool(where[name], name)
+        except Unsupported as exc:  # keep serving the rest; say which command is missing and why
+            log.warning("not exposing %s: %s has no JSON-schema form", name, exc)
+    return found

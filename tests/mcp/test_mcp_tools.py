@@ -44,19 +44,22 @@ def test_every_tool_schema_matches_its_cli_flags(name):
     actions = _actions(tool)
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert list(schema["properties"]) == [action.dest for action in actions]
-    assert schema["required"] == [a.dest for a in actions if a.required or not a.option_strings]
+    assert schema["required"] == [a.dest for a in actions if a.required or (not a.option_strings and a.nargs not in ("?", "*"))]
     sample = {}
     for action in actions:
         prop = schema["properties"][action.dest]
         flag = action.option_strings[0] if action.option_strings else action.dest
         assert f"(CLI: {flag})" in prop["description"]
-        if isinstance(action, argparse._StoreTrueAction):
-            assert prop["type"] == "boolean"
-            sample[action.dest] = True
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            assert prop["type"] == "boolean" and prop["default"] == action.default
+            sample[action.dest] = action.const
             continue
-        scalar = prop["items"] if isinstance(action, argparse._AppendAction) else prop
-        assert prop["type"] == ("array" if isinstance(action, argparse._AppendAction) else scalar["type"])
-        assert scalar["type"] == {int: "integer", float: "number", None: "string"}[action.type]
+        many = isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
+        scalar = prop["items"] if many else prop
+        assert prop["type"] == ("array" if many else scalar["type"])
+        # int and integer-parsing functions (flags.integer) are integers; float is a number
+        type_name = getattr(action.type, "__name__", None)
+        assert scalar["type"] == {"int": "integer", "integer": "integer", "float": "number"}.get(type_name, "string")
         if action.choices is not None:
             assert scalar["enum"] == list(action.choices)
             value = list(action.choices)[0]
@@ -99,3 +102,32 @@ def test_error_codes_are_stable():
     assert [tools.error_code(cls("x")) for cls in (errors.InvalidInput, errors.NotFound, errors.Refused,
                                                     errors.Conflict, errors.IntegrityError, errors.MindosError)] \
         == ["invalid_input", "not_found", "refused", "conflict", "integrity_error", "error"]
+
+
+def test_constructs_without_a_schema_form_are_skipped_not_fatal(monkeypatch, caplog):
+    real = tools.build_tool
+
+    def fake(door_name, name):
+        if name == "note":
+            raise tools.Unsupported("x: _CountAction")
+        return real(door_name, name)
+
+    monkeypatch.setattr(tools, "build_tool", fake)
+    exposed = tools.exposed()
+    assert "note" not in exposed and "claim" in exposed
+    assert "not exposing note" in caplog.text
+
+
+def test_custom_integer_types_and_optional_positionals_map_faithfully():
+    def integer(text):
+        return int(text)
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("count", nargs="?", type=integer)
+    parser.add_argument("--quiet", action="store_false", dest="verbose")
+    parser.add_argument("--flagged", action="count")
+    count, verbose, flagged = [a for a in parser._actions if a.dest in ("count", "verbose", "flagged")]
+    assert tools._property(count)["type"] == "integer" and tools._required(count) is False
+    assert tools._property(verbose) == {"type": "boolean", "default": True, "description": "(CLI: --quiet)"}
+    with pytest.raises(tools.Unsupported):
+        tools._property(flagged)
