@@ -18,8 +18,9 @@ Design decisions
     the same parser, so defaults, choices and validation are the CLI's own; the handler is
     the CLI handler.
   * **Stable error codes.**  :func:`error_code` maps the exception family of
-    :mod:`mindos.errors` to a code a client can branch on (an exception carrying its own
-    string ``code`` keeps it).
+    :mod:`mindos.errors` to the CLI's code vocabulary (``invalid``, ``usage``,
+    ``not_found``, ``refused``, ``conflict``, ``integrity``, ``error``); an exception
+    carrying its own string ``code`` keeps it.
 """
 
 import argparse
@@ -43,20 +44,22 @@ NEVER = frozenset({"init", "demo", "setup"})
 READ_ONLY = frozenset({"show", "list", "search", "search-notes", "handoff-inbox", "context", "facts",
                        "memory-search", "recall-verify", "handoff-current", "handoffs", "notes", "leases"})
 
+# The stable code vocabulary of the CLI's JSON errors (an exception that carries its own
+# ``code`` keeps it; these are the family defaults).
 ERROR_CODES = (
     (errors.Conflict, "conflict"),
-    (errors.InvalidInput, "invalid_input"),
+    (errors.InvalidInput, "invalid"),
     (errors.NotFound, "not_found"),
     (errors.Refused, "refused"),
-    (errors.IntegrityError, "integrity_error"),
+    (errors.IntegrityError, "integrity"),
     (errors.MindosError, "error"),
 )
-INVALID_ARGUMENTS = "invalid_arguments"
-INTERNAL_ERROR = "internal_error"
+USAGE = "usage"                    # arguments the command's parser refuses (argparse's usage errors)
+INTERNAL_ERROR = "internal_error"  # a bug: logged with its traceback on stderr
 
 
 def error_code(exc):
-    """The stable code of a MindOS error (``not_found``, ``refused``, ``conflict`` ...)."""
+    """The stable code of a MindOS error (``not_found``, ``refused``, ``conflict``, ``invalid`` ...)."""
     own = getattr(exc, "code", None)
     if isinstance(own, str) and own:
         return own
@@ -69,7 +72,7 @@ def error_code(exc):
 class ArgumentsError(errors.InvalidInput):
     """Tool arguments that do not fit the schema (or that the CLI parser refuses)."""
 
-    code = INVALID_ARGUMENTS
+    code = USAGE
 
 
 class _RaisingParser(Parser):

@@ -77,9 +77,9 @@ def test_tool_errors_carry_the_stable_codes(srv, conn):
     assert taken["structuredContent"]["error"]["code"] in ("refused", "conflict")
     bad = tool(srv, "claim", {"task_id": "t1"})
     assert bad["structuredContent"]["error"] == {
-        "code": "invalid_arguments", "message": "missing required argument 'owner'", "exit_code": 2}
+        "code": "usage", "message": "missing required argument 'owner'", "exit_code": 2}
     invalid = tool(srv, "create", {"project": "P", "title": "x", "priority": "P9"})
-    assert invalid["structuredContent"]["error"]["code"] in ("invalid_input", "invalid_arguments")
+    assert invalid["structuredContent"]["error"]["code"] in ("invalid", "usage")
 
 
 def test_an_unexpected_exception_is_an_internal_error_and_the_server_goes_on(srv, monkeypatch, caplog):
@@ -216,5 +216,5 @@ def test_sdk_full_cycle_claim_note_receipt_complete_handoff(home):
     assert seen["ack"]["acked_by"] == "claude-code"
     assert seen["show"]["task"]["status"] == "completed"
     assert seen["again"].is_error and seen["again"].structured_content["error"]["code"] == "refused"
-    assert seen["bad"].is_error and seen["bad"].structured_content["error"]["code"] == "invalid_arguments"
+    assert seen["bad"].is_error and seen["bad"].structured_content["error"]["code"] == "usage"
     assert seen["unknown"] == (-32602, "Unknown tool: no-such-tool")

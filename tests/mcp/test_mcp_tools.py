@@ -93,7 +93,7 @@ def test_invalid_arguments_are_refused_before_the_handler(args, match):
     tool = tools.exposed()["claim"]
     with pytest.raises(tools.ArgumentsError, match=match) as caught:
         tool.namespace(args)
-    assert tools.error_code(caught.value) == "invalid_arguments"
+    assert tools.error_code(caught.value) == "usage"
 
 
 def test_error_codes_are_stable():
@@ -101,7 +101,7 @@ def test_error_codes_are_stable():
 
     assert [tools.error_code(cls("x")) for cls in (errors.InvalidInput, errors.NotFound, errors.Refused,
                                                     errors.Conflict, errors.IntegrityError, errors.MindosError)] \
-        == ["invalid_input", "not_found", "refused", "conflict", "integrity_error", "error"]
+        == ["invalid", "not_found", "refused", "conflict", "integrity", "error"]
 
 
 def test_constructs_without_a_schema_form_are_skipped_not_fatal(monkeypatch, caplog):
