@@ -118,7 +118,8 @@ def test_stdio_process_writes_only_json_lines_and_logs_on_stderr(home):
         "garbage",
         "",
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": "create", "arguments": {"project": "P", "title": "hello\nworld"}}}),
+                    "params": {"name": "create", "arguments": {"project": "P", "title": "hello",
+                                                                "description": "line one\nline two"}}}),
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
     ]
     done = _serve(home, lines, "--log-level", "info")
@@ -126,7 +127,7 @@ def test_stdio_process_writes_only_json_lines_and_logs_on_stderr(home):
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a.get("id") for a in answers] == [1, None, 2, 3]
     assert answers[1]["error"]["code"] == -32700
-    assert answers[2]["result"]["structuredContent"]["title"] == "hello\nworld"
+    assert answers[2]["result"]["structuredContent"]["description"] == "line one\nline two"
     assert "serving" in done.stderr and "mindos-mcp: INFO" in done.stderr
 
 

@@ -124,12 +124,14 @@ def test_codex_mcp_entry_and_agents_section_reversible(project):
 
 
 def test_codex_into_an_empty_project_then_out_again(tmp_path):
-    report = setup.setup("codex", project_dir=str(tmp_path), dry_run=True)
-    assert [f["file"] for f in report["files"]] == ["create", "create"] and _tree(tmp_path) == {}
-    setup.setup("codex", project_dir=str(tmp_path))
-    assert sorted(_tree(tmp_path)) == [".codex/config.toml", "AGENTS.md"]
-    setup.setup("codex", project_dir=str(tmp_path), remove=True)
-    assert _tree(tmp_path) == {}
+    empty = tmp_path / "empty"  # not tmp_path itself: the test home lives there
+    empty.mkdir()
+    report = setup.setup("codex", project_dir=str(empty), dry_run=True)
+    assert [f["file"] for f in report["files"]] == ["create", "create"] and _tree(empty) == {}
+    setup.setup("codex", project_dir=str(empty))
+    assert sorted(_tree(empty)) == [".codex/config.toml", "AGENTS.md"]
+    setup.setup("codex", project_dir=str(empty), remove=True)
+    assert _tree(empty) == {}
 
 
 def test_codex_user_config_follows_codex_home(tmp_path, monkeypatch):
