@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = -32700, -32600, -32601, -32602, -32603
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one request line; a longer one is refused without being held in memory
 INSTRUCTIONS = (
     "MindOS is the shared task ledger and memory of this machine's agents. Start with prime "
     "(your leases, inbox, constraints, next task and the pack of the task you hold); claim or "
@@ -158,18 +159,35 @@ def _tool_error(code, message, exit_code):
             "structuredContent": {"error": error}, "isError": True}
 
 
-def serve(conn, tools, stdin, stdout):
+def _lines(stdin, limit):
+    """Input lines; one longer than ``limit`` bytes is yielded as None (its rest skipped)."""
+    while True:
+        raw = stdin.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # drain the oversized line without keeping it
+                raw = stdin.readline(1 << 20)
+            yield None
+            continue
+        yield raw
+
+
+def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES):
     """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input."""
     server = Server(conn, tools)
-    for raw in stdin:
-        if not raw.strip():
+    for raw in _lines(stdin, max_line):
+        if raw is None:
+            response = _error(None, INVALID_REQUEST, f"Invalid Request: a message is limited to {max_line} bytes")
+        elif not raw.strip():
             continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            response = _error(None, PARSE_ERROR, "Parse error: input is not UTF-8")
         else:
-            response = server.handle_line(line)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                response = _error(None, PARSE_ERROR, "Parse error: input is not UTF-8")
+            else:
+                response = server.handle_line(line)
         if response is not None:
             stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
             stdout.flush()

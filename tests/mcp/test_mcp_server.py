@@ -102,6 +102,19 @@ def test_error_messages_never_echo_a_secret(srv):
     assert secret not in json.dumps(answer)
 
 
+def test_serve_refuses_an_oversized_line_and_goes_on(conn):
+    import io
+
+    lines = [b"x" * 5000 + b"\n", json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode() + b"\n",
+             b"\xff\xfe\n"]
+    out = io.BytesIO()
+    server.serve(conn, tools.exposed(), io.BytesIO(b"".join(lines)), out, max_line=1000)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[0]["error"]["code"] == -32600 and "limited to 1000 bytes" in answers[0]["error"]["message"]
+    assert answers[1] == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert answers[2]["error"]["code"] == -32700
+
+
 # -- a real stdio process ---------------------------------------------------------------------
 
 
