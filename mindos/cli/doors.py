@@ -141,7 +141,7 @@ AUTOPILOT = Door(
         )),
         ('Agent harnesses', (
             ('setup', 'mcp.setup',
-             'Wire MindOS into Claude Code (session-start hooks running prime) or Codex (MCP server entry + AGENTS.md loop); idempotent, --dry-run, --remove.'),
+             'Wire MindOS into Claude Code (session-start hooks running prime), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook); idempotent, --dry-run, --remove.'),
         )),
         ('Views and the ledger', (
             ('dashboard', 'views.dashboard',

@@ -1,4 +1,4 @@
-"""``setup claude`` / ``setup codex``: wire MindOS into an agent harness's own config files.
+"""``setup claude`` / ``setup codex`` / ``setup hermes``: wire MindOS into a harness's own config files.
 
 Design decisions
   * **Merge, never clobber.**  Only entries MindOS owns are added, updated or removed; every
@@ -20,6 +20,12 @@ Claude Code: ``SessionStart`` and ``PreCompact`` command hooks in ``.claude/sett
 SessionStart hook's stdout to the context.  Codex: ``[mcp_servers.mindos]`` in
 ``.codex/config.toml`` (``--user``: ``$CODEX_HOME/config.toml``, default ``~/.codex``) and a
 section of ``AGENTS.md`` telling the agent the recall -> act -> receipt -> handoff loop.
+Hermes: the gateway hook at ``$HERMES_HOME/mindos/mindos_gateway_hook.py`` (a small shim
+running :mod:`mindos.mcp.hermes` with this interpreter) and a ``mindos_bridge`` +
+``hooks.pre_llm_call`` block at the end of ``$HERMES_HOME/config.yaml``; a config that already
+has a top-level ``hooks:`` or ``mindos_bridge:`` is refused (YAML is not merged by guesswork).
+The profile's agent name is the hook's business (``hermes``/``hermes-<profile>``), so
+``--agent`` does not apply to Hermes.
 """
 
 import difflib
@@ -32,7 +38,7 @@ from mindos.core import validate
 from mindos.core.atomic import atomic_write
 from mindos.errors import InvalidInput, Refused
 
-HARNESSES = ("claude", "codex")
+HARNESSES = ("claude", "codex", "hermes")
 HOOK_MARK = "MINDOS_HOOK="
 CLAUDE_EVENTS = ("SessionStart", "PreCompact")
 HOOK_TIMEOUT = 15  # seconds Claude Code waits for the hook
@@ -41,6 +47,9 @@ TOML_BEGIN = "# >>> mindos: managed by `setup codex` (remove with `setup codex -
 TOML_END = "# <<< mindos"
 MD_BEGIN = "<!-- mindos:begin (managed by `setup codex`; remove with `setup codex --remove`) -->"
 MD_END = "<!-- mindos:end -->"
+YAML_BEGIN = "# >>> mindos: managed by `setup hermes` (remove with `setup hermes --remove`)"
+YAML_END = "# <<< mindos"
+SHIM_MARK = "# managed by `setup hermes` (remove with `setup hermes --remove`)"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 AGENTS_SECTION = """## MindOS: shared tasks and memory (MCP server `mindos`)
@@ -109,6 +118,11 @@ def targets(harness, *, project_dir=None, user=False):
     if harness == "claude":
         base = os.path.join(_user_home(), ".claude") if user else os.path.join(project_dir or os.getcwd(), ".claude")
         return {"settings": os.path.join(base, "settings.json")}
+    if harness == "hermes":
+        if project_dir is not None:
+            raise InvalidInput("setup hermes works on the Hermes home ($HERMES_HOME or ~/.hermes); --project-dir does not apply")
+        base = os.environ.get("HERMES_HOME") or os.path.join(_user_home(), ".hermes")
+        return {"hook": os.path.join(base, "mindos", "mindos_gateway_hook.py"), "config": os.path.join(base, "config.yaml")}
     if user:
         base = os.environ.get("CODEX_HOME") or os.path.join(_user_home(), ".codex")
         return {"config": os.path.join(base, "config.toml"), "agents": os.path.join(base, "AGENTS.md")}
@@ -294,6 +308,60 @@ def _plan_codex(paths, agent, remove):
 
 
 # ---------------------------------------------------------------------------------------
+# Hermes: the gateway hook shim and the config.yaml block
+
+
+def hook_shim():
+    """The hook file setup hermes writes: runs mindos.mcp.hermes with this interpreter."""
+    lines = [f"#!{sys.executable}", SHIM_MARK, '"""MindOS gateway hook for Hermes (pre_llm_call); see mindos/mcp/hermes.py."""',
+             "import sys", ""]
+    if os.path.exists(os.path.join(ROOT, "mindos_gateway_hook.py")):
+        lines.insert(4, f"sys.path.insert(0, {ROOT!r})  # the MindOS checkout")
+    lines += ["from mindos.mcp.hermes import main", "", "sys.exit(main())", ""]
+    return "\n".join(lines)
+
+
+def yaml_block(hook_path):
+    return "\n".join([
+        YAML_BEGIN, "mindos_bridge:", "  context_pack: true", "  context_pack_max_bytes: 4096",
+        "  context_pack_seconds: 15", "hooks:", "  pre_llm_call:", f"    - command: {hook_path}",
+        "      timeout: 15", YAML_END]) + "\n"
+
+
+def _top_level_keys(text):
+    return {line.split(":", 1)[0].strip() for line in text.splitlines()
+            if line and not line[0].isspace() and not line.startswith("#") and ":" in line}
+
+
+def _plan_hermes(paths, agent, remove):
+    plans = []
+    path = paths["hook"]
+    before = _read(path)
+    if before is not None and SHIM_MARK not in before:
+        raise Refused(f"{path} exists and was not written by setup hermes (left untouched)")
+    after = None if remove else hook_shim()
+    if before == after:
+        plans.append((path, before, before, []))
+    else:
+        action = "remove" if remove else ("update" if before is not None else "add")
+        plans.append((path, before, after, [{"action": action, "entry": "gateway hook (pre_llm_call)"}]))
+    path = paths["config"]
+    before = _read(path)
+    head, current, tail = _split_block(before or "", YAML_BEGIN, YAML_END, path)
+    if current is None and not remove:
+        clash = sorted(_top_level_keys(head + tail) & {"hooks", "mindos_bridge"})
+        if clash:
+            raise Refused(f"{path} already has a top-level '{clash[0]}:' key; add the pre_llm_call hook"
+                          f" ({paths['hook']}) and the mindos_bridge settings there by hand (left untouched)")
+    after, action = merge_block(before, yaml_block(paths["hook"]), YAML_BEGIN, YAML_END, path, remove=remove)
+    if action and remove and not after.strip():
+        after = None
+    plans.append((path, before, after if action else before,
+                  [{"action": action, "entry": "mindos_bridge + hooks.pre_llm_call"}] if action else []))
+    return plans
+
+
+# ---------------------------------------------------------------------------------------
 
 
 def _read(path):
@@ -323,9 +391,9 @@ def setup(harness, *, project_dir=None, user=False, agent=None, dry_run=False, r
         project_dir = os.path.abspath(os.path.expanduser(project_dir))
         if not os.path.isdir(project_dir):
             raise InvalidInput(f"--project-dir {validate.shown(project_dir)} is not a directory")
-    agent = validate.agent(agent or {"claude": "claude-code", "codex": "codex"}.get(harness, "agent"), "--agent")
+    agent = validate.agent(agent or {"claude": "claude-code", "codex": "codex"}.get(harness, "hermes"), "--agent")
     paths = targets(harness, project_dir=project_dir, user=user)
-    plans = (_plan_claude if harness == "claude" else _plan_codex)(paths, agent, remove)
+    plans = {"claude": _plan_claude, "codex": _plan_codex, "hermes": _plan_hermes}[harness](paths, agent, remove)
     files = []
     for path, before, after, changes in plans:
         if not changes:
@@ -341,8 +409,11 @@ def setup(harness, *, project_dir=None, user=False, agent=None, dry_run=False, r
             continue
         if after is None:
             os.unlink(path)
+            parent = os.path.dirname(path)
+            if harness == "hermes" and os.path.basename(parent) == "mindos" and not os.listdir(parent):
+                os.rmdir(parent)  # the directory setup hermes made for its hook
         else:
-            mode = os.stat(path).st_mode & 0o777 if before is not None else 0o644
+            mode = os.stat(path).st_mode & 0o777 if before is not None else (0o755 if path.endswith(".py") else 0o644)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             atomic_write(path, after.encode("utf-8"), mode=mode)
     return {"harness": harness, "agent": agent, "dry_run": dry_run, "remove": remove,

@@ -178,3 +178,52 @@ def test_the_hook_command_runs_prime(tmp_path, home):
     done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
     assert done.returncode == 0 and done.stdout.startswith("# MindOS prime for claude-code digest=")
+
+
+@pytest.fixture
+def hermes_home(tmp_path, monkeypatch):
+    base = tmp_path / "hermes"
+    base.mkdir()
+    (base / "config.yaml").write_text("model: anthropic/claude\nplatform_toolsets:\n  cli: [web]\n")
+    monkeypatch.setenv("HERMES_HOME", str(base))
+    return base
+
+
+def test_hermes_hook_and_config_block_reversible(hermes_home, home):
+    import shlex
+    import subprocess
+
+    before = _tree(hermes_home)
+    report = setup.setup("hermes")
+    assert [f["file"] for f in report["files"]] == ["create", "update"]
+    hook = hermes_home / "mindos" / "mindos_gateway_hook.py"
+    assert hook.stat().st_mode & 0o111
+    config = (hermes_home / "config.yaml").read_text()
+    assert config.startswith("model: anthropic/claude\nplatform_toolsets:\n  cli: [web]\n")
+    assert f"    - command: {hook}" in config and "  context_pack_max_bytes: 4096" in config
+    assert setup.setup("hermes")["changed"] is False
+    # Hermes runs the command with shlex.split and no shell: the shim answers a first turn
+    done = subprocess.run(shlex.split(str(hook)), input='{"hook_event_name": "pre_llm_call", "session_id": "s",'
+                          ' "extra": {"is_first_turn": true}}', capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert done.returncode == 0 and json.loads(done.stdout)["context"].startswith("# MindOS prime for hermes")
+    removed = setup.setup("hermes", remove=True)
+    assert [f["file"] for f in removed["files"]] == ["delete", "update"]
+    assert _tree(hermes_home) == before and not (hermes_home / "mindos").exists()
+
+
+@pytest.mark.parametrize("content", ["hooks: {}\n", "model: x\nmindos_bridge:\n  context_pack: false\n"])
+def test_hermes_refuses_a_config_with_its_own_hooks(hermes_home, content):
+    (hermes_home / "config.yaml").write_text(content)
+    with pytest.raises(Refused, match="already has a top-level"):
+        setup.setup("hermes")
+    assert (hermes_home / "config.yaml").read_text() == content and not (hermes_home / "mindos").exists()
+
+
+def test_hermes_refuses_a_hook_file_it_did_not_write(hermes_home):
+    (hermes_home / "mindos").mkdir()
+    (hermes_home / "mindos" / "mindos_gateway_hook.py").write_text("print('mine')\n")
+    with pytest.raises(Refused, match="not written by setup hermes"):
+        setup.setup("hermes")
+    with pytest.raises(InvalidInput, match="does not apply"):
+        setup.setup("hermes", project_dir=str(hermes_home))

@@ -1,4 +1,4 @@
-"""Harness setup: setup claude | codex."""
+"""Harness setup: setup claude | codex | hermes."""
 
 from mindos.cli import flags, make_parser
 from mindos.mcp import setup
@@ -7,7 +7,8 @@ from mindos.mcp import setup
 def add_setup(sub):
     p = make_parser(sub, "setup", "autopilot.py setup claude --project-dir . --dry-run")
     p.add_argument("harness", choices=setup.HARNESSES,
-                   help="claude: SessionStart/PreCompact hooks running prime; codex: [mcp_servers.mindos] + AGENTS.md")
+                   help="claude: SessionStart/PreCompact hooks running prime; codex: [mcp_servers.mindos] + AGENTS.md;"
+                        " hermes: the pre_llm_call gateway hook + mindos_bridge settings in $HERMES_HOME")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--project-dir", help="the project whose config to change (default: the current directory)")
     where.add_argument("--user", action="store_true", help="change the user-wide config (~/.claude, ~/.codex) instead")
