@@ -83,21 +83,18 @@ def _listing(door):
     return "\n".join(lines)
 
 
-def build_parser(door, prog, only=None, parser_class=Parser):
-    """The door's parser with the subparser of ``only`` (or of every command for docs).
-
-    ``parser_class`` replaces :class:`Parser` (the MCP server passes one whose errors raise
-    instead of exiting)."""
-    from mindos import __version__
+def build_parser(door, prog, only=None):
+    """The door's parser with the subparser of ``only`` (or of every command for docs)."""
+    from mindos import __version__  # lazy: the package root is read only when a parser is built
 
     table = doors.commands(door)
-    parser = parser_class(
+    parser = Parser(
         prog=prog, description=door.description,
         epilog=_listing(door) + f"Run '{prog} help COMMAND' (or '{prog} COMMAND --help') for one command.",
         formatter_class=argparse.RawDescriptionHelpFormatter, usage=f"{prog} [-h] [--version] COMMAND ...",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class, help=argparse.SUPPRESS,
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, help=argparse.SUPPRESS,
                                 prog=prog)
     sub.mindos_table, sub.mindos_prog, sub.mindos_script = table, prog, door.script
     names = [only] if only else list(table)

@@ -157,9 +157,9 @@ def sentinel():
     import subprocess
     import tempfile
 
-    from mindos.memory import notes
-    from mindos.store import db
-    from mindos.work import leases, tasks
+    from mindos.memory import notes  # lazy: only the sentinel seeds a throwaway home
+    from mindos.store import db  # lazy: as above
+    from mindos.work import leases, tasks  # lazy: as above
 
     base = tempfile.mkdtemp(prefix="mindos-sentinel-")
     checks = []

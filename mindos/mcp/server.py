@@ -25,7 +25,11 @@ import json
 import logging
 import sys
 
+from mindos import __version__
+from mindos.cli import safe_line
 from mindos.errors import MindosError
+from mindos.mcp import tools
+from mindos.store import db
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +100,6 @@ class Server:
     # -- methods ---------------------------------------------------------------------
 
     def initialize(self, params):
-        from mindos import __version__
-
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {
@@ -121,8 +123,6 @@ class Server:
 
     def run(self, tool, args):
         """Run one tool call through its CLI handler; return the CallToolResult dict."""
-        from mindos.mcp import tools  # the tool table's error codes
-
         try:
             namespace = tool.namespace(args)
             result = namespace.handler(self.conn, namespace)
@@ -152,8 +152,6 @@ def _error(request_id, code, message):
 
 
 def _tool_error(code, message, exit_code):
-    from mindos.cli import safe_line  # the CLI's one redaction of error lines
-
     error = {"code": code, "message": safe_line(message) or code, "exit_code": exit_code}
     return {"content": [{"type": "text", "text": json.dumps({"error": error}, sort_keys=True)}],
             "structuredContent": {"error": error}, "isError": True}
@@ -213,10 +211,6 @@ def main(argv=None):
     args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="mindos-mcp: %(levelname)s %(name)s: %(message)s")
-    from mindos.cli import safe_line
-    from mindos.mcp import tools
-    from mindos.store import db
-
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # guarded: only the protocol ever reaches the real stdout
     try:

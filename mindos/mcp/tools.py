@@ -28,7 +28,7 @@ import logging
 from typing import NamedTuple
 
 from mindos import errors
-from mindos.cli import Parser, build_parser, doors
+from mindos.cli import build_parser, doors, safe_line
 
 log = logging.getLogger(__name__)
 
@@ -75,16 +75,14 @@ class ArgumentsError(errors.InvalidInput):
     code = USAGE
 
 
-class _RaisingParser(Parser):
-    """The CLI parser, but a usage error raises instead of printing and exiting."""
+def _raise_error(message):
+    """A parser's ``error`` for tool calls: raise instead of printing and exiting."""
+    raise ArgumentsError(safe_line(message))
 
-    def error(self, message):
-        from mindos.cli import safe_line  # lazy: only a refused call pays for redaction
 
-        raise ArgumentsError(safe_line(message))
-
-    def exit(self, status=0, message=None):
-        raise ArgumentsError(" ".join((message or "").split()) or "the arguments were refused")
+def _raise_exit(status=0, message=None):
+    """A parser's ``exit`` for tool calls (argparse exits only on errors here: no --help)."""
+    raise ArgumentsError(safe_line(message or "") or "the arguments were refused")
 
 
 class Unsupported(Exception):
@@ -208,8 +206,10 @@ def _check(name, schema, value):
 def build_tool(door_name, name):
     """The tool of command ``name`` of door ``door_name``, derived from its parser."""
     door = doors.DOORS[door_name]
-    parser = build_parser(door, door.script, only=name, parser_class=_RaisingParser)
+    parser = build_parser(door, door.script, only=name)
     subparser = parser._subparsers._group_actions[0].choices[name]
+    for each in (parser, subparser):  # the CLI's own parsers, raising instead of exiting
+        each.error, each.exit = _raise_error, _raise_exit
     properties, required = {}, []
     for action in arguments(subparser):
         properties[action.dest] = _property(action)

@@ -3,6 +3,7 @@ botmail-inbox, botmail-ack, botmail-receipts, botmail-context."""
 
 from mindos.cli import flags, make_parser
 from mindos.comms import botmail
+from mindos.errors import InvalidInput
 
 
 def add_peer_allow(sub):
@@ -66,8 +67,6 @@ def add_send(sub):
 
 
 def cmd_send(conn, args):
-    from mindos.errors import InvalidInput
-
     composed = [args.sender, args.recipient, args.profile, args.body]
     if args.envelope is not None:
         if any(value is not None for value in composed):
