@@ -14,6 +14,11 @@ What is measured
     pool; throughput plus a check that no task was claimed twice.
   * Shared memory at scale: note / context / search-notes / search-handoffs over a home with
     10k tasks, 50k notes and 5k handoffs.
+  * Recall at scale: the memory home plus 10k memories and 5k facts, a fifth of the tasks
+    completed (so --dep-context finds evidence) and 1,000 live handoffs citing an audited
+    recall: ``recall`` with every section on, ``recall-verify``, ``memory-search`` (each
+    against the baseline), and the wall time of ``ops.py recall-stale`` over the cited
+    handoffs.
 
 Seeding writes rows with SQL inside one transaction (the public commands would take hours
 at 100k), but every seeded row gets the audit event its command would have written, through
@@ -52,9 +57,10 @@ from mindos.core import clock  # noqa: E402
 from mindos.store import db, ledger
 
 AUTOPILOT = os.path.join(ROOT, "autopilot.py")
+OPS = os.path.join(ROOT, "ops.py")
 BASELINE_CODE = "import sqlite3, json, argparse"
 DEFAULT_SIZES = (1000, 10000, 100000)
-SECTIONS = ("tasks", "ledger", "concurrency", "memory")
+SECTIONS = ("tasks", "ledger", "concurrency", "memory", "recall")
 
 VERBS = ("Fix", "Add", "Refactor", "Document", "Investigate", "Migrate", "Harden", "Benchmark", "Review",
          "Deploy", "Rotate", "Upgrade")
@@ -572,6 +578,158 @@ def bench_memory(workdir, tasks, notes, handoffs, reps, registered, commands):
     }, errors
 
 
+RECALL_FLAGS = ("--budget", "8000", "--related", "5", "--related-handoffs", "3", "--dep-context", "3",
+                "--related-facts", "5", "--related-semantic", "5", "--rerank")
+MEMORY_QUERIES = ("retry path payments", "db connection pool", "k8s deploy gateway", "rate limit api",
+                  "cache layer timeout")
+
+
+def seed_recall(info, memories, facts, cited, *, seed=17):
+    """Add ``memories`` memories, ``facts`` facts, complete a fifth of the tasks (with their
+    prerequisite edges intact) and make ``cited`` live handoffs cite a real audited recall.
+
+    Memory and fact rows get the events memory-retain / fact-assert write; the cited recalls
+    go through the real ``recall`` core (so their digests and parameters are genuine).
+    Returns ``(seconds, cited task ids)``.
+    """
+    rng = random.Random(seed)
+    from mindos.core.canonical import canonical_json
+    from mindos.memory import memories as memory_store
+
+    conn = db.connect(info.home)
+    started = time.perf_counter()
+    now = clock.now_iso()
+    projects = sorted({row[0] for row in conn.execute("SELECT DISTINCT project FROM tasks")})
+    try:
+        with db.write(conn):
+            for n in range(memories):
+                project = rng.choice(projects) if rng.random() < 0.8 else ""
+                text = f"{_sentence(rng, rng.randint(6, 20))} ({n})"
+                mid = memory_store.memory_id(project, text)
+                conn.execute("INSERT INTO memories(id, project, kind, content, tags, source, engine, created_at)"
+                             " VALUES (?, ?, 'fact', ?, '[]', 'bench', ?, ?)",
+                             (mid, project, text, memory_store.ENGINE, now))
+                ledger.append_event(conn, "memory", mid, "memory_retained",
+                                {"project": project, "kind": "fact", "tags": [], "source": "bench",
+                                 "chars": len(text), "engine": memory_store.ENGINE})
+            for n in range(facts):
+                subject = f"{rng.choice(AREAS)}-{rng.choice(_DOMAIN_WORDS)}".lower()
+                predicate = rng.choice(("uses", "reads", "writes-to", "owned-by", "depends-on"))
+                obj = f"{rng.choice(_DOMAIN_WORDS)}-{n}".lower()
+                cursor = conn.execute("INSERT INTO facts(subject, predicate, object, source, valid_from, created_at)"
+                                      " VALUES (?, ?, ?, 'bench', ?, ?)", (subject, predicate, obj, now, now))
+                ledger.append_event(conn, "fact", str(cursor.lastrowid), "fact_asserted",
+                                {"subject": subject, "predicate": predicate, "object": obj, "source": "bench"})
+            done = rng.sample(info.ids, len(info.ids) // 5)
+            conn.execute("UPDATE tasks SET status = 'completed' WHERE id IN (SELECT value FROM json_each(?))",
+                         (canonical_json(done),))
+            for task_id in done:
+                ledger.append_event(conn, "task", task_id, "completed", {"owner": "bench"})
+        info.events += memories + facts + len(done)
+        rows = conn.execute("SELECT h.task_id FROM handoffs h JOIN tasks t ON t.id = h.task_id"
+                            " WHERE h.superseded_by IS NULL AND t.status <> 'completed' ORDER BY h.id LIMIT ?",
+                            (cited,)).fetchall()
+        cited_ids = [task_id for (task_id,) in rows]
+        cite(conn, cited_ids, ALL_SECTIONS)
+        info.events += len(cited_ids)
+    finally:
+        conn.close()
+    return time.perf_counter() - started, cited_ids
+
+
+ALL_SECTIONS = dict(budget=8000, related=5, related_handoffs=3, dep_context=3, related_facts=5,
+                    related_semantic=5, rerank=True)
+LEGACY_SECTIONS = dict(budget=8000, related=5)
+
+
+def cite(conn, task_ids, sections):
+    """Recall each task (audited, through the real core) and make its live handoff cite the
+    recall's core digest."""
+    from mindos.context import recall
+
+    params = recall.make_params(**sections)
+    for task_id in task_ids:
+        sealed = recall.recall(conn, task_id, agent="bench", params=params)
+        with db.write(conn):
+            conn.execute("UPDATE handoffs SET recall_digest = ? WHERE task_id = ? AND superseded_by IS NULL",
+                         (sealed["core_digest"], task_id))
+
+
+def time_recall_stale(home, reps, errors):
+    """Median wall time of ``ops.py recall-stale`` (a few runs) with its last report."""
+    env, runs, result = _env(home), [], {}
+    for _ in range(max(1, min(reps, 3))):
+        ms, proc = _run([sys.executable, OPS, "recall-stale"], env)
+        if proc.returncode not in (0, 1):
+            errors.append(_error("recall-stale", ["recall-stale"], proc))
+            break
+        runs.append(ms)
+        report = json.loads(proc.stdout)
+        result.update(checked=report["checked"], counts=report["counts"])
+    if runs:
+        result["median_seconds"] = round(statistics.median(runs) / 1000, 3)
+    return result
+
+
+def recall_specs(info, cited):
+    ids = info.ids
+
+    def spread(rep):
+        return ids[(rep * 7919 + 101) % len(ids)]
+
+    def digest_for(task_id):
+        conn = db.connect(info.home)
+        try:
+            from mindos.context import recall
+
+            return recall.bundle(conn, task_id, "bench", recall.make_params(**ALL_SECTIONS))["digest"]
+        finally:
+            conn.close()
+
+    verify_task = cited[0] if cited else ids[0]
+    verify_digest = digest_for(verify_task)
+    return [
+        ("recall --related 5 (legacy sections)", "recall",
+         lambda rep: ["recall", spread(rep), "--agent", "bench", "--budget", "8000", "--related", "5"]),
+        ("recall (all sections)", "recall", lambda rep: ["recall", spread(rep), "--agent", "bench", *RECALL_FLAGS]),
+        ("recall-verify (all sections)", "recall-verify",
+         lambda rep: ["recall-verify", verify_task, "--digest", verify_digest, "--agent", "bench", *RECALL_FLAGS]),
+        ("memory-search", "memory-search",
+         lambda rep: ["memory-search", MEMORY_QUERIES[rep % len(MEMORY_QUERIES)], "--limit", "10"]),
+        ("memory-search --project", "memory-search",
+         lambda rep: ["memory-search", MEMORY_QUERIES[rep % len(MEMORY_QUERIES)], "--project", "proj-00"]),
+    ]
+
+
+def bench_recall(workdir, scale, reps, registered, commands):
+    """Time recall, recall-verify and memory-search over the recall home, and recall-stale."""
+    home = os.path.join(workdir, "home-recall")
+    info = seed_tasks(home, scale["memory_tasks"])
+    memory_seconds = seed_memory(info, scale["notes"], scale["handoffs"])
+    recall_seconds, cited = seed_recall(info, scale["memories"], scale["facts"], scale["cited"])
+    specs = _wanted(recall_specs(info, cited), commands)
+    live, skipped = _available(specs, registered)
+    results, baseline, errors = Bench(home, reps).time_commands(live)
+    stale = {"cited_handoffs": len(cited)}
+    if not commands or "recall-stale" in commands:
+        # the handoffs first cite recalls made with every section on, then recalls made with
+        # the legacy sections only (--related 5): recall-stale recomputes each as recorded
+        stale["all_sections"] = time_recall_stale(home, reps, errors)
+        conn = db.connect(home)
+        try:
+            cite(conn, cited, LEGACY_SECTIONS)
+        finally:
+            conn.close()
+        stale["related_5"] = time_recall_stale(home, reps, errors)
+    shutil.rmtree(home, ignore_errors=True)
+    return {
+        "tasks": scale["memory_tasks"], "notes": info.notes, "handoffs": info.handoffs,
+        "memories": scale["memories"], "facts": scale["facts"],
+        "seed_seconds": round(info.seconds + memory_seconds + recall_seconds, 2), "baseline_median_ms": baseline,
+        "commands": results, "skipped": skipped, "recall_stale": stale,
+    }, errors
+
+
 # ---------------------------------------------------------------------------------------
 # Entry point
 
@@ -606,6 +764,10 @@ def build_parser():
                         help="tasks in the memory home (default the largest size, at most 10000)")
     parser.add_argument("--notes", type=int, help="notes in the memory home (default 5 x memory tasks)")
     parser.add_argument("--handoffs", type=int, help="handoffs in the memory home (default memory tasks / 2)")
+    parser.add_argument("--memories", type=int, help="memories in the recall home (default memory tasks)")
+    parser.add_argument("--facts", type=int, help="facts in the recall home (default memory tasks / 2)")
+    parser.add_argument("--cited", type=int,
+                        help="live handoffs citing an audited recall in the recall home (default 1000, at most handoffs)")
     parser.add_argument("--out", help="results directory (default bench/results)")
     parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
     parser.add_argument("--no-compile", action="store_true",
@@ -641,6 +803,9 @@ def run(argv=None):
     }
     scale["notes"] = args.notes if args.notes is not None else 5 * scale["memory_tasks"]
     scale["handoffs"] = args.handoffs if args.handoffs is not None else scale["memory_tasks"] // 2
+    scale["memories"] = args.memories if args.memories is not None else scale["memory_tasks"]
+    scale["facts"] = args.facts if args.facts is not None else scale["memory_tasks"] // 2
+    scale["cited"] = min(args.cited if args.cited is not None else 1000, scale["handoffs"])
     # Cached bytecode for the package, so each process pays what an installed copy pays
     # (PYTHONDONTWRITEBYTECODE may be set, and then nothing would ever be cached).
     if not args.no_compile:
@@ -671,6 +836,9 @@ def run(argv=None):
         if "memory" in sections:
             results["memory"], errs = bench_memory(workdir, scale["memory_tasks"], scale["notes"], scale["handoffs"],
                                                    args.reps, registered, commands)
+            errors.extend(errs)
+        if "recall" in sections:
+            results["recall"], errs = bench_recall(workdir, scale, args.reps, registered, commands)
             errors.extend(errs)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

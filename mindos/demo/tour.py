@@ -22,7 +22,7 @@ import tempfile
 
 from mindos.store import db, ledger
 from mindos.errors import Refused
-from mindos.context import pack
+from mindos.context import pack, recall
 from mindos.memory import handoffs, notes
 from mindos.work import dispatch, graph, leases, lifecycle, receipts, search, tags, tasks
 
@@ -190,6 +190,25 @@ def _context(ctx):
                  truncated=bundle["truncated"])
 
 
+def _recall(ctx):
+    conn = ctx["conn"]
+    task_id = ctx["next"]["id"]
+    params = recall.make_params(budget=6000, related=5)
+    sealed = recall.recall(conn, task_id, agent="claude-code", params=params)
+    change = notes.add(conn, task_id, kind="decision", content="Retry at most 5 times, then fail the job",
+                       source="claude-code")
+    verdict = recall.verify(conn, task_id, sealed["digest"], agent="claude-code", params=params)
+    moved = recall.diff(conn, task_id, sealed["digest"])
+    return _step("recall", "Recall a sealed bundle, change something, and see exactly what moved", [
+        f"recall {task_id} --agent claude-code -> digest {sealed['digest'][:12]}..., lease held by"
+        f" {sealed['lease']['owner']}, {len(sealed['receipts'])} receipts",
+        f"a new note {change['id']} lands; recall-verify says fresh: {str(verdict['fresh']).lower()}",
+        f"recall-diff names the moved sections: {', '.join(moved['sections_changed'])}"
+        f" (notes added {moved['changes']['notes']['added']})",
+    ], task_id=task_id, digest=sealed["digest"], fresh=verdict["fresh"], current_digest=verdict["current_digest"],
+                 sections_changed=moved["sections_changed"], notes_added=moved["changes"]["notes"]["added"])
+
+
 def _verify_chain(ctx):
     report = ledger.verify_chain(ctx["conn"])
     if not report["ok"]:
@@ -202,7 +221,7 @@ def _verify_chain(ctx):
 
 
 STEPS = (_init, _create, _search, _plan, _claim, _fencing, _receipt, _complete, _next_claim, _notes, _handoff,
-         _context, _verify_chain)
+         _context, _recall, _verify_chain)
 
 
 def narrative(result):

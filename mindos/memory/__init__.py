@@ -1,0 +1,1 @@
+"""Semantic memory, the temporal fact graph and retrieval quality."""

@@ -369,23 +369,10 @@ def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=No
     if not query.strip():
         return []
     columns = "h.*, t.project AS project, t.title AS task_title"
-    if rank and fts.has(conn, "handoffs_fts"):
-        expression = fts.query(query, "AND")
-        if expression is None:
-            return []
-        where = " AND ".join(["handoffs_fts MATCH ?", *clauses])
-        sql = (f"SELECT {columns}, bm25(handoffs_fts) AS score FROM handoffs_fts"
-               " JOIN handoffs h ON h.id = handoffs_fts.rowid JOIN tasks t ON t.id = h.task_id"
-               f" WHERE {where} ORDER BY score, h.id DESC LIMIT ?")
-        params = [expression, *params, limit]
-    else:
-        pattern = fts.like_pattern(query)
-        match = " OR ".join(f"h.{c} LIKE ? ESCAPE '\\'" for c in ("objective", "status", "from_agent", "to_agent"))
-        where = " AND ".join([f"({match})", *clauses])
-        sql = (f"SELECT {columns} FROM handoffs h JOIN tasks t ON t.id = h.task_id"
-               f" WHERE {where} ORDER BY h.created_at DESC, h.id DESC LIMIT ?")
-        params = [pattern] * 4 + params + [limit]
-    return [row_to_handoff(row) for row in conn.execute(sql, params)]
+    found = fts.text_search(conn, "handoffs_fts", query, select=columns, joins="JOIN tasks t ON t.id = h.task_id",
+                            where=clauses, params=params, order="h.created_at DESC, h.id DESC",
+                            ranked_order="h.id DESC", rank=rank, limit=limit)
+    return [row_to_handoff(row) for row in found]
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ Reusable pieces (other domains call these):
   * :func:`live_clause` -- the SQL condition "live and not retired" for other queries.
 """
 
-import os
 
 from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
@@ -341,8 +340,9 @@ def history(conn, nid):
 def search(conn, query, *, kind=None, project=None, status=None, rank=False, include_expired=False, limit=50):
     """Keyword search over live notes; newest first, or BM25 order with ``score`` under ``rank``.
 
-    The substring path matches ``query`` literally; the ranked path requires every token
-    (conjunctive).  Tokenless queries return [].  Retirees are excluded unless
+    The substring path matches ``query`` literally; the ranked path requires every query
+    word (conjunctive; stopwords dropped), each matching through its stems, as a prefix and
+    through the shipped synonyms (:mod:`mindos.memory.retrieval`).  Tokenless queries return [].  Retirees are excluded unless
     ``include_expired``.  Each hit carries its task's project, title and status.
     """
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
@@ -367,18 +367,16 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         clauses.append("t.status = ?")
         params.append(status)
     columns = f"{_N_COLUMNS}, t.project AS project, t.title AS task_title, t.status AS task_status"
+    expression = None
     if rank and fts.has(conn, "notes_fts"):
-        sql = (f"SELECT {columns}, bm25(notes_fts) AS score FROM notes_fts"
-               " JOIN notes n ON n.id = notes_fts.rowid JOIN tasks t ON t.id = n.task_id"
-               f" WHERE notes_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY score, n.id LIMIT ?")
-        params = [fts.query(query, "AND"), *params, limit]
-    else:
-        clauses.append("n.content LIKE ? ESCAPE '\\'")
-        params.append(fts.like_pattern(query))
-        sql = (f"SELECT {columns} FROM notes n JOIN tasks t ON t.id = n.task_id"
-               f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?")
-        params.append(limit)
-    return [row_to_note(row, now) for row in conn.execute(sql, params)]
+        from mindos.memory import retrieval  # lazy: only ranked search pays for the engine
+
+        # conjunctive over query words, each word matching through its stems and synonyms
+        expression = " AND ".join(group.expression() for group in retrieval.groups(query))
+    found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
+                            where=clauses, params=params, order="n.created_at DESC, n.id DESC",
+                            ranked_order="n.id", rank=rank, limit=limit, expression=expression)
+    return [row_to_note(row, now) for row in found]
 
 
 def expired(conn):

@@ -17,11 +17,10 @@ Design decisions
 """
 
 import os
-import re
 import sqlite3
 
 from mindos.store import ledger
-from mindos.errors import IntegrityError, InvalidInput, MindosError
+from mindos.errors import IntegrityError, MindosError
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # schema.sql has one source: the repository's top level.  A checkout reads it there; a built

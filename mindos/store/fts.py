@@ -35,6 +35,8 @@ INDEXES = {
                        ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
     "notes_fts": Index("notes_fts", "notes", "id", ("content",), "n"),
     "handoffs_fts": Index("handoffs_fts", "handoffs", "id", ("objective", "status", "from_agent", "to_agent"), "h"),
+    "memories_fts": Index("memories_fts", "memories", "seq", ("content", "tags"), "m"),
+    "facts_fts": Index("facts_fts", "facts", "id", ("subject", "predicate", "object", "source"), "f"),
 }
 
 
@@ -97,7 +99,7 @@ def match_counts(conn, name, expressions, cap):
 
 
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
-                like_columns=None, limit=None):
+                like_columns=None, limit=None, expression=None):
     """Rows of ``name``'s content table matching user ``text``.
 
     With ``rank`` and the index present: every token must match, rows come in BM25 order
@@ -110,7 +112,7 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     alias = spec.alias
     base = f"{spec.table} {alias}"
     if rank and has(conn, name):
-        expression = query(text, "AND")
+        expression = expression or query(text, "AND")
         if expression is None:
             return []
         clauses = [f"{name} MATCH ?", *where]

@@ -209,6 +209,69 @@ END;
 """
 
 
+def m005_recall_memory_facts():
+    """Semantic memories and the temporal fact graph, with their search indexes."""
+    return """
+CREATE TABLE memories (
+    seq           INTEGER PRIMARY KEY,
+    id            TEXT NOT NULL UNIQUE,
+    project       TEXT NOT NULL DEFAULT '',
+    kind          TEXT NOT NULL DEFAULT 'fact',
+    content       TEXT NOT NULL,
+    tags          TEXT NOT NULL DEFAULT '[]',
+    source        TEXT NOT NULL DEFAULT '',
+    engine        TEXT NOT NULL DEFAULT 'memory-fts-v1',
+    retracted_at  TEXT,
+    superseded_by TEXT,
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX idx_memories_project_live ON memories(project, retracted_at, created_at);
+CREATE TABLE facts (
+    id             INTEGER PRIMARY KEY,
+    subject        TEXT NOT NULL,
+    predicate      TEXT NOT NULL,
+    object         TEXT NOT NULL,
+    source         TEXT NOT NULL,
+    task_id        TEXT,
+    valid_from     TEXT NOT NULL,
+    valid_until    TEXT,
+    retracted_at   TEXT,
+    retract_reason TEXT NOT NULL DEFAULT '',
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX idx_facts_triple ON facts(subject, predicate, object, valid_from);
+CREATE INDEX idx_facts_valid_from ON facts(valid_from DESC, id);
+-- @fts5
+CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, content='memories', content_rowid='seq');
+CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+END;
+CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
+END;
+CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, tags ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
+    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+END;
+CREATE VIRTUAL TABLE facts_fts USING fts5(subject, predicate, object, source, content='facts', content_rowid='id');
+CREATE TRIGGER facts_fts_ai AFTER INSERT ON facts BEGIN
+    INSERT INTO facts_fts(rowid, subject, predicate, object, source)
+    VALUES (new.id, new.subject, new.predicate, new.object, new.source);
+END;
+CREATE TRIGGER facts_fts_ad AFTER DELETE ON facts BEGIN
+    INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)
+    VALUES ('delete', old.id, old.subject, old.predicate, old.object, old.source);
+END;
+CREATE TRIGGER facts_fts_au AFTER UPDATE OF subject, predicate, object, source ON facts BEGIN
+    INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)
+    VALUES ('delete', old.id, old.subject, old.predicate, old.object, old.source);
+    INSERT INTO facts_fts(rowid, subject, predicate, object, source)
+    VALUES (new.id, new.subject, new.predicate, new.object, new.source);
+END;
+-- @end
+"""
+
+
 def m009_botmail():
     """Botmail: the peer allowlist, delivered bot-to-bot messages and every delivery receipt.
 
@@ -265,4 +328,5 @@ CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
 """
 
 
-MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m009_botmail]
+MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
+              m009_botmail]

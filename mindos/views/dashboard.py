@@ -9,10 +9,11 @@ operator's terminal.
 """
 
 from mindos.core import clock, validate
+from mindos.store import sql
 
 LIST_CAP = 10
 TITLE_WIDTH = 60
-_OPEN = "status NOT IN ('completed', 'failed', 'cancelled')"
+_OPEN = sql.open_condition()
 _COLUMNS = "id, project, title, status, priority, lease_owner, lease_expires_at, due_at, not_before, recover_after"
 
 

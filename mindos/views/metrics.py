@@ -13,6 +13,8 @@ PROVIDERS = [
     "mindos.memory.handoffs",
     "mindos.work.tasks",
     "mindos.work.receipts",
+    "mindos.memory.memories", "mindos.memory.facts",
+    "mindos.context.recall",
 ]
 
 

@@ -7,7 +7,7 @@ handoff.  A view: it reads, never writes.
 from mindos.core import validate
 from mindos.memory import handoffs
 from mindos.store.ledger import parse_payload
-from mindos.work import rows
+from mindos.work import receipts, rows
 
 def receipts_for(conn, task_id):
     """The receipts indexed for a task, oldest first."""
@@ -15,7 +15,7 @@ def receipts_for(conn, task_id):
         "SELECT id, task_id, kind, path, file_hash, created_at FROM receipts WHERE task_id = ? ORDER BY created_at, id",
         (task_id,),
     )
-    return [dict(row) for row in rows]
+    return [receipts.record_keys(conn, dict(row)) for row in rows]
 
 
 SHOW_AUDIT_LIMIT = 200

@@ -21,7 +21,7 @@ import itertools
 import math
 
 from mindos.core import text, validate
-from mindos.store import fts
+from mindos.store import fts, sql
 from mindos.errors import InvalidInput, NotFound
 
 # create's hook is on the hot path: it scans at most this many candidates (most relevant
@@ -36,7 +36,7 @@ CREATE_RANK_WINDOW = 800
 PROBE_COUNT_CAP = 64
 PROBE_MAX_TOKENS = 64
 LIKE_MAX_TOKENS = 200
-_OPEN = "status NOT IN ('completed', 'failed', 'cancelled')"
+_OPEN = sql.open_condition()
 
 
 def threshold(value=None, flag="--threshold"):

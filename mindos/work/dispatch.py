@@ -47,6 +47,7 @@ import itertools
 
 from mindos.core import clock, validate
 from mindos.store import db
+from mindos.store.sql import OPEN_SQL, TERMINAL_SQL
 from mindos.work import rows
 from mindos.errors import InvalidInput, Refused
 
@@ -62,8 +63,7 @@ PROBE_BUDGET = 2000
 
 _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
 _UNKNOWN = object()
-_OPEN_SQL = "(" + ", ".join(f"'{s}'" for s in validate.STATUSES if s not in validate.TERMINAL_STATUSES) + ")"
-_TERMINAL_SQL = "(" + ", ".join(f"'{s}'" for s in validate.TERMINAL_STATUSES) + ")"
+_OPEN_SQL, _TERMINAL_SQL = OPEN_SQL, TERMINAL_SQL
 _RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
 _UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
                 " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")

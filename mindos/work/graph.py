@@ -35,6 +35,7 @@ Design decisions
 
 from mindos.core import clock, validate
 from mindos.store import db, ledger
+from mindos.store.sql import open_condition
 from mindos.errors import NotFound, Refused
 
 # Statuses that are still work to do (index-friendly IN list instead of NOT IN).
@@ -188,7 +189,8 @@ def add_dependency(conn, task_id, prereq):
             "depends_on": prereq,
             "added": added,
             "already_present": not added,
-            "missing": edges["missing"],
+            "missing_dependencies": edges["missing"],
+            "missing": edges["missing"],  # alias of missing_dependencies (the name create uses)
             "blockers": blockers(conn, task_id),
         }
 
@@ -251,7 +253,7 @@ def open_dependents(conn, task_id):
     """Non-terminal direct dependents of ``task_id`` (ids, sorted)."""
     rows = conn.execute(
         "SELECT t.id FROM dependencies d CROSS JOIN tasks t ON t.id = d.task_id"
-        " WHERE d.depends_on = ? AND t.status NOT IN ('completed', 'failed', 'cancelled') ORDER BY t.id",
+        f" WHERE d.depends_on = ? AND {open_condition('t')} ORDER BY t.id",
         (task_id,),
     )
     return [row[0] for row in rows]

@@ -27,7 +27,7 @@ import os
 from datetime import timedelta
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, InvalidInput, Refused
 from mindos.work import rows
 
@@ -35,7 +35,7 @@ DEFAULT_MINUTES = 30
 HEARTBEAT_MINUTES = 15
 MAX_MINUTES = 43200  # 30 days: a lease is a claim on attention, not a deed
 MAX_ACTIVE_ENV = "AUTOPILOT_MAX_ACTIVE_PER_OWNER"
-_TERMINAL_SQL = "('completed', 'failed', 'cancelled')"
+_TERMINAL_SQL = sql.TERMINAL_SQL
 # live leases of one owner (params: owner, now); the cap subqueries of the guarded UPDATEs use it too
 _LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
                    f" AND status NOT IN {_TERMINAL_SQL}")
@@ -257,15 +257,14 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
 
     expires = expiry(minutes, now)
     # guarded: lands only if the lease is still exactly as checked and the cap still holds
-    cursor = conn.execute(
-        "UPDATE tasks SET status = 'claimed', lease_owner = ?, lease_expires_at = ?, lease_epoch = lease_epoch + 1,"
-        " recover_after = NULL, updated_at = ?"
-        " WHERE id = ? AND status = ? AND lease_owner = ? AND lease_expires_at IS ? AND lease_epoch = ?"
-        f" AND (? IS NULL OR ({_LIVE_COUNT_SQL}) < ?)",
-        (owner, expires, now, task_id, task["status"], task["lease_owner"], task["lease_expires_at"],
-         task["lease_epoch"], cap, owner, now, cap),
-    )
-    if cursor.rowcount != 1:
+    landed = sql.compare_and_set(
+        conn, "tasks",
+        ["status = 'claimed'", "lease_owner = ?", "lease_expires_at = ?", "lease_epoch = lease_epoch + 1",
+         "recover_after = NULL", "updated_at = ?"], (owner, expires, now),
+        {"id": task_id, "status": task["status"], "lease_owner": task["lease_owner"],
+         "lease_expires_at": task["lease_expires_at"], "lease_epoch": task["lease_epoch"]},
+        extra=f"? IS NULL OR ({_LIVE_COUNT_SQL}) < ?", extra_params=(cap, owner, now, cap))
+    if not landed:
         if cap is not None:
             held = _count_live(conn, owner, now)
             if held >= cap:
@@ -334,13 +333,10 @@ def guarded_update(conn, task, sets, params, now, *, guard="", guard_params=()):
     caught); ``guard`` is an extra SQL condition (with ``guard_params``) that must also hold.
     Raises Conflict ``lease changed since check`` when the row moved on or ``guard`` failed.
     """
-    cursor = conn.execute(
-        f"UPDATE tasks SET {', '.join(sets)} WHERE id = ? AND lease_owner = ? AND lease_expires_at = ?"
-        " AND lease_epoch = ? AND lease_expires_at > ?" + (f" AND ({guard})" if guard else ""),
-        (*params, task["id"], task["lease_owner"], task["lease_expires_at"], task["lease_epoch"], now,
-         *guard_params),
-    )
-    if cursor.rowcount != 1:
+    match = {"id": task["id"], "lease_owner": task["lease_owner"], "lease_expires_at": task["lease_expires_at"],
+             "lease_epoch": task["lease_epoch"]}
+    extra = "lease_expires_at > ?" + (f" AND ({guard})" if guard else "")
+    if not sql.compare_and_set(conn, "tasks", sets, params, match, extra=extra, extra_params=(now, *guard_params)):
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
 
 

@@ -14,7 +14,7 @@ the rolled-back transaction).
 
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, NotFound, Refused
 from mindos.work import leases, rows
 
@@ -200,12 +200,9 @@ def _refuse_foreign_or_expired(task, owner, now, verb):
 
 def _guarded_status(conn, task, sets, params):
     """UPDATE that lands only while status and lease are exactly as read."""
-    cursor = conn.execute(
-        f"UPDATE tasks SET {', '.join(sets)} WHERE id = ? AND status = ? AND lease_owner = ?"
-        " AND lease_expires_at IS ? AND lease_epoch = ?",
-        (*params, task["id"], task["status"], task["lease_owner"], task["lease_expires_at"], task["lease_epoch"]),
-    )
-    if cursor.rowcount != 1:
+    if not sql.compare_and_set(conn, "tasks", sets, params, {
+            "id": task["id"], "status": task["status"], "lease_owner": task["lease_owner"],
+            "lease_expires_at": task["lease_expires_at"], "lease_epoch": task["lease_epoch"]}):
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
 
 
@@ -307,7 +304,7 @@ def metrics(conn):
         "SELECT count(*) FROM tasks WHERE status = 'queued' AND not_before IS NOT NULL AND not_before > ?", (now,),
     ).fetchone()[0]
     missing = conn.execute(
-        f"SELECT count(*) FROM tasks t WHERE t.requires_receipts <> '[]' AND t.status NOT IN {rows.TERMINAL_SQL}"
+        f"SELECT count(*) FROM tasks t WHERE t.requires_receipts <> '[]' AND t.status NOT IN {sql.TERMINAL_SQL}"
         " AND EXISTS (SELECT 1 FROM json_each(t.requires_receipts) k WHERE NOT EXISTS ("
         "   SELECT 1 FROM receipts r WHERE r.task_id = t.id AND r.kind = k.value))"
     ).fetchone()[0]

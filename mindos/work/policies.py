@@ -15,7 +15,7 @@ import os
 
 from mindos.core import clock, policyfile, validate
 from mindos.errors import Refused
-from mindos.store import ledger
+from mindos.store import ledger, sql
 
 KEYS = {
     "merge_requires_user": bool,
@@ -80,7 +80,7 @@ def wip_held(conn, project, owner, exclude=None):
     """Ids of the live leases ``owner`` holds within ``project`` (excluding ``exclude``)."""
     rows = conn.execute(
         "SELECT id FROM tasks WHERE lease_owner = ? AND lease_expires_at > ? AND project = ?"
-        " AND status NOT IN ('completed', 'failed', 'cancelled') AND id <> ? ORDER BY id",
+        f" AND {sql.open_condition()} AND id <> ? ORDER BY id",
         (owner, clock.now_iso(), project, exclude or ""),
     )
     return [row[0] for row in rows]

@@ -14,7 +14,7 @@ Rows store the path relative to the home (``receipts/<id>.json``) so a home can 
 import json
 import os
 
-from mindos.core import canonical, clock, seal, validate
+from mindos.core import canonical, clock, validate
 from mindos.store import db, ledger
 from mindos.errors import InvalidInput, NotFound
 
@@ -64,6 +64,8 @@ def add(conn, task_id, kind, payload):
     task_id = validate.identifier(task_id, "task id")
     kind = validate.tag(kind, "--kind")
     _payload_json(payload)  # validates type, size and encoding before anything is written
+    from mindos.core import seal  # lazy: only writing a receipt pays for the seal and the atomic write
+
     written = None
     try:
         with db.write(conn):
@@ -92,7 +94,18 @@ def add(conn, task_id, kind, payload):
                 pass
         raise
     return {"receipt_id": receipt_id, "task_id": task_id, "kind": kind, "file_hash": file_hash,
-            "path": path, "created_at": created_at, "bytes": len(data)}
+            "stored_path": _stored_path(receipt_id), "file": path, "path": path,  # path: alias of file
+            "created_at": created_at, "bytes": len(data)}
+
+
+def record_keys(conn, row):
+    """A receipts row as commands show it: ``receipt_id``, ``stored_path`` (relative to the
+    home, as the row keeps it) and ``file`` (absolute), plus the row's own ``id`` and
+    ``path`` kept as aliases of ``receipt_id`` and ``stored_path``."""
+    stored = row.get("path") or ""
+    row.update(receipt_id=row["id"], stored_path=stored,
+               file=stored if os.path.isabs(stored) else os.path.join(conn.home, stored))
+    return row
 
 
 def add_json(conn, task_id, kind, payload_text):

@@ -11,8 +11,6 @@ from mindos.errors import NotFound
 
 # Columns stored as JSON text (seq is internal: it only keys the FTS index).
 _JSON_COLUMNS = ("tags", "requires_receipts")
-# SQL list of the statuses a task never leaves on its own (derived from the one constant).
-TERMINAL_SQL = "(" + ", ".join(f"'{status}'" for status in validate.TERMINAL_STATUSES) + ")"
 
 
 def row_to_task(row):

@@ -14,7 +14,6 @@ from mindos.store import fts
 from mindos.work.rows import LIST_ORDER, row_to_task, task_filters
 
 MAX_QUERY = 1000
-_FIELDS = ("id", "project", "title", "description", "next_action", "blocked_reason")
 
 
 def search(conn, query, *, status=None, project=None, priority=None, tag=None, limit=None, rank=False):
@@ -28,25 +27,8 @@ def search(conn, query, *, status=None, project=None, priority=None, tag=None, l
         limit = validate.positive_int(limit, "--limit")
     if not query.strip():
         return []
-    if rank and fts.has(conn, "tasks_fts"):
-        match = fts.query(query, "AND")
-        if match is None:
-            return []
-        where = " AND ".join(["tasks_fts MATCH ?", *clauses])
-        sql = (
-            "SELECT t.*, bm25(tasks_fts) AS score FROM tasks_fts JOIN tasks t ON t.seq = tasks_fts.rowid"
-            f" WHERE {where} ORDER BY score, {LIST_ORDER}"
-        )
-        params = [match, *params]
-    else:
-        if rank and fts.query(query) is None:
-            return []  # same contract as the ranked path: tokenless queries return []
-        pattern = fts.like_pattern(query)
-        text_match = "(" + " OR ".join(f"t.{field} LIKE ? ESCAPE '\\'" for field in _FIELDS) + ")"
-        where = " AND ".join([text_match, *clauses])
-        sql = f"SELECT t.* FROM tasks t WHERE {where} ORDER BY {LIST_ORDER}"
-        params = [pattern] * len(_FIELDS) + params
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    return [row_to_task(row) for row in conn.execute(sql, params)]
+    if rank and fts.query(query) is None:
+        return []  # tokenless: nothing to rank, on either path
+    found = fts.text_search(conn, "tasks_fts", query, select="t.*", where=clauses, params=params,
+                            order=LIST_ORDER, ranked_order=LIST_ORDER, rank=rank, limit=limit)
+    return [row_to_task(row) for row in found]

@@ -13,13 +13,13 @@ exponential cooldown ``recover_after = now + min(cap, base * 2^(retry_count-1))`
 """
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_BACKOFF_BASE = 60
 DEFAULT_BACKOFF_CAP = 3600
 RETRIES_EXCEEDED = "max lease retries exceeded"
-_TERMINAL_SQL = "('completed', 'failed', 'cancelled')"
+_TERMINAL_SQL = sql.TERMINAL_SQL
 _NEXT_PRIORITY = {"P1": "P0", "P2": "P1", "P3": "P2"}
 
 
@@ -95,14 +95,14 @@ def recover(conn, *, dry_run=False, max_retries=DEFAULT_MAX_RETRIES, backoff_bas
                 sets = "status = 'queued', recover_after = ?"
                 params = [after]
             # guarded: lands only if the lease is still exactly as read and still expired
-            cursor = conn.execute(
-                f"UPDATE tasks SET {sets}, lease_owner = '', lease_expires_at = NULL, retry_count = ?,"
-                " updated_at = ? WHERE id = ? AND status = ? AND lease_owner = ? AND lease_expires_at IS ?"
-                " AND lease_epoch = ? AND retry_count = ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)",
-                (*params, count, now, task["id"], task["status"], task["lease_owner"], task["lease_expires_at"],
-                 task["lease_epoch"], task["retry_count"], now),
-            )
-            if cursor.rowcount != 1:
+            landed = sql.compare_and_set(
+                conn, "tasks", [sets, "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?", "updated_at = ?"],
+                (*params, count, now),
+                {"id": task["id"], "status": task["status"], "lease_owner": task["lease_owner"],
+                 "lease_expires_at": task["lease_expires_at"], "lease_epoch": task["lease_epoch"],
+                 "retry_count": task["retry_count"]},
+                extra="lease_expires_at IS NULL OR lease_expires_at <= ?", extra_params=(now,))
+            if not landed:
                 report["skipped"].append(task["id"])
                 continue
             payload = {"previous_owner": task["lease_owner"], "lease_epoch": task["lease_epoch"],
@@ -159,12 +159,11 @@ def escalate(conn, *, dry_run=False):
         now = clock.now_iso()
         for task, entry in zip(bumps, entries):
             # guarded: lands only if priority, deadline and openness are exactly as read
-            cursor = conn.execute(
-                "UPDATE tasks SET priority = ?, updated_at = ? WHERE id = ? AND priority = ? AND due_at = ?"
-                f" AND due_at < ? AND status NOT IN {_TERMINAL_SQL}",
-                (entry["new_priority"], now, task["id"], task["priority"], task["due_at"], now),
-            )
-            if cursor.rowcount != 1:
+            landed = sql.compare_and_set(
+                conn, "tasks", ["priority = ?", "updated_at = ?"], (entry["new_priority"], now),
+                {"id": task["id"], "priority": task["priority"], "due_at": task["due_at"]},
+                extra=f"due_at < ? AND status NOT IN {_TERMINAL_SQL}", extra_params=(now,))
+            if not landed:
                 report["skipped"].append(task["id"])
                 continue
             ledger.append_event(conn, "task", task["id"], "priority_escalated", {

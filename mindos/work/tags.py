@@ -11,7 +11,7 @@ the task does not carry fails.
 import json
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, InvalidInput, NotFound
 
 _ATTEMPTS = 5
@@ -32,11 +32,8 @@ def _swap(conn, task_id, change):
             return report, None
         new_text = json.dumps(new_tags)
         # guarded: lands only if the tags are still exactly what we read
-        cursor = conn.execute(
-            "UPDATE tasks SET tags = ?, updated_at = ? WHERE id = ? AND tags = ?",
-            (new_text, clock.now_iso(), task_id, current_text),
-        )
-        if cursor.rowcount == 1:
+        if sql.compare_and_set(conn, "tasks", ["tags = ?", "updated_at = ?"], (new_text, clock.now_iso()),
+                               {"id": task_id, "tags": current_text}):
             return report, new_tags
     raise Conflict(f"tags of task '{task_id}' kept changing; retry")
 

@@ -10,7 +10,8 @@ import os
 
 from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
-from mindos.errors import Conflict, InvalidInput, NotFound
+from mindos.store.sql import open_condition
+from mindos.errors import Conflict, InvalidInput
 from mindos.work import rows
 
 _CLEARABLE = ("description", "next_action", "due_at", "worktree", "branch", "pr_url", "not_before")
@@ -99,7 +100,7 @@ def list_tasks(conn, *, status=None, project=None, tag=None, overdue=False, limi
     """Tasks matching the filters, by priority then most recently updated."""
     clauses, params = rows.task_filters(status=status, project=project, tag=tag)
     if overdue:
-        clauses.append("t.due_at IS NOT NULL AND t.due_at < ? AND t.status NOT IN ('completed', 'failed', 'cancelled')")
+        clauses.append(f"t.due_at IS NOT NULL AND t.due_at < ? AND {open_condition('t')}")
         params.append(clock.now_iso())
     sql = "SELECT t.* FROM tasks t"
     if clauses:
@@ -173,7 +174,7 @@ def metrics(conn):
     """Task-level counters for ``metrics``."""
     now = clock.now_iso()
     by_status = {row[0]: row[1] for row in conn.execute("SELECT status, count(*) FROM tasks GROUP BY status")}
-    open_filter = "status NOT IN ('completed', 'failed', 'cancelled')"
+    open_filter = open_condition()
     overdue = conn.execute(f"SELECT count(*) FROM tasks WHERE due_at < ? AND {open_filter}", (now,)).fetchone()[0]
     soon = conn.execute(
         f"SELECT count(*) FROM tasks WHERE due_at >= ? AND due_at <= ? AND {open_filter}",

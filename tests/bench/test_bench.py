@@ -59,14 +59,15 @@ def test_seeded_memory_matches_the_commands_row_shapes(tmp_path):
 
 
 TINY_COMMANDS = ("show", "create", "list --limit 20", "claim", "complete", "next --claim", "note",
-                 "search-notes --rank")
+                 "search-notes --rank", "recall (all sections)", "memory-search", "recall-stale")
 
 
 def test_tiny_run_times_every_section(tmp_path, home):
     out = tmp_path / "results"
     results, code = bench.run([
         "--sizes", "150", "--reps", "1", "--ledger-events", "400", "--processes", "2", "--claims", "3",
-        "--memory-tasks", "60", "--notes", "150", "--handoffs", "15", "--out", str(out),
+        "--memory-tasks", "60", "--notes", "150", "--handoffs", "15", "--memories", "40", "--facts", "20",
+        "--cited", "5", "--out", str(out),
         "--workdir", str(tmp_path), "--no-compile", "--commands", ",".join(TINY_COMMANDS),
     ])
     assert code == 0, results["errors"]
@@ -90,6 +91,12 @@ def test_tiny_run_times_every_section(tmp_path, home):
     assert memory["notes"] == 150 and memory["handoffs"] == 15
     memory_labels = {s[0] for s in bench.memory_specs(bench.Seed("", 0), "x")}
     assert set(memory["commands"]) | set(memory["skipped"]) == memory_labels & set(TINY_COMMANDS)
+    recalled = results["recall"]
+    assert recalled["memories"] == 40 and recalled["facts"] == 20
+    assert set(recalled["commands"]) == {"recall (all sections)", "memory-search"}
+    for cited in ("all_sections", "related_5"):
+        stale = recalled["recall_stale"][cited]
+        assert stale["checked"] == 5 and stale["counts"]["fresh"] == 5 and stale["median_seconds"] > 0
     written = json.loads((out / "latest.json").read_text(encoding="utf-8"))
     assert written["sizes"]["150"]["commands"].keys() == size["commands"].keys()
     assert not home.exists(), "the bench must not touch the selected home"
@@ -130,6 +137,6 @@ def test_the_other_sections_scale_with_the_largest_size(tmp_path):
     results, code = bench.run(["--sizes", "40", "--sections", "ledger", "--out", str(tmp_path), "--no-compile"])
     assert code == 0
     assert results["meta"]["scale"] == {"ledger_events": 120, "processes": 8, "claims": 5, "memory_tasks": 40,
-                                        "notes": 200, "handoffs": 20}
+                                        "notes": 200, "handoffs": 20, "memories": 40, "facts": 20, "cited": 20}
     assert results["verify_chain"]["events"] == 120
     assert "sizes" not in results and "memory" not in results

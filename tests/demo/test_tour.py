@@ -51,9 +51,13 @@ def test_steps_carry_the_facts_they_narrate():
     context = steps["context"]
     assert context["used_chars"] <= 4000 and context["truncated"] is False
     assert context["notes"] == list(reversed(steps["notes"]["note_ids"])), "the pinned note packs first"
+    recalled = steps["recall"]
+    assert recalled["fresh"] is False and recalled["current_digest"] != recalled["digest"]
+    assert recalled["sections_changed"] == ["notes"] and len(recalled["notes_added"]) == 1
     assert steps["verify-chain"]["ok"] is True
     for action in ("created", "task_tagged", "claimed", "heartbeat", "lease_released", "receipt_added",
-                   "completed", "note_added", "secret_blocked", "handoff_recorded", "handoff_acknowledged"):
+                   "completed", "note_added", "secret_blocked", "handoff_recorded", "handoff_acknowledged",
+                   "context_recalled"):
         assert action in steps["verify-chain"]["actions"]
 
 

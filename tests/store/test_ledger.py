@@ -8,6 +8,7 @@ from mindos.core import clock
 from mindos.store import db, ledger
 from mindos.work import receipts, tags, tasks
 from mindos.errors import InvalidInput
+from conftest import make_task
 
 
 def _events(conn):
@@ -199,3 +200,21 @@ def test_events_verify_exits_0_on_an_intact_chain(conn, cli):
     _seed(conn, 2)
     rc, out, err = cli("autopilot", "events", "--verify")
     assert (rc, err) == (0, "") and json.loads(out)["verify"]["ok"] is True
+
+
+def test_a_fixed_event_has_a_pinned_hash():
+    """Stored chains depend on this exact preimage (fields joined by 0x1f) and digest."""
+    from mindos.core.canonical import canonical_json
+
+    payload = canonical_json({"title": "Renew cert", "priority": "P1"})
+    assert ledger.event_hash(1, ledger.GENESIS_HASH, "task", "t1", "created", payload, "2026-01-01T00:00:00Z") == (
+        "b1e248e6ef28d3a720343a23e77267967af319d082dca4ec99bab2ef92a5e8c8")
+    assert ledger.preimage(1, "p", "task", "t1", "created", "{}", "ts") == "1\x1fp\x1ftask\x1ft1\x1fcreated\x1f{}\x1fts"
+
+
+def test_verify_recomputes_with_the_same_hash_as_append(conn):
+    make_task(conn, "t1")
+    row = conn.execute("SELECT * FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    assert row["hash"] == ledger.event_hash(row["id"], row["prev_hash"], row["entity_type"], row["entity_id"],
+                                            row["action"], row["payload_json"], row["created_at"])
+    assert ledger.height(conn) == row["id"]

@@ -68,7 +68,7 @@ def test_dep_adds_edge_audits_and_reports_blockers(conn):
     mk(conn, "b")
     result = graph.add_dependency(conn, "b", "a")
     assert result == {"task_id": "b", "depends_on": "a", "added": True, "already_present": False, "missing": [],
-                      "blockers": [{"id": "a", "status": "queued"}]}
+                      "missing_dependencies": [], "blockers": [{"id": "a", "status": "queued"}]}
     assert events(conn, "dependency_added") == [("b", {"depends_on": "a"})]
     assert graph.blockers(conn, "b") == [{"id": "a", "status": "queued"}]
 

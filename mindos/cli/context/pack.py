@@ -14,12 +14,17 @@ def add_context(sub):
                    help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
     p.add_argument("--related-scope", choices=pack.RELATED_SCOPES, default="project",
                    help="where related notes come from: this task's project (default) or all projects")
+    from mindos.cli.context import recall as recall_cli  # lazy: the opt-in section flags
+
+    recall_cli.add_section_flags(p)
     p.set_defaults(handler=cmd_context)
 
 
 def cmd_context(conn, args):
-    return pack.pack_context(conn, args.task_id, budget=args.budget, related=args.related,
-                                related_scope=args.related_scope)
+    from mindos.cli.context import recall as recall_cli  # lazy: shared flag plumbing
+    from mindos.context import recall  # lazy: the opt-in sections live with recall
+
+    return recall.pack(conn, args.task_id, recall_cli.params_from(args))
 
 
 COMMANDS = {

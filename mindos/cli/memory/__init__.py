@@ -1,0 +1,1 @@
+"""CLI modules of the memory dimension."""

@@ -1,7 +1,7 @@
 """Memory consolidation: consolidate."""
 
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.memory import consolidate
 
 
@@ -11,7 +11,7 @@ def add_consolidate(sub):
     p.add_argument("--task", dest="task_id", help="only this task (default: fleet-wide)")
     p.add_argument("--threshold", type=float,
                    help="token-Jaccard similarity to merge at (default AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
-    p.add_argument("--dry-run", action="store_true", help="show the clusters without changing anything")
+    flags.dry_run(p, "show the clusters without changing anything")
     p.set_defaults(handler=cmd_consolidate)
 
 

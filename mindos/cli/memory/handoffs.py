@@ -1,7 +1,7 @@
 """Handoff commands: handoff, handoff-current, handoffs, handoff-history, ack, handoff-inbox, search-handoffs, handoff-check."""
 
 from mindos.memory import handoffs
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_handoff(sub):
@@ -23,8 +23,7 @@ def add_handoff(sub):
     p.add_argument("--next-action", action="append", default=[], help="next concrete step (repeatable)")
     p.add_argument("--risk", action="append", default=[], help="known risk (repeatable)")
     p.add_argument("--recall-digest", default="", help="sha256 of the recall this handoff was written against")
-    p.add_argument("--redact", action="store_true", help="store credential-shaped text as [REDACTED:<kind>]")
-    p.add_argument("--allow-secret", action="store_true", help="store credential-shaped text verbatim (audited)")
+    flags.secret(p, "text")
     p.set_defaults(handler=cmd_handoff)
 
 
@@ -89,7 +88,7 @@ def add_handoff_inbox(sub):
                     "autopilot.py handoff-inbox --agent claude-code --project Trove --limit 10 --unacked-only")
     p.add_argument("--agent", required=True, help="the recipient")
     p.add_argument("--project", help="only tasks of this project")
-    p.add_argument("--limit", type=int, help="at most this many items")
+    flags.limit(p, help="at most this many items")
     p.add_argument("--unacked-only", action="store_true", help="only handoffs not yet acknowledged")
     p.set_defaults(handler=cmd_handoff_inbox)
 
@@ -108,7 +107,7 @@ def add_search_handoffs(sub):
     p.add_argument("--project", help="only tasks of this project")
     p.add_argument("--all", action="store_true", help="include superseded handoffs")
     p.add_argument("--rank", action="store_true", help="BM25-ranked via FTS5 (adds score)")
-    p.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    flags.limit(p, 20, "at most this many (default 20)")
     p.set_defaults(handler=cmd_search_handoffs)
 
 

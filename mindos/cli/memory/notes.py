@@ -71,7 +71,7 @@ def add_search_notes(sub):
     p.add_argument("--status", help="only notes on tasks in this status")
     p.add_argument("--rank", action="store_true", help="BM25-ranked, all tokens required; hits carry score")
     p.add_argument("--include-expired", action="store_true", help="also surface retired (expired unpinned) notes")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    flags.limit(p, 50, "at most this many (default 50)")
     p.set_defaults(handler=cmd_search_notes)
 
 

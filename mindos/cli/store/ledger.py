@@ -1,7 +1,7 @@
 """Audit ledger commands: events, verify-chain."""
 
 from mindos.store import ledger
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_events(sub):
@@ -11,7 +11,7 @@ def add_events(sub):
     p.add_argument("--entity-id", help="only events about this entity")
     p.add_argument("--since", help="ISO 8601 lower bound (inclusive)")
     p.add_argument("--until", help="ISO 8601 upper bound (inclusive)")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    flags.limit(p, 50, "at most this many (default 50)")
     p.add_argument("--verify", action="store_true", help="also recompute the hash chain")
     p.set_defaults(handler=cmd_events)
 

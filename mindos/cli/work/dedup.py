@@ -1,5 +1,7 @@
 """Task duplicate commands: similar, dup-tasks."""
 
+import argparse
+
 from mindos.work import dedup
 from mindos.cli import make_parser
 
@@ -19,10 +21,12 @@ def cmd_similar(conn, args):
 
 def add_dup_tasks(sub):
     p = make_parser(sub, "dup-tasks",
-                    "ops.py dup-tasks --threshold 0.7 --dry-run")
+                    "ops.py dup-tasks --threshold 0.7")
     p.add_argument("--threshold", type=float,
                    help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
-    p.add_argument("--dry-run", action="store_true", help="accepted for symmetry: the sweep never mutates")
+    # deprecated and hidden: the sweep is always read-only, so a dry run would be the same call;
+    # still accepted so scripts that pass it keep working
+    p.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(handler=cmd_dup_tasks)
 
 

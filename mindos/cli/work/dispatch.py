@@ -25,15 +25,29 @@ def add_next(sub):
                    help="minutes waited per one-level priority boost (default 360; 0 disables aging)")
     p.add_argument("--aging-boost", type=int, default=dispatch.DEFAULT_AGING_BOOST,
                    help="most levels aging may promote a task (default 2)")
+    p.add_argument("--recall", action="store_true",
+                   help="with --claim: embed the claimed task's sealed recall bundle (recall, recall_digest);"
+                        " audited context_recalled for the owner")
+    from mindos.cli.context import recall as recall_cli  # lazy: the bundle flags
+
+    recall_cli.add_bundle_flags(p)
     p.set_defaults(handler=cmd_next)
 
 
 def cmd_next(conn, args):
-    return dispatch.next_task(
-        conn, project=args.project, tags=args.tag, claim=args.claim, owner=args.owner, minutes=args.minutes,
+    from mindos.cli.context import recall as recall_cli  # lazy: the bundle flags
+
+    recall_cli.check_recall_flags(args)
+    options = dict(
+        project=args.project, tags=args.tag, claim=args.claim, owner=args.owner, minutes=args.minutes,
         max_active=args.max_active, explain=args.explain, prefer_unblocking=args.prefer_unblocking,
         aging_minutes=args.aging_minutes, aging_boost=args.aging_boost,
     )
+    if not args.recall:
+        return dispatch.next_task(conn, **options)
+    from mindos.context import recall  # lazy: only next --recall pays for the bundle
+
+    return recall.next_and_recall(conn, params=recall_cli.params_from(args), **options)
 
 
 COMMANDS = {

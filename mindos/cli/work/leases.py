@@ -11,7 +11,7 @@ def add_claim(sub):
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="who takes the lease")
     p.add_argument("--minutes", type=int, default=30, help="lease window in minutes (default 30)")
-    p.add_argument("--epoch", type=int, help="claim only if the task's lease_epoch is still this value")
+    flags.epoch(p, "claim only if the task's lease_epoch is still this value")
     p.add_argument("--max-active", type=int,
                    help="refuse if the owner already holds this many live leases (default: env"
                         " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")

@@ -1,7 +1,7 @@
 """Task search: search."""
 
 from mindos.work import search
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_search(sub):
@@ -12,7 +12,7 @@ def add_search(sub):
     p.add_argument("--project", help="only this project")
     p.add_argument("--priority", help="only this priority (P0..P3)")
     p.add_argument("--tag", help="only tasks carrying this tag")
-    p.add_argument("--limit", type=int, default=50, help="at most this many results (default 50)")
+    flags.limit(p, 50, "at most this many results (default 50)")
     p.add_argument("--rank", action="store_true",
                    help="BM25-ranked full-text search; every hit carries a score (more negative = more relevant)")
     p.set_defaults(handler=cmd_search)

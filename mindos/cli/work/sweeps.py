@@ -1,14 +1,14 @@
 """Stale-lease sweeps: recover, escalate."""
 
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.work import sweeps
 
 
 def add_recover(sub):
     p = make_parser(sub, "recover",
                     "ops.py recover --max-retries 3 --backoff-base 60 --backoff-cap 3600 --dry-run")
-    p.add_argument("--dry-run", action="store_true", help="report would_recover / would_fail; change nothing")
+    flags.dry_run(p, "report would_recover / would_fail; change nothing")
     p.add_argument("--max-retries", type=int, default=3, help="retry budget per task (default 3)")
     p.add_argument("--backoff-base", type=int, default=60, help="cooldown base seconds (default 60; 0 disables)")
     p.add_argument("--backoff-cap", type=int, default=3600, help="cooldown cap seconds (default 3600)")
@@ -23,7 +23,7 @@ def cmd_recover(conn, args):
 def add_escalate(sub):
     p = make_parser(sub, "escalate",
                     "ops.py escalate --dry-run")
-    p.add_argument("--dry-run", action="store_true", help="preview the bumps; change nothing")
+    flags.dry_run(p, "preview the bumps; change nothing")
     p.set_defaults(handler=cmd_escalate)
 
 

@@ -1,7 +1,7 @@
 """Task registry commands: init, create, list, update."""
 
 from mindos.work import tasks
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_init(sub):
@@ -47,7 +47,7 @@ def add_list(sub):
     p.add_argument("--project", help="only this project")
     p.add_argument("--tag", help="only tasks carrying this tag")
     p.add_argument("--overdue", action="store_true", help="only open tasks past their due_at")
-    p.add_argument("--limit", type=int, help="at most this many")
+    flags.limit(p, help="at most this many")
     p.set_defaults(handler=cmd_list)
 
 

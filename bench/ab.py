@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""A/B timing: the same commands from two revisions, interleaved, against one seeded home.
+
+A change that must not slow the common calls (a refactor, a layout move) is judged by
+running both revisions side by side in one run, so machine load and cache state hit both
+alike: each repetition times the base revision and the working tree back to back (the
+order alternates), as separate processes, the way agents call them.
+
+Example:
+  python3 bench/ab.py --base 95f8c95 --tasks 10000 --reps 15
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the seeding and command specs are the main bench's)
+
+ROOT = bench.ROOT
+DEFAULT_COMMANDS = ("show", "create", "tag", "dep", "search --rank", "next --claim",
+                    "note", "context --budget 4000 --related 5")
+
+
+def checkout(rev, into):
+    """Extract ``rev`` of this repository into ``into`` (git archive: no worktree bookkeeping)."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", rev], capture_output=True, check=True)
+    os.makedirs(into, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(into, "mindos")], check=True)
+    return into
+
+
+def run(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", required=True, help="the revision to compare against (a commit or branch)")
+    parser.add_argument("--tasks", type=int, default=10000, help="tasks in the seeded home (default 10000)")
+    parser.add_argument("--notes", type=int, default=None, help="notes (default 5 x tasks, at most 50000)")
+    parser.add_argument("--reps", type=int, default=15, help="timed repetitions per command and side")
+    parser.add_argument("--commands", default=",".join(DEFAULT_COMMANDS), help="comma-separated labels")
+    args = parser.parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="mindos-ab-")
+    try:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mindos")], check=True)
+        base_root = checkout(args.base, os.path.join(workdir, "base"))
+        home = os.path.join(workdir, "home")
+        info = bench.seed_tasks(home, args.tasks, reserve=args.reps * 2 + 2)
+        notes = args.notes if args.notes is not None else min(args.tasks * 5, 50000)
+        bench.seed_memory(info, notes, max(args.tasks // 2, 1))
+        wanted = set(args.commands.split(","))
+        specs = [(label, make) for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")
+                 if label in wanted]
+        env = bench._env(home)
+        sides = {"base": os.path.join(base_root, "autopilot.py"), "head": os.path.join(ROOT, "autopilot.py")}
+        samples = {label: {"base": [], "head": []} for label, _ in specs}
+        failures = []
+        for rep in range(args.reps):
+            for label, make in specs:
+                order = ("base", "head") if rep % 2 == 0 else ("head", "base")
+                for slot, side in enumerate(order):
+                    argv_ = make(rep * 2 + slot)
+                    ms, proc = bench._run([sys.executable, sides[side], *argv_], env)
+                    if proc.returncode != 0:
+                        failures.append({"side": side, "command": label, "stderr": proc.stderr.strip()[-200:]})
+                        continue
+                    samples[label][side].append(ms)
+        results = {}
+        for label, by_side in samples.items():
+            if by_side["base"] and by_side["head"]:
+                base, head = statistics.median(by_side["base"]), statistics.median(by_side["head"])
+                low_base, low_head = min(by_side["base"]), min(by_side["head"])
+                results[label] = {"base_median_ms": round(base, 2), "head_median_ms": round(head, 2),
+                                  "head_over_base": round(head / base, 3), "samples": len(by_side["head"]),
+                                  # the fastest call of each side: the least disturbed by machine load
+                                  "base_min_ms": round(low_base, 2), "head_min_ms": round(low_head, 2),
+                                  "head_over_base_min": round(low_head / low_base, 3)}
+        return {"base": args.base, "tasks": args.tasks, "notes": notes, "reps": args.reps,
+                "results": results, "failures": failures}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv=None):
+    print(json.dumps(run(argv), indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Measure retrieval quality: memory-search against plain BM25, in the same run.
+
+Builds the corpus of bench/retrieval_corpus.py in a throwaway home (six projects, notes,
+memories, facts and handoffs, replaced rows, seeded filler), runs every labelled query
+through three rankers and reports, per query kind and overall:
+
+  * ``recall@5`` -- the share of the expected rows found in the top 5 (averaged per query);
+  * ``mrr`` -- mean reciprocal rank of the first expected row (0 when not in the top 50);
+  * ``outdated_wins`` -- for temporal queries, how often the replaced row ranks above its
+    replacement (or shows while the replacement does not).  memory-search is measured with
+    ``--include-history`` here: without it outdated rows are never returned at all.
+
+Rankers:
+  * ``engine``        -- memory-search (stems, prefixes, synonyms, recency, supersession), scoped
+                          to the asking project as an agent would call it;
+  * ``bm25``          -- plain BM25: the raw query tokens OR-combined in each FTS index, scores
+                          merged as-is, every row (no scope, no history awareness);
+  * ``bm25_filtered`` -- plain BM25 with the same scope and outdated-row filter as the engine,
+                          to separate the ranking gain from the filtering gain.
+
+Run:  python3 bench/retrieval_eval.py            (JSON to stdout, a table to stderr)
+"""
+
+import json
+import os
+import random
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+for path in (ROOT, HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import retrieval_corpus as corpus  # noqa: E402
+
+from mindos.core import clock  # noqa: E402
+from mindos.memory import handoffs, notes  # noqa: E402
+from mindos.store import db  # noqa: E402
+from mindos.work import tasks  # noqa: E402
+from mindos.memory import facts, memories, retrieval  # noqa: E402
+
+START = "2026-01-05T09:00:00Z"
+TOP = 5
+DEPTH = 50
+
+
+def _fact_parts(text):
+    subject, predicate, obj = text.split()
+    return subject, predicate, obj
+
+
+def build(home):
+    """Load the corpus into a fresh home; return ``(conn, keymap)`` with key -> (kind, id)."""
+    clock.set_now(START)
+    conn = db.connect(home)
+    for project in corpus.PROJECTS:
+        tasks.create(conn, task_id=f"{project.lower()}-notes", project=project, title=f"{project} knowledge")
+        tasks.create(conn, task_id=f"{project.lower()}-filler", project=project, title=f"{project} chatter")
+    rng = random.Random(7)
+
+    def filler(count):
+        for project in corpus.PROJECTS:
+            for _ in range(count):
+                text = " ".join(part for part in (rng.choice(corpus.FILLER_SUBJECTS), rng.choice(corpus.FILLER_PREDICATES),
+                                                  rng.choice(corpus.FILLER_QUALIFIERS)) if part)
+                notes.add(conn, f"{project.lower()}-filler", content=f"{text} ({project})")
+            clock.advance(minutes=10)
+
+    filler(corpus.FILLER_PER_PROJECT // 2)
+    replaced_by = {new: old for old, new in corpus.REPLACED}
+    keymap = {}
+    for key, surface, project, text in corpus.ROWS:
+        clock.advance(hours=6)
+        task_id = f"{project.lower()}-notes" if project else None
+        old = replaced_by.get(key)
+        if surface == "note":
+            if old:
+                row = notes.supersede(conn, keymap[old][1], content=text)["note"]
+            else:
+                row = notes.add(conn, task_id, content=text)
+            keymap[key] = ("note", row["id"])
+        elif surface == "memory":
+            row = memories.retain(conn, text, project=project or None)
+            if old:
+                memories.forget(conn, keymap[old][1], superseded_by=row["id"])
+            keymap[key] = ("memory", row["id"])
+        elif surface == "fact":
+            if old:
+                facts.retract(conn, keymap[old][1], reason="replaced")
+            subject, predicate, obj = _fact_parts(text)
+            row = facts.assert_fact(conn, subject=subject, predicate=predicate, obj=obj, source="eval", task=task_id)
+            keymap[key] = ("fact", row["id"])
+        else:
+            handoff_task = f"{key.replace('.', '-')}"
+            tasks.create(conn, task_id=handoff_task, project=project, title=f"{project} work item")
+            row = handoffs.record(conn, handoff_task, from_agent="hermes", to_agent="codex", objective=text)
+            keymap[key] = ("handoff", row["id"])
+    filler(corpus.FILLER_PER_PROJECT - corpus.FILLER_PER_PROJECT // 2)
+    return conn, keymap
+
+
+def _ranked_keys(hits, by_ref):
+    return [by_ref.get((hit["kind"], hit["id"])) for hit in hits]
+
+
+def _score(ranked, expected):
+    top = ranked[:TOP]
+    recall = sum(1 for key in expected if key in top) / len(expected)
+    rr = 0.0
+    for position, key in enumerate(ranked[:DEPTH], 1):
+        if key in expected:
+            rr = 1.0 / position
+            break
+    return recall, rr
+
+
+def _outdated_wins(ranked, new, old):
+    if old not in ranked:
+        return False
+    return new not in ranked or ranked.index(old) < ranked.index(new)
+
+
+def evaluate(home=None):
+    """Build the corpus and run every query through every ranker; return the report dict."""
+    home = home or tempfile.mkdtemp(prefix="mindos-retrieval-")
+    conn, keymap = build(home)
+    by_ref = {ref: key for key, ref in keymap.items()}
+    now = clock.now_iso()
+    rankers = {
+        "engine": lambda q, project, history: retrieval.memory_search(
+            conn, q, project=project, limit=DEPTH, include_history=history, now=now),
+        "bm25": lambda q, project, history: retrieval.plain_bm25_search(
+            conn, q, project=None, include_outdated=True, limit=DEPTH, now=now),
+        "bm25_filtered": lambda q, project, history: retrieval.plain_bm25_search(
+            conn, q, project=project, include_outdated=history, limit=DEPTH, now=now),
+    }
+    totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}
+                     for kind in corpus.KINDS} for name in rankers}
+    misses = []
+    for kind, text, project, expected, outdated in corpus.QUERIES:
+        for name, rank in rankers.items():
+            ranked = _ranked_keys(rank(text, project, False), by_ref)
+            recall, rr = _score(ranked, expected)
+            bucket = totals[name][kind]
+            bucket["queries"] += 1
+            bucket["recall"] += recall
+            bucket["rr"] += rr
+            if outdated:
+                history = _ranked_keys(rank(text, project, True), by_ref)
+                bucket["temporal"] += 1
+                bucket["outdated_wins"] += _outdated_wins(history, expected[0], outdated)
+            if name == "engine" and recall < 1:
+                misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
+                               "top5": ranked[:TOP]})
+    report = {"rows": len(corpus.ROWS), "filler_notes": corpus.FILLER_PER_PROJECT * len(corpus.PROJECTS),
+              "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
+              "engine_misses": misses}
+    for name in rankers:
+        all_q = all_t = 0
+        all_recall = all_rr = all_wins = 0.0
+        for kind in corpus.KINDS:
+            bucket = totals[name][kind]
+            entry = {"recall@5": round(bucket["recall"] / bucket["queries"], 3),
+                     "mrr": round(bucket["rr"] / bucket["queries"], 3)}
+            if bucket["temporal"]:
+                entry["outdated_wins"] = round(bucket["outdated_wins"] / bucket["temporal"], 3)
+            report["by_kind"].setdefault(kind, {"queries": bucket["queries"]})[name] = entry
+            all_q += bucket["queries"]
+            all_recall += bucket["recall"]
+            all_rr += bucket["rr"]
+            all_t += bucket["temporal"]
+            all_wins += bucket["outdated_wins"]
+        report["overall"][name] = {"recall@5": round(all_recall / all_q, 3), "mrr": round(all_rr / all_q, 3),
+                                   "outdated_wins": round(all_wins / all_t, 3) if all_t else 0.0}
+    conn.close()
+    clock.set_now(None)
+    return report
+
+
+def table(report):
+    """The report as a plain-text table."""
+    names = ("engine", "bm25", "bm25_filtered")
+    lines = [f"{'kind':<14} {'n':>3}  " + "  ".join(f"{name + ' r@5/mrr/old':>28}" for name in names)]
+    rows = [(kind, report["by_kind"][kind]) for kind in corpus.KINDS] + [("overall", {"queries": report["queries"],
+                                                                                      **report["overall"]})]
+    for kind, entry in rows:
+        cells = []
+        for name in names:
+            item = entry[name]
+            old = f"{item['outdated_wins']:.3f}" if "outdated_wins" in item and (kind in ("temporal", "overall")) else "  -  "
+            cells.append(f"{item['recall@5']:>10.3f} /{item['mrr']:>6.3f} / {old:>5}")
+        lines.append(f"{kind:<14} {entry['queries']:>3}  " + "  ".join(f"{cell:>28}" for cell in cells))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    report = evaluate()
+    print(json.dumps(report, indent=2, sort_keys=True))
+    print(table(report), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Recall commands: recall, recall-verify, recall-diff, resume, ops.py recall-stale; and the
+bundle flags that context and next --claim --recall share."""
+
+from mindos.cli import make_parser
+from mindos.context import pack, recall
+from mindos.errors import InvalidInput
+
+BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
+                "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost")
+
+
+def add_section_flags(p):
+    """The opt-in pack section flags (context, recall, recall-verify, resume, next --recall)."""
+    p.add_argument("--related-handoffs", type=int, metavar="N",
+                   help="also pack up to N live handoffs of other tasks matching this task's text, newest first")
+    p.add_argument("--dep-context", type=int, metavar="N",
+                   help="also pack up to N completed prerequisites with their live handoff and latest receipt")
+    p.add_argument("--related-facts", type=int, metavar="N",
+                   help="also pack up to N currently-valid facts matching this task's text, newest first")
+    p.add_argument("--related-semantic", type=int, metavar="N",
+                   help="also pack up to N live memories in scope matching this task's text (memory-fts-v1)")
+    p.add_argument("--rerank", action="store_true", default=None,
+                   help="order related notes by normalized BM25 x recency decay + pinned boost (rank_score)")
+    p.add_argument("--recency-half-life-hours", type=float, metavar="H",
+                   help="rerank recency half-life in hours (default 168)")
+    p.add_argument("--pinned-boost", type=float, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
+
+
+def add_bundle_flags(p, *, budget_default=None):
+    """Every bundle parameter: budget, related notes and scope, and the section flags."""
+    p.add_argument("--budget", type=int, default=budget_default,
+                   help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
+    p.add_argument("--related", type=int, metavar="N",
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=pack.RELATED_SCOPES,
+                   help="where related items come from: this task's project (default) or all projects")
+    add_section_flags(p)
+
+
+def params_from(args):
+    """The validated bundle parameters of parsed ``args``."""
+    values = {name: getattr(args, name, None) for name in BUNDLE_FLAGS}
+    values["rerank"] = bool(values["rerank"])
+    return recall.make_params(**values)
+
+
+def bundle_flags_given(args):
+    return [name for name in BUNDLE_FLAGS if getattr(args, name, None) is not None]
+
+
+def add_recall(sub):
+    p = make_parser(sub, "recall",
+                    "autopilot.py recall t-1a2b3c4d --agent codex --budget 6000 --related 5 --related-facts 3")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--agent", required=True, help="who is recalling (held_by_caller compares the lease owner)")
+    add_bundle_flags(p)
+    p.set_defaults(handler=cmd_recall)
+
+
+def cmd_recall(conn, args):
+    return recall.recall(conn, args.task_id, agent=args.agent, params=params_from(args))
+
+
+def add_recall_verify(sub):
+    p = make_parser(sub, "recall-verify",
+                    "autopilot.py recall-verify t-1a2b3c4d --digest <sha256> --agent codex --budget 6000 --related 5")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--digest", required=True, help="the digest (or core_digest) of a previous recall")
+    p.add_argument("--agent", required=True, help="the agent that recalled")
+    add_bundle_flags(p)
+    p.set_defaults(handler=cmd_recall_verify)
+
+
+def cmd_recall_verify(conn, args):
+    return recall.verify(conn, args.task_id, args.digest, agent=args.agent, params=params_from(args))
+
+
+def add_recall_diff(sub):
+    p = make_parser(sub, "recall-diff",
+                    "autopilot.py recall-diff t-1a2b3c4d --digest <sha256>")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--digest", required=True, help="the digest (or core_digest) of a previous recall")
+    p.set_defaults(handler=cmd_recall_diff)
+
+
+def cmd_recall_diff(conn, args):
+    return recall.diff(conn, args.task_id, args.digest)
+
+
+def add_resume(sub):
+    p = make_parser(sub, "resume",
+                    "autopilot.py resume t-1a2b3c4d --agent codex --budget 6000 --related 5")
+    p.add_argument("task_id", help="task id")
+    p.add_argument("--agent", required=True, help="who resumes (takes the lease when it is free)")
+    p.add_argument("--minutes", type=int, help="lease window in minutes when claiming (default 30)")
+    p.add_argument("--max-active", type=int,
+                   help="cap on the agent's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
+    add_bundle_flags(p)
+    p.set_defaults(handler=cmd_resume)
+
+
+def cmd_resume(conn, args):
+    return recall.resume(conn, args.task_id, agent=args.agent, params=params_from(args), minutes=args.minutes,
+                         max_active=args.max_active)
+
+
+def add_recall_stale(sub):
+    p = make_parser(sub, "recall-stale",
+                    "ops.py recall-stale")
+    p.set_defaults(handler=cmd_recall_stale)
+
+
+def cmd_recall_stale(conn, args):
+    report = recall.stale(conn)
+    return report, (0 if report["ok"] else 1)
+
+
+def check_recall_flags(args):
+    """``next``: bundle flags only make sense with --recall."""
+    given = bundle_flags_given(args)
+    if given and not args.recall:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise InvalidInput(f"{flags} need --recall")
+
+
+COMMANDS = {
+    "recall": add_recall,
+    "recall-verify": add_recall_verify,
+    "recall-diff": add_recall_diff,
+    "resume": add_resume,
+    "recall-stale": add_recall_stale,
+}

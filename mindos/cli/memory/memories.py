@@ -1,0 +1,93 @@
+"""Semantic memory commands: memory-retain, memory-list, memory-forget, memory-import, memory-search."""
+
+from mindos.cli import make_parser
+from mindos.memory import memories
+
+
+def add_memory_retain(sub):
+    p = make_parser(sub, "memory-retain",
+                    'autopilot.py memory-retain --text "auth sessions expire after 30 days" --kind decision'
+                    " --project Auth --tag auth")
+    p.add_argument("--text", required=True, help="the memory (non-empty; stored trimmed)")
+    p.add_argument("--kind", default=memories.DEFAULT_KIND, help="a lowercase kind token (default fact)")
+    p.add_argument("--project", help="the project it belongs to (default: fleet-wide, visible to every project)")
+    p.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+    p.add_argument("--source", help=f"agent/operator that retained it (default {memories.DEFAULT_SOURCE})")
+    p.add_argument("--redact", action="store_true",
+                   help="store credential-shaped text as [REDACTED:<kind>] instead of refusing (audited)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="store credential-shaped text verbatim (override; audited secret_allowed)")
+    p.set_defaults(handler=cmd_memory_retain)
+
+
+def cmd_memory_retain(conn, args):
+    return memories.retain(conn, args.text, kind=args.kind, project=args.project, tags=args.tag,
+                           source=args.source, redact=args.redact, allow_secret=args.allow_secret)
+
+
+def add_memory_list(sub):
+    p = make_parser(sub, "memory-list",
+                    "autopilot.py memory-list --project Auth --query sessions")
+    p.add_argument("--project", help="only this project's memories")
+    p.add_argument("--query", help="only memories whose text contains this substring")
+    p.add_argument("--all", action="store_true", help="include retracted memories")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.set_defaults(handler=cmd_memory_list)
+
+
+def cmd_memory_list(conn, args):
+    return memories.list_memories(conn, project=args.project, query=args.query, include_all=args.all,
+                                  limit=args.limit)
+
+
+def add_memory_forget(sub):
+    p = make_parser(sub, "memory-forget",
+                    "autopilot.py memory-forget mem-18da4972e0ff92c8 --superseded-by mem-0a1b2c3d4e5f6071")
+    p.add_argument("memory_id", help="id of the live memory to retract")
+    p.add_argument("--superseded-by", help="the live memory that replaced it")
+    p.set_defaults(handler=cmd_memory_forget)
+
+
+def cmd_memory_forget(conn, args):
+    return memories.forget(conn, args.memory_id, superseded_by=args.superseded_by)
+
+
+def add_memory_import(sub):
+    p = make_parser(sub, "memory-import",
+                    "autopilot.py memory-import ~/.hermes/hindsight/bank.jsonl --apply")
+    p.add_argument("bank", help="path of the bank.jsonl file")
+    p.add_argument("--apply", action="store_true", help="write the new memories (default: report only)")
+    p.set_defaults(handler=cmd_memory_import)
+
+
+def cmd_memory_import(conn, args):
+    return memories.import_bank(conn, args.bank, apply=args.apply)
+
+
+def add_memory_search(sub):
+    p = make_parser(sub, "memory-search",
+                    'autopilot.py memory-search "how long do login sessions last" --project Auth --limit 5')
+    p.add_argument("query", help="words to look for")
+    p.add_argument("--project", help="the project asking: its rows plus project-less ones")
+    p.add_argument("--scope", choices=("project", "global"),
+                   help="project (default with --project) or global (default without)")
+    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--include-history", action="store_true",
+                   help="also superseded notes/handoffs, retracted memories and closed fact windows (outdated)")
+    p.set_defaults(handler=cmd_memory_search)
+
+
+def cmd_memory_search(conn, args):
+    from mindos.memory import retrieval  # lazy: only memory-search pays for the engine
+
+    return retrieval.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
+                                   include_history=args.include_history)
+
+
+COMMANDS = {
+    "memory-search": add_memory_search,
+    "memory-retain": add_memory_retain,
+    "memory-list": add_memory_list,
+    "memory-forget": add_memory_forget,
+    "memory-import": add_memory_import,
+}

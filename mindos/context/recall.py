@@ -1,0 +1,510 @@
+"""Recall: the sealed session bootstrap, its freshness checks, and resume.
+
+A *bundle* is everything durable an agent needs before acting on a task: the context pack
+(with whatever opt-in sections were asked for), the lease state seen from the caller
+(``held_by_caller``) and the latest RECEIPTS_IN_BUNDLE receipts with parsed payloads.
+
+Design decisions
+  * **Two digests over a canonical form.**  ``digest`` is the SHA-256 of the canonical JSON
+    of the bundle minus ``digest``, ``core_digest`` and ``recalled_at`` (the recall time is
+    the one thing that changes without durable state changing).  ``core_digest`` is the
+    same over the bundle *as if the task's live handoff did not exist* (no ``handoff``
+    section, no budget spent on it), so an agent's own handoff recorded after its recall is
+    not drift against its own citation.  When the handoff was packed and nothing was
+    dropped, removing it changes nothing else (every other item fit already), so the core
+    form is derived without a second build; only a truncated pack is rebuilt.
+  * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
+    audit ``context_recalled`` / ``session_resumed`` on the task with the agent, both
+    digests, every bundle parameter (``params``) and a compact per-section ``manifest``.
+    The manifest is never hashed into a digest.  ``recall-diff`` and ``ops.py
+    recall-stale`` find the event that produced a cited digest and recompute the bundle with
+    exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
+    writes nothing.
+  * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
+    sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
+    related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
+    the digest without those scores and ordered by id (:func:`sealed_form`): BM25 moves
+    whenever any note joins the index anywhere.  Rerank ages are floored to whole hours.
+    Identical durable state gives an identical digest across processes and restarts.
+"""
+
+import json
+
+from mindos.context import builder, pack as legacy
+from mindos.context import sections as extra
+from mindos.core import clock, validate
+from mindos.core.canonical import canonical_json, sha256_hex
+from mindos.errors import InvalidInput, Refused
+from mindos.store import db, ledger
+
+RECALL_ACTIONS = ("context_recalled", "session_resumed")
+RECEIPTS_IN_BUNDLE = 3
+MAX_HALF_LIFE_HOURS = 87600
+MAX_PINNED_BOOST = 100.0
+PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
+              "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost")
+COUNT_FLAGS = {"related": "--related", "related_handoffs": "--related-handoffs", "dep_context": "--dep-context",
+               "related_facts": "--related-facts", "related_semantic": "--related-semantic"}
+# the sections recall-diff reports, in bundle order
+DIFF_SECTIONS = ("task", "dependencies", "handoff", "notes", "related_notes", "related_handoffs", "dep_context",
+                 "related_facts", "related_semantic", "lease", "receipts")
+_STATUS_FIELDS = ("status", "priority", "due_at", "next_action", "blocked_reason")
+_OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters
+
+
+def _number(value, flag, low, high, *, low_open=True):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidInput(f"invalid {flag}: expected a number, got {validate.shown(value, 40)}")
+    if (value <= low if low_open else value < low) or value > high:
+        bound = "(" if low_open else "["
+        raise InvalidInput(f"invalid {flag}: expected a number in {bound}{low}, {high}], got {validate.shown(value, 40)}")
+    return value
+
+
+def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
+                related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
+                pinned_boost=None):
+    """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
+    params = {"budget": validate.positive_int(legacy.DEFAULT_BUDGET if budget is None else budget, "--budget",
+                                              maximum=legacy.MAX_BUDGET),
+              "related_scope": "project" if related_scope is None else related_scope}
+    if params["related_scope"] not in legacy.RELATED_SCOPES:
+        raise InvalidInput(f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
+    counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
+              "related_facts": related_facts, "related_semantic": related_semantic}
+    for key, value in counts.items():
+        params[key] = None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0,
+                                                                       maximum=legacy.MAX_RELATED)
+    if not isinstance(rerank, bool):
+        raise InvalidInput("invalid --rerank: expected a flag")
+    params["rerank"] = rerank
+    if not rerank:
+        if recency_half_life_hours is not None or pinned_boost is not None:
+            raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
+        params["recency_half_life_hours"] = params["pinned_boost"] = None
+    else:
+        params["recency_half_life_hours"] = _number(
+            extra.DEFAULT_HALF_LIFE_HOURS if recency_half_life_hours is None else recency_half_life_hours,
+            "--recency-half-life-hours", 0, MAX_HALF_LIFE_HOURS)
+        params["pinned_boost"] = _number(extra.DEFAULT_PINNED_BOOST if pinned_boost is None else pinned_boost,
+                                         "--pinned-boost", 0, MAX_PINNED_BOOST, low_open=False)
+    return params
+
+
+def params_from_event(payload):
+    """The parameters an audited recall recorded, or None when it recorded none (legacy)."""
+    recorded = payload.get("params")
+    if not isinstance(recorded, dict):
+        return None
+    try:
+        return make_params(**{key: recorded.get(key) for key in PARAM_KEYS if key != "rerank"},
+                           rerank=bool(recorded.get("rerank")))
+    except (InvalidInput, TypeError):
+        return None
+
+
+def uses_extra_sections(params):
+    """True when the pack needs more than the legacy ``context`` pack."""
+    return params["rerank"] or any(params[option] is not None for option in extra.OPTIONS)
+
+
+# ---------------------------------------------------------------------------------------
+# Building
+
+
+def build_pack(conn, task, params, now, *, with_handoff=True, memo=None):
+    """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
+    opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
+    shares fetched candidates between the builds of one bundle."""
+    options = dict(params)
+    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo}
+    meter = builder.Budget(params["budget"])
+    names, keys = [], {}
+    for name, build, _ in legacy.SECTIONS.active(options):
+        if name == "handoff" and not with_handoff:
+            continue
+        if name == "related_notes":
+            build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
+        names.append(name)
+        keys.update(build(state, meter))
+    pack = {"task_id": task["id"], "budget": params["budget"], "used_chars": meter.used,
+            "truncated": meter.truncated, "sections": names}
+    pack.update(keys)
+    return pack
+
+
+def pack(conn, task_id, params):
+    """``context`` with opt-in sections: the flattened pack; read-only.  Without any opt-in
+    option this is exactly :func:`mindos.context.pack.pack_context`."""
+    if not uses_extra_sections(params):
+        return legacy.pack_context(conn, task_id, budget=params["budget"], related=params["related"],
+                                   related_scope=params["related_scope"])
+    from mindos.work import rows  # lazy: the task row
+
+    return build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
+
+
+def lease_state(task, agent, now):
+    """The lease as the caller sees it."""
+    from mindos.work import leases  # lazy: lease liveness
+
+    live = leases.is_live(task, now)
+    return {"owner": task["lease_owner"] or None, "expires_at": task["lease_expires_at"],
+            "epoch": task["lease_epoch"], "live": live,
+            "held_by_caller": bool(live and agent and task["lease_owner"] == agent)}
+
+
+def latest_receipts(conn, task_id):
+    """The newest RECEIPTS_IN_BUNDLE receipts with parsed payloads, newest first."""
+    from mindos.work import receipts  # lazy: sealed receipt files
+
+    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                        (task_id, RECEIPTS_IN_BUNDLE)).fetchall()
+    return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
+
+
+def _core_pack(conn, task, params, now, full, memo):
+    """The pack as if the live handoff did not exist (see the module docstring)."""
+    if "handoff" not in full["sections"]:
+        return full
+    if full["handoff_packed"] and full["truncated"]:
+        return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
+    core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
+    core["sections"] = [name for name in full["sections"] if name != "handoff"]
+    if full["handoff_packed"]:
+        core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
+    return core
+
+
+_SCORES = ("score", "rank_score")
+# index statistics and what they feed, never task state: left out of the sealed form
+_INDEX_STATISTICS = ("used_chars", "related_tokens_used", "related_tokens_skipped")
+
+
+def sealed_form(durable):
+    """The form a digest is taken over: the bundle's durable part with related notes
+    stripped of their relevance scores (``score``, ``rank_score``) and ordered by id, and
+    without the index statistics (``used_chars``, which counts the scores' characters, and
+    ``related_tokens_used`` / ``_skipped``, chosen by fleet-wide posting counts).
+
+    BM25 scores, the order they give and the token rarity counts move whenever any note
+    anywhere joins the index; sealing them would stale every digest without real drift.
+    Which notes were packed, and everything in them, still counts."""
+    if "related_notes" not in durable:
+        return durable
+    form = {key: value for key, value in durable.items() if key not in _INDEX_STATISTICS}
+    form["related_notes"] = sorted(({key: value for key, value in note.items() if key not in _SCORES}
+                                    for note in durable["related_notes"]), key=lambda note: note["id"])
+    return form
+
+
+def digest_of(durable):
+    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`)."""
+    return sha256_hex(canonical_json(sealed_form(durable)))
+
+
+def bundle(conn, task_id, agent, params, now=None):
+    """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
+
+    Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
+    ``core_digest`` and ``recalled_at``.  Raises NotFound for an unknown task.
+    """
+    from mindos.work import rows  # lazy: the task row
+
+    now = now or clock.now_iso()
+    task = rows.get(conn, validate.identifier(task_id, "task id"))
+    memo = {}
+    full = build_pack(conn, task, params, now, memo=memo)
+    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    result = {**full, **tail}
+    result["digest"] = digest_of({**full, **tail})
+    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
+    result["recalled_at"] = now
+    return result
+
+
+def manifest(sealed):
+    """The compact per-section manifest of a bundle (what recall-diff compares)."""
+    found = {}
+    header = sealed.get("task")
+    found["task"] = {name: header.get(name) for name in _STATUS_FIELDS} if header else None
+    found["dependencies"] = [[dep["id"], dep["status"]] for dep in sealed["dependencies"]]
+    if "handoff" in sealed["sections"]:
+        handoff = sealed["handoff"]
+        found["handoff"] = ({"id": handoff["id"], "from_agent": handoff["from_agent"], "to_agent": handoff["to_agent"]}
+                            if handoff else None)
+    found["notes"] = [[note["id"], note["pinned"], note["expired"]] for note in sealed["notes"]]
+    if "related_notes" in sealed["sections"]:
+        found["related_notes"] = sorted(item["id"] for item in sealed["related_notes"])  # BM25 order is not sealed
+    for name in ("related_handoffs", "related_facts", "related_semantic"):
+        if name in sealed["sections"]:
+            found[name] = [item["id"] for item in sealed[name]]
+    if "dep_context" in sealed["sections"]:
+        found["dep_context"] = [[item["id"], item["handoff"]["id"] if item["handoff"] else None,
+                                 item["receipt"]["receipt_id"] if item["receipt"] else None]
+                                for item in sealed["dep_context"]]
+    lease = sealed["lease"]
+    found["lease"] = {name: lease[name] for name in ("owner", "epoch", "expires_at", "live")}
+    found["receipts"] = [receipt["receipt_id"] for receipt in sealed["receipts"]]
+    return found
+
+
+def _event(conn, action, sealed, params, extra_payload=None):
+    payload = {"agent": sealed["agent"], "digest": sealed["digest"], "core_digest": sealed["core_digest"],
+               "params": params, "manifest": manifest(sealed)}
+    payload.update(extra_payload or {})
+    ledger.append_event(conn, "task", sealed["task_id"], action, payload)
+
+
+def _agent(agent, flag="--agent"):
+    return validate.agent(agent, flag)
+
+
+# ---------------------------------------------------------------------------------------
+# Commands
+
+
+def recall(conn, task_id, *, agent, params):
+    """``recall``: build the bundle and audit ``context_recalled``; return the bundle."""
+    agent = _agent(agent)
+    with db.write(conn):
+        sealed = bundle(conn, task_id, agent, params)
+        _event(conn, "context_recalled", sealed, params, {"via": "recall"})
+    return sealed
+
+
+def verify(conn, task_id, digest, *, agent, params):
+    """``recall-verify``: recompute with the caller's parameters (no audit write).
+
+    ``fresh`` is true when ``digest`` equals the current digest or core digest."""
+    digest = _cited(digest)
+    sealed = bundle(conn, task_id, _agent(agent), params)
+    return {"task_id": sealed["task_id"], "digest": digest, "fresh": digest in (sealed["digest"], sealed["core_digest"]),
+            "current_digest": sealed["digest"], "current_core_digest": sealed["core_digest"], "params": params}
+
+
+def _cited(digest):
+    value = validate.digest(digest, "--digest")
+    if not value:
+        raise InvalidInput("invalid --digest: expected a 64-character hex SHA-256 digest")
+    return value
+
+
+def find_event(conn, task_id, digest):
+    """The newest audited recall/resume of ``task_id`` that produced ``digest`` (as its
+    digest or core digest): ``(event dict with parsed payload, "digest" | "core_digest")``
+    or ``(None, None)``."""
+    rows = conn.execute(
+        "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? AND action IN (?, ?)"
+        " AND instr(payload_json, ?) > 0 ORDER BY id DESC",
+        (task_id, *RECALL_ACTIONS, digest)).fetchall()
+    for row in rows:
+        try:
+            payload = json.loads(row["payload_json"])
+        except ValueError:
+            continue
+        if not isinstance(payload, dict):
+            continue
+        for kind in ("digest", "core_digest"):
+            if payload.get(kind) == digest:
+                return {"id": row["id"], "action": row["action"], "created_at": row["created_at"],
+                        "payload": payload}, kind
+    return None, None
+
+
+def _legacy_params(payload):
+    """Parameters of a pre-capture event: its flat budget/related/scope keys, else defaults."""
+    try:
+        return make_params(budget=payload.get("budget"), related=payload.get("related"),
+                           related_scope=payload.get("related_scope") or payload.get("scope"))
+    except (InvalidInput, TypeError):
+        return make_params()
+
+
+def _recompute(conn, task_id, event):
+    payload = event["payload"]
+    params = params_from_event(payload)
+    agent = payload.get("agent") if isinstance(payload.get("agent"), str) else None
+    return params, bundle(conn, task_id, agent, params or _legacy_params(payload))
+
+
+def diff(conn, task_id, digest):
+    """``recall-diff``: what moved, section by section, since the recall that produced ``digest``.
+
+    Returns ``{"task_id", "digest", "fresh", "unchanged", "changes", "sections_changed"}``
+    plus ``current_digest``, ``event_id``, ``recalled_at``, ``agent``.  An unproven digest
+    reports ``unproven_recall_digest: true``; an event without a manifest degrades to the
+    plain verdict with ``legacy_event: true``.  Read-only.
+    """
+    digest = _cited(digest)
+    from mindos.work import rows  # lazy: the task row
+
+    task_id = rows.get(conn, validate.identifier(task_id, "task id"))["id"]
+    result = {"task_id": task_id, "digest": digest, "fresh": False, "unchanged": [], "changes": {},
+              "sections_changed": []}
+    event, kind = find_event(conn, task_id, digest)
+    if event is None:
+        result["unproven_recall_digest"] = True
+        return result
+    params, current = _recompute(conn, task_id, event)
+    result.update(event_id=event["id"], recalled_at=event["created_at"], agent=current["agent"],
+                  current_digest=current["digest"], current_core_digest=current["core_digest"],
+                  fresh=current[kind] == digest)
+    old = event["payload"].get("manifest")
+    if params is None or not isinstance(old, dict):
+        result["legacy_event"] = True
+        return result
+    changes = diff_manifests(old, manifest(current))
+    result["changes"] = changes
+    result["sections_changed"] = [name for name in DIFF_SECTIONS if name in changes]
+    result["unchanged"] = [name for name in DIFF_SECTIONS if name not in changes and (name in old)]
+    return result
+
+
+def _ids_moved(old, new):
+    old_keys, new_keys = [json.dumps(item) for item in old or []], [json.dumps(item) for item in new or []]
+    moved = {"added": [json.loads(item) for item in new_keys if item not in old_keys],
+             "removed": [json.loads(item) for item in old_keys if item not in new_keys]}
+    if not moved["added"] and not moved["removed"]:
+        moved["reordered"] = True
+    return moved
+
+
+def diff_manifests(old, new):
+    """``{section: what moved}`` for every section whose manifest entry differs."""
+    changes = {}
+    for name in DIFF_SECTIONS:
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        if name == "task" and isinstance(before, dict) and isinstance(after, dict):
+            changes[name] = {field: {"from": before.get(field), "to": after.get(field)}
+                             for field in _STATUS_FIELDS if before.get(field) != after.get(field)}
+        elif name in ("handoff", "lease"):
+            changes[name] = {"from": before, "to": after}
+        elif name == "dependencies":
+            before_ids = {item[0]: item[1] for item in before or []}
+            after_ids = {item[0]: item[1] for item in after or []}
+            changes[name] = {
+                "added": [dep for dep in after_ids if dep not in before_ids],
+                "satisfied": [dep for dep in before_ids if dep not in after_ids],
+                "status_changed": [{"id": dep, "from": before_ids[dep], "to": after_ids[dep]}
+                                   for dep in before_ids if dep in after_ids and before_ids[dep] != after_ids[dep]],
+            }
+        elif name == "notes":
+            before_map = {item[0]: item[1:] for item in before or []}
+            after_map = {item[0]: item[1:] for item in after or []}
+            changes[name] = {
+                "added": [nid for nid in after_map if nid not in before_map],
+                "removed": [nid for nid in before_map if nid not in after_map],
+                "flags_changed": [{"id": nid, "from": {"pinned": before_map[nid][0], "expired": before_map[nid][1]},
+                                   "to": {"pinned": after_map[nid][0], "expired": after_map[nid][1]}}
+                                  for nid in before_map if nid in after_map and before_map[nid] != after_map[nid]],
+            }
+        else:
+            changes[name] = _ids_moved(before, after)
+    return changes
+
+
+def stale(conn):
+    """``ops.py recall-stale``: every live handoff citing a recall digest, checked against
+    current state with the recorded parameters; read-only.
+
+    Each item is ``fresh`` (the cited recall's core context still matches), ``stale``
+    (with ``current_digest``), ``unproven_recall_digest`` or ``unknown_recall_params``.
+    Returns ``{"ok", "checked", "counts", "items"}``.
+    """
+    statuses = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
+    counts = dict.fromkeys(statuses, 0)
+    items = []
+    now = clock.now_iso()
+    rows = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
+                        " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
+    for row in rows:
+        item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
+        event, _ = find_event(conn, row["task_id"], row["recall_digest"])
+        if event is None:
+            item["status"] = "unproven_recall_digest"
+        else:
+            params = params_from_event(event["payload"])
+            item["event_id"] = event["id"]
+            if params is None:
+                item["status"] = "unknown_recall_params"
+            else:
+                agent = event["payload"].get("agent")
+                current = bundle(conn, row["task_id"], agent if isinstance(agent, str) else None, params, now)
+                if current["core_digest"] == event["payload"].get("core_digest"):
+                    item["status"] = "fresh"
+                else:
+                    item["status"] = "stale"
+                    item["current_digest"] = current["digest"]
+        counts[item["status"]] += 1
+        items.append(item)
+    return {"ok": counts["fresh"] == len(items), "checked": len(items), "counts": counts, "items": items}
+
+
+def next_and_recall(conn, *, params, **next_args):
+    """``next --claim --recall``: dispatch and claim, then seal the claimed task's bundle for
+    the owner and audit it as ``context_recalled``, in one transaction.  Returns the
+    ``next`` result plus ``recall`` (the bundle, or None) and ``recall_digest``."""
+    from mindos.work import dispatch  # lazy: only next --recall dispatches here
+
+    if not next_args.get("claim"):
+        raise InvalidInput("--recall requires --claim")
+    with db.write(conn):
+        result = dispatch.next_task(conn, **next_args)
+        task = result["task"]
+        if task is None:
+            result.update(recall=None, recall_digest=None)
+            return result
+        sealed = bundle(conn, task["id"], task["lease_owner"], params)
+        _event(conn, "context_recalled", sealed, params, {"via": "next"})
+    result.update(recall=sealed, recall_digest=sealed["digest"])
+    return result
+
+
+def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
+    """``resume``: recover a session in one call.
+
+    The claim guards apply (terminal, blocked, unsatisfied deps: refused with the reason).
+    A live lease held by ``agent`` -> no mutation, ``action: already_held``; an expired or
+    absent lease -> claimed for ``agent`` (per-owner caps honoured), ``action: claimed``; a
+    live lease held by someone else -> refused.  Audits ``session_resumed`` with the agent,
+    action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
+    "lease_expires_at", "recall", "recall_digest"}``.
+    """
+    from mindos.work import leases, rows  # lazy: only resume claims
+
+    agent = _agent(agent)
+    minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
+    leases.max_active_cap(max_active)
+    task_id = validate.identifier(task_id, "task id")
+    with db.write(conn):
+        task = rows.get(conn, task_id)
+        now = clock.now_iso()
+        live = leases.is_live(task, now)
+        if live and task["lease_owner"] != agent:
+            raise Refused(f"task '{task_id}' is leased by '{task['lease_owner']}' until {task['lease_expires_at']};"
+                          " ask them to transfer it")
+        # the claim guards without the lease rule (the caller's own live lease is fine here)
+        leases.claim_guard(conn, {**task, "lease_owner": ""}, agent, now)
+        if live:
+            action = "already_held"
+        else:
+            task = leases.acquire(conn, task, agent, minutes=minutes, max_active=max_active, now=now,
+                                  payload={"via": "resume"})
+            action = "claimed"
+        sealed = bundle(conn, task_id, agent, params, now)
+        _event(conn, "session_resumed", sealed, params, {"action": action})
+    return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
+            "lease_expires_at": task["lease_expires_at"], "recall": sealed, "recall_digest": sealed["digest"]}
+
+
+def metrics(conn):
+    """Recall counters for ``metrics``."""
+    return {"recalls_total": ledger.count_action(conn, "context_recalled"),
+            "sessions_resumed_total": ledger.count_action(conn, "session_resumed")}

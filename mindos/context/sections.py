@@ -1,0 +1,334 @@
+"""The opt-in pack sections of recall: related handoffs, dependency evidence, related facts,
+related memories, and the temporal hybrid rerank of related notes.
+
+Each section is a builder ``(state, budget) -> keys`` like the pack's own sections, switched
+on by one option and appended after the legacy sections in this order: ``related_handoffs``,
+``dep_context``, ``related_facts``, ``related_semantic`` (the spec's order: neighbouring
+resume points after related notes, prerequisite evidence next, then facts and memories).
+A pack built without an option carries none of its keys, so it stays byte-identical.
+
+Design decisions
+  * **Budget-honest.**  Every entry costs its serialized size against the one budget and
+    each section reports ``<name>_requested`` / ``_matched`` / ``_packed``; a dropped entry
+    flips ``truncated``.
+  * **Digest-stable orderings.**  Handoffs order by ``created_at DESC, id DESC``, facts by
+    ``valid_from DESC, id DESC``, memories by ``created_at DESC, id ASC``, prerequisites by
+    dependency-edge creation order; none emits a relevance score, because BM25 moves
+    whenever any row joins an index and would falsely stale every sealed digest.
+  * **Matching uses the retrieval engine, bounded.**  A candidate matches when its indexed
+    text matches a group of the task's text (:mod:`mindos.memory.retrieval`: the words,
+    their stems and the shipped synonyms), so "db" in a task finds a memory about the
+    database.  Only the rarest groups whose matches add up to POSTINGS_BUDGET are ORed (a
+    word every row carries says nothing), and at most the MATCH_CAP newest matches are read,
+    so a pack costs the same at 5k handoffs or 500k.
+  * **No secret reaches a pack.**  Memories and handoffs are secret-guarded on write and
+    facts cannot hold a credential shape (their charset), so while the ledger has never
+    recorded a ``secret_allowed`` override they pack as stored; once one exists, every entry
+    passes the shared detector and is redacted (``[REDACTED:<kind>]``) before it is charged.
+    Receipt payloads (never guarded) are always scrubbed.  Loading the detector costs a
+    process about 60 ms of regex compilation, which is why the clean case skips it.
+  * **FTS5 only.**  On a SQLite build without FTS5 these sections match nothing (they report
+    ``matched: 0``) rather than scan every row; the legacy related notes keep their LIKE path.
+  * **Scope is enforced.**  With ``--related-scope project`` (the default) candidates come
+    from the task's project (memories: plus project-less ones; facts: unlinked or linked to
+    a task of this project); ``global`` searches everything.  There is no fallback.
+  * **Rerank** (``--rerank``): related notes are re-scored as normalized BM25 (best = 1.0;
+    LIKE-fallback rows 1.0) x ``0.5 ** (age_hours / half_life)`` with ages floored to whole
+    hours, plus ``pinned_boost`` for pinned notes; each carries ``rank_score``; ties newest
+    first.  Without the flag the legacy related-notes section runs unchanged.
+"""
+
+import json
+import math
+
+from mindos.context import pack
+from mindos.core import clock
+from mindos.memory import retrieval
+from mindos.store import fts
+
+# Candidate matching reads at most this many index matches: the task's rarest word groups
+# whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows.
+POSTINGS_BUDGET = 500
+MATCH_CAP = 2000
+RERANK_POOL = 4  # rerank looks at this many times --related candidates before cutting to N
+DEFAULT_HALF_LIFE_HOURS = 168
+DEFAULT_PINNED_BOOST = 0.5
+
+
+# The index's matches, materialized once and driving the join: cost grows with the matches,
+# never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
+_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
+            f" ORDER BY rowid DESC LIMIT {MATCH_CAP})")
+
+
+def task_text(task):
+    return f"{task['title']} {task['next_action']} {task['description']}"
+
+
+def _memo(state, key, compute):
+    """``compute()`` once per bundle: a recall builds its pack twice when the core form needs
+    a rebuild, and candidates never depend on the budget."""
+    memo = state.setdefault("memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def _expression(state, index):
+    """The task text's MATCH expression for ``index``: its rarest retrieval groups within
+    POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded_expression`)."""
+    query_groups = _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"])))
+    return _memo(state, ("expression", index), lambda: retrieval.bounded_expression(
+        state["conn"], index, query_groups, POSTINGS_BUDGET) if query_groups else None)
+
+
+def _counts(name, requested, matched, packed):
+    return {f"{name}_requested": requested, f"{name}_matched": matched, f"{name}_packed": packed}
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _redacted(value, secrets):
+    if isinstance(value, str):
+        return secrets.redact(value)[0] if secrets.scan(value) else value
+    if isinstance(value, dict):
+        return {key: _redacted(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, secrets) for item in value]
+    return value
+
+
+def scrub(value):
+    """``value`` with every credential-shaped string redacted (the pack boundary: a secret
+    stored with --allow-secret still never reaches a pack).  One scan over all its strings
+    (line-separated) clears the common case; only a hit walks the strings one by one."""
+    from mindos.core import secrets  # lazy: the detector loads only when a section packs
+
+    if not secrets.scan("\n".join(_strings(value))):
+        return value
+    return _redacted(value, secrets)
+
+
+def secrets_allowed(state):
+    """True when the ledger records any ``secret_allowed`` override (one indexed probe, once
+    per bundle).  Until then every memory and handoff passed the write guard clean, so
+    scanning them again is skipped; receipts are never guarded and are always scanned."""
+    return _memo(state, "secrets_allowed", lambda: state["conn"].execute(
+        "SELECT 1 FROM audit_events WHERE action = 'secret_allowed' LIMIT 1").fetchone() is not None)
+
+
+def _section(name, fetch, guarded):
+    """The section builder of ``name``: its candidates (fetched and scrubbed once per bundle),
+    packed first-fit against the budget, with requested / matched / packed.  ``guarded``
+    sections hold only write-guarded text, scrubbed when an override was ever allowed."""
+
+    def build(state, budget):
+        def fetched():
+            items = fetch(state)
+            if guarded and not secrets_allowed(state):
+                return items
+            return [scrub(item) for item in items]
+
+        items = _memo(state, name, fetched)
+        return _pack_items(name, items, state["options"][name], budget)
+
+    build.__name__ = f"section_{name}"
+    return build
+
+
+def _pack_items(name, items, requested, budget):
+    packed = [item for item in items if budget.take(item)]
+    return {name: packed, **_counts(name, requested, len(items), len(packed))}
+
+
+# ---------------------------------------------------------------------------------------
+# Related notes with the temporal hybrid rerank
+
+
+def rerank_score(note, best, now, half_life, boost):
+    """Hybrid score of one note: normalized BM25 x recency decay (+ pinned boost)."""
+    lexical = 1.0 if "score" not in note or not best else note["score"] / best
+    hours = max(0, clock.seconds_between(note["created_at"], now) // 3600)
+    score = lexical * math.pow(0.5, hours / half_life) + (boost if note["pinned"] else 0.0)
+    return round(score, 6)
+
+
+def _related_pool(state, limit):
+    options = state["options"]
+    return _memo(state, ("related_pool", limit), lambda: pack.related_candidates(
+        state["conn"], state["task"], limit, options["related_scope"], state["now"]))
+
+
+def _related_keys(options, candidates, packed, used, skipped):
+    return {
+        "related_notes": packed,
+        "related_requested": options["related"],
+        "related_matched": len(candidates),
+        "related_packed": len(packed),
+        "related_scope": options["related_scope"],
+        "related_tokens_used": used,
+        "related_tokens_skipped": skipped,
+    }
+
+
+def section_related_notes(state, budget):
+    """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
+    candidates fetched once per bundle; recall uses it in place of the pack's own."""
+    candidates, used, skipped = _related_pool(state, state["options"]["related"])
+    return _related_keys(state["options"], candidates, budget.take_all(candidates), used, skipped)
+
+
+def section_related_notes_reranked(state, budget):
+    """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's plus
+    ``rerank`` (the half-life and boost used)."""
+    options = state["options"]
+    limit = options["related"]
+
+    def ranked():
+        pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
+                                                      options["related_scope"], state["now"])
+        best = min((note["score"] for note in pool if "score" in note), default=None)
+        for note in pool:
+            note["rank_score"] = rerank_score(note, best, state["now"], options["recency_half_life_hours"],
+                                              options["pinned_boost"])
+        # best rank_score first; ties newest first
+        ordered = sorted(pool, key=lambda note: (note["rank_score"], note["created_at"], note["id"]), reverse=True)
+        return ordered[:limit], used, skipped
+
+    candidates, used, skipped = _memo(state, "related_reranked", ranked)
+    keys = _related_keys(options, candidates, budget.take_all(candidates), used, skipped)
+    keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
+                      "pinned_boost": options["pinned_boost"]}
+    return keys
+
+
+# ---------------------------------------------------------------------------------------
+# Related handoffs
+
+
+def _fetch_related_handoffs(state):
+    """Live handoffs of other tasks matching the task's text, newest first."""
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
+    items = []
+    expression = _expression(state, "handoffs_fts") if requested and fts.has(conn, "handoffs_fts") else None
+    if expression is not None:
+        scope, params = "", []
+        if state["options"]["related_scope"] == "project":
+            scope, params = " AND t.project = ?", [task["project"]]
+        rows = conn.execute(
+            f"{_MATCHES.format(index='handoffs_fts')}"
+            " SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
+            " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id = h.task_id"
+            f" WHERE h.superseded_by IS NULL AND h.task_id <> ?{scope}"
+            " ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
+            (expression, task["id"], *params, requested)).fetchall()
+        items = [dict(row) for row in rows]
+    return items
+
+
+# ---------------------------------------------------------------------------------------
+# Dependency evidence inheritance
+
+
+def _latest_receipt(conn, task_id):
+    from mindos.work import receipts  # lazy: only --dep-context reads receipts
+
+    row = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+                       (task_id,)).fetchone()
+    return receipt_entry(receipts.load(conn, row[0])) if row else None
+
+
+def receipt_entry(record):
+    """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
+    document = record["document"] if isinstance(record["document"], dict) else {}
+    return {"receipt_id": record["receipt_id"], "kind": record["kind"], "created_at": record["created_at"],
+            "file_hash": record["file_hash"], "hash_ok": record["hash_ok"], "payload": document.get("payload")}
+
+
+def _fetch_dep_context(state):
+    """Completed direct prerequisites with their live handoff and latest receipt."""
+    from mindos.memory import handoffs  # lazy: only --dep-context reads prerequisite handoffs
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["dep_context"]
+    rows = conn.execute(
+        "SELECT t.id, t.title FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND t.status = 'completed' ORDER BY d.created_at, d.depends_on LIMIT ?",
+        (task["id"], requested)).fetchall()
+    items = []
+    for row in rows:
+        handoff = handoffs.live(conn, row["id"])
+        if handoff is not None and secrets_allowed(state):
+            handoff = scrub(handoff)
+        receipt = _latest_receipt(conn, row["id"])
+        if receipt is not None:
+            receipt = scrub(receipt)  # receipt payloads never pass the write guard
+        items.append({"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt})
+    return items
+
+
+# ---------------------------------------------------------------------------------------
+# Related facts and memories
+
+
+def _fetch_related_facts(state):
+    """Currently-valid facts matching the task's text, newest window first."""
+    from mindos.memory import facts  # lazy: only --related-facts reads the fact graph
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
+    items = []
+    expression = _expression(state, "facts_fts") if requested and fts.has(conn, "facts_fts") else None
+    if expression is not None:
+        live, params = facts.live_clause("f", state["now"])
+        scope = ""
+        if state["options"]["related_scope"] == "project":
+            scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
+            params = [*params, task["project"]]
+        columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
+                                                     "valid_from", "valid_until"))
+        rows = conn.execute(
+            f"{_MATCHES.format(index='facts_fts')} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
+            f" WHERE {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
+            (expression, *params, requested)).fetchall()
+        items = [dict(row) for row in rows]
+    return items
+
+
+def _fetch_related_semantic(state):
+    """Live memories in scope matching the task's text, newest first, each with its engine tag."""
+    from mindos.memory import memories  # lazy: only --related-semantic reads the memory store
+
+    conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
+    items = []
+    expression = _expression(state, "memories_fts") if requested and fts.has(conn, "memories_fts") else None
+    if expression is not None:
+        project = task["project"] if state["options"]["related_scope"] == "project" else None
+        scope, params = memories.scope_clause("m", project)
+        rows = conn.execute(
+            f"{_MATCHES.format(index='memories_fts')}"
+            " SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
+            " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
+            f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
+            (expression, *params, requested)).fetchall()
+        items = [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
+    return items
+
+
+# Registered with the context pack's builder after the legacy sections, each behind its own
+# option: a pack built without the option never runs the section and carries none of its keys.
+OPTIONS = ("related_handoffs", "dep_context", "related_facts", "related_semantic")
+section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
+section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
+section_related_facts = _section("related_facts", _fetch_related_facts, guarded=True)  # the charset is the guard
+section_related_semantic = _section("related_semantic", _fetch_related_semantic, guarded=True)
+for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
+                      ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
+    pack.SECTIONS.register(_name, _build, option=_name)

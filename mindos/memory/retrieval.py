@@ -1,0 +1,387 @@
+"""Retrieval quality beyond plain tokens, standard library only.
+
+A query is turned into *groups*, one per meaningful query word.  A group matches a row
+through any of its *terms*:
+
+  * the word itself (weight 1.0);
+  * its stems as FTS5 prefix terms (weight 0.9): a light suffix stripper ("deployed",
+    "deploying", "deployments" -> ``deploy*``; "retries" -> ``retri*`` and ``retry``), so
+    morphological variants and partial words match without a second index;
+  * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
+    with its own stems, phrases as exact word sequences.
+
+Candidates are fetched from each FTS5 index with the groups OR-combined (only the rarest
+ones whose matches add up to SEARCH_POSTINGS: a word most rows carry narrows nothing) and
+BM25 picking at most CANDIDATES rows per index (the index does the narrowing), then scored
+in Python on one scale shared by every surface, over every group of the query: the IDF-weighted share of the query's groups a row matches
+(each group at its best weight), times a mild recency factor.  The score never reads BM25,
+so a row's score does not move when unrelated rows join an index.
+
+Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
+left out by default; with history included they always sort after every current row, so a
+replaced row can never outrank its replacement.
+
+Every term is quoted before MATCH: user text can never become an FTS5 operator.
+"""
+
+import math
+
+from mindos.core import clock
+from mindos.errors import InvalidInput
+from mindos.memory import synonyms
+from mindos.store import fts
+
+CANDIDATES = 200
+DF_CAP = 2000  # document frequencies are counted up to this many rows per index
+SEARCH_POSTINGS = 2000  # memory-search fetches candidates for the rarest groups within this many matches
+RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
+RECENCY_WEIGHT = 0.1
+W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
+MIN_STEM = 3
+MAX_GROUPS = 12
+STOPWORDS = frozenset("""
+a an the of to in on at by for from with without and or but not no is are was were be been being it its this
+that these those there here what which who whom whose when where why how do does did done doing we our us you
+your i me my they them their he she his her can could should would will shall may might must have has had
+about into over under than then so such any all some each every much many more most other own same only just
+also very too up down out off again once if else while after before during between both either neither via
+per vs get got make made use using used need needs needed want wants know tell show find anything something
+currently current now still ever
+""".split())
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ies", "ied", "ed", "es",
+             "s")
+
+
+def words(text):
+    """Lowercase word tokens of ``text`` (FTS5 unicode61's view of it)."""
+    return [token.lower() for token in fts.tokens(text)]
+
+
+def stems(word):
+    """Prefix stems of ``word`` (may be empty): what ``word*`` variants share."""
+    if len(word) <= MIN_STEM or word.isdigit():
+        return set()
+    found = set()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            root = word[: -len(suffix)]
+            if suffix in ("ion", "ions") and len(root) < 4:
+                continue
+            if suffix in ("ies", "ied"):  # retries -> retry, retri*
+                found.update((root + "y", root + "i"))
+                break
+            found.add(root)
+            if len(root) > 3 and root[-1] == root[-2] and root[-1] not in "aeiouls":  # stopped -> stop
+                found.add(root[:-1])
+            if suffix in ("es", "ed", "ing", "ings") and not root.endswith("e"):
+                found.add(root + "e")  # cached -> cache*, rotating -> rotate*
+            break
+    if word.endswith("e") and len(word) - 1 >= MIN_STEM:
+        found.add(word[:-1])  # cache -> cach* also finds caching
+    if word.endswith("y") and len(word) - 1 >= MIN_STEM:
+        found.add(word[:-1] + "i")  # retry -> retri* finds retries
+    found.discard(word)
+    return found
+
+
+def _synonym_index():
+    index = {}
+    for group in synonyms.GROUPS:
+        for member in group:
+            index.setdefault(member, set()).update(group)
+    return index
+
+
+_SYNONYMS = _synonym_index()
+
+
+def _synonyms_of(word, previous=None):
+    """Synonym members for ``word`` (and the two-word phrase ending in it, if listed)."""
+    found = set(_SYNONYMS.get(word, ()))
+    for root in stems(word):
+        found |= _SYNONYMS.get(root, set())
+    if previous:
+        found |= _SYNONYMS.get(f"{previous} {word}", set())
+    found.discard(word)
+    return found
+
+
+class Group:
+    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase."""
+
+    def __init__(self, word, previous=None):
+        self.word = word
+        terms = {("exact", word): W_EXACT}
+        if len(word) > MIN_STEM and not word.isdigit():  # a partial word: kube -> kubernetes
+            terms[("prefix", word)] = W_STEM
+        for root in stems(word):
+            terms.setdefault(("prefix", root), W_STEM)
+        for member in _synonyms_of(word, previous):
+            parts = member.split()
+            if len(parts) > 1:
+                terms.setdefault(("phrase", member), W_SYNONYM)
+                continue
+            terms.setdefault(("exact", member), W_SYNONYM)
+            for root in stems(member):
+                terms.setdefault(("prefix", root), W_SYNONYM)
+        self.terms = terms
+
+    def expression(self):
+        """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
+        covers ("certificate" under ``certificat*``) are left out: the match is the same and
+        every prefix term costs a walk of the index's term list."""
+        prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
+        kept = []
+        for (kind, text) in sorted(self.terms):
+            if kind != "phrase" and any(text.startswith(p) and (kind != "prefix" or text != p) for p in prefixes):
+                continue
+            quoted = '"' + text.replace('"', '""') + '"'
+            kept.append(quoted + "*" if kind == "prefix" else quoted)
+        return "(" + " OR ".join(kept) + ")"
+
+    def weight_in(self, tokens, joined):
+        """The best weight this group reaches in a row (its token list and space-joined text)."""
+        best = 0.0
+        for (kind, text), weight in self.terms.items():
+            if weight <= best:
+                continue
+            if kind == "exact":
+                hit = text in tokens
+            elif kind == "prefix":
+                hit = any(token.startswith(text) for token in tokens)
+            else:
+                hit = f" {text} " in joined
+            if hit:
+                best = weight
+        return best
+
+
+def groups(text):
+    """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
+
+    When every word is a stopword the words themselves are used, so a query is never
+    silently empty."""
+    tokens = words(text)
+    chosen, seen, previous = [], set(), None
+    for token in tokens:
+        if token not in STOPWORDS and token not in seen:
+            seen.add(token)
+            chosen.append(Group(token, previous))
+        previous = token
+    if not chosen:
+        chosen = [Group(token) for token in dict.fromkeys(tokens)]
+    return chosen[:MAX_GROUPS]
+
+
+def match_expression(query_groups):
+    """One FTS5 MATCH expression OR-combining every group (None when there is none)."""
+    if not query_groups:
+        return None
+    return " OR ".join(group.expression() for group in query_groups)
+
+
+def bounded_expression(conn, index, query_groups, budget):
+    """The MATCH expression for ``index`` ORing only the rarest groups whose matches add up
+    to at most ``budget`` rows (counted per group, capped; ties keep query order).
+
+    Common groups ("service", "run") match most of an index and say little about relevance;
+    leaving them out keeps the work proportional to the budget.  When even the rarest group
+    is over the budget it is kept alone, so a text whose words are all common still
+    matches.  None when no group matches anything."""
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1), budget)
+
+
+def coverage(query_groups, idf, text):
+    """The IDF-weighted share in [0, 1] of the query's groups that ``text`` matches."""
+    tokens = words(text)
+    token_set = set(tokens)
+    joined = " " + " ".join(tokens) + " "
+    total = sum(idf) or 1.0
+    got = 0.0
+    for group, weight in zip(query_groups, idf):
+        if weight:
+            got += weight * group.weight_in(token_set, joined)
+    return got / total
+
+
+def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
+    """A factor in (1 - RECENCY_WEIGHT, 1]: newer rows win near-ties.  Ages are floored to
+    whole hours so scores are stable within the hour."""
+    try:
+        hours = max(0, clock.seconds_between(created_at, now) // 3600)
+    except Exception:  # noqa: BLE001 - a malformed legacy timestamp is simply "old"
+        hours = 10**6
+    return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
+
+
+def group_counts(conn, query_groups, index, cap=DF_CAP):
+    """How many rows of ``index`` each group matches, each counted up to ``cap`` (one statement)."""
+    from mindos.store import fts as registry  # lazy: the shared rarity probe
+
+    return registry.match_counts(conn, index, [group.expression() for group in query_groups], cap)
+
+
+def idf_weights(conn, query_groups, indexes, counts=None):
+    """Per group ``ln(1 + N / (1 + df))`` over the given FTS ``indexes`` (name, content table);
+    ``counts`` ({index: per-group counts}) reuses probes already made.  df is capped at
+    DF_CAP per index: past that a word is common and its weight is already near its floor."""
+    total = 0
+    for _, table in indexes:
+        total += conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}").fetchone()[0]
+    counts = counts or {index: group_counts(conn, query_groups, index) for index, _ in indexes}
+    return [math.log(1 + max(total, 1) / (1 + sum(counts[index][position] for index, _ in indexes)))
+            for position in range(len(query_groups))]
+
+
+def _bounded(query_groups, counts, budget):
+    """The OR expression of the rarest groups whose counts add up to at most ``budget``
+    (the rarest alone when even it is over); None when nothing matches."""
+    matched = sorted((count, position) for position, count in enumerate(counts) if count)
+    used, total = [], 0
+    for count, position in matched:
+        if total + count > budget:
+            break
+        used.append(position)
+        total += count
+    if matched and not used:
+        used = [matched[0][1]]
+    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None
+
+
+def plain_expression(text, operator="OR"):
+    """The plain-token MATCH expression (the BM25 baseline the evaluation compares against)."""
+    return fts.query(text, operator)
+
+
+# ---------------------------------------------------------------------------------------
+# memory-search: one ranked list across every memory surface
+
+SURFACES = ("note", "memory", "fact", "handoff")
+SCOPES = ("project", "global")
+MAX_LIMIT = 1000
+
+
+def _surface_sql(kind, scoped, history):
+    """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
+    created_at, text, outdated, replaced_by.  Params: [now, expression, (project), CANDIDATES]."""
+    if kind == "note":
+        outdated = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+        sql = ("SELECT 'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id,"
+               f" n.created_at AS created_at, n.content AS text, {outdated} AS outdated,"
+               " n.superseded_by AS replaced_by FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid"
+               " JOIN tasks t ON t.id = n.task_id WHERE notes_fts MATCH :expr"
+               + (" AND t.project = :project" if scoped else "") + ("" if history else f" AND NOT {outdated}")
+               + " ORDER BY bm25(notes_fts), n.id LIMIT :cap")
+        return "notes_fts", sql
+    if kind == "memory":
+        sql = ("SELECT 'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id,"
+               " m.created_at AS created_at, m.content AS text, m.retracted_at IS NOT NULL AS outdated,"
+               " m.superseded_by AS replaced_by FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
+               " WHERE memories_fts MATCH :expr"
+               + (" AND m.project IN (:project, '')" if scoped else "") + ("" if history else " AND m.retracted_at IS NULL")
+               + " ORDER BY bm25(memories_fts), m.id LIMIT :cap")
+        return "memories_fts", sql
+    if kind == "fact":
+        outdated = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+        sql = ("SELECT 'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+               " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+               f" {outdated} AS outdated, NULL AS replaced_by FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+               " LEFT JOIN tasks t ON t.id = f.task_id WHERE facts_fts MATCH :expr"
+               + (" AND coalesce(t.project, '') IN (:project, '')" if scoped else "")
+               + ("" if history else f" AND NOT {outdated}") + " ORDER BY bm25(facts_fts), f.id LIMIT :cap")
+        return "facts_fts", sql
+    sql = ("SELECT 'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id,"
+           " h.created_at AS created_at, h.objective || ' ' || h.status AS text,"
+           " h.superseded_by IS NOT NULL AS outdated, h.superseded_by AS replaced_by"
+           " FROM handoffs_fts JOIN handoffs h ON h.id = handoffs_fts.rowid JOIN tasks t ON t.id = h.task_id"
+           " WHERE handoffs_fts MATCH :expr" + (" AND t.project = :project" if scoped else "")
+           + ("" if history else " AND h.superseded_by IS NULL") + " ORDER BY bm25(handoffs_fts), h.id LIMIT :cap")
+    return "handoffs_fts", sql
+
+
+_CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
+
+
+def memory_search(conn, query, *, project=None, scope=None, limit=10, include_history=False, now=None):
+    """``memory-search``: one ranked list across live notes, memories, facts and handoffs.
+
+    Each hit: ``kind``, ``id``, ``project``, ``task_id``, ``created_at``, ``score`` (higher
+    = better) and ``text``; with ``include_history`` also ``outdated`` and ``replaced_by``,
+    and every outdated row sorts after every current one.  ``project`` with scope
+    ``project`` (the default when a project is given) keeps that project's rows plus
+    project-less ones; ``global`` (the default without a project) keeps everything.
+    Read-only; tokenless queries return [].
+    """
+    from mindos.core import validate  # lazy: only memory-search validates here
+
+    query = validate.text(query, "query", required=True, max_len=1000).strip()
+    project = validate.identifier(project, "--project") if project else None
+    if scope is None:
+        scope = "project" if project else "global"
+    if scope not in SCOPES:
+        raise _invalid(f"invalid --scope: {validate.shown(scope, 40)} (choose from project, global)")
+    if scope == "project" and not project:
+        raise _invalid("--scope project needs --project")
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
+    now = now or clock.now_iso()
+    query_groups = groups(query)
+    expression = match_expression(query_groups)
+    if expression is None:
+        return []
+    scoped = scope == "project"
+    found, indexes, counts = [], [], {}
+    for kind in SURFACES:
+        index, sql = _surface_sql(kind, scoped, include_history)
+        if not fts.has(conn, index):
+            continue
+        indexes.append((index, _CONTENT[index]))
+        # one probe per index feeds both the candidate expression and the IDF weights
+        counts[index] = group_counts(conn, query_groups, index)
+        bounded = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
+        if bounded is None:
+            continue
+        found.extend(conn.execute(sql, {"now": now, "expr": bounded, "project": project,
+                                        "cap": CANDIDATES}).fetchall())
+    idf = idf_weights(conn, query_groups, indexes, counts)
+    hits = []
+    for row in found:
+        score = round(coverage(query_groups, idf, row["text"]) * recency(row["created_at"], now), 6)
+        if score <= 0:
+            continue
+        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
+               "created_at": row["created_at"], "score": score, "text": row["text"]}
+        if include_history:
+            hit["outdated"] = bool(row["outdated"])
+            hit["replaced_by"] = row["replaced_by"]
+        hits.append(hit)
+    # current rows first (an outdated row never outranks its replacement), best score, newest, kind, id
+    hits.sort(key=lambda h: (h.get("outdated", False), -h["score"], _newest_first(h["created_at"]), h["kind"],
+                             str(h["id"])))
+    return hits[:limit]
+
+
+def _newest_first(text):
+    return "".join(chr(0x10FFFF - ord(ch)) if ord(ch) < 0x10FFFF else ch for ch in text)
+
+
+def _invalid(message):
+    return InvalidInput(message)
+
+
+def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit=10, now=None):
+    """The baseline the evaluation compares against: the raw query tokens OR-combined in each
+    index, BM25 scores merged as they are, no stems, synonyms, recency or supersession
+    awareness (outdated rows included unless ``include_outdated`` is false)."""
+    now = now or clock.now_iso()
+    expression = plain_expression(query, "OR")
+    if expression is None:
+        return []
+    hits = []
+    for kind in SURFACES:
+        index, sql = _surface_sql(kind, project is not None, include_outdated)
+        sql = sql.replace(" LIMIT :cap", "").replace("SELECT ", f"SELECT bm25({index}) AS bm25, ", 1)
+        rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
+        hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
+                    for row in rows)
+    hits.sort(key=lambda h: (h["score"], h["kind"], str(h["id"])))
+    return hits[:limit]

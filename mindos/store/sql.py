@@ -1,0 +1,37 @@
+"""SQL pieces several domains share, derived from the one definition of each rule.
+
+The terminal statuses are declared once (``mindos.core.validate.TERMINAL_STATUSES``); every
+query that asks "is this task finished?" uses the fragments below, so adding a terminal
+status is one edit.
+"""
+
+from mindos.core.validate import STATUSES, TERMINAL_STATUSES
+
+# ('completed', 'failed', 'cancelled') as an SQL list (values are fixed tokens, never user text)
+TERMINAL_SQL = "(" + ", ".join(f"'{status}'" for status in TERMINAL_STATUSES) + ")"
+# every other status, as an SQL list (for IN tests that want an index on status)
+OPEN_SQL = "(" + ", ".join(f"'{status}'" for status in STATUSES if status not in TERMINAL_STATUSES) + ")"
+
+
+def open_condition(alias=""):
+    """``<alias>.status NOT IN (terminal statuses)``: the task is still open."""
+    prefix = f"{alias}." if alias else ""
+    return f"{prefix}status NOT IN {TERMINAL_SQL}"
+
+
+def compare_and_set(conn, table, sets, params, match, *, extra="", extra_params=()):
+    """The guarded write: ``UPDATE table SET sets`` only on the row whose columns still hold
+    exactly the values of ``match`` as they were read.
+
+    ``sets`` are SQL fragments bound by ``params``; ``match`` is ``{column: value read}`` with
+    the row's key first (``None`` matches NULL); ``extra`` is one more SQL condition (bound by
+    ``extra_params``) that must hold too.  Returns True when exactly one row changed: False
+    means another writer moved the row on between the read and this write.
+    """
+    columns = list(match)
+    where = [f"{columns[0]} = ?", *(f"{column} IS ?" for column in columns[1:])]
+    if extra:
+        where.append(f"({extra})")
+    cursor = conn.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {' AND '.join(where)}",
+                          (*params, *match.values(), *extra_params))
+    return cursor.rowcount == 1

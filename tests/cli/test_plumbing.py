@@ -1,0 +1,120 @@
+"""The front doors' plumbing: grouped help, help COMMAND, suggestions, no flag prefixes,
+the typed program name, --version, and routing that matches the door table both ways."""
+
+import importlib
+import os
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import mindos
+import mindos.cli
+from conftest import ROOT
+from mindos.cli import doors, prog_name, run
+
+
+def test_help_lists_every_command_in_its_section_in_reading_order(cli):
+    rc, out, err = cli("autopilot", "--help")
+    assert rc == 0 and err == ""
+    titles = [title for title, _ in doors.AUTOPILOT.sections]
+    positions = [out.index(f"\n{title}:\n") for title in titles]
+    assert positions == sorted(positions) and titles[0] == "Setup and tasks"
+    for title, entries in doors.AUTOPILOT.sections:
+        block = out[out.index(f"\n{title}:\n"):]
+        for name, _, summary in entries:
+            assert f"  {name}  " in block.split("\n\n")[0] or f"  {name} " in block, (title, name)
+
+
+def test_help_command_matches_dash_dash_help(cli):
+    assert cli("autopilot", "help") == cli("autopilot", "--help")
+    assert cli("autopilot", "help", "claim") == cli("autopilot", "claim", "--help")
+    rc, out, _ = cli("ops", "help", "recover")
+    assert rc == 0 and "Example:\n  ops.py recover" in out
+
+
+@pytest.mark.parametrize("typed,expected", [("claimm", "claim"), ("hand-off", "handoff"), ("verfy-chain", "verify-chain")])
+def test_an_unknown_command_suggests_the_closest(cli, typed, expected, home):
+    rc, out, err = cli("autopilot", typed)
+    assert (rc, out) == (2, "")
+    assert f"did you mean '{expected}'?" in err and err.count("\n") == 1
+    assert not home.exists()
+
+
+def test_help_for_an_unknown_command_is_a_usage_error(cli):
+    rc, out, err = cli("autopilot", "help", "nonsense-xyz")
+    assert (rc, out) == (2, "") and "unknown command" in err
+
+
+def test_flag_prefixes_are_never_expanded(cli, cli_json):
+    cli_json("autopilot", "create", "--project", "P", "--title", "t", "--id", "t1")
+    rc, out, err = cli("autopilot", "claim", "t1", "--own", "hermes")  # --owner by prefix: refused
+    assert rc == 2 and out == "" and "--own" in err
+    rc, _, err = cli("autopilot", "list", "--lim", "3")
+    assert rc == 2 and "--lim" in err
+
+
+def test_prog_is_the_name_the_user_typed():
+    assert prog_name(doors.AUTOPILOT, "/usr/local/bin/mindos-autopilot") == "mindos-autopilot"
+    assert prog_name(doors.AUTOPILOT, "/repo/autopilot.py") == "autopilot.py"
+    assert prog_name(doors.OPS, "/whatever/pytest") == "ops.py"
+
+
+def test_usage_errors_and_examples_use_the_typed_name(capsys):
+    with pytest.raises(SystemExit):
+        run("autopilot", ["claim", "--help"], argv0="/venv/bin/mindos-autopilot")
+    out = capsys.readouterr().out
+    assert out.startswith("usage: mindos-autopilot claim") and "Example:\n  mindos-autopilot claim" in out
+    with pytest.raises(SystemExit) as exited:
+        run("autopilot", ["claim"], argv0="/venv/bin/mindos-autopilot")
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mindos-autopilot claim: error:")
+
+
+@pytest.mark.parametrize("door", sorted(doors.DOORS))
+def test_version_on_every_front_door(door):
+    script = os.path.join(ROOT, doors.DOORS[door].script)
+    proc = subprocess.run([sys.executable, script, "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.strip() == f"{doors.DOORS[door].script} {mindos.__version__}"
+
+
+def _cli_modules():
+    found = {}
+    for info in pkgutil.walk_packages(mindos.cli.__path__, "mindos.cli."):
+        module = importlib.import_module(info.name)
+        if hasattr(module, "COMMANDS"):
+            found[info.name[len("mindos.cli."):]] = module
+    return found
+
+
+def test_routing_matches_the_door_table_both_ways():
+    modules = _cli_modules()
+    routed = {}
+    for door in doors.DOORS.values():
+        for name, (module, _) in doors.commands(door).items():
+            assert module in modules, f"{door.script} {name} routes to missing module {module}"
+            assert name in modules[module].COMMANDS, f"{door.script} {name}: {module} does not define it"
+            routed.setdefault(module, set()).add(name)
+    for module_name, module in modules.items():
+        unrouted = set(module.COMMANDS) - routed.get(module_name, set())
+        assert not unrouted, f"mindos.cli.{module_name} defines commands no door routes: {sorted(unrouted)}"
+
+
+def test_each_command_name_is_declared_once_per_door():
+    for door in doors.DOORS.values():
+        names = [name for _, entries in door.sections for name, _, _ in entries]
+        assert len(names) == len(set(names)), door.script
+
+
+def test_a_call_imports_only_its_own_command_module():
+    probe = ("import sys; sys.path.insert(0, %r)\n"
+             "from mindos.cli import build_parser, doors\n"
+             "build_parser(doors.AUTOPILOT, 'autopilot.py', 'claim')\n"
+             "print(sorted(m for m in sys.modules if m.startswith('mindos.cli.') or m.startswith('mindos.memory')))\n" % ROOT)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = eval(proc.stdout)
+    assert loaded == ["mindos.cli.doors", "mindos.cli.flags", "mindos.cli.work", "mindos.cli.work.leases"], loaded

@@ -1,0 +1,198 @@
+"""The opt-in pack sections and the rerank (mindos/recall_sections.py via mindos/recall.py)."""
+
+import json
+
+import pytest
+
+from mindos.context import builder, pack as context, recall
+from mindos.core import clock
+from mindos.memory import handoffs, notes
+from mindos.work import graph, leases, lifecycle, receipts, rows
+from mindos.memory import facts, memories
+from conftest import make_task
+
+
+def P(**kw):
+    return recall.make_params(**kw)
+
+
+def _pack(conn, task_id="t1", **kw):
+    return recall.pack(conn, task_id, P(**kw))
+
+
+@pytest.mark.parametrize("kw", [{}, {"budget": 300}, {"related": 3}, {"related": 0, "related_scope": "global"},
+                                {"budget": 50, "related": 2}])
+def test_a_pack_without_the_new_flags_is_byte_identical(conn, cli, kw):
+    make_task(conn, "t1", title="postgres pool tuning", description="long " * 40)
+    make_task(conn, "t2", title="postgres replica")
+    notes.add(conn, "t1", content="pool is 20", pinned=True)
+    notes.add(conn, "t2", content="postgres replica lag 2s")
+    handoffs.record(conn, "t1", from_agent="codex", objective="tune the pool")
+    legacy = context.pack_context(conn, "t1", **kw)
+    assert recall.build_pack(conn, rows.get(conn, "t1"), P(**kw), clock.now_iso()) == legacy
+    argv = ["context", "t1"]
+    for key, value in kw.items():
+        argv += ["--" + key.replace("_", "-"), str(value)]
+    rc, out, err = cli("autopilot", *argv)
+    assert rc == 0 and out == json.dumps(legacy, indent=2, sort_keys=True) + "\n"
+
+
+def _fleet(conn):
+    make_task(conn, "t1", title="Rotate auth database credentials", next_action="update the db pool")
+    make_task(conn, "t2", title="Auth service outage follow-up")
+    make_task(conn, "x1", project="Other", title="Auth database for Other")
+    for n in range(4):
+        clock.advance(minutes=1)
+        handoffs.record(conn, "t2", from_agent="hermes", to_agent="codex", objective=f"auth database step {n}")
+    handoffs.record(conn, "x1", from_agent="hermes", objective="auth database other project")
+    handoffs.record(conn, "t1", from_agent="hermes", objective="own auth database handoff")
+
+
+def test_related_handoffs_live_other_tasks_newest_first_in_scope(conn):
+    _fleet(conn)
+    pack = _pack(conn, related_handoffs=3)
+    assert [h["objective"] for h in pack["related_handoffs"]] == ["auth database step 3"]  # one live per task
+    assert set(pack["related_handoffs"][0]) == {"id", "task_id", "via_task_title", "from_agent", "to_agent",
+                                                "status", "objective", "commit_ref"}
+    assert "score" not in pack["related_handoffs"][0]
+    wide = _pack(conn, related_handoffs=3, related_scope="global")
+    assert [h["task_id"] for h in wide["related_handoffs"]] == ["x1", "t2"]
+    assert (wide["related_handoffs_requested"], wide["related_handoffs_matched"],
+            wide["related_handoffs_packed"]) == (3, 2, 2)
+    assert _pack(conn, related_handoffs=0)["related_handoffs"] == []
+
+
+def test_every_section_obeys_the_one_budget(conn):
+    _fleet(conn)
+    for n in range(5):
+        memories.retain(conn, f"auth database memory {n} " + "y" * 100, project="Trove")
+        facts.assert_fact(conn, subject=f"auth-db-{n}", predicate="uses", obj="postgres-14", source="codex")
+    full = _pack(conn, related_handoffs=5, related_facts=5, related_semantic=5, budget=100000)
+    assert full["truncated"] is False and full["related_semantic_packed"] == 5
+    tight_budget = full["used_chars"] - 150
+    tight = _pack(conn, related_handoffs=5, related_facts=5, related_semantic=5, budget=tight_budget)
+    assert tight["truncated"] is True and tight["used_chars"] <= tight_budget
+    assert tight["related_semantic_matched"] == 5 and tight["related_semantic_packed"] < 5
+    items = [tight["task"], tight["handoff"], *tight["dependencies"], *tight["notes"], *tight["related_handoffs"],
+             *tight["related_facts"], *tight["related_semantic"]]
+    assert sum(builder.cost(item) for item in items if item) == tight["used_chars"]
+
+
+def test_semantic_scope_is_enforced_without_fallback(conn):
+    make_task(conn, "t1", project="Auth", title="session expiry policy")
+    make_task(conn, "t2", project="Billing", title="invoice export")
+    mine = memories.retain(conn, "sessions expire after 30 days", project="Auth")
+    fleet = memories.retain(conn, "session cookies are httponly")
+    memories.retain(conn, "billing sessions expire after 1 day", project="Billing")
+    pack = _pack(conn, related_semantic=10)
+    assert {m["id"] for m in pack["related_semantic"]} == {mine["id"], fleet["id"]}
+    assert all(m["engine"] == "memory-fts-v1" for m in pack["related_semantic"])
+    assert "score" not in pack["related_semantic"][0]
+    assert _pack(conn, "t2", related_semantic=10)["related_semantic"] == []  # no fallback to other scopes
+    assert len(_pack(conn, related_semantic=10, related_scope="global")["related_semantic"]) == 3
+    memories.forget(conn, mine["id"])
+    assert [m["id"] for m in _pack(conn, related_semantic=10)["related_semantic"]] == [fleet["id"]]
+
+
+def test_semantic_ordering_is_newest_first_then_id(conn):
+    make_task(conn, "t1", title="cache policy")
+    made = [memories.retain(conn, f"cache rule {n}") for n in range(3)]
+    clock.advance(seconds=5)
+    newest = memories.retain(conn, "cache rule newest")
+    ids = [m["id"] for m in _pack(conn, related_semantic=10)["related_semantic"]]
+    assert ids == [newest["id"], *sorted(m["id"] for m in made)]
+
+
+def test_related_facts_currently_valid_newest_window_first(conn):
+    make_task(conn, "t1", title="Migrate service-auth to postgres 16")
+    old = facts.assert_fact(conn, subject="service-auth", predicate="uses", obj="postgres-14", source="codex")
+    clock.advance(seconds=5)
+    newer = facts.assert_fact(conn, subject="service-auth", predicate="reads", obj="redis", source="codex",
+                              valid_hours=1)
+    facts.assert_fact(conn, subject="billing", predicate="uses", obj="mysql", source="codex")
+    pack = _pack(conn, related_facts=5)
+    assert [f["id"] for f in pack["related_facts"]] == [newer["id"], old["id"]]
+    clock.advance(hours=1)
+    assert [f["id"] for f in _pack(conn, related_facts=5)["related_facts"]] == [old["id"]]
+    facts.retract(conn, old["id"], reason="gone")
+    assert _pack(conn, related_facts=5)["related_facts"] == []
+
+
+def test_dep_context_packs_completed_prerequisites_with_evidence(conn):
+    make_task(conn, "t1", title="downstream")
+    for dep in ("d1", "d2", "d3"):
+        make_task(conn, dep, title=f"upstream {dep}")
+        clock.advance(seconds=1)
+        graph.add_dependency(conn, "t1", dep)
+    for dep in ("d2", "d1"):
+        leases.claim(conn, dep, "hermes")
+        receipts.add(conn, dep, "ci", {"dep": dep})
+        handoffs.record(conn, dep, from_agent="hermes", objective=f"{dep} shipped")
+        lifecycle.complete(conn, dep, "hermes")
+    pack = _pack(conn, dep_context=5)
+    assert [d["id"] for d in pack["dep_context"]] == ["d1", "d2"]  # edge creation order, completed only
+    entry = pack["dep_context"][0]
+    assert entry["handoff"]["objective"] == "d1 shipped" and entry["receipt"]["payload"] == {"dep": "d1"}
+    assert (pack["dep_context_requested"], pack["dep_context_matched"], pack["dep_context_packed"]) == (5, 2, 2)
+    assert [d["id"] for d in _pack(conn, dep_context=1)["dep_context"]] == ["d1"]
+
+
+def test_no_secret_reaches_a_pack(conn):
+    make_task(conn, "t1", title="deploy credentials rotation")
+    memories.retain(conn, "deploy rotation key password: hunter22", allow_secret=True)
+    pack = _pack(conn, related_semantic=5)
+    assert "hunter22" not in json.dumps(pack) and "[REDACTED:" in pack["related_semantic"][0]["content"]
+
+
+def test_expired_unpinned_notes_never_pack(conn):
+    make_task(conn, "t1", title="postgres")
+    make_task(conn, "t2", title="postgres other")
+    notes.add(conn, "t2", content="postgres short lived", ttl_hours=1)
+    notes.add(conn, "t1", content="own short lived", ttl_hours=1)
+    clock.advance(hours=2)
+    pack = _pack(conn, related=5, rerank=True, related_semantic=3)
+    assert pack["notes"] == [] and pack["related_notes"] == []
+
+
+def test_rerank_scores_recency_and_pins(conn):
+    make_task(conn, "t1", title="postgres pool")
+    make_task(conn, "t2", title="other")
+    old = notes.add(conn, "t2", content="postgres pool old", pinned=True)
+    clock.advance(hours=48)
+    new = notes.add(conn, "t2", content="postgres pool new")
+    clock.advance(minutes=30)
+    pack = _pack(conn, related=5, rerank=True, recency_half_life_hours=24, pinned_boost=0.5)
+    scores = {n["id"]: n["rank_score"] for n in pack["related_notes"]}
+    assert scores[new["id"]] == 1.0  # age 30 minutes floors to 0 hours
+    assert scores[old["id"]] == 0.75  # 48 hours = two half-lives -> 0.25, plus the pin's 0.5
+    assert [n["id"] for n in pack["related_notes"]] == [new["id"], old["id"]]
+    boosted = _pack(conn, related=5, rerank=True, recency_half_life_hours=24, pinned_boost=1)
+    assert [n["id"] for n in boosted["related_notes"]] == [old["id"], new["id"]]
+    assert "rank_score" not in _pack(conn, related=5)["related_notes"][0]
+
+
+def test_matching_keeps_the_rarest_groups_and_still_matches_when_all_are_common(conn, monkeypatch):
+    from mindos.context import sections
+
+    monkeypatch.setattr(sections, "POSTINGS_BUDGET", 3)
+    make_task(conn, "t1", title="gateway service certificate")
+    for n in range(6):
+        make_task(conn, f"o{n}", title="other")
+        handoffs.record(conn, f"o{n}", from_agent="hermes", objective=f"gateway service step {n}")
+    make_task(conn, "rare", title="rare")
+    handoffs.record(conn, "rare", from_agent="hermes", objective="certificate renewed")
+    pack = _pack(conn, related_handoffs=5)
+    assert [h["task_id"] for h in pack["related_handoffs"]] == ["rare"]  # the common words were left out
+    make_task(conn, "t2", title="gateway service")
+    assert _pack(conn, "t2", related_handoffs=2)["related_handoffs_matched"] == 2  # common words alone still match
+
+
+def test_dependency_receipt_payloads_are_scrubbed(conn):
+    make_task(conn, "t1", title="downstream")
+    make_task(conn, "d1", title="upstream")
+    graph.add_dependency(conn, "t1", "d1")
+    leases.claim(conn, "d1", "hermes")
+    receipts.add(conn, "d1", "ci", {"log": "export password: hunter22 done"})
+    lifecycle.complete(conn, "d1", "hermes")
+    pack = _pack(conn, dep_context=1)
+    assert "hunter22" not in json.dumps(pack) and "[REDACTED:" in pack["dep_context"][0]["receipt"]["payload"]["log"]

@@ -1,0 +1,153 @@
+"""The package's import rules, read from the source with ``ast``.
+
+The tree answers "where does this rule live?" only while the layering holds:
+  * no import cycles anywhere (module-level and function-local imports alike);
+  * ``mindos.core`` imports nothing of mindos but ``mindos.errors`` and itself;
+  * ``mindos.store`` imports only core (and errors);
+  * the dimension packages import store, core and each other only downward, in
+    ``DIMENSIONS`` order;
+  * ``mindos.cli`` and ``mindos.mcp`` may import anything, and nothing imports them;
+  * a function-local import exists only to keep a call's import cost down and says so in a
+    one-line ``# lazy:`` comment on the import line or the line above.
+"""
+
+import ast
+import os
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = os.path.join(ROOT, "mindos")
+# lowest first: a package may import the ones before it, never the ones after
+DIMENSIONS = ["core", "store", "work", "memory", "context", "views", "recovery", "autonomy", "comms", "demo"]
+TOP = {"cli", "mcp"}
+
+
+def _modules():
+    found = {}
+    for folder, _, files in os.walk(PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                found[rel[:-9] if rel.endswith(".__init__") else rel] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(module, node):
+    """The mindos modules an import node names (``from mindos.x import y`` may name module y)."""
+    targets = []
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            parts = module.split(".")
+            base = ".".join(parts[: len(parts) - node.level] + ([base] if base else []))
+        for alias in node.names:
+            candidate = f"{base}.{alias.name}"
+            targets.append(candidate if candidate in MODULES else base)
+    return [t for t in targets if t == "mindos" or t.startswith("mindos.")]
+
+
+def _imports():
+    """``{module: [(target, lineno, is_function_local, source line, line above)]}``."""
+    graph = {}
+    for module, path in MODULES.items():
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        lines = source.splitlines()
+        tree = ast.parse(source)
+        local = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local.update(id(inner) for inner in ast.walk(node) if isinstance(inner, (ast.Import, ast.ImportFrom)))
+        edges = []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _resolve(module, node):
+                    edges.append((target, node.lineno, id(node) in local, lines[node.lineno - 1],
+                                  lines[node.lineno - 2] if node.lineno > 1 else ""))
+        graph[module] = edges
+    return graph
+
+
+GRAPH = _imports()
+
+
+def _dimension(module):
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "root"
+    if parts[1] == "errors":
+        return "errors"
+    return parts[1]
+
+
+def test_every_module_is_in_a_known_place():
+    stray = [m for m in MODULES if _dimension(m) not in (*DIMENSIONS, *TOP, "root", "errors")]
+    assert not stray, f"modules outside the dimension packages: {stray}"
+
+
+def test_there_are_no_import_cycles():
+    edges = {m: sorted({t for t, *_ in GRAPH[m] if t in MODULES and t != m}) for m in MODULES}
+    state, stack, cycles = {}, [], []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in edges[node]:
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module)
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_only_go_downward(module):
+    own = _dimension(module)
+    if own in TOP or own == "root":
+        return
+    allowed = {"errors", own}
+    if own in DIMENSIONS:
+        allowed |= set(DIMENSIONS[: DIMENSIONS.index(own)])
+    if own == "errors":
+        allowed = {"errors"}
+    wrong = [(t, line) for t, line, *_ in GRAPH[module]
+             if t != "mindos" and _dimension(t) not in allowed]
+    root = [line for t, line, *_ in GRAPH[module] if t == "mindos"]
+    assert not wrong, f"{module} imports upward or sideways: {wrong} (allowed: {sorted(allowed)})"
+    assert not root, f"{module} imports the package root at lines {root}"
+
+
+def test_nothing_imports_the_front_door_layer():
+    wrong = [(m, t) for m in MODULES if _dimension(m) not in TOP for t, *_ in GRAPH[m] if _dimension(t) in TOP]
+    assert not wrong, f"only front doors may import mindos.cli / mindos.mcp: {wrong}"
+
+
+def test_function_local_imports_say_why():
+    silent = [f"{m}:{line}" for m in MODULES for _, line, local, text, above in GRAPH[m]
+              if local and "# lazy:" not in text and "# lazy:" not in above]
+    assert not silent, f"function-local imports without a '# lazy:' reason: {silent}"
+
+
+def test_core_and_store_stay_leaves():
+    """core never touches the database; store knows nothing of the domains."""
+    for module in MODULES:
+        dimension = _dimension(module)
+        targets = {_dimension(t) for t, *_ in GRAPH[module] if t != "mindos"}
+        if dimension == "core":
+            assert targets <= {"core", "errors"}, module
+        if dimension == "store":
+            assert targets <= {"core", "store", "errors"}, module

@@ -1,0 +1,147 @@
+"""Retrieval quality: stems, prefixes, synonyms, memory-search (mindos/memory/retrieval.py),
+and the measured evaluation against plain BM25 (bench/retrieval_eval.py)."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from mindos.core import clock
+from mindos.memory import handoffs, notes
+from mindos.errors import InvalidInput
+from mindos.memory import facts, memories, retrieval, synonyms
+from conftest import ROOT, make_task
+
+
+@pytest.mark.parametrize("word, stem", [("deployed", "deploy"), ("deploying", "deploy"), ("retries", "retry"),
+                                        ("caching", "cache"), ("connection", "connect"), ("stopped", "stop")])
+def test_stems(word, stem):
+    assert stem in retrieval.stems(word)
+
+
+def test_short_words_and_numbers_are_not_stemmed():
+    assert retrieval.stems("api") == set() and retrieval.stems("2026") == set()
+
+
+def test_synonym_table_is_small_lowercase_and_symmetric():
+    assert 20 <= len(synonyms.GROUPS) <= 100
+    for group in synonyms.GROUPS:
+        assert all(member == member.lower().strip() for member in group)
+    def weight(word, text):
+        return retrieval.Group(word).weight_in(set(text.split()), f" {text} ")
+
+    assert weight("db", "database") == weight("k8s", "kubernetes") == weight("kubernetes", "k8s") == 0.8
+    assert weight("database", "database") == 1.0 and weight("databases", "database") == 0.9
+    assert retrieval.Group("certificate").expression() == '("cert" OR "ssl" OR "tls" OR "certificat"*)'  # subsumed terms left out
+
+
+@pytest.mark.parametrize("text", ['" OR *', "NEAR(a b)", "col:value", "a AND NOT b", "^x", "'; DROP TABLE notes; --",
+                                  "%_", "x" * 500])
+def test_user_text_never_becomes_an_fts_operator(conn, text):
+    make_task(conn, "t1")
+    notes.add(conn, "t1", content="plain words AND more")
+    retrieval.memory_search(conn, text)  # must not raise
+    assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 1
+
+
+def test_stopword_only_queries_still_search(conn):
+    memories.retain(conn, "what is it")
+    assert [hit["text"] for hit in retrieval.memory_search(conn, "what is")] == ["what is it"]
+
+
+def _surfaces(conn):
+    make_task(conn, "a1", project="Auth", title="auth work")
+    make_task(conn, "b1", project="Billing", title="billing work")
+    note = notes.add(conn, "a1", content="login sessions expire after 30 days")
+    memories.retain(conn, "billing sessions expire after one day", project="Billing")
+    fleet = memories.retain(conn, "session cookies are httponly")
+    fact = facts.assert_fact(conn, subject="service-auth", predicate="session-store", obj="redis", source="codex",
+                             task="a1")
+    handoff = handoffs.record(conn, "a1", from_agent="hermes", objective="session expiry reviewed")
+    return note, fleet, fact, handoff
+
+
+def test_memory_search_ranks_every_surface_in_scope(conn):
+    note, fleet, fact, handoff = _surfaces(conn)
+    hits = retrieval.memory_search(conn, "session expiry", project="Auth")
+    assert {(h["kind"], h["id"]) for h in hits} == {("note", note["id"]), ("memory", fleet["id"]),
+                                                    ("fact", fact["id"]), ("handoff", handoff["id"])}
+    assert all(set(h) == {"kind", "id", "project", "task_id", "created_at", "score", "text"} for h in hits)
+    assert all(h["project"] in ("Auth", "") for h in hits)
+    assert hits == sorted(hits, key=lambda h: -h["score"])
+    wide = retrieval.memory_search(conn, "session expiry", project="Auth", scope="global")
+    assert "Billing" in {h["project"] for h in wide}
+    assert retrieval.memory_search(conn, "session expiry", project="Nowhere") == \
+        [h for h in hits if h["project"] == ""]
+
+
+def test_outdated_rows_are_hidden_and_with_history_always_rank_below(conn):
+    make_task(conn, "t1", project="Auth")
+    old_note = notes.add(conn, "t1", content="redis 6 caches auth tokens exactly here")
+    clock.advance(hours=1)
+    new_note = notes.supersede(conn, old_note["id"], content="auth tokens cached")["note"]
+    old_mem = memories.retain(conn, "auth token cache is redis 6", project="Auth")
+    new_mem = memories.retain(conn, "token store", project="Auth")
+    memories.forget(conn, old_mem["id"], superseded_by=new_mem["id"])
+    old_fact = facts.assert_fact(conn, subject="auth-tokens", predicate="cached-in", obj="redis-6", source="x")
+    facts.retract(conn, old_fact["id"], reason="upgraded")
+    new_fact = facts.assert_fact(conn, subject="auth-tokens", predicate="cached-in", obj="redis-7", source="x")
+    current = retrieval.memory_search(conn, "redis 6 auth tokens cache", project="Auth")
+    refs = {(h["kind"], h["id"]) for h in current}
+    assert ("note", old_note["id"]) not in refs and ("memory", old_mem["id"]) not in refs
+    assert ("fact", old_fact["id"]) not in refs and ("fact", new_fact["id"]) in refs
+    history = retrieval.memory_search(conn, "redis 6 auth tokens cache", project="Auth", include_history=True)
+    order = [(h["kind"], h["id"]) for h in history]
+    for old, new in ((("note", old_note["id"]), ("note", new_note["id"])),
+                     (("memory", old_mem["id"]), ("memory", new_mem["id"])),
+                     (("fact", old_fact["id"]), ("fact", new_fact["id"]))):
+        assert order.index(old) > order.index(new)
+    assert [h["outdated"] for h in history] == sorted(h["outdated"] for h in history)
+
+
+@pytest.mark.parametrize("kwargs", [{"query": ""}, {"query": "x" * 1001}, {"query": "a", "project": "bad id!"},
+                                    {"query": "a", "scope": "galaxy"}, {"query": "a", "scope": "project"},
+                                    {"query": "a", "limit": 0}, {"query": "a", "limit": 10**6}])
+def test_bad_memory_search_input_is_refused(conn, kwargs):
+    query = kwargs.pop("query")
+    with pytest.raises(InvalidInput):
+        retrieval.memory_search(conn, query, **kwargs)
+
+
+def test_memory_search_cli(cli, cli_json, conn):
+    _surfaces(conn)
+    hits = cli_json("autopilot", "memory-search", "session expiry", "--project", "Auth", "--limit", "2")
+    assert len(hits) == 2
+    rc, out, err = cli("autopilot", "memory-search", "", "--project", "Auth")
+    assert (rc, out) == (2, "") and err.count("\n") == 1
+
+
+def test_ranked_search_notes_and_facts_use_the_engine(conn):
+    facts.assert_fact(conn, subject="cluster-main", predicate="runs", obj="kubernetes-1.29", source="x")
+    assert [f["object"] for f in facts.search(conn, "k8s", rank=True)] == ["kubernetes-1.29"]
+
+
+def test_measured_retrieval_quality_beats_plain_bm25():
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        import retrieval_eval
+    finally:
+        sys.path.remove(os.path.join(ROOT, "bench"))
+    report = retrieval_eval.evaluate()
+    clock.set_now("2026-08-21T09:00:00Z")
+    assert report["projects"] >= 6 and report["queries"] >= 100
+    assert set(report["by_kind"]) == {"exact", "morphological", "synonym", "paraphrase", "distractor", "temporal"}
+    engine, plain = report["overall"]["engine"], report["overall"]["bm25"]
+    assert engine["recall@5"] >= 0.9 and engine["outdated_wins"] <= 0.05
+    assert engine["recall@5"] > plain["recall@5"] and engine["mrr"] > plain["mrr"]
+    json.dumps(report)
+
+
+def test_ranked_search_notes_matches_stems_prefixes_and_synonyms_conjunctively(conn):
+    make_task(conn, "t1")
+    wanted = notes.add(conn, "t1", content="database deployments happen on tuesdays")
+    notes.add(conn, "t1", content="database backups happen nightly")
+    hits = notes.search(conn, "db deploying", rank=True)
+    assert [h["id"] for h in hits] == [wanted["id"]] and hits[0]["score"] < 0
+    assert [h["id"] for h in notes.search(conn, "deploy tues", rank=True)] == [wanted["id"]]

@@ -1,0 +1,65 @@
+"""The FTS registry: every index declared once, searched safely, drift seen and repaired."""
+
+import pytest
+
+from conftest import make_task
+from mindos.memory import notes
+from mindos.store import db, fts
+
+
+def _fts_tables(conn):
+    return {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'")}
+
+
+def test_every_fts_index_of_the_schema_is_registered(conn):
+    if not fts.has(conn, "tasks_fts"):
+        pytest.skip("SQLite without FTS5")
+    assert _fts_tables(conn) == set(fts.INDEXES)
+    for name, spec in fts.INDEXES.items():
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_info({name})")]
+        assert tuple(columns) == spec.columns, name
+
+
+def test_unknown_index_names_are_a_programming_error(conn):
+    with pytest.raises(ValueError):
+        fts.drift(conn, "tasks; DROP TABLE tasks")
+    with pytest.raises(ValueError):
+        fts.match_counts(conn, "nope_fts", ['"x"'], 5)
+
+
+@pytest.mark.parametrize("text", ['" OR 1=1 --', "title:secret", "NEAR(a b)", "a* AND -b", "%_%", "'); DROP TABLE notes; --"])
+def test_user_text_never_becomes_query_syntax(conn, text):
+    make_task(conn, "t1", title="plain words only")
+    for rank in (True, False):
+        rows = fts.text_search(conn, "tasks_fts", text, select="t.id", order="t.id", ranked_order="t.id", rank=rank)
+        assert rows == []
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+
+
+def test_drift_sees_missing_and_stale_rows_and_rebuild_repairs_them(conn):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    first = notes.add(conn, "t1", content="the gateway pool is capped")["id"]
+    second = notes.add(conn, "t1", content="deploys wait for the freeze")["id"]
+    assert fts.drift(conn, "notes_fts")["ok"] is True
+    with db.write(conn):
+        # drop one row from the index behind the triggers' back, and index a rowid no note has
+        conn.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)",
+                     (first, "the gateway pool is capped"))
+        conn.execute("INSERT INTO notes_fts(rowid, content) VALUES (999, 'ghost row')")
+    report = fts.drift(conn, "notes_fts")
+    assert report["method"] == "fts5vocab"
+    assert (report["ok"], report["missing"], report["stale"]) == (False, [first], [999])
+    assert report["indexed"] == 2 and report["source"] == 2  # a count comparison alone would call this fine
+    with db.write(conn):
+        fts.rebuild(conn, "notes_fts")
+    assert fts.drift(conn, "notes_fts")["ok"] is True
+    assert [n["id"] for n in notes.search(conn, "gateway", rank=True)] == [first]
+    assert second
+
+
+def test_rebuild_needs_a_write_transaction(conn):
+    with pytest.raises(RuntimeError):
+        fts.rebuild(conn, "tasks_fts")
