@@ -21,11 +21,14 @@ Design decisions
     charged, so even a note stored with ``--allow-secret`` leaves only its kind; the text
     rendering is redacted again as a whole.
   * **Deterministic, sealed, audited.**  ``digest`` is :func:`builder.digest` over the
-    ordered sections: identical state gives an identical digest (and text).  Each prime
-    appends ``context_primed`` (on the agent) and, when a task is held, ``context_recalled``
-    on that task with ``digest`` and ``core_digest`` (the held pack without its live
-    handoff), so a handoff or completion citing the digest (``--recall-digest``) is proven
-    provenance for ``handoff-check``.
+    ordered sections: identical state gives an identical digest (and text); each prime
+    appends ``context_primed`` on the agent with it.  When a task is held, prime also
+    recalls it the standard way (:func:`mindos.context.recall.bundle` with the default
+    parameters, what ``recall <task> --agent A`` returns) and audits that
+    ``context_recalled`` (``via: prime``) with its digests, parameters and manifest:
+    ``held_recall_digest`` is then a citation ``handoff --recall-digest``, ``complete
+    --recall-digest``, ``handoff-check``, ``recall-verify`` and ``recall-diff`` all
+    understand.
   * **Bounded in time.**  Within ``seconds`` the pack is built in full; past the deadline
     the running query is interrupted (SQLite progress handler) and the remaining sections
     are left out (``degraded: true``, ``sections_skipped``): a shorter pack, never a late
@@ -39,7 +42,7 @@ import sqlite3
 import time
 
 from mindos.core import clock, secrets, validate
-from mindos.context import builder, pack
+from mindos.context import builder, pack, recall
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs
 from mindos.store import db, ledger
@@ -150,7 +153,6 @@ def _section_held(state, budget):
     options = {"budget": budget.limit, "related": None, "related_scope": "project"}
     inner = {"conn": state["conn"], "task": held, "now": state["now"], "options": options}
     sections = [(s.name, s.build(inner, budget)) for s in pack.SECTIONS.active(options)]
-    state["held_sections"] = sections
     return {"held_task_id": held["id"], "held": builder.flatten(sections)}
 
 
@@ -182,8 +184,8 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     """Build the prime pack of ``agent``; read-only.
 
     Returns ``{"agent", "project", "budget", "used_chars", "truncated", "degraded",
-    "sections_skipped", "sections": [(name, keys)], "digest", "core_digest",
-    "held_task_id"}``.
+    "sections_skipped", "sections": [(name, keys)], "digest", "held_task_id", "held_recall"}``
+    (``held_recall``: the held task's standard recall bundle, or None).
     """
     agent, project, budget, seconds, _ = _options(agent, project, budget, seconds, "json")
     from mindos.work import rows  # lazy: the held task's full row
@@ -210,36 +212,46 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
                 sections.append((section.name, section.build(state, meter)))
             except sqlite3.OperationalError:  # interrupted at the deadline
                 skipped.append(section.name)
-    held_sections = state.get("held_sections")
+        held = state["held"] if state.get("held") and "held" not in skipped else None
+        recalled = None
+        if held is not None:
+            try:
+                if deadline.passed():
+                    raise sqlite3.OperationalError("interrupted")
+                recalled = recall.bundle(conn, held["id"], agent, recall.make_params(), now=state["now"])
+            except sqlite3.OperationalError:  # past the deadline: no recall citation this time
+                skipped.append("held_recall")
     return {
         "agent": agent, "project": project, "budget": budget, "used_chars": meter.used,
         "truncated": meter.truncated, "degraded": bool(skipped), "sections_skipped": skipped,
         "sections": sections, "digest": builder.digest(sections),
-        "core_digest": builder.digest(held_sections, exclude=("handoff",)) if held_sections else None,
-        "held_task_id": state["held"]["id"] if state.get("held") and "held" not in skipped else None,
+        "held_task_id": held["id"] if held else None,
+        "held_recall": recalled,
     }
 
 
 def _audit(conn, built):
+    held = built["held_recall"]
     payload = {"agent": built["agent"], "project": built["project"], "digest": built["digest"],
                "budget": built["budget"], "used_chars": built["used_chars"], "degraded": built["degraded"],
-               "held_task_id": built["held_task_id"]}
+               "held_task_id": built["held_task_id"], "held_recall_digest": held["digest"] if held else None}
     with db.write(conn):
         ledger.append_event(conn, "agent", built["agent"], "context_primed", payload)
-        if built["held_task_id"]:
-            ledger.append_event(conn, "task", built["held_task_id"], "context_recalled", {
-                "digest": built["digest"], "core_digest": built["core_digest"], "agent": built["agent"],
-                "via": "prime"})
+        if held:  # the same event recall writes, so every recall check can find this citation
+            ledger.append_event(conn, "task", held["task_id"], "context_recalled", {
+                "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
+                "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
+                "prime_digest": built["digest"]})
 
 
 def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, fmt="text"):
     """``prime``: the session-start pack of ``agent``; audits ``context_primed`` (and
-    ``context_recalled`` on the held task).
+    ``context_recalled`` on the held task, with its standard recall digests).
 
     Returns the text rendering (``fmt="text"``, at most ``budget`` UTF-8 bytes) or the
     flattened pack dict (``fmt="json"``): ``{"agent", "project", "budget", "used_chars",
     "truncated", "degraded", "sections_skipped", "sections": [names], "digest",
-    <every section's keys>}``.
+    "held_recall_digest", <every section's keys>}``.
     """
     _options(agent, project, budget, seconds, fmt)
     built = build(conn, agent, project=project, budget=budget, seconds=seconds)
@@ -249,6 +261,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
                                         "sections_skipped", "digest")}
     flat.update(builder.flatten(built["sections"]))
+    flat["held_recall_digest"] = built["held_recall"]["digest"] if built["held_recall"] else None
     return flat
 
 
@@ -306,8 +319,10 @@ def render(built):
                   for n in held.get("notes", [])]
     if len(lines) == 1:
         lines.append("Nothing held, handed to you or dispatchable right now.")
-    lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff"
-                 f" (cite --recall-digest {built['digest']}).")
+    held_recall = built["held_recall"]
+    cite = (f" (cite --recall-digest {held_recall['digest']}, the recall of {held_recall['task_id']})"
+            if held_recall else " (recall <task> --agent before acting: cite its digest)")
+    lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff" + cite + ".")
     return clamp(scrub("\n".join(lines)) + "\n", built["budget"])
 
 

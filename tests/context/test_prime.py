@@ -94,22 +94,33 @@ def test_within_the_budget(fleet, budget):
         assert pack["truncated"] is True
 
 
-def test_audited_like_a_recall_and_the_digest_proves_a_handoff(fleet):
+def test_audited_like_a_recall_and_the_held_recall_digest_is_a_valid_citation(fleet):
+    from mindos.context import recall
+
     pack = prime.prime(fleet, "codex", fmt="json")
     primed = last_event(fleet, "context_primed")
     assert primed["digest"] == pack["digest"] and primed["agent"] == "codex"
+    assert primed["held_recall_digest"] == pack["held_recall_digest"]
     recalled = last_event(fleet, "context_recalled")
-    assert recalled["digest"] == pack["digest"] and recalled["via"] == "prime"
+    assert recalled["digest"] == pack["held_recall_digest"] and recalled["via"] == "prime"
+    assert recalled["params"] == recall.make_params() and recalled["prime_digest"] == pack["digest"]
+    assert f"cite --recall-digest {pack['held_recall_digest']}" in prime.prime(fleet, "codex")
+    # the citation is the standard recall of the held task: recall-verify calls it fresh
+    assert recall.verify(fleet, "trove-held", pack["held_recall_digest"], agent="codex",
+                         params=recall.make_params())["fresh"] is True
+    assert recall.diff(fleet, "trove-held", pack["held_recall_digest"])["fresh"] is True
     handoffs.record(fleet, "trove-held", from_agent="codex", to_agent="claude-code", objective="finish it",
-                    evidence=["tests pass"], recall_digest=pack["digest"])
+                    evidence=["tests pass"], next_actions=["review"], recall_digest=pack["held_recall_digest"])
     report = handoffs.check(fleet, task="trove-held")
-    assert report["problems"] == [] or all("unproven_recall_digest" not in p["reasons"] for p in report["problems"])
+    assert all("unproven_recall_digest" not in p["reasons"] and "older_than_latest_recall" not in p["reasons"]
+               for p in report["problems"]), report
 
 
 def test_an_agent_with_nothing_gets_a_short_pack(conn):
     text = prime.prime(conn, "newcomer")
     assert "Nothing held, handed to you or dispatchable right now." in text
     assert last_event(conn, "context_recalled") is None
+    assert prime.prime(conn, "newcomer", fmt="json")["held_recall_digest"] is None
 
 
 def test_degrades_instead_of_running_late(fleet):
