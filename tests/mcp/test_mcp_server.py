@@ -232,3 +232,20 @@ def test_sdk_full_cycle_claim_note_receipt_complete_handoff(home):
     assert seen["again"].is_error and seen["again"].structured_content["error"]["code"] == "refused"
     assert seen["bad"].is_error and seen["bad"].structured_content["error"]["code"] == "usage"
     assert seen["unknown"] == (-32602, "Unknown tool: no-such-tool")
+
+
+def test_sdk_high_level_client_in_auto_mode_falls_back_to_initialize(home):
+    mcp = pytest.importorskip("mcp")
+    anyio = pytest.importorskip("anyio")
+    client_module = pytest.importorskip("mcp.client.client")
+
+    async def main():
+        params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mindos.mcp"], cwd=ROOT,
+                                           env={"HERMES_AUTOPILOT_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"})
+        async with client_module.Client(params, mode="auto") as client:  # probes server/discover first
+            listed = await client.list_tools()
+            created = await client.call_tool("create", {"project": "P", "title": "via auto mode"})
+            return [t.name for t in listed.tools], created
+
+    names, created = anyio.run(main)
+    assert "claim" in names and created.is_error is False
