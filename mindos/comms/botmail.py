@@ -23,8 +23,8 @@ Design decisions
     ``capability_epoch`` (not the entry's current epoch) -> ``profile_scope`` (not the
     entry's profile) -> ``content_class`` (not allowed to this peer; the reserved classes
     ``user_relay``, ``handoff``, ``task_receipt`` never are) -> ``too_large`` ->
-    ``secret`` (credential-shaped body) -> ``replay_budget`` (the peer's accepted
-    messages in its window are used up).
+    ``secret`` (credential-shaped body or thread) -> (a past ``expires_at``: ``expired``) ->
+    ``replay_budget`` (the peer's accepted messages in its window are used up).
   * **Idempotent delivery.**  ``(sender, id)`` is unique: the same envelope delivered again
     is a ``duplicate`` (pointing at the first delivery), never a second message.  A
     past ``expires_at`` is ``expired``; a delivery the store cannot complete is ``failed``.

@@ -265,6 +265,11 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     return flat
 
 
+def metrics(conn):
+    """``primes_total``: session-start packs served (audited ``context_primed``)."""
+    return {"primes_total": ledger.count_action(conn, "context_primed")}
+
+
 # ---------------------------------------------------------------------------------------
 # Text rendering
 

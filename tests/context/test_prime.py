@@ -116,6 +116,15 @@ def test_audited_like_a_recall_and_the_held_recall_digest_is_a_valid_citation(fl
                for p in report["problems"]), report
 
 
+def test_metrics_count_primes(fleet):
+    from mindos.views import metrics
+
+    assert metrics.collect(fleet)["primes_total"] == 0
+    prime.prime(fleet, "codex")
+    prime.prime(fleet, "newcomer")
+    assert metrics.collect(fleet)["primes_total"] == 2
+
+
 def test_an_agent_with_nothing_gets_a_short_pack(conn):
     text = prime.prime(conn, "newcomer")
     assert "Nothing held, handed to you or dispatchable right now." in text
