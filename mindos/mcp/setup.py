@@ -32,6 +32,7 @@ import difflib
 import json
 import os
 import shlex
+import shutil
 import sys
 
 from mindos.core import validate
@@ -82,7 +83,7 @@ def autopilot_command():
     script = os.path.join(ROOT, "autopilot.py")
     if os.path.exists(script):
         return f"{_python()} {shlex.quote(script)}"
-    return "mindos-autopilot"
+    return shlex.quote(shutil.which("mindos-autopilot") or "mindos-autopilot")  # hooks may run with a thin PATH
 
 
 def hook_command(agent, event, budget=HOOK_BUDGET):
@@ -95,7 +96,7 @@ def mcp_server_entry():
     """``(command, args, env)`` that starts the MCP server from this installation."""
     if os.path.exists(os.path.join(ROOT, "autopilot.py")):
         return sys.executable, ["-m", "mindos.mcp"], {"PYTHONPATH": ROOT}
-    return "mindos-mcp", [], {}
+    return shutil.which("mindos-mcp") or "mindos-mcp", [], {}
 
 
 # ---------------------------------------------------------------------------------------
