@@ -101,9 +101,9 @@ class _Deadline:
 
 
 def _section_leases(state, budget):
-    held = [entry for entry in state["leases"]]
-    packed = [item for item in ({k: e[k] for k in _LEASE_FIELDS} for e in held) if budget.take(item)]
-    return {"leases": packed, "leases_total": len(held)}
+    mine = state["leases"]
+    packed = [item for item in ({k: e[k] for k in _LEASE_FIELDS} for e in mine) if budget.take(item)]
+    return {"leases": packed, "leases_total": len(mine)}
 
 
 def _section_inbox(state, budget):
