@@ -227,3 +227,12 @@ def test_cli_round_trip(cli, cli_json):
     assert len(cli_json("autopilot", "botmail-receipts", "--outcome", "rejected")) == 1
     rc, out, err = cli("autopilot", "botmail-send", "--from", "codex")
     assert rc == 2 and out == "" and "needs --envelope" in err
+
+
+def test_cli_reads_a_piped_envelope(cli_json, monkeypatch):
+    import io
+
+    cli_json("autopilot", "botmail-peer-allow", "--recipient", "hermes", "--peer", "codex", "--profile", "work")
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(env(klass="chat"))))
+    receipt = cli_json("autopilot", "botmail-send", "--envelope", "-")
+    assert receipt["outcome"] == "accepted" and receipt["envelope_id"] == "m-1"

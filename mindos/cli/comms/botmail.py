@@ -5,6 +5,8 @@ from mindos.cli import flags, make_parser
 from mindos.comms import botmail
 from mindos.errors import InvalidInput
 
+MAX_STDIN = 1 << 20
+
 
 def add_peer_allow(sub):
     p = make_parser(sub, "botmail-peer-allow",
@@ -52,7 +54,8 @@ def add_send(sub):
     p = make_parser(sub, "botmail-send",
                     'autopilot.py botmail-send --from codex --to hermes --profile work --class status'
                     ' --body "tests green on t-1a2b3c4d" --harness codex')
-    p.add_argument("--envelope", help="a complete envelope as JSON (what a gateway relays); excludes the flags below")
+    p.add_argument("--envelope", help="a complete envelope as JSON (what a gateway relays), or '-' to read it from"
+                                      " stdin (at most 1 MiB); excludes the flags below")
     p.add_argument("--from", dest="sender", help="the sending bot")
     p.add_argument("--to", dest="recipient", help="the receiving bot")
     p.add_argument("--profile", help="the profile scope")
@@ -71,7 +74,14 @@ def cmd_send(conn, args):
     if args.envelope is not None:
         if any(value is not None for value in composed):
             raise InvalidInput("--envelope excludes --from/--to/--profile/--body")
-        return botmail.deliver(conn, args.envelope)
+        envelope = args.envelope
+        if envelope == "-":
+            import sys  # lazy: only a piped envelope reads stdin
+
+            envelope = sys.stdin.read(MAX_STDIN + 1)
+            if len(envelope) > MAX_STDIN:
+                raise InvalidInput(f"--envelope -: stdin is over {MAX_STDIN} characters")
+        return botmail.deliver(conn, envelope)
     if any(value is None for value in composed):
         raise InvalidInput("botmail-send needs --envelope, or --from, --to, --profile and --body")
     epoch = args.epoch if args.epoch is not None else botmail.current_epoch(conn, args.recipient, args.sender)
