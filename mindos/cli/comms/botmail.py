@@ -16,7 +16,7 @@ def add_peer_allow(sub):
     p.add_argument("--peer", required=True, help="the bot allowed to send to it")
     p.add_argument("--profile", required=True, help="the one profile scope this peer may write in")
     p.add_argument("--class", dest="classes", action="append", default=[],
-                   help=f"an allowed content class (repeatable): {', '.join(botmail.CONTENT_CLASSES)}")
+                   help=f"an allowed content class (repeatable; default chat): {', '.join(botmail.CONTENT_CLASSES)}")
     p.add_argument("--replay-budget", type=int, default=botmail.DEFAULT_REPLAY_BUDGET,
                    help=f"most accepted messages per window (default {botmail.DEFAULT_REPLAY_BUDGET})")
     p.add_argument("--window-seconds", type=int, default=botmail.DEFAULT_WINDOW_SECONDS,
@@ -25,7 +25,7 @@ def add_peer_allow(sub):
 
 
 def cmd_peer_allow(conn, args):
-    return botmail.allow_peer(conn, args.recipient, args.peer, profile=args.profile, classes=args.classes,
+    return botmail.allow_peer(conn, args.recipient, args.peer, profile=args.profile, classes=args.classes or ["chat"],
                               replay_budget=args.replay_budget, window_seconds=args.window_seconds)
 
 
