@@ -129,9 +129,15 @@ def _required(action):
 
 
 def arguments(subparser):
-    """The argparse actions of a command that become tool arguments, in parser order."""
+    """The argparse actions of a command that become tool arguments, in parser order.
+
+    The ``--*-file`` twins of long text flags (``--content-file``, ``--payload-file``, ...)
+    are left out: an MCP client sends the text itself, and a path would name a file on the
+    server's machine, not the client's.
+    """
     return [action for action in subparser._actions
-            if not isinstance(action, (argparse._HelpAction, argparse._VersionAction))]
+            if not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+            and not any(flag.endswith("-file") for flag in action.option_strings)]
 
 
 class Tool(NamedTuple):
