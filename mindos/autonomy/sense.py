@@ -1,0 +1,208 @@
+"""``ops.py sense``: typed, content-hashed findings across the home; reads only.
+
+A finding is ``{"kind", "subjects", "severity", "detail", "source", "digest"}``.  The digest
+is the SHA-256 of the canonical JSON of kind, subjects and detail -- state-derived fields
+only, never "how long ago" or "now" -- so identical state gives identical findings and a
+problem that persists keeps its digest from tick to tick (the nanny carries it forward by
+that digest instead of narrating it again).
+
+Severities say what a finding asks of the fleet:
+  snag      bounded work is blocked or needs correction (a repair may answer it)
+  decision  a human approval, an integrity question or a breaker decision is required
+
+Sources are small adapters over the domains that own each rule, declared in
+:data:`SOURCES` with the kinds they produce, so the nanny can re-sense just the kinds a
+repair touched.  None of them writes: sense leaves the database and every file
+byte-identical (tested by comparing bytes before and after).
+"""
+
+import os
+
+from mindos.core import canonical, clock
+from mindos.store import db, fts, ledger, sql
+from mindos.autonomy import grants
+
+LIMIT = 100              # findings listed per kind; the totals stay exact
+STALL_MINUTES = 60       # a held, running task with no heartbeat for this long is stalled
+SEVERITIES = ("snag", "decision")
+DECISION_STATUSES = ("waiting_for_user", "ready_to_merge", "ready_to_deploy")
+
+
+def finding(kind, subjects, severity, detail, source):
+    """One finding with its digest over kind, subjects and detail."""
+    subjects = [str(subject) for subject in subjects]
+    return {"kind": kind, "subjects": subjects, "severity": severity, "detail": detail, "source": source,
+            "digest": canonical.digest({"kind": kind, "subjects": subjects, "detail": detail})}
+
+
+class _Out:
+    """Collects one source's findings, capped per kind, with exact totals."""
+
+    def __init__(self, source, limit):
+        self.source, self.limit, self.items, self.totals = source, limit, [], {}
+
+    def add(self, kind, subjects, severity, detail):
+        self.totals[kind] = self.totals.get(kind, 0) + 1
+        if self.totals[kind] <= self.limit:
+            self.items.append(finding(kind, subjects, severity, detail, self.source))
+
+    def total(self, kind, count):
+        """Set an exact total counted in SQL (the listed rows were fetched with a LIMIT)."""
+        if count:
+            self.totals[kind] = count
+
+
+# ---------------------------------------------------------------------------------------
+# Sources (adapters over the owning domains)
+
+
+def _chain(conn, out, now):
+    """verify-chain: every broken link or edited event is an integrity decision."""
+    for problem in ledger.verify_chain(conn)["problems"]:
+        detail = {key: value for key, value in problem.items() if key not in ("kind", "event_id")}
+        out.add(problem["kind"], [problem["event_id"]], "decision", detail)
+
+
+def _leases(conn, out, now):
+    """Stale leases: held leases past expiry on open tasks (what ``recover`` requeues)."""
+    where = (f"lease_owner <> '' AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND {sql.open_condition()}")
+    out.total("stale_lease", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
+    for row in conn.execute(f"SELECT id, lease_owner, lease_expires_at, lease_epoch, retry_count FROM tasks"
+                            f" WHERE {where} ORDER BY id LIMIT ?", (now, out.limit)):
+        out.items.append(finding("stale_lease", [row[0]], "snag", {
+            "owner": row[1], "lease_expires_at": row[2], "lease_epoch": row[3], "retry_count": row[4]}, out.source))
+
+
+def _overdue(conn, out, now):
+    """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
+    where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
+    out.total("overdue_task", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
+    for row in conn.execute(f"SELECT id, due_at, priority FROM tasks WHERE {where} ORDER BY id LIMIT ?",
+                            (now, out.limit)):
+        out.items.append(finding("overdue_task", [row[0]], "snag", {
+            "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, out.source))
+
+
+def _stalled(conn, out, now):
+    """Running work under a live lease whose last sign of life is older than STALL_MINUTES."""
+    cutoff = clock.shift(now, -STALL_MINUTES * 60)
+    rows = conn.execute(
+        "SELECT t.id, t.lease_owner, coalesce(h.at, t.updated_at) AS last FROM tasks t"
+        " LEFT JOIN heartbeats h ON h.task_id = t.id"
+        " WHERE t.status IN ('claimed', 'running') AND t.lease_owner <> '' AND t.lease_expires_at > ?"
+        " AND coalesce(h.at, t.updated_at) <= ? ORDER BY t.id", (now, cutoff))
+    for row in rows:
+        out.add("stalled_running", [row[0]], "snag", {"owner": row[1], "last_activity_at": row[2]})
+
+
+def _parked(conn, out, now):
+    """Work parked on a human (the approval seams: awaiting_decision) or blocked (a snag)."""
+    statuses = (*DECISION_STATUSES, "blocked")
+    marks = ", ".join("?" for _ in statuses)
+    for row in conn.execute(f"SELECT id, status, blocked_reason, next_action FROM tasks WHERE status IN ({marks})"
+                            " ORDER BY id", statuses):
+        if row[1] == "blocked":
+            out.add("blocked_task", [row[0]], "snag", {"status": row[1], "blocked_reason": row[2]})
+        else:
+            out.add("awaiting_decision", [row[0]], "decision", {"status": row[1], "next_action": row[3]})
+
+
+def _grants(conn, out, now):
+    """Live grants past expiry on open tasks: renew or let the work stop is a human call."""
+    for grant in grants.expired_open(conn):
+        out.add("grant_expired", [grant["task_id"]], "decision", {
+            "grant_id": grant["id"], "model": grant["model"], "autonomy_level": grant["autonomy_level"],
+            "expires_at": grant["expires_at"]})
+
+
+def _receipt_files(conn, out, now):
+    """Receipt files no row indexes, and temp files of interrupted writes (killed writers)."""
+    try:
+        names = sorted(os.listdir(db.receipts_dir(conn.home)))
+    except OSError:
+        return
+    ids = [name[:-5] for name in names if name.endswith(".json") and not name.startswith(".")]
+    indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")} if ids else set()
+    for receipt_id in ids:
+        if receipt_id not in indexed:
+            out.add("receipt_file_unindexed", [receipt_id], "snag", {"file": f"receipts/{receipt_id}.json"})
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            out.add("receipt_temp_file", [name], "snag", {"file": f"receipts/{name}"})
+
+
+def _fts(conn, out, now):
+    """Full-text indexes whose inverted index no longer matches their content table."""
+    for name in fts.INDEXES:
+        if not fts.has(conn, name):
+            continue
+        found = fts.drift(conn, name)
+        if not found["ok"]:
+            out.add("fts_index_drift", [name], "snag", {
+                "method": found["method"], "missing_total": found["missing_total"],
+                "stale_total": found["stale_total"]})
+
+
+# (name, function, kinds produced) in report order.
+SOURCES = (
+    ("verify-chain", _chain, ("hash_mismatch", "broken_link")),
+    ("leases", _leases, ("stale_lease",)),
+    ("overdue", _overdue, ("overdue_task",)),
+    ("stalled", _stalled, ("stalled_running",)),
+    ("parked", _parked, ("awaiting_decision", "blocked_task")),
+    ("grants", _grants, ("grant_expired",)),
+    ("receipt-files", _receipt_files, ("receipt_file_unindexed", "receipt_temp_file")),
+    ("fts-drift", _fts, ("fts_index_drift",)),
+)
+# the severity each kind carries (exact by_severity totals even when listings are capped)
+SEVERITY = {"hash_mismatch": "decision", "broken_link": "decision", "awaiting_decision": "decision",
+            "grant_expired": "decision"}
+
+
+def source_names():
+    """The names of the sources this build senses with."""
+    return [name for name, _, _ in SOURCES]
+
+
+def sources_for(kinds):
+    """The source names that produce any of ``kinds``."""
+    return [name for name, _, produced in SOURCES if set(produced) & set(kinds)]
+
+
+def sense(conn, *, limit=LIMIT, only=None):
+    """Collect findings from every source (or just the ``only`` source names); reads only.
+
+    Returns ``{"findings", "total", "by_kind", "by_severity", "truncated", "sources",
+    "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
+    kind (``by_kind`` and ``by_severity`` keep exact totals); ``digest`` covers the findings' digests in order.
+    """
+    now = clock.now_iso()
+    findings, totals, used = [], {}, []
+    for name, function, _ in SOURCES:
+        if only is not None and name not in only:
+            continue
+        out = _Out(name, limit)
+        function(conn, out, now)
+        findings.extend(out.items)
+        for kind, count in out.totals.items():
+            totals[kind] = totals.get(kind, 0) + count
+        used.append(name)
+    unique = {}
+    for item in findings:
+        unique.setdefault(item["digest"], item)
+    findings = sorted(unique.values(), key=lambda f: (f["kind"], f["subjects"], f["digest"]))
+    by_severity = {}
+    for kind, count in totals.items():
+        severity = SEVERITY.get(kind, "snag")
+        by_severity[severity] = by_severity.get(severity, 0) + count
+    return {
+        "findings": findings, "total": sum(totals.values()), "by_kind": dict(sorted(totals.items())),
+        "by_severity": dict(sorted(by_severity.items())), "truncated": sum(totals.values()) > len(findings),
+        "sources": used, "digest": canonical.digest([item["digest"] for item in findings]), "sensed_at": now,
+    }
+
+
+def active_work(conn):
+    """How many open tasks hold a live lease right now (the nanny's "work is active")."""
+    return conn.execute(f"SELECT count(*) FROM tasks WHERE lease_owner <> '' AND lease_expires_at > ?"
+                        f" AND {sql.open_condition()}", (clock.now_iso(),)).fetchone()[0]
