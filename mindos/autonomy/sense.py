@@ -18,7 +18,7 @@ byte-identical (tested by comparing bytes before and after).
 
 import os
 
-from mindos.core import canonical, clock
+from mindos.core import canonical, clock, validate
 from mindos.store import db, fts, ledger, sql
 from mindos.autonomy import grants
 
@@ -176,6 +176,7 @@ def sense(conn, *, limit=LIMIT, only=None):
     "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
     kind (``by_kind`` and ``by_severity`` keep exact totals); ``digest`` covers the findings' digests in order.
     """
+    limit = validate.positive_int(limit, "--limit", maximum=100000)
     now = clock.now_iso()
     findings, totals, used = [], {}, []
     for name, function, _ in SOURCES:
