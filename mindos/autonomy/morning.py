@@ -43,8 +43,10 @@ def collect(conn, *, since=None):
         if since is None:
             since, rule = clock.shift(now, -DEFAULT_HOURS * 3600), f"last_{DEFAULT_HOURS}h"
 
+    after = ">" if rule == "last_brief" else ">="  # what the last brief showed is not shown again
+
     def tasks(status):
-        where = "status = ? AND updated_at >= ?"
+        where = f"status = ? AND updated_at {after} ?"
         total = conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (status, since)).fetchone()[0]
         rows = conn.execute(f"SELECT id, project, title, priority, updated_at, blocked_reason FROM tasks WHERE {where}"
                             " ORDER BY updated_at DESC, id LIMIT ?", (status, since, CAP)).fetchall()
