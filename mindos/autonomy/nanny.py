@@ -36,7 +36,7 @@ import os
 
 from mindos.core import canonical, clock, validate
 from mindos.store import db, ledger
-from mindos.autonomy import repairs, sense
+from mindos.autonomy import sense
 
 STATES = ("all_clear", "working", "hit_snag", "decision_needed")
 DEFAULT_MAX_REPAIRS = 3
@@ -126,9 +126,15 @@ def _brief(item, reason=None):
 
 
 def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
-    """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid, tripped)."""
+    """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid, tripped).
+
+    Policies are read only when there is a finding to answer: an idle tick never parses them.
+    """
     findings = sensed["findings"]
     runs, skipped, invalid, tripped = [], [], [], []
+    if not findings:
+        return runs, skipped, invalid, tripped
+    from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
     for entry in repairs.policies(conn.home):
         if not entry["valid"]:
             invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})
