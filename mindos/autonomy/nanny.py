@@ -117,6 +117,11 @@ def _remember(conn, findings, seen, failures, now):
 # The tick
 
 
+def _tripped(seen, item):
+    """True when the breaker is open on ``item``: its repairs failed BREAKER_FAILURES times."""
+    return seen.get(item["digest"], {}).get("repair_failures", 0) >= BREAKER_FAILURES
+
+
 def _brief(item, reason=None):
     entry = {"digest": item["digest"], "kind": item["kind"], "subjects": item["subjects"],
              "severity": item["severity"]}
@@ -126,14 +131,14 @@ def _brief(item, reason=None):
 
 
 def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
-    """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid, tripped).
+    """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid).
 
     Policies are read only when there is a finding to answer: an idle tick never parses them.
     """
     findings = sensed["findings"]
-    runs, skipped, invalid, tripped = [], [], [], []
+    runs, skipped, invalid = [], [], []
     if not findings:
-        return runs, skipped, invalid, tripped
+        return runs, skipped, invalid
     from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
     for entry in repairs.policies(conn.home):
         if not entry["valid"]:
@@ -147,10 +152,8 @@ def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
         if entry["tier"] != repairs.UNATTENDED_TIER:
             skipped.append({"repair": entry["name"], "reason": "tier_requires_operator", "findings": count})
             continue
-        broken = [item for item in matching if seen.get(item["digest"], {}).get("repair_failures", 0)
-                  >= BREAKER_FAILURES]
+        broken = [item for item in matching if _tripped(seen, item)]
         if broken:
-            tripped.extend(broken)
             skipped.append({"repair": entry["name"], "reason": "breaker_open", "findings": count,
                             "breaker": [item["digest"] for item in broken]})
             continue
@@ -161,7 +164,7 @@ def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
             skipped.append({"repair": entry["name"], "reason": reason, "findings": count})
             continue
         runs.append((entry, repairs.execute(conn, entry, matching, dry_run=dry_run, trigger="nanny")))
-    return runs, skipped, invalid, tripped
+    return runs, skipped, invalid
 
 
 def _state(findings, decisions, failed_runs, progressed, active):
@@ -197,11 +200,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     sensed = sense.sense(conn)
     seen = memory(conn)
     repairing = lock != "busy"
+    runs, skipped, invalid = [], [], []
     if repairing:
-        runs, skipped, invalid, tripped = _plan_and_repair(conn, sensed, seen, dry_run=dry_run,
-                                                           max_repairs=max_repairs)
-    else:
-        runs, skipped, invalid, tripped = [], [], [], []
+        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs)
+    tripped = [item for item in sensed["findings"] if _tripped(seen, item)]
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     failures = {}  # digest -> (repair, error) for this tick
     if runs and not dry_run:
@@ -229,6 +231,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         answered = {digest for _, record in runs for digest in record["findings"]}
         findings = [item for item in findings if item["digest"] not in answered]
     findings = sorted(findings, key=lambda f: (f["kind"], f["subjects"], f["digest"]))
+    present = {item["digest"] for item in findings}
+    tripped = list({item["digest"]: item for item in tripped if item["digest"] in present}.values())
     records = [record for _, record in runs]
     tripped_digests = {item["digest"] for item in tripped}
     decisions = [_brief(item, "breaker_open") for item in tripped]
