@@ -221,3 +221,26 @@ def test_cli_nanny_flags(cli, cli_json):
     assert cli_json("ops", "nanny", "--max-repairs", "2")["max_repairs"] == 2
     rc, out, err = cli("ops", "nanny", "--max-repairs", "-1")
     assert (rc, out) == (2, "") and err.count("\n") == 1
+
+
+def test_a_busy_tick_still_reports_an_open_breaker(conn, home, monkeypatch):
+    monkeypatch.setitem(repairs.COMMANDS, "recover", lambda conn, dry_run: {"changed": False, "report": {}})
+    stale_lease(conn)
+    tick(conn)
+    assert tick(conn)["state"] == "decision_needed"
+    with nanny.TickLock(str(home)) as held:
+        assert held.acquired
+        report = tick(conn)
+    assert (report["lock"], report["state"], report["repairs"]) == ("busy", "decision_needed", [])
+    assert [d["reason"] for d in report["decisions"]] == ["breaker_open"]
+
+
+def test_the_nanny_can_only_run_registered_repair_commands():
+    # the safety boundary as data: no deploy, merge, message or arbitrary command is reachable
+    assert sorted(repairs.COMMANDS) == ["fts-rebuild", "receipts-sweep", "recover"]
+
+
+def test_metrics_count_grants_ticks_and_breakers(conn, cli_json):
+    tick(conn)
+    snapshot = cli_json("autopilot", "metrics")
+    assert (snapshot["nanny_ticks_total"], snapshot["nanny_breakers_open"], snapshot["grants_active"]) == (1, 0, 0)
