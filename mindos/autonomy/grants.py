@@ -109,6 +109,11 @@ def show_section(conn, task_id):
     return {"grant": current(conn, task_id)}
 
 
+def recall_section(conn, task_id):
+    """What a recall bundle adds, unsealed: ``{"grant": live grant or None}``."""
+    return {"grant": current(conn, task_id)}
+
+
 def check(conn, task_id, model_name, minimum_level="L0"):
     """Whether ``model_name`` may continue ``task_id`` at ``minimum_level`` now; reads only.
 

@@ -9,6 +9,7 @@ that digest instead of narrating it again).
 Severities say what a finding asks of the fleet:
   snag      bounded work is blocked or needs correction (a repair may answer it)
   decision  a human approval, an integrity question or a breaker decision is required
+  info      worth knowing, nothing to act on (a legacy recall whose freshness cannot be proven)
 
 Sources are small adapters over the domains that own each rule, declared in
 :data:`SOURCES` with the kinds they produce, so the nanny can re-sense just the kinds a
@@ -131,6 +132,25 @@ def _receipt_files(conn, out, now):
             out.add("receipt_temp_file", [name], "snag", {"file": f"receipts/{name}"})
 
 
+def _recall(conn, out, now):
+    """recall-stale: live handoffs citing a recall whose context has since moved."""
+    from mindos.context import recall  # lazy: only a home with cited recalls pays for the bundle builder
+
+    if not conn.execute("SELECT 1 FROM handoffs WHERE superseded_by IS NULL AND recall_digest <> '' LIMIT 1"
+                        ).fetchone():
+        return
+    for item in recall.stale(conn)["items"]:
+        if item["status"] == "fresh":
+            continue
+        detail = {"handoff_id": item["handoff_id"], "recall_digest": item["recall_digest"]}
+        if item["status"] == "stale":
+            out.add("recall_stale", [item["task_id"]], "snag", {**detail, "current_digest": item["current_digest"]})
+        elif item["status"] == "unproven_recall_digest":
+            out.add("unproven_recall_digest", [item["task_id"]], "snag", detail)
+        else:  # unknown_recall_params: a legacy recall; freshness cannot be recomputed, nothing to act on
+            out.add("unknown_recall_params", [item["task_id"]], "info", detail)
+
+
 def _fts(conn, out, now):
     """Full-text indexes whose inverted index no longer matches their content table."""
     for name in fts.INDEXES:
@@ -151,12 +171,13 @@ SOURCES = (
     ("stalled", _stalled, ("stalled_running",)),
     ("parked", _parked, ("awaiting_decision", "blocked_task")),
     ("grants", _grants, ("grant_expired",)),
+    ("recall-stale", _recall, ("recall_stale", "unproven_recall_digest", "unknown_recall_params")),
     ("receipt-files", _receipt_files, ("receipt_file_unindexed", "receipt_temp_file")),
     ("fts-drift", _fts, ("fts_index_drift",)),
 )
 # the severity each kind carries (exact by_severity totals even when listings are capped)
 SEVERITY = {"hash_mismatch": "decision", "broken_link": "decision", "awaiting_decision": "decision",
-            "grant_expired": "decision"}
+            "grant_expired": "decision", "unknown_recall_params": "info"}
 
 
 def source_names():

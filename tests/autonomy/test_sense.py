@@ -93,3 +93,39 @@ def test_cli_sense_limit(cli, cli_json, conn):
     assert len(cli_json("ops", "sense", "--limit", "1")["findings"]) == 1
     rc, out, err = cli("ops", "sense", "--limit", "0")
     assert (rc, out) == (2, "") and err.count("\n") == 1
+
+
+def test_recall_stale_findings(conn):
+    from mindos.context import recall
+    from mindos.memory import handoffs, notes
+
+    for tid in ("a", "b", "c"):
+        make_task(conn, tid, title=f"task {tid}")
+    params = recall.make_params()
+    fresh = recall.recall(conn, "a", agent="codex", params=params)
+    handoffs.record(conn, "a", from_agent="codex", objective="x", recall_digest=fresh["digest"])
+    drift = recall.recall(conn, "b", agent="codex", params=params)
+    handoffs.record(conn, "b", from_agent="codex", objective="x", recall_digest=drift["core_digest"])
+    notes.add(conn, "b", content="moved")
+    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="b" * 64)
+    report = sense.sense(conn)
+    assert [(item["kind"], item["subjects"], item["severity"]) for item in report["findings"]] == [
+        ("recall_stale", ["b"], "snag"), ("unproven_recall_digest", ["c"], "snag")]
+    assert report["findings"][0]["detail"]["current_digest"] == recall.bundle(conn, "b", "codex", params)["digest"]
+
+
+def test_recall_carries_the_grant_outside_the_digest(conn):
+    from mindos.autonomy import grants
+    from mindos.context import recall
+
+    make_task(conn, "t1")
+    params = recall.make_params()
+    before = recall.recall(conn, "t1", agent="codex", params=params)
+    assert before["grant"] is None
+    grants.declare(conn, "t1", model_name="codex/gpt-5", autonomy_level="L2", granted_by="leo", grant_hours=1)
+    after = recall.verify(conn, "t1", before["digest"], agent="codex", params=params)
+    assert after["fresh"] is True  # declaring a grant does not stale a recall
+    bundle = recall.bundle(conn, "t1", "codex", params)
+    assert bundle["grant"]["model"] == "codex/gpt-5" and bundle["digest"] == before["digest"]
+    clock.advance(hours=2)
+    assert recall.bundle(conn, "t1", "codex", params)["grant"]["expired"] is True
