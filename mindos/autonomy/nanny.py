@@ -209,10 +209,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     if runs and not dry_run:
         kinds = {entry["finding"] for entry, _ in runs}
         again = sense.sense(conn, only=sense.sources_for(kinds))
-        findings = [item for item in findings if item["source"] not in again["sources"]] + again["findings"]
-        produced = {kind for name, _, made in sense.SOURCES if name in again["sources"] for kind in made}
-        by_kind = {kind: count for kind, count in by_kind.items() if kind not in produced}
-        by_kind.update(again["by_kind"])
+        findings = [item for item in findings if item["kind"] not in kinds] + \
+            [item for item in again["findings"] if item["kind"] in kinds]
+        by_kind = {kind: count for kind, count in by_kind.items() if kind not in kinds}
+        by_kind.update({kind: count for kind, count in again["by_kind"].items() if kind in kinds})
         present = {item["digest"] for item in findings}
         for entry, record in runs:
             persisting = [digest for digest in record["findings"] if digest in present]

@@ -25,7 +25,7 @@ import os
 
 from mindos.core import clock, policyfile, validate
 from mindos.errors import MindosError, NotFound, Refused
-from mindos.store import db, fts, ledger
+from mindos.store import db, ledger
 from mindos.autonomy import sense
 
 KEYS = {"finding": str, "tier": range(0, 4), "command": str, "max_subjects": int, "max_per_day": int}
@@ -53,31 +53,24 @@ def _recover(conn, dry_run):
 
 
 def _fts_rebuild(conn, dry_run):
-    """Adapter until ``ops.py fts-rebuild`` (issue 10) is in this build: rebuild each drifted
-    index in one write transaction, audited ``fts_rebuilt``."""
-    present = [name for name in fts.INDEXES if fts.has(conn, name)]
-    found = {name: fts.drift(conn, name) for name in present}
-    drifted = [name for name in present if not found[name]["ok"]]
-    report = {"dry_run": bool(dry_run), "drift_found": drifted, "fixed": [], "would_fix": []}
-    if dry_run or not drifted:
-        report["would_fix"] = list(drifted) if dry_run else []
-        return {"changed": False, "report": report}
-    with db.write(conn):
-        for name in drifted:
-            fts.rebuild(conn, name)
-        ledger.append_event(conn, "fts", "fts-rebuild", "fts_rebuilt", {
-            "indexes": drifted,
-            "missing": {name: found[name]["missing_total"] for name in drifted},
-            "stale": {name: found[name]["stale_total"] for name in drifted}})
-    report["fixed"] = drifted
-    return {"changed": True, "report": report}
+    from mindos.recovery import reindex  # lazy: only a repair run loads it
+
+    report = reindex.rebuild(conn, dry_run=dry_run)
+    return {"changed": any(entry["rebuilt"] for entry in report["indexes"]), "report": report}
 
 
-# command -> function, or None when the command is not part of this build yet
+def _receipts_sweep(conn, dry_run):
+    from mindos.recovery import receipt_sweep  # lazy: only a repair run loads it
+
+    report = receipt_sweep.sweep(conn, apply=not dry_run)
+    return {"changed": bool(report["adopted"] or report["quarantined"]), "report": report}
+
+
+# command -> function (None would mark a command this build does not have: command_unavailable)
 COMMANDS = {
-    "recover": _recover,
-    "fts-rebuild": _fts_rebuild,
-    "receipts-sweep": None,  # ops.py receipts-sweep arrives with the recovery layer (issue 10)
+    "recover": _recover,                  # ops.py recover
+    "fts-rebuild": _fts_rebuild,          # ops.py fts-rebuild
+    "receipts-sweep": _receipts_sweep,    # ops.py receipts-sweep --apply
 }
 
 

@@ -12,15 +12,18 @@ Severities say what a finding asks of the fleet:
   info      worth knowing, nothing to act on (a legacy recall whose freshness cannot be proven)
 
 Sources are small adapters over the domains that own each rule, declared in
-:data:`SOURCES` with the kinds they produce, so the nanny can re-sense just the kinds a
-repair touched.  None of them writes: sense leaves the database and every file
+:data:`SOURCES` with the kinds they produce: the doctor (integrity, foreign keys, receipt
+files, the audit chain and checkpoints, supersession, FTS drift), the lease, deadline,
+heartbeat and status sweeps, expired grants, recall-stale and orphan receipt files.
+:data:`NARROW` re-checks one kind cheaply, so the nanny can re-sense just the kinds a repair
+touched and compare digests.  None of them writes: sense leaves the database and every file
 byte-identical (tested by comparing bytes before and after).
 """
 
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, fts, ledger, sql
+from mindos.store import fts, sql
 from mindos.autonomy import grants
 
 LIMIT = 100              # findings listed per kind; the totals stay exact
@@ -57,11 +60,39 @@ class _Out:
 # Sources (adapters over the owning domains)
 
 
-def _chain(conn, out, now):
-    """verify-chain: every broken link or edited event is an integrity decision."""
-    for problem in ledger.verify_chain(conn)["problems"]:
-        detail = {key: value for key, value in problem.items() if key not in ("kind", "event_id")}
-        out.add(problem["kind"], [problem["event_id"]], "decision", detail)
+# the doctor's problem kinds that are a person's call (evidence or the record itself is in
+# question); every other doctor problem is a snag
+DOCTOR_DECISIONS = frozenset({
+    "hash_mismatch", "broken_link", "chain_truncated", "checkpoint_head_mismatch", "events_removed_since_checkpoint",
+    "checkpoint_invalid", "database_integrity", "schema_version_mismatch", "receipt_file_hash_mismatch",
+    "receipt_file_missing", "receipt_path_outside_home"})
+# doctor kinds another source reports with the detail its repair needs
+DOCTOR_SKIPS = frozenset({"stale_lease"})
+# the fields naming what a doctor problem is about, in subject order
+SUBJECT_KEYS = ("index", "table", "task_id", "event_id", "note_id", "handoff_id", "receipt_id", "fact_id", "path")
+# per kind, the detail fields kept: counts that move with unrelated rows (an index's size)
+# would make a standing problem look new on every tick
+DETAIL_KEYS = {"fts_index_drift": ("method", "missing_total", "stale_total")}
+
+
+def _doctor(conn, out, now):
+    """The doctor's read-only sweep (integrity, foreign keys, receipts, the audit chain and
+    checkpoints, supersession, facts, FTS drift), one finding per problem."""
+    from mindos.recovery import doctor  # lazy: the doctor loads its checkpoint and replication readers
+
+    report = doctor.sweep(conn)
+    for problem in report["problems"]:
+        kind = problem["kind"]
+        if kind in DOCTOR_SKIPS:
+            continue
+        subjects = [problem[key] for key in SUBJECT_KEYS if key in problem] or [kind]
+        keep = DETAIL_KEYS.get(kind)
+        detail = {key: value for key, value in problem.items()
+                  if key != "kind" and key not in SUBJECT_KEYS and (keep is None or key in keep)}
+        out.add(kind, subjects, "decision" if kind in DOCTOR_DECISIONS else "snag", detail)
+    for kind, count in report["problems_by_kind"].items():  # the doctor lists 100 per kind; totals are exact
+        if kind not in DOCTOR_SKIPS:
+            out.totals[kind] = count
 
 
 def _leases(conn, out, now):
@@ -117,19 +148,16 @@ def _grants(conn, out, now):
 
 
 def _receipt_files(conn, out, now):
-    """Receipt files no row indexes, and temp files of interrupted writes (killed writers)."""
-    try:
-        names = sorted(os.listdir(db.receipts_dir(conn.home)))
-    except OSError:
-        return
-    ids = [name[:-5] for name in names if name.endswith(".json") and not name.startswith(".")]
-    indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")} if ids else set()
-    for receipt_id in ids:
-        if receipt_id not in indexed:
-            out.add("receipt_file_unindexed", [receipt_id], "snag", {"file": f"receipts/{receipt_id}.json"})
-    for name in names:
-        if name.startswith(".") and name.endswith(".tmp"):
-            out.add("receipt_temp_file", [name], "snag", {"file": f"receipts/{name}"})
+    """Receipt files no row indexes, and temp files of interrupted writes (what a killed
+    writer leaves; ``receipts-sweep`` adopts or quarantines them)."""
+    from mindos.recovery import doctor  # lazy: the doctor owns the orphan-file rule
+
+    indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")}
+    unindexed, temp = doctor.orphan_files(conn.home, indexed)
+    for receipt_id in unindexed:
+        out.add("receipt_file_unindexed", [receipt_id], "snag", {"file": f"receipts/{receipt_id}.json", "temp": False})
+    for name in temp:
+        out.add("receipt_file_unindexed", [name], "snag", {"file": f"receipts/{name}", "temp": True})
 
 
 def _recall(conn, out, now):
@@ -152,7 +180,8 @@ def _recall(conn, out, now):
 
 
 def _fts(conn, out, now):
-    """Full-text indexes whose inverted index no longer matches their content table."""
+    """Full-text indexes whose inverted index no longer matches their content table: the
+    doctor's ``fts_index_drift`` finding (same digest), re-checked alone after a rebuild."""
     for name in fts.INDEXES:
         if not fts.has(conn, name):
             continue
@@ -163,31 +192,42 @@ def _fts(conn, out, now):
                 "stale_total": found["stale_total"]})
 
 
-# (name, function, kinds produced) in report order.
+# (name, function, kinds produced): the sweep, in report order
 SOURCES = (
-    ("verify-chain", _chain, ("hash_mismatch", "broken_link")),
+    ("doctor", _doctor, ("hash_mismatch", "broken_link", "fts_index_drift", "receipt_file_missing",
+                         "receipt_file_hash_mismatch")),
     ("leases", _leases, ("stale_lease",)),
     ("overdue", _overdue, ("overdue_task",)),
     ("stalled", _stalled, ("stalled_running",)),
     ("parked", _parked, ("awaiting_decision", "blocked_task")),
     ("grants", _grants, ("grant_expired",)),
     ("recall-stale", _recall, ("recall_stale", "unproven_recall_digest", "unknown_recall_params")),
-    ("receipt-files", _receipt_files, ("receipt_file_unindexed", "receipt_temp_file")),
+    ("receipt-files", _receipt_files, ("receipt_file_unindexed",)),
+)
+# narrow sources: re-check one kind without the whole doctor (after a repair), producing the
+# very findings the sweep produced for it
+NARROW = (
     ("fts-drift", _fts, ("fts_index_drift",)),
 )
+
 # the severity each kind carries (exact by_severity totals even when listings are capped)
 SEVERITY = {"hash_mismatch": "decision", "broken_link": "decision", "awaiting_decision": "decision",
             "grant_expired": "decision", "unknown_recall_params": "info"}
 
 
 def source_names():
-    """The names of the sources this build senses with."""
+    """The names of the sources a full sweep runs."""
     return [name for name, _, _ in SOURCES]
 
 
 def sources_for(kinds):
-    """The source names that produce any of ``kinds``."""
-    return [name for name, _, produced in SOURCES if set(produced) & set(kinds)]
+    """The narrowest sources that together produce every kind of ``kinds`` (names)."""
+    wanted, chosen = set(kinds), []
+    for name, _, produced in NARROW + SOURCES:
+        if wanted & set(produced):
+            chosen.append(name)
+            wanted -= set(produced)
+    return chosen
 
 
 def sense(conn, *, limit=LIMIT, only=None):
@@ -200,7 +240,7 @@ def sense(conn, *, limit=LIMIT, only=None):
     limit = validate.positive_int(limit, "--limit", maximum=100000)
     now = clock.now_iso()
     findings, totals, used = [], {}, []
-    for name, function, _ in SOURCES:
+    for name, function, _ in (SOURCES if only is None else NARROW + SOURCES):
         if only is not None and name not in only:
             continue
         out = _Out(name, limit)

@@ -21,12 +21,22 @@ def write_policy(home, name, text):
 
 def test_the_shipped_policies_parse_and_list(conn):
     listing = repairs.listing(conn)
-    assert [p["name"] for p in listing["eligible"]] == ["fts-rebuild", "stale-lease-recover"]
+    assert [p["name"] for p in listing["eligible"]] == ["fts-rebuild", "receipts-sweep", "stale-lease-recover"]
     assert {p["name"]: (p["finding"], p["tier"], p["command"]) for p in listing["eligible"]} == {
-        "fts-rebuild": ("fts_index_drift", 0, "fts-rebuild"), "stale-lease-recover": ("stale_lease", 0, "recover")}
+        "fts-rebuild": ("fts_index_drift", 0, "fts-rebuild"),
+        "receipts-sweep": ("receipt_file_unindexed", 0, "receipts-sweep"),
+        "stale-lease-recover": ("stale_lease", 0, "recover")}
     assert all(p["runs_today"] == 0 and p["origin"] == "shipped" for p in listing["eligible"])
-    # receipts-sweep ships, but its command arrives with the recovery layer
+    assert listing["ineligible"] == []
+
+
+def test_a_command_missing_from_the_build_is_unavailable(conn, monkeypatch):
+    monkeypatch.setitem(repairs.COMMANDS, "receipts-sweep", None)
+    listing = repairs.listing(conn)
     assert [(p["name"], p["reason"]) for p in listing["ineligible"]] == [("receipts-sweep", "command_unavailable")]
+    orphan_receipt(conn)
+    with pytest.raises(Refused, match="command_unavailable"):
+        repairs.run(conn, "receipts-sweep")
 
 
 def test_a_home_policy_replaces_the_shipped_one_and_raising_the_tier_takes_it_out_of_the_nanny(conn, home):
@@ -85,12 +95,25 @@ def test_fts_rebuild_repairs_drift_and_audits_it(conn, cli_json):
     assert sense.sense(conn)["findings"] == []
 
 
+def test_receipts_sweep_quarantines_what_it_cannot_adopt(conn, cli_json, home):
+    path = orphan_receipt(conn)
+    before = home_bytes(conn)
+    planned = cli_json("ops", "repair", "receipts-sweep", "--dry-run")
+    assert planned["result"]["quarantine"] == [{"file": "r-orphan.json", "reason": planned["result"]["quarantine"][0]
+                                                ["reason"]}]
+    assert home_bytes(conn) == before
+    record = cli_json("ops", "repair", "receipts-sweep")
+    assert record["changed"] is True and not os.path.exists(path)
+    assert os.path.exists(os.path.join(str(home), record["result"]["quarantined"][0]["moved_to"]))
+    assert sense.sense(conn)["findings"] == []
+
+
 def test_refusals_are_one_line_exit_1(cli, conn, home):
-    orphan_receipt(conn)
-    rc, out, err = cli("ops", "repair", "receipts-sweep")
-    assert (rc, out) == (1, "") and "command_unavailable" in err and err.count("\n") == 1
     rc, out, err = cli("ops", "repair", "nope")
-    assert (rc, out) == (1, "") and "unknown repair 'nope'" in err
+    assert (rc, out) == (1, "") and "unknown repair 'nope'" in err and err.count("\n") == 1
+    write_policy(home, "broken", "finding: stale_lease\ntier: 9\ncommand: recover\n")
+    rc, out, err = cli("ops", "repair", "broken")
+    assert (rc, out) == (1, "") and "broken.yaml:2: tier must be from 0 to 3" in err and err.count("\n") == 1
     rc, out, err = cli("ops", "repair")
     assert (rc, out) == (2, "")
 
