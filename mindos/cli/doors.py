@@ -276,7 +276,7 @@ OPS = Door(
         )),
         ('Bounded autonomy', (
             ('sense', 'autonomy.sense',
-             'Typed, content-hashed findings across the home (chain, leases, overdue, stalled, parked, grants, receipts, FTS); read-only.'),
+             'Typed, content-hashed findings: the doctor (chain, receipts, FTS drift, ...), leases, overdue, stalled, parked, grants, recall-stale, orphan receipts; read-only.'),
             ('repair-list', 'autonomy.repairs',
              'List the repair policies (policies/repairs/*.yaml): the tier-0 ones eligible to run, and why the rest are not.'),
             ('repair', 'autonomy.repairs',
