@@ -100,7 +100,7 @@ def _leases(conn, out, now):
     where = (f"lease_owner <> '' AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND {sql.open_condition()}")
     out.total("stale_lease", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
     for row in conn.execute(f"SELECT id, lease_owner, lease_expires_at, lease_epoch, retry_count FROM tasks"
-                            f" WHERE {where} ORDER BY id LIMIT ?", (now, out.limit)):
+                            f" WHERE {where} ORDER BY +id LIMIT ?", (now, out.limit)):
         out.items.append(finding("stale_lease", [row[0]], "snag", {
             "owner": row[1], "lease_expires_at": row[2], "lease_epoch": row[3], "retry_count": row[4]}, out.source))
 
@@ -109,7 +109,7 @@ def _overdue(conn, out, now):
     """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
     where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
     out.total("overdue_task", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
-    for row in conn.execute(f"SELECT id, due_at, priority FROM tasks WHERE {where} ORDER BY id LIMIT ?",
+    for row in conn.execute(f"SELECT id, due_at, priority FROM tasks WHERE {where} ORDER BY +id LIMIT ?",
                             (now, out.limit)):
         out.items.append(finding("overdue_task", [row[0]], "snag", {
             "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, out.source))
@@ -122,7 +122,7 @@ def _stalled(conn, out, now):
         "SELECT t.id, t.lease_owner, coalesce(h.at, t.updated_at) AS last FROM tasks t"
         " LEFT JOIN heartbeats h ON h.task_id = t.id"
         " WHERE t.status IN ('claimed', 'running') AND t.lease_owner <> '' AND t.lease_expires_at > ?"
-        " AND coalesce(h.at, t.updated_at) <= ? ORDER BY t.id", (now, cutoff))
+        " AND coalesce(h.at, t.updated_at) <= ? ORDER BY +t.id", (now, cutoff))
     for row in rows:
         out.add("stalled_running", [row[0]], "snag", {"owner": row[1], "last_activity_at": row[2]})
 
@@ -132,7 +132,7 @@ def _parked(conn, out, now):
     statuses = (*DECISION_STATUSES, "blocked")
     marks = ", ".join("?" for _ in statuses)
     for row in conn.execute(f"SELECT id, status, blocked_reason, next_action FROM tasks WHERE status IN ({marks})"
-                            " ORDER BY id", statuses):
+                            " ORDER BY +id", statuses):
         if row[1] == "blocked":
             out.add("blocked_task", [row[0]], "snag", {"status": row[1], "blocked_reason": row[2]})
         else:
@@ -162,11 +162,11 @@ def _receipt_files(conn, out, now):
 
 def _recall(conn, out, now):
     """recall-stale: live handoffs citing a recall whose context has since moved."""
-    from mindos.context import recall  # lazy: only a home with cited recalls pays for the bundle builder
-
     if not conn.execute("SELECT 1 FROM handoffs WHERE superseded_by IS NULL AND recall_digest <> '' LIMIT 1"
                         ).fetchone():
         return
+    from mindos.context import recall  # lazy: only a home with cited recalls pays for the bundle builder
+
     for item in recall.stale(conn)["items"]:
         if item["status"] == "fresh":
             continue
