@@ -14,6 +14,7 @@ Two figures, both as separate processes:
 
 Quick run:  python3 bench/nanny_bench.py --tasks 10000 --events 50000 --reps 11
 Full run:   python3 bench/nanny_bench.py            (seeding 100k/500k takes a few minutes)
+Re-time:    python3 bench/nanny_bench.py --seeded-home /path/to/kept/home   (copies it first)
 Results go to stdout as JSON and to bench/results/nanny-latest.json (gitignored).
 """
 
@@ -124,6 +125,7 @@ def main(argv=None):
     parser.add_argument("--stale", type=int, default=50, help="expired leases seeded for the tick to recover")
     parser.add_argument("--reps", type=int, default=21, help="idle tick / baseline pairs")
     parser.add_argument("--skip-busy", action="store_true")
+    parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
     parser.add_argument("--workdir")
     args = parser.parse_args(argv)
     compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
@@ -134,7 +136,16 @@ def main(argv=None):
         results["idle"] = time_idle(workdir, args.reps)
         if not args.skip_busy:
             home = os.path.join(workdir, "busy")
-            results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale)
+            if args.seeded_home:
+                shutil.copytree(args.seeded_home, home)
+                conn = db.connect(home)
+                try:
+                    results["busy_seed"] = {"tasks": conn.execute("SELECT count(*) FROM tasks").fetchone()[0],
+                                            "events": ledger.height(conn), "copied_from": args.seeded_home}
+                finally:
+                    conn.close()
+            else:
+                results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale)
             results["busy"] = time_busy(home)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
