@@ -132,3 +132,17 @@ def test_caps_per_day_and_per_subject_count(conn, home):
         repairs.run(conn, "stale-lease-recover")
     with pytest.raises(NotFound):
         repairs.find(conn, "missing")
+
+
+@pytest.mark.parametrize("name", ["stale-lease-recover", "fts-rebuild", "receipts-sweep"])
+def test_every_repair_dry_run_leaves_the_home_byte_identical(conn, home, name):
+    stale_lease(conn)
+    fts_drift(conn)
+    orphan_receipt(conn)
+    before = home_bytes(conn)
+    proc = script("ops.py", "repair", name, "--dry-run", home=home, env={"MINDOS_NOW": clock.now_iso()})
+    assert proc.returncode == 0 and proc.stderr == ""
+    record = json.loads(proc.stdout)
+    assert record["dry_run"] is True and record["findings"] and record["changed"] is False
+    assert home_bytes(conn) == before
+    assert not os.path.exists(os.path.join(str(home), "quarantine"))
