@@ -48,7 +48,8 @@ def test_reading_changes_nothing_and_mark_moves_the_window(conn, cli, cli_json):
 
 
 def test_titles_cannot_redraw_the_terminal(conn):
-    make_task(conn, "t-x", title="evil\x1b[2Jtitle")
-    conn.execute("UPDATE tasks SET status = 'blocked' WHERE id = 't-x'")
+    make_task(conn, "t-x")
+    # create refuses control characters; a row written before that rule (or by hand) may hold them
+    conn.execute("UPDATE tasks SET status = 'blocked', title = 'evil\x1b[2Jtitle' WHERE id = 't-x'")
     text = morning.render(morning.brief(conn))
     assert "\x1b" not in text and "evil [2Jtitle" in text

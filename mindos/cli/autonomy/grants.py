@@ -1,7 +1,7 @@
 """Continuation grants: declare, grant-check."""
 
 from mindos.autonomy import grants
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_declare(sub):
@@ -12,7 +12,7 @@ def add_declare(sub):
     p.add_argument("--model", required=True, help="the exact model/provider the grant binds (no other is authorized)")
     p.add_argument("--autonomy-level", required=True, choices=list(grants.LEVELS), help="autonomy level, L0..L3")
     p.add_argument("--granted-by", required=True, help="the human granting it")
-    p.add_argument("--grant-hours", required=True, type=int,
+    p.add_argument("--grant-hours", required=True, type=flags.integer,
                    help=f"hours until the grant expires (1..{grants.MAX_GRANT_HOURS})")
     p.set_defaults(handler=cmd_declare)
 

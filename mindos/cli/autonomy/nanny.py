@@ -8,7 +8,7 @@ def add_nanny(sub):
     p = make_parser(sub, "nanny",
                     "ops.py nanny --max-repairs 2")
     flags.dry_run(p, "plan the repairs (each command's own dry run) and report the state; change nothing")
-    p.add_argument("--max-repairs", type=int, default=nanny.DEFAULT_MAX_REPAIRS,
+    p.add_argument("--max-repairs", type=flags.integer, default=nanny.DEFAULT_MAX_REPAIRS,
                    help=f"repairs this tick may run (default {nanny.DEFAULT_MAX_REPAIRS}; 0 senses and reports only)")
     p.set_defaults(handler=cmd_nanny)
 
