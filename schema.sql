@@ -219,6 +219,40 @@ CREATE TABLE botmail_receipts (
 );
 CREATE INDEX idx_botmail_receipts_envelope ON botmail_receipts(sender, envelope_id, id);
 CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
+
+-- Bounded autonomy (migration 10).  A grant binds a task's unattended continuation to one
+-- exact model/provider, an autonomy level (L0..L3), who granted it, and an expiry; at most
+-- one live (superseded_by IS NULL) grant per task, older ones kept as history.
+CREATE TABLE grants (
+    id             INTEGER PRIMARY KEY,
+    task_id        TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    model          TEXT NOT NULL,
+    autonomy_level TEXT NOT NULL,
+    granted_by     TEXT NOT NULL,
+    granted_at     TEXT NOT NULL,
+    expires_at     TEXT NOT NULL,
+    superseded_by  INTEGER,
+    superseded_at  TEXT
+);
+CREATE UNIQUE INDEX idx_grants_one_live ON grants(task_id) WHERE superseded_by IS NULL;
+CREATE INDEX idx_grants_live_expiry ON grants(expires_at) WHERE superseded_by IS NULL;
+
+-- The nanny's memory of open findings, keyed by finding digest (migration 10): a finding
+-- seen before is carried forward (counted, never narrated again); repair_failures feeds the
+-- circuit breaker.  A finding that disappears is deleted.
+CREATE TABLE nanny_findings (
+    digest          TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL,
+    subjects        TEXT NOT NULL DEFAULT '[]',
+    severity        TEXT NOT NULL,
+    first_seen_at   TEXT NOT NULL,
+    last_seen_at    TEXT NOT NULL,
+    ticks           INTEGER NOT NULL DEFAULT 1,
+    repair_failures INTEGER NOT NULL DEFAULT 0,
+    last_repair     TEXT NOT NULL DEFAULT '',
+    last_error      TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+
 -- @fts5
 CREATE VIRTUAL TABLE tasks_fts USING fts5(
     id, project, title, description, next_action, blocked_reason,

@@ -29,6 +29,7 @@ Design decisions
 """
 
 import bisect
+import importlib
 import json
 
 from mindos.context import builder, pack as legacy
@@ -185,6 +186,11 @@ _SCORES = ("score", "rank_score")
 # index statistics and what they feed, never task state: left out of the sealed form
 _INDEX_STATISTICS = ("used_chars", "related_tokens_used", "related_tokens_skipped")
 
+# Modules of later dimensions adding unsealed keys to a bundle: each defines
+# ``recall_section(conn, task_id) -> dict``.  Loaded by name, so context never imports upward.
+UNSEALED_PROVIDERS = ["mindos.autonomy.grants"]
+UNSEALED_KEYS = frozenset({"grant"})  # the keys those providers add; sealed_form leaves them out
+
 
 def sealed_form(durable):
     """The form a digest is taken over: the bundle's durable part with related notes
@@ -194,10 +200,13 @@ def sealed_form(durable):
 
     BM25 scores, the order they give and the token rarity counts move whenever any note
     anywhere joins the index; sealing them would stale every digest without real drift.
-    Which notes were packed, and everything in them, still counts."""
-    if "related_notes" not in durable:
+    Which notes were packed, and everything in them, still counts.  The unsealed keys of
+    later dimensions (``UNSEALED_KEYS``: the continuation grant) are left out too."""
+    if "related_notes" not in durable and not UNSEALED_KEYS & durable.keys():
         return durable
-    form = {key: value for key, value in durable.items() if key not in _INDEX_STATISTICS}
+    form = {key: value for key, value in durable.items() if key not in _INDEX_STATISTICS and key not in UNSEALED_KEYS}
+    if "related_notes" not in durable:
+        return form
     form["related_notes"] = sorted(({key: value for key, value in note.items() if key not in _SCORES}
                                     for note in durable["related_notes"]), key=lambda note: note["id"])
     return form
@@ -212,7 +221,7 @@ def bundle(conn, task_id, agent, params, now=None):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
-    ``core_digest`` and ``recalled_at``.  Raises NotFound for an unknown task.
+    ``core_digest``, ``recalled_at`` and the unsealed ``grant`` (the live continuation grant).  Raises NotFound for an unknown task.
     """
     from mindos.work import rows  # lazy: the task row
 
@@ -225,6 +234,10 @@ def bundle(conn, task_id, agent, params, now=None):
     result["digest"] = digest_of({**full, **tail})
     result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
     result["recalled_at"] = now
+    # unsealed additions of later dimensions (the continuation grant expires by the clock,
+    # and a digest must never move with time alone)
+    for name in UNSEALED_PROVIDERS:
+        result.update(importlib.import_module(name).recall_section(conn, task["id"]))
     return result
 
 

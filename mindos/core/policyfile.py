@@ -13,8 +13,8 @@ every other Unicode whitespace character (NBSP, ideographic and em spaces, line 
 ``str.strip`` would quietly eat ``true\\x0c`` or ``\\u2003true`` into ``true``, so a file whose
 bytes differ from what a reviewer sees would still parse as the policy they approved.
 
-Callers pass the schema: ``{key: bool | int | str}`` (strings must be tags; integers run
-1..100000).  Project policies and repair policies share this one parser.  Parsed files are
+Callers pass the schema: ``{key: bool | int | str | range}`` (strings must be tags; integers
+run 1..100000; a ``range`` admits exactly its integers, e.g. ``range(0, 4)`` for a tier).  Project policies and repair policies share this one parser.  Parsed files are
 cached per process by path and (mtime, ctime, size, inode), so an edit takes effect on the
 next call.
 """
@@ -124,11 +124,12 @@ def _check_type(key, value, keys):
         if not isinstance(value, bool):
             raise _Problem(f"{key} must be true or false")
         return value
-    if expected is int:
+    if expected is int or isinstance(expected, range):
         if isinstance(value, bool) or not isinstance(value, int):
             raise _Problem(f"{key} must be an integer")
-        if not 1 <= value <= 100000:
-            raise _Problem(f"{key} must be from 1 to 100000")
+        low, high = (1, 100000) if expected is int else (expected.start, expected.stop - 1)
+        if not low <= value <= high:
+            raise _Problem(f"{key} must be from {low} to {high}")
         return value
     if not isinstance(value, str):
         raise _Problem(f"{key} must be a string (quote it)")

@@ -518,5 +518,39 @@ CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
 """
 
 
+def m010_autonomy():
+    """Bounded autonomy: model-bound continuation grants and the nanny's finding memory."""
+    return """
+CREATE TABLE grants (
+    id             INTEGER PRIMARY KEY,
+    task_id        TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    model          TEXT NOT NULL,
+    autonomy_level TEXT NOT NULL,
+    granted_by     TEXT NOT NULL,
+    granted_at     TEXT NOT NULL,
+    expires_at     TEXT NOT NULL,
+    superseded_by  INTEGER,
+    superseded_at  TEXT
+);
+CREATE UNIQUE INDEX idx_grants_one_live ON grants(task_id) WHERE superseded_by IS NULL;
+CREATE INDEX idx_grants_live_expiry ON grants(expires_at) WHERE superseded_by IS NULL;
+CREATE TABLE nanny_findings (
+    digest          TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL,
+    subjects        TEXT NOT NULL DEFAULT '[]',
+    severity        TEXT NOT NULL,
+    first_seen_at   TEXT NOT NULL,
+    last_seen_at    TEXT NOT NULL,
+    ticks           INTEGER NOT NULL DEFAULT 1,
+    repair_failures INTEGER NOT NULL DEFAULT 0,
+    last_repair     TEXT NOT NULL DEFAULT '',
+    last_error      TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
-              m006_mood_poller, m007_request_replays, m008_botmail]
+              m006_mood_poller, m007_request_replays, m008_botmail,
+              # 9 is reserved for a branch in flight; until it lands this list has a gap the
+              # numbering test reports
+              m010_autonomy]

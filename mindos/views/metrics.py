@@ -16,6 +16,7 @@ PROVIDERS = [
     "mindos.memory.memories", "mindos.memory.facts",
     "mindos.context.recall",
     "mindos.context.prime",
+    "mindos.autonomy.grants", "mindos.autonomy.nanny",
 ]
 
 

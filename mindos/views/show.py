@@ -1,8 +1,11 @@
 """``show``: one task with everything known about it, across dimensions.
 
 The task row, its receipts, its audit trail, its dependency edges both ways and its live
-handoff.  A view: it reads, never writes.
+handoff, plus the sections higher dimensions declare in :data:`SECTION_PROVIDERS` (the
+autonomy grant).  A view: it reads, never writes.
 """
+
+import importlib
 
 from mindos.core import validate
 from mindos.memory import handoffs
@@ -19,6 +22,10 @@ def receipts_for(conn, task_id):
 
 
 SHOW_AUDIT_LIMIT = 200
+# Modules of later dimensions adding keys to a task's view: each defines
+# ``show_section(conn, task_id) -> dict``.  Named here (like metrics.PROVIDERS) and loaded
+# by name, so a view never imports upward.
+SECTION_PROVIDERS = ["mindos.autonomy.grants"]
 
 
 def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
@@ -50,7 +57,7 @@ def show(conn, task_id):
     )
     trail = audit_trail(conn, task_id, SHOW_AUDIT_LIMIT)
     total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
-    return {
+    view = {
         "task": task,
         "receipts": receipts_for(conn, task_id),
         "audit": trail,
@@ -63,5 +70,8 @@ def show(conn, task_id):
         "dependents": [dict(r) for r in dependents],
         "handoff": handoffs.live(conn, task_id),
     }
+    for name in SECTION_PROVIDERS:
+        view.update(importlib.import_module(name).show_section(conn, task_id))
+    return view
 
 

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Benchmark the nanny tick the way cron runs it: one ``python3 ops.py nanny`` process.
+
+Two figures, both as separate processes:
+  * **Busy home**: ``--tasks`` tasks (default 100k, seeded by ``bench.seed_tasks`` with the
+    audit event each creation writes) and a ledger topped up to ``--events`` events
+    (default 500k), with work for the tick to find: ``--stale`` expired leases (repaired by
+    stale-lease-recover), blocked and waiting-for-user tasks, and the overdue tasks the seed
+    produces.  Timed: ``sense``, ``nanny --dry-run``, the first real tick (repairs, findings
+    remembered), a second tick (everything carried forward).  Target: each under 10 s.
+  * **Idle home**: a fresh home with nothing to do.  ``ops.py nanny`` is timed interleaved
+    with the bare baseline ``python3 -c "import sqlite3, json, argparse"`` (the same
+    baseline as bench.py); the figure is the ratio of medians.  Target: under 1.5.
+
+Quick run:  python3 bench/nanny_bench.py --tasks 10000 --events 50000 --reps 11
+Full run:   python3 bench/nanny_bench.py            (seeding 100k/500k takes a few minutes)
+Re-time:    python3 bench/nanny_bench.py --seeded-home /path/to/kept/home   (copies it first)
+Results go to stdout as JSON and to bench/results/nanny-latest.json (gitignored).
+"""
+
+import argparse
+import compileall
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+for path in (ROOT, HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import bench  # noqa: E402
+from mindos.core import clock  # noqa: E402
+from mindos.store import db, ledger  # noqa: E402
+
+OPS = os.path.join(ROOT, "ops.py")
+
+
+def _run(argv, env):
+    started = time.perf_counter()
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return (time.perf_counter() - started) * 1000.0, proc
+
+
+def seed_busy(home, tasks, events, stale):
+    """Seed the busy home; return seeding facts."""
+    started = time.perf_counter()
+    info = bench.seed_tasks(home, tasks, dag=False)
+    conn = db.connect(home)
+    try:
+        have = ledger.height(conn)
+        with db.write(conn):
+            for index in range(max(0, events - have)):
+                ledger.append_event(conn, "task", info.ids[index % len(info.ids)], "heartbeat",
+                                    {"owner": bench.AGENTS[index % len(bench.AGENTS)], "n": index})
+        now = clock.now_iso()
+        past = clock.shift(now, -3600)
+        with db.write(conn):
+            for index, task_id in enumerate(info.ids[:stale]):
+                conn.execute("UPDATE tasks SET status = 'running', lease_owner = ?, lease_expires_at = ?,"
+                             " lease_epoch = 1 WHERE id = ?", (bench.AGENTS[index % len(bench.AGENTS)], past, task_id))
+            for task_id in info.ids[stale:stale + 100]:
+                conn.execute("UPDATE tasks SET status = 'blocked', blocked_reason = 'vendor' WHERE id = ?", (task_id,))
+            for task_id in info.ids[stale + 100:stale + 120]:
+                conn.execute("UPDATE tasks SET status = 'waiting_for_user' WHERE id = ?", (task_id,))
+        counts = {"tasks": conn.execute("SELECT count(*) FROM tasks").fetchone()[0],
+                  "events": ledger.height(conn)}
+    finally:
+        conn.close()
+    return {**counts, "stale_leases": stale, "seed_seconds": round(time.perf_counter() - started, 1)}
+
+
+def time_busy(home):
+    env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
+    env.pop("MINDOS_NOW", None)
+    results = {}
+    for label, argv in (("sense", ["sense"]), ("nanny_dry_run", ["nanny", "--dry-run"]),
+                        ("nanny_first_tick", ["nanny"]), ("nanny_second_tick", ["nanny"])):
+        ms, proc = _run([sys.executable, OPS, *argv], env)
+        entry = {"seconds": round(ms / 1000.0, 2), "exit": proc.returncode}
+        if proc.returncode == 0:
+            report = json.loads(proc.stdout)
+            if "state" in report:
+                entry.update(state=report["state"], repairs=[(r["repair"], r["changed"]) for r in report["repairs"]],
+                             new=report["findings"]["new_total"], carried=report["findings"]["carried"],
+                             findings_total=report["findings"]["total"])
+            else:
+                entry.update(findings_total=report["total"], by_kind=report["by_kind"])
+        else:
+            entry["stderr"] = proc.stderr.strip().splitlines()[-1:]
+        results[label] = entry
+    return results
+
+
+def time_idle(workdir, reps):
+    home = os.path.join(workdir, "idle")
+    env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
+    env.pop("MINDOS_NOW", None)
+    subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "init"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    _run([sys.executable, OPS, "nanny"], env)  # warm the page cache and write the lock file once
+    base, tick = [], []
+    for _ in range(reps):
+        base.append(_run([sys.executable, "-c", bench.BASELINE_CODE], env)[0])
+        ms, proc = _run([sys.executable, OPS, "nanny"], env)
+        if proc.returncode != 0:
+            raise SystemExit(f"idle nanny failed: {proc.stderr.strip()}")
+        tick.append(ms)
+    return {"reps": reps, "baseline_median_ms": round(statistics.median(base), 1),
+            "nanny_median_ms": round(statistics.median(tick), 1),
+            "ratio": round(statistics.median(tick) / statistics.median(base), 3),
+            "state": json.loads(proc.stdout)["state"]}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=100000)
+    parser.add_argument("--events", type=int, default=500000)
+    parser.add_argument("--stale", type=int, default=50, help="expired leases seeded for the tick to recover")
+    parser.add_argument("--reps", type=int, default=21, help="idle tick / baseline pairs")
+    parser.add_argument("--skip-busy", action="store_true")
+    parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
+    parser.add_argument("--workdir")
+    args = parser.parse_args(argv)
+    compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
+    workdir = tempfile.mkdtemp(prefix="mindos-nanny-bench-", dir=args.workdir)
+    results = {"meta": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                        "baseline": f'python3 -c "{bench.BASELINE_CODE}"'}}
+    try:
+        results["idle"] = time_idle(workdir, args.reps)
+        if not args.skip_busy:
+            home = os.path.join(workdir, "busy")
+            if args.seeded_home:
+                shutil.copytree(args.seeded_home, home)
+                conn = db.connect(home)
+                try:
+                    results["busy_seed"] = {"tasks": conn.execute("SELECT count(*) FROM tasks").fetchone()[0],
+                                            "events": ledger.height(conn), "copied_from": args.seeded_home}
+                finally:
+                    conn.close()
+            else:
+                results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale)
+            results["busy"] = time_busy(home)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    out_dir = os.path.join(HERE, "results")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "nanny-latest.json"), "w", encoding="utf-8") as handle:
+        handle.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""``ops.py nanny``: one bounded, audited tick of the impulse layer.
+
+A tick is sense -> eligible tier-0 repairs within the cap -> escalate decisions -> one
+state report.  It is cron-driven, not a daemon: each tick starts, does a bounded amount of
+work and exits, so every tick is independently observable (audited ``nanny_tick`` with its
+state).  It runs only the commands of the repair registry (``repairs.COMMANDS``): it never
+deploys, merges, sends messages or crosses an approval seam -- those surface as
+``decision_needed``.
+
+The four states, first match wins:
+  decision_needed  a finding needs a human: an approval seam, an integrity problem, an
+                   expired grant on open work, an invalid repair policy, or an open breaker
+  hit_snag         bounded work is blocked or needs correction (snag findings remain, or a
+                   repair failed this tick)
+  working          nothing is wrong and work is active (live leases) or progressed (a repair
+                   changed something this tick)
+  all_clear        nothing needs attention
+
+Design decisions
+  * **Persistent findings are carried forward by digest** in ``nanny_findings``: a finding
+    is reported in full once (``new``), then only counted (``carried``); one that
+    disappears is dropped (``resolved``) and would be new again if it came back.
+  * **Circuit breaker.**  A repair that did not make its finding go away (it raised, or the
+    finding is still there when the tick re-senses) counts a failure on that finding; at
+    BREAKER_FAILURES the repair is stopped for as long as the finding stands, and the
+    finding becomes a decision.
+  * **One repairing tick at a time.**  A real tick holds a non-blocking exclusive ``fcntl``
+    lock on ``<home>/nanny.lock`` (released by the OS if the process dies); a tick that
+    finds it taken senses read-only, reports ``lock: "busy"`` and repairs nothing.
+  * **Dry run** takes no lock, runs each planned repair's own dry run and writes nothing
+    (no memory update, no audit); its state is the one the tick would report if every
+    planned repair worked (``state_basis: "planned"``).
+"""
+
+import os
+
+from mindos.core import canonical, clock, validate
+from mindos.store import db, ledger
+from mindos.autonomy import sense
+
+STATES = ("all_clear", "working", "hit_snag", "decision_needed")
+DEFAULT_MAX_REPAIRS = 3
+BREAKER_FAILURES = 2
+LOCK_FILE = "nanny.lock"
+LISTED = 100  # digests listed behind a state / per report list; counts stay exact
+
+
+# ---------------------------------------------------------------------------------------
+# The tick lock
+
+
+class TickLock:
+    """A non-blocking exclusive lock on ``<home>/nanny.lock``; ``acquired`` says whether it
+    was taken.  Use as a context manager; the OS drops it if the process dies."""
+
+    def __init__(self, home):
+        self.path = os.path.join(home, LOCK_FILE)
+        self.handle = None
+        self.acquired = False
+
+    def __enter__(self):
+        import fcntl  # lazy: only a real (non-dry) tick locks
+
+        self.handle = open(self.path, "a+b")
+        try:
+            os.chmod(self.path, 0o600)
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.acquired = True
+        except BlockingIOError:
+            self.acquired = False
+        return self
+
+    def __exit__(self, *exc):
+        if self.handle is not None:
+            self.handle.close()  # closing the descriptor releases the lock
+            self.handle = None
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Memory of findings
+
+
+def memory(conn):
+    """``{digest: row}`` of the findings the previous ticks saw."""
+    return {row["digest"]: dict(row) for row in conn.execute(
+        "SELECT digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks, repair_failures, last_repair,"
+        " last_error FROM nanny_findings")}
+
+
+def _remember(conn, findings, seen, failures, now):
+    """Write the tick's findings into memory (inside the caller's write transaction)."""
+    current = {item["digest"] for item in findings}
+    gone = [digest for digest in seen if digest not in current]
+    for start in range(0, len(gone), 500):
+        chunk = gone[start:start + 500]
+        conn.execute(f"DELETE FROM nanny_findings WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk)
+    for item in findings:
+        failed = failures.get(item["digest"])
+        if item["digest"] in seen:
+            if failed:
+                conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ?,"
+                             " repair_failures = repair_failures + 1, last_repair = ?, last_error = ? WHERE digest = ?",
+                             (now, failed[0], failed[1], item["digest"]))
+            else:
+                conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ? WHERE digest = ?",
+                             (now, item["digest"]))
+        else:
+            conn.execute(
+                "INSERT INTO nanny_findings(digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks,"
+                " repair_failures, last_repair, last_error) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                (item["digest"], item["kind"], canonical.canonical_json(item["subjects"]), item["severity"], now, now,
+                 1 if failed else 0, failed[0] if failed else "", failed[1] if failed else ""))
+
+
+# ---------------------------------------------------------------------------------------
+# The tick
+
+
+def _tripped(seen, item):
+    """True when the breaker is open on ``item``: its repairs failed BREAKER_FAILURES times."""
+    return seen.get(item["digest"], {}).get("repair_failures", 0) >= BREAKER_FAILURES
+
+
+def _brief(item, reason=None):
+    entry = {"digest": item["digest"], "kind": item["kind"], "subjects": item["subjects"],
+             "severity": item["severity"]}
+    if reason:
+        entry["reason"] = reason
+    return entry
+
+
+def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
+    """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid).
+
+    Policies are read only when there is a finding to answer: an idle tick never parses them.
+    """
+    findings = sensed["findings"]
+    runs, skipped, invalid = [], [], []
+    if not findings:
+        return runs, skipped, invalid
+    from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
+    for entry in repairs.policies(conn.home):
+        if not entry["valid"]:
+            invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})
+            skipped.append({"repair": entry["name"], "reason": "invalid_policy"})
+            continue
+        matching = [item for item in findings if item["kind"] == entry["finding"]]
+        if not matching:
+            continue
+        count = sensed["by_kind"].get(entry["finding"], len(matching))
+        if entry["tier"] != repairs.UNATTENDED_TIER:
+            skipped.append({"repair": entry["name"], "reason": "tier_requires_operator", "findings": count})
+            continue
+        broken = [item for item in matching if _tripped(seen, item)]
+        if broken:
+            skipped.append({"repair": entry["name"], "reason": "breaker_open", "findings": count,
+                            "breaker": [item["digest"] for item in broken]})
+            continue
+        reason = repairs.gate(conn, entry, count)
+        if reason is None and len(runs) >= max_repairs:
+            reason = "max_repairs"
+        if reason is not None:
+            skipped.append({"repair": entry["name"], "reason": reason, "findings": count})
+            continue
+        runs.append((entry, repairs.execute(conn, entry, matching, dry_run=dry_run, trigger="nanny")))
+    return runs, skipped, invalid
+
+
+def _state(findings, decisions, failed_runs, progressed, active):
+    """The state and the digests behind it."""
+    if decisions:
+        return "decision_needed", [item["digest"] for item in decisions]
+    snags = [item for item in findings if item["severity"] == "snag"]
+    if snags or failed_runs:
+        return "hit_snag", [item["digest"] for item in snags] + [run["repair"] for run in failed_runs]
+    if progressed or active:
+        return "working", [run["repair"] for run in progressed]
+    return "all_clear", []
+
+
+def tick(conn, *, dry_run=False, max_repairs=DEFAULT_MAX_REPAIRS):
+    """One nanny tick; return the state report (see the module docstring).
+
+    ``{"state", "because", "dry_run", "lock", "tick_at", "findings": {"total", "by_kind",
+    "new", "carried", "resolved"}, "decisions", "repairs", "skipped_repairs", "max_repairs",
+    "active_leases"}``.  A real tick audits ``nanny_tick``.
+    """
+    max_repairs = validate.positive_int(max_repairs, "--max-repairs", minimum=0, maximum=100)
+    if dry_run:
+        return _tick(conn, dry_run=True, max_repairs=max_repairs, lock="not_taken")
+    with TickLock(conn.home) as lock:
+        if not lock.acquired:
+            return _tick(conn, dry_run=False, max_repairs=max_repairs, lock="busy")
+        return _tick(conn, dry_run=False, max_repairs=max_repairs, lock="held")
+
+
+def _tick(conn, *, dry_run, max_repairs, lock):
+    now = clock.now_iso()
+    sensed = sense.sense(conn)
+    seen = memory(conn)
+    repairing = lock != "busy"
+    runs, skipped, invalid = [], [], []
+    if repairing:
+        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs)
+    tripped = [item for item in sensed["findings"] if _tripped(seen, item)]
+    findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
+    failures = {}  # digest -> (repair, error) for this tick
+    if runs and not dry_run:
+        kinds = {entry["finding"] for entry, _ in runs}
+        again = sense.sense(conn, only=sense.sources_for(kinds))
+        findings = [item for item in findings if item["kind"] not in kinds] + \
+            [item for item in again["findings"] if item["kind"] in kinds]
+        by_kind = {kind: count for kind, count in by_kind.items() if kind not in kinds}
+        by_kind.update({kind: count for kind, count in again["by_kind"].items() if kind in kinds})
+        present = {item["digest"] for item in findings}
+        for entry, record in runs:
+            persisting = [digest for digest in record["findings"] if digest in present]
+            record["resolved"] = [digest for digest in record["findings"] if digest not in present]
+            record["persisting"] = persisting
+            if not record["ok"] or persisting:
+                reason = record["error"] or "finding still present after the repair"
+                for digest in (persisting if record["ok"] else [d for d in record["findings"] if d in present]):
+                    failures[digest] = (entry["name"], reason[:500])
+        # a failure that reaches the breaker threshold trips it this tick
+        for item in findings:
+            if item["digest"] in failures and seen.get(item["digest"], {}).get("repair_failures", 0) + 1 \
+                    >= BREAKER_FAILURES:
+                tripped.append(item)
+    elif runs:  # dry run: the state if every planned repair worked
+        answered = {digest for _, record in runs for digest in record["findings"]}
+        findings = [item for item in findings if item["digest"] not in answered]
+    findings = sorted(findings, key=lambda f: (f["kind"], f["subjects"], f["digest"]))
+    present = {item["digest"] for item in findings}
+    tripped = list({item["digest"]: item for item in tripped if item["digest"] in present}.values())
+    records = [record for _, record in runs]
+    tripped_digests = {item["digest"] for item in tripped}
+    decisions = [_brief(item, "breaker_open") for item in tripped]
+    decisions += [_brief(item, item["kind"]) for item in findings
+                  if item["severity"] == "decision" and item["digest"] not in tripped_digests]
+    decisions += [{"kind": "repair_policy_invalid", "subjects": [bad["repair"]], "severity": "decision",
+                   "reason": bad["error"], "digest": canonical.digest({"kind": "repair_policy_invalid",
+                                                                        "subjects": [bad["repair"]]})}
+                  for bad in invalid]
+    rest = [item for item in findings if item["digest"] not in tripped_digests]
+    failed_runs = [record for record in records if not record["ok"] or record.get("persisting")]
+    progressed = [record for record in records if record["ok"] and (record["changed"] or dry_run)
+                  and not record.get("persisting")]
+    active = sense.active_work(conn)
+    state, because = _state(rest, decisions, failed_runs, progressed, active)
+    new = [item for item in findings if item["digest"] not in seen]
+    carried = len(findings) - len(new)
+    resolved = sorted(digest for digest in seen if digest not in {item["digest"] for item in findings})
+    report = {
+        "state": state, "because": because[:LISTED], "dry_run": dry_run, "lock": lock, "tick_at": now,
+        "findings": {"total": sum(by_kind.values()), "by_kind": dict(sorted(by_kind.items())), "new": new[:LISTED],
+                     "new_total": len(new), "carried": carried, "resolved": resolved[:LISTED],
+                     "resolved_total": len(resolved)},
+        "decisions": decisions[:LISTED], "repairs": records, "skipped_repairs": skipped,
+        "max_repairs": max_repairs, "active_leases": active,
+    }
+    if dry_run:
+        report["state_basis"] = "planned"
+        return report
+    with db.write(conn):
+        if repairing:
+            _remember(conn, findings, seen, failures, clock.now_iso())
+        ledger.append_event(conn, "nanny", "nanny", "nanny_tick", {
+            "state": state, "lock": lock, "because": because[:LISTED], "new": [item["digest"] for item in new][:LISTED],
+            "carried": carried, "resolved": len(resolved), "max_repairs": max_repairs,
+            "repairs": [{"repair": r["repair"], "ok": r["ok"], "changed": r["changed"]} for r in records],
+            "decisions": [d["digest"] for d in decisions][:LISTED]})
+    return report
+
+
+def last_tick(conn):
+    """The newest audited tick: ``{"at", "state", ...payload}`` or None."""
+    row = conn.execute("SELECT created_at, payload_json FROM audit_events WHERE action = 'nanny_tick'"
+                       " ORDER BY id DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    payload = ledger.parse_payload({}, row[1]).get("payload") or {}
+    return {"at": row[0], **payload}
+
+
+def metrics(conn):
+    """Nanny counters: ticks run and the open breakers."""
+    breakers = conn.execute("SELECT count(*) FROM nanny_findings WHERE repair_failures >= ?",
+                            (BREAKER_FAILURES,)).fetchone()[0]
+    return {"nanny_ticks_total": ledger.count_action(conn, "nanny_tick"), "nanny_breakers_open": breakers}

@@ -1,0 +1,248 @@
+"""The nanny tick: the four states, carry-forward by digest, the breaker, the caps, dry runs
+that change nothing, and two ticks at once never both repairing."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from autonomykit import expired_grant, fts_drift, home_bytes, parked, stale_lease
+from conftest import ROOT, last_event, make_task
+from mindos.autonomy import nanny, repairs, sense
+from mindos.core import clock
+from mindos.errors import Refused
+from mindos.work import leases
+
+
+def tick(conn, **kw):
+    return nanny.tick(conn, **kw)
+
+
+def write_policy(home, name, text):
+    folder = os.path.join(str(home), "policies", "repairs")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{name}.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def ops(home, *argv, env=None):
+    environment = dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso(), **(env or {}))
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "ops.py"), *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=environment)
+
+
+# ---------------------------------------------------------------------------------------
+# The four states
+
+
+def test_all_clear_on_a_quiet_home_and_every_tick_is_audited(conn):
+    report = tick(conn)
+    assert (report["state"], report["lock"], report["repairs"], report["because"]) == ("all_clear", "held", [], [])
+    assert last_event(conn, "nanny_tick")["state"] == "all_clear"
+
+
+def test_working_when_work_is_active(conn):
+    make_task(conn, "t1")
+    leases.claim(conn, "t1", "hermes", minutes=30)
+    report = tick(conn)
+    assert (report["state"], report["active_leases"]) == ("working", 1)
+
+
+def test_working_when_a_repair_fixed_what_it_found(conn):
+    stale_lease(conn)
+    report = tick(conn)
+    assert report["state"] == "working"
+    run, = report["repairs"]
+    assert (run["repair"], run["ok"], run["changed"], run["persisting"]) == ("stale-lease-recover", True, True, [])
+    assert report["findings"]["total"] == 0 and report["findings"]["new"] == []
+    assert last_event(conn, "repair_applied")["trigger"] == "nanny"
+    assert tick(conn)["state"] == "all_clear"
+
+
+def test_hit_snag_names_the_findings_behind_it(conn):
+    parked(conn, "t-b", "blocked", "vendor outage")
+    report = tick(conn)
+    finding, = sense.sense(conn)["findings"]
+    assert (report["state"], report["because"]) == ("hit_snag", [finding["digest"]])
+
+
+@pytest.mark.parametrize("setup", ["approval", "grant"])
+def test_decision_needed_for_an_approval_seam_or_an_expired_grant(conn, setup):
+    if setup == "approval":
+        parked(conn, "t-u", "ready_to_merge")
+    else:
+        expired_grant(conn)
+    report = tick(conn)
+    assert report["state"] == "decision_needed"
+    decision, = report["decisions"]
+    assert decision["kind"] == {"approval": "awaiting_decision", "grant": "grant_expired"}[setup]
+    assert report["repairs"] == []  # the nanny never crosses an approval seam
+
+
+def test_an_invalid_repair_policy_is_a_decision_and_runs_nothing(conn, home):
+    write_policy(home, "stale-lease-recover", "finding: stale_lease\ntier: 0\ncommand: recover\ncommand: x\n")
+    stale_lease(conn)
+    report = tick(conn)
+    assert report["state"] == "decision_needed" and report["repairs"] == []
+    assert [d["kind"] for d in report["decisions"]] == ["repair_policy_invalid"]
+
+
+# ---------------------------------------------------------------------------------------
+# Carry-forward, breaker, caps
+
+
+def test_persistent_findings_are_reported_once_then_counted(conn):
+    parked(conn, "t-b", "blocked", "vendor")
+    first = tick(conn)
+    assert first["findings"]["new_total"] == 1 and first["findings"]["carried"] == 0
+    digest = first["findings"]["new"][0]["digest"]
+    for _ in range(3):
+        clock.advance(minutes=5)
+        again = tick(conn)
+        assert again["findings"]["new"] == [] and again["findings"]["carried"] == 1 and again["state"] == "hit_snag"
+    assert last_event(conn, "nanny_tick")["new"] == []
+    row = conn.execute("SELECT ticks, first_seen_at FROM nanny_findings WHERE digest = ?", (digest,)).fetchone()
+    assert (row[0], row[1]) == (4, "2026-08-21T09:00:00Z")
+    conn.execute("UPDATE tasks SET status = 'queued', blocked_reason = '' WHERE id = 't-b'")
+    gone = tick(conn)
+    assert (gone["state"], gone["findings"]["resolved"]) == ("all_clear", [digest])
+    conn.execute("UPDATE tasks SET status = 'blocked', blocked_reason = 'vendor' WHERE id = 't-b'")
+    assert tick(conn)["findings"]["new"][0]["digest"] == digest  # it came back: new again
+
+
+def test_the_breaker_stops_a_repair_that_failed_twice_on_the_same_finding(conn, monkeypatch):
+    calls = []
+
+    def useless(conn, dry_run):
+        calls.append(dry_run)
+        return {"changed": False, "report": {}}
+
+    monkeypatch.setitem(repairs.COMMANDS, "recover", useless)
+    stale_lease(conn)
+    first = tick(conn)
+    assert first["state"] == "hit_snag" and first["repairs"][0]["persisting"]
+    second = tick(conn)
+    assert second["state"] == "decision_needed"
+    assert [d["reason"] for d in second["decisions"]] == ["breaker_open"]
+    third = tick(conn)
+    assert third["state"] == "decision_needed" and third["repairs"] == []
+    assert third["skipped_repairs"][0]["reason"] == "breaker_open"
+    assert len(calls) == 2
+    row = conn.execute("SELECT repair_failures, last_repair FROM nanny_findings WHERE kind = 'stale_lease'").fetchone()
+    assert tuple(row) == (2, "stale-lease-recover")
+
+
+def test_a_repair_that_raises_is_caught_audited_and_counted(conn, monkeypatch):
+    def broken(conn, dry_run):
+        raise Refused("disk full")
+
+    monkeypatch.setitem(repairs.COMMANDS, "recover", broken)
+    stale_lease(conn)
+    report = tick(conn)
+    assert report["state"] == "hit_snag" and report["repairs"][0]["error"] == "disk full"
+    assert last_event(conn, "repair_failed")["error"] == "disk full"
+    assert tick(conn)["state"] == "decision_needed"
+
+
+def test_the_repair_cap_bounds_a_tick(conn):
+    stale_lease(conn)
+    fts_drift(conn)
+    capped = tick(conn, max_repairs=1)
+    assert [r["repair"] for r in capped["repairs"]] == ["fts-rebuild"]
+    # the narrow re-check after the rebuild yields the doctor's digest, so "resolved" is exact
+    assert capped["repairs"][0]["persisting"] == [] and len(capped["repairs"][0]["resolved"]) == 1
+    assert [(s["repair"], s["reason"]) for s in capped["skipped_repairs"]] == [("stale-lease-recover", "max_repairs")]
+    assert capped["state"] == "hit_snag"
+    assert tick(conn, max_repairs=0)["repairs"] == []
+    assert tick(conn, max_repairs=2)["state"] == "working"
+
+
+def test_an_operator_tier_repair_is_reported_not_run(conn, home):
+    write_policy(home, "stale-lease-recover", "finding: stale_lease\ntier: 1\ncommand: recover\n")
+    stale_lease(conn)
+    report = tick(conn)
+    assert report["repairs"] == [] and report["skipped_repairs"][0]["reason"] == "tier_requires_operator"
+    assert report["state"] == "hit_snag"
+
+
+# ---------------------------------------------------------------------------------------
+# Dry run and concurrency
+
+
+def test_nanny_dry_run_changes_nothing(conn, home):
+    stale_lease(conn)
+    fts_drift(conn)
+    parked(conn, "t-b", "blocked")
+    before = home_bytes(conn)
+    proc = ops(home, "nanny", "--dry-run")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and err == ""
+    report = json.loads(out)
+    assert report["dry_run"] is True and report["lock"] == "not_taken" and report["state_basis"] == "planned"
+    assert sorted(r["repair"] for r in report["repairs"]) == ["fts-rebuild", "stale-lease-recover"]
+    assert all(r["dry_run"] for r in report["repairs"])
+    assert report["state"] == "hit_snag"  # the blocked task stays a snag even if both repairs work
+    assert home_bytes(conn) == before
+    assert not os.path.exists(os.path.join(str(home), nanny.LOCK_FILE))
+
+
+def test_a_tick_that_finds_the_lock_taken_reports_and_repairs_nothing(conn, home):
+    stale_lease(conn)
+    with nanny.TickLock(str(home)) as held:
+        assert held.acquired
+        proc = ops(home, "nanny")
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and err == ""
+    report = json.loads(out)
+    assert (report["lock"], report["repairs"], report["state"]) == ("busy", [], "hit_snag")
+    assert conn.execute("SELECT lease_owner FROM tasks WHERE id = 't-stale'").fetchone()[0] == "hermes"
+    assert last_event(conn, "nanny_tick")["lock"] == "busy"
+    assert conn.execute("SELECT count(*) FROM nanny_findings").fetchone()[0] == 0
+
+
+def test_concurrent_ticks_never_both_repair(conn, home):
+    for n in range(6):
+        stale_lease(conn, f"t-{n}")
+    procs = [ops(home, "nanny") for _ in range(4)]
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out))
+    recovered = [row[0] for row in conn.execute("SELECT entity_id FROM audit_events WHERE action = 'lease_recovered'")]
+    assert sorted(recovered) == [f"t-{n}" for n in range(6)]  # each exactly once
+    repaired = [r for r in reports if any(run["changed"] for run in r["repairs"])]
+    assert len(repaired) == 1
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'nanny_tick'").fetchone()[0] == 4
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'repair_applied'").fetchone()[0] == 1
+
+
+def test_cli_nanny_flags(cli, cli_json):
+    assert cli_json("ops", "nanny", "--max-repairs", "2")["max_repairs"] == 2
+    rc, out, err = cli("ops", "nanny", "--max-repairs", "-1")
+    assert (rc, out) == (2, "") and err.count("\n") == 1
+
+
+def test_a_busy_tick_still_reports_an_open_breaker(conn, home, monkeypatch):
+    monkeypatch.setitem(repairs.COMMANDS, "recover", lambda conn, dry_run: {"changed": False, "report": {}})
+    stale_lease(conn)
+    tick(conn)
+    assert tick(conn)["state"] == "decision_needed"
+    with nanny.TickLock(str(home)) as held:
+        assert held.acquired
+        report = tick(conn)
+    assert (report["lock"], report["state"], report["repairs"]) == ("busy", "decision_needed", [])
+    assert [d["reason"] for d in report["decisions"]] == ["breaker_open"]
+
+
+def test_the_nanny_can_only_run_registered_repair_commands():
+    # the safety boundary as data: no deploy, merge, message or arbitrary command is reachable
+    assert sorted(repairs.COMMANDS) == ["fts-rebuild", "receipts-sweep", "recover"]
+
+
+def test_metrics_count_grants_ticks_and_breakers(conn, cli_json):
+    tick(conn)
+    snapshot = cli_json("autopilot", "metrics")
+    assert (snapshot["nanny_ticks_total"], snapshot["nanny_breakers_open"], snapshot["grants_active"]) == (1, 0, 0)
