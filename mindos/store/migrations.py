@@ -518,7 +518,7 @@ CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
 """
 
 
-def m010_autonomy():
+def m009_autonomy():
     """Bounded autonomy: model-bound continuation grants and the nanny's finding memory."""
     return """
 CREATE TABLE grants (
@@ -553,4 +553,4 @@ MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_ta
               m006_mood_poller, m007_request_replays, m008_botmail,
               # 9 is reserved for a branch in flight; until it lands this list has a gap the
               # numbering test reports
-              m010_autonomy]
+              m009_autonomy]
