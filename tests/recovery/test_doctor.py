@@ -203,3 +203,24 @@ def test_missing_database_is_one_line_refusal(tmp_path, monkeypatch, cli):
     rc, out, err = cli("ops", "doctor")
     assert rc == 1 and out == "" and err.count("\n") == 1 and "no MindOS database" in err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_write_during_an_immutable_sweep_is_swept_again_live(conn, home, monkeypatch):
+    populate(conn)
+    conn.close()
+    assert not os.path.exists(os.path.join(str(home), "state.db-wal"))
+    real_sweep, calls = doctor.sweep, []
+
+    def sweep_while_an_agent_writes(connection):
+        calls.append(connection.immutable)
+        if len(calls) == 1:
+            writer = db.connect(str(home))
+            from mindos.work import tasks
+            tasks.create(writer, project="P", title="written mid-sweep", task_id="t-mid")
+            writer.close()
+        return real_sweep(connection)
+
+    monkeypatch.setattr(doctor, "sweep", sweep_while_an_agent_writes)
+    report = doctor.run(str(home))
+    assert calls == [True, False]
+    assert report["ok"] and report["counts"]["tasks"] == 5
