@@ -130,7 +130,7 @@ def restore(conn, path, *, force=False):
                     continue
                 artifacts.atomic_write_bytes(target, data)
                 written.append(stored)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
     finally:
         conn.execute(f"PRAGMA cache_size={cache}")
