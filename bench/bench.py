@@ -643,31 +643,38 @@ LEGACY_SECTIONS = dict(budget=8000, related=5)
 
 
 def cite(conn, task_ids, sections):
-    """Recall each task (audited, through the real core) and make its live handoff cite the
-    recall's core digest."""
+    """Recall each task (audited, through the real core), then record a handoff on it citing
+    the recall's core digest, the way an agent does (audited too, so later handoffs move other
+    tasks' related sections exactly as in a live fleet)."""
     from mindos.context import recall
+    from mindos.memory import handoffs
 
     params = recall.make_params(**sections)
     for task_id in task_ids:
         sealed = recall.recall(conn, task_id, agent="bench", params=params)
-        with db.write(conn):
-            conn.execute("UPDATE handoffs SET recall_digest = ? WHERE task_id = ? AND superseded_by IS NULL",
-                         (sealed["core_digest"], task_id))
+        handoffs.record(conn, task_id, from_agent="bench", to_agent="codex", status="running",
+                        objective=f"continue {task_id} from the recalled context", next_actions=["verify"],
+                        recall_digest=sealed["core_digest"])
 
 
 def time_recall_stale(home, reps, errors):
-    """Median wall time of ``ops.py recall-stale`` (a few runs) with its last report."""
-    env, runs, result = _env(home), [], {}
-    for _ in range(max(1, min(reps, 3))):
-        ms, proc = _run([sys.executable, OPS, "recall-stale"], env)
-        if proc.returncode not in (0, 1):
-            errors.append(_error("recall-stale", ["recall-stale"], proc))
-            break
-        runs.append(ms)
-        report = json.loads(proc.stdout)
-        result.update(checked=report["checked"], counts=report["counts"])
-    if runs:
-        result["median_seconds"] = round(statistics.median(runs) / 1000, 3)
+    """Median wall time of ``ops.py recall-stale`` and of ``recall-stale --recompute`` (a few
+    runs each), with the verdict counts and how many items the ledger proved unchanged."""
+    env, result = _env(home), {}
+    for label, extra in (("default", []), ("recompute", ["--recompute"])):
+        runs, entry = [], {}
+        for _ in range(max(1, min(reps, 2))):
+            ms, proc = _run([sys.executable, OPS, "recall-stale", *extra], env)
+            if proc.returncode not in (0, 1):
+                errors.append(_error("recall-stale", ["recall-stale", *extra], proc))
+                break
+            runs.append(ms)
+            report = json.loads(proc.stdout)
+            entry.update(checked=report["checked"], counts=report["counts"],
+                         proven_by_ledger=sum(item.get("checked_by") == "ledger" for item in report["items"]))
+        if runs:
+            entry["median_seconds"] = round(statistics.median(runs) / 1000, 3)
+        result[label] = entry
     return result
 
 

@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -19,10 +20,29 @@ from mindos.store import db
 START = "2026-08-21T09:00:00Z"
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "bare_home: the test home path is not created (no database yet)")
+
+
+@pytest.fixture(scope="session")
+def _template_db(tmp_path_factory):
+    """One freshly built database per session; each test home starts as a copy of it."""
+    path = tmp_path_factory.mktemp("template")
+    db.connect(str(path)).close()
+    return path / "state.db"
+
+
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """A throwaway home for each test; nothing is written to the working directory."""
+def home(tmp_path, monkeypatch, request, _template_db):
+    """A throwaway, initialized home for each test (commands other than init refuse a home
+    without a database); a test marked ``bare_home`` gets the path only, not yet created.
+    Nothing is written to the working directory."""
     path = tmp_path / "home"
+    if request.node.get_closest_marker("bare_home") is None:
+        (path / "receipts").mkdir(parents=True, mode=0o700)
+        path.chmod(0o700)
+        shutil.copyfile(_template_db, path / "state.db")
+        (path / "state.db").chmod(0o600)
     monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(path))
     monkeypatch.delenv("MINDOS_HOME", raising=False)
     monkeypatch.delenv("MINDOS_NOW", raising=False)

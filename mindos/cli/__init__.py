@@ -24,7 +24,7 @@ import json
 import os
 import sys
 
-from mindos.cli import doors
+from mindos.cli import doors, flags
 from mindos.errors import MindosError
 
 
@@ -41,6 +41,13 @@ def safe_line(message):
     return secrets.redact(line)[0] if secrets.scan(line) else line
 
 
+class UsageError(MindosError):
+    """An argparse usage error, raised so :func:`run` prints it in the caller's error format."""
+
+    exit_code = 2
+    code = "usage"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors and no prefix matching of long flags."""
 
@@ -49,7 +56,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {safe_line(message)}\n")
+        raise UsageError(f"{self.prog}: error: {message}")
 
 
 def make_parser(sub, name, example, **kwargs):
@@ -94,6 +101,7 @@ def build_parser(door, prog, only=None):
         formatter_class=argparse.RawDescriptionHelpFormatter, usage=f"{prog} [-h] [--version] COMMAND ...",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    flags.json_errors(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, help=argparse.SUPPRESS,
                                 prog=prog)
     sub.mindos_table, sub.mindos_prog, sub.mindos_script = table, prog, door.script
@@ -105,68 +113,191 @@ def build_parser(door, prog, only=None):
 
 
 def emit(result):
-    """Print a handler's result: text as-is, anything else as stable JSON."""
+    """Print a handler's result: text as-is, anything else as stable JSON (ASCII-escaped).
+
+    On a stdout whose encoding cannot hold some character (``PYTHONIOENCODING=ascii``, a
+    Latin-1 terminal), text views print it as a backslash escape instead of failing.
+    """
     if isinstance(result, str):
-        sys.stdout.write(result if result.endswith("\n") else result + "\n")
+        text = result if result.endswith("\n") else result + "\n"
     else:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # encoding happens before any byte is written
+        encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+        sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
-def _unknown(door, prog, word):
+def _unknown(door, prog, word, as_json=False):
     import difflib  # lazy: only a mistyped command pays for it
 
     close = difflib.get_close_matches(word, list(doors.commands(door)), n=1)
     hint = f"; did you mean '{close[0]}'?" if close else f"; run '{prog} --help' for the list"
-    sys.stderr.write(f"{prog}: error: unknown command {safe_line(repr(word))}{hint}\n")
-    return 2
+    return fail(f"{prog}: error: unknown command {repr(word)}{hint}", "usage", 2, as_json)
+
+
+def _json_errors(argv):
+    """``(argv without --json-errors, json_wanted)``: the flag may sit anywhere before ``--``;
+    ``MINDOS_ERRORS=json`` asks for the same."""
+    wanted = os.environ.get("MINDOS_ERRORS", "").strip().lower() == "json"
+    if "--json-errors" not in argv:
+        return argv, wanted
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [arg for arg in argv[:end] if arg != "--json-errors"] + argv[end:]
+    return kept, wanted or len(kept) != len(argv)
+
+
+def fail(message, code, exit_code, as_json):
+    """Print one error line on stderr (text, or ``{"error": {"code", "message"}}``); return ``exit_code``."""
+    line = safe_line(message) or code
+    text = json.dumps({"error": {"code": code, "message": line}}, sort_keys=True) if as_json else line
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # stderr closed too: the exit code still tells
+        pass
+    return exit_code
+
+
+def _silence_stdout():
+    """Point fd 1 at /dev/null after an output failure, so the interpreter's final flush of
+    the buffered text cannot fail again with a second message (CPython's advice for EPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _undecodable(args):
+    """The flag whose value holds bytes that were not UTF-8 (lone surrogates), or None."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, str) and not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "--" + name.replace("_", "-")
+    return None
 
 
 def run(door_name, argv=None, argv0=None):
-    """Parse ``argv``, run the command, print its result; return the exit code."""
+    """Parse ``argv``, run the command, print its result; return the exit code.
+
+    Every failure is one line on stderr with a defined exit code, never a traceback: 1 for
+    a refusal or a failed check (also a storage or output failure), 2 for a usage error,
+    130 for an interrupt.  A write either committed or rolled back whole.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    argv, as_json = _json_errors(argv)
+    try:
+        return _run(door_name, argv, argv0, as_json)
+    except KeyboardInterrupt:
+        return fail("interrupted", "interrupted", 130, as_json)
+
+
+def _run(door_name, argv, argv0, as_json):
     door = doors.DOORS[door_name]
     prog = prog_name(door, argv0)
-    argv = sys.argv[1:] if argv is None else list(argv)
     table = doors.commands(door)
+    if sys.stdout is None:  # started with stdout closed (>&-): refuse before changing anything
+        return fail(f"{prog}: error: stdout is closed; nothing was done", "io_error", 1, as_json)
     if argv and argv[0] == "help":
         if len(argv) == 1:
             argv = ["--help"]
         elif argv[1] in table and len(argv) == 2:
             argv = [argv[1], "--help"]
         else:
-            return _unknown(door, prog, argv[1]) if len(argv) == 2 else _unknown(door, prog, " ".join(argv[1:]))
+            return _unknown(door, prog, argv[1] if len(argv) == 2 else " ".join(argv[1:]), as_json)
     only = argv[0] if argv and argv[0] in table else None
     if argv and only is None and not argv[0].startswith("-"):
-        return _unknown(door, prog, argv[0])
-    parser = build_parser(door, prog, only)
-    if not argv:
-        parser.print_usage(sys.stderr)
-        return 2
-    args = parser.parse_args(argv)
-    if getattr(args, "handler", None) is None:
-        parser.error("a command is required")
+        return _unknown(door, prog, argv[0], as_json)
+    conn = None
     try:
-        conn = None
+        parser = build_parser(door, prog, only)
+        if not argv:
+            return fail(parser.format_usage().strip(), "usage", 2, as_json)
+        args = parser.parse_args(argv)
+        if getattr(args, "handler", None) is None:
+            parser.error("a command is required")
+        for name in getattr(args, "text_files", ()):
+            path = getattr(args, f"{name}_file", None)
+            if path is not None:
+                setattr(args, name, flags.read_text_file(path, "--" + name.replace("_", "-") + "-file"))
+        flag = _undecodable(args)
+        if flag:
+            return fail(f"invalid {flag}: not valid UTF-8 text (undecodable bytes in the argument)",
+                        "invalid", 2, as_json)
         if getattr(args, "needs_db", True):
             from mindos.store import db  # lazy: --help and db-less commands never open the store
 
-            conn = db.connect()
-        try:
+            conn = db.connect(create=getattr(args, "creates_home", False))
+        if getattr(args, "request_id", None) is not None and conn is not None:
+            result = _replayable(conn, args)
+        else:
             result = args.handler(conn, args)
-        finally:
-            if conn is not None:
-                conn.close()
-        code = 0
-        if isinstance(result, tuple):
-            result, code = result
+    except MindosError as exc:
+        if conn is not None and getattr(exc, "audit", None):
+            _record_refusal(conn, exc.audit)
+        return fail(str(exc) or exc.__class__.__name__, exc.code, exc.exit_code, as_json)
+    except sqlite3_errors() as exc:
+        text = str(exc)
+        code = "busy" if "locked" in text or "busy" in text else "storage"
+        return fail(f"database error: {text}; nothing was changed", code, 1, as_json)
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        return fail(f"cannot write{where}: {exc.strerror or exc}", "io_error", 1, as_json)
+    finally:
+        if conn is not None:
+            conn.close()
+    code = 0
+    if isinstance(result, tuple):
+        result, code = result
+    try:
         emit(result)
         sys.stdout.flush()
-        return code
-    except MindosError as exc:
-        print(safe_line(str(exc)) or exc.__class__.__name__, file=sys.stderr)
-        return exc.exit_code
     except BrokenPipeError:
         # the reader went away (e.g. piped into head); nothing more to say
-        sys.stderr.close()
+        _silence_stdout()
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except (OSError, ValueError) as exc:  # /dev/full, a closed descriptor
+        _silence_stdout()
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return fail(f"{prog}: error: cannot write the result to stdout ({reason}); the command itself completed",
+                    "io_error", 1, as_json)
+    return code
+
+
+_NOT_ARGUMENTS = ("handler", "request_id", "replay_actor", "needs_db", "creates_home", "text_files")
+
+
+def _replayable(conn, args):
+    """Run a ``--request-id`` command once per (actor, key): the first result, or its replay."""
+    from mindos.store import replay  # lazy: only calls that carry a request id
+
+    actor = (getattr(args, args.replay_actor, None) if args.replay_actor else None) or ""
+    arguments = {name: value for name, value in sorted(vars(args).items()) if name not in _NOT_ARGUMENTS}
+    result, replayed = replay.run(conn, actor, args.request_id, args.command, arguments,
+                                  lambda: args.handler(conn, args))
+    return {**result, "replayed": replayed} if isinstance(result, dict) else result
+
+
+def _record_refusal(conn, payload):
+    """Audit a ``secret_blocked`` raised by input validation (a credential-shaped id or name),
+    which has no transaction of its own: kinds and flag only, never the value."""
+    from mindos.store import db, ledger  # lazy: the refusal path only
+
+    try:
+        with db.write(conn):
+            ledger.append_event(conn, "input", payload["fields"][0], "secret_blocked", payload)
+    except MindosError:  # the store stayed busy: the caller still gets the refusal itself
+        pass
+
+
+def sqlite3_errors():
+    """The sqlite3 error base class, imported only once a failure needs it."""
+    import sqlite3  # lazy: the error path only (the store has already loaded it when it matters)
+
+    return sqlite3.Error

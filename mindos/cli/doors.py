@@ -59,7 +59,7 @@ AUTOPILOT = Door(
             ('claim', 'work.leases',
              'Take the lease on a task (bumps its fencing epoch).'),
             ('heartbeat', 'work.leases',
-             'Report liveness: status running, lease reset to 15 minutes.'),
+             'Report liveness: status running, lease extended to --minutes (default 15), never shortened.'),
             ('renew', 'work.leases',
              'Extend a live lease from now, keeping status and epoch.'),
             ('release', 'work.leases',
@@ -247,7 +247,52 @@ OPS = Door(
     ),
 )
 
-DOORS = {"autopilot": AUTOPILOT, "ops": OPS}
+MOOD_POLLER = Door(
+    "mood_poller.py", "mindos-mood-poller",
+    'MindOS mood poller: decides when an agent in a Mood should be woken, composes the wake, delivers it and posts the reply.',
+    (
+        ('The poll cycle', (
+            ('tick', 'comms.tick',
+             'One bounded poll cycle over every Mood: decide, compose, deliver, record (--dry-run composes only).'),
+            ('explain', 'comms.tick',
+             'What the next tick would do for one agent in one Mood, and why (writes nothing).'),
+        )),
+        ('What is said', (
+            ('post', 'comms.posts',
+             'Post to a Mood; how it was sent (ssh, web, terminal, handoff, agent) decides grace and tools.'),
+            ('posts', 'comms.posts',
+             "A Mood's newest posts, oldest first (holds and screen marks included)."),
+            ('typing', 'comms.posts',
+             'Signal that someone is typing (or, with --at-work, working) in a Mood.'),
+            ('arrive', 'comms.posts',
+             'Record that someone signed in to a Mood (an arrival wake may follow).'),
+        )),
+        ('Moods and agents', (
+            ('mood', 'comms.moods',
+             'Manage Moods: create, update (a rename keeps the old slug), show, list, join, leave.'),
+            ('agent', 'comms.agents',
+             'Manage agents: create, update (a rename keeps the old name for mentions), show, list.'),
+        )),
+        ('Dials and words', (
+            ('set', 'comms.dials',
+             'Set a dial (precedence: Mood+agent, Mood, agent, global, default); --clear removes it.'),
+            ('page', 'comms.pages',
+             'Revisioned pages (wake texts, dial words, instruction layers): set, show, list; trust or untrust an editor.'),
+        )),
+        ('The record', (
+            ('wakes', 'comms.wakes',
+             'Wakes newest first: kind, tools, why, outcome (filterable); --duplicates counts the take race.'),
+            ('show-wake', 'comms.wakes',
+             'One wake with its full text.'),
+            ('bundle', 'comms.wakes',
+             "A turn's instructions bundle: its layers in order and its text."),
+            ('budget', 'comms.wakes',
+             "Today's spend on screens and unasked looks against the shared daily budget."),
+        )),
+    ),
+)
+
+DOORS = {"autopilot": AUTOPILOT, "ops": OPS, "mood_poller": MOOD_POLLER}
 
 
 def commands(door):

@@ -8,9 +8,21 @@ fixed here.
 """
 
 
+def integer(text):
+    """argparse ``type`` for every integer flag: ASCII digits with an optional leading ``-``
+    only (``int()`` would also take ``+30``, ``1_000``, `` 30 ``, fullwidth and other-script
+    digits)."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+        import argparse  # lazy: already loaded by the parser; only the error path names it
+
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r:.40}")
+    return int(text)
+
+
 def epoch(p, help="fencing epoch you were issued; a stale one is refused"):
     """``--epoch N``: the lease epoch the caller holds (fencing)."""
-    p.add_argument("--epoch", type=int, help=help)
+    p.add_argument("--epoch", type=integer, help=help)
 
 
 def dry_run(p, help):
@@ -22,7 +34,7 @@ def limit(p, default=None, help=None):
     """``--limit N``: at most N results."""
     if help is None:
         help = "at most this many" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--limit", type=int, default=default, help=help)
+    p.add_argument("--limit", type=integer, default=default, help=help)
 
 
 def secret(p, what="content"):
@@ -42,9 +54,68 @@ def minutes(p, default=30, help=None):
     """``--minutes N``: a lease window in minutes."""
     if help is None:
         help = "lease window in minutes" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--minutes", type=int, default=default, help=help)
+    p.add_argument("--minutes", type=integer, default=default, help=help)
 
 
 def project(p, help="only this project", required=False):
     """``--project ID``: scope to (or, when required, assign) one project."""
     p.add_argument("--project", required=required, help=help)
+
+
+def json_errors(p):
+    """``--json-errors``: errors on stderr as one JSON object (also ``MINDOS_ERRORS=json``).
+
+    :func:`mindos.cli.run` takes it out of argv wherever it stands, so it also shapes usage
+    errors; it is declared on the top-level parser so ``--help`` lists it.
+    """
+    p.add_argument("--json-errors", action="store_true",
+                   help='print errors on stderr as one JSON object {"error": {"code": ..., "message": ...}}'
+                        " (also MINDOS_ERRORS=json); codes are listed in the README")
+
+
+def request_id(p, actor=None):
+    """``--request-id KEY``: an idempotent retry key (see :mod:`mindos.store.replay`); the same
+    key from the same actor (the value of the ``actor`` argument) returns the first result,
+    flagged ``replayed: true``, instead of acting twice."""
+    p.add_argument("--request-id", metavar="KEY",
+                   help="idempotency key: a retry with the same key (and the same arguments) returns the first"
+                        " result with replayed: true instead of acting again")
+    p.set_defaults(replay_actor=actor)
+
+
+# the most a *-file flag reads: the largest value any long text flag accepts (a 1 MiB receipt
+# payload), plus one byte so the command's own limit, not a truncation, reports the excess
+MAX_FILE_BYTES = 1024 * 1024 + 1
+
+
+def long_text(p, name, *, required=False, default=None, help=None):
+    """``--NAME TEXT`` or ``--NAME-file PATH`` (``-`` for stdin): long text without the argv
+    limit.  :func:`mindos.cli.run` reads the file into ``NAME`` before the handler runs."""
+    group = p.add_mutually_exclusive_group(required=required)
+    group.add_argument(f"--{name}", default=default, help=help)
+    group.add_argument(f"--{name}-file", metavar="PATH",
+                       help=f"read --{name} from this file ('-' for stdin), UTF-8, for text past the argument limit")
+    files = tuple(p.get_default("text_files") or ()) + (name.replace("-", "_"),)
+    p.set_defaults(text_files=files)
+
+
+def read_text_file(path, flag):
+    """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable."""
+    import sys
+
+    from mindos.errors import InvalidInput
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES) if sys.stdin is not None else b""
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES)
+    except OSError as exc:
+        raise InvalidInput(f"invalid {flag}: cannot read {path!r:.80} ({exc.strerror})") from None
+    except AttributeError:  # an in-process stdin without a byte buffer
+        data = sys.stdin.read(MAX_FILE_BYTES).encode("utf-8", "surrogatepass")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"invalid {flag}: not valid UTF-8 text") from None

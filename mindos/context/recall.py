@@ -28,13 +28,14 @@ Design decisions
     Identical durable state gives an identical digest across processes and restarts.
 """
 
+import bisect
 import json
 
 from mindos.context import builder, pack as legacy
 from mindos.context import sections as extra
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
-from mindos.errors import InvalidInput, Refused
+from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
@@ -410,13 +411,70 @@ def diff_manifests(old, new):
     return changes
 
 
-def stale(conn):
+# Events that cannot change a task's *core* bundle: its own handoff being recorded, deduplicated
+# or acknowledged (the core leaves the live handoff out, and related handoffs skip the task's own).
+_OWN_HANDOFF_ACTIONS = ("handoff_recorded", "handoff_deduplicated", "handoff_acknowledged")
+
+
+def _written_since(conn, event_id, task_id):
+    """True when the ledger holds, after ``event_id``, an event that could change the core
+    bundle of ``task_id``: anything but recalls, resumes and the task's own handoff events."""
+    row = conn.execute(
+        "SELECT 1 FROM audit_events WHERE id > ? AND action NOT IN (?, ?)"
+        " AND NOT (entity_type = 'handoff' AND entity_id = ? AND action IN (?, ?, ?)) LIMIT 1",
+        (event_id, *RECALL_ACTIONS, task_id, *_OWN_HANDOFF_ACTIONS)).fetchone()
+    return row is not None
+
+
+def _lifetime_ends(conn, since, now):
+    """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended."""
+    rows = conn.execute(
+        "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
+        " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
+        " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
+        {"since": since, "now": now}).fetchall()
+    return sorted(row[0] for row in rows)
+
+
+def _unchanged_since(conn, task_id, event, params, ends):
+    """True when the ledger proves the cited recall's bundle cannot have changed.
+
+    Every durable change appends a ledger event in its own transaction, and recalls change
+    nothing a bundle holds; so with no other event after the cited one, no lifetime
+    boundary passed since (``ends``: expiries, leases, fact windows), no rerank (whose ages
+    move by the hour) and every receipt it packed still matching its seal, recomputing would
+    give the same bundle."""
+    from mindos.work import receipts  # lazy: sealed receipt files
+
+    manifest = event["payload"].get("manifest")
+    if params["rerank"] or not isinstance(manifest, dict) or _written_since(conn, event["id"], task_id):
+        return False
+    if bisect.bisect_right(ends, event["created_at"]) < len(ends):
+        return False
+    cited = list(manifest.get("receipts") or [])
+    cited += [entry[2] for entry in manifest.get("dep_context") or [] if isinstance(entry, list) and entry[2:3]
+              and entry[2]]
+    for receipt_id in cited:
+        try:
+            if receipts.load(conn, receipt_id)["hash_ok"] is not True:
+                return False
+        except MindosError:
+            return False
+    return True
+
+
+def stale(conn, *, recompute=False):
     """``ops.py recall-stale``: every live handoff citing a recall digest, checked against
     current state with the recorded parameters; read-only.
 
     Each item is ``fresh`` (the cited recall's core context still matches), ``stale``
-    (with ``current_digest``), ``unproven_recall_digest`` or ``unknown_recall_params``.
-    Returns ``{"ok", "checked", "counts", "items"}``.
+    (with ``current_digest``), ``unproven_recall_digest`` or ``unknown_recall_params``, and
+    says how freshness was established: ``checked_by`` ``ledger`` (nothing but the task's own
+    handoff was written and no lifetime ended since the cited recall: see
+    :func:`_unchanged_since`) or ``recompute``
+    (the bundle rebuilt with the recorded parameters and its core digest compared).
+    ``recompute`` forces the rebuild for every item.  Returns ``{"ok", "checked",
+    "counts", "items"}``.
     """
     statuses = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
     counts = dict.fromkeys(statuses, 0)
@@ -424,9 +482,11 @@ def stale(conn):
     now = clock.now_iso()
     rows = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
                         " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
-    for row in rows:
+    found = [(row, find_event(conn, row["task_id"], row["recall_digest"])[0]) for row in rows]
+    times = [event["created_at"] for _, event in found if event is not None]
+    ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    for row, event in found:
         item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
-        event, _ = find_event(conn, row["task_id"], row["recall_digest"])
         if event is None:
             item["status"] = "unproven_recall_digest"
         else:
@@ -434,9 +494,12 @@ def stale(conn):
             item["event_id"] = event["id"]
             if params is None:
                 item["status"] = "unknown_recall_params"
+            elif not recompute and _unchanged_since(conn, row["task_id"], event, params, ends):
+                item.update(status="fresh", checked_by="ledger")
             else:
                 agent = event["payload"].get("agent")
                 current = bundle(conn, row["task_id"], agent if isinstance(agent, str) else None, params, now)
+                item["checked_by"] = "recompute"
                 if current["core_digest"] == event["payload"].get("core_digest"):
                     item["status"] = "fresh"
                 else:

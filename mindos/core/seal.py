@@ -61,9 +61,10 @@ def dumps(doc):
     return (canonical_json(doc) + "\n").encode("utf-8")
 
 
-def write(path, doc):
-    """Write a sealed document atomically with mode 0600; return the file's SHA-256."""
-    return atomic_write(path, dumps(doc))
+def write(path, doc, *, confined=None):
+    """Write a sealed document atomically with mode 0600; return the file's SHA-256.
+    ``confined``: see :func:`mindos.core.atomic.atomic_write` (no symlinked component)."""
+    return atomic_write(path, dumps(doc), confined=confined)
 
 
 def _members(doc):

@@ -44,7 +44,7 @@ _GENERIC = frozenset({"password_assignment", "api_key_assignment", "bearer_token
                       "connection_string", "cli_password", "session_cookie"})
 
 _PATTERNS = None
-_PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _TRIGGER = _BARE_PASS = _SESSION_COOKIE = None
+_PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _TRIGGER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -54,6 +54,27 @@ _COMMANDS = {
     "redis-cli": r"(?<![\w-])redis-cli(?![\w-])",
 }
 _COMMAND_RES = {}
+
+
+def _trigger():
+    """One cheap pass first: text without any detector's anchor cannot match any detector
+    (keep in step with the patterns; the measured corpus test catches a gap).  Compiled on
+    its own so the many short texts without an anchor never pay for the full set."""
+    global _TRIGGER
+    if _TRIGGER is None:
+        _TRIGGER = re.compile(
+            r"(?i)-----BEGIN|A[KS]IA|AB[I]A|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|gh[pousr]_|github_pat_|glpat-|sk-|xox"
+            r"|xapp-|hooks\.slack|AIza|GOCSPX-|[sr]k_|whsec_|npm_|pypi-|hf_|SG\.|SK[0-9a-f]|:AA|_v1_|shp|eyJ|://"
+            r"|bearer|authorization|pass|pwd|secret|token|key|credential|curl|mysql|mariadb|redis-cli|cookie"
+            r"|(?-i:[MNO][TDjz][A-Za-z0-9_-]{20,26}\.)"
+        )
+    return _TRIGGER
+
+
+def _unlabelled(val):
+    """``val`` without its well-formed ``[REDACTED:<kind>]`` placeholders (what the value checks judge)."""
+    # a dangling "[REDACTED:" (no kind, no closing bracket) is text like any other
+    return _LABEL.sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
 
 
 def _specific(kind, pattern, flags=0):
@@ -70,17 +91,11 @@ def _patterns():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "basic",
     "discord" and "password_url".
     """
-    global _PATTERNS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _TRIGGER, _BARE_PASS, _SESSION_COOKIE
+    global _PATTERNS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
     if _PATTERNS is not None:
         return _PATTERNS
-    # one cheap pass first: text without any detector's anchor cannot match any detector
-    # (keep in step with the patterns below; the measured corpus test catches a gap)
-    _TRIGGER = re.compile(
-        r"(?i)-----BEGIN|A[KS]IA|AB[I]A|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|gh[pousr]_|github_pat_|glpat-|sk-|xox"
-        r"|hooks\.slack|AIza|GOCSPX-|[sr]k_|whsec_|npm_|pypi-|hf_|SG\.|SK[0-9a-f]|:AA|_v1_|shp|eyJ|://|bearer"
-        r"|authorization|pass|pwd|secret|token|key|credential|curl|mysql|mariadb|redis-cli|cookie"
-        r"|(?-i:[MNO][TDjz][A-Za-z0-9_-]{20,26}\.)"
-    )
+    # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
+    _LABEL = re.compile(r"\[REDACTED:[a-z0-9_]{1,48}\]")
     _PLACEHOLDER = re.compile(
         r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)"
     )
@@ -112,9 +127,12 @@ def _patterns():
                                   r"(?![A-Za-z0-9_])"),
         _specific("gitlab_token", r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
         _specific("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
-        ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?"
-                                  r"(?P<body>[A-Za-z0-9_-]{20,})"), "mixed"),
-        _specific("slack_token", r"(?<![A-Za-z0-9])xox[abeoprs]-[A-Za-z0-9-]{10,}"),
+        # project/service/admin keys are specific by prefix; a plain sk- key must mix letters and
+        # digits or carry OpenAI's T3BlbkFJ marker
+        _specific("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-|proj-|svcacct-|admin-)"
+                                  r"(?P<body>[A-Za-z0-9_-]{20,})"), "openai"),
+        _specific("slack_token", r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})"),
         _specific("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
         _specific("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         _specific("google_oauth_secret", r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
@@ -142,7 +160,7 @@ def _patterns():
                     r"[A-Za-z0-9.\[\]_-]"), "password_url"),
         ("bearer_token",
          re.compile(r"(?i)(?:\bbearer\s+|\bauthorization[\"']?\s*[:=]\s*[\"']?token\s+)"
-                    r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)"), "mixed"),
+                    r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)"), "bearer"),
         ("basic_auth", re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})"),
          "basic"),
         # one match per Cookie header; _cookie_hits picks the session-like cookies out of it
@@ -185,13 +203,11 @@ def _assignment(match):
     """Classify a ``key = value`` match: returns (kind, start, end) or None."""
     groups = match.groupdict()
     group = next(name for name in ("dq", "sq", "bare") if groups.get(name) is not None)
-    val = match.group(group)
+    val = _unlabelled(match.group(group))
     key = match.group("key")
     if _SKIP_KEY.search(key) or _BARE_PASS.search(key):
         return None
-    if val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
-        return None
-    if "[REDACTED:" in val:
+    if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
         return None
     if not _has_digit(val) or val.isdigit():
         return None
@@ -211,10 +227,10 @@ def _password_value(match):
     """The ``(start, end)`` of a password-shaped value group, or None: it must mix in a digit,
     not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
     group = next(name for name in ("dq", "sq", "bare") if match.groupdict().get(name) is not None)
-    val = match.group(group)
+    val = _unlabelled(match.group(group))
     if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER.fullmatch(val):
         return None
-    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or "[REDACTED:" in val or _PLACEHOLDER.match(val):
+    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER.match(val):
         return None
     return match.start(group), match.end(group)
 
@@ -243,14 +259,15 @@ def _cookie_hits(match):
         name, equals, val = pair.partition("=")
         begin = offset + cursor + len(name) + 1
         cursor += len(pair) + 1
-        val = val.strip()
+        val = _unlabelled(val.strip())
         name = name.strip()
         if not equals or not val or not _SESSION_COOKIE.search(name) or len(val) < 16:
             continue
-        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val) or "[REDACTED:" in val:
+        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val):
             continue
-        first = begin + pair.partition("=")[2].find(val)
-        spans.append((first, first + len(val)))
+        raw = pair.partition("=")[2].strip()
+        first = begin + pair.partition("=")[2].find(raw)
+        spans.append((first, first + len(raw)))
     return spans
 
 
@@ -268,11 +285,9 @@ def _is_snowflake(body):
 def _findings(text):
     """Every detector hit as ``(start, end, kind)``, unresolved (overlaps included)."""
     hits = []
-    if not text:
+    if not text or not _trigger().search(text):
         return hits
     patterns = _patterns()
-    if not _TRIGGER.search(text):
-        return hits
     lines = {}
     for kind, regex, check in patterns:
         for match in regex.finditer(text):
@@ -293,6 +308,10 @@ def _findings(text):
             val = match.group("body") if "body" in regex.groupindex else text[span[0]:span[1]]
             if check == "mixed" and not (_has_digit(val) and _has_alpha(val)):
                 continue
+            if check == "openai" and not ((_has_digit(val) and _has_alpha(val)) or "T3BlbkFJ" in val):
+                continue
+            if check == "bearer" and not _bearer_value(val):
+                continue
             if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
                                             ("password", "pass", "passwd", "pwd", "secret", "token")):
                 continue
@@ -302,20 +321,85 @@ def _findings(text):
                 continue
             hits.append((span[0], span[1], kind))
     if hits and "[REDACTED:" in text:
-        hits = [hit for hit in hits if not _inside_label(text, hit)]
+        labels = [match.span() for match in _LABEL.finditer(text)]
+        hits = [hit for hit in hits if not any(start <= hit[0] and hit[1] <= end for start, end in labels)]
     return hits
 
 
-def _inside_label(text, hit):
-    """True when a hit touches an earlier redaction label (redacting twice changes nothing)."""
-    start = text.find("[REDACTED:")
-    while start != -1:
-        end = text.find("]", start)
-        end = len(text) if end == -1 else end + 1
-        if hit[0] < end and start < hit[1]:
-            return True
-        start = text.find("[REDACTED:", end)
-    return False
+def _bearer_value(val):
+    """A bearer token value: mixed letters and digits, or (digit-free tokens exist) at least 20
+    characters mixing cases or carrying token punctuation, and no placeholder."""
+    if _PLACEHOLDER.match(val):
+        return False
+    if _has_digit(val) and _has_alpha(val):
+        return True
+    if len(val) < 20 or not _has_alpha(val):
+        return False
+    return (val.lower() != val and val.upper() != val) or any(c in val for c in "._~+/") or len(val) >= 32
+
+
+# Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
+# hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
+_FORMAT = None
+_NON_ASCII = None
+
+
+def _view(text):
+    """The text detection reads: NFKC-normalized with format characters removed, so a key split
+    by U+200B or written in fullwidth letters is still the key.
+
+    Returns ``(view, segments)``; ``segments`` is None when the view is the text itself
+    (always for ASCII), else ``[(view_start, text_start, text_len, view_len)]`` mapping view
+    positions back to the text, so redaction replaces the original characters.
+    """
+    if text.isascii():
+        return text, None
+    global _FORMAT, _NON_ASCII
+    import unicodedata  # lazy: only non-ASCII text is normalized
+
+    if _FORMAT is None:
+        _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+                             "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+                             "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                             "\U000e0020-\U000e007f]")
+        _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+    if not _FORMAT.search(text) and unicodedata.is_normalized("NFKC", text):
+        return text, None
+    pieces, segments, cursor, out = [], [], 0, 0
+    for run in _NON_ASCII.finditer(text):
+        if run.start() > cursor:
+            pieces.append(text[cursor:run.start()])
+            segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
+            out += run.start() - cursor
+        for offset, char in enumerate(run.group()):
+            mapped = "" if _FORMAT.match(char) else unicodedata.normalize("NFKC", char)
+            if mapped:
+                pieces.append(mapped)
+                segments.append((out, run.start() + offset, 1, len(mapped)))
+                out += len(mapped)
+        cursor = run.end()
+    if cursor < len(text):
+        pieces.append(text[cursor:])
+        segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
+    return "".join(pieces), segments
+
+
+def _to_text(segments, start, end):
+    """Map a view span back to a span of the original text."""
+    import bisect  # lazy: only normalized views need it
+
+    starts = [segment[0] for segment in segments]
+    first = segments[bisect.bisect_right(starts, start) - 1]
+    last = segments[bisect.bisect_right(starts, end - 1) - 1]
+    if first[2] == first[3]:  # an unchanged run maps one to one
+        start = first[1] + (start - first[0])
+    else:
+        start = first[1]
+    if last[2] == last[3]:
+        end = last[1] + (end - last[0])
+    else:
+        end = last[1] + last[2]
+    return start, end
 
 
 def _is_basic_credential(val):
@@ -335,9 +419,20 @@ def texts(value):
     return [item for item in (value or ()) if isinstance(item, str)]
 
 
+def url_userinfo(text):
+    """True when ``text`` holds a URL with userinfo (``https://user:token@host``, or a bare
+    ``https://token@host``): in a field that is only ever a link, that is a credential."""
+    if "://" not in text or "@" not in text:
+        return False
+    return re.search(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@]+@", text) is not None
+
+
 def scan(text):
-    """Return the sorted unique finding kinds in ``text`` (never the values)."""
-    return sorted({kind for _, _, kind in _findings(text)})
+    """Return the sorted unique finding kinds in ``text`` (never the values); reads the
+    normalized view (:func:`_view`)."""
+    if not text:
+        return []
+    return sorted({kind for _, _, kind in _findings(_view(text)[0])})
 
 
 def redact(text):
@@ -349,10 +444,16 @@ def _redact(text):
     """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
 
     Overlapping findings collapse into one replacement labelled with the most specific kind.
+    Findings come from the normalized view and replace the original characters they cover.
     """
-    hits = _findings(text)
+    if not text:
+        return text, []
+    view, segments = _view(text)
+    hits = _findings(view)
     if not hits:
         return text, []
+    if segments is not None:
+        hits = [(*_to_text(segments, start, end), kind) for start, end, kind in hits]
     hits.sort(key=lambda h: (h[0], h[2] in _GENERIC, -h[1]))
     spans = []
     for start, end, kind in hits:

@@ -8,7 +8,7 @@ path outside the home, a LIKE wildcard, or an FTS5 operator.
 import re
 
 from mindos.core import clock
-from mindos.errors import InvalidInput
+from mindos.errors import InvalidInput, Refused
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
 STATUSES = (
@@ -35,6 +35,10 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z")
 _TAG = re.compile(r"[a-z0-9:_./-]{1,64}\Z")
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+# line breaks and other C0/C1 controls (tab allowed): a single-line field that holds one
+# can forge a second line in a log, a listing or a terminal
+_LINE_BREAKING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_ASCII_INT = re.compile(r"-?[0-9]{1,18}\Z")
 
 
 def shown(value, width=80):
@@ -51,31 +55,57 @@ def shown(value, width=80):
     return f"{value!r:.{width}}"
 
 
+# the shortest credential shape an id or a name can hold (xoxb- plus ten) is 15 characters
+_SHORTEST_SECRET = 14
+
+
+def not_secret(value, flag):
+    """Refuse a credential-shaped id, name or tag (``secret_blocked``): it would be planted in
+    every row, event and listing that names it, and an id can be neither redacted nor
+    allowed.  The refusal carries ``audit`` (kinds and the flag, never the value) for the
+    caller that holds the database to record."""
+    if len(value) < _SHORTEST_SECRET:
+        return value
+    from mindos.core import secrets  # lazy: only long names pay for the detector
+
+    kinds = secrets.scan(value)
+    if kinds:
+        field = flag.lstrip("-").replace("-", "_").replace(" ", "_")
+        error = Refused(f"secret guard: refused a credential-shaped {field} ({flag}: {', '.join(kinds)}); an id"
+                        " or name cannot be redacted or allowed, use a plain one", code="secret_blocked")
+        error.audit = {"kinds": kinds, "fields": [field]}
+        raise error
+    return value
+
+
 def identifier(value, flag="id"):
-    """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric."""
+    """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric, and
+    not credential-shaped (:func:`not_secret`)."""
     if not isinstance(value, str) or not _ID.match(value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
         )
-    return value
+    return not_secret(value, flag)
 
 
-def agent(value, flag="--owner"):
-    """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric."""
+def agent(value, flag="--owner", *, secret_check=True):
+    """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric, and
+    not credential-shaped unless ``secret_check`` is off (a caller that audits the name
+    through the write guard's identities itself)."""
     if not isinstance(value, str) or not _AGENT.match(value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
         )
-    return value
+    return not_secret(value, flag) if secret_check else value
 
 
 def tag(value, flag="--tag"):
     """A tag or receipt kind: 1-64 chars of lowercase [a-z0-9:_./-]."""
     if not isinstance(value, str) or not _TAG.match(value):
         raise InvalidInput(f"invalid {flag}: {shown(value)} (use 1-64 characters of a-z 0-9 : _ . / -)")
-    return value
+    return not_secret(value, flag)
 
 
 MAX_TAGS = 64
@@ -121,9 +151,30 @@ def text(value, flag, *, required=False, max_len=MAX_TEXT):
     return value
 
 
+def line(value, flag, *, required=False, max_len=4096):
+    """Single-line free text (a title, a reason, a branch): :func:`text` that also refuses
+    newlines, carriage returns, NUL and the other control characters (tab allowed)."""
+    value = text(value, flag, required=required, max_len=max_len)
+    found = _LINE_BREAKING.search(value)
+    if found:
+        raise InvalidInput(f"invalid {flag}: contains a control character ({found.group()!r});"
+                           " this field is a single line")
+    return value
+
+
 def title(value, flag="--title"):
-    """A non-blank title of at most MAX_TITLE characters."""
-    return text(value, flag, required=True, max_len=MAX_TITLE)
+    """A non-blank single-line title of at most MAX_TITLE characters."""
+    return line(value, flag, required=True, max_len=MAX_TITLE)
+
+
+def integer(value, flag):
+    """An integer written in ASCII digits only (an optional leading ``-``): no ``+30``,
+    ``1_000``, surrounding spaces, fullwidth or other-script digits, which ``int()`` takes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str) or not _ASCII_INT.match(value):
+        raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
+    return int(value)
 
 
 def timestamp(value, flag):

@@ -1,7 +1,7 @@
 """The secret guard: the privacy boundary on every write that stores agent text.
 
 Credentials never enter shared memory.  Each write path passes its fields through
-:func:`guard` inside its write transaction: the detector (:mod:`mindos.core.secrets`)
+:func:`guard` (:mod:`mindos.store.guard`, re-exported here) inside its write transaction: the detector (:mod:`mindos.core.secrets`)
 names what it finds by kind, and the write is refused (``secret_blocked``, recorded even
 though the write rolls back), stored redacted (``secret_redacted``) or, on an explicit
 override, stored verbatim (``secret_allowed``).  :func:`sweep` finds what is already
@@ -10,78 +10,8 @@ stored; :func:`metrics` counts the outcomes.
 
 import json
 
-from mindos.core import secrets
-from mindos.errors import InvalidInput, Refused
 from mindos.store import ledger
-
-
-def guard(conn, entity_type, entity_id, fields, *, redact=False, allow_secret=False):
-    """Enforce the privacy boundary on ``fields`` (name -> str or list of str); call inside ``db.write``.
-
-    Returns ``(fields, outcome)``.  No findings: ``(fields, None)``.  Findings and no flag:
-    records ``secret_blocked`` (kinds + field names) via ``ledger.append_refusal`` and raises
-    Refused.  ``redact``: returns redacted copies and audits ``secret_redacted``;
-    ``allow_secret``: returns the fields unchanged and audits ``secret_allowed``.  outcome is
-    ``{"secret_kinds": [...], "secret_action": "redacted" | "allowed"}``.
-    """
-    return guard_record(conn, entity_type, entity_id, fields, {}, redact=redact, allow_secret=allow_secret)
-
-
-def guard_record(conn, entity_type, entity_id, fields, identities, *, redact=False, allow_secret=False):
-    """:func:`guard` for a row that also names agents: ``identities`` (name -> agent/source id).
-
-    A credential-shaped identity is refused whatever the flags (an id cannot hold a
-    ``[REDACTED:<kind>]`` label, and an override would plant the credential in every event
-    and listing that names the agent): ``secret_blocked`` records the kinds and every
-    flagged field name, then Refused is raised.  Otherwise behaves exactly like
-    :func:`guard` on ``fields``.  Call inside ``db.write``.
-    """
-    if redact and allow_secret:
-        raise InvalidInput("pass at most one of --redact and --allow-secret")
-    id_kinds, id_flagged = _row_findings(identities)
-    kinds, flagged = _row_findings(fields)
-    if id_kinds:
-        payload = {"kinds": sorted(set(id_kinds) | set(kinds)), "fields": sorted(id_flagged + flagged)}
-        ledger.append_refusal(conn, entity_type, entity_id, "secret_blocked", payload)
-        raise Refused(
-            f"secret guard: refused a credential-shaped agent name ({', '.join(id_kinds)}) in "
-            f"{', '.join(id_flagged)}; an id cannot be redacted or allowed, use a plain agent name"
-        )
-    if not kinds:
-        return fields, None
-    payload = {"kinds": kinds, "fields": flagged}
-    if not redact and not allow_secret:
-        ledger.append_refusal(conn, entity_type, entity_id, "secret_blocked", payload)
-        raise Refused(
-            f"secret guard: refused to store credential-shaped content ({', '.join(kinds)}) in "
-            f"{', '.join(flagged)}; pass --redact to store a [REDACTED:<kind>] copy or "
-            "--allow-secret to store it verbatim (audited)"
-        )
-    if allow_secret:
-        ledger.append_event(conn, entity_type, entity_id, "secret_allowed", payload)
-        return fields, {"secret_kinds": kinds, "secret_action": "allowed"}
-    cleaned = {}
-    for name, value in fields.items():
-        if isinstance(value, str):
-            cleaned[name] = secrets.redact(value)[0]
-        elif value is None:
-            cleaned[name] = value
-        else:
-            cleaned[name] = [secrets.redact(item)[0] if isinstance(item, str) else item for item in value]
-    ledger.append_event(conn, entity_type, entity_id, "secret_redacted", payload)
-    return cleaned, {"secret_kinds": kinds, "secret_action": "redacted"}
-
-
-def _row_findings(fields):
-    kinds, names = set(), []
-    for name, value in fields.items():
-        hit = set()
-        for text in secrets.texts(value):
-            hit.update(secrets.scan(text))
-        if hit:
-            kinds |= hit
-            names.append(name)
-    return sorted(kinds), sorted(names)
+from mindos.store.guard import _row_findings, guard, guard_record  # noqa: F401 (re-exported: the write side)
 
 
 _HANDOFF_LISTS = ("evidence", "constraints", "decisions", "files", "next_actions", "risks")
@@ -90,10 +20,13 @@ _HANDOFF_IDENTITIES = ("from_agent", "to_agent", "acked_by")
 
 
 def sweep(conn, *, include_all=False):
-    """Read-only fleet sweep of live notes and handoffs (``include_all``: superseded rows too).
+    """Read-only fleet sweep of live notes, handoffs and tasks (``include_all``: superseded
+    notes and handoffs too), with the write guard's detector, so it finds what the guard
+    would refuse today.
 
     Every stored text is scanned: note content and source; handoff objective, status,
-    commit, list fields and agent names (from_agent, to_agent, acked_by).
+    commit, list fields and agent names (from_agent, to_agent, acked_by); task ids, names,
+    text fields, tags, worktree, branch and pr_url (a URL with userinfo included).
 
     Returns ``{"findings": [{"table", "id", "task_id", "kinds", "fields", "superseded"}],
     "findings_total", "by_kind", "notes_scanned", "handoffs_scanned", "include_superseded"}``.
@@ -125,11 +58,21 @@ def sweep(conn, *, include_all=False):
         if kinds:
             findings.append({"table": "handoffs", "id": row["id"], "task_id": row["task_id"], "kinds": kinds,
                              "fields": names, "superseded": row["superseded_by"] is not None})
+    task_columns = ("id", "project", "title", "description", "next_action", "blocked_reason", "owner", "tags",
+                    "worktree", "branch", "pr_url", "lease_owner")
+    rows = conn.execute(f"SELECT {', '.join(task_columns)} FROM tasks ORDER BY seq")
+    for row in rows:  # every task field the write guard covers (legacy rows predate it)
+        scanned["tasks"] = scanned.get("tasks", 0) + 1
+        kinds, names = _row_findings({name: row[name] for name in task_columns})
+        if kinds:
+            findings.append({"table": "tasks", "id": row["id"], "task_id": row["id"], "kinds": kinds,
+                             "fields": names, "superseded": False})
     for item in findings:
         for found in item["kinds"]:
             by_kind[found] = by_kind.get(found, 0) + 1
     return {"findings": findings, "findings_total": len(findings), "by_kind": by_kind,
             "notes_scanned": scanned["notes"], "handoffs_scanned": scanned["handoffs"],
+            "tasks_scanned": scanned.get("tasks", 0),
             "include_superseded": bool(include_all)}
 
 

@@ -105,8 +105,8 @@ def _require_task(conn, task_id, flag="task id"):
 
 
 def _handoff_id(value):
-    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    if not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
         raise InvalidInput(f"invalid handoff id: {validate.shown(value, 40)} (expected a positive integer)")
     return int(text)
 
@@ -138,8 +138,9 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
     NotFound for an unknown task and Refused for credential-shaped text without a flag
     (only the ``secret_blocked`` event lands).
     """
-    from_agent = validate.agent(from_agent, "--from-agent")
-    to_agent = validate.agent(to_agent, "--to-agent") if to_agent else ""
+    # guard_record audits both names as identities
+    from_agent = validate.agent(from_agent, "--from-agent", secret_check=False)
+    to_agent = validate.agent(to_agent, "--to-agent", secret_check=False) if to_agent else ""
     status = validate.text(status or "", "--status", max_len=MAX_STATUS)
     objective = validate.text(objective or "", "--objective", max_len=MAX_FIELD)
     commit = validate.text(commit or "", "--commit", max_len=MAX_COMMIT)

@@ -61,8 +61,8 @@ def row_to_note(row, now=None):
 
 def note_id(value, flag="note id"):
     """A note id: a positive integer (or its decimal text)."""
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
-        value = int(value.strip())
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:
+        value = int(value)  # ASCII digits only: int() would also take "+3", " 3", "1_0" and "٣"
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected a positive integer)")
     return value
@@ -131,7 +131,7 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
     """
     kind_value = check_kind(kind)
     content = _content(content)
-    source = validate.agent(source, "--source") if source else DEFAULT_SOURCE
+    source = validate.agent(source, "--source", secret_check=False) if source else DEFAULT_SOURCE  # guard_record audits it
     now = clock.now_iso()
     expires_at = _expires_at(ttl_hours, now)
     pinned = bool(pinned)
@@ -238,7 +238,7 @@ def supersede(conn, nid, *, content, kind=None, source=None, ttl_hours=None, red
     nid = note_id(nid)
     kind_value = check_kind(kind) if kind is not None else None
     content = _content(content)
-    source = validate.agent(source, "--source") if source else None
+    source = validate.agent(source, "--source", secret_check=False) if source else None  # guard_record audits it
     now = clock.now_iso()
     expires_at = _expires_at(ttl_hours, now)
     with db.write(conn):

@@ -31,9 +31,9 @@ from mindos.errors import InvalidInput
 from mindos.memory import synonyms
 from mindos.store import fts
 
-CANDIDATES = 200
+CANDIDATES = 60  # per index: BM25 picks them, the engine's score orders them
 DF_CAP = 2000  # document frequencies are counted up to this many rows per index
-SEARCH_POSTINGS = 2000  # memory-search fetches candidates for the rarest groups within this many matches
+SEARCH_POSTINGS = 1000  # memory-search fetches candidates for the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
@@ -355,13 +355,10 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
             hit["replaced_by"] = row["replaced_by"]
         hits.append(hit)
     # current rows first (an outdated row never outranks its replacement), best score, newest, kind, id
-    hits.sort(key=lambda h: (h.get("outdated", False), -h["score"], _newest_first(h["created_at"]), h["kind"],
-                             str(h["id"])))
+    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
+    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
+    hits.sort(key=lambda h: (h.get("outdated", False), -h["score"]))
     return hits[:limit]
-
-
-def _newest_first(text):
-    return "".join(chr(0x10FFFF - ord(ch)) if ord(ch) < 0x10FFFF else ch for ch in text)
 
 
 def _invalid(message):

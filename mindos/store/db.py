@@ -20,7 +20,7 @@ import os
 import sqlite3
 
 from mindos.store import ledger
-from mindos.errors import IntegrityError, MindosError
+from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # schema.sql has one source: the repository's top level.  A checkout reads it there; a built
@@ -44,6 +44,15 @@ class Connection(sqlite3.Connection):
 
     home = None
     path = None
+    home_rule = None
+    _lock_fd = None
+
+    def close(self):
+        """Close the connection and its writer-lock descriptor."""
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
+            os.close(fd)
+        super().close()
     _pending_refusals = None
     _fts_tables = None
     immutable = False
@@ -59,29 +68,35 @@ def receipts_dir(home):
     return os.path.join(home, "receipts")
 
 
-def connect(home=None):
+def connect(home=None, *, create=True):
     """Open (creating or upgrading if needed) the database of ``home`` and return it.
 
-    ``home`` defaults to the home resolved by :mod:`mindos.home`.
+    ``home`` defaults to the home resolved by :mod:`mindos.core.home`.  With
+    ``create=False`` a home without a database is refused (NotFound, code ``no_database``)
+    naming the home and the rule that chose it, so a typo'd path or a cron job with another
+    ``HOME`` never silently starts a new, empty home; only ``init`` creates one.
     """
+    rule = "given"
     if home is None:
-        from mindos.core.home import home_dir  # lazy: loaded only on the path that needs it
+        from mindos.core.home import resolve  # lazy: loaded only on the path that needs it
 
-        home = home_dir()
+        home, rule = resolve()
     path = database_path(home)
     if not os.path.exists(path):
+        if not create:
+            raise NotFound(
+                f"no MindOS database in home {home} (chosen by {describe_rule(rule)}); run 'init' to create it"
+                " there, or set HERMES_AUTOPILOT_HOME or MINDOS_HOME to the right home", code="no_database")
         if os.path.exists(home) and not os.path.isdir(home):
             raise MindosError(f"home {home} exists and is not a directory")
-        try:
-            os.makedirs(receipts_dir(home), mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
+        _create_home(home, path)
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, factory=Connection)
     except sqlite3.Error as exc:
         raise MindosError(f"cannot open database {path}: {exc}") from None
     conn.home = home
     conn.path = path
+    conn.home_rule = rule
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("PRAGMA foreign_keys=ON")
@@ -95,6 +110,37 @@ def connect(home=None):
         conn.close()
         raise
     return conn
+
+
+def describe_rule(rule):
+    """The words an error uses for the rule that chose a home."""
+    return {
+        "HERMES_AUTOPILOT_HOME": "HERMES_AUTOPILOT_HOME",
+        "MINDOS_HOME": "MINDOS_HOME",
+        "selector": "the home selector file (AUTOPILOT_HOME_SELECTOR or ~/.hermes/autopilot-home-selector.json)",
+        "default": "the default, as no HERMES_AUTOPILOT_HOME, MINDOS_HOME or selector file is set",
+    }.get(rule, "the caller")
+
+
+def _create_home(home, path):
+    """Create the home (0700), its receipts directory (0700) and an empty 0600 database file.
+
+    SQLite gives the -wal and -shm files the database file's mode, so creating the file
+    ourselves (O_EXCL, 0600) keeps all three private whatever the umask.
+    """
+    try:
+        created = not os.path.isdir(home)
+        os.makedirs(receipts_dir(home), mode=0o700, exist_ok=True)
+        if created:
+            os.chmod(home, 0o700)
+        os.chmod(receipts_dir(home), 0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:  # another process created it first
+            return
+        os.close(fd)
+    except OSError as exc:
+        raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -189,8 +235,83 @@ def _bring_current(conn, version):
 # Transactions
 
 
+LOCK_TIMEOUT_SECONDS = BUSY_TIMEOUT_SECONDS
+
+
+class _LockTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _LockTimeout
+
+
+def lock_path(conn):
+    """The home's writer lock file, beside the database."""
+    return conn.path + ".lock"
+
+
+def _acquire(conn):
+    """Take the home's writer lock: a blocking OS file lock, so waiting writers sleep in the
+    kernel and one wakes the moment the holder lets go.
+
+    SQLite's own busy handler polls with growing sleeps (up to 100 ms), so under 32
+    concurrent writers a newcomer often won while an old waiter slept: waits of many
+    seconds and, at the 30 s timeout, "database is locked" failures, for transactions of
+    milliseconds.  The file lock makes the wait prompt; SQLite's busy timeout stays as the
+    backstop for writers that do not take the lock.  The wait is bounded by
+    LOCK_TIMEOUT_SECONDS (a SIGALRM timer in the main thread, polling elsewhere).
+    """
+    import fcntl  # lazy: the write path only
+
+    if conn._lock_fd is None:
+        fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        conn._lock_fd = fd
+    fd = conn._lock_fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    import signal
+    import threading  # lazy: only a contended lock needs them
+
+    timeout = LOCK_TIMEOUT_SECONDS
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return
+        except _LockTimeout:
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    else:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                time.sleep(0.002)
+    raise MindosError(f"database busy: another writer held the write lock for {timeout:g} s; nothing was changed,"
+                      " retry", code="busy")
+
+
+def _release(conn):
+    if conn._lock_fd is not None:
+        import fcntl  # lazy: already loaded by _acquire
+
+        fcntl.flock(conn._lock_fd, fcntl.LOCK_UN)
+
+
 class write:
-    """``with write(conn):`` runs the block in one ``BEGIN IMMEDIATE`` transaction.
+    """``with write(conn):`` runs the block in one ``BEGIN IMMEDIATE`` transaction, holding the
+    home's writer lock (:func:`_acquire`) around it.
 
     Nested use joins the outer transaction.  On an exception the transaction rolls back and
     any refusal events recorded with :func:`append_refusal` are committed on their own.
@@ -202,10 +323,15 @@ class write:
 
     def __enter__(self):
         if not self.conn.in_transaction:
+            _acquire(self.conn)
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                raise MindosError(f"database busy: {exc}") from None
+                _release(self.conn)
+                raise MindosError(f"database busy: {exc}", code="busy") from None
+            except BaseException:
+                _release(self.conn)
+                raise
             self.outer = True
             self.conn._pending_refusals = []
         return self
@@ -215,13 +341,21 @@ class write:
             return False
         conn = self.conn
         pending, conn._pending_refusals = conn._pending_refusals or [], None
-        if exc_type is None:
-            for event in pending:
-                ledger.append_event(conn, *event)
-            conn.execute("COMMIT")
-            return False
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        try:
+            if exc_type is None:
+                for event in pending:
+                    ledger.append_event(conn, *event)
+                conn.execute("COMMIT")
+                return False
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            if conn.in_transaction:  # a failed COMMIT (disk full): roll back before letting go
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            _release(conn)
         if pending:
             # The refusal events get a transaction of their own, after the rollback, so the
             # rollback cannot erase them.  Should that write fail too (the lock stayed busy

@@ -272,4 +272,197 @@ END;
 """
 
 
-MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts]
+def m006_mood_poller():
+    """The mood poller: Moods, agents, posts, signals, dials, pages, wakes, bundles, budget."""
+    return """
+CREATE TABLE moods (
+    id                INTEGER PRIMARY KEY,
+    slug              TEXT NOT NULL UNIQUE,
+    title             TEXT NOT NULL,
+    description       TEXT NOT NULL DEFAULT '',
+    instructions_page TEXT NOT NULL DEFAULT '',
+    last_post_id      INTEGER NOT NULL DEFAULT 0,
+    last_post_at      TEXT,
+    last_post_author  TEXT NOT NULL DEFAULT '',
+    last_post_person  INTEGER NOT NULL DEFAULT 0,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL
+);
+CREATE TABLE mood_aliases (
+    alias      TEXT PRIMARY KEY,
+    mood_id    INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE mood_agents (
+    name         TEXT PRIMARY KEY,
+    page         TEXT NOT NULL DEFAULT '',
+    instructions TEXT NOT NULL DEFAULT '',
+    command      TEXT NOT NULL DEFAULT '[]',
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE mood_agent_aliases (
+    alias      TEXT PRIMARY KEY,
+    agent      TEXT NOT NULL REFERENCES mood_agents(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idx_mood_agent_aliases_agent ON mood_agent_aliases(agent);
+CREATE TABLE mood_members (
+    mood_id    INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    agent      TEXT NOT NULL REFERENCES mood_agents(name) ON DELETE CASCADE ON UPDATE CASCADE,
+    joined_at  TEXT NOT NULL,
+    PRIMARY KEY (mood_id, agent)
+) WITHOUT ROWID;
+CREATE INDEX idx_mood_members_agent ON mood_members(agent);
+CREATE TABLE mood_posts (
+    id          INTEGER PRIMARY KEY,
+    mood_id     INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    kind        TEXT NOT NULL DEFAULT 'post',
+    author      TEXT NOT NULL,
+    is_agent    INTEGER NOT NULL DEFAULT 0,
+    via         TEXT NOT NULL,
+    full_tools  INTEGER NOT NULL DEFAULT 0,
+    body        TEXT NOT NULL,
+    about_agent TEXT NOT NULL DEFAULT '',
+    wake_id     INTEGER,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX idx_mood_posts_mood ON mood_posts(mood_id, id);
+CREATE TRIGGER mood_posts_pulse AFTER INSERT ON mood_posts WHEN new.kind = 'post' BEGIN
+    UPDATE moods SET last_post_id = new.id, last_post_at = new.created_at, last_post_author = new.author,
+        last_post_person = CASE WHEN new.is_agent THEN 0 ELSE 1 END
+    WHERE id = new.mood_id AND last_post_id < new.id;
+END;
+CREATE TABLE mood_signals (
+    mood_id INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    who     TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    until   TEXT NOT NULL,
+    PRIMARY KEY (mood_id, who, kind)
+) WITHOUT ROWID;
+CREATE INDEX idx_mood_signals_until ON mood_signals(until);
+CREATE TABLE mood_arrivals (
+    id         INTEGER PRIMARY KEY,
+    mood_id    INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    who        TEXT NOT NULL,
+    via        TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_mood_arrivals_mood ON mood_arrivals(mood_id, id);
+CREATE TABLE mood_settings (
+    mood_id    INTEGER NOT NULL DEFAULT 0,
+    agent      TEXT NOT NULL DEFAULT '',
+    name       TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    set_by     TEXT NOT NULL DEFAULT '',
+    note       TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (mood_id, agent, name)
+) WITHOUT ROWID;
+CREATE TABLE mood_pages (
+    name       TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE mood_page_revisions (
+    id         INTEGER PRIMARY KEY,
+    page       TEXT NOT NULL REFERENCES mood_pages(name) ON DELETE CASCADE,
+    editor     TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    note       TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_mood_page_revisions_page ON mood_page_revisions(page, id);
+CREATE TABLE mood_editors (
+    name       TEXT PRIMARY KEY,
+    trusted    INTEGER NOT NULL DEFAULT 1,
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE mood_agent_state (
+    mood_id        INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    agent          TEXT NOT NULL,
+    seen_id        INTEGER NOT NULL DEFAULT 0,
+    mention_id     INTEGER NOT NULL DEFAULT 0,
+    considered_id  INTEGER NOT NULL DEFAULT 0,
+    held_id        INTEGER NOT NULL DEFAULT 0,
+    arrival_id     INTEGER NOT NULL DEFAULT 0,
+    quiet_post_id  INTEGER NOT NULL DEFAULT 0,
+    quiet_looks    INTEGER NOT NULL DEFAULT 0,
+    quiet_last_at  TEXT,
+    spoke_at       TEXT,
+    last_wake_at   TEXT,
+    PRIMARY KEY (mood_id, agent)
+) WITHOUT ROWID;
+CREATE TABLE mood_bundles (
+    id         TEXT PRIMARY KEY,
+    agent      TEXT NOT NULL,
+    mood_id    INTEGER NOT NULL,
+    layers     TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE mood_wakes (
+    id           INTEGER PRIMARY KEY,
+    mood_id      INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    agent        TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    tools        TEXT NOT NULL,
+    why          TEXT NOT NULL,
+    post_ids     TEXT NOT NULL DEFAULT '[]',
+    last_post_id INTEGER NOT NULL DEFAULT 0,
+    block        INTEGER NOT NULL,
+    bundle_id    TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    tokens       INTEGER NOT NULL DEFAULT 0,
+    cost_usd     REAL NOT NULL DEFAULT 0,
+    warm         INTEGER NOT NULL DEFAULT 0,
+    outcome      TEXT NOT NULL DEFAULT 'running',
+    detail       TEXT NOT NULL DEFAULT '',
+    reply_post_id INTEGER,
+    created_at   TEXT NOT NULL,
+    finished_at  TEXT
+);
+CREATE INDEX idx_mood_wakes_agent ON mood_wakes(mood_id, agent, id);
+CREATE INDEX idx_mood_wakes_created ON mood_wakes(created_at);
+CREATE INDEX idx_mood_wakes_running ON mood_wakes(outcome) WHERE outcome = 'running';
+CREATE TABLE mood_takes (
+    post_id    INTEGER NOT NULL REFERENCES mood_posts(id) ON DELETE CASCADE,
+    agent      TEXT NOT NULL,
+    words      TEXT NOT NULL DEFAULT '',
+    wake_id    INTEGER,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (post_id, agent)
+) WITHOUT ROWID;
+CREATE TABLE mood_budget (
+    id         INTEGER PRIMARY KEY,
+    day        TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    mood_id    INTEGER NOT NULL,
+    agent      TEXT NOT NULL DEFAULT '',
+    wake_id    INTEGER,
+    tokens     INTEGER NOT NULL DEFAULT 0,
+    warm       INTEGER NOT NULL DEFAULT 0,
+    usd        REAL NOT NULL DEFAULT 0,
+    exempt     INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
+"""
+
+
+def m007_request_replays():
+    """Idempotent retries: the first result of each (actor, --request-id)."""
+    return """
+CREATE TABLE request_replays (
+    actor        TEXT NOT NULL,
+    request_id   TEXT NOT NULL,
+    command      TEXT NOT NULL,
+    args_digest  TEXT NOT NULL,
+    result_json  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (actor, request_id)
+) WITHOUT ROWID;
+"""
+
+
+MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
+              m006_mood_poller, m007_request_replays]

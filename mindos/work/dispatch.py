@@ -10,7 +10,7 @@ Order, best first:
   2. earliest due_at, undated last;
   3. only with ``prefer_unblocking``: most queued direct dependents first;
   4. oldest created_at;
-  5. id.
+  5. insertion order (the row's seq): tasks created in the same second drain in the order made.
 Candidates are queued tasks in scope (``project``, every ``tag``: a hard filter) whose
 prerequisites are all completed, that are neither cooling down (recover_after in the
 future) nor deferred (not_before in the future) nor under a live lease, and that pass their
@@ -92,7 +92,7 @@ _PROBE = (
     " SELECT hit FROM up WHERE id <> :id"
 )
 # Open direct dependents of a batch of tasks, with their stored priorities.
-_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d JOIN tasks m ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
 
 
@@ -125,6 +125,8 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
     if not claim:
         return _dispatch(conn, _Plan(conn, *options), owner, None)
+    # lazy: the claim path needs these; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import graph, policies  # noqa: F401
     with db.write(conn):
         plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
         if cap is not None:
@@ -287,7 +289,7 @@ class _Plan:
     def key(self, row):
         due = row["due_at"]
         return (due is None, due or "", -row["_unblocks"] if self.prefer_unblocking else 0,
-                row["created_at"], row["id"])
+                row["created_at"], row["seq"])
 
     def static_skip(self, task, blocked_by):
         """Explain mode only (SQL filters these otherwise): why ``task`` is not dispatchable."""
@@ -305,30 +307,34 @@ class _Plan:
         return None
 
     def inherited_via(self, task_id, tier):
-        """The nearest open dependent that conferred ``tier``, or None when aging/stored priority did.
+        """The direct dependent that conferred ``tier`` (P0 c -> P2 b -> P3 a reports b for a:
+        b passed c's urgency on), or None when aging/stored priority did.
 
-        Breadth first through open dependents, one query per level (in chunks), each task once;
-        among the sources at the nearest depth the smallest id wins.
+        Breadth first through open dependents, one query per level (in chunks), each task once,
+        remembering through which direct dependent each was reached; at the nearest depth
+        holding a source of ``tier``, the smallest such direct dependent wins.
         """
         if self.inherited.get(task_id) != tier:
             return None
         wanted = validate.PRIORITIES[tier]
-        seen, level = {task_id}, [task_id]
+        seen, level, via = {task_id}, [task_id], {}
         while level:
-            found, following = [], []
+            reached, sources = {}, set()
             for start in range(0, len(level), 500):
                 chunk = level[start:start + 500]
                 sql = _OPEN_DEPENDENTS.format(marks=", ".join("?" * len(chunk)))
-                for dependent, priority in self.conn.execute(sql, chunk):
+                for dependent, priority, parent in self.conn.execute(sql, chunk):
                     if dependent in seen:
                         continue
-                    seen.add(dependent)
-                    following.append(dependent)
+                    route = dependent if parent == task_id else via[parent]
+                    reached[dependent] = min(route, reached.get(dependent, route))  # the smallest route wins
                     if priority <= wanted:
-                        found.append(dependent)
-            if found:
-                return min(found)
-            level = following
+                        sources.add(dependent)
+            if sources:
+                return min(reached[dependent] for dependent in sources)
+            seen.update(reached)
+            via.update(reached)
+            level = sorted(reached)
         return None
 
     # -- streams -------------------------------------------------------------------------
@@ -441,7 +447,7 @@ class _Plan:
             source, rest = self.small_scope
             sql = (f"SELECT t.*{self.extra} {source} AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
                    f"{rest}{self.filters}"
-                   f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.id")
+                   f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.seq")
             yield from self._rows(sql, tier=tier)
             return
         yield from self._dated(tier, op, order_u)
@@ -478,12 +484,12 @@ class _Plan:
             yield from self._rows(
                 f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
                 f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
-                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", tier=tier)
+                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", tier=tier)
             return
         yield from heapq.merge(*(self._rows(
             f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
             f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
-            f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.id", stored=stored)
+            f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", stored=stored)
             for stored, where in ranges), key=self.key)
 
     def _use_deadline_index(self, ranges):
@@ -514,14 +520,14 @@ class _Plan:
                 " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
                 f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
                 f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} {op} :tier{self.scope}"
-                f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.id",
+                f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.seq",
                 tier=tier,
             )
         for stored, where in self._ranges(tier, op):
             yield self._rows(
                 f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
-                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.id",
+                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
                 stored=stored,
             )
 

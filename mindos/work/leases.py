@@ -27,7 +27,7 @@ import os
 from datetime import timedelta
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger, sql
+from mindos.store import db, guard, ledger, sql
 from mindos.errors import Conflict, InvalidInput, Refused
 from mindos.work import rows
 
@@ -79,7 +79,7 @@ def max_active_cap(max_active=None):
         raw = os.environ.get(MAX_ACTIVE_ENV, "").strip()
         if not raw:
             return None
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdigit()):
             raise InvalidInput(f"invalid {MAX_ACTIVE_ENV}: expected a non-negative integer, got {raw!r:.40}")
         max_active = int(raw)
         flag = MAX_ACTIVE_ENV
@@ -290,10 +290,12 @@ def claim(conn, task_id, owner, *, minutes=DEFAULT_MINUTES, epoch=None, max_acti
     minutes = check_minutes(minutes)
     epoch = check_epoch(epoch)
     max_active_cap(max_active)  # validate before taking the write lock
+    # lazy: acquire needs these; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import graph, policies  # noqa: F401
     with db.write(conn):
         task = _read(conn, task_id)
         if epoch is not None and epoch != task["lease_epoch"]:
-            raise Refused(_superseded(epoch, task["lease_epoch"], "re-read the task before claiming"))
+            raise Refused(_superseded(epoch, task["lease_epoch"], "re-read the task before claiming"), code="lease_superseded")
         return acquire(conn, task, owner, minutes=minutes, max_active=max_active, force=force)
 
 
@@ -316,7 +318,7 @@ def check_holder(task, owner, epoch, now, verb):
     if not task["lease_owner"]:
         raise Refused(f"task '{task_id}' is not leased; claim it before you {verb}")
     if epoch is not None and epoch != task["lease_epoch"]:
-        raise Refused(_superseded(epoch, task["lease_epoch"]))
+        raise Refused(_superseded(epoch, task["lease_epoch"]), code="lease_superseded")
     if task["lease_owner"] != owner:
         state = "" if is_live(task, now) else f" (expired {task['lease_expires_at']})"
         raise Refused(f"task '{task_id}' is leased by '{task['lease_owner']}'{state}, not '{owner}'; cannot {verb}")
@@ -347,18 +349,23 @@ def holder_task(conn, task_id, owner, epoch, verb, now):
     return task
 
 
-def heartbeat(conn, task_id, owner, *, note="", epoch=None):
-    """Record liveness: status ``running``, lease window reset to 15 minutes; return the task.
+def heartbeat(conn, task_id, owner, *, note="", epoch=None, minutes=HEARTBEAT_MINUTES):
+    """Record liveness: status ``running``, lease extended to ``minutes`` (default 15) from now
+    -- never shortened: a longer live lease (a 2-hour claim) keeps its expiry; return the task.
 
     Upserts the heartbeats row and audits ``heartbeat``.
     """
+    minutes = check_minutes(minutes)
     owner = validate.agent(owner)
     note = validate.text(note or "", "--note", max_len=4096)
     epoch = check_epoch(epoch)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"note": note})
         task = holder_task(conn, task_id, owner, epoch, "heartbeat", now)
-        expires = expiry(HEARTBEAT_MINUTES, now)
+        expires = expiry(minutes, now)
+        if task["lease_expires_at"] and task["lease_expires_at"] > expires:
+            expires = task["lease_expires_at"]  # a heartbeat proves liveness; it never shortens a lease
         guarded_update(conn, task, ["status = 'running'", "lease_expires_at = ?", "updated_at = ?"],
                        [expires, now], now)
         conn.execute(

@@ -14,7 +14,7 @@ the rolled-back transaction).
 
 
 from mindos.core import clock, validate
-from mindos.store import db, ledger, sql
+from mindos.store import db, guard, ledger, sql
 from mindos.errors import Conflict, NotFound, Refused
 from mindos.work import leases, rows
 
@@ -100,6 +100,7 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
     receipt_ids = [validate.identifier(r, "--receipt") for r in receipts or ()]
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"note": note})
         task = leases.holder_task(conn, task_id, owner, epoch, "complete", now)
         cited = _cited_receipts(conn, task["id"], receipt_ids)
         evidence = evidence_gate(conn, task, owner, "complete")
@@ -145,10 +146,11 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
 
     owner = validate.agent(owner)
     epoch = leases.check_epoch(epoch)
-    reason = validate.text(reason or "", "--reason", max_len=4096)
+    reason = validate.line(reason or "", "--reason", max_len=4096)
     max_retries, backoff_base, backoff_cap = sweeps.check_budget(max_retries, backoff_base, backoff_cap)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"reason": reason})
         task = leases.holder_task(conn, task_id, owner, epoch, "fail", now)
         count = task["retry_count"] + 1
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "previous_status": task["status"],
@@ -212,9 +214,10 @@ def cancel(conn, task_id, owner, *, reason=""):
     Audited ``cancelled`` with owner, reason and previous_status.
     """
     owner = validate.agent(owner)
-    reason = validate.text(reason or "", "--reason", max_len=4096)
+    reason = validate.line(reason or "", "--reason", max_len=4096)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"reason": reason})
         task = _read(conn, task_id)
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is already {task['status']} (terminal); cannot cancel")
@@ -235,9 +238,10 @@ def block(conn, task_id, owner, *, reason):
     ``blocked`` with previous_status.
     """
     owner = validate.agent(owner)
-    reason = validate.text(reason, "--reason", required=True, max_len=4096)
+    reason = validate.line(reason, "--reason", required=True, max_len=4096)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "task", task_id, {"reason": reason})
         task = _read(conn, task_id)
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is {task['status']} (terminal); cannot block")

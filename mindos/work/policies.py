@@ -33,8 +33,23 @@ def policy_dir(home):
 
 
 def policy_path(home, project):
-    """The policy file of ``project`` (the id charset keeps it inside the policy directory)."""
-    return os.path.join(policy_dir(home), validate.identifier(project, "project") + ".yaml")
+    """The policy file of ``project`` (the id charset keeps it inside the policy directory).
+
+    Found case-insensitively: ``policies/gated.yaml`` governs project ``Gated`` (an exact-case
+    file wins when several spellings exist), so a gate never silently stops applying
+    because of how a file or a project was capitalised.
+    """
+    name = validate.identifier(project, "project") + ".yaml"
+    exact = os.path.join(policy_dir(home), name)
+    if os.path.exists(exact):
+        return exact
+    try:
+        entries = sorted(os.listdir(policy_dir(home)))
+    except OSError:
+        return exact
+    folded = name.casefold()
+    matches = [entry for entry in entries if entry.casefold() == folded]
+    return os.path.join(policy_dir(home), matches[0]) if matches else exact
 
 
 def parse(text, source="<policy>"):

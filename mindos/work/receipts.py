@@ -15,7 +15,7 @@ import json
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 from mindos.errors import InvalidInput, NotFound
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
@@ -46,6 +46,8 @@ def _payload_json(payload):
         raise InvalidInput(f"invalid --payload: not a JSON value ({exc.__class__.__name__})") from None
     except RecursionError:
         raise InvalidInput("invalid --payload: nested too deeply") from None
+    if "\\u0000" in text and any("\x00" in item for item in strings(payload)):  # cheap pre-check first
+        raise InvalidInput("invalid --payload: contains a NUL character")
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -53,6 +55,21 @@ def _payload_json(payload):
     if size > MAX_PAYLOAD_BYTES:
         raise InvalidInput(f"invalid --payload: {size} bytes is over the limit of {MAX_PAYLOAD_BYTES}")
     return text
+
+
+def strings(payload):
+    """Every string of a decoded JSON value, keys included, depth first (no recursion limit)."""
+    found, stack = [], [payload]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            found.extend(key for key in value if isinstance(key, str))
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
 
 
 def add(conn, task_id, kind, payload):
@@ -69,6 +86,8 @@ def add(conn, task_id, kind, payload):
     written = None
     try:
         with db.write(conn):
+            # guarded: every string and key of the decoded payload (so \u0041KIA escapes are seen)
+            guard.check(conn, "task", task_id, {"payload": strings(payload)})
             if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise NotFound(f"unknown task '{task_id}'")
             receipt_id = _new_id(conn)
@@ -78,7 +97,7 @@ def add(conn, task_id, kind, payload):
             # canonical (compact, sorted) text: deterministic, and never much larger than the payload
             data = seal.dumps(document)
             path = file_path(conn, receipt_id)
-            file_hash = seal.write(path, document)
+            file_hash = seal.write(path, document, confined=conn.home)  # never through a symlink
             written = path
             conn.execute(
                 "INSERT INTO receipts(id, task_id, kind, path, file_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -135,7 +154,8 @@ def load(conn, receipt_id):
               "file_hash": row["file_hash"], "created_at": row["created_at"]}
     path = row["path"] if os.path.isabs(row["path"] or "") else os.path.join(conn.home, row["path"] or "")
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # a symlink is not evidence
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read()
     except OSError:
         record.update(file_present=False, document=None, actual_hash=None,

@@ -9,7 +9,7 @@ import json
 import os
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, guard, ledger
 from mindos.store.sql import open_condition
 from mindos.errors import Conflict, InvalidInput
 from mindos.work import rows
@@ -27,9 +27,11 @@ def _new_id(conn):
 
 
 def init(conn):
-    """Report the (now existing) home; connecting already built or upgraded the schema."""
+    """Report the (now existing) home and the rule that chose it; connecting already built or
+    upgraded the schema."""
     return {
         "home": conn.home,
+        "home_rule": conn.home_rule,
         "database": conn.path,
         "schema_version": db.latest_version(),
         "fts5": fts.has(conn, "tasks_fts"),
@@ -62,6 +64,9 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
     owner = validate.agent(owner, "--owner") if owner else ""
     now = clock.now_iso()
     with db.write(conn):
+        # guarded: no credential lands in a task row, its events or any listing of it
+        guard.check(conn, "task", task_id or "(new)",
+                    {"title": title, "description": description, "next_action": next_action})
         if task_id is None:
             task_id = _new_id(conn)
         elif conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone():
@@ -126,6 +131,8 @@ def _clean_field(field, value):
         values = [v for v in value if v != ""]
         return json.dumps(validate.tags(values, "--requires-receipt"))
     flag = "--" + field.replace("_", "-")
+    if field in ("worktree", "branch", "pr_url"):
+        return validate.line(value, flag, max_len=4096)
     return validate.text(value, flag, max_len=validate.MAX_TEXT if field == "description" else 4096)
 
 
@@ -150,6 +157,10 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
     from mindos.work import lifecycle  # lazy: only status overrides need the lifecycle rules
 
     with db.write(conn):
+        texts = {name: value for name, value in changes.items()
+                 if name in ("title", "description", "next_action", "worktree", "branch", "pr_url")}
+        if texts:  # guarded: refused before anything is read or written
+            guard.check(conn, "task", task_id, texts)
         before = rows.get(conn, task_id)
         sets, params = [], []
         for name, value in changes.items():

@@ -62,6 +62,7 @@ TINY_COMMANDS = ("show", "create", "list --limit 20", "claim", "complete", "next
                  "search-notes --rank", "recall (all sections)", "memory-search", "recall-stale")
 
 
+@pytest.mark.bare_home
 def test_tiny_run_times_every_section(tmp_path, home):
     out = tmp_path / "results"
     results, code = bench.run([
@@ -95,8 +96,11 @@ def test_tiny_run_times_every_section(tmp_path, home):
     assert recalled["memories"] == 40 and recalled["facts"] == 20
     assert set(recalled["commands"]) == {"recall (all sections)", "memory-search"}
     for cited in ("all_sections", "related_5"):
-        stale = recalled["recall_stale"][cited]
-        assert stale["checked"] == 5 and stale["counts"]["fresh"] == 5 and stale["median_seconds"] > 0
+        for mode in ("default", "recompute"):
+            stale = recalled["recall_stale"][cited][mode]
+            assert stale["checked"] == 5 and sum(stale["counts"].values()) == 5 and stale["median_seconds"] > 0
+            assert stale["counts"]["unproven_recall_digest"] == stale["counts"]["unknown_recall_params"] == 0
+            assert stale["proven_by_ledger"] <= 5
     written = json.loads((out / "latest.json").read_text(encoding="utf-8"))
     assert written["sizes"]["150"]["commands"].keys() == size["commands"].keys()
     assert not home.exists(), "the bench must not touch the selected home"

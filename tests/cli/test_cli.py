@@ -155,7 +155,7 @@ def test_in_process_huge_and_hostile_values(conn, cli, cli_json):
         rc, out, err = cli("autopilot", "create", "--project", "P", "--title", "ok", *argv)
         assert rc == 2 and out == "" and err.startswith("invalid ")
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
-    hostile = "Robert'); DROP TABLE tasks;-- \"%_\" ✓\nline"
+    hostile = "Robert'); DROP TABLE tasks;-- \"%_\" ✓\tline"
     task = cli_json("autopilot", "create", "--project", "P", "--title", hostile, "--id", "h1")
     assert task["title"] == hostile
     assert [t["id"] for t in cli_json("autopilot", "search", "DROP TABLE tasks;--")] == ["h1"]

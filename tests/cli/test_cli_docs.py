@@ -68,6 +68,7 @@ def test_check_mode_reports_drift(tmp_path, monkeypatch):
     assert stale.read_text(encoding="utf-8") == gen_cli_docs.render()
 
 
+@pytest.mark.bare_home
 def test_docs_match_what_the_real_front_door_prints(home):
     env = dict(os.environ, COLUMNS=gen_cli_docs.WIDTH, HERMES_AUTOPILOT_HOME=str(home))
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "--help"],

@@ -482,7 +482,7 @@ def test_core_unknown_task(world):
     (["context", "nope"], 1, "unknown task 'nope'"),
     (["context", "t1", "--budget", "0"], 2, "invalid --budget"),
     (["context", "t1", "--budget", "-1"], 2, "invalid --budget"),
-    (["context", "t1", "--budget", "lots"], 2, "invalid int value"),
+    (["context", "t1", "--budget", "lots"], 2, "expected an integer in ASCII digits"),
     (["context", "t1", "--related", "-3"], 2, "invalid --related"),
     (["context", "t1", "--related", "1000"], 2, "invalid --related"),
     (["context", "t1", "--related-scope", "world"], 2, "invalid choice"),

@@ -402,3 +402,56 @@ def test_metrics_count_recalls_resumes_memories_and_facts(cli_json, conn):
     assert (snapshot["recalls_total"], snapshot["sessions_resumed_total"]) == (1, 1)
     assert (snapshot["memories_total"], snapshot["memories_live"], snapshot["memories_retracted"]) == (1, 1, 0)
     assert (snapshot["facts_total"], snapshot["facts_live"], snapshot["facts_closed"]) == (1, 1, 0)
+
+
+def _cited(conn, task_id="t1", **kw):
+    sealed = recall.recall(conn, task_id, agent="codex", params=P(**kw))
+    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    return sealed
+
+
+def _item(conn, **kw):
+    return recall.stale(conn, **kw)["items"][0]
+
+
+def test_recall_stale_proves_quiet_recalls_from_the_ledger_and_recomputes_otherwise(conn):
+    _world(conn)
+    _cited(conn, related=5, related_semantic=3)
+    recall.recall(conn, "t2", agent="hermes", params=P())  # recalls change nothing a bundle holds
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("fresh", "ledger")
+    assert (_item(conn, recompute=True)["status"], _item(conn, recompute=True)["checked_by"]) == ("fresh", "recompute")
+    memories.retain(conn, "an unrelated memory about billing")  # any write: rebuild, still fresh
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("fresh", "recompute")
+    memories.retain(conn, "postgres auth memory that matches", project="Trove")
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("stale", "recompute")
+
+
+def test_a_lifetime_ending_since_the_recall_forces_a_recompute(conn):
+    make_task(conn, "t1")
+    notes.add(conn, "t1", content="short lived", ttl_hours=1)
+    _cited(conn)
+    assert _item(conn)["checked_by"] == "ledger"
+    clock.advance(hours=2)  # nothing was written, but the note retired
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("stale", "recompute")
+
+
+def test_an_expiring_lease_and_rerank_force_a_recompute(conn):
+    make_task(conn, "t1")
+    leases.claim(conn, "t1", "codex", minutes=30)
+    _cited(conn)
+    clock.advance(hours=1)
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("stale", "recompute")
+    make_task(conn, "t2")
+    _cited(conn, "t2", related=3, rerank=True)
+    by_task = {item["task_id"]: item for item in recall.stale(conn)["items"]}
+    assert by_task["t2"]["checked_by"] == "recompute"
+
+
+def test_a_tampered_receipt_file_is_never_proven_fresh(conn, home):
+    make_task(conn, "t1")
+    receipt = receipts.add(conn, "t1", "ci", {"tests": "pass"})
+    _cited(conn)
+    assert _item(conn)["checked_by"] == "ledger"
+    with open(receipt["path"], "w", encoding="utf-8") as handle:
+        handle.write('{"tampered": true}\n')
+    assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("stale", "recompute")

@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from conftest import script
 
 from mindos.demo import tour
@@ -13,6 +14,7 @@ from mindos.store import db, ledger
 
 STEP_NAMES = [step.__name__.lstrip("_").replace("_", "-") for step in tour.STEPS]
 FAKE_KEY = "AKIAIOSFODNN7EXAMPLE"
+pytestmark = pytest.mark.bare_home  # the demo must never create the home
 
 
 def _demo_dirs():

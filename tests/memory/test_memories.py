@@ -175,3 +175,19 @@ def test_the_memory_and_fact_indexes_are_registered_and_stay_in_step(conn):
     assert {"memories_fts", "facts_fts"} <= set(fts.INDEXES)
     if fts.has(conn, "memories_fts"):
         assert fts.drift(conn, "memories_fts")["ok"] and fts.drift(conn, "facts_fts")["ok"]
+
+
+def test_import_counts_binary_huge_and_bad_field_lines_as_malformed(conn, tmp_path):
+    path = tmp_path / "bank.jsonl"
+    good = json.dumps({"text": "kept", "created_at": "2025-01-01T00:00:00Z"}).encode()
+    lines = [b"\xff\xfe\x00garbage", json.dumps({"text": "x" * 70000, "created_at": "2025-01-01"}).encode(),
+             json.dumps({"text": "bad project", "project": "no spaces allowed", "created_at": "2025-01-01"}).encode(),
+             json.dumps({"text": "bad time", "created_at": "yesterday"}).encode(),
+             json.dumps({"text": "", "created_at": "2025-01-01"}).encode(), good]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    before = _state(conn)
+    report = memories.import_bank(conn, str(path))
+    assert (report["lines"], report["malformed"], report["would_import"]) == (6, 5, 1)
+    assert _state(conn) == before
+    with pytest.raises(Exception, match="cannot read bank"):
+        memories.import_bank(conn, str(tmp_path))  # a directory

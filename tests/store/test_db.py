@@ -1,5 +1,6 @@
 """The store: schema build, numbered migrations, pragmas, transactions, query helpers."""
 
+import os
 import re
 import sqlite3
 
@@ -136,6 +137,7 @@ def test_current_database_does_no_schema_work_on_connect(home, monkeypatch):
     assert statements == ["PRAGMA foreign_keys=ON", "PRAGMA user_version"]
 
 
+@pytest.mark.bare_home
 def test_tables_without_a_version_are_refused(home):
     home.mkdir(parents=True)
     raw = sqlite3.connect(str(home / "state.db"))
@@ -294,3 +296,50 @@ def test_refusal_event_lands_after_rollback_and_never_masks_the_refusal(conn, mo
             monkeypatch.setattr(ledger, "append_event", busy)
             raise Refused("still no")
     assert not conn.in_transaction
+
+
+@pytest.mark.bare_home
+def test_home_is_0700_and_database_files_0600_whatever_the_umask(home):
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        conn = db.connect(str(home))
+        with db.write(conn):  # an open WAL connection keeps its -wal and -shm files while we look
+            conn.execute("SELECT count(*) FROM tasks").fetchone()
+            names = [name for name in os.listdir(home) if name.startswith("state.db")]
+            modes = {name: stat.S_IMODE(os.stat(os.path.join(home, name)).st_mode) for name in names}
+        conn.close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(os.path.join(home, "receipts")).st_mode) == 0o700
+    assert {"state.db", "state.db-wal", "state.db-shm"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes
+
+
+def test_writers_queue_on_the_home_write_lock(conn, cli, monkeypatch):
+    import fcntl
+    import stat
+    import threading
+    import time
+
+    with db.write(conn):
+        pass
+    path = db.lock_path(conn)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    holder = os.open(path, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 0.2)
+    try:
+        rc, out, err = cli("autopilot", "create", "--project", "P", "--title", "x", "--json-errors")
+        assert rc == 1 and out == "" and '"busy"' in err
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+        monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 30)
+        threading.Timer(0.3, fcntl.flock, (holder, fcntl.LOCK_UN)).start()
+        started = time.perf_counter()
+        rc, out, err = cli("autopilot", "create", "--project", "P", "--title", "x")
+        assert rc == 0 and 0.25 < time.perf_counter() - started < 5
+    finally:
+        os.close(holder)
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1

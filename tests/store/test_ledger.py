@@ -90,7 +90,7 @@ def test_relinking_a_row_reports_both_problems_in_id_order(conn):
 
 
 def test_verify_chain_agrees_with_append_event_on_unicode_payloads(conn):
-    tasks.create(conn, project="P", title='naïve "quoted"\nline ✓ 🚀', task_id="u1")
+    tasks.create(conn, project="P", title='naïve "quoted" line ✓ 🚀', description='multi\nline', task_id="u1")
     tasks.update(conn, "u1", description="\u2028 separator and \\ backslash")
     assert ledger.verify_chain(conn)["ok"]
 

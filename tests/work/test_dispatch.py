@@ -80,11 +80,11 @@ def test_priority_first_then_oldest_created(conn):
     assert dispatch.next_task(conn) == {"task": None}
 
 
-def test_equal_created_at_breaks_ties_by_id(conn):
+def test_equal_created_at_breaks_ties_by_insertion_order(conn):
     for task_id in ("m", "b", "x", "a"):
         mk(conn, task_id, "P1")
-    assert pick(conn) == "a"
-    complete(conn, "a")
+    assert pick(conn) == "m"
+    complete(conn, "m")
     assert pick(conn) == "b"
 
 
@@ -168,15 +168,15 @@ def test_aging_minutes_zero_is_strict_static_ordering(conn):
 
 
 def test_inheritance_flows_up_a_chain_to_the_ready_prerequisite(conn):
-    mk(conn, "p3", "P3")
+    mk(conn, "p0", "P0", depends_on=["p2"])  # made first, so it is examined (and skipped) first
     mk(conn, "p2", "P2", depends_on=["p3"])
-    mk(conn, "p0", "P0", depends_on=["p2"])
+    mk(conn, "p3", "P3")
     clock.advance(minutes=1)
     mk(conn, "p1-rival", "P1")
     result = dispatch.next_task(conn, explain=True, aging_minutes=0)
     assert result["task"]["id"] == "p3"
     assert result["task"]["effective_priority"] == "P0"
-    assert result["task"]["inherited_via"] == "p0"
+    assert result["task"]["inherited_via"] == "p2"  # p2 passed p0's urgency on (issue 8)
     assert result["task"]["priority_boost"] == 0
     skipped = {s["task_id"]: s for s in result["skipped"]}
     assert skipped["p0"] == {"task_id": "p0", "reason": "unsatisfied_dependencies", "blocked_by": ["p2"]}
@@ -221,7 +221,7 @@ def test_open_non_queued_dependents_confer_and_relay(conn):
     mk(conn, "urgent", "P0", depends_on=["parked"])
     mk(conn, "p1", "P1")
     result = dispatch.next_task(conn, explain=True, aging_minutes=0)
-    assert (result["task"]["id"], result["task"]["inherited_via"]) == ("leaf", "urgent")
+    assert (result["task"]["id"], result["task"]["inherited_via"]) == ("leaf", "parked")  # parked relays it
 
 
 def test_aging_and_inheritance_the_better_level_wins(conn):
@@ -311,7 +311,6 @@ def test_urgency_is_inherited_across_projects_but_scope_still_filters(conn):
 
 
 def test_explain_reports_every_skip_with_its_reason(conn):
-    mk(conn, "prereq", "P3")
     mk(conn, "blocked", "P0", depends_on=["prereq", "ghost"])
     mk(conn, "deferred", "P0", not_before="2026-08-22T09:00:00Z")
     mk(conn, "cooling", "P0")
@@ -319,23 +318,24 @@ def test_explain_reports_every_skip_with_its_reason(conn):
     lifecycle.fail(conn, "cooling", "codex", reason="tests red", backoff_base=600)
     cooling = rows.get(conn, "cooling")
     assert cooling["status"] == "queued" and cooling["recover_after"] == "2026-08-21T09:10:00Z"
+    mk(conn, "prereq", "P3")  # made last of the P0 tier, so the skips come first
     mk(conn, "ready", "P1")
     result = dispatch.next_task(conn, explain=True)
     assert result["task"]["id"] == "prereq"  # P3, but it inherits P0 from 'blocked'
     assert result["considered"] == 4
     assert result["skipped"] == [
         {"task_id": "blocked", "reason": "unsatisfied_dependencies", "blocked_by": ["ghost", "prereq"]},
-        {"task_id": "cooling", "reason": "recovery_backoff", "recover_after": "2026-08-21T09:10:00Z"},
         {"task_id": "deferred", "reason": "deferred_until", "not_before": "2026-08-22T09:00:00Z"},
-    ]
+        {"task_id": "cooling", "reason": "recovery_backoff", "recover_after": "2026-08-21T09:10:00Z"},
+    ]  # same created_at: insertion order
     assert set(result) == {"task", "considered", "skipped"}
     clock.advance(minutes=10)  # the cooldown is over (recover_after <= now dispatches)
     complete(conn, "prereq")
     assert pick(conn) == "cooling"
     clock.set_now("2026-08-22T09:00:00Z")
+    assert pick(conn) == "deferred"  # due now, and made before cooling
+    leases.claim(conn, "deferred", "codex")
     assert pick(conn) == "cooling"
-    leases.claim(conn, "cooling", "codex")
-    assert pick(conn) == "deferred"
 
 
 def test_explain_with_nothing_dispatchable(conn):
@@ -346,7 +346,7 @@ def test_explain_with_nothing_dispatchable(conn):
     assert result["task"] is None
     assert result["considered"] == 3
     assert [(s["task_id"], s["reason"]) for s in result["skipped"]] == [
-        ("t0", "deferred_until"), ("t1", "unsatisfied_dependencies"), ("t2", "unsatisfied_dependencies")]
+        ("t2", "unsatisfied_dependencies"), ("t1", "unsatisfied_dependencies"), ("t0", "deferred_until")]
 
 
 def test_queued_task_under_a_live_lease_is_not_dispatched(conn):
@@ -422,14 +422,14 @@ def test_claim_skips_seam_conflicts_and_takes_the_next_best(conn):
     before = actions(conn)
     result = dispatch.next_task(conn, claim=True, owner="codex", explain=True)
     assert result["task"]["id"] == "other-project-branch"
-    assert result["skipped"] == [
-        {"task_id": "same-branch", "reason": "seam_conflict",
-         "holders": [{"task_id": "holder", "kind": "branch", "value": "feature-x", "owner": "hermes"}]},
+    assert result["skipped"] == [  # same created_at: insertion order
         {"task_id": "same-worktree", "reason": "seam_conflict",
          "holders": [{"task_id": "holder", "kind": "worktree", "value": "/srv/wt", "owner": "hermes"}]},
+        {"task_id": "same-branch", "reason": "seam_conflict",
+         "holders": [{"task_id": "holder", "kind": "branch", "value": "feature-x", "owner": "hermes"}]},
     ]
     assert actions(conn) == before + ["claimed"]  # no claim_refused_seam left behind
-    assert pick(conn) == "same-branch"  # without --claim seams are not checked (claim-time guard)
+    assert pick(conn) == "same-worktree"  # without --claim seams are not checked (claim-time guard)
     assert dispatch.next_task(conn, claim=True, owner="codex")["task"]["id"] == "free"
     assert rows.get(conn, "same-branch")["lease_owner"] == ""
 
@@ -611,7 +611,7 @@ def test_cli_claim_and_flags(conn, cli_json):
     (["next", "--claim"], "--claim requires --owner"),
     (["next", "--tag", "NOT OK"], "invalid --tag"),
     (["next", "--project", "a/b"], "invalid --project"),
-    (["next", "--aging-minutes", "soon"], "invalid int value"),
+    (["next", "--aging-minutes", "soon"], "expected an integer in ASCII digits"),
     (["next", "--aging-boost", "9"], "invalid --aging-boost"),
     (["next", "--claim", "--owner", "codex", "--minutes", "-5"], "invalid --minutes"),
 ])
@@ -664,6 +664,7 @@ def reference(conn, now, *, project=None, tags=(), aging_minutes=360, aging_boos
               annotations=None):
     """Every in-scope queued task in dispatch order as ``[(id, eligible)]``, computed naively."""
     by_id = {r["id"]: rows.row_to_task(r) for r in conn.execute("SELECT * FROM tasks")}
+    seq = dict(conn.execute("SELECT id, seq FROM tasks").fetchall())
     deps, dependents = defaultdict(list), defaultdict(list)
     for task_id, prereq in conn.execute("SELECT task_id, depends_on FROM dependencies"):
         deps[task_id].append(prereq)
@@ -704,17 +705,24 @@ def reference(conn, now, *, project=None, tags=(), aging_minutes=360, aging_boos
     def key(task):
         unblocks = sum(1 for d in dependents[task["id"]] if by_id[d]["status"] == "queued")
         return (min(inherited(task["id"]), aged(task)), task["due_at"] is None, task["due_at"] or "",
-                -unblocks if prefer else 0, task["created_at"], task["id"])
+                -unblocks if prefer else 0, task["created_at"], seq[task["id"]])
 
     def nearest_source(task_id, tier):
-        level, seen = [task_id], {task_id}
+        """The direct dependent on a shortest route to a source of ``tier`` (smallest id on ties)."""
+        level, seen, via = [task_id], {task_id}, {}
         while level:
-            following = sorted({d for t in level for d in dependents[t] if is_open(d) and d not in seen})
-            seen.update(following)
-            found = [d for d in following if int(by_id[d]["priority"][1]) <= tier]
+            reached = {}
+            for t in level:
+                for d in dependents[t]:
+                    if is_open(d) and d not in seen:
+                        route = d if t == task_id else via[t]
+                        reached[d] = min(route, reached.get(d, route))
+            found = sorted(reached[d] for d in reached if int(by_id[d]["priority"][1]) <= tier)
             if found:
                 return found[0]
-            level = following
+            seen.update(reached)
+            via.update(reached)
+            level = sorted(reached)
         return None
 
     def annotate(task):
@@ -842,3 +850,22 @@ def test_rare_tag_scope_reads_the_tag_index_and_keeps_the_order(conn):
     assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r1"
     assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r2"
     assert dispatch.next_task(conn, tags=["rare"]) == {"task": None}
+
+
+def test_issue8_inherited_via_names_the_dependent_that_passed_the_urgency_on(conn):
+    from mindos.work import graph
+
+    for task_id, priority in (("a", "P3"), ("b", "P2"), ("c", "P0")):
+        tasks.create(conn, project="P", title=task_id, task_id=task_id, priority=priority)
+    graph.add_dependency(conn, "c", "b")  # c waits for b
+    graph.add_dependency(conn, "b", "a")  # b waits for a
+    pick = dispatch.next_task(conn, explain=True)["task"]
+    assert pick["id"] == "a" and pick["effective_priority"] == "P0" and pick["inherited_via"] == "b"
+
+
+def test_issue8_same_second_tasks_drain_in_insertion_order(conn):
+    made = [tasks.create(conn, project="P", title=f"n{n}", task_id=f"z{9 - n}-{n}")["id"] for n in range(8)]
+    drained = []
+    for _ in made:
+        drained.append(dispatch.next_task(conn, claim=True, owner="w")["task"]["id"])
+    assert drained == made  # ids sort the other way round; the order made wins

@@ -103,7 +103,7 @@ def test_claim_bad_input_is_refused_cleanly(conn, cli):
         (["claim", "t1", "--owner", "a" * 5000], 2, "invalid --owner"),
         (["claim", "t1", "--owner", "x", "--minutes", "0"], 2, "invalid --minutes"),
         (["claim", "t1", "--owner", "x", "--minutes", "99999999"], 2, "invalid --minutes"),
-        (["claim", "t1", "--owner", "x", "--minutes", "ten"], 2, "invalid int value"),
+        (["claim", "t1", "--owner", "x", "--minutes", "ten"], 2, "expected an integer in ASCII digits"),
         (["claim", "t1", "--owner", "x", "--max-active", "-1"], 2, "invalid --max-active"),
         (["claim", "../etc", "--owner", "x"], 2, "invalid task id"),
         (["claim", "t1", "--owner", "x", "--epoch", "7"], 1, r"lease superseded (held epoch 7, current 0)"),
@@ -331,13 +331,13 @@ def test_acquire_requires_a_transaction(conn):
 # heartbeat / renew / release
 
 
-def test_heartbeat_forces_running_and_a_fifteen_minute_window(conn, cli_json):
+def test_heartbeat_forces_running_and_keeps_a_longer_window(conn, cli_json):
     make(conn)
     leases.claim(conn, "t1", "hermes", minutes=60)
     clock.advance(minutes=10)
     out = cli_json("autopilot", "heartbeat", "t1", "--owner", "hermes", "--epoch", "1", "--note", "verifying")
     assert out["status"] == "running"
-    assert out["lease_expires_at"] == "2026-08-21T09:25:00Z"
+    assert out["lease_expires_at"] == "2026-08-21T10:00:00Z"  # 15 minutes from now would shorten it
     assert out["lease_epoch"] == 1
     row = conn.execute("SELECT owner, note, at FROM heartbeats WHERE task_id = 't1'").fetchone()
     assert tuple(row) == ("hermes", "verifying", "2026-08-21T09:10:00Z")
@@ -381,7 +381,7 @@ def test_renew_keeps_status_and_epoch(conn, cli_json):
     assert out["status"] == "running" and out["lease_epoch"] == 1
     assert out["lease_expires_at"] == "2026-08-21T09:50:00Z"
     event = last_event(conn, "lease_renewed")
-    assert event["previous_expires_at"] == "2026-08-21T09:15:00Z"
+    assert event["previous_expires_at"] == "2026-08-21T09:30:00Z"  # the heartbeat kept the 30-minute claim
     assert event["lease_expires_at"] == "2026-08-21T09:50:00Z" and event["minutes"] == 45
 
 
@@ -697,3 +697,21 @@ def test_validators_reject_bad_values_before_touching_the_db(conn):
         leases.renew(conn, "t1", "hermes", epoch=-1)
     with pytest.raises(InvalidInput):
         leases.list_leases(conn, owner="bad owner")
+
+
+def test_heartbeat_minutes_extends_and_never_shortens_a_longer_lease(conn, cli_json, cli):
+    from mindos.work import tasks
+
+    tasks.create(conn, project="P", title="x", task_id="hb")
+    claimed = cli_json("autopilot", "claim", "hb", "--owner", "a", "--minutes", "120")
+    beat = cli_json("autopilot", "heartbeat", "hb", "--owner", "a")
+    assert beat["lease_expires_at"] == claimed["lease_expires_at"]  # default 15 never cuts a 2-hour lease
+    beat = cli_json("autopilot", "heartbeat", "hb", "--owner", "a", "--minutes", "180")
+    assert beat["lease_expires_at"] == "2026-08-21T12:00:00Z"
+    tasks.create(conn, project="P", title="y", task_id="hb2")
+    cli_json("autopilot", "claim", "hb2", "--owner", "a", "--minutes", "5")
+    assert cli_json("autopilot", "heartbeat", "hb2", "--owner", "a")["lease_expires_at"] == "2026-08-21T09:15:00Z"
+    assert cli_json("autopilot", "heartbeat", "hb2", "--owner", "a", "--minutes", "40")[
+        "lease_expires_at"] == "2026-08-21T09:40:00Z"
+    rc, out, err = cli("autopilot", "heartbeat", "hb2", "--owner", "a", "--minutes", "0")
+    assert rc == 2 and "--minutes" in err

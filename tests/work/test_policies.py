@@ -335,3 +335,15 @@ def test_ops_policy_subprocess_reads_the_home_without_creating_a_database(tmp_pa
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["decision"] == "requires_user"
     assert not (home / "state.db").exists()
+
+
+def test_policy_files_are_found_case_insensitively(home):
+    os.makedirs(os.path.join(str(home), "policies"), exist_ok=True)
+    with open(os.path.join(str(home), "policies", "gated.yaml"), "w", encoding="utf-8") as handle:
+        handle.write("merge_requires_user: true\n")
+    assert policies.load(str(home), "Gated") == {"merge_requires_user": True}
+    assert policies.load(str(home), "GATED") == {"merge_requires_user": True}
+    assert policies.load(str(home), "Other") == {}
+    with open(os.path.join(str(home), "policies", "Gated.yaml"), "w", encoding="utf-8") as handle:
+        handle.write("merge_requires_user: false\n")
+    assert policies.load(str(home), "Gated") == {"merge_requires_user": False}  # the exact spelling wins

@@ -9,7 +9,7 @@ import pytest
 from mindos.core import atomic, canonical
 from mindos.store import db, ledger
 from mindos.work import receipts, tasks
-from mindos.errors import InvalidInput, NotFound
+from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.views import show
 from conftest import db_state
 
@@ -182,3 +182,33 @@ def test_metrics_count_receipt_files_no_row_indexes(conn):
     with open(os.path.join(conn.home, "receipts", ".r-x.json.1.ab.tmp"), "wb") as handle:
         handle.write(b"{")
     assert receipts.metrics(conn) == {"receipt_files_unindexed": 2}
+
+
+def _symlinked(home, tmp_path, part):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = os.path.join(str(home), part)
+    os.rename(target, outside / "moved")
+    os.symlink(outside / "moved", target)
+    return outside / "moved"
+
+
+def test_a_symlinked_receipts_dir_is_refused(conn, tmp_path):
+    tasks.create(conn, project="P", title="x", task_id="t1")
+    outside = _symlinked(conn.home, tmp_path, "receipts")
+    before = db_state(conn)
+    with pytest.raises(Refused, match="symlink"):
+        receipts.add(conn, "t1", "ci", {"ok": True})
+    assert db_state(conn)[0] == before[0] and os.listdir(outside) == []
+
+
+def test_receipts_are_written_and_read_without_following_symlinks(conn, tmp_path):
+    tasks.create(conn, project="P", title="x", task_id="t1")
+    record = receipts.add(conn, "t1", "ci", {"ok": True})
+    path = record["path"]
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text(open(path).read())
+    os.unlink(path)
+    os.symlink(secret, path)  # swap the evidence for a link to a file outside the home
+    loaded = receipts.load(conn, record["receipt_id"])
+    assert loaded["file_present"] is False and loaded["hash_ok"] is False

@@ -159,6 +159,7 @@ def test_tag_index_follows_create_tag_untag_and_delete(conn):
     assert _indexed(conn) == [("autopilot-safe", "a")]
 
 
+@pytest.mark.bare_home
 def test_migration_4_backfills_the_tag_index_of_an_older_database(home):
     from mindos.store import migrations
 

@@ -1,16 +1,16 @@
 """The context command: context."""
 
 from mindos.context import pack
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_context(sub):
     p = make_parser(sub, "context",
                     "autopilot.py context t-1a2b3c4d --budget 4000 --related 5 --related-scope project")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--budget", type=int, default=pack.DEFAULT_BUDGET,
+    p.add_argument("--budget", type=flags.integer, default=pack.DEFAULT_BUDGET,
                    help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
-    p.add_argument("--related", type=int, metavar="N",
+    p.add_argument("--related", type=flags.integer, metavar="N",
                    help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
     p.add_argument("--related-scope", choices=pack.RELATED_SCOPES, default="project",
                    help="where related notes come from: this task's project (default) or all projects")

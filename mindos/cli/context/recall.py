@@ -1,7 +1,7 @@
 """Recall commands: recall, recall-verify, recall-diff, resume, ops.py recall-stale; and the
 bundle flags that context and next --claim --recall share."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.context import pack, recall
 from mindos.errors import InvalidInput
 
@@ -11,13 +11,13 @@ BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_c
 
 def add_section_flags(p):
     """The opt-in pack section flags (context, recall, recall-verify, resume, next --recall)."""
-    p.add_argument("--related-handoffs", type=int, metavar="N",
+    p.add_argument("--related-handoffs", type=flags.integer, metavar="N",
                    help="also pack up to N live handoffs of other tasks matching this task's text, newest first")
-    p.add_argument("--dep-context", type=int, metavar="N",
+    p.add_argument("--dep-context", type=flags.integer, metavar="N",
                    help="also pack up to N completed prerequisites with their live handoff and latest receipt")
-    p.add_argument("--related-facts", type=int, metavar="N",
+    p.add_argument("--related-facts", type=flags.integer, metavar="N",
                    help="also pack up to N currently-valid facts matching this task's text, newest first")
-    p.add_argument("--related-semantic", type=int, metavar="N",
+    p.add_argument("--related-semantic", type=flags.integer, metavar="N",
                    help="also pack up to N live memories in scope matching this task's text (memory-fts-v1)")
     p.add_argument("--rerank", action="store_true", default=None,
                    help="order related notes by normalized BM25 x recency decay + pinned boost (rank_score)")
@@ -28,9 +28,9 @@ def add_section_flags(p):
 
 def add_bundle_flags(p, *, budget_default=None):
     """Every bundle parameter: budget, related notes and scope, and the section flags."""
-    p.add_argument("--budget", type=int, default=budget_default,
+    p.add_argument("--budget", type=flags.integer, default=budget_default,
                    help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
-    p.add_argument("--related", type=int, metavar="N",
+    p.add_argument("--related", type=flags.integer, metavar="N",
                    help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
     p.add_argument("--related-scope", choices=pack.RELATED_SCOPES,
                    help="where related items come from: this task's project (default) or all projects")
@@ -92,8 +92,8 @@ def add_resume(sub):
                     "autopilot.py resume t-1a2b3c4d --agent codex --budget 6000 --related 5")
     p.add_argument("task_id", help="task id")
     p.add_argument("--agent", required=True, help="who resumes (takes the lease when it is free)")
-    p.add_argument("--minutes", type=int, help="lease window in minutes when claiming (default 30)")
-    p.add_argument("--max-active", type=int,
+    p.add_argument("--minutes", type=flags.integer, help="lease window in minutes when claiming (default 30)")
+    p.add_argument("--max-active", type=flags.integer,
                    help="cap on the agent's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
     add_bundle_flags(p)
     p.set_defaults(handler=cmd_resume)
@@ -106,12 +106,14 @@ def cmd_resume(conn, args):
 
 def add_recall_stale(sub):
     p = make_parser(sub, "recall-stale",
-                    "ops.py recall-stale")
+                    "ops.py recall-stale --recompute")
+    p.add_argument("--recompute", action="store_true",
+                   help="rebuild every cited bundle even when the ledger proves nothing changed since its recall")
     p.set_defaults(handler=cmd_recall_stale)
 
 
 def cmd_recall_stale(conn, args):
-    report = recall.stale(conn)
+    report = recall.stale(conn, recompute=args.recompute)
     return report, (0 if report["ok"] else 1)
 
 

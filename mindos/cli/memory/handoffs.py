@@ -14,7 +14,7 @@ def add_handoff(sub):
     p.add_argument("--from-agent", required=True, help="agent handing off (source)")
     p.add_argument("--to-agent", default="", help="agent the work is handed to (omit: unaddressed)")
     p.add_argument("--status", default="", help="work status at handoff time (e.g. running)")
-    p.add_argument("--objective", default="", help="the goal the next agent resumes")
+    flags.long_text(p, "objective", default="", help="the goal the next agent resumes")
     p.add_argument("--evidence", action="append", default=[], help="verified evidence (repeatable)")
     p.add_argument("--constraint", action="append", default=[], help="constraint to respect (repeatable)")
     p.add_argument("--decision", action="append", default=[], help="decision taken (repeatable)")
@@ -24,6 +24,7 @@ def add_handoff(sub):
     p.add_argument("--risk", action="append", default=[], help="known risk (repeatable)")
     p.add_argument("--recall-digest", default="", help="sha256 of the recall this handoff was written against")
     flags.secret(p, "text")
+    flags.request_id(p, actor="from_agent")
     p.set_defaults(handler=cmd_handoff)
 
 

@@ -1,6 +1,6 @@
 """Semantic memory commands: memory-retain, memory-list, memory-forget, memory-import, memory-search."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.memory import memories
 
 
@@ -31,7 +31,7 @@ def add_memory_list(sub):
     p.add_argument("--project", help="only this project's memories")
     p.add_argument("--query", help="only memories whose text contains this substring")
     p.add_argument("--all", action="store_true", help="include retracted memories")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.add_argument("--limit", type=flags.integer, default=100, help="at most this many (default 100)")
     p.set_defaults(handler=cmd_memory_list)
 
 
@@ -71,7 +71,7 @@ def add_memory_search(sub):
     p.add_argument("--project", help="the project asking: its rows plus project-less ones")
     p.add_argument("--scope", choices=("project", "global"),
                    help="project (default with --project) or global (default without)")
-    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--limit", type=flags.integer, default=10, help="at most this many hits (default 10)")
     p.add_argument("--include-history", action="store_true",
                    help="also superseded notes/handoffs, retracted memories and closed fact windows (outdated)")
     p.set_defaults(handler=cmd_memory_search)

@@ -9,11 +9,12 @@ def add_note(sub):
                     'autopilot.py note t-1a2b3c4d --kind fact --content "API rate limit is 60/min" --source hermes')
     p.add_argument("task_id", help="task id")
     p.add_argument("--kind", default=notes.DEFAULT_KIND, help=f"one of {', '.join(notes.KINDS)} (default fact)")
-    p.add_argument("--content", required=True, help="the note text (non-empty; stored trimmed)")
+    flags.long_text(p, "content", required=True, help="the note text (non-empty; stored trimmed)")
     p.add_argument("--source", help=f"agent/operator that wrote it (default {notes.DEFAULT_SOURCE})")
     p.add_argument("--pinned", action="store_true", help="critical: packs first and survives tight budgets")
     p.add_argument("--ttl-hours", type=float, help="lifetime in hours; past it an unpinned note retires")
     flags.secret(p)
+    flags.request_id(p, actor="source")
     p.set_defaults(handler=cmd_note)
 
 
@@ -38,7 +39,7 @@ def add_supersede_note(sub):
     p = make_parser(sub, "supersede-note",
                     'autopilot.py supersede-note 12 --content "rate limit raised to 120/min"')
     p.add_argument("note_id", help="id of the live note to supersede")
-    p.add_argument("--content", required=True, help="the replacement text")
+    flags.long_text(p, "content", required=True, help="the replacement text")
     p.add_argument("--kind", help="kind of the new note (default: the old note's kind)")
     p.add_argument("--source", help="who wrote the replacement (default: the old note's source)")
     p.add_argument("--ttl-hours", type=float, help="lifetime of the new note (default: none, immortal)")

@@ -1,7 +1,7 @@
 """Dispatch: next."""
 
 from mindos.work import dispatch
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_next(sub):
@@ -14,16 +14,16 @@ def add_next(sub):
                    help="hard filter: only tasks carrying this tag (repeatable: all are required)")
     p.add_argument("--claim", action="store_true", help="lease the pick to --owner in the same transaction")
     p.add_argument("--owner", help="who takes the lease (required with --claim)")
-    p.add_argument("--minutes", type=int, help="lease window in minutes (default 30)")
-    p.add_argument("--max-active", type=int,
+    p.add_argument("--minutes", type=flags.integer, help="lease window in minutes (default 30)")
+    p.add_argument("--max-active", type=flags.integer,
                    help="cap on the owner's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
     p.add_argument("--explain", action="store_true",
                    help="report considered, every skipped candidate with its reason, and the pick's effective priority")
     p.add_argument("--prefer-unblocking", action="store_true",
                    help="within a priority tier and deadline, prefer tasks with more queued direct dependents")
-    p.add_argument("--aging-minutes", type=int, default=dispatch.DEFAULT_AGING_MINUTES,
+    p.add_argument("--aging-minutes", type=flags.integer, default=dispatch.DEFAULT_AGING_MINUTES,
                    help="minutes waited per one-level priority boost (default 360; 0 disables aging)")
-    p.add_argument("--aging-boost", type=int, default=dispatch.DEFAULT_AGING_BOOST,
+    p.add_argument("--aging-boost", type=flags.integer, default=dispatch.DEFAULT_AGING_BOOST,
                    help="most levels aging may promote a task (default 2)")
     p.add_argument("--recall", action="store_true",
                    help="with --claim: embed the claimed task's sealed recall bundle (recall, recall_digest);"
@@ -31,6 +31,7 @@ def add_next(sub):
     from mindos.cli.context import recall as recall_cli  # lazy: the bundle flags
 
     recall_cli.add_bundle_flags(p)
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_next)
 
 

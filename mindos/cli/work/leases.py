@@ -10,9 +10,9 @@ def add_claim(sub):
                     "autopilot.py claim t-1a2b3c4d --owner hermes --minutes 30 --max-active 4")
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="who takes the lease")
-    p.add_argument("--minutes", type=int, default=30, help="lease window in minutes (default 30)")
+    p.add_argument("--minutes", type=flags.integer, default=30, help="lease window in minutes (default 30)")
     flags.epoch(p, "claim only if the task's lease_epoch is still this value")
-    p.add_argument("--max-active", type=int,
+    p.add_argument("--max-active", type=flags.integer,
                    help="refuse if the owner already holds this many live leases (default: env"
                         " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
     p.add_argument("--force", action="store_true",
@@ -31,12 +31,15 @@ def add_heartbeat(sub):
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="the lease holder")
     p.add_argument("--note", default="", help="what is happening now")
+    flags.minutes(p, default=leases.HEARTBEAT_MINUTES,
+                  help=f"extend the lease to this many minutes from now (default {leases.HEARTBEAT_MINUTES});"
+                       " a longer live lease is never shortened")
     flags.epoch(p)
     p.set_defaults(handler=cmd_heartbeat)
 
 
 def cmd_heartbeat(conn, args):
-    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch)
+    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch, minutes=args.minutes)
 
 
 def add_renew(sub):
@@ -44,7 +47,7 @@ def add_renew(sub):
                     "autopilot.py renew t-1a2b3c4d --owner hermes --minutes 45 --epoch 1")
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="the lease holder")
-    p.add_argument("--minutes", type=int, default=30, help="new window from now, in minutes (default 30)")
+    p.add_argument("--minutes", type=flags.integer, default=30, help="new window from now, in minutes (default 30)")
     flags.epoch(p)
     p.set_defaults(handler=cmd_renew)
 
@@ -72,9 +75,9 @@ def add_transfer(sub):
     p.add_argument("task_id", help="task id")
     p.add_argument("--from-owner", required=True, help="the current holder")
     p.add_argument("--to-owner", "--to-agent", dest="to_owner", required=True, help="the new holder")
-    p.add_argument("--minutes", type=int, help="new window from now (default: keep the current expiry)")
+    p.add_argument("--minutes", type=flags.integer, help="new window from now (default: keep the current expiry)")
     flags.epoch(p)
-    p.add_argument("--max-active", type=int,
+    p.add_argument("--max-active", type=flags.integer,
                    help="refuse if the new holder already holds this many live leases (default: env"
                         " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
     p.add_argument("--force", action="store_true",

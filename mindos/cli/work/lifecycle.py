@@ -30,9 +30,9 @@ def add_fail(sub):
     p.add_argument("--owner", required=True, help="the lease holder")
     p.add_argument("--reason", default="", help="why it failed (kept in blocked_reason when terminal)")
     p.add_argument("--no-retry", action="store_true", help="fail terminally now")
-    p.add_argument("--max-retries", type=int, default=3, help="retry budget (default 3)")
-    p.add_argument("--backoff-base", type=int, default=60, help="cooldown base seconds (default 60; 0 disables)")
-    p.add_argument("--backoff-cap", type=int, default=3600, help="cooldown cap seconds (default 3600)")
+    p.add_argument("--max-retries", type=flags.integer, default=3, help="retry budget (default 3)")
+    p.add_argument("--backoff-base", type=flags.integer, default=60, help="cooldown base seconds (default 60; 0 disables)")
+    p.add_argument("--backoff-cap", type=flags.integer, default=3600, help="cooldown cap seconds (default 3600)")
     flags.epoch(p)
     p.set_defaults(handler=cmd_fail)
 

@@ -1,7 +1,7 @@
 """The receipt command: receipt."""
 
 from mindos.work import receipts
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_receipt(sub):
@@ -9,7 +9,8 @@ def add_receipt(sub):
                     """autopilot.py receipt t-1a2b3c4d --kind verification --payload '{"tests":"pass","health":200}'""")
     p.add_argument("task_id", help="task id")
     p.add_argument("--kind", required=True, help="receipt kind, e.g. verification, ci, commit (a-z 0-9 : _ . / -)")
-    p.add_argument("--payload", required=True, help="the evidence as a JSON value (at most 1 MiB)")
+    flags.long_text(p, "payload", required=True, help="the evidence as a JSON value (at most 1 MiB)")
+    flags.request_id(p)
     p.set_defaults(handler=cmd_receipt)
 
 

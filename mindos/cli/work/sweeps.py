@@ -9,9 +9,9 @@ def add_recover(sub):
     p = make_parser(sub, "recover",
                     "ops.py recover --max-retries 3 --backoff-base 60 --backoff-cap 3600 --dry-run")
     flags.dry_run(p, "report would_recover / would_fail; change nothing")
-    p.add_argument("--max-retries", type=int, default=3, help="retry budget per task (default 3)")
-    p.add_argument("--backoff-base", type=int, default=60, help="cooldown base seconds (default 60; 0 disables)")
-    p.add_argument("--backoff-cap", type=int, default=3600, help="cooldown cap seconds (default 3600)")
+    p.add_argument("--max-retries", type=flags.integer, default=3, help="retry budget per task (default 3)")
+    p.add_argument("--backoff-base", type=flags.integer, default=60, help="cooldown base seconds (default 60; 0 disables)")
+    p.add_argument("--backoff-cap", type=flags.integer, default=3600, help="cooldown cap seconds (default 3600)")
     p.set_defaults(handler=cmd_recover)
 
 

@@ -6,7 +6,7 @@ from mindos.cli import flags, make_parser
 
 def add_init(sub):
     p = make_parser(sub, "init", "autopilot.py init")
-    p.set_defaults(handler=cmd_init)
+    p.set_defaults(handler=cmd_init, creates_home=True)
 
 
 def cmd_init(conn, args):
@@ -29,6 +29,7 @@ def add_create(sub):
     p.add_argument("--requires-receipt", action="append", default=[], metavar="KIND",
                    help="receipt kind required before completion (repeatable)")
     p.add_argument("--owner", default="", help="who owns the task (not a lease)")
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_create)
 
 

@@ -1,0 +1,76 @@
+"""``mood_poller.py post / posts / typing / arrive``: what is said in a Mood and the signals around it."""
+
+import sys
+
+from mindos.cli import flags, make_parser
+from mindos.comms import posts
+from mindos.errors import InvalidInput
+
+
+def add_post(sub):
+    p = make_parser(sub, "post",
+                    "mood_poller.py post infra --author justin --via ssh '@re can you check step 4?'")
+    p.add_argument("mood")
+    p.add_argument("text", help="the post's words ('-' reads them from stdin)")
+    p.add_argument("--author", required=True)
+    p.add_argument("--via", required=True, choices=("ssh", "web", "terminal", "handoff", "agent"),
+                   help="how it was sent: ssh (signed in with an SSH key), web, terminal, handoff, agent")
+    p.add_argument("--full-tools", action="store_true", help="an agent's post sent with full tools")
+    p.add_argument("--redact", action="store_true", help="post a [REDACTED:<kind>] copy of credential-shaped text")
+    p.add_argument("--allow-secret", action="store_true", help="post credential-shaped text as is (audited)")
+    p.set_defaults(handler=cmd_post)
+
+
+def cmd_post(conn, args):
+    text = args.text
+    if text == "-":
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise InvalidInput("invalid post text: stdin is not valid UTF-8") from None
+    return posts.add(conn, args.mood, args.author, text, via=args.via, full_tools=args.full_tools,
+                     redact=args.redact, allow_secret=args.allow_secret)
+
+
+def add_posts(sub):
+    p = make_parser(sub, "posts",
+                    "mood_poller.py posts infra --limit 20")
+    p.add_argument("mood")
+    p.add_argument("--limit", type=flags.integer, default=50)
+    p.set_defaults(handler=cmd_posts)
+
+
+def cmd_posts(conn, args):
+    return {"posts": posts.recent(conn, args.mood, limit=args.limit)}
+
+
+def add_typing(sub):
+    p = make_parser(sub, "typing",
+                    "mood_poller.py typing infra justin --seconds 30")
+    p.add_argument("mood")
+    p.add_argument("who")
+    p.add_argument("--seconds", type=flags.integer, help="how long the signal lasts (typing 30, at work 900 by default)")
+    p.add_argument("--at-work", action="store_true", help="an at-work signal instead of typing")
+    p.add_argument("--stop", action="store_true", help="clear the signal now")
+    p.set_defaults(handler=cmd_typing)
+
+
+def cmd_typing(conn, args):
+    return posts.signal(conn, args.mood, args.who, kind="at-work" if args.at_work else "typing",
+                        seconds=args.seconds, stop=args.stop)
+
+
+def add_arrive(sub):
+    p = make_parser(sub, "arrive",
+                    "mood_poller.py arrive infra justin --via ssh")
+    p.add_argument("mood")
+    p.add_argument("who")
+    p.add_argument("--via", default="ssh", choices=("ssh", "web", "terminal", "handoff", "agent"))
+    p.set_defaults(handler=cmd_arrive)
+
+
+def cmd_arrive(conn, args):
+    return posts.arrive(conn, args.mood, args.who, via=args.via)
+
+
+COMMANDS = {"post": add_post, "posts": add_posts, "typing": add_typing, "arrive": add_arrive}

@@ -1,0 +1,186 @@
+"""Composing the wake and the bundle.
+
+The wake is the one message an agent is handed; every part of it is composed here, in the
+spec's order, inside ``<mood-wake reason="...">``:
+
+  why -> the post(s) that woke it -> who else was asked (at work or not; taken / take-offer /
+  took) -> who is typing -> its near-miss replies -> the recent turns (word for word up to ``catch_up_tokens``, older
+  ones summarized) -> settings changed -> the verbosity line (only when not normal) -> the
+  ask (a consider wake's discretion sentence as the closing question; quiet, arrival,
+  crosstalk asks) -> the tools line -> the block-and-bundle line.
+
+Every fixed line comes from :class:`mindos.comms.words.Words`.  People's words appear only in
+the recent turns, with ``& < >`` escaped so no post can close the ``<mood-wake>`` tag or
+forge a control tag.  The summary of older turns is deterministic (counts, times, authors),
+so the same Mood state always composes the same wake.
+
+The bundle is the turn's instructions, rendered in the spec's layer order: greeting, agent
+page, roster, standing orders (``GeneralOrders``), the agent's own instructions, the every-Mood
+layer (``Moods/Instructions``), this Mood's instructions.  A layer that cannot be read is
+noted and left out.  A bundle's id is the digest of its layers, so an unchanged bundle keeps
+its id from turn to turn.
+"""
+
+from mindos.comms.pages import DIALS, GENERAL_ORDERS, INSTRUCTIONS, WAKE_TEXTS
+from mindos.core import canonical
+
+RECENT_WINDOW = 400
+TURN_OVERHEAD = 6  # tokens of a turn's '#id HH:MMZ author:' prefix
+MAX_SUMMARY_AUTHORS = 8
+
+
+def escape(text):
+    """A person's words, safe inside the wake frame."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def short_time(stamp):
+    """``HH:MMZ`` of a stored timestamp."""
+    return stamp[11:16] + "Z"
+
+
+def turn_line(post, marked=False):
+    """One recent turn: ``[* ]#id HH:MMZ author: words``."""
+    return f"{'* ' if marked else ''}#{post['id']} {short_time(post['created_at'])} {post['author']}: " \
+           f"{escape(post['body'])}"
+
+
+def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids):
+    """``(turns oldest first, summary or None)``: posts up to ``upto_id`` kept word for word
+    while they fit ``catch_up_tokens`` (the newest always does), plus any waking post, and a
+    deterministic summary of the older ones (three queries at most)."""
+    # the running token count is summed in SQL, so only the turns that fit leave SQLite;
+    # (length + 3) / 4 is budget.tokens() (SQLite's length() counts characters, like len())
+    rows = conn.execute(
+        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM ("
+        " SELECT *, row_number() OVER w AS rn, sum((length(body) + 3) / 4 + ?) OVER w AS used FROM ("
+        "  SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
+        "  WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?)"
+        " WINDOW w AS (ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+        " WHERE rn = 1 OR used <= ? ORDER BY id DESC",
+        (TURN_OVERHEAD, mood_id, upto_id, RECENT_WINDOW, catch_up_tokens)).fetchall()
+    kept = [dict(row) for row in rows]  # the running sum only grows: the turns that fit are a prefix
+    oldest = kept[-1]["id"] if kept else upto_id + 1
+    missing = sorted(set(waking_ids) - {p["id"] for p in kept})
+    if missing:
+        marks = ",".join("?" * len(missing))
+        kept += [dict(r) for r in conn.execute(
+            "SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
+            f" WHERE id IN ({marks})", missing)]
+    kept.sort(key=lambda p: p["id"])
+    summary = None
+    counts = conn.execute(
+        "SELECT author, count(*), min(created_at), max(created_at) FROM mood_posts"
+        " WHERE mood_id = ? AND kind = 'post' AND id < ? AND id NOT IN (SELECT value FROM json_each(?))"
+        " GROUP BY author", (mood_id, oldest, canonical.canonical_json(missing))).fetchall()
+    if counts:
+        total = sum(r[1] for r in counts)
+        ranked = sorted(counts, key=lambda r: (-r[1], r[0]))[:MAX_SUMMARY_AUTHORS]
+        summary = {"count": total, "first": min(r[2] for r in counts), "last": max(r[3] for r in counts),
+                   "who": ", ".join(f"{r[0]} ({r[1]})" for r in ranked)}
+    return kept, summary
+
+
+def build_bundle(conn, words, mood, agent, roster):
+    """``{"id", "layers", "body"}``: the turn's instruction layers in the spec's order."""
+    slug = mood["slug"]
+    fill = {"agent": agent["name"], "mood": slug, "title": mood["title"]}
+    layers = [("greeting", words.text(conn, WAKE_TEXTS, "greeting", **fill), "Moods/Wake texts")]
+
+    def page_layer(label, page):
+        found = words.layer(conn, page) if page else None
+        if found is None:
+            layers.append((label, words.text(conn, WAKE_TEXTS, "layer-missing", layer=page or label), None))
+        else:
+            layers.append((label, found[1], f"{page}@{found[0]}"))
+
+    page_layer("agent page", agent["page"] or f"Agents/{agent['name']}")
+    others = [name for name in roster if name != agent["name"]]
+    layers.append(("roster", words.text(conn, WAKE_TEXTS, "roster", names=", ".join(others)) if others
+                   else words.text(conn, WAKE_TEXTS, "roster-alone"), "members"))
+    page_layer("standing orders", GENERAL_ORDERS)
+    if agent["instructions"].strip():
+        layers.append(("own instructions", agent["instructions"], "agent"))
+    else:
+        layers.append(("own instructions",
+                       words.text(conn, WAKE_TEXTS, "layer-missing", layer=f"{agent['name']}'s own instructions"),
+                       None))
+    page_layer("moods layer", INSTRUCTIONS)
+    page_layer("mood instructions", mood["instructions_page"] or f"Moods/{slug}")
+    record = [{"layer": label, "source": source, "present": source is not None} for label, _, source in layers]
+    body = "\n\n".join(text for _, text, _ in layers)
+    bundle_id = "b" + canonical.digest({"layers": record, "body": body})[:16]
+    return {"id": bundle_id, "layers": record, "body": body}
+
+
+def wake(conn, words, w):
+    """The full wake text for a decided wake ``w`` (a dict the tick fills; see ``tick``)."""
+    mood, agent, kind = w["mood"], w["agent"], w["kind"]
+    slug = mood["slug"]
+
+    def text(key, page=WAKE_TEXTS, **fields):
+        return words.text(conn, page, key, **fields)
+
+    posts = w["posts"]
+    authors = ", ".join(dict.fromkeys(p["author"] for p in posts))
+    lines = []
+    if kind == "mention":
+        lines.append(text("why-mention", who=authors, mood=slug))
+    elif kind == "consider":
+        lines.append(text("why-consider", mood=slug))
+    elif kind == "quiet":
+        lines.append(text("why-quiet", mood=slug, who=authors or mood["last_post_author"]))
+    elif kind == "arrival":
+        lines.append(text("why-arrival", mood=slug, who=w["arrival"]["who"]))
+    else:
+        lines.append(text("why-crosstalk", mood=slug))
+    if w.get("first"):
+        lines.append(text("reorient", mood=slug, bundle=w["bundle_id"]))
+    if posts:
+        refs = ", ".join(f"#{p['id']} ({p['author']}, {short_time(p['created_at'])})" for p in posts)
+        lines.append(text("woke", posts=refs))
+    if w.get("took") is not None:
+        lines.append(text("took", to=w["took"]))
+    others = w.get("others") or []
+    if others:
+        said = ", ".join(text("asked-at-work" if busy else "asked-idle", agent=name) for name, busy in others)
+        also = text("wait-all", all=", ".join(name for name, _ in others)) if len(others) > 1 else ""
+        wait = text("wait-offer", first=others[0][0], agent=agent["name"], also=also)
+        lines.append(text("others-asked", said=said, wait=wait))
+        taken = w.get("taken") or []
+        if taken:
+            for who, words_to in taken:
+                lines.append(text("taken", who=who, to=words_to))
+        elif w.get("took") is None:
+            lines.append(text("take-offer"))
+    typing = w.get("typing") or []
+    if typing:
+        lines.append(text("typing", said=", ".join(typing), first=typing[0]))
+    if w.get("nearmiss"):
+        lines.append(text("nearmiss"))
+        lines += [turn_line(p) for p in w["nearmiss"]]
+    lines.append("")
+    lines.append(text("recent", mood=slug))
+    if w.get("summary"):
+        lines.append(text("earlier", **w["summary"]))
+    waking = {p["id"] for p in posts}
+    lines += [turn_line(p, p["id"] in waking) for p in w["turns"]]
+    lines.append("")
+    for name, value, by, note in w.get("settings_changed") or []:
+        lines.append(text("settings-changed", said=f"{name}={value}", who=f" by {by}" if by else "", why=note))
+    dials = w["dials"]
+    if dials["verbosity"] != "normal":
+        lines.append(text(f"verbosity-{dials['verbosity']}", page=DIALS))
+    if kind == "consider":
+        lines.append(text(f"discretion-{dials['discretion']}", page=DIALS))
+    elif kind in ("quiet", "crosstalk"):
+        lines.append(text(kind))
+    elif kind == "arrival":
+        lines.append(text("arrival", who=w["arrival"]["who"]))
+    if w["tools"] == "full":
+        lines.append(text("full-tools") + " " + text("full-tools-offer"))
+    else:
+        lines.append(text("look-only") + " " + text("tools-offer"))
+    lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
+    body = "\n".join(lines).strip("\n")
+    return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'

@@ -1,0 +1,48 @@
+"""Shared flags (issue 8 item 12): --content-file, --payload-file, --objective-file read long
+text from a path or stdin, past the argument-length limit."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, script
+
+
+def test_payload_file_carries_more_than_argv_can(conn, home, tmp_path, cli_json):
+    cli_json("autopilot", "create", "--project", "P", "--title", "x", "--id", "t1")
+    payload = {"log": "y" * 600_000}  # one argument may hold at most 128 KiB on Linux
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(payload))
+    proc = script("autopilot.py", "receipt", "t1", "--kind", "ci", "--payload-file", str(path), home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["bytes"] > 600_000
+
+
+def test_content_and_objective_files_and_stdin(conn, home, tmp_path, cli_json):
+    cli_json("autopilot", "create", "--project", "P", "--title", "x", "--id", "t1")
+    text = tmp_path / "note.txt"
+    text.write_text("line one\nline two ✓\n" * 2000, encoding="utf-8")
+    note = cli_json("autopilot", "note", "t1", "--content-file", str(text), "--source", "a")
+    assert note["content"] == ("line one\nline two ✓\n" * 2000).strip()
+    environment = dict(os.environ, HERMES_AUTOPILOT_HOME=str(home))
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "handoff", "t1", "--from-agent", "a",
+                           "--objective-file", "-"], input="finish the migration\nthen verify", capture_output=True,
+                          text=True, env=environment, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["objective"] == "finish the migration\nthen verify"
+
+
+def test_file_flags_refuse_cleanly(conn, tmp_path, cli, cli_json):
+    cli_json("autopilot", "create", "--project", "P", "--title", "x", "--id", "t1")
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"caf\xe9")
+    for argv, needle in [
+        (["note", "t1", "--content-file", str(bad)], "not valid UTF-8"),
+        (["note", "t1", "--content-file", str(tmp_path / "missing")], "cannot read"),
+        (["note", "t1", "--content", "x", "--content-file", str(bad)], "not allowed with"),
+        (["receipt", "t1", "--kind", "ci"], "required"),
+    ]:
+        rc, out, err = cli("autopilot", *argv)
+        assert rc == 2 and out == "" and needle in err and len(err.splitlines()) == 1, (argv, err)
+    assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
