@@ -157,7 +157,7 @@ def _upgrade(doc, path):
     scratch = tempfile.mkdtemp(prefix="mindos-snapshot-upgrade-")
     try:
         old = sqlite3.connect(db.database_path(scratch), isolation_level=None, factory=db.Connection)
-        old.home = scratch
+        old.home, old.path = scratch, db.database_path(scratch)
         try:
             with_fts = db.fts5_supported()
             with db.write(old):

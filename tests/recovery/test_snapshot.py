@@ -170,7 +170,7 @@ def test_a_snapshot_from_an_older_schema_is_upgraded_like_a_home(tmp_path, home)
     old_home = str(tmp_path / "old")
     os.makedirs(old_home)
     old = sqlite3.connect(os.path.join(old_home, "state.db"), isolation_level=None, factory=db.Connection)
-    old.home = old_home
+    old.home, old.path = old_home, os.path.join(old_home, "state.db")
     with db.write(old):
         for number in range(1, 5):  # a home last used by MindOS at schema version 4
             for statement in db.split_statements(MIGRATIONS[number - 1]()):
