@@ -101,9 +101,9 @@ def long_text(p, name, *, required=False, default=None, help=None):
 
 def read_text_file(path, flag):
     """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable."""
-    import sys  # lazy: only *-file flags read files
+    import sys  # lazy: only a *-file flag reads a file
 
-    from mindos.errors import InvalidInput  # lazy: only *-file flags read files
+    from mindos.errors import InvalidInput  # lazy: only a *-file flag reads a file
 
     try:
         if path == "-":

@@ -464,5 +464,59 @@ CREATE TABLE request_replays (
 """
 
 
+def m008_botmail():
+    """Botmail: the peer allowlist, delivered bot-to-bot messages and every delivery receipt."""
+    return """
+CREATE TABLE botmail_peers (
+    recipient        TEXT NOT NULL,
+    peer             TEXT NOT NULL,
+    profile          TEXT NOT NULL,
+    classes          TEXT NOT NULL DEFAULT '[]',
+    epoch            INTEGER NOT NULL DEFAULT 1,
+    replay_budget    INTEGER NOT NULL DEFAULT 60,
+    replay_window_seconds INTEGER NOT NULL DEFAULT 3600,
+    revoked_at       TEXT,
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL,
+    PRIMARY KEY (recipient, peer)
+) WITHOUT ROWID;
+CREATE TABLE botmail (
+    id            INTEGER PRIMARY KEY,
+    envelope_id   TEXT NOT NULL,
+    sender        TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    profile       TEXT NOT NULL,
+    class         TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    thread        TEXT NOT NULL DEFAULT '',
+    epoch         INTEGER NOT NULL,
+    harness       TEXT NOT NULL,
+    provenance    TEXT NOT NULL DEFAULT '{}',
+    envelope_hash TEXT NOT NULL,
+    sent_at       TEXT NOT NULL,
+    expires_at    TEXT,
+    delivered_at  TEXT NOT NULL,
+    acked_at      TEXT,
+    UNIQUE (sender, envelope_id)
+);
+CREATE INDEX idx_botmail_inbox ON botmail(recipient, profile, id);
+CREATE INDEX idx_botmail_replay ON botmail(recipient, sender, delivered_at);
+CREATE TABLE botmail_receipts (
+    id            INTEGER PRIMARY KEY,
+    envelope_id   TEXT NOT NULL,
+    sender        TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    outcome       TEXT NOT NULL CHECK (outcome IN ('accepted', 'rejected', 'duplicate', 'expired', 'failed')),
+    reason        TEXT NOT NULL DEFAULT '',
+    detail        TEXT NOT NULL DEFAULT '',
+    message_id    INTEGER REFERENCES botmail(id),
+    envelope_hash TEXT NOT NULL DEFAULT '',
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX idx_botmail_receipts_envelope ON botmail_receipts(sender, envelope_id, id);
+CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
-              m006_mood_poller, m007_request_replays]
+              m006_mood_poller, m007_request_replays, m008_botmail]

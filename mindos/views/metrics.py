@@ -15,6 +15,7 @@ PROVIDERS = [
     "mindos.work.receipts",
     "mindos.memory.memories", "mindos.memory.facts",
     "mindos.context.recall",
+    "mindos.context.prime",
 ]
 
 

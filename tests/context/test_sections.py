@@ -187,12 +187,15 @@ def test_matching_keeps_the_rarest_groups_and_still_matches_when_all_are_common(
     assert _pack(conn, "t2", related_handoffs=2)["related_handoffs_matched"] == 2  # common words alone still match
 
 
-def test_dependency_receipt_payloads_are_scrubbed(conn):
+def test_dependency_receipt_payloads_are_scrubbed(conn, monkeypatch):
     make_task(conn, "t1", title="downstream")
     make_task(conn, "d1", title="upstream")
     graph.add_dependency(conn, "t1", "d1")
     leases.claim(conn, "d1", "hermes")
-    receipts.add(conn, "d1", "ci", {"log": "export password: hunter22 done"})
+    # a receipt sealed before the write guard covered payloads (today's guard refuses it)
+    with monkeypatch.context() as patched:
+        patched.setattr(receipts.guard, "check", lambda *args, **kwargs: None)
+        receipts.add(conn, "d1", "ci", {"log": "export password: hunter22 done"})
     lifecycle.complete(conn, "d1", "hermes")
     pack = _pack(conn, dep_context=1)
     assert "hunter22" not in json.dumps(pack) and "[REDACTED:" in pack["dep_context"][0]["receipt"]["payload"]["log"]

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Benchmark the MCP server against the same calls as processes.
+
+What is measured
+  * **Latency at N tasks** (default 10k, seeded by bench/bench.py's ``seed_tasks``): the
+    p50 wall time of ``claim``, ``note`` and ``next --claim`` sent to one long-lived
+    ``python3 -m mindos.mcp`` server (write the request line, read the response line),
+    against the same calls as ``python3 autopilot.py ...`` processes.  MCP and process
+    calls are interleaved so machine noise hits both alike; ``speedup`` is process p50 /
+    MCP p50.  Explicit claims take tasks deferred out of dispatch, so ``next --claim``
+    and ``claim`` never collide.
+  * **Racing servers**: S servers (default 8), each on its own connection, keep calling
+    ``next --claim`` for their own owner until the queue of P tasks (default 2,000) is
+    empty.  Reported: claims, distinct tasks, double claims (a task handed out twice),
+    failed calls (a JSON-RPC error or ``isError``), leased rows and ``claimed`` audit
+    events; the run fails unless double claims and failed calls are both 0 and every
+    task was claimed exactly once.
+
+Quick run:   python3 bench/bench_mcp.py --tasks 1000 --reps 10 --race-tasks 200
+Full run:    python3 bench/bench_mcp.py          (10k tasks, 30 reps, 8 servers x 2,000 tasks)
+Results go to stdout (JSON) and to bench/results/ (gitignored); exit 1 when the race check fails.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for path in (ROOT, os.path.join(ROOT, "bench")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import bench  # noqa: E402  (seeding is shared with the main benchmark)
+from mindos.store import db  # noqa: E402
+
+AUTOPILOT = os.path.join(ROOT, "autopilot.py")
+
+
+class Server:
+    """One ``python3 -m mindos.mcp`` process and a blocking request/response client."""
+
+    def __init__(self, home):
+        env = bench._env(home)
+        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp"], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.notify("notifications/initialized")
+
+    def notify(self, method):
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        if answer.get("id") != self.next_id:
+            raise RuntimeError(f"out-of-order answer: {answer}")
+        return answer
+
+    def call(self, name, arguments):
+        """``(ms, ok, result)`` of one tools/call."""
+        started = time.perf_counter()
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        ms = (time.perf_counter() - started) * 1000.0
+        result = answer.get("result")
+        ok = result is not None and not result.get("isError")
+        return ms, ok, (result or {}).get("structuredContent") if ok else answer
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _p50(samples):
+    return round(statistics.median(samples), 2) if samples else None
+
+
+def bench_latency(workdir, tasks, reps):
+    """p50 of claim / note / next --claim through one MCP server vs as processes."""
+    home = os.path.join(workdir, "home-latency")
+    info = bench.seed_tasks(home, tasks, reserve=2 * reps)
+    env = bench._env(home)
+    server = Server(home)
+    mcp = {"claim": [], "note": [], "next --claim": []}
+    proc = {"claim": [], "note": [], "next --claim": []}
+    errors = []
+    explicit = iter(info.reserved)
+
+    def process(label, argv):
+        ms, done = bench._run([sys.executable, AUTOPILOT, *argv], env)
+        if done.returncode != 0:
+            errors.append(bench._error(label, argv, done))
+        proc[label].append(ms)
+
+    def served(label, name, arguments):
+        ms, ok, result = server.call(name, arguments)
+        if not ok:
+            errors.append({"command": label, "via": "mcp", "answer": result})
+        mcp[label].append(ms)
+
+    try:
+        for rep in range(reps):
+            mine, theirs = next(explicit), next(explicit)
+            served("claim", "claim", {"task_id": mine, "owner": "mcp-agent"})
+            process("claim", ["claim", theirs, "--owner", "proc-agent"])
+            served("note", "note", {"task_id": mine, "content": f"mcp observation {rep}", "source": "mcp-agent"})
+            process("note", ["note", theirs, "--content", f"process observation {rep}", "--source", "proc-agent"])
+            served("next --claim", "next", {"claim": True, "owner": "mcp-agent"})
+            process("next --claim", ["next", "--claim", "--owner", "proc-agent"])
+    finally:
+        server.close()
+        shutil.rmtree(home, ignore_errors=True)
+    commands = {}
+    for label in mcp:
+        m, p = _p50(mcp[label]), _p50(proc[label])
+        commands[label] = {"mcp_p50_ms": m, "process_p50_ms": p, "speedup": round(p / m, 1) if m and p else None,
+                           "samples": len(mcp[label])}
+    return {"tasks": tasks, "reps": reps, "commands": commands}, errors
+
+
+def bench_race(workdir, servers, pool):
+    """``servers`` MCP servers racing ``next --claim`` until ``pool`` tasks are all claimed."""
+    home = os.path.join(workdir, "home-race")
+    bench.seed_tasks(home, pool, dag=False)
+    clients = [Server(home) for _ in range(servers)]
+    claims, failures, lock = [], [], threading.Lock()
+
+    def worker(index):
+        owner = f"server-{index}"
+        while True:
+            ms, ok, result = clients[index].call("next", {"claim": True, "owner": owner})
+            if not ok:
+                with lock:
+                    failures.append({"server": index, "answer": result})
+                if len(failures) > 50:
+                    return
+                continue
+            task = result.get("task")
+            if task is None:
+                return
+            with lock:
+                claims.append((task["id"], owner, ms))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(servers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    for client in clients:
+        client.close()
+    conn = sqlite3.connect(db.database_path(home))
+    try:
+        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
+        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
+    finally:
+        conn.close()
+    shutil.rmtree(home, ignore_errors=True)
+    owners = {}
+    for task_id, owner, _ in claims:
+        owners.setdefault(task_id, []).append(owner)
+    ms = sorted(c[2] for c in claims)
+    per_server = {}
+    for _, owner, _ in claims:
+        per_server[owner] = per_server.get(owner, 0) + 1
+    report = {
+        "servers": servers, "pool_tasks": pool, "claims": len(claims), "distinct_tasks": len(owners),
+        "double_claims": sorted(t for t, o in owners.items() if len(o) > 1), "failed_calls": len(failures),
+        "leased_rows": leased, "claimed_events": audited, "wall_seconds": round(wall, 2),
+        "claims_per_second": round(len(claims) / wall, 1) if wall else None,
+        "call_p50_ms": _p50(ms), "call_p95_ms": round(ms[int(len(ms) * 0.95)], 2) if ms else None,
+        "claims_per_server": dict(sorted(per_server.items())),
+    }
+    report["ok"] = (not report["double_claims"] and not failures and len(claims) == pool == len(owners)
+                    == leased == audited)
+    return report, failures[:5]
+
+
+def build_parser():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="Example:\n  python3 bench/bench_mcp.py --tasks 10000 --reps 30 --servers 8 --race-tasks 2000")
+    p.add_argument("--tasks", type=int, default=10000, help="tasks in the latency home (default 10000)")
+    p.add_argument("--reps", type=int, default=30, help="timed calls per command and mode (default 30)")
+    p.add_argument("--servers", type=int, default=8, help="racing MCP servers (default 8)")
+    p.add_argument("--race-tasks", type=int, default=2000, help="tasks the servers race for (default 2000)")
+    p.add_argument("--sections", default="latency,race", help="comma-separated: latency, race")
+    p.add_argument("--out", help="results directory (default bench/results)")
+    p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
+    return p
+
+
+def run(argv=None):
+    """Run the benchmark; return ``(results, exit_code)``."""
+    args = build_parser().parse_args(argv)
+    sections = set(args.sections.split(","))
+    workdir = args.workdir or tempfile.mkdtemp(prefix="mindos-bench-mcp-")
+    results, errors = {"python": sys.version.split()[0], "cpus": os.cpu_count()}, []
+    try:
+        if "latency" in sections:
+            results["latency"], errs = bench_latency(workdir, args.tasks, args.reps)
+            errors += errs
+        if "race" in sections:
+            results["race"], errs = bench_race(workdir, args.servers, args.race_tasks)
+            errors += errs
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    results["errors"] = errors
+    out = args.out or os.path.join(ROOT, "bench", "results")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"mcp-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w", encoding="utf-8") as handle:
+        json.dump(results, handle, indent=2, sort_keys=True)
+    ok = not errors and results.get("race", {}).get("ok", True)
+    return results, 0 if ok else 1
+
+
+def main(argv=None):
+    results, code = run(argv)
+    sys.stdout.write(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""CLI modules of mindos.mcp (harness setup)."""

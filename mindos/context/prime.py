@@ -1,0 +1,346 @@
+"""``prime``: the session-start pack of an agent, no task id needed.
+
+What a hook injects when a session starts (Claude Code's SessionStart/PreCompact, the Hermes
+gateway's first turn) and what an MCP client asks for first: the agent's situation in one
+bounded, redacted, digest-sealed pack.
+
+Design decisions
+  * **Sections, in this order** (a :class:`mindos.context.builder.Registry`): ``leases``
+    (the agent's live leases, soonest expiry first), ``inbox`` (live handoffs addressed to
+    it and not yet acked), ``constraints`` (live pinned ``constraint`` notes of its
+    projects), ``next`` (the task ``next`` would give it now, read-only) and ``held`` (the
+    context pack of the task it holds: the first of its live leases).  One character
+    budget covers them all, first fit in that order, exactly as the context pack counts
+    (:func:`mindos.context.builder.cost`): an item that does not fit is dropped and
+    ``truncated`` flips.
+  * **Scope is the agent and its projects.**  Leases and inbox are the agent's own; "its
+    projects" are ``--project`` when given (then every section is restricted to it), else
+    the projects of its leases and inbox.  Nothing of another agent's leases or inbox, and
+    no constraint of an unrelated project, can enter the pack.
+  * **No secret.**  Every packed item is redacted (``[REDACTED:<kind>]``) before it is
+    charged, so even a note stored with ``--allow-secret`` leaves only its kind; the text
+    rendering is redacted again as a whole.
+  * **Deterministic, sealed, audited.**  ``digest`` is :func:`builder.digest` over the
+    ordered sections: identical state gives an identical digest (and text); each prime
+    appends ``context_primed`` on the agent with it.  When a task is held, prime also
+    recalls it the standard way (:func:`mindos.context.recall.bundle` with the default
+    parameters, what ``recall <task> --agent A`` returns) and audits that
+    ``context_recalled`` (``via: prime``) with its digests, parameters and manifest:
+    ``held_recall_digest`` is then a citation ``handoff --recall-digest``, ``complete
+    --recall-digest``, ``handoff-check``, ``recall-verify`` and ``recall-diff`` all
+    understand.
+  * **Bounded in time.**  Within ``seconds`` the pack is built in full; past the deadline
+    the running query is interrupted (SQLite progress handler) and the remaining sections
+    are left out (``degraded: true``, ``sections_skipped``): a shorter pack, never a late
+    one.
+  * **Text within the byte budget.**  The text form (what hooks inject) is rendered from the
+    packed items and, should its headers push it over ``budget`` bytes, cut at a line
+    boundary with a final ``[truncated]`` line; the first line carries the digest.
+"""
+
+import sqlite3
+import time
+
+from mindos.core import clock, secrets, validate
+from mindos.context import builder, pack, recall
+from mindos.errors import InvalidInput
+from mindos.memory import handoffs
+from mindos.store import db, ledger
+from mindos.work import leases
+
+DEFAULT_BUDGET = 4000
+MIN_BUDGET = 400
+DEFAULT_SECONDS = 10.0
+MAX_SECONDS = 600.0
+FORMATS = ("text", "json")
+MAX_CONSTRAINTS = 200
+_LEASE_FIELDS = ("task_id", "project", "title", "status", "priority", "lease_expires_at", "lease_epoch")
+_INBOX_FIELDS = ("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")
+_NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "due_at")
+
+
+def scrub(value):
+    """``value`` with every string redacted (dicts and lists walked, in place where mutable)."""
+    if isinstance(value, str):
+        return secrets.redact(value)[0] if secrets.scan(value) else value
+    if isinstance(value, dict):
+        for key in value:
+            value[key] = scrub(value[key])
+    elif isinstance(value, list):
+        value[:] = [scrub(item) for item in value]
+    return value
+
+
+class RedactingBudget(builder.Budget):
+    """A budget that redacts each item (in place) before charging it."""
+
+    def take(self, item):
+        return super().take(scrub(item))
+
+
+class _Deadline:
+    """The time bound: interrupts SQLite work once ``seconds`` have passed."""
+
+    def __init__(self, conn, seconds):
+        self.conn, self.end = conn, time.monotonic() + seconds
+
+    def passed(self):
+        return time.monotonic() >= self.end
+
+    def __enter__(self):
+        self.conn.set_progress_handler(lambda: 1 if self.passed() else 0, 2000)
+        return self
+
+    def __exit__(self, *exc):
+        self.conn.set_progress_handler(None, 0)
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Sections.  Each takes the shared state and the budget and returns the keys it adds.
+
+
+def _section_leases(state, budget):
+    mine = state["leases"]
+    packed = [item for item in ({k: e[k] for k in _LEASE_FIELDS} for e in mine) if budget.take(item)]
+    return {"leases": packed, "leases_total": len(mine)}
+
+
+def _section_inbox(state, budget):
+    items = state["inbox"]
+    packed = [item for item in ({k: i[k] for k in _INBOX_FIELDS} for i in items) if budget.take(item)]
+    return {"inbox": packed, "inbox_total": len(items)}
+
+
+def _section_constraints(state, budget):
+    projects = state["projects"]
+    found = []
+    if projects:
+        marks = ", ".join("?" * len(projects))
+        live, params = _live_notes_clause(state)
+        found = [dict(row) for row in state["conn"].execute(
+            "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
+            " FROM notes n JOIN tasks t ON t.id = n.task_id"
+            f" WHERE {live} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
+            " ORDER BY t.project, n.created_at, n.id LIMIT ?",
+            (*params, *projects, MAX_CONSTRAINTS),
+        )]
+    packed = budget.take_all(found)
+    return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+def _live_notes_clause(state):
+    from mindos.memory import notes  # lazy: the notes module's own definition of "live"
+
+    clause, params = notes.live_clause("n", state["now"])
+    # pinned notes never retire: the TTL half of the clause does not apply to them
+    return f"n.superseded_by IS NULL AND ({clause} OR n.pinned = 1)", params
+
+
+def _section_next(state, budget):
+    from mindos.work import dispatch  # lazy: the dispatcher's own ranking, read-only
+
+    picked = dispatch.next_task(state["conn"], project=state["project"], owner=state["agent"])["task"]
+    item = {k: picked[k] for k in _NEXT_FIELDS} if picked else None
+    packed = item is not None and budget.take(item)
+    return {"next": item if packed else None}
+
+
+def _section_held(state, budget):
+    held = state["held"]
+    if held is None:
+        return {"held_task_id": None, "held": None}
+    options = {"budget": budget.limit, "related": None, "related_scope": "project"}
+    inner = {"conn": state["conn"], "task": held, "now": state["now"], "options": options}
+    sections = [(s.name, s.build(inner, budget)) for s in pack.SECTIONS.active(options)]
+    return {"held_task_id": held["id"], "held": builder.flatten(sections)}
+
+
+SECTIONS = builder.Registry()
+SECTIONS.register("leases", _section_leases)
+SECTIONS.register("inbox", _section_inbox)
+SECTIONS.register("constraints", _section_constraints)
+SECTIONS.register("next", _section_next)
+SECTIONS.register("held", _section_held)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _options(agent, project, budget, seconds, fmt):
+    agent = validate.agent(agent, "--agent")
+    if project is not None:
+        project = validate.identifier(project, "--project")
+    budget = validate.positive_int(budget, "--budget", minimum=MIN_BUDGET, maximum=pack.MAX_BUDGET)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
+        raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most {MAX_SECONDS:g},"
+                           f" got {validate.shown(seconds, 40)}")
+    if fmt not in FORMATS:
+        raise InvalidInput(f"invalid --format: {validate.shown(fmt, 20)} (choose from text, json)")
+    return agent, project, budget, float(seconds), fmt
+
+
+def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS):
+    """Build the prime pack of ``agent``; read-only.
+
+    Returns ``{"agent", "project", "budget", "used_chars", "truncated", "degraded",
+    "sections_skipped", "sections": [(name, keys)], "digest", "held_task_id", "held_recall"}``
+    (``held_recall``: the held task's standard recall bundle, or None).
+    """
+    agent, project, budget, seconds, _ = _options(agent, project, budget, seconds, "json")
+    from mindos.work import rows  # lazy: the held task's full row
+
+    state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso()}
+    meter = RedactingBudget(budget)
+    sections, skipped = [], []
+    with _Deadline(conn, seconds) as deadline:
+        try:
+            mine = leases.list_leases(conn, owner=agent)
+            state["leases"] = [e for e in mine if project is None or e["project"] == project]
+            state["inbox"] = handoffs.inbox(conn, agent, project=project, unacked_only=True)["items"]
+            state["projects"] = [project] if project else sorted(
+                {e["project"] for e in state["leases"]} | {i["project"] for i in state["inbox"]})
+            state["held"] = rows.get(conn, state["leases"][0]["task_id"]) if state["leases"] else None
+        except sqlite3.OperationalError:
+            state.update(leases=[], inbox=[], projects=[project] if project else [], held=None)
+            skipped.append("scope")
+        for section in SECTIONS.active({}):
+            if deadline.passed():
+                skipped.append(section.name)
+                continue
+            try:
+                sections.append((section.name, section.build(state, meter)))
+            except sqlite3.OperationalError:  # interrupted at the deadline
+                skipped.append(section.name)
+        held = state["held"] if state.get("held") and "held" not in skipped else None
+        recalled = None
+        if held is not None:
+            try:
+                if deadline.passed():
+                    raise sqlite3.OperationalError("interrupted")
+                recalled = recall.bundle(conn, held["id"], agent, recall.make_params(), now=state["now"])
+            except sqlite3.OperationalError:  # past the deadline: no recall citation this time
+                skipped.append("held_recall")
+    return {
+        "agent": agent, "project": project, "budget": budget, "used_chars": meter.used,
+        "truncated": meter.truncated, "degraded": bool(skipped), "sections_skipped": skipped,
+        "sections": sections, "digest": builder.digest(sections),
+        "held_task_id": held["id"] if held else None,
+        "held_recall": recalled,
+    }
+
+
+def _audit(conn, built):
+    held = built["held_recall"]
+    payload = {"agent": built["agent"], "project": built["project"], "digest": built["digest"],
+               "budget": built["budget"], "used_chars": built["used_chars"], "degraded": built["degraded"],
+               "held_task_id": built["held_task_id"], "held_recall_digest": held["digest"] if held else None}
+    with db.write(conn):
+        ledger.append_event(conn, "agent", built["agent"], "context_primed", payload)
+        if held:  # the same event recall writes, so every recall check can find this citation
+            ledger.append_event(conn, "task", held["task_id"], "context_recalled", {
+                "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
+                "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
+                "prime_digest": built["digest"]})
+
+
+def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, fmt="text"):
+    """``prime``: the session-start pack of ``agent``; audits ``context_primed`` (and
+    ``context_recalled`` on the held task, with its standard recall digests).
+
+    Returns the text rendering (``fmt="text"``, at most ``budget`` UTF-8 bytes) or the
+    flattened pack dict (``fmt="json"``): ``{"agent", "project", "budget", "used_chars",
+    "truncated", "degraded", "sections_skipped", "sections": [names], "digest",
+    "held_recall_digest", <every section's keys>}``.
+    """
+    _options(agent, project, budget, seconds, fmt)
+    built = build(conn, agent, project=project, budget=budget, seconds=seconds)
+    _audit(conn, built)
+    if fmt == "text":
+        return render(built)
+    flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
+                                        "sections_skipped", "digest")}
+    flat.update(builder.flatten(built["sections"]))
+    flat["held_recall_digest"] = built["held_recall"]["digest"] if built["held_recall"] else None
+    return flat
+
+
+def metrics(conn):
+    """``primes_total``: session-start packs served (audited ``context_primed``)."""
+    return {"primes_total": ledger.count_action(conn, "context_primed")}
+
+
+# ---------------------------------------------------------------------------------------
+# Text rendering
+
+
+def _one_line(text, width=240):
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def render(built):
+    """The text pack: one headline with the digest, then a block per non-empty section."""
+    keys = dict(builder.flatten(built["sections"]))
+    flags = [flag for flag in ("truncated", "degraded") if built[flag]]
+    head = (f"# MindOS prime for {built['agent']}" + (f" (project {built['project']})" if built["project"] else "")
+            + f" digest={built['digest']} used={built['used_chars']}/{built['budget']}"
+            + (f" [{', '.join(flags)}]" if flags else ""))
+    lines = [head]
+    if keys.get("leases"):
+        lines.append(f"## Your live leases ({len(keys['leases'])} of {keys['leases_total']})")
+        lines += [f"- {e['task_id']} [{e['priority']} {e['status']}] {_one_line(e['title'])}"
+                  f" (project {e['project']}, epoch {e['lease_epoch']}, expires {e['lease_expires_at']})"
+                  for e in keys["leases"]]
+    if keys.get("inbox"):
+        lines.append(f"## Handed to you, not yet acked ({len(keys['inbox'])} of {keys['inbox_total']})")
+        lines += [f"- {i['task_id']} from {i['from_agent']}: {_one_line(i['objective'] or i['title'])}"
+                  f" (project {i['project']}; accept with: ack {i['task_id']} --agent {built['agent']})"
+                  for i in keys["inbox"]]
+    if keys.get("constraints"):
+        lines.append(f"## Pinned constraints ({len(keys['constraints'])} of {keys['constraints_total']})")
+        lines += [f"- [{c['project']} {c['task_id']}] {_one_line(c['content'])}" for c in keys["constraints"]]
+    if keys.get("next"):
+        n = keys["next"]
+        lines.append("## Next task you would get (next --claim)")
+        lines.append(f"- {n['id']} [{n['priority']}] {_one_line(n['title'])} (project {n['project']})"
+                     + (f" next: {_one_line(n['next_action'])}" if n["next_action"] else ""))
+    held = keys.get("held")
+    if held and held.get("task"):
+        task = held["task"]
+        lines.append(f"## The task you hold: {task['id']} {_one_line(task['title'])}")
+        if task.get("next_action"):
+            lines.append(f"next action: {_one_line(task['next_action'])}")
+        if task.get("description"):
+            lines.append(f"description: {_one_line(task['description'], 600)}")
+        if held.get("handoff"):
+            h = held["handoff"]
+            lines.append(f"live handoff from {h['from_agent']}: {_one_line(h['objective'])}")
+            lines += [f"  next: {_one_line(a)}" for a in h.get("next_actions", [])]
+            lines += [f"  constraint: {_one_line(c)}" for c in h.get("constraints", [])]
+        lines += [f"- unsatisfied dependency {d['id']} ({d['status']}): {_one_line(d['title'] or '')}"
+                  for d in held.get("dependencies", [])]
+        lines += [f"- {'pinned ' if n['pinned'] else ''}{n['kind']} by {n['source']}: {_one_line(n['content'])}"
+                  for n in held.get("notes", [])]
+    if len(lines) == 1:
+        lines.append("Nothing held, handed to you or dispatchable right now.")
+    held_recall = built["held_recall"]
+    cite = (f" (cite --recall-digest {held_recall['digest']}, the recall of {held_recall['task_id']})"
+            if held_recall else " (recall <task> --agent before acting: cite its digest)")
+    lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff" + cite + ".")
+    return clamp(scrub("\n".join(lines)) + "\n", built["budget"])
+
+
+def clamp(text, limit):
+    """``text`` cut at a line boundary to at most ``limit`` UTF-8 bytes (a ``[truncated]`` line marks a cut)."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    marker = "[truncated]\n"
+    kept, size = [], len(marker.encode("utf-8"))
+    for line in text.splitlines(keepends=True):
+        cost = len(line.encode("utf-8"))
+        if size + cost > limit:
+            break
+        kept.append(line)
+        size += cost
+    return "".join(kept) + marker

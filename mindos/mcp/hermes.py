@@ -1,0 +1,262 @@
+"""The Hermes gateway hook: one bounded MindOS pack on the first turn of a new session.
+
+Hermes runs ``mindos_gateway_hook.py`` as a ``pre_llm_call`` shell hook: the event arrives
+as JSON on stdin (``hook_event_name``, ``session_id``, ``extra`` ...) and a JSON object on
+stdout may carry ``context``, which Hermes adds to the turn (never to the system prompt).
+
+Design decisions
+  * **First turn of a new session only.**  Context is supplied when the payload says the
+    turn is the first (``is_first_turn``, at the top level or under ``extra``; or an empty
+    ``conversation_history``) *and* this session id was never served before (a small
+    bounded record in the MindOS home).  Continuation turns, repeated first-turn events and
+    payloads that prove nothing get ``{}``.
+  * **Bounded.**  The pack is ``prime`` in text form for the profile's agent, within
+    ``context_pack_max_bytes`` UTF-8 bytes and ``context_pack_seconds`` (read from the
+    ``mindos_bridge:`` block of ``$HERMES_HOME/config.yaml``; ``context_pack: false`` turns
+    it off).  prime redacts, so no secret leaves; its agent scope keeps profiles apart.
+  * **Opt-out end to end:** ``HERMES_MINDOS_CONTEXT=off`` (or ``0``/``false``/``no``) makes
+    the hook answer ``{}`` before it opens anything.
+  * **Never breaks the agent.**  Any failure is one line on stderr and ``{}`` on stdout,
+    exit 0.
+  * **``sentinel``** proves the whole path in a disposable home (a temporary MindOS home,
+    Hermes home and HOME, deleted afterwards): first turn gets a pack within the byte
+    budget with no secret; a continuation turn, a repeated first turn, the opt-out and
+    another profile get nothing of it.
+"""
+
+import json
+import os
+import sys
+
+DEFAULTS = {"context_pack": True, "context_pack_max_bytes": 4096, "context_pack_seconds": 15.0}
+OFF_WORDS = ("off", "0", "false", "no", "disabled")
+SEEN_FILE = "hermes_sessions.json"
+SEEN_MAX = 2000
+MIN_BYTES = 400
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def opted_out(env):
+    return (env.get("HERMES_MINDOS_CONTEXT") or "").strip().lower() in OFF_WORDS
+
+
+def hermes_home(env):
+    return env.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
+
+
+def bridge_settings(env):
+    """The ``mindos_bridge:`` settings of Hermes's config.yaml (defaults for anything missing).
+
+    Only the flat ``key: scalar`` lines of that one top-level block are read, so the rest
+    of the YAML (whatever features it uses) never matters.
+    """
+    found = dict(DEFAULTS)
+    try:
+        with open(os.path.join(hermes_home(env), "config.yaml"), encoding="utf-8") as handle:
+            lines = handle.read(1 << 20).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return found
+    inside = False
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            inside = line.split("#", 1)[0].strip() == "mindos_bridge:"
+            continue
+        if not inside or ":" not in line:
+            continue
+        key, value = (part.strip() for part in line.split("#", 1)[0].split(":", 1))
+        if key == "context_pack":
+            found[key] = value.lower() not in ("false", "no", "off", "0")
+        elif key in ("context_pack_max_bytes", "context_pack_seconds"):
+            try:
+                found[key] = int(value) if key.endswith("bytes") else float(value)
+            except ValueError:
+                pass
+    return found
+
+
+def _first_turn(payload):
+    extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    for source in (payload, extra):
+        if isinstance(source.get("is_first_turn"), bool):
+            return source["is_first_turn"]
+    for source in (payload, extra):
+        if isinstance(source.get("conversation_history"), list):
+            return not source["conversation_history"]
+    return False
+
+
+def agent_for(payload, env):
+    """The MindOS agent a Hermes profile speaks as: MINDOS_AGENT, else hermes[-<profile>]."""
+    if env.get("MINDOS_AGENT"):
+        return env["MINDOS_AGENT"]
+    extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    profile = payload.get("profile") or extra.get("profile") or env.get("HERMES_PROFILE") or ""
+    return "hermes" if profile in ("", "default") else f"hermes-{profile}"
+
+
+def _seen(home):
+    try:
+        with open(os.path.join(home, SEEN_FILE), encoding="utf-8") as handle:
+            seen = json.load(handle)
+        return seen if isinstance(seen, list) else []
+    except (OSError, ValueError):
+        return []
+
+
+def _remember(home, seen, session):
+    from mindos.core.atomic import atomic_write  # lazy: only a served session pays for the write
+
+    seen = [s for s in seen if s != session][-(SEEN_MAX - 1):] + [session]
+    atomic_write(os.path.join(home, SEEN_FILE), json.dumps(seen).encode("utf-8"))
+
+
+def respond(payload, env=None):
+    """The hook's answer to one event: ``{"context": text}`` or ``{}``; records a served session."""
+    env = os.environ if env is None else env
+    if opted_out(env) or not isinstance(payload, dict):
+        return {}
+    if payload.get("hook_event_name", "pre_llm_call") != "pre_llm_call" or not _first_turn(payload):
+        return {}
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return {}
+    settings = bridge_settings(env)
+    if not settings["context_pack"] or settings["context_pack_max_bytes"] < MIN_BYTES:
+        return {}
+    from mindos.context import prime  # lazy: an ignored event never opens the store
+    from mindos.store import db
+
+    conn = db.connect()
+    try:
+        seen = _seen(conn.home)
+        if session in seen:
+            return {}
+        seconds = max(0.5, min(float(settings["context_pack_seconds"]) * 0.6, prime.MAX_SECONDS))
+        text = prime.prime(conn, agent_for(payload, env), project=env.get("MINDOS_PROJECT") or None,
+                           budget=min(settings["context_pack_max_bytes"], 10_000_000), seconds=seconds)
+        _remember(conn.home, seen, session)
+    finally:
+        conn.close()
+    return {"context": text}
+
+
+# ---------------------------------------------------------------------------------------
+# sentinel: the disposable proof path
+
+
+def _hook_argv():
+    script = os.path.join(ROOT, "mindos_gateway_hook.py")
+    return [sys.executable, script] if os.path.exists(script) else [sys.executable, "-m", "mindos.mcp.hermes"]
+
+
+def sentinel():
+    """Exercise the hook end to end in a throwaway home; return ``{"ok", "checks": [...]}``."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from mindos.memory import notes  # lazy: only the sentinel seeds a throwaway home
+    from mindos.store import db  # lazy: as above
+    from mindos.work import leases, tasks  # lazy: as above
+
+    base = tempfile.mkdtemp(prefix="mindos-sentinel-")
+    checks = []
+    secret = "ghp_" + "S3nt1nelT0kenV4lue9Q8r7S6t5U4v3W2x1Y0z"
+    try:
+        home, hermes = os.path.join(base, "autopilot"), os.path.join(base, "hermes")
+        os.makedirs(hermes)
+        with open(os.path.join(hermes, "config.yaml"), "w", encoding="utf-8") as handle:
+            handle.write("mindos_bridge:\n  context_pack: true\n  context_pack_max_bytes: 1024\n"
+                         "  context_pack_seconds: 15\n")
+        conn = db.connect(home)
+        try:
+            task = tasks.create(conn, project="Sentinel", title="sentinel proof task", next_action="prove the path")
+            leases.claim(conn, task["id"], "hermes-sentinel")
+            notes.add(conn, task["id"], content=f"credential {secret}", allow_secret=True, source="sentinel")
+        finally:
+            conn.close()
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("HERMES_MINDOS_CONTEXT", "MINDOS_AGENT", "MINDOS_PROJECT", "MINDOS_HOME")}
+        env.update(HERMES_AUTOPILOT_HOME=home, HERMES_HOME=hermes, HOME=base, HERMES_PROFILE="sentinel",
+                   AUTOPILOT_HOME_SELECTOR=os.path.join(base, "no-selector.json"))
+
+        def run(payload, **extra_env):
+            done = subprocess.run(_hook_argv(), input=json.dumps(payload), capture_output=True, text=True,
+                                  env={**env, **extra_env}, timeout=60)
+            try:
+                return done.returncode, json.loads(done.stdout or "null"), done.stderr
+            except ValueError:
+                return done.returncode, None, done.stderr
+
+        def check(name, ok, detail=""):
+            checks.append({"name": name, "ok": bool(ok), **({"detail": detail} if detail and not ok else {})})
+
+        first = {"hook_event_name": "pre_llm_call", "session_id": "s-1", "extra": {"is_first_turn": True}}
+        rc, out, err = run(first)
+        context = (out or {}).get("context", "")
+        check("first_turn_gets_a_pack", rc == 0 and task["id"] in context, err.strip()[:200])
+        check("pack_within_max_bytes", 0 < len(context.encode("utf-8")) <= 1024)
+        check("no_secret_in_pack", secret not in context and "ghp_" not in context)
+        rc, out, err = run({**first, "extra": {"is_first_turn": False}})
+        check("continuation_turn_gets_nothing", rc == 0 and out == {}, err.strip()[:200])
+        rc, out, err = run(first)
+        check("repeated_first_turn_gets_nothing", rc == 0 and out == {}, err.strip()[:200])
+        rc, out, err = run({**first, "session_id": "s-2"}, HERMES_MINDOS_CONTEXT="off")
+        check("opt_out_gets_nothing", rc == 0 and out == {}, err.strip()[:200])
+        rc, out, err = run({**first, "session_id": "s-3"}, HERMES_PROFILE="other")
+        check("other_profile_sees_nothing_of_it",
+              rc == 0 and task["id"] not in (out or {}).get("context", "") and "sentinel proof" not in json.dumps(out),
+              err.strip()[:200])
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    check_names = [c["name"] for c in checks]
+    return {"ok": all(c["ok"] for c in checks) and len(check_names) == 7, "checks": checks,
+            "home": "disposable (deleted)"}
+
+
+def main(argv=None):
+    """``mindos_gateway_hook.py`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "sentinel":
+        unknown = [a for a in argv[1:] if a != "--json"]
+        if unknown:
+            print(f"mindos_gateway_hook.py: error: unknown argument {unknown[0]!r}", file=sys.stderr)
+            return 2
+        try:
+            report = sentinel()
+        except Exception as exc:  # the proof itself broke: a failed sentinel, one line
+            print(f"mindos_gateway_hook.py: sentinel failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+            return 1
+        if "--json" in argv:
+            sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        else:
+            for item in report["checks"]:
+                sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
+            sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
+        return 0 if report["ok"] else 1
+    if argv and argv[0] in ("-h", "--help"):
+        sys.stdout.write(__doc__)
+        return 0
+    if argv:
+        print(f"mindos_gateway_hook.py: error: unknown command {argv[0]!r} (hook: no arguments; or sentinel)",
+              file=sys.stderr)
+        return 2
+    try:
+        if opted_out(os.environ):
+            answer = {}
+        else:
+            raw = sys.stdin.read(1 << 22)
+            answer = respond(json.loads(raw) if raw.strip() else {})
+    except Exception as exc:  # never break the agent: say why on stderr, answer nothing
+        from mindos.cli import safe_line  # lazy: the shared one-line redaction
+
+        print(f"mindos_gateway_hook.py: {safe_line(exc.__class__.__name__ + ': ' + str(exc))}", file=sys.stderr)
+        answer = {}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""MCP tools generated from the CLI's own command table, so the two never drift.
+
+Design decisions
+  * **An allowlist of names, never hand-written schemas.**  :data:`AGENT_TOOLS` names the
+    agent-facing commands; a name is exposed when it exists in a door of
+    :mod:`mindos.cli.doors` (so ``recall``, ``memory-retain``, ``facts`` ... appear by
+    themselves the day their command is registered).  Each tool's input schema is derived
+    from that command's argparse parser: one property per argument, named by its ``dest``
+    (``--next-action`` -> ``next_action``), typed from the action (``store_true`` ->
+    boolean, ``append`` -> array, ``type=int`` -> integer, ``choices`` -> enum), required
+    exactly when the CLI requires it.
+  * **Operator commands are opt-in.**  Everything else in the doors (``cancel``,
+    ``update``, ``transfer``, ``ops.py recover`` ...) is exposed only when the server is
+    started with ``--allow NAME``; :data:`NEVER` (``init``, ``demo``, ``setup``) never is.
+  * **A call is the CLI call.**  :meth:`Tool.namespace` checks the arguments against the
+    schema, turns them into the argv the CLI would get (options as ``--flag=value`` so a
+    value starting with ``-`` stays a value, positionals after ``--``) and parses them with
+    the same parser, so defaults, choices and validation are the CLI's own; the handler is
+    the CLI handler.
+  * **Stable error codes.**  :func:`error_code` maps the exception family of
+    :mod:`mindos.errors` to the CLI's code vocabulary (``invalid``, ``usage``,
+    ``not_found``, ``refused``, ``conflict``, ``integrity``, ``error``); an exception
+    carrying its own string ``code`` keeps it.
+"""
+
+import argparse
+import logging
+from typing import NamedTuple
+
+from mindos import errors
+from mindos.cli import build_parser, doors, safe_line
+
+log = logging.getLogger(__name__)
+
+# The agent-facing commands, in the order tools/list shows them (names not yet registered
+# in the door table are skipped until they are).
+AGENT_TOOLS = (
+    "prime", "next", "claim", "heartbeat", "renew", "release", "complete", "fail", "receipt",
+    "note", "search-notes", "handoff", "handoff-inbox", "ack", "context", "recall", "recall-verify",
+    "memory-retain", "memory-search", "fact-assert", "facts", "create", "show", "list", "search",
+)
+# Commands no MCP client may reach, even when allowed: they set up or leave the home.
+NEVER = frozenset({"init", "demo", "setup"})
+READ_ONLY = frozenset({"show", "list", "search", "search-notes", "handoff-inbox", "context", "facts",
+                       "memory-search", "recall-verify", "handoff-current", "handoffs", "notes", "leases"})
+
+# The stable code vocabulary of the CLI's JSON errors (an exception that carries its own
+# ``code`` keeps it; these are the family defaults).
+ERROR_CODES = (
+    (errors.Conflict, "conflict"),
+    (errors.InvalidInput, "invalid"),
+    (errors.NotFound, "not_found"),
+    (errors.Refused, "refused"),
+    (errors.IntegrityError, "integrity"),
+    (errors.MindosError, "error"),
+)
+USAGE = "usage"                    # arguments the command's parser refuses (argparse's usage errors)
+INTERNAL_ERROR = "internal_error"  # a bug: logged with its traceback on stderr
+
+
+def error_code(exc):
+    """The stable code of a MindOS error (``not_found``, ``refused``, ``conflict``, ``invalid`` ...)."""
+    own = getattr(exc, "code", None)
+    if isinstance(own, str) and own:
+        return own
+    for cls, code in ERROR_CODES:
+        if isinstance(exc, cls):
+            return code
+    return INTERNAL_ERROR
+
+
+class ArgumentsError(errors.InvalidInput):
+    """Tool arguments that do not fit the schema (or that the CLI parser refuses)."""
+
+    code = USAGE
+
+
+def _raise_error(message):
+    """A parser's ``error`` for tool calls: raise instead of printing and exiting."""
+    raise ArgumentsError(safe_line(message))
+
+
+def _raise_exit(status=0, message=None):
+    """A parser's ``exit`` for tool calls (argparse exits only on errors here: no --help)."""
+    raise ArgumentsError(safe_line(message or "") or "the arguments were refused")
+
+
+class Unsupported(Exception):
+    """An argparse construct with no faithful JSON-schema form (the command is not exposed)."""
+
+
+def json_type(kind):
+    """The JSON type of an argparse ``type`` (by name: ``int`` and ``flags.integer`` alike)."""
+    name = getattr(kind, "__name__", None)
+    return {"int": "integer", "integer": "integer", "float": "number", "number": "number"}.get(name, "string")
+
+
+def _is_array(action):
+    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
+
+
+def _property(action):
+    """The JSON schema of one argparse action."""
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        schema = {"type": "boolean", "default": action.default}
+    elif type(action) not in (argparse._StoreAction, argparse._AppendAction):
+        raise Unsupported(f"{action.dest}: {type(action).__name__}")
+    elif action.option_strings and action.nargs not in (None, "?") and not isinstance(action, argparse._AppendAction):
+        raise Unsupported(f"{action.dest}: an option taking {action.nargs!r} values")
+    else:
+        scalar = {"type": json_type(action.type)}
+        if action.choices is not None:
+            scalar["enum"] = list(action.choices)
+        if _is_array(action):
+            schema = {"type": "array", "items": scalar}
+        else:
+            schema = dict(scalar)
+            if action.default is not None and action.default is not argparse.SUPPRESS:
+                schema["default"] = action.default
+    flag = action.option_strings[0] if action.option_strings else action.dest
+    schema["description"] = f"{action.help or ''} (CLI: {flag})".strip()
+    return schema
+
+
+def _required(action):
+    if action.option_strings:
+        return action.required
+    return action.nargs not in ("?", "*")
+
+
+def arguments(subparser):
+    """The argparse actions of a command that become tool arguments, in parser order.
+
+    The ``--*-file`` twins of long text flags (``--content-file``, ``--payload-file``, ...)
+    are left out: an MCP client sends the text itself, and a path would name a file on the
+    server's machine, not the client's.
+    """
+    return [action for action in subparser._actions
+            if not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+            and not any(flag.endswith("-file") for flag in action.option_strings)]
+
+
+class Tool(NamedTuple):
+    name: str
+    door: str
+    description: str
+    parser: argparse.ArgumentParser      # the door's parser holding just this command
+    subparser: argparse.ArgumentParser   # the command's own parser
+    schema: dict                         # the tool's inputSchema
+
+    def definition(self):
+        """The tools/list entry."""
+        entry = {"name": self.name, "description": self.description, "inputSchema": self.schema}
+        if self.name in READ_ONLY:
+            entry["annotations"] = {"readOnlyHint": True}
+        return entry
+
+    def namespace(self, args):
+        """Check ``args`` against the schema and parse them with the CLI parser; return the Namespace."""
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise ArgumentsError("arguments must be an object")
+        properties = self.schema["properties"]
+        unknown = sorted(set(args) - set(properties))
+        if unknown:
+            raise ArgumentsError(f"unknown argument {unknown[0]!r} (expected one of: {', '.join(properties)})")
+        missing = [name for name in self.schema["required"] if args.get(name) is None]
+        if missing:
+            raise ArgumentsError(f"missing required argument {missing[0]!r}")
+        options, positionals = [], []
+        for action in arguments(self.subparser):
+            value = args.get(action.dest)
+            if value is None:
+                continue
+            _check(action.dest, properties[action.dest], value)
+            if not action.option_strings:
+                positionals.extend(str(item) for item in (value if isinstance(value, list) else [value]))
+            elif isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+                if value == action.const:
+                    options.append(action.option_strings[0])
+            elif isinstance(action, argparse._AppendAction):
+                options.extend(f"{action.option_strings[0]}={item}" for item in value)
+            else:
+                options.append(f"{action.option_strings[0]}={value}")
+        argv = [self.name, *options, *(["--", *positionals] if positionals else [])]
+        return self.parser.parse_args(argv)
+
+
+def _check(name, schema, value):
+    """Refuse a value whose JSON type does not match the property schema."""
+    kind = schema["type"]
+    if kind == "array":
+        if not isinstance(value, list):
+            raise ArgumentsError(f"argument {name!r} must be an array")
+        for item in value:
+            _check(name, schema["items"], item)
+        return
+    ok = {
+        "boolean": isinstance(value, bool),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "string": isinstance(value, str),
+    }[kind]
+    if not ok:
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ArgumentsError(f"argument {name!r} must be {article} {kind}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ArgumentsError(f"argument {name!r} must be one of: {', '.join(map(str, schema['enum']))}")
+
+
+def build_tool(door_name, name):
+    """The tool of command ``name`` of door ``door_name``, derived from its parser."""
+    door = doors.DOORS[door_name]
+    parser = build_parser(door, door.script, only=name)
+    subparser = parser._subparsers._group_actions[0].choices[name]
+    for each in (parser, subparser):  # the CLI's own parsers, raising instead of exiting
+        each.error, each.exit = _raise_error, _raise_exit
+    properties, required = {}, []
+    for action in arguments(subparser):
+        properties[action.dest] = _property(action)
+        if _required(action):
+            required.append(action.dest)
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    summary = doors.commands(door)[name][1]
+    example = subparser.description.split("Example:", 1)[-1].strip()
+    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, subparser, schema)
+
+
+def door_of():
+    """``{command: door name}`` over every door (the first door that declares a name wins)."""
+    found = {}
+    for door_name, door in doors.DOORS.items():
+        for name in doors.commands(door):
+            found.setdefault(name, door_name)
+    return found
+
+
+def allowable():
+    """Command names ``--allow`` accepts: every door command outside the default set and :data:`NEVER`."""
+    return sorted(name for name in door_of() if name not in NEVER and name not in AGENT_TOOLS)
+
+
+def exposed(allow=()):
+    """The exposed tools, ``{name: Tool}`` in tools/list order: the agent tools that exist,
+    then the explicitly allowed operator commands.  An unknown or forbidden ``allow`` name
+    raises InvalidInput."""
+    where = door_of()
+    for name in allow:
+        if name in NEVER or name not in where:
+            raise errors.InvalidInput(
+                f"--allow: {name!r} cannot be exposed (choose from: {', '.join(allowable())})")
+    names = [name for name in AGENT_TOOLS if name in where]
+    names += [name for name in dict.fromkeys(allow) if name not in names]
+    found = {}
+    for name in names:
+        try:
+            found[name] = build_tool(where[name], name)
+        except Unsupported as exc:  # keep serving the rest; say which command is missing and why
+            log.warning("not exposing %s: %s has no JSON-schema form", name, exc)
+    return found

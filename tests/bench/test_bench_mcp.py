@@ -1,0 +1,22 @@
+"""A smoke test of bench/bench_mcp.py at tiny sizes: both sections report and the race is clean."""
+
+import os
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_mcp  # noqa: E402
+
+
+def test_latency_and_race_sections_report(tmp_path):
+    results, code = bench_mcp.run(["--tasks", "150", "--reps", "2", "--servers", "3", "--race-tasks", "60",
+                                   "--out", str(tmp_path / "out"), "--workdir", str(tmp_path / "work")])
+    assert code == 0 and results["errors"] == []
+    for label in ("claim", "note", "next --claim"):
+        row = results["latency"]["commands"][label]
+        assert row["samples"] == 2 and row["mcp_p50_ms"] > 0 and row["process_p50_ms"] > 0
+    race = results["race"]
+    assert race["ok"] is True and race["claims"] == race["distinct_tasks"] == 60
+    assert race["double_claims"] == [] and race["failed_calls"] == 0
+    assert os.listdir(tmp_path / "out")

@@ -1,0 +1,169 @@
+"""prime: the session-start pack -- scope, budget, redaction, determinism, audit, time bound."""
+
+import json
+
+import pytest
+
+from mindos.context import prime
+from mindos.errors import InvalidInput
+from mindos.memory import handoffs, notes
+from mindos.work import leases
+from tests.conftest import last_event, make_task
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.fixture
+def fleet(conn):
+    """Two projects, two agents: codex holds a Trove task, claude-code an Acme one; each has
+    a pinned constraint, an inbox item and a queued task in its project."""
+    make_task(conn, "trove-held", project="Trove", title="trove retry path", priority="P1",
+              next_action="write the trove test", description="trovewords only")
+    make_task(conn, "trove-queued", project="Trove", title="trove queued work", priority="P2")
+    make_task(conn, "acme-held", project="Acme", title="acme billing export", priority="P1",
+              next_action="acme secretplan")
+    make_task(conn, "acme-queued", project="Acme", title="acme queued work", priority="P0")
+    leases.claim(conn, "trove-held", "codex")
+    leases.claim(conn, "acme-held", "claude-code")
+    notes.add(conn, "trove-held", content="trove: no new dependencies", kind="constraint", pinned=True, source="lead")
+    notes.add(conn, "acme-held", content="acme: never touch the ledger", kind="constraint", pinned=True,
+              source="lead")
+    notes.add(conn, "acme-held", content="acme private finding", source="claude-code")
+    notes.add(conn, "trove-held", content=f"deploy key {SECRET}", allow_secret=True, source="codex")
+    handoffs.record(conn, "trove-queued", from_agent="lead", to_agent="codex", objective="trove inbox objective")
+    handoffs.record(conn, "acme-queued", from_agent="lead", to_agent="claude-code",
+                    objective=f"acme inbox objective {SECRET}", allow_secret=True)
+    return conn
+
+
+def test_pack_sections_and_scope_for_one_agent(fleet):
+    pack = prime.prime(fleet, "codex", fmt="json")
+    assert pack["sections"] == ["leases", "inbox", "constraints", "next", "held"]
+    assert [e["task_id"] for e in pack["leases"]] == ["trove-held"]
+    assert [i["task_id"] for i in pack["inbox"]] == ["trove-queued"]
+    assert [c["content"] for c in pack["constraints"]] == ["trove: no new dependencies"]
+    assert pack["projects"] == ["Trove"]
+    assert pack["held_task_id"] == "trove-held" and pack["held"]["task"]["id"] == "trove-held"
+    assert pack["next"]["id"] == "acme-queued"  # without --project: what next would hand codex
+    assert len(pack["digest"]) == 64 and pack["degraded"] is False
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_no_cross_agent_or_cross_project_leakage(fleet, fmt):
+    for agent, project, mine, theirs in (
+        ("codex", "Trove", "trove", "acme"),
+        ("claude-code", "Acme", "acme", "trove"),
+    ):
+        out = prime.prime(fleet, agent, project=project, fmt=fmt)
+        text = out if fmt == "text" else json.dumps(out)
+        assert mine in text and theirs not in text.lower(), (agent, text)
+    # codex looking at Acme sees Acme's queue and constraints, never claude-code's lease or inbox
+    out = prime.prime(fleet, "codex", project="Acme", fmt="json")
+    assert out["leases"] == [] and out["inbox"] == [] and out["held"] is None
+    assert "acme private finding" not in json.dumps(out) and "claude-code" not in json.dumps(out)
+    assert [c["content"] for c in out["constraints"]] == ["acme: never touch the ledger"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_no_secret_ever_leaves(fleet, fmt):
+    for agent in ("codex", "claude-code"):
+        out = prime.prime(fleet, agent, fmt=fmt)
+        text = out if fmt == "text" else json.dumps(out)
+        assert SECRET not in text and "ghp_" not in text
+    assert "[REDACTED:" in prime.prime(fleet, "codex", fmt="text")
+
+
+def test_deterministic_for_identical_state(fleet):
+    first, second = prime.prime(fleet, "codex"), prime.prime(fleet, "codex")
+    assert first == second
+    assert prime.prime(fleet, "codex", fmt="json") == prime.prime(fleet, "codex", fmt="json")
+    notes.add(fleet, "trove-held", content="a new observation", source="codex")
+    assert prime.prime(fleet, "codex") != first
+
+
+@pytest.mark.parametrize("budget", [400, 450, 600, 800, 1200, 2000, 4000, 8000])
+def test_within_the_budget(fleet, budget):
+    for i in range(30):
+        notes.add(fleet, "trove-held", content=f"observation number {i} " + "é" * 40, source="codex")
+    text = prime.prime(fleet, "codex", budget=budget)
+    assert len(text.encode("utf-8")) <= budget
+    assert text.startswith("# MindOS prime for codex digest=")
+    pack = prime.prime(fleet, "codex", budget=budget, fmt="json")
+    assert pack["used_chars"] <= budget
+    if budget < 4000:
+        assert pack["truncated"] is True
+
+
+def test_audited_like_a_recall_and_the_held_recall_digest_is_a_valid_citation(fleet):
+    from mindos.context import recall
+
+    pack = prime.prime(fleet, "codex", fmt="json")
+    primed = last_event(fleet, "context_primed")
+    assert primed["digest"] == pack["digest"] and primed["agent"] == "codex"
+    assert primed["held_recall_digest"] == pack["held_recall_digest"]
+    recalled = last_event(fleet, "context_recalled")
+    assert recalled["digest"] == pack["held_recall_digest"] and recalled["via"] == "prime"
+    assert recalled["params"] == recall.make_params() and recalled["prime_digest"] == pack["digest"]
+    assert f"cite --recall-digest {pack['held_recall_digest']}" in prime.prime(fleet, "codex")
+    # the citation is the standard recall of the held task: recall-verify calls it fresh
+    assert recall.verify(fleet, "trove-held", pack["held_recall_digest"], agent="codex",
+                         params=recall.make_params())["fresh"] is True
+    assert recall.diff(fleet, "trove-held", pack["held_recall_digest"])["fresh"] is True
+    handoffs.record(fleet, "trove-held", from_agent="codex", to_agent="claude-code", objective="finish it",
+                    evidence=["tests pass"], next_actions=["review"], recall_digest=pack["held_recall_digest"])
+    report = handoffs.check(fleet, task="trove-held")
+    assert all("unproven_recall_digest" not in p["reasons"] and "older_than_latest_recall" not in p["reasons"]
+               for p in report["problems"]), report
+
+
+def test_metrics_count_primes(fleet):
+    from mindos.views import metrics
+
+    assert metrics.collect(fleet)["primes_total"] == 0
+    prime.prime(fleet, "codex")
+    prime.prime(fleet, "newcomer")
+    assert metrics.collect(fleet)["primes_total"] == 2
+
+
+def test_an_agent_with_nothing_gets_a_short_pack(conn):
+    text = prime.prime(conn, "newcomer")
+    assert "Nothing held, handed to you or dispatchable right now." in text
+    assert last_event(conn, "context_recalled") is None
+    assert prime.prime(conn, "newcomer", fmt="json")["held_recall_digest"] is None
+
+
+def test_degrades_instead_of_running_late(fleet):
+    pack = prime.prime(fleet, "codex", seconds=1e-9, fmt="json")
+    assert pack["degraded"] is True and pack["sections_skipped"]
+    assert "[degraded]" in prime.prime(fleet, "codex", seconds=1e-9) or "degraded" in prime.prime(
+        fleet, "codex", seconds=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"budget": 10}, "--budget"),
+    ({"seconds": 0}, "--seconds"),
+    ({"seconds": True}, "--seconds"),
+    ({"fmt": "yaml"}, "--format"),
+    ({"project": "bad project!"}, "--project"),
+])
+def test_invalid_options(conn, kwargs, match):
+    with pytest.raises(InvalidInput, match=match):
+        prime.prime(conn, "codex", **kwargs)
+
+
+def test_cli_text_by_default_json_on_request(fleet, cli, cli_json):
+    rc, out, err = cli("autopilot", "prime", "--agent", "codex", "--project", "Trove")
+    assert rc == 0 and err == "" and out.startswith("# MindOS prime for codex (project Trove) digest=")
+    pack = cli_json("autopilot", "prime", "--agent", "codex", "--format", "json", "--budget", "1000")
+    assert pack["budget"] == 1000
+    rc, out, err = cli("autopilot", "prime", "--agent", "codex", "--budget", "5")
+    assert rc == 2 and out == "" and "--budget" in err
+
+
+def test_prime_through_the_mcp_server(fleet):
+    from mindos.mcp import server, tools
+
+    srv = server.Server(fleet, tools.exposed())
+    answer = srv.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "prime", "arguments": {"agent": "codex", "format": "json"}}}))["result"]
+    assert answer["isError"] is False and answer["structuredContent"]["held_task_id"] == "trove-held"

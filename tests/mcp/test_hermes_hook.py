@@ -1,0 +1,114 @@
+"""The Hermes gateway hook: first turn only, bounded, opt-out, per-profile, sentinel."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mindos.mcp import hermes
+from mindos.memory import notes
+from mindos.work import leases
+from tests.conftest import START, make_task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.fixture
+def env(tmp_path, home):
+    hermes_home = tmp_path / "hermes"
+    hermes_home.mkdir()
+    (hermes_home / "config.yaml").write_text(
+        "model: x\nmindos_bridge:\n  context_pack: true   # on\n  context_pack_max_bytes: 800\n"
+        "  context_pack_seconds: 15\nhooks:\n  pre_llm_call:\n    - command: x\n")
+    return {"HERMES_HOME": str(hermes_home), "HERMES_AUTOPILOT_HOME": str(home)}
+
+
+@pytest.fixture
+def held(conn):
+    make_task(conn, "t-held", title="the held task", next_action="do it")
+    leases.claim(conn, "t-held", "hermes")
+    notes.add(conn, "t-held", content=f"key {SECRET}", allow_secret=True, source="hermes")
+    make_task(conn, "t-other", title="another profile's task", project="Elsewhere")
+    leases.claim(conn, "t-other", "hermes-work")
+    return conn
+
+
+def first(session="s1", **extra):
+    return {"hook_event_name": "pre_llm_call", "session_id": session, "extra": {"is_first_turn": True, **extra}}
+
+
+def test_settings_are_read_from_the_bridge_block(env):
+    assert hermes.bridge_settings(env) == {"context_pack": True, "context_pack_max_bytes": 800,
+                                           "context_pack_seconds": 15.0}
+    assert hermes.bridge_settings({"HERMES_HOME": "/nonexistent"}) == hermes.DEFAULTS
+
+
+def test_first_turn_only_once_per_session(held, env):
+    answer = hermes.respond(first(), env)
+    assert "t-held" in answer["context"] and len(answer["context"].encode()) <= 800
+    assert SECRET not in answer["context"]
+    assert hermes.respond({**first(), "extra": {"is_first_turn": False}}, env) == {}
+    assert hermes.respond(first(), env) == {}  # a repeated first-turn event: no second injection
+    assert "t-held" in hermes.respond(first("s2"), env)["context"]
+
+
+@pytest.mark.parametrize("payload", [
+    {"hook_event_name": "pre_llm_call", "session_id": "s", "extra": {}},
+    {"hook_event_name": "pre_llm_call", "session_id": "s", "conversation_history": [{"role": "user"}]},
+    {"hook_event_name": "pre_tool_call", "session_id": "s", "extra": {"is_first_turn": True}},
+    {"hook_event_name": "pre_llm_call", "extra": {"is_first_turn": True}},
+    "not an object",
+])
+def test_continuations_and_unprovable_events_get_nothing(held, env, payload):
+    assert hermes.respond(payload, env) == {}
+
+
+def test_empty_history_counts_as_a_first_turn(held, env):
+    payload = {"hook_event_name": "pre_llm_call", "session_id": "h", "conversation_history": []}
+    assert "context" in hermes.respond(payload, env)
+
+
+def test_opt_out_and_disabled_pack(held, env, tmp_path):
+    for word in ("off", "OFF", "0", "false", "no"):
+        assert hermes.respond(first("o-" + word), {**env, "HERMES_MINDOS_CONTEXT": word}) == {}
+    (tmp_path / "hermes" / "config.yaml").write_text("mindos_bridge:\n  context_pack: false\n")
+    assert hermes.respond(first("d"), env) == {}
+
+
+def test_profiles_do_not_leak(held, env):
+    mine = hermes.respond(first("p1"), env)["context"]
+    work = hermes.respond(first("p2", profile="work"), env)["context"]
+    assert "t-held" in mine and "t-other" not in mine
+    assert "t-other" in work and "t-held" not in work
+
+
+def test_deterministic_for_identical_state(held, env):
+    assert hermes.respond(first("a"), env) == hermes.respond(first("b"), env)
+
+
+def _hook(argv, payload, env):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "mindos_gateway_hook.py"), *argv],
+                          input=payload, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MINDOS_NOW": START, **env})
+
+
+def test_the_script_answers_json_and_never_breaks_the_agent(held, env):
+    done = _hook([], json.dumps(first("x")), env)
+    assert done.returncode == 0 and "t-held" in json.loads(done.stdout)["context"]
+    broken = _hook([], "{not json", env)
+    assert broken.returncode == 0 and json.loads(broken.stdout) == {} and broken.stderr.count("\n") == 1
+    off = _hook([], "{not json", {**env, "HERMES_MINDOS_CONTEXT": "off"})
+    assert off.returncode == 0 and json.loads(off.stdout) == {} and off.stderr == ""
+    usage = _hook(["bogus"], "", env)
+    assert usage.returncode == 2 and usage.stdout == ""
+
+
+def test_sentinel_proves_the_path_in_a_disposable_home(home):
+    done = _hook(["sentinel", "--json"], "", {"HERMES_AUTOPILOT_HOME": str(home)})
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["ok"] is True, report
+    assert len(report["checks"]) == 7
+    assert not os.path.exists(os.path.join(str(home), "autopilot.db"))  # the live home was never touched

@@ -1,0 +1,133 @@
+"""The MCP tool table is the CLI's command table: names from the allowlist, schemas from argparse."""
+
+import argparse
+
+import pytest
+
+from mindos.cli import doors
+from mindos.errors import InvalidInput
+from mindos.mcp import tools
+
+
+def _actions(tool):
+    return tools.arguments(tool.subparser)
+
+
+def test_exposed_tools_are_the_allowlisted_commands_that_exist():
+    where = tools.door_of()
+    exposed = tools.exposed()
+    assert list(exposed) == [name for name in tools.AGENT_TOOLS if name in where]
+    for name in ("create", "show", "list", "search", "next", "claim", "heartbeat", "renew", "release",
+                 "complete", "fail", "receipt", "note", "search-notes", "handoff", "handoff-inbox", "ack",
+                 "context", "prime"):
+        assert name in exposed, name
+    # recall, memory-retain, facts ... appear by themselves once registered in the door table
+    for name in ("recall", "recall-verify", "memory-retain", "memory-search", "fact-assert", "facts"):
+        assert (name in exposed) == (name in where)
+
+
+def test_operator_commands_are_exposed_only_when_allowed():
+    exposed = tools.exposed()
+    for name in ("cancel", "update", "transfer", "recover", "escalate", "consolidate", "dep-remove"):
+        assert name not in exposed
+    allowed = tools.exposed(["cancel", "recover"])
+    assert allowed["cancel"].door == "autopilot" and allowed["recover"].door == "ops"
+    for name in ("init", "demo", "setup", "no-such-command"):
+        with pytest.raises(InvalidInput, match="cannot be exposed"):
+            tools.exposed([name])
+
+
+@pytest.mark.parametrize("name", list(tools.exposed(tools.allowable())))
+def test_every_tool_schema_matches_its_cli_flags(name):
+    tool = tools.exposed(tools.allowable())[name]
+    schema = tool.schema
+    actions = _actions(tool)
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    assert list(schema["properties"]) == [action.dest for action in actions]
+    assert schema["required"] == [a.dest for a in actions if a.required or (not a.option_strings and a.nargs not in ("?", "*"))]
+    sample = {}
+    for action in actions:
+        prop = schema["properties"][action.dest]
+        flag = action.option_strings[0] if action.option_strings else action.dest
+        assert f"(CLI: {flag})" in prop["description"]
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            assert prop["type"] == "boolean" and prop["default"] == action.default
+            sample[action.dest] = action.const
+            continue
+        many = isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
+        scalar = prop["items"] if many else prop
+        assert prop["type"] == ("array" if many else scalar["type"])
+        # int and integer-parsing functions (flags.integer) are integers; float is a number
+        type_name = getattr(action.type, "__name__", None)
+        assert scalar["type"] == {"int": "integer", "integer": "integer", "float": "number"}.get(type_name, "string")
+        if action.choices is not None:
+            assert scalar["enum"] == list(action.choices)
+            value = list(action.choices)[0]
+        else:
+            value = {"integer": 7, "number": 1.5, "string": "-dash value"}[scalar["type"]]
+        sample[action.dest] = [value, value] if prop["type"] == "array" else value
+    # one value per argument goes through the CLI parser and lands on the same dest
+    namespace = tool.namespace(sample)
+    for dest, value in sample.items():
+        assert getattr(namespace, dest) == value, dest
+    assert namespace.command == name
+
+
+def test_tool_descriptions_come_from_the_door_table():
+    table = doors.commands(doors.AUTOPILOT)
+    for name, tool in tools.exposed().items():
+        assert tool.description.startswith(table[name][1])
+        assert "Example (CLI): autopilot.py " + name in tool.description
+
+
+@pytest.mark.parametrize("args, match", [
+    ("not an object", "must be an object"),
+    ({"task_id": "t1"}, "missing required argument 'owner'"),
+    ({"task_id": "t1", "owner": "a", "bogus": 1}, "unknown argument 'bogus'"),
+    ({"task_id": "t1", "owner": "a", "minutes": "30"}, "'minutes' must be an integer"),
+    ({"task_id": "t1", "owner": "a", "minutes": True}, "'minutes' must be an integer"),
+    ({"task_id": "t1", "owner": "a", "force": "yes"}, "'force' must be a boolean"),
+    ({"task_id": 5, "owner": "a"}, "'task_id' must be a string"),
+])
+def test_invalid_arguments_are_refused_before_the_handler(args, match):
+    tool = tools.exposed()["claim"]
+    with pytest.raises(tools.ArgumentsError, match=match) as caught:
+        tool.namespace(args)
+    assert tools.error_code(caught.value) == "usage"
+
+
+def test_error_codes_are_stable():
+    from mindos import errors
+
+    assert [tools.error_code(cls("x")) for cls in (errors.InvalidInput, errors.NotFound, errors.Refused,
+                                                    errors.Conflict, errors.IntegrityError, errors.MindosError)] \
+        == ["invalid", "not_found", "refused", "conflict", "integrity", "error"]
+
+
+def test_constructs_without_a_schema_form_are_skipped_not_fatal(monkeypatch, caplog):
+    real = tools.build_tool
+
+    def fake(door_name, name):
+        if name == "note":
+            raise tools.Unsupported("x: _CountAction")
+        return real(door_name, name)
+
+    monkeypatch.setattr(tools, "build_tool", fake)
+    exposed = tools.exposed()
+    assert "note" not in exposed and "claim" in exposed
+    assert "not exposing note" in caplog.text
+
+
+def test_custom_integer_types_and_optional_positionals_map_faithfully():
+    def integer(text):
+        return int(text)
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("count", nargs="?", type=integer)
+    parser.add_argument("--quiet", action="store_false", dest="verbose")
+    parser.add_argument("--flagged", action="count")
+    count, verbose, flagged = [a for a in parser._actions if a.dest in ("count", "verbose", "flagged")]
+    assert tools._property(count)["type"] == "integer" and tools._required(count) is False
+    assert tools._property(verbose) == {"type": "boolean", "default": True, "description": "(CLI: --quiet)"}
+    with pytest.raises(tools.Unsupported):
+        tools._property(flagged)
