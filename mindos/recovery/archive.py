@@ -223,7 +223,7 @@ def restore(conn, path, *, force=False):
             for stored, (target, data) in sorted(files.items()):
                 artifacts.atomic_write_bytes(target, data)
                 written.append(stored)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"archive-restore failed: {exc} (rolled back)") from None
     return {"restored": ids, "replaced": taken, "counts": loaded, "receipt_files_written": len(written),
             "reattached": reattached, "path": os.path.abspath(path)}

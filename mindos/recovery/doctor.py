@@ -2,8 +2,10 @@
 
 Design decisions
   * **Never mutates.**  The database is opened read-only (``mode=ro``: no migration, no
-    WAL checkpoint on close) and receipt files are only read, so the database file and
-    every receipt stay byte-identical.  A home on an older or newer schema is reported,
+    WAL checkpoint on close; an idle home ``immutable``, so no side files appear either)
+    and receipt files are only read, so the database file and every receipt stay
+    byte-identical.  Should an agent start writing during an immutable sweep (the file's
+    size, mtime or WAL changes), the sweep is run again through the live WAL.  A home on an older or newer schema is reported,
     not upgraded.
   * **Problems carry their kind and ids** (``{"kind": "orphan_note", "note_id": 7, ...}``)
     so an operator or the nanny can act on each; ``ok`` is true when there are none.
@@ -17,6 +19,7 @@ Design decisions
 """
 
 import os
+import sqlite3
 
 from mindos.core import clock
 from mindos.core.canonical import sha256_hex
@@ -51,11 +54,34 @@ def run(home=None):
 
         home = home_dir()
     home = os.path.abspath(home)
+    before = _fingerprint(home)
     conn = db.connect_readonly(home)
+    try:
+        report = sweep(conn)
+    except sqlite3.DatabaseError:
+        if not conn.immutable:
+            raise
+        report = None  # a writer changed the file under an immutable read: sweep again, live
+    finally:
+        conn.close()
+    if report is not None and (not conn.immutable or _fingerprint(home) == before):
+        return report
+    # an agent started writing during the sweep: read again through its WAL (mode=ro)
+    conn = db.connect_readonly(home, live=True)
     try:
         return sweep(conn)
     finally:
         conn.close()
+
+
+def _fingerprint(home):
+    """What changes when anyone writes: the database file's size and mtime, and its WAL."""
+    path = db.database_path(home)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
 def sweep(conn):
@@ -64,8 +90,11 @@ def sweep(conn):
     existing = set(tables.data_tables(conn))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     checks.append("schema_version")
-    if version != db.latest_version():
+    if version > db.latest_version():  # this code cannot open it at all
         report.add("schema_version_mismatch", version=version, expected=db.latest_version())
+    elif version < db.latest_version():  # the next ordinary connection migrates it forward
+        notes["schema_version"] = {"version": version, "expected": db.latest_version(),
+                                   "status": "behind: migrated on next use"}
     checks.append("integrity")
     for (line,) in conn.execute("PRAGMA main.quick_check(20)"):
         if line != "ok":

@@ -8,7 +8,9 @@ anything, refuses a non-empty database without ``force``, and reloads every tabl
 write transaction (FTS rebuilt in step), then re-checks foreign keys and the audit chain
 inside that same transaction: if either fails, it rolls back and the database is exactly
 as before.  No audit event is appended, so the restored ledger is the snapshotted one,
-row for row (order, hashes, lease state).
+row for row (order, hashes, lease state).  A snapshot taken on an older schema is first
+brought forward in a scratch database by the same numbered migrations a home goes through;
+a newer one is refused.
 """
 
 import os
@@ -76,7 +78,7 @@ def _check_schema(conn, doc, path):
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if doc["schema_version"] != version:
         raise Refused(f"snapshot-restore refused: {path} is schema version {doc['schema_version']},"
-                      f" this database is version {version}")
+                      f" this database is version {version} (upgrade MindOS to restore a newer snapshot)")
     present = tables.data_tables(conn)
     if sorted(doc["tables"]) != present:
         differ = sorted(set(doc["tables"]) ^ set(present))
@@ -94,6 +96,10 @@ def restore(conn, path, *, force=False):
     the restored rows fail the foreign-key check or the audit chain.
     """
     doc = load(path)
+    upgraded_from = None
+    if doc["schema_version"] < conn.execute("PRAGMA user_version").fetchone()[0]:
+        upgraded_from = doc["schema_version"]
+        doc = _upgrade(doc, path)
     _check_schema(conn, doc, path)
     files = artifacts.check_receipt_files(conn.home, doc.get("receipt_files") or {})
     occupied = {name: tables.row_count(conn, name) for name in tables.data_tables(conn)}
@@ -124,13 +130,55 @@ def restore(conn, path, *, force=False):
                     continue
                 artifacts.atomic_write_bytes(target, data)
                 written.append(stored)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
     finally:
         conn.execute(f"PRAGMA cache_size={cache}")
-    return {"restored": True, "path": os.path.abspath(path), "tables": loaded,
+    report = {"restored": True, "path": os.path.abspath(path), "tables": loaded,
             "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
             "receipt_files_written": len(written), "replaced": sorted(occupied)}
+    if upgraded_from is not None:
+        report["upgraded_from_schema_version"] = upgraded_from
+    return report
+
+
+def _upgrade(doc, path):
+    """A snapshot taken on an older schema, brought to this code's schema the way a home
+    is: loaded into a scratch database built by migrations 1..N, then migrated forward.
+    Returns a document-shaped dict of the upgraded tables (the file itself is untouched)."""
+    import shutil  # lazy: only restores of older snapshots upgrade
+    import tempfile  # lazy: as above
+
+    from mindos.store.migrations import MIGRATIONS  # lazy: as above
+
+    version = doc["schema_version"]
+    if version < 1:
+        raise Refused(f"snapshot-restore refused: {path} has no usable schema version ({version})")
+    scratch = tempfile.mkdtemp(prefix="mindos-snapshot-upgrade-")
+    try:
+        old = sqlite3.connect(db.database_path(scratch), isolation_level=None, factory=db.Connection)
+        old.home, old.path = scratch, db.database_path(scratch)
+        try:
+            with_fts = db.fts5_supported()
+            with db.write(old):
+                for number in range(1, version + 1):
+                    for statement in db.split_statements(MIGRATIONS[number - 1](), with_fts=with_fts):
+                        old.execute(statement)
+                old.execute(f"PRAGMA user_version={version}")
+                _check_schema(old, doc, path)
+                tables.replace_all(old, doc["tables"], doc.get("sqlite_sequence"))
+        finally:
+            old.close()
+        new = db.connect(scratch)  # migrates forward like any home
+        try:
+            new.execute("BEGIN")
+            dumped, sequence = tables.dump_all(new)
+            new.execute("COMMIT")
+        finally:
+            new.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {**doc, "tables": dumped, "sqlite_sequence": sequence, "schema_version": db.latest_version()}
 
 
 def _same_bytes(target, data):

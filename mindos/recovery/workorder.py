@@ -201,7 +201,7 @@ def import_task(conn, path, *, dry_run=False, force=False, redact=False, allow_s
         return done.report
     except sqlite3.IntegrityError as exc:
         raise Refused(f"import-task refused: rows collide with this home ({exc}); nothing was imported") from None
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"import-task failed: {exc} (rolled back)") from None
 
 

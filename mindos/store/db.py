@@ -55,6 +55,7 @@ class Connection(sqlite3.Connection):
         super().close()
     _pending_refusals = None
     _fts_tables = None
+    immutable = False
 
 
 def database_path(home):
@@ -368,14 +369,14 @@ class write:
         return False
 
 
-def connect_readonly(home):
+def connect_readonly(home, *, live=False):
     """Open ``home``'s database read-only, for inspection that must never mutate it.
 
     No schema build or migration, no WAL checkpoint on close: the database file stays
     byte-identical.  When no ``-wal`` file exists (no connection is open, every commit is
     in the main file) the file is opened ``immutable`` so not even the ``-wal``/``-shm``
-    side files are created; otherwise ``mode=ro`` reads through the live WAL.  Raises
-    NotFound when the home has no database.
+    side files are created; otherwise (or with ``live``) ``mode=ro`` reads through the live
+    WAL.  ``conn.immutable`` says which.  Raises NotFound when the home has no database.
     """
     from mindos.errors import NotFound  # lazy: only inspectors need it
 
@@ -383,7 +384,8 @@ def connect_readonly(home):
     if not os.path.isfile(path):
         raise NotFound(f"no MindOS database at {path}")
     try:
-        flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+        immutable = not live and not os.path.exists(path + "-wal")
+        flags = "mode=ro&immutable=1" if immutable else "mode=ro"
         conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
                                isolation_level=None, factory=Connection)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -391,6 +393,7 @@ def connect_readonly(home):
         raise IntegrityError(f"cannot open database {path} read-only: {exc}") from None
     conn.home = home
     conn.path = path
+    conn.immutable = immutable
     conn.row_factory = sqlite3.Row
     return conn
 

@@ -193,9 +193,14 @@ def test_schema_skew_is_reported_not_migrated(conn, home):
     r = raw(home)
     r.execute("PRAGMA user_version=3")
     r.close()
-    report = doctor.run(str(home))
-    assert kinds(report) == ["schema_version_mismatch"]
+    report = doctor.run(str(home))  # behind: the next ordinary use migrates it, so only a note
+    assert report["ok"] and report["notes"]["schema_version"]["version"] == 3
     assert raw(home).execute("PRAGMA user_version").fetchone()[0] == 3
+    r = raw(home)
+    r.execute("PRAGMA user_version=99")
+    r.close()
+    assert kinds(doctor.run(str(home))) == ["schema_version_mismatch"]  # newer than this code: a problem
+    assert raw(home).execute("PRAGMA user_version").fetchone()[0] == 99
 
 
 def test_missing_database_is_one_line_refusal(tmp_path, monkeypatch, cli):
@@ -203,3 +208,24 @@ def test_missing_database_is_one_line_refusal(tmp_path, monkeypatch, cli):
     rc, out, err = cli("ops", "doctor")
     assert rc == 1 and out == "" and err.count("\n") == 1 and "no MindOS database" in err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_write_during_an_immutable_sweep_is_swept_again_live(conn, home, monkeypatch):
+    populate(conn)
+    conn.close()
+    assert not os.path.exists(os.path.join(str(home), "state.db-wal"))
+    real_sweep, calls = doctor.sweep, []
+
+    def sweep_while_an_agent_writes(connection):
+        calls.append(connection.immutable)
+        if len(calls) == 1:
+            writer = db.connect(str(home))
+            from mindos.work import tasks
+            tasks.create(writer, project="P", title="written mid-sweep", task_id="t-mid")
+            writer.close()
+        return real_sweep(connection)
+
+    monkeypatch.setattr(doctor, "sweep", sweep_while_an_agent_writes)
+    report = doctor.run(str(home))
+    assert calls == [True, False]
+    assert report["ok"] and report["counts"]["tasks"] == 5

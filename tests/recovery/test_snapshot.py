@@ -116,7 +116,9 @@ def test_tampered_file_never_touches_the_database(conn, home, cli):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(schema_version=1), "schema version"),
+    (lambda d: d.update(schema_version=99), "schema version 99"),
+    (lambda d: d.update(schema_version=1), "tables differ"),
+    (lambda d: d["tables"]["tasks"]["rows"][0].__setitem__(19, 2 ** 70), "snapshot-restore failed"),
     (lambda d: d["tables"]["notes"]["rows"][0].__setitem__(1, "no-such-task"), "foreign-key"),
     (lambda d: d["tables"]["audit_events"]["rows"][1].__setitem__(3, "forged"), "audit chain"),
     (lambda d: d["receipt_files"].update({"receipts/../../evil.json": {"sha256": "x", "text": ""}}), "outside"),
@@ -158,3 +160,34 @@ def test_self_contained_fts_tables_are_carried_as_data(conn, home):
     assert [tuple(r) for r in conn.execute("SELECT rowid, body FROM scratch_fts ORDER BY rowid")] == \
            [(7, "alpha beta"), (9, "gamma")]
     assert [r[0] for r in conn.execute("SELECT rowid FROM scratch_fts WHERE scratch_fts MATCH 'beta'")] == [7]
+
+
+def test_a_snapshot_from_an_older_schema_is_upgraded_like_a_home(tmp_path, home):
+    import sqlite3
+
+    from mindos.store.migrations import MIGRATIONS
+
+    old_home = str(tmp_path / "old")
+    os.makedirs(old_home)
+    old = sqlite3.connect(os.path.join(old_home, "state.db"), isolation_level=None, factory=db.Connection)
+    old.home, old.path = old_home, os.path.join(old_home, "state.db")
+    with db.write(old):
+        for number in range(1, 5):  # a home last used by MindOS at schema version 4
+            for statement in db.split_statements(MIGRATIONS[number - 1]()):
+                old.execute(statement)
+        old.execute("PRAGMA user_version=4")
+        old.execute("INSERT INTO tasks(id, project, title, tags, created_at, updated_at) VALUES"
+                    " ('t-old', 'P', 'from before the upgrade', '[\"infra\"]', ?, ?)", (clock.now_iso(),) * 2)
+        ledger.append_event(old, "task", "t-old", "created", {"title": "from before the upgrade"})
+    made = snapshot.create(old, out=str(tmp_path / "old.json"))
+    old.close()
+    assert made["schema_version"] == 4
+    fresh = db.connect(str(tmp_path / "new"))
+    try:
+        report = snapshot.restore(fresh, made["path"])
+        assert report["upgraded_from_schema_version"] == 4
+        assert fresh.execute("SELECT title, tags FROM tasks").fetchall()[0][:] == ("from before the upgrade", '["infra"]')
+        assert [r[0] for r in fresh.execute("SELECT tag FROM task_tags")] == ["infra"]
+        assert ledger.verify_chain(fresh)["ok"] and doctor.run(fresh.home)["ok"]
+    finally:
+        fresh.close()
