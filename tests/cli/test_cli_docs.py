@@ -129,7 +129,7 @@ def test_readme_newcomer_hour_install_zsh_and_cron():
     text = _readme()
     assert "python3 -m venv" in text and "pipx install" in text and "externally-managed-environment" in text
     tour = text[text.index("## A short tour"):text.index("## Benchmark")]
-    assert "$A" not in tour and 'ap() { python3 autopilot.py "$@"; }' in tour  # zsh does not split $A
+    assert "\n$A " not in tour and 'ap() { python3 autopilot.py "$@"; }' in tour  # zsh does not split $A
     assert "\nap init" in tour
     cron = text[text.index("### Cron"):]
     for command in ("ops.py recover", "ops.py escalate"):
