@@ -75,7 +75,8 @@ SLOTS = [
     ("autopilot", ["dep", "t1", "{v}"]),
     ("autopilot", ["note-history", "{v}"]),
     ("autopilot", ["{v}"]),
-    ("ops", ["policy", "{v}", "--action", "merge"]),
+    ("ops", ["policy", "{v}", "merge"]),
+    ("ops", ["policy", "P", "{v}"]),
     ("ops", ["recover", "--max-retries", "{v}"]),
     ("ops", ["approval", "approve", "t1", "--by", "{v}"]),
 ]
