@@ -211,9 +211,11 @@ END;
 
 def m008_request_replays():
     """Idempotent retries: the first result of each (actor, --request-id) (issue 8; numbers 5-7 are
-    reserved for the recall, recovery and mood-poller migrations landing in parallel)."""
+    reserved for the recall, recovery and mood-poller migrations landing in parallel).  IF NOT
+    EXISTS: a home stamped while this was the fifth entry of the list meets it again, harmlessly,
+    once 5-7 land."""
     return """
-CREATE TABLE request_replays (
+CREATE TABLE IF NOT EXISTS request_replays (
     actor        TEXT NOT NULL,
     request_id   TEXT NOT NULL,
     command      TEXT NOT NULL,
