@@ -452,7 +452,7 @@ CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
 def m007_request_replays():
     """Idempotent retries: the first result of each (actor, --request-id)."""
     return """
-CREATE TABLE request_replays (
+CREATE TABLE IF NOT EXISTS request_replays (
     actor        TEXT NOT NULL,
     request_id   TEXT NOT NULL,
     command      TEXT NOT NULL,

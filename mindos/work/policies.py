@@ -59,8 +59,19 @@ def parse(text, source="<policy>"):
 
 def load(home, project):
     """The parsed policy of ``project`` ({} when the project has no policy file); a malformed,
-    oversized, unreadable or non-UTF-8 file raises Refused naming the file (fail closed)."""
-    return policyfile.load(policy_path(home, project), KEYS)
+    oversized, unreadable or non-UTF-8 file raises Refused naming the file (fail closed), and
+    so does a credential-shaped value (``secret_blocked``: policy values reach stdout)."""
+    path = policy_path(home, project)
+    policy = policyfile.load(path, KEYS)
+    for key, value in policy.items():
+        if isinstance(value, str) and value:
+            from mindos.core import secrets  # lazy: only string-valued policies pay for the detector
+
+            kinds = secrets.scan(value)
+            if kinds:
+                raise Refused(f"invalid policy {path}: {key} holds credential-shaped text ({', '.join(kinds)});"
+                              " fix the file", code="secret_blocked")
+    return policy
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import json
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, guard, ledger
+from mindos.store import db, ledger
 from mindos.errors import InvalidInput, NotFound
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
@@ -87,6 +87,7 @@ def add(conn, task_id, kind, payload):
     try:
         with db.write(conn):
             # guarded: every string and key of the decoded payload (so \u0041KIA escapes are seen)
+            from mindos.store import guard  # lazy: only writes that store text load the detector
             guard.check(conn, "task", task_id, {"payload": strings(payload)})
             if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise NotFound(f"unknown task '{task_id}'")

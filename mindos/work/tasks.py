@@ -9,7 +9,7 @@ import json
 import os
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, guard, ledger
+from mindos.store import db, fts, ledger
 from mindos.store.sql import open_condition
 from mindos.errors import Conflict, InvalidInput
 from mindos.work import rows
@@ -65,6 +65,7 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
     now = clock.now_iso()
     with db.write(conn):
         # guarded: no credential lands in a task row, its events or any listing of it
+        from mindos.store import guard  # lazy: only writes that store text load the detector
         guard.check(conn, "task", task_id or "(new)",
                     {"title": title, "description": description, "next_action": next_action})
         if task_id is None:
@@ -160,6 +161,7 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
         texts = {name: value for name, value in changes.items()
                  if name in ("title", "description", "next_action", "worktree", "branch", "pr_url")}
         if texts:  # guarded: refused before anything is read or written
+            from mindos.store import guard  # lazy: only writes that store text load the detector
             guard.check(conn, "task", task_id, texts)
         before = rows.get(conn, task_id)
         sets, params = [], []

@@ -85,7 +85,7 @@ def _readme():
 
 
 def _tour_commands():
-    """The README tour as ``[(door, argv)]``, in order (``$A`` is autopilot.py)."""
+    """The README tour as ``[(door, argv)]``, in order (``ap`` is autopilot.py)."""
     import re
     import shlex
 
@@ -95,9 +95,9 @@ def _tour_commands():
     for block in re.findall(r"```sh\n(.*?)```", tour, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             argv = shlex.split(line, comments=True)
-            if not argv or argv[0].startswith("A="):
+            if not argv or argv[0].startswith("ap()") or argv[0] == "export":
                 continue
-            if argv[0] == "$A":
+            if argv[0] == "ap":
                 commands.append(("autopilot", argv[1:]))
             else:
                 assert argv[:1] == ["python3"] and argv[1].endswith(".py"), line
@@ -111,6 +111,7 @@ def test_readme_opens_with_the_demo_and_the_test_command():
     assert "python3 -m pip install pytest" in head and "python3 -m pytest -q" in head
 
 
+@pytest.mark.bare_home
 def test_readme_tour_runs_top_to_bottom(cli):
     commands = _tour_commands()
     assert len(commands) > 30
@@ -122,3 +123,29 @@ def test_readme_tour_runs_top_to_bottom(cli):
     assert outputs["transfer t-cert"]["lease_epoch"] == 3
     assert outputs["next --claim"]["task"]["id"] == "t-build"
     assert outputs["verify-chain"]["ok"] is True
+
+
+def test_readme_newcomer_hour_install_zsh_and_cron():
+    text = _readme()
+    assert "python3 -m venv" in text and "pipx install" in text and "externally-managed-environment" in text
+    tour = text[text.index("## A short tour"):text.index("## Benchmark")]
+    assert "\n$A " not in tour and 'ap() { python3 autopilot.py "$@"; }' in tour  # zsh does not split $A
+    assert "\nap init" in tour
+    cron = text[text.index("### Cron"):]
+    for command in ("ops.py recover", "ops.py escalate"):
+        line = next(line for line in cron.splitlines() if command in line)
+        assert "HERMES_AUTOPILOT_HOME=/" in line
+
+
+@pytest.mark.bare_home
+def test_readme_tour_runs_in_a_real_posix_shell(home):
+    import re
+    import subprocess
+
+    text = _readme()
+    tour = text[text.index("## A short tour"):text.index("## Benchmark")]
+    script = "set -e\ncd " + ROOT + "\n" + "\n".join(re.findall(r"```sh\n(.*?)```", tour, re.S))
+    script = script.replace("export HERMES_AUTOPILOT_HOME=/tmp/mindos-tour", f"export HERMES_AUTOPILOT_HOME={home}")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert "Traceback" not in proc.stderr

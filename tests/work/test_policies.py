@@ -347,3 +347,14 @@ def test_policy_files_are_found_case_insensitively(home):
     with open(os.path.join(str(home), "policies", "Gated.yaml"), "w", encoding="utf-8") as handle:
         handle.write("merge_requires_user: false\n")
     assert policies.load(str(home), "Gated") == {"merge_requires_user": False}  # the exact spelling wins
+
+
+def test_a_credential_shaped_policy_value_fails_closed(home, cli):
+    os.makedirs(os.path.join(str(home), "policies"), exist_ok=True)
+    with open(os.path.join(str(home), "policies", "Leaky.yaml"), "w", encoding="utf-8") as handle:
+        handle.write("dispatch_requires_tag: xoxb-2718281828-akia2r29tqlr0vlg5w1h\n")
+    with pytest.raises(Refused, match="credential-shaped"):
+        policies.load(str(home), "Leaky")
+    rc, out, err = cli("ops", "policy", "Leaky", "dispatch", "--json-errors")
+    assert rc == 1 and out == "" and json.loads(err)["error"]["code"] == "secret_blocked"
+    assert "xoxb-2718281828" not in err
