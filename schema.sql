@@ -220,7 +220,7 @@ CREATE TABLE botmail_receipts (
 CREATE INDEX idx_botmail_receipts_envelope ON botmail_receipts(sender, envelope_id, id);
 CREATE INDEX idx_botmail_receipts_outcome ON botmail_receipts(outcome, id);
 
--- Bounded autonomy (migration 10).  A grant binds a task's unattended continuation to one
+-- Bounded autonomy (migration 9).  A grant binds a task's unattended continuation to one
 -- exact model/provider, an autonomy level (L0..L3), who granted it, and an expiry; at most
 -- one live (superseded_by IS NULL) grant per task, older ones kept as history.
 CREATE TABLE grants (
@@ -237,7 +237,7 @@ CREATE TABLE grants (
 CREATE UNIQUE INDEX idx_grants_one_live ON grants(task_id) WHERE superseded_by IS NULL;
 CREATE INDEX idx_grants_live_expiry ON grants(expires_at) WHERE superseded_by IS NULL;
 
--- The nanny's memory of open findings, keyed by finding digest (migration 10): a finding
+-- The nanny's memory of open findings, keyed by finding digest (migration 9): a finding
 -- seen before is carried forward (counted, never narrated again); repair_failures feeds the
 -- circuit breaker.  A finding that disappears is deleted.
 CREATE TABLE nanny_findings (
