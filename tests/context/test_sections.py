@@ -194,7 +194,9 @@ def test_dependency_receipt_payloads_are_scrubbed(conn, monkeypatch):
     leases.claim(conn, "d1", "hermes")
     # a receipt sealed before the write guard covered payloads (today's guard refuses it)
     with monkeypatch.context() as patched:
-        patched.setattr(receipts.guard, "check", lambda *args, **kwargs: None)
+        from mindos.store import guard as write_guard
+
+        patched.setattr(write_guard, "check", lambda *args, **kwargs: None)
         receipts.add(conn, "d1", "ci", {"log": "export password: hunter22 done"})
     lifecycle.complete(conn, "d1", "hermes")
     pack = _pack(conn, dep_context=1)
