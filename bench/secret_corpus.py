@@ -18,7 +18,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests", "core"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import secret_corpus  # noqa: E402
 
