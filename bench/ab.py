@@ -40,6 +40,8 @@ def run(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, help="the revision to compare against (a commit or branch)")
+    parser.add_argument("--head", default=None,
+                        help="the revision to measure (default: this working tree)")
     parser.add_argument("--tasks", type=int, default=10000, help="tasks in the seeded home (default 10000)")
     parser.add_argument("--notes", type=int, default=None, help="notes (default 5 x tasks, at most 50000)")
     parser.add_argument("--reps", type=int, default=15, help="timed repetitions per command and side")
@@ -49,6 +51,7 @@ def run(argv=None):
     try:
         subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mindos")], check=True)
         base_root = checkout(args.base, os.path.join(workdir, "base"))
+        head_root = checkout(args.head, os.path.join(workdir, "head")) if args.head else ROOT
         home = os.path.join(workdir, "home")
         info = bench.seed_tasks(home, args.tasks, reserve=args.reps * 2 + 2)
         notes = args.notes if args.notes is not None else min(args.tasks * 5, 50000)
@@ -57,7 +60,7 @@ def run(argv=None):
         specs = [(label, make) for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")
                  if label in wanted]
         env = bench._env(home)
-        sides = {"base": os.path.join(base_root, "autopilot.py"), "head": os.path.join(ROOT, "autopilot.py")}
+        sides = {"base": os.path.join(base_root, "autopilot.py"), "head": os.path.join(head_root, "autopilot.py")}
         samples = {label: {"base": [], "head": []} for label, _ in specs}
         failures = []
         for rep in range(args.reps):
@@ -80,7 +83,7 @@ def run(argv=None):
                                   # the fastest call of each side: the least disturbed by machine load
                                   "base_min_ms": round(low_base, 2), "head_min_ms": round(low_head, 2),
                                   "head_over_base_min": round(low_head / low_base, 3)}
-        return {"base": args.base, "tasks": args.tasks, "notes": notes, "reps": args.reps,
+        return {"base": args.base, "head": args.head or "working tree", "tasks": args.tasks, "notes": notes, "reps": args.reps,
                 "results": results, "failures": failures}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
