@@ -36,6 +36,26 @@ def checkout(rev, into):
     return into
 
 
+SEED = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import bench
+info = bench.seed_tasks(sys.argv[2], int(sys.argv[3]), reserve=int(sys.argv[4]))
+bench.seed_memory(info, int(sys.argv[5]), int(sys.argv[6]))
+print(json.dumps({"ids": list(info.ids), "reserved": list(info.reserved)}))
+"""
+
+
+def seed(base_root, home, tasks, reserve, notes, handoffs):
+    """Seed ``home`` with the *base* revision's own bench code, so its schema is one both
+    revisions open (a newer schema would be refused by the older code)."""
+    import types
+
+    proc = subprocess.run([sys.executable, "-c", SEED, os.path.join(base_root, "bench"), home, str(tasks),
+                           str(reserve), str(notes), str(handoffs)], capture_output=True, text=True, check=True)
+    return types.SimpleNamespace(**json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
 def run(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -53,9 +73,8 @@ def run(argv=None):
         base_root = checkout(args.base, os.path.join(workdir, "base"))
         head_root = checkout(args.head, os.path.join(workdir, "head")) if args.head else ROOT
         home = os.path.join(workdir, "home")
-        info = bench.seed_tasks(home, args.tasks, reserve=args.reps * 2 + 2)
         notes = args.notes if args.notes is not None else min(args.tasks * 5, 50000)
-        bench.seed_memory(info, notes, max(args.tasks // 2, 1))
+        info = seed(base_root, home, args.tasks, args.reps * 2 + 2, notes, max(args.tasks // 2, 1))
         wanted = set(args.commands.split(","))
         specs = [(label, make) for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")
                  if label in wanted]
