@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Secret-guard corpus figures: positives caught and clean texts refused, for any detector.
 
-    python3 bench/secret_corpus.py                       # this checkout's mindos/core/secrets.py
-    python3 bench/secret_corpus.py --detector OLD.py     # e.g. from `git show main:mindos/core/secrets.py`
+    python3 bench/secret_corpus_figures.py                       # this checkout's mindos/core/secrets.py
+    python3 bench/secret_corpus_figures.py --detector OLD.py     # e.g. from `git show main:mindos/core/secrets.py`
 
 Prints JSON: positives caught / total (and the kinds missed), negatives refused / total, and
 the median time to scan a 64 KiB engineering text.
