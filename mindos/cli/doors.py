@@ -171,6 +171,16 @@ AUTOPILOT = Door(
             ('setup', 'mcp.setup',
              'Wire MindOS into Claude Code (session-start hooks running prime), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook); idempotent, --dry-run, --remove.'),
         )),
+        ('Sessions', (
+            ('session-scan', 'memory.sessions',
+             'Redacted read-only inventory of a transcript store: per-file counts and kind-only secret findings.'),
+            ('session-ingest', 'memory.sessions',
+             'Index agent transcripts (Claude Code, Codex, generic role/content JSONL) into the session cache; dry run unless --apply.'),
+            ('search-sessions', 'memory.sessions',
+             'Keyword search over ingested session messages with provenance (substring, or BM25 with --rank).'),
+            ('sessions-prune', 'memory.sessions',
+             'Bounded retention pass over the session cache (--older-than is mandatory); dry run unless --apply.'),
+        )),
         ('Views and the ledger', (
             ('dashboard', 'views.dashboard',
              'Show a compact text overview: counts, leases, overdue and queued work.'),
