@@ -37,6 +37,8 @@ from mindos.store import db, fts, ledger
 MAX_FILES = 100_000            # files looked at per walk; overflow is reported, never silent
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a larger transcript is reported too_large and skipped
 SUFFIXES = (".jsonl",)
+PARALLEL_WORKERS = 4
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, parsing in-process beats starting workers
 SNIPPET_CHARS = 300
 MAX_QUERY = 2000
 _AGE = re.compile(r"^(\d{1,6})([dhm])$")
@@ -110,7 +112,14 @@ def _read(path):
 
 
 def _scan_file(path, data, messages):
-    """Kind-only secret findings over ``messages``: ``(kinds, messages_flagged)``."""
+    """Kind-only secret findings over ``messages``: ``(kinds, messages_flagged)``.
+
+    One detector pass over the whole transcript's message text first (blank-line separated,
+    so every message keeps its own lines); only a file with a hit is scanned message by
+    message, which is what names the flagged messages and their kinds.
+    """
+    if not messages or not secrets.scan("\n\n".join(text for _, text, _ in messages)):
+        return [], 0
     kinds, flagged = set(), 0
     for _, text, _ in messages:
         found = secrets.scan(text)
@@ -133,6 +142,34 @@ def _parsed_report(rel, data, parsed):
     report["secret_kinds"] = kinds
     report["secret_messages"] = flagged
     return report
+
+
+def _analyse_one(item):
+    rel, data = item
+    parsed = transcripts.parse(data)
+    return parsed, _parsed_report(rel, data, parsed)
+
+
+def analyse(items):
+    """Parse and secret-scan ``[(relative path, bytes)]``; return ``[(parsed, report)]`` in order.
+
+    The detector dominates the cost (a few microseconds a character), so a large batch is
+    spread over worker processes (at most PARALLEL_WORKERS); a small one stays in-process.
+    Workers only compute: every read and write stays in this process.
+    """
+    total = sum(len(data) for _, data in items)
+    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1, len(items))
+    if workers < 2 or total < PARALLEL_MIN_BYTES:
+        return [_analyse_one(item) for item in items]
+    import concurrent.futures  # lazy: only a large ingest pays for the pool
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return [_analyse_one(item) for item in items]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return list(pool.map(_analyse_one, items, chunksize=max(1, len(items) // (workers * 4))))
 
 
 def _label(value, flag):
@@ -167,14 +204,15 @@ def scan(root):
     """
     root = _root(root)
     paths, skipped = walk(root)
-    files = []
+    files, pending = [], []
     for path in paths:
         rel = os.path.relpath(path, root)
         data, error = _read(path)
-        if error:
-            files.append({"path": rel, "error": error})
-            continue
-        files.append(_parsed_report(rel, data, transcripts.parse(data)))
+        files.append({"path": rel, "error": error} if error else None)
+        if not error:
+            pending.append((len(files) - 1, rel, data))
+    for (slot, _, _), (_, report) in zip(pending, analyse([(rel, data) for _, rel, data in pending])):
+        files[slot] = report
     totals, kinds = _totals(files)
     return {"root": root, "files": files, "totals": totals, "secret_kinds": kinds, "skipped": skipped}
 
@@ -203,7 +241,7 @@ def ingest(conn, source, root, *, project=None, profile=None, apply=False, redac
     paths, skipped = walk(root)
     known = {row[0]: (row[1], row[2]) for row in conn.execute(
         "SELECT path, file_hash, id FROM session_files WHERE source = ?", (source,))}
-    files, work = [], []
+    files, pending = [], []
     for path in paths:
         rel = os.path.relpath(path, root)
         data, error = _read(path)
@@ -215,14 +253,16 @@ def ingest(conn, source, root, *, project=None, profile=None, apply=False, redac
         if previous is not None and previous[0] == digest:
             files.append({"path": rel, "status": "unchanged", "sha256": digest, "bytes": len(data)})
             continue
-        parsed = transcripts.parse(data)
-        report = _parsed_report(rel, data, parsed)
+        files.append(None)  # filled in below, in walk order
+        pending.append((len(files) - 1, path, rel, data, digest, previous))
+    work = []
+    analysed = analyse([(rel, data) for _, _, rel, data, _, _ in pending])
+    for (slot, path, rel, data, digest, previous), (parsed, report) in zip(pending, analysed):
+        files[slot] = report
         if not parsed["messages"]:
             report["status"] = "unsupported"
-            files.append(report)
             continue
         report["status"] = "changed" if previous is not None else "new"
-        files.append(report)
         session_id = (parsed["session_id"] or os.path.splitext(os.path.basename(path))[0])[:200]
         work.append((path, digest, len(data), session_id, parsed, report, previous))
     totals, kinds = _totals([item for item in files if item["status"] != "unchanged"])

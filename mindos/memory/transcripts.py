@@ -33,11 +33,13 @@ Design decisions
 """
 
 import json
+import re
 
 from mindos.core import clock
 from mindos.errors import InvalidInput
 
 ROLES = ("user", "assistant")
+_PLAIN_UTC = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z\Z")
 FORMATS = ("claude-code", "codex", "generic")
 COUNTERS = ("lines", "blank_lines", "malformed_lines", "tool_calls_skipped", "tool_results_skipped",
             "unknown_roles_skipped", "other_records_skipped", "unrecognized_records", "empty_messages_skipped")
@@ -57,6 +59,8 @@ def new_counts():
 def _timestamp(value):
     if not isinstance(value, str) or not value:
         return None
+    if _PLAIN_UTC.match(value):  # the common vendor shape, 2026-08-20T10:00:05.123Z: no parse needed
+        return value[:19] + "Z"
     try:
         return clock.normalize(value, "timestamp")
     except InvalidInput:
