@@ -304,6 +304,12 @@ OPS = Door(
             ('sentry', 'autonomy.integrations',
              "Tasks carrying Sentry tags or receipts, plus sentry-cli's read-only status when it is configured."),
         )),
+        ('Migration and onboarding', (
+            ('migrate-inventory', 'recovery.migrate_inventory',
+             'Stage one: read-only discovery under --root, sealed autopilot-migration-inventory-v1 with an ordered plan (exit 1 when fail_closed).'),
+            ('migrate-inventory-check', 'recovery.migrate_inventory',
+             'Verify a sealed migration inventory before trusting it (exit 1 on any change).'),
+        )),
     ),
 )
 
