@@ -309,6 +309,10 @@ OPS = Door(
              'Stage one: read-only discovery under --root, sealed autopilot-migration-inventory-v1 with an ordered plan (exit 1 when fail_closed).'),
             ('migrate-inventory-check', 'recovery.migrate_inventory',
              'Verify a sealed migration inventory before trusting it (exit 1 on any change).'),
+            ('migrate-import', 'recovery.migrate_import',
+             'Stage two: import one Autopilot source of a sealed inventory into this home (dry run unless --apply; --out seals the rollback journal).'),
+            ('migrate-rollback', 'recovery.migrate_import',
+             'Stage three: undo exactly what one migrate-import --apply added, from its sealed result (dry run unless --apply).'),
         )),
     ),
 )
