@@ -252,18 +252,22 @@ def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, r
 
 
 def _restore_files(conn, files):
-    """Write receipt files that are not already there byte-identical; return the ones written."""
-    written = []
+    """Write receipt files not already there byte-identical.  Returns ``(written, in_place)``:
+    the files this call wrote, and every file now in place with its sealed bytes (a file a
+    killed earlier attempt already wrote counts as in place, not as written)."""
+    written, in_place = [], []
     for item in files:
         target = os.path.join(conn.home, item["path"])
         if os.path.exists(target):
             with open(target, "rb") as handle:
                 if canonical.sha256_hex(handle.read()) == item["sha256"]:
+                    in_place.append(item)
                     continue
             raise Refused(f"a different receipt file already exists at {item['path']}; refusing to replace local data")
         atomic_write(target, item["data"])
         written.append(item)
-    return written
+        in_place.append(item)
+    return written, in_place
 
 
 def _append_relinked(conn, event):
@@ -362,14 +366,19 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
                     for event in events:
                         new_id, digest = _append_relinked(conn, event)
                         journal["events"].append({"id": new_id, "hash": digest})
-            written_files = _restore_files(conn, private["receipt_files"])
+            written_files, in_place = _restore_files(conn, private["receipt_files"])
+            # the journal owns the files of the receipt rows this apply inserted
+            mine = {item["key"]["id"] for item in journal["rows"].get("receipts", [])}
             journal["files"] = [{"path": f["path"], "sha256": f["sha256"], "receipt_id": f["receipt_id"]}
-                                for f in written_files]
-            ledger.append_event(conn, "migration", source_id, "migration_imported", {
-                "inventory_digest": result["inventory_digest"], "inserted": inserted,
-                "events_merged": len(journal["events"]), "files_restored": len(journal["files"]),
-                "sanitized_tasks": len(result["sanitized_tasks"]), "relinked": bool(events and private["lived_in"]),
-            })
+                                for f in in_place if f["receipt_id"] in mine]
+            # an identical re-run deduplicates to nothing: no event either
+            if any(inserted.values()) or journal["events"] or written_files:
+                ledger.append_event(conn, "migration", source_id, "migration_imported", {
+                    "inventory_digest": result["inventory_digest"], "inserted": inserted,
+                    "events_merged": len(journal["events"]), "files_restored": len(journal["files"]),
+                    "sanitized_tasks": len(result["sanitized_tasks"]),
+                    "relinked": bool(events and private["lived_in"]),
+                })
     except BaseException:
         for item in written_files:
             try:
