@@ -313,6 +313,8 @@ OPS = Door(
              'Stage two: import one Autopilot source of a sealed inventory into this home (dry run unless --apply; --out seals the rollback journal).'),
             ('migrate-rollback', 'recovery.migrate_import',
              'Stage three: undo exactly what one migrate-import --apply added, from its sealed result (dry run unless --apply).'),
+            ('onboard', 'recovery.onboard',
+             'One command from a sealed inventory to a verified home: preflight, init, select, plan, import, doctor, probe (stops at the first failure).'),
         )),
     ),
 )
