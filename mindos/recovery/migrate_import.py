@@ -75,7 +75,7 @@ def _plan_tables(source, target):
 def _spec(source, target, table):
     """``(columns carried, key columns)`` of ``table``: tasks are keyed by id (seq is local)."""
     columns = [c for c in _columns(source, table) if c in set(_columns(target, table))]
-    if table == "tasks":
+    if "seq" in _pk(target, table) and "id" in columns:  # tasks, memories: seq is a local rowid, id the key
         return [c for c in columns if c != "seq"], ["id"]
     key = _pk(target, table) or columns
     return columns, key

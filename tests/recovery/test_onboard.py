@@ -18,7 +18,7 @@ from mindos.recovery import onboard
 from mindos.store import db, ledger
 from mindos.work import graph, receipts, tasks
 
-TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs")
+TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs", "memories", "facts")
 
 
 def _inventory(conn, tmp_path, root=None):
@@ -100,8 +100,13 @@ def _seed_history(path, n=1000):
             handoffs.record(conn, f"s{i}", from_agent="hermes", to_agent="codex", objective=f"finish {i}")
         for i in range(0, n, 25):
             receipts.add(conn, f"s{i}", "verification", {"tests": "pass", "i": i})
-        extra = [t for t in ("memories", "facts") if conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (t,)).fetchone()]
+        from mindos.memory import facts, memories
+        for i in range(0, n, 5):
+            memories.retain(conn, f"memory {i}: auth sessions expire after {i} days", project=f"P{i % 7}")
+        for i in range(0, n, 8):
+            facts.assert_fact(conn, subject=f"service-{i}", predicate="uses", obj=f"postgres-{i % 3}",
+                              source="codex", task=f"s{i}", valid_hours=48)
+        extra = ["memories", "facts"]
     finally:
         conn.close()
     return extra
