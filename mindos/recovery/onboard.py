@@ -21,9 +21,9 @@ Design decisions
     task has settled.  An interrupted onboarding resumes by running the same command again.
   * **Dry run writes only bookkeeping**: ``onboarding_planned`` (and ``onboarding_completed``
     / ``onboarding_failed`` on apply), which never make a home "lived-in" for a later import.
-  * **The doctor stage** runs the health sweep this module can rely on today: integrity
-    check, foreign-key check, audit-chain verification and FTS drift of every registered
-    index.  (When the recovery doctor lands it becomes this stage.)
+  * **The doctor stage** is :mod:`mindos.recovery.doctor`'s full read-only sweep (integrity,
+    foreign keys, receipts against their file_hash, the audit chain, leases, supersession,
+    fact references and FTS drift of every registered index, the session cache's included).
 """
 
 import os
@@ -34,7 +34,7 @@ import sys
 from mindos.core import clock, seal
 from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.recovery import migrate_import, migrate_inventory
-from mindos.store import db, fts, ledger
+from mindos.store import db, ledger
 
 FORMAT = "autopilot-onboarding-v1"
 PROBE_TASK = "onboard-probe"
@@ -71,15 +71,14 @@ def _select(doc, source_id):
 
 
 def doctor(conn):
-    """The post-apply sweep: integrity, FK violations, chain, FTS drift.  ``{"ok", ...}``."""
-    report = migrate_import.health(conn)
-    drift = {name: fts.drift(conn, name) for name in sorted(fts.INDEXES) if fts.has(conn, name)}
-    bad = [name for name, item in drift.items() if not item["ok"]]
-    if bad:
-        report["problems"].append(f"FTS drift in {', '.join(bad)}")
-        report["ok"] = False
-    report["fts"] = {name: item["ok"] for name, item in drift.items()}
-    return report
+    """The doctor stage: the recovery doctor's full read-only sweep of this home, which must
+    come back clean (``{"ok", "problems_by_kind", "problems", "checks"}``)."""
+    from mindos.recovery import doctor as recovery_doctor  # lazy: only an applied onboarding sweeps
+
+    report = recovery_doctor.run(conn.home)
+    return {"ok": report["ok"], "problems_by_kind": report["problems_by_kind"], "problems": report["problems"][:20],
+            "checks": report["checks"], "counts": report["counts"],
+            **({} if report["ok"] else {"error": "doctor found problems: " + ", ".join(report["problems_by_kind"])})}
 
 
 def _cli(home, *argv):

@@ -256,3 +256,22 @@ def test_cli_round_trip(cli, cli_json, store):
     assert rc == 2 and out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1
     rc, out, err = cli("autopilot", "session-scan", "--root", str(store / "nope"))
     assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_doctor_sweeps_the_session_index(conn, store):
+    from mindos.recovery import doctor
+    _ingest(conn, store, apply=True)
+    assert doctor.run(conn.home)["ok"]
+    with __import__("mindos.store.db", fromlist=["write"]).write(conn):
+        conn.execute("INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', 1, ?)",
+                     (conn.execute("SELECT content FROM session_messages WHERE id = 1").fetchone()[0],))
+    report = doctor.run(conn.home)
+    assert any(p["kind"] == "fts_index_drift" and p["index"] == "session_messages_fts" for p in report["problems"])
+
+
+def test_context_flag_through_the_cli(cli_json, conn, store):
+    make_task(conn, "t1", title="Fix the redirect cookie bug")
+    _ingest(conn, store, apply=True)
+    packed = cli_json("autopilot", "context", "t1", "--related-sessions", "2")
+    assert packed["related_sessions_packed"] >= 1 and "related_sessions" in packed["sections"]
+    assert "related_sessions" not in cli_json("autopilot", "context", "t1")

@@ -125,7 +125,7 @@ def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     report, code = onboard.onboard(conn, out, apply=True)
     assert code == 0 and report["ok"], report
     stages = {s["stage"]: s for s in report["stages"]}
-    assert stages["doctor"]["ok"] and stages["doctor"]["chain_ok"]
+    assert stages["doctor"]["ok"] and "audit_chain" in stages["doctor"]["checks"]
     src = sqlite3.connect(str(root / "autopilot" / "state.db"))
     sanitized = {r[0] for r in src.execute(
         "SELECT id FROM tasks WHERE status IN ('claimed', 'running', 'waiting_for_agent')")}
