@@ -25,7 +25,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = ("redirect cookie session lease deploy rollback migrate schema index token cache retry queue worker "
-         "handoff receipt ledger audit snapshot vault profile skill cron budget context pack digest").split()
+         "handoff receipt ledger audit snapshot vault profile skill cron budget context pack digest"
+         " app.py:12 status: retries=3 timeout=30 `grep -rn` https://example.com/docs").split()
 
 
 def _text(rng, n=18):
@@ -91,7 +92,7 @@ def timed(argv, home):
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1) or (proc.returncode == 1 and not proc.stdout):
         raise SystemExit(f"{argv[:3]} failed: {proc.stderr.strip()}")
     return elapsed, proc
 
