@@ -315,6 +315,12 @@ OPS = Door(
              'Stage three: undo exactly what one migrate-import --apply added, from its sealed result (dry run unless --apply).'),
             ('onboard', 'recovery.onboard',
              'One command from a sealed inventory to a verified home: preflight, init, select, plan, import, doctor, probe (stops at the first failure).'),
+            ('brain-inventory', 'recovery.brain',
+             'Seal a read-only mindos-brain-inventory-v1 of the whole installation, every source with its epistemic role (exit 1 when fail_closed).'),
+            ('brain-inventory-check', 'recovery.brain',
+             'Verify a sealed brain inventory before trusting it (exit 1 on any change).'),
+            ('brain-import', 'recovery.brain',
+             'Bring the non-execution brain surfaces of a sealed brain inventory into an absolute new home (plan unless --apply; quarantine, provenance, sealed report).'),
         )),
     ),
 )
