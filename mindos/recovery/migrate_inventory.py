@@ -44,6 +44,8 @@ from mindos.store import db, ledger
 FORMAT = "autopilot-migration-inventory-v1"
 MAX_FILES = 50_000
 MAX_SCAN_BYTES = 1024 * 1024
+PARALLEL_WORKERS = 4
+PARALLEL_MIN_FILES = 2000  # below this many text files, scanning in-process beats starting workers
 SQLITE_MAGIC = b"SQLite format 3\x00"
 AUTOPILOT_TABLES = ("tasks", "dependencies", "receipts", "audit_events")
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".env", ".sh")
@@ -242,7 +244,7 @@ def _classify_dirs(root, files):
     """``{relative dir: kind}`` for Hermes homes and Obsidian vaults (outermost wins)."""
     dirs = set()
     for path in files:
-        rel = os.path.relpath(os.path.dirname(path), root)
+        rel = _rel(os.path.dirname(path), root)
         while True:
             dirs.add(rel)
             if rel in ("", "."):
@@ -264,6 +266,13 @@ def _classify_dirs(root, files):
     return outer
 
 
+def _rel(path, root):
+    """``path`` relative to ``root`` (every walked path starts with it; '.' for root itself)."""
+    if path == root:
+        return "."
+    return path[len(root) + 1:] if path.startswith(root + os.sep) else os.path.relpath(path, root)
+
+
 def _owner(rel_file, dir_sources):
     best = None
     for rel in dir_sources:
@@ -273,16 +282,29 @@ def _owner(rel_file, dir_sources):
     return best
 
 
-def _scan_text(path, size, caps):
-    if not path.endswith(TEXT_SUFFIXES):
-        return []
-    if size > MAX_SCAN_BYTES:
-        caps["files_not_scanned_over_size"] += 1
-        return []
+def _scan_path(path):
     try:
         return secrets.scan(_read_text(path))
     except OSError:
         return []
+
+
+def _scan_texts(paths):
+    """``{path: kinds}`` for text files: in-process for a few, over worker processes (reads
+    and the detector both run there; nothing is written) for many."""
+    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
+    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
+        return {path: _scan_path(path) for path in paths}
+    import concurrent.futures  # lazy: only a large tree pays for the pool
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return {path: _scan_path(path) for path in paths}
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        found = pool.map(_scan_path, paths, chunksize=max(1, len(paths) // (workers * 8)))
+        return dict(zip(paths, found))
 
 
 def discover(root):
@@ -307,7 +329,7 @@ def discover(root):
     for path in files:
         if path not in digests or digests[path][2] != SQLITE_MAGIC:
             continue
-        rel = os.path.relpath(path, root)
+        rel = _rel(path, root)
         info = inspect_sqlite(path)
         members = [path] + [p for p in (path + "-wal",) if p in digests]
         receipts = []
@@ -331,7 +353,7 @@ def discover(root):
     for path in files:
         if path in claimed or path not in digests:
             continue
-        rel = os.path.relpath(path, root)
+        rel = _rel(path, root)
         if os.path.basename(path) == "bank.jsonl":
             lines = malformed = 0
             try:
@@ -352,9 +374,13 @@ def discover(root):
                             "lines": lines, "malformed_lines": malformed, "sha256": digests[path][0],
                             "bytes": digests[path][1], "_members": [path]})
             claimed.add(path)
+    owners = {}
+    if dir_sources:
+        for p in files:
+            if p in digests and p not in claimed:
+                owners.setdefault(_owner(_rel(p, root), dir_sources), []).append(p)
     for rel_dir, kind in sorted(dir_sources.items()):
-        members = [p for p in files if p in digests and p not in claimed
-                   and _owner(os.path.relpath(p, root), dir_sources) == rel_dir]
+        members = owners.get(rel_dir, [])
         claimed.update(members)
         source = {"kind": kind, "path": rel_dir, "source_id": _source_id(kind, rel_dir), "_members": members}
         base = os.path.join(root, rel_dir)
@@ -379,13 +405,23 @@ def discover(root):
             source["notes"] = sum(1 for p in members if p.endswith(".md"))
         sources.append(source)
     # every source: per-file checksums and kind-only secret findings
+    to_scan = []
+    for source in sources:
+        for path in source["_members"]:
+            if not path.endswith(TEXT_SUFFIXES) or digests[path][2] == SQLITE_MAGIC:
+                continue
+            if digests[path][1] > MAX_SCAN_BYTES:
+                caps["files_not_scanned_over_size"] += 1
+                continue
+            to_scan.append(path)
+    scanned = _scan_texts(sorted(to_scan))
     for source in sources:
         members = source.pop("_members")
         entries, kinds = [], {}
         for path in sorted(members):
             sha, size, _ = digests[path]
-            found = [] if path.endswith(".db") or digests[path][2] == SQLITE_MAGIC else _scan_text(path, size, caps)
-            entry = {"path": os.path.relpath(path, root), "sha256": sha, "bytes": size}
+            found = scanned.get(path, [])
+            entry = {"path": _rel(path, root), "sha256": sha, "bytes": size}
             if found:
                 entry["secret_kinds"] = found
                 for kind in found:
