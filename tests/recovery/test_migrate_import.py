@@ -200,3 +200,24 @@ def test_cli(cli, cli_json, tmp_path):
     assert cli_json("ops", "migrate-rollback", str(tmp_path / "r.json"), "--apply")["applied"] is True
     rc, o, err = cli("ops", "migrate-import", "--inventory", out, "--source-id", "src-nope")
     assert rc == 1 and o == "" and len(err.strip().splitlines()) == 1
+
+
+def test_a_legacy_source_without_facts_imports_cleanly(conn, tmp_path):
+    from mindos.store import migrations
+    old = tmp_path / "legacy" / "home"
+    old.mkdir(parents=True)
+    raw = sqlite3.connect(str(old / "state.db"), isolation_level=None)
+    raw.execute("BEGIN")
+    for number in range(4):  # the schema as of migration 4: no memories, no facts, no session cache
+        for statement in db.split_statements(migrations.MIGRATIONS[number]()):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version=4")
+    raw.execute("INSERT INTO tasks(id, project, title, created_at, updated_at) VALUES"
+                " ('old1', 'P', 'legacy task', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+    raw.execute("COMMIT")
+    raw.close()
+    summary, code = inv.inventory(conn, str(tmp_path / "legacy"), str(tmp_path / "inv.json"))
+    assert code == 0 and summary["sources"][0]["kind"] == "autopilot_sqlite"
+    result, code = mi.migrate_import(conn, str(tmp_path / "inv.json"), summary["sources"][0]["source_id"], apply=True)
+    assert code == 0 and result["inserted"]["tasks"] == 1 and "facts" not in result["inserted"]
+    assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
