@@ -42,7 +42,9 @@ from mindos.store import db, ledger
 RESULT_FORMAT = "autopilot-migration-result-v1"
 BOOKKEEPING = ("migration_inventory_sealed", "onboarding_planned", "onboarding_completed", "onboarding_failed")
 ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
-NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "session_messages")
+# not carried: the ledger (merged separately), liveness and replay caches, derived indexes and
+# the session cache (rebuildable from its transcripts)
+NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "session_messages", "request_replays")
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
 NAMED_MAX = 20
@@ -67,9 +69,25 @@ def _tables(conn):
         " AND sql NOT LIKE 'CREATE VIRTUAL%'")}
 
 
+def _parents(conn, table):
+    return {row[2] for row in conn.execute(f'PRAGMA foreign_key_list("{table}")') if row[2] != table}
+
+
 def _plan_tables(source, target):
+    """The tables to carry, parents before children: ORDER first, then the rest sorted with
+    every table after the tables its foreign keys name (so inserts never dangle mid-way)."""
     common = {t for t in _tables(source) & _tables(target) if t not in NOT_CARRIED and "_fts" not in t}
-    return [t for t in ORDER if t in common] + sorted(common - set(ORDER))
+    ordered = [t for t in ORDER if t in common]
+    rest = sorted(common - set(ordered))
+    placed = set(ordered)
+    while rest:
+        ready = [t for t in rest if not (_parents(target, t) & common) - placed - {t}]
+        batch = ready or rest[:1]  # a foreign-key cycle: keep name order rather than stall
+        for table in batch:
+            ordered.append(table)
+            placed.add(table)
+            rest.remove(table)
+    return ordered
 
 
 def _spec(source, target, table):
