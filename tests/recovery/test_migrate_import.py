@@ -221,3 +221,13 @@ def test_a_legacy_source_without_facts_imports_cleanly(conn, tmp_path):
     result, code = mi.migrate_import(conn, str(tmp_path / "inv.json"), summary["sources"][0]["source_id"], apply=True)
     assert code == 0 and result["inserted"]["tasks"] == 1 and "facts" not in result["inserted"]
     assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+def test_tables_are_carried_parents_first(conn):
+    order = mi._plan_tables(conn, conn)
+    assert order[:5] == ["tasks", "dependencies", "receipts", "notes", "handoffs"]
+    assert not set(order) & set(mi.NOT_CARRIED)
+    for index, table in enumerate(order):
+        for parent in mi._parents(conn, table):
+            if parent in order:
+                assert order.index(parent) < index, (table, parent)
