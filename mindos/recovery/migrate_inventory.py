@@ -348,7 +348,11 @@ def discover(root):
             source["db_secret_findings"] = dict(sorted(findings.items()))
         source["receipt_files"] = len(receipts)
         source["_members"] = members + receipts
-        claimed.update(members + receipts)
+        # runtime artifacts beside a database (the lock file, a shared-memory index) belong to it
+        # but hold no data: claimed, counted, never checksummed into the source
+        runtime = [p for p in (path + ".lock", path + "-shm") if p in digests]
+        source["runtime_files_skipped"] = len(runtime)
+        claimed.update(members + receipts + runtime)
         sources.append(source)
     for path in files:
         if path in claimed or path not in digests:
