@@ -111,6 +111,7 @@ def main(argv=None):
         transcripts(store, args.lines, args.files, rng)
         ingest = [os.path.join(ROOT, "autopilot.py"), "session-ingest", "--source", "claude-code", "--root", store,
                   "--apply"]
+        timed([os.path.join(ROOT, "autopilot.py"), "init"], home)
         first, proc = timed(ingest, home)
         report = json.loads(proc.stdout)
         second, proc = timed(ingest, home)
@@ -127,6 +128,7 @@ def main(argv=None):
             tree(migrate_root, args.tree_files, rng)
             inv_home = os.path.join(tmp, "inv-home")
             out = os.path.join(tmp, "inventory.json")
+            timed([os.path.join(ROOT, "autopilot.py"), "init"], inv_home)
             took, proc = timed([os.path.join(ROOT, "ops.py"), "migrate-inventory", "--root", migrate_root,
                                 "--out", out], inv_home)
             doc = json.loads(proc.stdout) if proc.stdout else {}

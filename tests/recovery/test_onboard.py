@@ -76,10 +76,16 @@ def test_stops_at_the_first_failure(conn, tmp_path):
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
 
 
-def test_cli(cli, cli_json, tmp_path):
+def test_cli(cli, cli_json, tmp_path, monkeypatch):
     root = migratekit.machine(str(tmp_path / "old"))
     out = str(tmp_path / "inv.json")
+    cli_json("autopilot", "init")
     cli_json("ops", "migrate-inventory", "--root", root, "--out", out)
+    bare = tmp_path / "bare-home"
+    monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(bare))  # onboard needs no prior init
+    fresh = cli_json("ops", "onboard", "--inventory", out, "--apply")
+    assert fresh["ok"] and (bare / "state.db").exists()
+    monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(tmp_path / "home"))
     plan = cli_json("ops", "onboard", "--inventory", out)
     assert plan["ok"] and plan["applied"] is False
     rc, o, err = cli("ops", "onboard", "--inventory", out, "--probe")

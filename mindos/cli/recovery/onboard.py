@@ -14,7 +14,7 @@ def add_onboard(sub):
     p.add_argument("--source-id", help="the autopilot_sqlite source (needed when the inventory holds several)")
     flags.secret(p, "notes, handoffs and receipts")
     p.add_argument("--relink-audit", action="store_true", help="forwarded to the import unchanged")
-    p.set_defaults(handler=cmd_onboard)
+    p.set_defaults(handler=cmd_onboard, creates_home=True)  # init_control_plane: a bare directory is enough
 
 
 def cmd_onboard(conn, args):
