@@ -253,6 +253,37 @@ CREATE TABLE nanny_findings (
     last_error      TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 
+-- Session cache (migration 11): agents' transcripts indexed read-only.  One row per ingested
+-- file, keyed by (source, path) and sealed by the file's sha256, so an unchanged transcript
+-- costs one hash read; messages cascade with their file.  Derived, disposable data.
+CREATE TABLE session_files (
+    id          INTEGER PRIMARY KEY,
+    source      TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    file_hash   TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    session_id  TEXT NOT NULL,
+    profile     TEXT NOT NULL DEFAULT '',
+    project     TEXT NOT NULL DEFAULT '',
+    format      TEXT NOT NULL,
+    messages    INTEGER NOT NULL DEFAULT 0,
+    first_at    TEXT,
+    last_at     TEXT,
+    ingested_at TEXT NOT NULL,
+    UNIQUE (source, path)
+);
+CREATE INDEX idx_session_files_scope ON session_files(source, project, profile);
+CREATE TABLE session_messages (
+    id      INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES session_files(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    role    TEXT NOT NULL,
+    content TEXT NOT NULL,
+    at      TEXT,
+    UNIQUE (file_id, seq)
+);
+CREATE INDEX idx_session_messages_at ON session_messages(at);
+
 -- @fts5
 CREATE VIRTUAL TABLE tasks_fts USING fts5(
     id, project, title, description, next_action, blocked_reason,
@@ -299,6 +330,17 @@ CREATE TRIGGER handoffs_fts_au AFTER UPDATE OF objective, status, from_agent, to
     VALUES ('delete', old.id, old.objective, old.status, old.from_agent, old.to_agent);
     INSERT INTO handoffs_fts(rowid, objective, status, from_agent, to_agent)
     VALUES (new.id, new.objective, new.status, new.from_agent, new.to_agent);
+END;
+CREATE VIRTUAL TABLE session_messages_fts USING fts5(content, content='session_messages', content_rowid='id');
+CREATE TRIGGER session_messages_fts_ai AFTER INSERT ON session_messages BEGIN
+    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER session_messages_fts_ad AFTER DELETE ON session_messages BEGIN
+    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messages BEGIN
+    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
 END;
 -- @end
 

@@ -44,12 +44,13 @@ RECEIPTS_IN_BUNDLE = 3
 MAX_HALF_LIFE_HOURS = 87600
 MAX_PINNED_BOOST = 100.0
 PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
-              "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost")
+              "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost", "related_sessions")
 COUNT_FLAGS = {"related": "--related", "related_handoffs": "--related-handoffs", "dep_context": "--dep-context",
-               "related_facts": "--related-facts", "related_semantic": "--related-semantic"}
+               "related_facts": "--related-facts", "related_semantic": "--related-semantic",
+               "related_sessions": "--related-sessions"}
 # the sections recall-diff reports, in bundle order
 DIFF_SECTIONS = ("task", "dependencies", "handoff", "notes", "related_notes", "related_handoffs", "dep_context",
-                 "related_facts", "related_semantic", "lease", "receipts")
+                 "related_sessions", "related_facts", "related_semantic", "lease", "receipts")
 _STATUS_FIELDS = ("status", "priority", "due_at", "next_action", "blocked_reason")
 _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
 
@@ -69,7 +70,7 @@ def _number(value, flag, low, high, *, low_open=True):
 
 def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
                 related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
-                pinned_boost=None):
+                pinned_boost=None, related_sessions=None):
     """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
     params = {"budget": validate.positive_int(legacy.DEFAULT_BUDGET if budget is None else budget, "--budget",
                                               maximum=legacy.MAX_BUDGET),
@@ -77,7 +78,8 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
     if params["related_scope"] not in legacy.RELATED_SCOPES:
         raise InvalidInput(f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
     counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
-              "related_facts": related_facts, "related_semantic": related_semantic}
+              "related_facts": related_facts, "related_semantic": related_semantic,
+              "related_sessions": related_sessions}
     for key, value in counts.items():
         params[key] = None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0,
                                                                        maximum=legacy.MAX_RELATED)

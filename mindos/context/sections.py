@@ -3,8 +3,9 @@ related memories, and the temporal hybrid rerank of related notes.
 
 Each section is a builder ``(state, budget) -> keys`` like the pack's own sections, switched
 on by one option and appended after the legacy sections in this order: ``related_handoffs``,
-``dep_context``, ``related_facts``, ``related_semantic`` (the spec's order: neighbouring
-resume points after related notes, prerequisite evidence next, then facts and memories).
+``dep_context``, ``related_sessions``, ``related_facts``, ``related_semantic`` (the spec's
+order: neighbouring resume points after related notes, prerequisite evidence next, then
+session snippets, facts and memories).
 A pack built without an option carries none of its keys, so it stays byte-identical.
 
 Design decisions
@@ -322,13 +323,28 @@ def _fetch_related_semantic(state):
     return items
 
 
+def _fetch_related_sessions(state):
+    """Ingested session messages matching the task's text as provenance-tagged snippets,
+    newest first (at DESC, session, seq): the session cache's pack section."""
+    from mindos.memory import sessions  # lazy: only --related-sessions reads the session cache
+
+    conn, requested = state["conn"], state["options"]["related_sessions"]
+    if not requested or not fts.has(conn, "session_messages_fts"):
+        return []
+    expression = _expression(state, "session_messages_fts")
+    if expression is None:
+        return []
+    return sessions.snippets(conn, _MATCHES.format(index="session_messages_fts"), expression, requested)
+
+
 # Registered with the context pack's builder after the legacy sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
-OPTIONS = ("related_handoffs", "dep_context", "related_facts", "related_semantic")
+OPTIONS = ("related_handoffs", "dep_context", "related_sessions", "related_facts", "related_semantic")
 section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
 section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
+section_related_sessions = _section("related_sessions", _fetch_related_sessions, guarded=True)  # guarded on ingest
 section_related_facts = _section("related_facts", _fetch_related_facts, guarded=True)  # the charset is the guard
 section_related_semantic = _section("related_semantic", _fetch_related_semantic, guarded=True)
 for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
-                      ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
+                      ("related_sessions", section_related_sessions), ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
     pack.SECTIONS.register(_name, _build, option=_name)

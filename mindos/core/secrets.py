@@ -295,6 +295,74 @@ def _is_snowflake(body):
     return decoded.isdigit() and 17 <= len(decoded) <= 20
 
 
+# Per-detector gates: literals (lowercase) every match of that detector contains, as groups
+# that must each have one member in the lowercased text.  A necessary condition only, so a
+# gate never changes what is found; it skips running a regex over text that cannot match it
+# (the generic ``assignment`` shape alone costs about 1 us a character).  Kinds without an
+# entry always run.  Keep each in step with its patterns: tests/core/test_secret_gates.py
+# compares gated and ungated findings over the whole corpus.
+_GATES = {
+    "private_key": (("-----begin",),),
+    "aws_access_key": (("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa"),),
+    "aws_secret_key": (("aws",),),
+    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
+    "gitlab_token": (("glpat-",),),
+    "anthropic_key": (("sk-ant-",),),
+    "openai_key": (("sk-",),),
+    "slack_token": (("xox", "xapp-"),),
+    "slack_webhook": (("hooks.slack.com",),),
+    "google_api_key": (("aiza",),),
+    "google_oauth_secret": (("gocspx-",),),
+    "stripe_key": (("sk_", "rk_", "whsec_"),),
+    "npm_token": (("npm_",),),
+    "pypi_token": (("pypi-age",),),
+    "huggingface_token": (("hf_",),),
+    "sendgrid_key": (("sg.",),),
+    "twilio_key": (("sk",),),
+    "telegram_bot_token": ((":aa",),),
+    "digitalocean_token": (("_v1_",),),
+    "shopify_token": (("shp",),),
+    "jwt": (("eyj",),),
+    "discord_token": ((".",),),
+    "discord_webhook": (("discord",),),
+    "mailgun_key": (("key-",),),
+    "connection_string": (("://",),),
+    "bearer_token": (("bearer", "authorization"),),
+    "basic_auth": (("authorization",),),
+    "session_cookie": (("cookie",),),
+    "password_assignment": (("pass", "pwd"),),
+    "cli_flag": (("--",),),
+    "xml_element": (("</",),),
+    "assignment": ((":", "="), ("pass", "pwd", "secret", "token", "key", "credential")),
+}
+# cli_password detectors are gated by the tool their line must run
+_COMMAND_GATES = {"curl": ("curl",), "mysql": ("mysql", "mariadb"), "sshpass": ("sshpass",),
+                  "redis-cli": ("redis-cli",)}
+
+
+# The generic assignment also needs its credential word right before the separator (the
+# key's last word, an optional 's' and quote, spaces, then ':' or '='); searched
+# case-sensitively in the lowercased text, which is an order of magnitude cheaper than the
+# detector's own case-insensitive scan with its 64-character lazy key prefix.
+_ASSIGNMENT_GATE = r"""(?:password|passwd|passphrase|pwd|base|secret|token|key|credentials?|pass)s?["']?\s*[:=]"""
+_REGEX_GATES = {}
+
+
+def _gated_out(kind, check, lowered):
+    if kind == "cli_password" and isinstance(check, tuple) and check[1] in _COMMAND_GATES:
+        gate = (_COMMAND_GATES[check[1]],)
+    else:
+        gate = _GATES.get(kind)
+    if gate is not None and not all(any(literal in lowered for literal in group) for group in gate):
+        return True
+    if kind == "assignment":
+        regex = _REGEX_GATES.get(kind)
+        if regex is None:
+            regex = _REGEX_GATES[kind] = re.compile(_ASSIGNMENT_GATE)
+        return regex.search(lowered) is None
+    return False
+
+
 def _findings(text):
     """Every detector hit as ``(start, end, kind)``, unresolved (overlaps included)."""
     hits = []
@@ -302,7 +370,10 @@ def _findings(text):
         return hits
     patterns = _patterns()
     lines = {}
+    lowered = text.lower()
     for kind, regex, check in patterns:
+        if _gated_out(kind, check, lowered):
+            continue
         for match in regex.finditer(text):
             if check == "assignment":
                 found = _assignment(match)

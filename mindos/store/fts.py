@@ -37,6 +37,7 @@ INDEXES = {
     "handoffs_fts": Index("handoffs_fts", "handoffs", "id", ("objective", "status", "from_agent", "to_agent"), "h"),
     "memories_fts": Index("memories_fts", "memories", "seq", ("content", "tags"), "m"),
     "facts_fts": Index("facts_fts", "facts", "id", ("subject", "predicate", "object", "source"), "f"),
+    "session_messages_fts": Index("session_messages_fts", "session_messages", "id", ("content",), "m"),
 }
 
 

@@ -549,8 +549,55 @@ CREATE TABLE nanny_findings (
 """
 
 
+def m011_sessions():
+    """The session cache: ingested transcript files (keyed by path, sealed by sha256) and their
+    messages, with a search index.  Derived data: rebuildable from the transcripts."""
+    return """
+CREATE TABLE session_files (
+    id          INTEGER PRIMARY KEY,
+    source      TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    file_hash   TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    session_id  TEXT NOT NULL,
+    profile     TEXT NOT NULL DEFAULT '',
+    project     TEXT NOT NULL DEFAULT '',
+    format      TEXT NOT NULL,
+    messages    INTEGER NOT NULL DEFAULT 0,
+    first_at    TEXT,
+    last_at     TEXT,
+    ingested_at TEXT NOT NULL,
+    UNIQUE (source, path)
+);
+CREATE INDEX idx_session_files_scope ON session_files(source, project, profile);
+CREATE TABLE session_messages (
+    id      INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES session_files(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    role    TEXT NOT NULL,
+    content TEXT NOT NULL,
+    at      TEXT,
+    UNIQUE (file_id, seq)
+);
+CREATE INDEX idx_session_messages_at ON session_messages(at);
+-- @fts5
+CREATE VIRTUAL TABLE session_messages_fts USING fts5(content, content='session_messages', content_rowid='id');
+CREATE TRIGGER session_messages_fts_ai AFTER INSERT ON session_messages BEGIN
+    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER session_messages_fts_ad AFTER DELETE ON session_messages BEGIN
+    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messages BEGIN
+    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+-- @end
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail,
               # 9 is reserved for a branch in flight; until it lands this list has a gap the
               # numbering test reports
-              m009_autonomy]
+              m009_autonomy, m011_sessions]

@@ -17,6 +17,7 @@ PROVIDERS = [
     "mindos.context.recall",
     "mindos.context.prime",
     "mindos.autonomy.grants", "mindos.autonomy.nanny",
+    "mindos.memory.sessions",
 ]
 
 

@@ -6,7 +6,7 @@ from mindos.context import pack, recall
 from mindos.errors import InvalidInput
 
 BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
-                "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost")
+                "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost", "related_sessions")
 
 
 def add_section_flags(p):
@@ -15,6 +15,9 @@ def add_section_flags(p):
                    help="also pack up to N live handoffs of other tasks matching this task's text, newest first")
     p.add_argument("--dep-context", type=flags.integer, metavar="N",
                    help="also pack up to N completed prerequisites with their live handoff and latest receipt")
+    p.add_argument("--related-sessions", type=flags.integer, metavar="N",
+                   help="also pack up to N snippets of ingested session messages matching this task's text,"
+                        " newest first (at, session, seq) with their provenance")
     p.add_argument("--related-facts", type=flags.integer, metavar="N",
                    help="also pack up to N currently-valid facts matching this task's text, newest first")
     p.add_argument("--related-semantic", type=flags.integer, metavar="N",

@@ -1,0 +1,43 @@
+"""Migration import and rollback commands: migrate-import, migrate-rollback."""
+
+from mindos.recovery import migrate_import
+from mindos.cli import flags, make_parser
+
+
+def add_migrate_import(sub):
+    p = make_parser(sub, "migrate-import",
+                    "ops.py migrate-import --inventory inventory.json --source-id src-0123456789abcdef --apply"
+                    " --out migration-result.json")
+    p.add_argument("--inventory", required=True, help="the sealed stage-one inventory")
+    p.add_argument("--source-id", required=True, help="the autopilot_sqlite source to import (src-...)")
+    p.add_argument("--apply", action="store_true", help="do the import (default: the dry-run plan, nothing written)")
+    p.add_argument("--out", help="write the sealed autopilot-migration-result-v1 document (the rollback journal)")
+    flags.secret(p, "notes, handoffs and receipts")
+    p.add_argument("--relink-audit", action="store_true",
+                   help="into a home with its own history: relink the foreign chain onto this ledger")
+    p.set_defaults(handler=cmd_migrate_import)
+
+
+def cmd_migrate_import(conn, args):
+    return migrate_import.migrate_import(conn, args.inventory, args.source_id, apply=args.apply, out=args.out,
+                                         redact=args.redact, allow_secret=args.allow_secret,
+                                         relink_audit=args.relink_audit)
+
+
+def add_migrate_rollback(sub):
+    p = make_parser(sub, "migrate-rollback", "ops.py migrate-rollback migration-result.json --apply")
+    p.add_argument("result", help="the sealed autopilot-migration-result-v1 document of an applied import")
+    p.add_argument("--apply", action="store_true", help="undo the import (default: the dry-run plan)")
+    p.add_argument("--force", action="store_true",
+                   help="also remove drifted rows and local dependents of imported tasks (audited as forced)")
+    p.set_defaults(handler=cmd_migrate_rollback)
+
+
+def cmd_migrate_rollback(conn, args):
+    return migrate_import.rollback(conn, args.result, apply=args.apply, force=args.force)
+
+
+COMMANDS = {
+    "migrate-import": add_migrate_import,
+    "migrate-rollback": add_migrate_rollback,
+}

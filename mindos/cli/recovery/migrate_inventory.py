@@ -1,0 +1,31 @@
+"""Migration inventory commands: migrate-inventory, migrate-inventory-check."""
+
+from mindos.recovery import migrate_inventory
+from mindos.cli import make_parser
+
+
+def add_migrate_inventory(sub):
+    p = make_parser(sub, "migrate-inventory", "ops.py migrate-inventory --root /Volumes/old-machine --out inventory.json")
+    p.add_argument("--root", required=True, help="tree to discover (read-only; symlinks never followed)")
+    p.add_argument("--out", required=True, help="where to write the sealed inventory (0600, atomic)")
+    p.set_defaults(handler=cmd_migrate_inventory)
+
+
+def cmd_migrate_inventory(conn, args):
+    return migrate_inventory.inventory(conn, args.root, args.out)
+
+
+def add_migrate_inventory_check(sub):
+    p = make_parser(sub, "migrate-inventory-check", "ops.py migrate-inventory-check inventory.json")
+    p.add_argument("inventory", help="a sealed autopilot-migration-inventory-v1 document")
+    p.set_defaults(handler=cmd_migrate_inventory_check, needs_db=False)
+
+
+def cmd_migrate_inventory_check(conn, args):
+    return migrate_inventory.check(args.inventory)
+
+
+COMMANDS = {
+    "migrate-inventory": add_migrate_inventory,
+    "migrate-inventory-check": add_migrate_inventory_check,
+}

@@ -1,0 +1,510 @@
+"""Migration inventory (installer stage one): honest, read-only discovery under an explicit root.
+
+``migrate-inventory --root R --out F`` walks R, classifies the durable sources the migration
+model knows, checksums every file of every source, runs scanned text through the secret
+detector (kinds only), orders a migration plan and seals the result as an
+``autopilot-migration-inventory-v1`` document, audited ``migration_inventory_sealed`` in this
+home.  ``migrate-inventory-check F`` verifies the seal before anything trusts it.
+
+Source kinds, in plan order:
+  * ``autopilot_sqlite`` -- a SQLite file with the Autopilot schema (tasks, dependencies,
+    receipts, audit_events): execution truth.  Read-only integrity check, schema version,
+    row counts; its home's ``receipts/`` files are part of the source.
+  * ``hindsight_bank`` -- a legacy ``bank.jsonl`` (lines, malformed lines): importable with
+    memory-import.
+  * ``hermes_home`` -- a directory holding at least two of ``profiles/``, ``skills/``,
+    ``cron/``: profile, SKILL.md and cron job counts (``cron/jobs.json`` must parse).
+  * ``obsidian_vault`` -- a directory holding ``.obsidian/``: an optional human archive.
+  * ``unrecognized_sqlite`` -- valid SQLite without the Autopilot schema: ambiguous.
+
+Design decisions
+  * **Read-only by construction.**  Databases open through ``file:...?mode=ro`` URIs; files
+    open ``O_RDONLY | O_NOFOLLOW``; the walk never follows a symlink (counted).  A test
+    hashes the whole fixture tree before and after.
+  * **Fail-closed.**  A corrupt database (integrity_check != ok, unreadable bytes), an
+    ambiguous one (unrecognized_sqlite) or a garbage ``cron/jobs.json`` marks the inventory
+    ``fail_closed`` naming every blocked source; the document is still sealed (it is the
+    operator's record) but the command exits 1 and stage two refuses it.
+  * **Deterministic.**  Sorted traversal, plan-rank ordering, source ids derived from kind
+    and relative path, no clock value except ``created_at`` (outside the seal): identical
+    trees give byte-identical documents modulo ``created_at``.
+  * **Bounded.**  MAX_FILES files are looked at and files over MAX_SCAN_BYTES are checksummed
+    but not secret-scanned; every overflow is counted in ``caps``, never silent.
+"""
+
+import hashlib
+import os
+import sqlite3
+import urllib.parse
+
+from mindos.core import clock, seal, secrets
+from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.store import db, ledger
+
+FORMAT = "autopilot-migration-inventory-v1"
+MAX_FILES = 50_000
+MAX_SCAN_BYTES = 1024 * 1024
+PARALLEL_WORKERS = 4
+PARALLEL_MIN_FILES = 2000  # below this many text files, scanning in-process beats starting workers
+SQLITE_MAGIC = b"SQLite format 3\x00"
+AUTOPILOT_TABLES = ("tasks", "dependencies", "receipts", "audit_events")
+TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".env", ".sh")
+PLAN = {  # kind -> (rank, action, what the step does)
+    "autopilot_sqlite": (1, "migrate-import", "import execution truth into this home (control plane first)"),
+    "hindsight_bank": (2, "memory-import", "import the legacy Hindsight bank into semantic memory"),
+    "hermes_home": (3, "hermes-register", "register Hermes profiles, skills and cron definitions"),
+    "obsidian_vault": (4, "archive-copy", "copy the vault as an optional human archive"),
+}
+HERMES_PARTS = ("profiles", "skills", "cron")
+
+
+# ---------------------------------------------------------------------------------------
+# Reading without touching
+
+
+def readonly_uri(path, immutable=False):
+    """The read-only SQLite URI of ``path`` (``immutable``: no locks, no -shm/-wal created)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+class open_readonly:
+    """``with open_readonly(path) as conn:`` a read-only connection that creates nothing beside
+    the source.
+
+    ``mode=ro`` alone still creates ``-shm``/``-wal`` files next to a WAL database, which would
+    mutate the tree being inventoried.  A database with no ``-wal`` file holds everything in
+    its main file, so it opens ``immutable``.  One with a ``-wal`` (not checkpointed) is copied
+    with its log into a private temporary directory and read there, so committed transactions
+    still in the log are seen and the source is still never touched.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.conn = None
+        self.tmp = None
+
+    def __enter__(self):
+        wal = self.path + "-wal"
+        if os.path.lexists(wal):
+            import shutil  # lazy: only a database with a live log needs the copy
+            import tempfile
+
+            self.tmp = tempfile.mkdtemp(prefix="mindos-ro-")
+            copy = os.path.join(self.tmp, "source.db")
+            for src, dst in ((self.path, copy), (wal, copy + "-wal")):
+                fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "rb") as reader, open(dst, "wb") as writer:
+                    shutil.copyfileobj(reader, writer)
+            uri = readonly_uri(copy)
+        else:
+            uri = readonly_uri(self.path, immutable=True)
+        try:
+            self.conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        except sqlite3.Error:
+            self._cleanup()
+            raise
+        self.conn.row_factory = sqlite3.Row
+        return self.conn
+
+    def _cleanup(self):
+        if self.tmp:
+            import shutil  # lazy: see __enter__
+
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def __exit__(self, *exc):
+        if self.conn is not None:
+            self.conn.close()
+        self._cleanup()
+        return False
+
+
+def file_digest(path):
+    """``(sha256 hex, bytes, head)`` of a regular file read without following a symlink; the
+    head is its first 16 bytes (the SQLite magic lives there)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    sha, size, head = hashlib.sha256(), 0, b""
+    with os.fdopen(fd, "rb") as handle:
+        while True:
+            chunk = handle.read(1024 * 1024)
+            if not chunk:
+                break
+            if not size:
+                head = chunk[:16]
+            sha.update(chunk)
+            size += len(chunk)
+    return sha.hexdigest(), size, head
+
+
+def _read_text(path):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def _walk(root):
+    """Every regular file under ``root`` (sorted, symlinks never followed) plus the caps report."""
+    files, caps = [], {"max_files": MAX_FILES, "files_over_cap": 0, "symlinks_skipped": 0,
+                       "max_scan_bytes": MAX_SCAN_BYTES, "files_not_scanned_over_size": 0, "unreadable": 0}
+
+    def onerror(_exc):
+        caps["unreadable"] += 1
+
+    for directory, dirs, names in os.walk(root, onerror=onerror, followlinks=False):
+        kept = []
+        for name in sorted(dirs):
+            if os.path.islink(os.path.join(directory, name)):
+                caps["symlinks_skipped"] += 1
+            else:
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(names):
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                caps["symlinks_skipped"] += 1
+                continue
+            if not os.path.isfile(path):
+                continue
+            if len(files) >= MAX_FILES:
+                caps["files_over_cap"] += 1
+                continue
+            files.append(path)
+    return files, caps
+
+
+# ---------------------------------------------------------------------------------------
+# Classification
+
+
+def _source_id(kind, rel):
+    return "src-" + hashlib.sha256(f"{kind}\x1f{rel}".encode("utf-8")).hexdigest()[:16]
+
+
+def inspect_sqlite(path):
+    """Read-only facts about a SQLite file: ``{"kind", "integrity", "schema_version", "tables",
+    "row_counts", "problem"}`` (``problem`` set when it cannot be trusted)."""
+    info = {"integrity": None, "schema_version": None, "row_counts": {}, "problem": None}
+    try:
+        with open_readonly(path) as conn:
+            _inspect(conn, path, info)
+    except sqlite3.DatabaseError as exc:
+        info.setdefault("kind", "autopilot_sqlite" if os.path.basename(path) == "state.db" else "unrecognized_sqlite")
+        info["integrity"] = "failed"
+        info["problem"] = f"unreadable database: {exc}"
+    except OSError as exc:
+        info.update(kind="unrecognized_sqlite", integrity="failed", problem=f"cannot read: {exc.strerror}")
+    return info
+
+
+def _inspect(conn, path, info):
+    tables = sorted(row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"))
+    info["schema_version"] = conn.execute("PRAGMA user_version").fetchone()[0]
+    if all(name in tables for name in AUTOPILOT_TABLES):
+        info["kind"] = "autopilot_sqlite"
+    else:
+        info["kind"] = "unrecognized_sqlite"
+        info["tables"] = tables
+        info["problem"] = "valid SQLite without the Autopilot schema (ambiguous: resolve before any import)"
+    rows = conn.execute("PRAGMA integrity_check").fetchall()
+    info["integrity"] = "ok" if [r[0] for r in rows] == ["ok"] else "failed"
+    if info["integrity"] != "ok":
+        info["problem"] = "integrity_check failed"
+        return
+    if info["kind"] == "autopilot_sqlite":
+        for name in tables:
+            if "_fts" not in name:
+                info["row_counts"][name] = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+
+
+def _db_secret_findings(path):
+    """Kind-only findings over an Autopilot database's stored agent text (notes, handoffs)."""
+    found = {}
+    try:
+        with open_readonly(path) as conn:
+            for table, columns in (("notes", ("content", "source")),
+                                   ("handoffs", ("objective", "status", "evidence", "decisions", "next_actions",
+                                                 "risks"))):
+                try:
+                    rows = conn.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
+                except sqlite3.Error:
+                    continue
+                for row in rows:
+                    for value in row:
+                        for kind in secrets.scan(value) if isinstance(value, str) else ():
+                            key = f"{table}:{kind}"
+                            found[key] = found.get(key, 0) + 1
+    except (sqlite3.Error, OSError):
+        pass
+    return found
+
+
+def _classify_dirs(root, files):
+    """``{relative dir: kind}`` for Hermes homes and Obsidian vaults (outermost wins)."""
+    dirs = set()
+    for path in files:
+        rel = _rel(os.path.dirname(path), root)
+        while True:
+            dirs.add(rel)
+            if rel in ("", "."):
+                break
+            rel = os.path.dirname(rel) or "."
+    marked = {}
+    for rel in sorted(dirs):
+        full = os.path.join(root, rel)
+        if os.path.isdir(os.path.join(full, ".obsidian")) and not os.path.islink(os.path.join(full, ".obsidian")):
+            marked[rel] = "obsidian_vault"
+        elif sum(os.path.isdir(os.path.join(full, part)) and not os.path.islink(os.path.join(full, part))
+                 for part in HERMES_PARTS) >= 2:
+            marked[rel] = "hermes_home"
+    # an outer source swallows inner ones (a vault inside a Hermes home belongs to it)
+    outer = {}
+    for rel in sorted(marked, key=lambda r: (r.count(os.sep), r)):
+        if not any(rel == o or rel.startswith(o + os.sep) or o == "." for o in outer):
+            outer[rel] = marked[rel]
+    return outer
+
+
+def _rel(path, root):
+    """``path`` relative to ``root`` (every walked path starts with it; '.' for root itself)."""
+    if path == root:
+        return "."
+    return path[len(root) + 1:] if path.startswith(root + os.sep) else os.path.relpath(path, root)
+
+
+def _owner(rel_file, dir_sources):
+    best = None
+    for rel in dir_sources:
+        if rel == "." or rel_file.startswith(rel + os.sep):
+            if best is None or len(rel) > len(best):
+                best = rel
+    return best
+
+
+def _scan_path(path):
+    try:
+        return secrets.scan(_read_text(path))
+    except OSError:
+        return []
+
+
+def _scan_texts(paths):
+    """``{path: kinds}`` for text files: in-process for a few, over worker processes (reads
+    and the detector both run there; nothing is written) for many."""
+    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
+    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
+        return {path: _scan_path(path) for path in paths}
+    import concurrent.futures  # lazy: only a large tree pays for the pool
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return {path: _scan_path(path) for path in paths}
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        found = pool.map(_scan_path, paths, chunksize=max(1, len(paths) // (workers * 8)))
+        return dict(zip(paths, found))
+
+
+def discover(root):
+    """Classify everything under ``root`` (read-only).  Returns the inventory body (unsealed)."""
+    if not isinstance(root, str) or not root:
+        raise InvalidInput("invalid --root: expected a directory path")
+    root = os.path.abspath(root)
+    if os.path.islink(root):
+        raise Refused(f"--root {root} is a symlink; symlinks are never followed")
+    if not os.path.isdir(root):
+        raise NotFound(f"--root {root} is not a directory")
+    files, caps = _walk(root)
+    digests = {}
+    for path in files:
+        try:
+            digests[path] = file_digest(path)
+        except OSError:
+            caps["unreadable"] += 1
+    dir_sources = _classify_dirs(root, [p for p in files if p in digests])
+    sources, claimed = [], set()
+    # SQLite files first: an Autopilot home's database with its receipts
+    for path in files:
+        if path not in digests or digests[path][2] != SQLITE_MAGIC:
+            continue
+        rel = _rel(path, root)
+        info = inspect_sqlite(path)
+        members = [path] + [p for p in (path + "-wal",) if p in digests]
+        receipts = []
+        if info["kind"] == "autopilot_sqlite":
+            receipt_dir = os.path.join(os.path.dirname(path), "receipts")
+            receipts = [p for p in files if p in digests and os.path.dirname(p) == receipt_dir]
+        source = {"kind": info["kind"], "path": rel, "source_id": _source_id(info["kind"], rel),
+                  "integrity": info["integrity"], "schema_version": info["schema_version"],
+                  "row_counts": info["row_counts"], "sha256": digests[path][0], "bytes": digests[path][1]}
+        if info.get("tables") is not None:
+            source["tables"] = info["tables"]
+        if info["problem"]:
+            source["blocked"] = info["problem"]
+        if info["kind"] == "autopilot_sqlite" and not info["problem"]:
+            findings = _db_secret_findings(path)
+            source["db_secret_findings"] = dict(sorted(findings.items()))
+        source["receipt_files"] = len(receipts)
+        source["_members"] = members + receipts
+        # runtime artifacts beside a database (the lock file, a shared-memory index) belong to it
+        # but hold no data: claimed, counted, never checksummed into the source
+        runtime = [p for p in (path + ".lock", path + "-shm") if p in digests]
+        source["runtime_files_skipped"] = len(runtime)
+        claimed.update(members + receipts + runtime)
+        sources.append(source)
+    for path in files:
+        if path in claimed or path not in digests:
+            continue
+        rel = _rel(path, root)
+        if os.path.basename(path) == "bank.jsonl":
+            lines = malformed = 0
+            try:
+                import json  # lazy: only a bank needs the parser
+
+                for line in _read_text(path).splitlines():
+                    if not line.strip():
+                        continue
+                    lines += 1
+                    try:
+                        if not isinstance(json.loads(line), dict):
+                            malformed += 1
+                    except ValueError:
+                        malformed += 1
+            except OSError:
+                pass
+            sources.append({"kind": "hindsight_bank", "path": rel, "source_id": _source_id("hindsight_bank", rel),
+                            "lines": lines, "malformed_lines": malformed, "sha256": digests[path][0],
+                            "bytes": digests[path][1], "_members": [path]})
+            claimed.add(path)
+    owners = {}
+    if dir_sources:
+        for p in files:
+            if p in digests and p not in claimed:
+                owners.setdefault(_owner(_rel(p, root), dir_sources), []).append(p)
+    for rel_dir, kind in sorted(dir_sources.items()):
+        members = owners.get(rel_dir, [])
+        claimed.update(members)
+        source = {"kind": kind, "path": rel_dir, "source_id": _source_id(kind, rel_dir), "_members": members}
+        base = os.path.join(root, rel_dir)
+        if kind == "hermes_home":
+            source["profiles"] = sum(1 for p in members if os.path.relpath(p, base).startswith("profiles" + os.sep))
+            source["skills"] = sum(1 for p in members if os.path.basename(p) == "SKILL.md")
+            jobs = os.path.join(base, "cron", "jobs.json")
+            if jobs in digests:
+                import json  # lazy: only a Hermes home needs the parser
+
+                try:
+                    parsed = json.loads(_read_text(jobs))
+                    listed = parsed.get("jobs") if isinstance(parsed, dict) else parsed
+                    if not isinstance(listed, list):
+                        raise ValueError("no job list")
+                    source["cron_jobs"] = len(listed)
+                except (ValueError, OSError):
+                    source["blocked"] = "cron/jobs.json is not a valid job list"
+            else:
+                source["cron_jobs"] = 0
+        else:
+            source["notes"] = sum(1 for p in members if p.endswith(".md"))
+        sources.append(source)
+    # every source: per-file checksums and kind-only secret findings
+    to_scan = []
+    for source in sources:
+        for path in source["_members"]:
+            if not path.endswith(TEXT_SUFFIXES) or digests[path][2] == SQLITE_MAGIC:
+                continue
+            if digests[path][1] > MAX_SCAN_BYTES:
+                caps["files_not_scanned_over_size"] += 1
+                continue
+            to_scan.append(path)
+    scanned = _scan_texts(sorted(to_scan))
+    for source in sources:
+        members = source.pop("_members")
+        entries, kinds = [], {}
+        for path in sorted(members):
+            sha, size, _ = digests[path]
+            found = scanned.get(path, [])
+            entry = {"path": _rel(path, root), "sha256": sha, "bytes": size}
+            if found:
+                entry["secret_kinds"] = found
+                for kind in found:
+                    kinds[kind] = kinds.get(kind, 0) + 1
+            entries.append(entry)
+        source["files"] = entries
+        source["file_count"] = len(entries)
+        for key, count in source.get("db_secret_findings", {}).items():
+            kind = key.split(":", 1)[1]
+            kinds[kind] = kinds.get(kind, 0) + count
+        source["secret_findings"] = dict(sorted(kinds.items()))
+    sources.sort(key=lambda s: (PLAN.get(s["kind"], (9,))[0], s["path"]))
+    blocked = [{"source_id": s["source_id"], "kind": s["kind"], "path": s["path"], "reason": s["blocked"]}
+               for s in sources if s.get("blocked")]
+    plan = []
+    for source in sources:
+        if source.get("blocked") or source["kind"] not in PLAN:
+            continue
+        rank, action, what = PLAN[source["kind"]]
+        plan.append({"step": len(plan) + 1, "rank": rank, "action": action, "source_id": source["source_id"],
+                     "kind": source["kind"], "path": source["path"], "what": what})
+    unclassified = sum(1 for p in files if p in digests and p not in claimed)
+    return {
+        "root": root, "sources": sources, "sources_total": len(sources), "plan": plan, "blocked": blocked,
+        "fail_closed": bool(blocked), "caps": caps, "files_seen": len(files), "unclassified_files": unclassified,
+        "by_kind": {kind: sum(1 for s in sources if s["kind"] == kind) for kind in sorted({s["kind"] for s in sources})},
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Sealing and checking
+
+
+def inventory(conn, root, out):
+    """``migrate-inventory``: discover, seal, write ``out`` (0600, atomic), audit
+    ``migration_inventory_sealed``.  Returns ``(summary, exit_code)``: 1 when fail_closed."""
+    if not isinstance(out, str) or not out:
+        raise InvalidInput("invalid --out: expected a file path")
+    body = discover(root)
+    body["created_at"] = clock.now_iso()
+    doc = seal.seal(FORMAT, body)
+    out = os.path.abspath(out)
+    file_hash = seal.write(out, doc)
+    with db.write(conn):
+        ledger.append_event(conn, "migration", doc["seal"]["digest"][:16], "migration_inventory_sealed", {
+            "digest": doc["seal"]["digest"], "root": body["root"], "sources": body["sources_total"],
+            "fail_closed": body["fail_closed"], "blocked": [b["source_id"] for b in body["blocked"]],
+            "file_sha256": file_hash})
+    summary = {
+        "format": FORMAT, "out": out, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
+        "root": body["root"], "sources_total": body["sources_total"], "by_kind": body["by_kind"],
+        "fail_closed": body["fail_closed"], "blocked": body["blocked"], "plan": body["plan"], "caps": body["caps"],
+        "sources": [{key: s[key] for key in ("source_id", "kind", "path", "file_count", "secret_findings")}
+                    for s in body["sources"]],
+    }
+    return summary, (1 if body["fail_closed"] else 0)
+
+
+def load(path):
+    """Read and verify a sealed inventory; return the document (IntegrityError on any change)."""
+    if not isinstance(path, str) or not path:
+        raise InvalidInput("invalid inventory path")
+    if not os.path.isfile(path):
+        raise NotFound(f"inventory {path} not found")
+    return seal.read(path, FORMAT)
+
+
+def check(path):
+    """``migrate-inventory-check``: verify the seal; return what the document holds."""
+    doc = load(path)
+    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"], "root": doc["root"],
+            "sources_total": doc["sources_total"], "fail_closed": doc["fail_closed"], "blocked": doc["blocked"],
+            "plan": doc["plan"], "created_at": doc.get("created_at")}
+
+
+def source(doc, source_id):
+    """The source ``source_id`` of a verified inventory (NotFound naming the known ids)."""
+    for item in doc["sources"]:
+        if item["source_id"] == source_id:
+            return item
+    known = ", ".join(s["source_id"] for s in doc["sources"]) or "none"
+    raise NotFound(f"unknown --source-id {source_id!r:.40} (inventory sources: {known})")

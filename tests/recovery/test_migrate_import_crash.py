@@ -1,0 +1,108 @@
+"""kill -9 inside migrate-import --apply: the target is fully before or fully after, and a
+re-run completes it (every statement of the import's write transaction, COMMIT included,
+plus just after the COMMIT)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import migratekit
+from conftest import ROOT
+from mindos.core import clock
+from mindos.recovery import migrate_inventory as inv
+from mindos.store import db, ledger
+
+NOW = "2026-08-21T10:00:00Z"
+KILLER = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from mindos.store import db
+from mindos.recovery import migrate_import
+conn = db.connect({home!r})
+state = {{"n": 0}}
+real_execute, real_many = db.Connection.execute, db.Connection.executemany
+KILL_AT, AFTER_COMMIT = {kill_at}, {after_commit}
+def count(sql):
+    if conn.in_transaction or sql == "COMMIT":
+        state["n"] += 1
+        if state["n"] == KILL_AT:
+            os.kill(os.getpid(), signal.SIGKILL)
+def execute(self, sql, *a):
+    count(sql)
+    result = real_execute(self, sql, *a)
+    if AFTER_COMMIT and sql == "COMMIT":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+def executemany(self, sql, *a):
+    count(sql)
+    return real_many(self, sql, *a)
+db.Connection.execute, db.Connection.executemany = execute, executemany
+migrate_import.migrate_import(conn, {inventory!r}, {source_id!r}, apply=True)
+print(state["n"])
+"""
+TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs", "audit_events")
+
+
+def _state(home):
+    conn = db.connect(str(home))
+    try:
+        rows = {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}")) for t in TABLES if t != "tasks"}
+        rows["tasks"] = sorted(tuple(r)[1:] for r in conn.execute("SELECT * FROM tasks"))
+        folder = os.path.join(str(home), "receipts")
+        indexed = {r[0] for r in conn.execute("SELECT path FROM receipts")}
+        return rows, ledger.verify_chain(conn)["ok"], indexed
+    finally:
+        conn.close()
+
+
+def _prepare(tmp_path, name, root, out):
+    home = tmp_path / name
+    shutil.rmtree(home, ignore_errors=True)
+    conn = db.connect(str(home))
+    clock.set_now(NOW)
+    summary, _ = inv.inventory(conn, root, out)
+    conn.close()
+    return home, summary["plan"][0]["source_id"]
+
+
+def _run(home, out, source_id, kill_at=0, after_commit=False):
+    code = KILLER.format(root=ROOT, home=str(home), inventory=out, source_id=source_id, kill_at=kill_at,
+                         after_commit=after_commit)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, MINDOS_NOW=NOW))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+def test_killed_import_is_all_or_nothing_and_rerun_completes(tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    out = str(tmp_path / "inv.json")
+    reference, source_id = _prepare(tmp_path, "reference", root, out)
+    before = _state(reference)
+    done = _run(reference, out, source_id)
+    assert done.returncode == 0, done.stderr
+    statements = int(done.stdout.strip())
+    after = _state(reference)
+    assert after != before and after[1]
+    points = list(range(1, statements + 1))
+    seen = {"before": 0, "after": 0}
+    for kill_at in points + ["after_commit"]:
+        victim, _ = _prepare(tmp_path, "victim", root, out)
+        killed = _run(victim, out, source_id, kill_at=0 if kill_at == "after_commit" else kill_at,
+                      after_commit=kill_at == "after_commit")
+        assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)
+        state = _state(victim)
+        assert state[:2] in (before[:2], after[:2]), f"kill at statement {kill_at} left a partial import"
+        seen["before" if state[:2] == before[:2] else "after"] += 1
+        rerun = _run(victim, out, source_id)
+        assert rerun.returncode == 0, rerun.stderr
+        assert _state(victim)[:2] == after[:2]
+        # receipt files: the indexed ones exist byte-for-byte after the re-run
+        for path in _state(victim)[2]:
+            assert os.path.exists(os.path.join(str(victim), path))
+    print(f"kill points: {len(points) + 1} of {statements} statements: {seen}")
+    # kills up to the COMMIT leave "before"; the rest (the post-apply health reads) leave "after"
+    assert seen["before"] >= 10 and seen["after"] >= 1 and sum(seen.values()) == len(points) + 1

@@ -1,0 +1,152 @@
+"""Migration inventory: read-only discovery, classification, fail-closed, determinism, the seal."""
+
+import json
+import os
+
+import pytest
+
+import migratekit
+from conftest import last_event
+from mindos.core import clock, seal
+from mindos.errors import IntegrityError, NotFound
+from mindos.recovery import migrate_inventory as inv
+
+
+def _run(conn, root, out):
+    summary, code = inv.inventory(conn, str(root), str(out))
+    return summary, code, json.loads(open(out).read())
+
+
+def test_classifies_every_source_kind_read_only(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    before = migratekit.tree_state(root)
+    summary, code, doc = _run(conn, root, tmp_path / "inv.json")
+    assert migratekit.tree_state(root) == before  # nothing scanned is ever mutated (no -wal/-shm either)
+    assert code == 0 and doc["fail_closed"] is False and doc["blocked"] == []
+    kinds = [s["kind"] for s in doc["sources"]]
+    assert kinds == ["autopilot_sqlite", "hindsight_bank", "hermes_home", "obsidian_vault"]
+    ap = doc["sources"][0]
+    assert ap["integrity"] == "ok" and ap["row_counts"]["tasks"] == 5 and ap["row_counts"]["receipts"] == 1
+    assert ap["receipt_files"] == 1 and ap["file_count"] == 2 and len(ap["sha256"]) == 64
+    bank = doc["sources"][1]
+    assert bank["lines"] == 2 and bank["malformed_lines"] == 1
+    hermes = doc["sources"][2]
+    assert (hermes["profiles"], hermes["skills"], hermes["cron_jobs"]) == (1, 1, 2)
+    assert all(f["path"].startswith("hermes/") and "bank.jsonl" not in f["path"] for f in hermes["files"])
+    assert doc["sources"][3]["notes"] == 1
+    assert [step["action"] for step in doc["plan"]] == ["migrate-import", "memory-import", "hermes-register",
+                                                        "archive-copy"]
+    assert doc["unclassified_files"] == 1
+    assert os.stat(tmp_path / "inv.json").st_mode & 0o777 == 0o600
+    event = last_event(conn, "migration_inventory_sealed")
+    assert event["digest"] == doc["seal"]["digest"] and event["fail_closed"] is False
+    assert inv.check(str(tmp_path / "inv.json"))["ok"] is True
+
+
+def test_secret_findings_are_kinds_only(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"), with_secret=True)
+    _, _, doc = _run(conn, root, tmp_path / "inv.json")
+    vault = [s for s in doc["sources"] if s["kind"] == "obsidian_vault"][0]
+    assert vault["secret_findings"] == {"aws_access_key": 1}
+    assert migratekit.AWS not in open(tmp_path / "inv.json").read()
+
+
+def test_deterministic_bytes_modulo_created_at(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    _, _, first = _run(conn, root, tmp_path / "a.json")
+    clock.advance(hours=5)
+    _, _, second = _run(conn, root, tmp_path / "b.json")
+    assert first["created_at"] != second["created_at"]
+    first.pop("created_at"), second.pop("created_at")
+    assert seal.dumps(first) == seal.dumps(second)
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "foreign", "jobs"])
+def test_fail_closed_names_every_blocked_source(conn, tmp_path, damage):
+    root = migratekit.machine(str(tmp_path / "old"))
+    if damage == "corrupt":
+        path = os.path.join(root, "autopilot", "state.db")
+        data = bytearray(open(path, "rb").read())
+        data[4096:4096 + 200] = b"\xff" * 200  # a torn page after the header
+        open(path, "wb").write(bytes(data))
+    elif damage == "foreign":
+        migratekit.plain_sqlite(os.path.join(root, "clutter", "mystery.sqlite"))
+    else:
+        open(os.path.join(root, "hermes", "cron", "jobs.json"), "w").write("{garbage")
+    summary, code, doc = _run(conn, root, tmp_path / "inv.json")
+    assert code == 1 and doc["fail_closed"] is True and summary["blocked"]
+    blocked_ids = {b["source_id"] for b in doc["blocked"]}
+    assert blocked_ids and not blocked_ids & {step["source_id"] for step in doc["plan"]}
+    assert last_event(conn, "migration_inventory_sealed")["fail_closed"] is True
+
+
+def test_symlinks_are_never_followed(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    elsewhere = tmp_path / "private"
+    migratekit.autopilot_home(str(elsewhere))
+    os.symlink(str(elsewhere), os.path.join(root, "linked-home"))
+    os.symlink(os.path.join(str(elsewhere), "state.db"), os.path.join(root, "clutter", "state.db"))
+    _, _, doc = _run(conn, root, tmp_path / "inv.json")
+    assert doc["caps"]["symlinks_skipped"] == 2
+    assert [s["kind"] for s in doc["sources"]].count("autopilot_sqlite") == 1
+
+
+def test_caps_are_reported(conn, tmp_path, monkeypatch):
+    root = migratekit.machine(str(tmp_path / "old"))
+    monkeypatch.setattr(inv, "MAX_FILES", 3)
+    monkeypatch.setattr(inv, "MAX_SCAN_BYTES", 4)
+    _, _, doc = _run(conn, root, tmp_path / "inv.json")
+    assert doc["caps"]["files_over_cap"] > 0 and doc["caps"]["max_files"] == 3
+    assert doc["files_seen"] == 3 and doc["caps"]["files_not_scanned_over_size"] > 0
+
+
+def test_any_single_byte_change_is_refused(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    out = tmp_path / "inv.json"
+    _run(conn, root, out)
+    data = open(out, "rb").read()
+    start = data.index(b'"sources"')
+    for offset in range(start, len(data) - 2, max(1, (len(data) - start) // 60)):
+        changed = bytearray(data)
+        changed[offset] = (changed[offset] + 1) % 256
+        if changed == data:
+            continue
+        open(tmp_path / "bad.json", "wb").write(bytes(changed))
+        with pytest.raises(IntegrityError):
+            inv.check(str(tmp_path / "bad.json"))
+    with pytest.raises(NotFound):
+        inv.check(str(tmp_path / "missing.json"))
+
+
+def test_cli(cli, cli_json, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    out = str(tmp_path / "inv.json")
+    summary = cli_json("ops", "migrate-inventory", "--root", root, "--out", out)
+    assert summary["sources_total"] == 4 and summary["fail_closed"] is False
+    assert cli_json("ops", "migrate-inventory-check", out)["ok"] is True
+    open(out, "a").write(" ")
+    doc = open(out).read().replace('"hermes_home"', '"hermes_homf"')
+    open(out, "w").write(doc)
+    rc, outp, err = cli("ops", "migrate-inventory-check", out)
+    assert rc == 1 and outp == "" and len(err.strip().splitlines()) == 1 and "seal" in err
+    rc, outp, err = cli("ops", "migrate-inventory", "--root", str(tmp_path / "nope"), "--out", out)
+    assert rc == 1 and outp == ""
+
+
+def test_a_database_with_a_live_log_is_read_from_a_private_copy(conn, tmp_path):
+    from mindos.store import db
+    from mindos.work import tasks
+    root = migratekit.machine(str(tmp_path / "old"))
+    live = db.connect(os.path.join(root, "autopilot"))
+    try:
+        live.execute("PRAGMA wal_autocheckpoint=0")
+        tasks.create(live, project="Trove", title="only in the log", task_id="t-log")
+        assert os.path.exists(os.path.join(root, "autopilot", "state.db-wal"))
+        before = migratekit.tree_state(root)
+        _, code, doc = _run(conn, root, tmp_path / "inv.json")
+        assert migratekit.tree_state(root) == before
+        ap = doc["sources"][0]
+        assert code == 0 and ap["row_counts"]["tasks"] == 6
+        assert any(f["path"].endswith("state.db-wal") for f in ap["files"])
+    finally:
+        live.close()
