@@ -253,7 +253,7 @@ CREATE TABLE nanny_findings (
     last_error      TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 
--- Session cache (migration 11): agents' transcripts indexed read-only.  One row per ingested
+-- Session cache (migration 10): agents' transcripts indexed read-only.  One row per ingested
 -- file, keyed by (source, path) and sealed by the file's sha256, so an unchanged transcript
 -- costs one hash read; messages cascade with their file.  Derived, disposable data.
 CREATE TABLE session_files (

@@ -549,7 +549,7 @@ CREATE TABLE nanny_findings (
 """
 
 
-def m011_sessions():
+def m010_sessions():
     """The session cache: ingested transcript files (keyed by path, sealed by sha256) and their
     messages, with a search index.  Derived data: rebuildable from the transcripts."""
     return """
@@ -600,4 +600,4 @@ MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_ta
               m006_mood_poller, m007_request_replays, m008_botmail,
               # 9 is reserved for a branch in flight; until it lands this list has a gap the
               # numbering test reports
-              m009_autonomy, m011_sessions]
+              m009_autonomy, m010_sessions]
