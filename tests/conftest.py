@@ -142,3 +142,36 @@ def refused_unchanged(conn, call, error=None, match=None):
     after = [line for line in db_state(conn)[0] if "audit_events" not in line], db_state(conn)[1]
     assert after == before, "a refused call changed the database or the receipt files"
     return caught.value
+
+
+def kill_at_statement_script(home, action, *, kill_at, after_commit=False):
+    """Python source that runs ``action`` (code using ``conn``) against ``home`` and SIGKILLs
+    itself at the ``kill_at``-th statement executed inside a write transaction (COMMIT
+    included), or just after the COMMIT returns when ``after_commit``; it prints how many
+    statements it counted.  The crash tests run it with ``sys.executable -c``."""
+    return f"""
+import os, signal, sys
+sys.path.insert(0, {ROOT!r})
+from mindos.store import db
+conn = db.connect({str(home)!r})
+state = {{"n": 0}}
+real_execute, real_many = db.Connection.execute, db.Connection.executemany
+KILL_AT, AFTER_COMMIT = {kill_at!r}, {bool(after_commit)!r}
+def count(sql):
+    if conn.in_transaction or sql == "COMMIT":
+        state["n"] += 1
+        if state["n"] == KILL_AT:
+            os.kill(os.getpid(), signal.SIGKILL)
+def execute(self, sql, *a):
+    count(sql)
+    result = real_execute(self, sql, *a)
+    if AFTER_COMMIT and sql == "COMMIT":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+def executemany(self, sql, *a):
+    count(sql)
+    return real_many(self, sql, *a)
+db.Connection.execute, db.Connection.executemany = execute, executemany
+{action}
+print(state["n"])
+"""

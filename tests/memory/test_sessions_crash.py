@@ -15,39 +15,12 @@ import sys
 import pytest
 
 import sessionkit
-from conftest import ROOT
+from conftest import kill_at_statement_script
 from mindos.core import clock
 from mindos.memory import sessions
 from mindos.store import db, ledger
 
 NOW = "2026-08-21T10:00:00Z"
-KILLER = """
-import os, signal, sys
-sys.path.insert(0, {root!r})
-from mindos.store import db
-from mindos.memory import sessions
-conn = db.connect({home!r})
-state = {{"n": 0}}
-real_execute, real_many = db.Connection.execute, db.Connection.executemany
-KILL_AT, AFTER_COMMIT = {kill_at}, {after_commit}
-def count(sql):
-    if conn.in_transaction or sql == "COMMIT":
-        state["n"] += 1
-        if state["n"] == KILL_AT:
-            os.kill(os.getpid(), signal.SIGKILL)
-def execute(self, sql, *a):
-    count(sql)
-    result = real_execute(self, sql, *a)
-    if AFTER_COMMIT and sql == "COMMIT":
-        os.kill(os.getpid(), signal.SIGKILL)
-    return result
-def executemany(self, sql, *a):
-    count(sql)
-    return real_many(self, sql, *a)
-db.Connection.execute, db.Connection.executemany = execute, executemany
-sessions.ingest(conn, "claude-code", {root_dir!r}, apply=True, redact=True)
-print(state["n"])
-"""
 
 AWS = "AKIA" + "Z7QW3RTY6UIO2PAS"
 
@@ -89,7 +62,8 @@ def _change(root):
 
 
 def _run(home, root, kill_at=0, after_commit=False):
-    code = KILLER.format(root=ROOT, home=str(home), root_dir=str(root), kill_at=kill_at, after_commit=after_commit)
+    code = kill_at_statement_script(home, f"from mindos.memory import sessions\nsessions.ingest(conn, 'claude-code', {str(root)!r}, apply=True, redact=True)", kill_at=kill_at,
+                                    after_commit=after_commit)
     env = dict(os.environ, MINDOS_NOW=NOW)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
 

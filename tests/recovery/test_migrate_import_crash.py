@@ -11,39 +11,12 @@ import sys
 import pytest
 
 import migratekit
-from conftest import ROOT
+from conftest import kill_at_statement_script
 from mindos.core import clock
 from mindos.recovery import migrate_inventory as inv
 from mindos.store import db, ledger
 
 NOW = "2026-08-21T10:00:00Z"
-KILLER = """
-import os, signal, sys
-sys.path.insert(0, {root!r})
-from mindos.store import db
-from mindos.recovery import migrate_import
-conn = db.connect({home!r})
-state = {{"n": 0}}
-real_execute, real_many = db.Connection.execute, db.Connection.executemany
-KILL_AT, AFTER_COMMIT = {kill_at}, {after_commit}
-def count(sql):
-    if conn.in_transaction or sql == "COMMIT":
-        state["n"] += 1
-        if state["n"] == KILL_AT:
-            os.kill(os.getpid(), signal.SIGKILL)
-def execute(self, sql, *a):
-    count(sql)
-    result = real_execute(self, sql, *a)
-    if AFTER_COMMIT and sql == "COMMIT":
-        os.kill(os.getpid(), signal.SIGKILL)
-    return result
-def executemany(self, sql, *a):
-    count(sql)
-    return real_many(self, sql, *a)
-db.Connection.execute, db.Connection.executemany = execute, executemany
-migrate_import.migrate_import(conn, {inventory!r}, {source_id!r}, apply=True)
-print(state["n"])
-"""
 TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs", "audit_events")
 
 
@@ -70,8 +43,8 @@ def _prepare(tmp_path, name, root, out):
 
 
 def _run(home, out, source_id, kill_at=0, after_commit=False):
-    code = KILLER.format(root=ROOT, home=str(home), inventory=out, source_id=source_id, kill_at=kill_at,
-                         after_commit=after_commit)
+    code = kill_at_statement_script(home, f"from mindos.recovery import migrate_import\nmigrate_import.migrate_import(conn, {out!r}, {source_id!r}, apply=True)", kill_at=kill_at,
+                                    after_commit=after_commit)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, MINDOS_NOW=NOW))
 
