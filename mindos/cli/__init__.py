@@ -27,6 +27,13 @@ import sys
 from mindos.cli import doors, flags
 from mindos.errors import MindosError
 
+# argparse looks every message up through gettext: each lookup scans four locale
+# variables and the first one imports ``locale`` (about 3% of a call's whole cost).
+# MindOS speaks English and CPython ships no argparse catalogue, so the lookups can only
+# ever return the text they were given; answer them directly.
+argparse._ = lambda message: message
+argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+
 
 def safe_line(message):
     """An error message as one line, with anything credential-shaped redacted.

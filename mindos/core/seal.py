@@ -90,7 +90,8 @@ def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
     doc = {"format": format, **body}
     members = _members(doc)
     inside = _join(members, [key for key in doc if key not in outside])
-    digest = sha256_constructor()(inside.encode("utf-8")).hexdigest()
+    data = inside.encode("utf-8")
+    digest = sha256_constructor(len(data))(data).hexdigest()
     doc[SEAL_KEY] = {"algorithm": "sha256", "digest": digest, "outside": list(outside)}
     members[SEAL_KEY] = canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])
     return doc, (_join(members, doc) + "\n").encode("utf-8")
@@ -120,7 +121,7 @@ def _verify_exact(data, doc, format):
         inside = data[:at] + (rest[1:] if rest.startswith(b",") else rest)
     else:
         raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
-    if sha256_constructor()(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
+    if sha256_constructor(len(inside))(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
         raise IntegrityError("seal mismatch: the document was changed after it was sealed")
     # the hashed bytes are proven; the seal must also sit at its sorted place
     after = data[at + len(member):]

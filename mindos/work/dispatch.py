@@ -127,6 +127,10 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
         return _dispatch(conn, _Plan(conn, *options), owner, None)
     # lazy: the claim path needs these; loaded before the write lock so it guards SQL, not imports
     from mindos.work import graph, policies  # noqa: F401
+    # A dry pass first, outside the lock: it prepares every statement the claim will run
+    # (sqlite3 caches them per connection) and reads their pages, so the locked pass below
+    # only re-walks warm data.  Under many writers that shortens each holder's turn.
+    _dispatch(conn, _Plan(conn, *options), owner, None)
     with db.write(conn):
         plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
         if cap is not None:

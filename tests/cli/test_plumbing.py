@@ -117,3 +117,26 @@ def test_a_call_imports_only_its_own_command_module():
     assert proc.returncode == 0, proc.stderr
     loaded = eval(proc.stdout)
     assert loaded == ["mindos.cli.doors", "mindos.cli.flags", "mindos.cli.work", "mindos.cli.work.leases"], loaded
+
+
+def test_a_write_and_a_doctor_sweep_load_neither_openssl_nor_locale(home):
+    """Two per-call costs kept off the hot path: OpenSSL's hash (11M instructions to load;
+    small ledgers and documents hash with the builtin) and argparse's gettext lookups
+    (whose first one imports ``locale``)."""
+    probe = ("import io, sys, contextlib; sys.path.insert(0, %r)\n"
+             "from mindos.cli import run\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    run('autopilot', ['create', '--project', 'P', '--title', 'a task'])\n"
+             "    run('ops', ['nanny'])\n"
+             "print(sorted(m for m in ('_hashlib', 'hashlib', 'locale') if m in sys.modules))\n" % ROOT)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[-2] == "[]"
+
+
+def test_argparse_messages_still_read_in_full(cli):
+    rc, _, err = cli("autopilot", "create", "--project")
+    assert rc == 2 and "expected one argument" in err
+    rc, _, err = cli("autopilot", "create", "--title", "x")
+    assert rc == 2 and "the following arguments are required: --project" in err

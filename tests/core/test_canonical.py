@@ -39,3 +39,13 @@ def test_loads_strict_refuses_non_json_naming_the_flag(text):
 def test_loads_strict_reports_deep_nesting_cleanly():
     with pytest.raises(InvalidInput, match="nested too deeply"):
         canonical.loads_strict("[" * 100000 + "]" * 100000, "--payload")
+
+
+def test_small_volumes_hash_with_the_builtin_and_both_agree():
+    from mindos.core import canonical
+
+    small, bulk = canonical.sha256_constructor(1000), canonical.sha256_constructor(canonical.BULK_BYTES)
+    assert small is canonical._sha256
+    assert canonical.sha256_constructor(None) is bulk
+    data = b"x" * 70000
+    assert small(data).hexdigest() == bulk(data).hexdigest() == canonical.sha256_hex(data)
