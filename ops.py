@@ -3,10 +3,10 @@
 import sys
 
 try:
-    from mindos.cli.ops import main
+    from mindos.cli.ops import console
 except KeyboardInterrupt:  # Ctrl-C while starting up: the same one line and exit 130 as anywhere else
     sys.stderr.write("interrupted\n")
     sys.exit(130)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

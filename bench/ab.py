@@ -66,28 +66,37 @@ def run(argv=None):
     parser.add_argument("--notes", type=int, default=None, help="notes (default 5 x tasks, at most 50000)")
     parser.add_argument("--reps", type=int, default=15, help="timed repetitions per command and side")
     parser.add_argument("--commands", default=",".join(DEFAULT_COMMANDS), help="comma-separated labels")
+    parser.add_argument("--separate-homes", action="store_true",
+                        help="seed one home per side, each with its own revision's bench code (for a base"
+                             " whose schema is older than the head's: the head would migrate a shared home"
+                             " and the base would then refuse it)")
     args = parser.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mindos-ab-")
     try:
         subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mindos")], check=True)
         base_root = checkout(args.base, os.path.join(workdir, "base"))
         head_root = checkout(args.head, os.path.join(workdir, "head")) if args.head else ROOT
-        home = os.path.join(workdir, "home")
         notes = args.notes if args.notes is not None else min(args.tasks * 5, 50000)
-        info = seed(base_root, home, args.tasks, args.reps * 2 + 2, notes, max(args.tasks // 2, 1))
         wanted = set(args.commands.split(","))
-        specs = [(label, make) for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")
-                 if label in wanted]
-        env = bench._env(home)
+        roots = {"base": base_root, "head": head_root}
+        homes = {side: os.path.join(workdir, "home-" + side if args.separate_homes else "home")
+                 for side in roots}
+        specs, envs = {}, {}
+        for side in ("base", "head") if args.separate_homes else ("base",):
+            info = seed(roots[side], homes[side], args.tasks, args.reps * 2 + 2, notes, max(args.tasks // 2, 1))
+            specs[side] = {label: make for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")
+                           if label in wanted}
+        specs.setdefault("head", specs["base"])
+        envs = {side: bench._env(homes[side]) for side in roots}
         sides = {"base": os.path.join(base_root, "autopilot.py"), "head": os.path.join(head_root, "autopilot.py")}
-        samples = {label: {"base": [], "head": []} for label, _ in specs}
+        samples = {label: {"base": [], "head": []} for label in specs["base"]}
         failures = []
         for rep in range(args.reps):
-            for label, make in specs:
+            for label in specs["base"]:
                 order = ("base", "head") if rep % 2 == 0 else ("head", "base")
                 for slot, side in enumerate(order):
-                    argv_ = make(rep * 2 + slot)
-                    ms, proc = bench._run([sys.executable, sides[side], *argv_], env)
+                    argv_ = specs[side][label](rep * 2 + slot)
+                    ms, proc = bench._run([sys.executable, sides[side], *argv_], envs[side])
                     if proc.returncode != 0:
                         failures.append({"side": side, "command": label, "stderr": proc.stderr.strip()[-200:]})
                         continue
@@ -103,6 +112,7 @@ def run(argv=None):
                                   "base_min_ms": round(low_base, 2), "head_min_ms": round(low_head, 2),
                                   "head_over_base_min": round(low_head / low_base, 3)}
         return {"base": args.base, "head": args.head or "working tree", "tasks": args.tasks, "notes": notes, "reps": args.reps,
+                "separate_homes": args.separate_homes,
                 "results": results, "failures": failures}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -190,6 +190,24 @@ def _undecodable(args):
     return None
 
 
+def exit_process(code):
+    """End a front door's process now with ``code``, skipping the interpreter's teardown.
+
+    Everything a call does is finished when :func:`run` returns: its connection closed, its
+    result printed, its files written and synced.  What teardown would still do is free
+    every object and module one by one, which costs as much as a quarter of a short call
+    (about 20 million instructions, more than the command itself for most).  Only the
+    standard streams need a last flush.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # closed or full: run() already said what it could
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
 def run(door_name, argv=None, argv0=None):
     """Parse ``argv``, run the command, print its result; return the exit code.
 

@@ -1,8 +1,14 @@
 """``mood_poller.py`` / ``mindos-mood-poller``: the Moods, the dials and the poll cycle that wakes agents in them."""
 
-from mindos.cli import run
+from mindos.cli import exit_process, run
 
 
 def main(argv=None):
     """Run one mood poller command; return its exit code."""
     return run("mood_poller", argv)
+
+
+def console():
+    """The installed console script: run the command named on the command line, then end the
+    process at once (see :func:`mindos.cli.exit_process`)."""
+    exit_process(main())

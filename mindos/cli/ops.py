@@ -1,8 +1,14 @@
 """``ops.py`` / ``mindos-ops``: what operators and cron call (sweeps, lints, repairs)."""
 
-from mindos.cli import run
+from mindos.cli import exit_process, run
 
 
 def main(argv=None):
     """Run one ops command; return its exit code."""
     return run("ops", argv)
+
+
+def console():
+    """The installed console script: run the command named on the command line, then end the
+    process at once (see :func:`mindos.cli.exit_process`)."""
+    exit_process(main())

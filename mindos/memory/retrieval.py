@@ -125,6 +125,11 @@ class Group:
             for root in stems(member):
                 terms.setdefault(("prefix", root), W_SYNONYM)
         self.terms = terms
+        # best weight first, so the first hit is the answer; in the space-joined text a
+        # prefix is " root" and a phrase " a b "
+        self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
+                                f" {text}" if kind == "prefix" else f" {text} ")
+                               for (kind, text), weight in terms.items()), key=lambda check: -check[0])
 
     def expression(self):
         """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
@@ -141,19 +146,10 @@ class Group:
 
     def weight_in(self, tokens, joined):
         """The best weight this group reaches in a row (its token list and space-joined text)."""
-        best = 0.0
-        for (kind, text), weight in self.terms.items():
-            if weight <= best:
-                continue
-            if kind == "exact":
-                hit = text in tokens
-            elif kind == "prefix":
-                hit = any(token.startswith(text) for token in tokens)
-            else:
-                hit = f" {text} " in joined
-            if hit:
-                best = weight
-        return best
+        for weight, exact, needle in self._checks:
+            if (needle in tokens) if exact else (needle in joined):
+                return weight
+        return 0.0
 
 
 def groups(text):
@@ -261,42 +257,88 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
-def _surface_sql(kind, scoped, history):
-    """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
-    created_at, text, outdated, replaced_by.  Params: [now, expression, (project), CANDIDATES]."""
+WINDOW = 1000  # a match set larger than this is ranked within its newest WINDOW rows
+POOL = 4 * CANDIDATES  # BM25's best rows taken from the index before the content join
+
+
+class _Surface:
+    """How one surface's candidates are fetched: its index, the content join and the
+    filters.  Rows: kind, id, project, task_id, created_at, text, outdated, replaced_by."""
+
+    def __init__(self, kind, index, columns, table, key, joins, filters):
+        self.kind, self.index, self.columns, self.table, self.key, self.joins, self.filters = \
+            kind, index, columns, table, key, joins, filters
+
+    def source(self, rowid):
+        """The content table joined to ``rowid`` (the index's or the pool's), then the rest."""
+        return f"{self.table} ON {self.key} = {rowid}{self.joins}"
+
+    def ranked(self):
+        """Candidates the fast way: BM25 ranks the (newest WINDOW) matches inside the index
+        alone, and only its POOL best rows are joined and filtered.  Params: expr, now,
+        project, window, pool, cap."""
+        return (f"WITH top(rowid, score) AS MATERIALIZED (SELECT rowid, score FROM (SELECT rowid,"
+                f" bm25({self.index}) AS score FROM {self.index} WHERE {self.index} MATCH :expr"
+                f" ORDER BY rowid DESC LIMIT :window) ORDER BY score, rowid LIMIT :pool)"
+                f" SELECT {self.columns} FROM top JOIN {self.source('top.rowid')}"
+                f"{self.filters} ORDER BY top.score, top.rowid LIMIT :cap")
+
+    def filtered(self):
+        """Candidates when the filters reject most of the pool (a narrow project scope, a
+        history-only match): the newest WINDOW matching rows that pass them, BM25-ranked."""
+        return (f"SELECT * FROM (SELECT {self.columns}, bm25({self.index}) AS score, {self.index}.rowid AS r"
+                f" FROM {self.index} JOIN {self.source(self.index + '.rowid')}"
+                f" WHERE {self.index} MATCH :expr{self.filters.replace(' WHERE ', ' AND ', 1)}"
+                f" ORDER BY {self.index}.rowid DESC LIMIT :window) ORDER BY score, r LIMIT :cap")
+
+    def fetch(self, conn, params):
+        rows = conn.execute(self.ranked(), params).fetchall()
+        if len(rows) < params["cap"]:
+            # fewer than asked: either the matches ran out (then this finds the same) or the
+            # filters dropped most of the pool
+            rows = conn.execute(self.filtered(), params).fetchall()
+        return rows
+
+
+def _surface(kind, scoped, history):
+    """The :class:`_Surface` of ``kind`` for a scoped (``:project``) or global search, with or
+    without outdated rows."""
     if kind == "note":
         outdated = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
-        sql = ("SELECT 'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id,"
-               f" n.created_at AS created_at, n.content AS text, {outdated} AS outdated,"
-               " n.superseded_by AS replaced_by FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid"
-               " JOIN tasks t ON t.id = n.task_id WHERE notes_fts MATCH :expr"
-               + (" AND t.project = :project" if scoped else "") + ("" if history else f" AND NOT {outdated}")
-               + " ORDER BY bm25(notes_fts), n.id LIMIT :cap")
-        return "notes_fts", sql
+        where = ([" t.project = :project"] if scoped else []) + ([] if history else [f" NOT {outdated}"])
+        return _Surface(
+            "note", "notes_fts",
+            "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
+            f" n.content AS text, {outdated} AS outdated, n.superseded_by AS replaced_by",
+            "notes n", "n.id", " JOIN tasks t ON t.id = n.task_id", _where(where))
     if kind == "memory":
-        sql = ("SELECT 'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id,"
-               " m.created_at AS created_at, m.content AS text, m.retracted_at IS NOT NULL AS outdated,"
-               " m.superseded_by AS replaced_by FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
-               " WHERE memories_fts MATCH :expr"
-               + (" AND m.project IN (:project, '')" if scoped else "") + ("" if history else " AND m.retracted_at IS NULL")
-               + " ORDER BY bm25(memories_fts), m.id LIMIT :cap")
-        return "memories_fts", sql
+        where = ([" m.project IN (:project, '')"] if scoped else []) + ([] if history else [" m.retracted_at IS NULL"])
+        return _Surface(
+            "memory", "memories_fts",
+            "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
+            " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
+            "memories m", "m.seq", "", _where(where))
     if kind == "fact":
         outdated = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
-        sql = ("SELECT 'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
-               " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
-               f" {outdated} AS outdated, NULL AS replaced_by FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-               " LEFT JOIN tasks t ON t.id = f.task_id WHERE facts_fts MATCH :expr"
-               + (" AND coalesce(t.project, '') IN (:project, '')" if scoped else "")
-               + ("" if history else f" AND NOT {outdated}") + " ORDER BY bm25(facts_fts), f.id LIMIT :cap")
-        return "facts_fts", sql
-    sql = ("SELECT 'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id,"
-           " h.created_at AS created_at, h.objective || ' ' || h.status AS text,"
-           " h.superseded_by IS NOT NULL AS outdated, h.superseded_by AS replaced_by"
-           " FROM handoffs_fts JOIN handoffs h ON h.id = handoffs_fts.rowid JOIN tasks t ON t.id = h.task_id"
-           " WHERE handoffs_fts MATCH :expr" + (" AND t.project = :project" if scoped else "")
-           + ("" if history else " AND h.superseded_by IS NULL") + " ORDER BY bm25(handoffs_fts), h.id LIMIT :cap")
-    return "handoffs_fts", sql
+        where = ([" coalesce(t.project, '') IN (:project, '')"] if scoped else []) + \
+            ([] if history else [f" NOT {outdated}"])
+        return _Surface(
+            "fact", "facts_fts",
+            "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+            " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+            f" {outdated} AS outdated, NULL AS replaced_by",
+            "facts f", "f.id", " LEFT JOIN tasks t ON t.id = f.task_id", _where(where))
+    where = ([" t.project = :project"] if scoped else []) + ([] if history else [" h.superseded_by IS NULL"])
+    return _Surface(
+        "handoff", "handoffs_fts",
+        "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
+        " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
+        " h.superseded_by AS replaced_by",
+        "handoffs h", "h.id", " JOIN tasks t ON t.id = h.task_id", _where(where))
+
+
+def _where(conditions):
+    return (" WHERE" + " AND".join(conditions)) if conditions else ""
 
 
 _CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
@@ -331,7 +373,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     scoped = scope == "project"
     found, indexes, counts = [], [], {}
     for kind in SURFACES:
-        index, sql = _surface_sql(kind, scoped, include_history)
+        surface = _surface(kind, scoped, include_history)
+        index = surface.index
         if not fts.has(conn, index):
             continue
         indexes.append((index, _CONTENT[index]))
@@ -340,8 +383,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         bounded = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
         if bounded is None:
             continue
-        found.extend(conn.execute(sql, {"now": now, "expr": bounded, "project": project,
-                                        "cap": CANDIDATES}).fetchall())
+        found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
+                                          "pool": POOL, "cap": CANDIDATES}))
     idf = idf_weights(conn, query_groups, indexes, counts)
     hits = []
     for row in found:
@@ -375,9 +418,13 @@ def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit
         return []
     hits = []
     for kind in SURFACES:
-        index, sql = _surface_sql(kind, project is not None, include_outdated)
-        sql = sql.replace(" LIMIT :cap", "").replace("SELECT ", f"SELECT bm25({index}) AS bm25, ", 1)
-        rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
+        surface = _surface(kind, project is not None, include_outdated)
+        index = surface.index
+        rows = conn.execute(
+            f"SELECT {surface.columns}, bm25({index}) AS bm25 FROM {index} JOIN {surface.source(index + '.rowid')}"
+            f" WHERE {index} MATCH :expr"
+            f"{surface.filters.replace(' WHERE ', ' AND ', 1)}",
+            {"now": now, "expr": expression, "project": project}).fetchall()
         hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
                     for row in rows)
     hits.sort(key=lambda h: (h["score"], h["kind"], str(h["id"])))

@@ -23,6 +23,10 @@ from mindos.store import ledger
 from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
+# Pages are read through a memory map rather than a read() and a copy each: a CLI call
+# starts with a cold page cache every time, and a recall reads hundreds of pages (about a
+# sixth of its cost).  The map is address space only; pages past it are read as before.
+MMAP_BYTES = 256 << 20
 # schema.sql has one source: the repository's top level.  A checkout reads it there; a built
 # wheel carries a copy inside this package (setup.py's build step puts it there), because
 # installed packages cannot reach outside themselves.  No symlink: a checkout cloned with
@@ -100,6 +104,7 @@ def connect(home=None, *, create=True):
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != latest_version():
             _bring_current(conn, version)
@@ -392,6 +397,7 @@ def connect_readonly(home, *, live=False):
         flags = "mode=ro&immutable=1" if immutable else "mode=ro"
         conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
                                isolation_level=None, factory=Connection)
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise IntegrityError(f"cannot open database {path} read-only: {exc}") from None

@@ -2,6 +2,7 @@
 the typed program name, --version, and routing that matches the door table both ways."""
 
 import importlib
+import json
 import os
 import pkgutil
 import subprocess
@@ -140,3 +141,21 @@ def test_argparse_messages_still_read_in_full(cli):
     assert rc == 2 and "expected one argument" in err
     rc, _, err = cli("autopilot", "create", "--title", "x")
     assert rc == 2 and "the following arguments are required: --project" in err
+
+
+def test_the_fast_exit_keeps_every_byte_and_the_exit_code(conn, home):
+    from conftest import make_task, script
+
+    for n in range(400):
+        make_task(conn, f"t{n:03d}", description="x" * 200)
+    conn.close()
+    listed = script("autopilot.py", "list", "--limit", "1000", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)) == 400  # > 64 KiB through the pipe, nothing cut off
+    refused = script("autopilot.py", "show", "nope", home=home)
+    assert (refused.returncode, refused.stdout, refused.stderr.count("\n")) == (1, "", 1)
+    usage = script("ops.py", "nanny", "--max-repairs", "x", home=home)
+    assert usage.returncode == 2 and usage.stderr.count("\n") == 1
+    # the database the calls left behind is whole: no lost commit, no open transaction
+    check = script("autopilot.py", "verify-chain", home=home)
+    assert check.returncode == 0 and json.loads(check.stdout)["ok"] is True

@@ -134,7 +134,7 @@ def test_current_database_does_no_schema_work_on_connect(home, monkeypatch):
     monkeypatch.setattr(db, "Connection", Tracing)
     conn = db.connect(str(home))
     conn.close()
-    assert statements == ["PRAGMA foreign_keys=ON", "PRAGMA user_version"]
+    assert statements == ["PRAGMA foreign_keys=ON", f"PRAGMA mmap_size={db.MMAP_BYTES}", "PRAGMA user_version"]
 
 
 @pytest.mark.bare_home
