@@ -11,7 +11,8 @@ Design decisions
   * **Cache, not truth.**  A transcript file is one session row keyed by ``(source, path)``
     and sealed by the sha256 of its bytes.  An unchanged file costs one read and one hash:
     its stored digest matches and nothing is parsed.  A changed file's messages are deleted
-    and re-inserted.  A whole ``--apply`` run is one write transaction (all files, the
+    and re-inserted (a known file that now yields none keeps no old row: it is recorded
+    with its new digest and 0 messages).  A whole ``--apply`` run is one write transaction (all files, the
     guard's event and ``session_ingested``), so a killed run leaves the cache exactly as it
     was and re-running completes it.
   * **Redacted inventory first.**  Without ``--apply`` nothing is written: the report carries
@@ -224,9 +225,10 @@ def scan(root):
 def ingest(conn, source, root, *, project=None, profile=None, apply=False, redact=False, allow_secret=False):
     """``session-ingest``: index the transcripts under ``root`` as ``source`` (dry run unless ``apply``).
 
-    Each file is ``new``, ``changed`` (re-indexed: delete + insert), ``unchanged`` (one hash
-    read, nothing parsed) or ``unsupported`` (no recognizable message; reported, never
-    stored).  Returns ``{"source", "root", "project", "profile", "applied", "files": [...],
+    Each file is ``new``, ``changed`` (re-indexed: delete + insert; a known file that now
+    yields no message keeps no old row and is recorded with its new digest and 0 messages),
+    ``unchanged`` (one hash read, nothing parsed) or ``unsupported`` (a new file with no
+    recognizable message; reported, never stored).  Returns ``{"source", "root", "project", "profile", "applied", "files": [...],
     "totals", "new", "changed", "unchanged", "unsupported", "messages_written",
     "secret_kinds", "skipped"}``; ``secret_action`` when the guard redacted or allowed.
     Dry run writes nothing.  Under ``apply`` one transaction writes every file plus a
@@ -259,9 +261,11 @@ def ingest(conn, source, root, *, project=None, profile=None, apply=False, redac
     analysed = analyse([(rel, data) for _, _, rel, data, _, _ in pending])
     for (slot, path, rel, data, digest, previous), (parsed, report) in zip(pending, analysed):
         files[slot] = report
-        if not parsed["messages"]:
+        if not parsed["messages"] and previous is None:
             report["status"] = "unsupported"
             continue
+        # a known file that changed is re-indexed even when it now yields no message: its old
+        # rows go and it is recorded with its new digest (0 messages), so they never linger
         report["status"] = "changed" if previous is not None else "new"
         session_id = (parsed["session_id"] or os.path.splitext(os.path.basename(path))[0])[:200]
         work.append((path, digest, len(data), session_id, parsed, report, previous))

@@ -28,16 +28,17 @@ Design decisions
     pre-existing file before anything is written; then creates files atomically with 0600.
   * **Provenance and report.**  Each copied artifact's source and target checksums go to
     ``provenance/brain-import-<inventory sha16>.json``; an applied run seals a
-    ``mindos-brain-import-v1`` report under ``migrations/`` (or ``--out``).
+    ``mindos-brain-import-v1`` report under ``migrations/`` (or ``--out``); both are sealed
+    with every field inside the seal and read back byte-exact (:func:`load_report`).
   * **Re-running is a verified no-op**: already-created bytes are checked, never replaced.
 """
 
 import os
 
-from mindos.core import canonical, clock, seal, secrets
+from mindos.core import canonical, clock, secrets
 from mindos.core.atomic import atomic_write
-from mindos.errors import InvalidInput, Refused
-from mindos.recovery import brain_inventory
+from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.recovery import artifacts, brain_inventory
 from mindos.recovery import migrate_inventory as mig
 
 FORMAT = "mindos-brain-import-v1"
@@ -48,8 +49,9 @@ TARGETS = {"temporal": "", "claude_sync": "claude", "claude_memory": os.path.joi
            "skills": os.path.join("hermes", "skills"), "cron": os.path.join("hermes", "cron")}
 
 
-def _decide(source, rel):
-    """``(import?, reason)`` for one file of an importable source."""
+def decide(source, rel):
+    """``(import?, reason)`` for one file (``rel``: relative to the source's base) of an
+    importable source; migrate-import's hermes-register step applies the same rules."""
     name = os.path.basename(rel)
     if source == "sessions":
         return (rel.endswith((".jsonl", ".json")), "derived session cache artifact")
@@ -87,7 +89,7 @@ def plan(inventory_path, target, *, redact=False):
             if entry.get("unreadable"):
                 quarantine.append({**identity, "reason": "unreadable at inventory time"})
                 continue
-            keep, reason = _decide(name, rel)
+            keep, reason = decide(name, rel)
             if not keep:
                 quarantine.append({**identity, "reason": reason})
                 continue
@@ -160,13 +162,20 @@ def brain_import(inventory_path, target, *, apply=False, redact=False, out=None)
     result.update(applied=True, created=created, verified=len(staged) - created, noop=noop,
                   provenance=provenance_path, report=report_path, imports=public)
     if not noop:
-        seal.write(provenance_path, seal.seal(PROVENANCE_FORMAT, {"inventory_digest": result["inventory_digest"],
-                                                                  "artifacts": provenance}))
+        artifacts.seal_write(provenance_path, PROVENANCE_FORMAT, {"inventory_digest": result["inventory_digest"],
+                                                                  "artifacts": provenance})
         body = {key: result[key] for key in ("inventory", "inventory_digest", "target", "imports", "quarantine",
                                              "external", "created", "verified")}
         body["provenance"] = os.path.relpath(provenance_path, result["target"])
         body["created_at"] = clock.now_iso()
-        doc = seal.seal(FORMAT, body)
-        seal.write(report_path, doc)
+        doc, _ = artifacts.seal_write(report_path, FORMAT, body)
         result["report_digest"] = doc["seal"]["digest"]
     return result
+
+
+def load_report(path, format=FORMAT):
+    """Read and verify a sealed brain-import report (or, with ``format=PROVENANCE_FORMAT``, a
+    provenance file) byte-exact; IntegrityError on any changed byte."""
+    if not isinstance(path, str) or not os.path.isfile(path):
+        raise NotFound(f"brain-import document {path} not found")
+    return artifacts.read(path, format)

@@ -21,7 +21,9 @@ Design decisions
     ``O_NOFOLLOW``, symlinks never followed; no network call.
   * **Values never enter the manifest**: text files are secret-scanned with kinds only; every
     statistic is a stable count (no timestamps, no latencies), so unchanged sources re-seal
-    byte-identically modulo ``created_at``.
+    byte-identically modulo ``created_at`` and the seal, with the same ``content_digest``.
+  * **Every byte sealed**: ``created_at`` is inside the seal and the manifest is read back
+    byte-exact (:mod:`mindos.recovery.artifacts`), so any single changed byte is refused.
   * **No bookkeeping event**: the live home is itself a source, so the manifest (not the
     ledger) is the audit artifact.
   * **Honest degradation**: a garbage ``cron/jobs.json`` or a non-SQLite ``temporal.db`` fails
@@ -32,8 +34,9 @@ Design decisions
 import json
 import os
 
-from mindos.core import clock, seal, secrets
+from mindos.core import clock, secrets
 from mindos.errors import InvalidInput, NotFound
+from mindos.recovery import artifacts
 from mindos.recovery import migrate_inventory as mig
 
 FORMAT = "mindos-brain-inventory-v1"
@@ -249,10 +252,10 @@ def inventory(out, *, home=None, hermes=None, claude=None):
         raise InvalidInput("invalid --out: expected a file path")
     body = discover(home=home, hermes=hermes, claude=claude)
     body["created_at"] = clock.now_iso()
-    doc = seal.seal(FORMAT, body)
     path = os.path.abspath(out)
-    file_hash = seal.write(path, doc)
+    doc, file_hash = artifacts.seal_write(path, FORMAT, body)
     summary = {"format": FORMAT, "out": path, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
+               "content_digest": artifacts.content_digest(doc),
                "homes": body["homes"], "fail_closed": body["fail_closed"], "blocked": body["blocked"],
                "sources": [{"source": s["source"], "role": s["role"], "status": s["status"],
                             "file_count": s.get("file_count", len(s.get("files", [])))} for s in body["sources"]]}
@@ -260,15 +263,16 @@ def inventory(out, *, home=None, hermes=None, claude=None):
 
 
 def load(path):
-    """Read and verify a sealed brain inventory."""
+    """Read and verify a sealed brain inventory byte-exact (IntegrityError on any changed byte)."""
     if not isinstance(path, str) or not os.path.isfile(path):
         raise NotFound(f"brain inventory {path} not found")
-    return seal.read(path, FORMAT)
+    return artifacts.read(path, FORMAT)
 
 
 def check(path):
     """``brain-inventory-check``: verify the seal; return what it holds."""
     doc = load(path)
-    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"], "homes": doc["homes"],
+    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"],
+            "content_digest": artifacts.content_digest(doc), "homes": doc["homes"],
             "fail_closed": doc["fail_closed"], "blocked": doc["blocked"],
             "sources": {s["source"]: s["status"] for s in doc["sources"]}, "created_at": doc.get("created_at")}

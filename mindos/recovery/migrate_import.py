@@ -1,7 +1,8 @@
 """Migration import and rollback (installer stages two and three).
 
 ``migrate-import --inventory F --source-id S`` merges one Autopilot database of a sealed
-stage-one inventory into this home; ``migrate-rollback RESULT`` undoes exactly what one
+stage-one inventory into this home (a source of another planned kind runs its own plan step,
+:mod:`mindos.recovery.migrate_steps`); ``migrate-rollback RESULT`` undoes exactly what one
 ``--apply`` added, from the journal sealed inside its ``autopilot-migration-result-v1``
 document.
 
@@ -24,7 +25,9 @@ Design decisions
     events relinked onto this chain.  Source events already present (same entity, action,
     payload and time: a content twin) are never inserted twice.
   * **The result is the rollback journal**: every inserted row's key and content hash, the
-    merged event ids and the restored receipt files with their sha256.  Rollback deletes
+    merged event ids and the restored receipt files with their sha256, sealed with every
+    field (``created_at`` included) inside the seal and read back byte-exact, so a result
+    document with any changed byte is refused.  Rollback deletes
     only rows whose hash still matches, refuses drifted rows and local dependents unless
     ``--force``, relinks the ledger into one continuous verified chain, and deletes a
     restored receipt file only while it still matches its sealed hash.
@@ -32,11 +35,11 @@ Design decisions
 
 import os
 
-from mindos.core import canonical, clock, seal, secrets
+from mindos.core import canonical, clock, secrets
 from mindos.core.atomic import atomic_write
 from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
 from mindos.memory import guard as secret_guard
-from mindos.recovery import migrate_inventory
+from mindos.recovery import artifacts, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
@@ -101,7 +104,7 @@ def _spec(source, target, table):
 
 def row_hash(row):
     """The content hash of a row dict (canonical JSON)."""
-    return canonical.sha256_hex(canonical.canonical_json(row))
+    return canonical.digest(row)
 
 
 def _event_twin(row):
@@ -115,22 +118,6 @@ def _event_twin(row):
 def _source_paths(doc, src):
     root = doc["root"]
     return os.path.join(root, src["path"]), root
-
-
-def _verify_checksums(doc, src):
-    changed = []
-    for entry in src["files"]:
-        path = os.path.join(doc["root"], entry["path"])
-        try:
-            sha, size, _ = migrate_inventory.file_digest(path)
-        except OSError:
-            changed.append(entry["path"] + " (missing)")
-            continue
-        if sha != entry["sha256"]:
-            changed.append(entry["path"])
-    if changed:
-        raise Refused(f"source changed since the inventory: {', '.join(changed[:NAMED_MAX])}; "
-                      "re-run migrate-inventory and import against the new manifest")
 
 
 def _fk_orphans(source):
@@ -150,9 +137,8 @@ def _lived_in(conn):
                         " AND NOT (entity_type = 'migration' AND action = 'secret_blocked')", BOOKKEEPING).fetchone()[0]
 
 
-def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, relink_audit=False):
-    """Everything ``migrate-import`` decides, without writing: returns the plan dict (and the
-    rows it would insert, under private keys the apply consumes)."""
+def _load_source(inventory_path, source_id, redact, allow_secret):
+    """The verified inventory and its source ``source_id``, refusing fail_closed inventories."""
     if redact and allow_secret:
         raise InvalidInput("pass at most one of --redact and --allow-secret")
     doc = migrate_inventory.load(inventory_path)
@@ -161,11 +147,16 @@ def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, r
         raise Refused(f"inventory is fail_closed: {names}; resolve the blocked sources and re-run migrate-inventory")
     if not isinstance(source_id, str) or not source_id:
         raise InvalidInput("invalid --source-id: required")
-    src = migrate_inventory.source(doc, source_id)
+    return doc, migrate_inventory.source(doc, source_id)
+
+
+def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, relink_audit=False):
+    """Everything ``migrate-import`` decides for an autopilot_sqlite source, without writing:
+    returns the plan dict (and the rows it would insert, under private keys the apply consumes)."""
+    doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
     if src["kind"] != "autopilot_sqlite":
-        raise Refused(f"source {source_id} is {src['kind']}, not an Autopilot database; migrate-import carries "
-                      "execution truth only")
-    _verify_checksums(doc, src)
+        raise Refused(f"source {source_id} is {src['kind']}, not an Autopilot database")
+    migrate_inventory.verify_source(doc, src)
     db_path, _ = _source_paths(doc, src)
     source_home = os.path.dirname(db_path)
     with migrate_inventory.open_readonly(db_path) as source:
@@ -324,9 +315,16 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
                    relink_audit=False):
     """``migrate-import``: the dry-run plan, or under ``apply`` the import in one transaction.
 
+    An autopilot_sqlite source is imported here; any other planned source runs its plan
+    step (:mod:`mindos.recovery.migrate_steps`: memory-import, hermes-register, archive-copy).
     Returns ``(result, exit_code)``; exit 1 when the post-apply health report has problems.
     With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal).
     """
+    doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
+    if src["kind"] != "autopilot_sqlite":
+        result, journal, code = migrate_steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
+                                                  allow_secret=allow_secret)
+        return _finish(result, out, journal), code
     result, private = plan(conn, inventory_path, source_id, redact=redact, allow_secret=allow_secret,
                            relink_audit=relink_audit)
     result["applied"] = False
@@ -428,11 +426,11 @@ def _finish(result, out, journal):
     body = dict(result)
     body["journal"] = journal if journal is not None else {"rows": {}, "events": [], "files": []}
     body["created_at"] = clock.now_iso()
-    doc = seal.seal(RESULT_FORMAT, body)
     path = os.path.abspath(out)
+    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body)
     result["out"] = path
     result["result_digest"] = doc["seal"]["digest"]
-    result["result_sha256"] = seal.write(path, doc)
+    result["result_sha256"] = file_hash
     return result
 
 
@@ -482,11 +480,58 @@ def _dependents(conn, task_ids, journal_keys):
     return [(table, ident, key, row) for (table, ident), (key, row) in sorted(unique.items())]
 
 
+FILE_AREAS = ("receipts", "hermes/registered", "archive/obsidian")  # where a journal may name files
+
+
+def _journal_path(home, rel, area, *, ancestors=False):
+    """The file or directory a journal names, refused unless it is a plain relative path inside
+    ``area`` of this home (or, with ``ancestors``, a directory on the way to it) reached
+    through real directories (never a symlink)."""
+    parts = rel.split("/") if isinstance(rel, str) else [""]
+    inside = rel == area or rel.startswith(area + "/") or (ancestors and area.startswith(rel + "/"))
+    if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts) or not inside:
+        raise IntegrityError(f"the result journal names {str(rel)[:120]!r}, outside {area}/ of this home")
+    path = home
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise Refused(f"refusing to follow {path}: a symlink inside the home")
+    return os.path.join(home, *parts)
+
+
+def _prune_dirs(paths):
+    """Remove the empty directories under and of ``paths`` (deepest first, never through a
+    symlink); a directory holding anything is kept.  Returns the removed paths."""
+    removed = []
+    for top in sorted(paths, key=lambda p: p.count(os.sep), reverse=True):
+        if os.path.islink(top) or not os.path.isdir(top):
+            continue
+        for directory, dirs, _ in os.walk(top, topdown=False, followlinks=False):
+            for name in dirs:
+                inner = os.path.join(directory, name)
+                if not os.path.islink(inner):
+                    try:
+                        os.rmdir(inner)
+                        removed.append(inner)
+                    except OSError:
+                        pass
+        try:
+            os.rmdir(top)
+            removed.append(top)
+        except OSError:
+            pass
+    return removed
+
+
 def rollback(conn, result_path, *, apply=False, force=False):
-    """``migrate-rollback``: undo exactly what one import applied (dry run unless ``apply``)."""
+    """``migrate-rollback``: undo exactly what one import applied (dry run unless ``apply``).
+
+    The journal of an autopilot_sqlite import names rows, merged events and receipt files;
+    that of a copy step (hermes-register, archive-copy) the files it wrote and the
+    directories it created, which go once empty; that of memory-import the memory rows."""
     if not isinstance(result_path, str) or not os.path.isfile(result_path):
         raise NotFound(f"result document {result_path} not found")
-    doc = seal.read(result_path, RESULT_FORMAT)
+    doc = artifacts.read(result_path, RESULT_FORMAT)
     journal = doc.get("journal")
     if not isinstance(journal, dict) or "rows" not in journal:
         raise Refused("this result document predates rollback journals; re-run migrate-import --apply --out to "
@@ -518,14 +563,21 @@ def rollback(conn, result_path, *, apply=False, force=False):
     event_ids = [e["id"] for e in journal["events"]]
     present_events = [e for e in journal["events"] if conn.execute(
         "SELECT 1 FROM audit_events WHERE id = ? AND hash = ?", (e["id"], e["hash"])).fetchone()]
+    area = journal.get("directory") or "receipts"
+    if area not in FILE_AREAS[:1] and not any(area.startswith(a + "/") for a in FILE_AREAS[1:]):
+        raise IntegrityError(f"the result journal names {str(area)[:120]!r}, not a migration area of this home")
+    directories = [_journal_path(conn.home, rel, area, ancestors=True) for rel in journal.get("directories", [])] \
+        if journal.get("directory") else []
     files = []
     for item in journal["files"]:
-        path = os.path.join(conn.home, item["path"])
-        if not os.path.exists(path):
+        path = _journal_path(conn.home, item["path"], area)
+        if not os.path.lexists(path):
             files.append({**item, "state": "gone"})
             continue
-        with open(path, "rb") as handle:
-            same = canonical.sha256_hex(handle.read()) == item["sha256"]
+        try:
+            same = not os.path.islink(path) and migrate_inventory.file_digest(path)[0] == item["sha256"]
+        except OSError:
+            same = False
         files.append({**item, "state": "remove" if same else "withheld_changed"})
     report = {
         "result": os.path.abspath(result_path), "result_digest": doc["seal"]["digest"], "source_id": doc["source_id"],
@@ -537,8 +589,11 @@ def rollback(conn, result_path, *, apply=False, force=False):
         "local_dependents_total": len(dependents),
         "events_in_scope": len(present_events), "events_journaled": len(event_ids),
         "files": [{k: f[k] for k in ("path", "state")} for f in files],
+        "directories": [os.path.relpath(d, conn.home) for d in directories if os.path.isdir(d)],
         "needs_force": bool(drifted or dependents),
     }
+    if doc.get("step"):
+        report["step"] = doc["step"]
     report["deduplicated"] = not remove and not present_events and not any(f["state"] == "remove" for f in files)
     if not apply:
         return report
@@ -547,7 +602,8 @@ def rollback(conn, result_path, *, apply=False, force=False):
         raise Refused(f"rollback would destroy newer local truth ({len(drifted)} drifted rows, {len(dependents)} "
                       f"local dependents: {names}); pass --force to cascade them away")
     if report["deduplicated"] and not dependents:
-        report["applied"] = True
+        # a rollback killed between its files and its directories finishes the directories
+        report.update(applied=True, directories_removed=[os.path.relpath(d, conn.home) for d in _prune_dirs(directories)])
         return report
     with db.write(conn):
         for table, ident, key, row in dependents:
@@ -562,7 +618,9 @@ def rollback(conn, result_path, *, apply=False, force=False):
             _relink_from(conn, min(ids))
         ledger.append_event(conn, "migration", doc["source_id"], "migration_rollback_applied", {
             "result_digest": doc["seal"]["digest"], "rows_removed": len(remove), "events_removed": len(present_events),
-            "dependents_removed": len(dependents), "drifted_removed": len(drifted), "forced": bool(force)})
+            "dependents_removed": len(dependents), "drifted_removed": len(drifted), "forced": bool(force),
+            "files_removed": sum(1 for f in files if f["state"] == "remove"),
+            **({"step": doc["step"]} if doc.get("step") else {})})
         chain = ledger.verify_chain(conn)
         if not chain["ok"]:
             raise IntegrityError("rollback would leave the audit chain broken; nothing was changed")
@@ -577,6 +635,7 @@ def rollback(conn, result_path, *, apply=False, force=False):
         elif item["state"] == "withheld_changed":
             withheld.append(item["path"])
     report.update(applied=True, files_removed=removed_files, files_withheld=withheld,
+                  directories_removed=[os.path.relpath(d, conn.home) for d in _prune_dirs(directories)],
                   chain=ledger.verify_chain(conn))
     return report
 

@@ -26,8 +26,13 @@ Design decisions
     ``fail_closed`` naming every blocked source; the document is still sealed (it is the
     operator's record) but the command exits 1 and stage two refuses it.
   * **Deterministic.**  Sorted traversal, plan-rank ordering, source ids derived from kind
-    and relative path, no clock value except ``created_at`` (outside the seal): identical
-    trees give byte-identical documents modulo ``created_at``.
+    and relative path, no clock value except ``created_at``: identical trees give
+    byte-identical documents modulo ``created_at`` (and the seal that covers it), and the same
+    ``content_digest`` (everything but those two), so a resumed migration can tell it faces
+    the same plan.
+  * **Every byte sealed.**  ``created_at`` is inside the seal like every other field and the
+    document is read back byte-exact (:mod:`mindos.recovery.artifacts`): any single changed
+    byte, a timestamp or whitespace included, is refused.
   * **Bounded.**  MAX_FILES files are looked at and files over MAX_SCAN_BYTES are checksummed
     but not secret-scanned; every overflow is counted in ``caps``, never silent.
 """
@@ -37,8 +42,9 @@ import os
 import sqlite3
 import urllib.parse
 
-from mindos.core import clock, seal, secrets
+from mindos.core import clock, secrets
 from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.recovery import artifacts
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-migration-inventory-v1"
@@ -289,7 +295,7 @@ def _scan_path(path):
         return []
 
 
-def _scan_texts(paths):
+def scan_texts(paths):
     """``{path: kinds}`` for text files: in-process for a few, over worker processes (reads
     and the detector both run there; nothing is written) for many."""
     workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
@@ -418,7 +424,7 @@ def discover(root):
                 caps["files_not_scanned_over_size"] += 1
                 continue
             to_scan.append(path)
-    scanned = _scan_texts(sorted(to_scan))
+    scanned = scan_texts(sorted(to_scan))
     for source in sources:
         members = source.pop("_members")
         entries, kinds = [], {}
@@ -466,9 +472,8 @@ def inventory(conn, root, out):
         raise InvalidInput("invalid --out: expected a file path")
     body = discover(root)
     body["created_at"] = clock.now_iso()
-    doc = seal.seal(FORMAT, body)
     out = os.path.abspath(out)
-    file_hash = seal.write(out, doc)
+    doc, file_hash = artifacts.seal_write(out, FORMAT, body)
     with db.write(conn):
         ledger.append_event(conn, "migration", doc["seal"]["digest"][:16], "migration_inventory_sealed", {
             "digest": doc["seal"]["digest"], "root": body["root"], "sources": body["sources_total"],
@@ -476,6 +481,7 @@ def inventory(conn, root, out):
             "file_sha256": file_hash})
     summary = {
         "format": FORMAT, "out": out, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
+        "content_digest": artifacts.content_digest(doc),
         "root": body["root"], "sources_total": body["sources_total"], "by_kind": body["by_kind"],
         "fail_closed": body["fail_closed"], "blocked": body["blocked"], "plan": body["plan"], "caps": body["caps"],
         "sources": [{key: s[key] for key in ("source_id", "kind", "path", "file_count", "secret_findings")}
@@ -485,20 +491,40 @@ def inventory(conn, root, out):
 
 
 def load(path):
-    """Read and verify a sealed inventory; return the document (IntegrityError on any change)."""
+    """Read and verify a sealed inventory byte-exact; return the document (IntegrityError on
+    any changed byte)."""
     if not isinstance(path, str) or not path:
         raise InvalidInput("invalid inventory path")
     if not os.path.isfile(path):
         raise NotFound(f"inventory {path} not found")
-    return seal.read(path, FORMAT)
+    return artifacts.read(path, FORMAT)
 
 
 def check(path):
     """``migrate-inventory-check``: verify the seal; return what the document holds."""
     doc = load(path)
-    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"], "root": doc["root"],
+    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"],
+            "content_digest": artifacts.content_digest(doc), "root": doc["root"],
             "sources_total": doc["sources_total"], "fail_closed": doc["fail_closed"], "blocked": doc["blocked"],
             "plan": doc["plan"], "created_at": doc.get("created_at")}
+
+
+def verify_source(doc, src):
+    """Re-hash every file of ``src`` (a source of the verified inventory ``doc``) without
+    following a symlink; Refused naming the changed or missing files (drift since discovery)."""
+    changed = []
+    for entry in src["files"]:
+        try:
+            sha = file_digest(os.path.join(doc["root"], entry["path"]))[0]
+        except OSError:
+            changed.append(entry["path"] + " (missing)")
+            continue
+        if sha != entry["sha256"]:
+            changed.append(entry["path"])
+    if changed:
+        more = f" (+{len(changed) - 20} more)" if len(changed) > 20 else ""
+        raise Refused(f"source changed since the inventory: {', '.join(changed[:20])}{more}; "
+                      "re-run migrate-inventory and import against the new manifest")
 
 
 def source(doc, source_id):

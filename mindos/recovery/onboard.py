@@ -7,9 +7,12 @@ Stages run in the spec's order and the first failure stops the run, naming what 
   init_control_plane idempotent init (the connection the command opened built or migrated it)
   select_source      the manifest seal, fail_closed refused, the single healthy autopilot_sqlite
                      source auto-selected (several without --source-id: refused, listed)
-  import_plan        the migrate-import dry run, always
-  import_apply       only under --apply: the import; its sealed rollback journal lands in
-                     <home>/migrations/ so every onboard is undoable by migrate-rollback
+  import_plan        the migrate-import dry run, always: the control plane, then every later
+                     step of the inventory's plan in its order (memory-import, hermes-register,
+                     archive-copy; :mod:`mindos.recovery.migrate_steps`)
+  import_apply       only under --apply: the import, then those steps; each one's sealed
+                     rollback journal lands in <home>/migrations/ so every onboard is
+                     undoable by migrate-rollback
   doctor             the post-apply consistency sweep must come back clean
   protocol_probe     --probe (needs --apply): hermes hands off, codex picks up -- handoff ->
                      recall (the context pack) -> ack -> claim -> receipt -> complete on a
@@ -31,9 +34,9 @@ import sqlite3
 import subprocess
 import sys
 
-from mindos.core import clock, seal
-from mindos.errors import InvalidInput, MindosError, Refused
-from mindos.recovery import migrate_import, migrate_inventory
+from mindos.core import clock
+from mindos.errors import InvalidInput, MindosError, NotFound, Refused
+from mindos.recovery import artifacts, migrate_import, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-onboarding-v1"
@@ -60,7 +63,10 @@ def _select(doc, source_id):
         raise Refused(f"inventory is fail_closed ({names}); resolve the blocked sources and re-run migrate-inventory")
     candidates = [s for s in doc["sources"] if s["kind"] == "autopilot_sqlite" and not s.get("blocked")]
     if source_id:
-        migrate_inventory.source(doc, source_id)
+        kind = migrate_inventory.source(doc, source_id)["kind"]
+        if kind != "autopilot_sqlite":
+            raise Refused(f"--source-id {source_id} is {kind}: it selects the autopilot_sqlite source; the "
+                          "plan's later steps run after it")
         return source_id
     if not candidates:
         raise Refused("inventory holds no healthy autopilot_sqlite source to import")
@@ -68,6 +74,17 @@ def _select(doc, source_id):
         listed = ", ".join(f"{s['source_id']} ({s['path']})" for s in candidates)
         raise Refused(f"several autopilot_sqlite sources, pass --source-id: {listed}")
     return candidates[0]["source_id"]
+
+
+def _step_view(item, result):
+    """The compact view of one later plan step's migrate-import result."""
+    view = {"step": item["step"], "action": item["action"], "source_id": item["source_id"], "kind": item["kind"],
+            "deduplicated": result["deduplicated"]}
+    for key in ("destination", "destination_state", "files", "secret_kinds", "bank", "would_copy", "files_copied",
+                "inserted", "secret_action"):
+        if key in result:
+            view[key] = result[key]
+    return view
 
 
 def doctor(conn):
@@ -137,7 +154,7 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
     exit_code)``; with ``out`` the report is sealed as autopilot-onboarding-v1."""
     if probe_flag and not apply:
         raise InvalidInput("--probe requires --apply (a probe mutates by design)")
-    stages, failed, selected, digest = [], None, None, None
+    stages, failed, selected, digest, steps = [], None, None, None, []
 
     def run(name, step):
         nonlocal failed
@@ -152,33 +169,62 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
         return entry
 
     def select():
-        nonlocal selected, digest
+        nonlocal selected, digest, steps
         doc = migrate_inventory.load(inventory_path)
         digest = doc["seal"]["digest"]
         selected = _select(doc, source_id)
-        return {"ok": True, "source_id": selected, "inventory_digest": digest}
+        steps = [item for item in doc["plan"] if item["kind"] in migrate_steps.STEPS]
+        return {"ok": True, "source_id": selected, "inventory_digest": digest,
+                "steps": [{"step": item["step"], "action": item["action"], "source_id": item["source_id"]}
+                          for item in steps]}
+
+    def journal_path(source):
+        return os.path.join(conn.home, "migrations", f"migration-result-{digest[:16]}-{source}.json")
 
     def import_plan():
         result, _ = migrate_import.migrate_import(conn, inventory_path, selected, redact=redact,
                                                   allow_secret=allow_secret, relink_audit=relink_audit)
-        return {"ok": "refusal_on_apply" not in result, "tables": result["tables"],
+        refusals = ([result["refusal_on_apply"]] if "refusal_on_apply" in result else [])
+        planned = []
+        for item in steps:
+            step, _ = migrate_import.migrate_import(conn, inventory_path, item["source_id"], redact=redact,
+                                                    allow_secret=allow_secret)
+            planned.append(_step_view(item, step))
+            if "refusal_on_apply" in step:
+                refusals.append(f"{item['action']} {item['source_id']}: {step['refusal_on_apply']}")
+        return {"ok": not refusals, "tables": result["tables"],
                 "sanitized_tasks": len(result["sanitized_tasks"]), "secret_kinds": result["secret_kinds"],
-                "audit": result["audit"], "deduplicated": result["deduplicated"],
-                **({"error": result["refusal_on_apply"]} if "refusal_on_apply" in result else {})}
+                "audit": result["audit"], "deduplicated": result["deduplicated"], "steps": planned,
+                **({"error": "; ".join(refusals)} if refusals else {})}
+
+    def apply_one(source, deduplicated, **flags):
+        target = journal_path(source)
+        # a re-run that deduplicates keeps the journal of the apply that did the work
+        keep = deduplicated and os.path.exists(target)
+        result, code = migrate_import.migrate_import(conn, inventory_path, source, apply=True,
+                                                     out=None if keep else target, redact=redact,
+                                                     allow_secret=allow_secret, **flags)
+        return result, code, {"journal": target if os.path.exists(target) else None, "journal_written": not keep}
 
     def import_apply():
-        target = os.path.join(conn.home, "migrations", f"migration-result-{digest[:16]}-{selected}.json")
         planned = next(s for s in stages if s["stage"] == "import_plan")
-        # a re-run that deduplicates keeps the journal of the apply that did the work
-        keep = planned["deduplicated"] and os.path.exists(target)
-        result, code = migrate_import.migrate_import(conn, inventory_path, selected, apply=True,
-                                                     out=None if keep else target, redact=redact,
-                                                     allow_secret=allow_secret, relink_audit=relink_audit)
-        return {"ok": code == 0, "inserted": result.get("inserted"), "events_merged": result.get("events_merged"),
-                "files_restored": result.get("files_restored"), "deduplicated": result["deduplicated"],
-                "journal": target if os.path.exists(target) else None, "journal_written": not keep,
-                "health_ok": result["health"]["ok"],
-                **({} if code == 0 else {"error": "; ".join(result["health"]["problems"])})}
+        result, code, kept = apply_one(selected, planned["deduplicated"], relink_audit=relink_audit)
+        entry = {"ok": code == 0, "inserted": result.get("inserted"), "events_merged": result.get("events_merged"),
+                 "files_restored": result.get("files_restored"), "deduplicated": result["deduplicated"],
+                 **kept, "health_ok": result["health"]["ok"], "steps": [],
+                 **({} if code == 0 else {"error": "; ".join(result["health"]["problems"])})}
+        for item, plan_view in zip(steps if code == 0 else (), planned["steps"]):
+            try:
+                step, code, kept = apply_one(item["source_id"], plan_view["deduplicated"])
+            except MindosError as exc:  # stop at the first failing step, naming it
+                entry.update(ok=False, error=f"{item['action']} {item['source_id']}: {exc}")
+                break
+            entry["steps"].append({**_step_view(item, step), **kept, "health_ok": step["health"]["ok"]})
+            if code != 0:
+                entry.update(ok=False, error=f"{item['action']} {item['source_id']}: "
+                                             + "; ".join(step["health"]["problems"]))
+                break
+        return entry
 
     run("preflight", lambda: _preflight(conn))
     if not failed:
@@ -205,8 +251,15 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
     if out:
         body = dict(report)
         body["created_at"] = clock.now_iso()
-        doc = seal.seal(FORMAT, body)
         report["out"] = os.path.abspath(out)
+        doc, _ = artifacts.seal_write(report["out"], FORMAT, body)
         report["report_digest"] = doc["seal"]["digest"]
-        seal.write(report["out"], doc)
     return report, (0 if failed is None else 1)
+
+
+def load_report(path):
+    """Read and verify a sealed onboarding report byte-exact; return it (IntegrityError on any
+    changed byte, ``created_at`` and the seal included)."""
+    if not isinstance(path, str) or not os.path.isfile(path):
+        raise NotFound(f"onboarding report {path} not found")
+    return artifacts.read(path, FORMAT)

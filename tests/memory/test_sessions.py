@@ -1,5 +1,6 @@
 """Session ingestion: scan, ingest (dry run, incremental, atomic), search, prune, the pack section."""
 
+import hashlib
 import json
 import os
 
@@ -139,6 +140,39 @@ def test_changed_file_is_reindexed_atomically(conn, store):
     assert [h["content"] for h in sessions.search(conn, "rollback")] == ["rollback the cookie patch"]
     from mindos.store import fts
     assert fts.drift(conn, "session_messages_fts")["ok"]
+
+
+def test_changed_file_that_now_yields_no_message_drops_its_old_rows(conn, store, monkeypatch):
+    _ingest(conn, store, apply=True)
+    path = store / "misc" / "generic.jsonl"
+    sessionkit.write(str(path), '{"foo": 1}\nnot json\n')  # same file, nothing recognizable left
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    before = db_state(conn)
+    real = sessions.ledger.append_event
+
+    def fail(*args, **kw):  # a failure inside the run's transaction changes nothing
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(sessions.ledger, "append_event", fail)
+    with pytest.raises(RuntimeError):
+        _ingest(conn, store, apply=True)
+    assert db_state(conn) == before and [h["content"] for h in sessions.search(conn, "deployed")] == ["deployed"]
+    monkeypatch.setattr(sessions.ledger, "append_event", real)
+    plan = _ingest(conn, store)
+    emptied = [f for f in plan["files"] if f["path"].endswith("generic.jsonl")][0]
+    assert emptied["status"] == "changed" and emptied["messages"] == 0 and emptied["supported"] is False
+    result = _ingest(conn, store, apply=True)
+    assert result["changed"] == 1 and result["unchanged"] == 2 and result["messages_written"] == 0
+    assert sessions.search(conn, "deployed") == [] and sessions.search(conn, "cookie patch") == []
+    row = conn.execute("SELECT id, file_hash, messages, first_at, last_at FROM session_files"
+                       " WHERE path LIKE '%generic.jsonl'").fetchone()
+    assert (row[1], row[2], row[3], row[4]) == (digest, 0, None, None)
+    assert conn.execute("SELECT count(*) FROM session_messages WHERE file_id = ?", (row[0],)).fetchone()[0] == 0
+    assert last_event(conn, "session_ingested")["changed"] == 1
+    from mindos.store import fts
+    assert fts.drift(conn, "session_messages_fts")["ok"]
+    again = _ingest(conn, store, apply=True)  # recorded with its new digest: now one hash read
+    assert again["unchanged"] == 3 and again["changed"] == 0
 
 
 def test_unsupported_files_are_reported_never_stored(conn, store):

@@ -53,12 +53,15 @@ def test_secret_findings_are_kinds_only(conn, tmp_path):
 
 def test_deterministic_bytes_modulo_created_at(conn, tmp_path):
     root = migratekit.machine(str(tmp_path / "old"))
-    _, _, first = _run(conn, root, tmp_path / "a.json")
+    one, _, first = _run(conn, root, tmp_path / "a.json")
     clock.advance(hours=5)
-    _, _, second = _run(conn, root, tmp_path / "b.json")
+    two, _, second = _run(conn, root, tmp_path / "b.json")
     assert first["created_at"] != second["created_at"]
-    first.pop("created_at"), second.pop("created_at")
-    assert seal.dumps(first) == seal.dumps(second)
+    assert first["seal"] != second["seal"]  # created_at is inside the seal
+    assert one["content_digest"] == two["content_digest"] == inv.check(str(tmp_path / "b.json"))["content_digest"]
+    for doc in (first, second):
+        doc.pop("created_at"), doc.pop("seal")
+    assert seal.dumps(first) == seal.dumps(second)  # everything else byte-identical
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "foreign", "jobs"])

@@ -9,7 +9,6 @@ import pytest
 
 import migratekit
 from conftest import db_state, last_event
-from mindos.core import seal
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, notes
 from mindos.recovery import migrate_import as mi
@@ -53,7 +52,7 @@ def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     journal = stages["import_apply"]["journal"]
     assert journal.startswith(os.path.join(str(home), "migrations"))
     assert conn.execute("SELECT status FROM tasks WHERE id='onboard-probe'").fetchone()[0] == "completed"
-    doc = seal.read(report_path, onboard.FORMAT)
+    doc = onboard.load_report(report_path)
     assert doc["ok"] is True and os.stat(report_path).st_mode & 0o777 == 0o600
     journal_bytes = open(journal, "rb").read()
     again, code = onboard.onboard(conn, out, apply=True, probe_flag=True)

@@ -9,10 +9,14 @@ def add_migrate_import(sub):
                     "ops.py migrate-import --inventory inventory.json --source-id src-0123456789abcdef --apply"
                     " --out migration-result.json")
     p.add_argument("--inventory", required=True, help="the sealed stage-one inventory")
-    p.add_argument("--source-id", required=True, help="the autopilot_sqlite source to import (src-...)")
-    p.add_argument("--apply", action="store_true", help="do the import (default: the dry-run plan, nothing written)")
+    p.add_argument("--source-id", required=True,
+                   help="the source whose plan step runs (src-...): autopilot_sqlite imports execution truth; "
+                        "hindsight_bank runs memory-import, hermes_home hermes-register (definitions into "
+                        "<home>/hermes/registered/<id>/), obsidian_vault archive-copy (a read-only copy into "
+                        "<home>/archive/obsidian/<id>/)")
+    p.add_argument("--apply", action="store_true", help="do the step (default: the dry-run plan, nothing written)")
     p.add_argument("--out", help="write the sealed autopilot-migration-result-v1 document (the rollback journal)")
-    flags.secret(p, "notes, handoffs and receipts")
+    flags.secret(p, "notes, handoffs, receipts and copied files")
     p.add_argument("--relink-audit", action="store_true",
                    help="into a home with its own history: relink the foreign chain onto this ledger")
     p.set_defaults(handler=cmd_migrate_import)

@@ -7,12 +7,14 @@ from mindos.cli import flags, make_parser
 def add_onboard(sub):
     p = make_parser(sub, "onboard", "ops.py onboard --inventory inventory.json --apply --probe --out report.json")
     p.add_argument("--inventory", required=True, help="the sealed stage-one inventory")
-    p.add_argument("--apply", action="store_true", help="import and run the doctor (default: plan + verify only)")
+    p.add_argument("--apply", action="store_true",
+                   help="import (the control plane, then the plan's memory-import, hermes-register and archive-copy "
+                        "steps) and run the doctor (default: plan + verify only)")
     p.add_argument("--probe", action="store_true",
                    help="after --apply, prove the cross-agent protocol (hermes -> codex) through the real CLI")
     p.add_argument("--out", help="write the sealed autopilot-onboarding-v1 report")
     p.add_argument("--source-id", help="the autopilot_sqlite source (needed when the inventory holds several)")
-    flags.secret(p, "notes, handoffs and receipts")
+    flags.secret(p, "notes, handoffs, receipts and copied files")
     p.add_argument("--relink-audit", action="store_true", help="forwarded to the import unchanged")
     p.set_defaults(handler=cmd_onboard, creates_home=True)  # init_control_plane: a bare directory is enough
 
