@@ -232,6 +232,11 @@ def idf_weights(conn, query_groups, indexes, counts=None):
 def _bounded(query_groups, counts, budget):
     """The OR expression of the rarest groups whose counts add up to at most ``budget``
     (the rarest alone when even it is over); None when nothing matches."""
+    return _bounded_with_total(query_groups, counts, budget)[0]
+
+
+def _bounded_with_total(query_groups, counts, budget):
+    """:func:`_bounded` and the sum of the used groups' counts (at least the rows it matches)."""
     matched = sorted((count, position) for position, count in enumerate(counts) if count)
     used, total = [], 0
     for count, position in matched:
@@ -240,8 +245,8 @@ def _bounded(query_groups, counts, budget):
         used.append(position)
         total += count
     if matched and not used:
-        used = [matched[0][1]]
-    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None
+        used, total = [matched[0][1]], matched[0][0]
+    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None, total
 
 
 def plain_expression(text, operator="OR"):
@@ -257,7 +262,7 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
-WINDOW = 1000  # a match set larger than this is ranked within its newest WINDOW rows
+WINDOW = 500  # a match set larger than this is ranked within its newest WINDOW rows (as packs do)
 POOL = 4 * CANDIDATES  # BM25's best rows taken from the index before the content join
 
 
@@ -291,11 +296,12 @@ class _Surface:
                 f" WHERE {self.index} MATCH :expr{self.filters.replace(' WHERE ', ' AND ', 1)}"
                 f" ORDER BY {self.index}.rowid DESC LIMIT :window) ORDER BY score, r LIMIT :cap")
 
-    def fetch(self, conn, params):
+    def fetch(self, conn, params, matches):
+        """The candidates; ``matches`` bounds how many rows the expression matches (the
+        probe's counts), so a pool known to hold every match is never fetched twice."""
         rows = conn.execute(self.ranked(), params).fetchall()
-        if len(rows) < params["cap"]:
-            # fewer than asked: either the matches ran out (then this finds the same) or the
-            # filters dropped most of the pool
+        if len(rows) < params["cap"] and matches > params["pool"]:
+            # fewer than asked although more rows matched: the filters dropped most of the pool
             rows = conn.execute(self.filtered(), params).fetchall()
         return rows
 
@@ -380,11 +386,11 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         indexes.append((index, _CONTENT[index]))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
-        bounded = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
+        bounded, matches = _bounded_with_total(query_groups, counts[index], SEARCH_POSTINGS)
         if bounded is None:
             continue
         found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
-                                          "pool": POOL, "cap": CANDIDATES}))
+                                          "pool": POOL, "cap": CANDIDATES}, matches))
     idf = idf_weights(conn, query_groups, indexes, counts)
     hits = []
     for row in found:

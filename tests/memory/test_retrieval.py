@@ -145,3 +145,18 @@ def test_ranked_search_notes_matches_stems_prefixes_and_synonyms_conjunctively(c
     hits = notes.search(conn, "db deploying", rank=True)
     assert [h["id"] for h in hits] == [wanted["id"]] and hits[0]["score"] < 0
     assert [h["id"] for h in notes.search(conn, "deploy tues", rank=True)] == [wanted["id"]]
+
+
+def test_a_narrow_scope_still_finds_rows_the_global_ranking_pool_leaves_out(conn):
+    """The ranked pool is taken from the index before the project filter; when the filter
+    rejects all of it, the search falls back to filtering first instead of answering []."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "big", project="Big")
+    make_task(conn, "small", project="Small")
+    for n in range(retrieval.POOL + 20):
+        notes.add(conn, "big", content=f"gateway timeout seen on shard {n}")
+    wanted = {notes.add(conn, "small", content=f"gateway timeout seen on shard s{n}")["id"] for n in range(3)}
+    hits = retrieval.memory_search(conn, "gateway timeout", project="Small", limit=10)
+    assert {hit["id"] for hit in hits} == wanted
+    assert len(retrieval.memory_search(conn, "gateway timeout", limit=10)) == 10
