@@ -37,12 +37,11 @@ from mindos.context import sections as extra
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused
+from mindos.memory import rerank as hybrid
 from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
 RECEIPTS_IN_BUNDLE = 3
-MAX_HALF_LIFE_HOURS = 87600
-MAX_PINNED_BOOST = 100.0
 PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
               "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost", "related_sessions")
 COUNT_FLAGS = {"related": "--related", "related_handoffs": "--related-handoffs", "dep_context": "--dep-context",
@@ -57,15 +56,6 @@ _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
 
 # ---------------------------------------------------------------------------------------
 # Parameters
-
-
-def _number(value, flag, low, high, *, low_open=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidInput(f"invalid {flag}: expected a number, got {validate.shown(value, 40)}")
-    if (value <= low if low_open else value < low) or value > high:
-        bound = "(" if low_open else "["
-        raise InvalidInput(f"invalid {flag}: expected a number in {bound}{low}, {high}], got {validate.shown(value, 40)}")
-    return value
 
 
 def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
@@ -91,11 +81,8 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
             raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
         params["recency_half_life_hours"] = params["pinned_boost"] = None
     else:
-        params["recency_half_life_hours"] = _number(
-            extra.DEFAULT_HALF_LIFE_HOURS if recency_half_life_hours is None else recency_half_life_hours,
-            "--recency-half-life-hours", 0, MAX_HALF_LIFE_HOURS)
-        params["pinned_boost"] = _number(extra.DEFAULT_PINNED_BOOST if pinned_boost is None else pinned_boost,
-                                         "--pinned-boost", 0, MAX_PINNED_BOOST, low_open=False)
+        params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours,
+                                                                                   pinned_boost)
     return params
 
 
@@ -120,12 +107,15 @@ def uses_extra_sections(params):
 # Building
 
 
-def build_pack(conn, task, params, now, *, with_handoff=True, memo=None):
+def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
     """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
     opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
-    shares fetched candidates between the builds of one bundle."""
+    shares fetched candidates between the builds of one bundle; ``shared`` shares index
+    posting counts and task-independent section results between the bundles built in one
+    read snapshot (see :func:`stale`)."""
     options = dict(params)
-    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo}
+    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo,
+             "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
     for name, build, _ in legacy.SECTIONS.active(options):
@@ -171,12 +161,12 @@ def latest_receipts(conn, task_id):
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
-def _core_pack(conn, task, params, now, full, memo):
+def _core_pack(conn, task, params, now, full, memo, shared=None):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
         return full
     if full["handoff_packed"] and full["truncated"]:
-        return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
+        return build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
     core["sections"] = [name for name in full["sections"] if name != "handoff"]
     if full["handoff_packed"]:
@@ -219,6 +209,15 @@ def digest_of(durable):
     return sha256_hex(canonical_json(sealed_form(durable)))
 
 
+def _sealed_parts(conn, task, agent, params, now, shared=None):
+    """What a bundle's two digests are taken over: ``(full pack, core pack, tail)``, the
+    tail being the agent, lease and receipts both share.  Read-only."""
+    memo, shared = {}, {} if shared is None else shared
+    full = build_pack(conn, task, params, now, memo=memo, shared=shared)
+    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    return full, _core_pack(conn, task, params, now, full, memo, shared), tail
+
+
 def bundle(conn, task_id, agent, params, now=None):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
@@ -229,12 +228,10 @@ def bundle(conn, task_id, agent, params, now=None):
 
     now = now or clock.now_iso()
     task = rows.get(conn, validate.identifier(task_id, "task id"))
-    memo = {}
-    full = build_pack(conn, task, params, now, memo=memo)
-    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    full, core, tail = _sealed_parts(conn, task, agent, params, now)
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
-    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
+    result["core_digest"] = digest_of({**core, **tail})
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
@@ -310,6 +307,21 @@ def _cited(digest):
     return value
 
 
+def _producing(row, digest):
+    """``(event dict with parsed payload, "digest" | "core_digest")`` when the audited recall
+    ``row`` produced ``digest`` (as its digest or core digest), else None."""
+    try:
+        payload = json.loads(row["payload_json"])
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    for kind in ("digest", "core_digest"):
+        if payload.get(kind) == digest:
+            return {"id": row["id"], "action": row["action"], "created_at": row["created_at"], "payload": payload}, kind
+    return None
+
+
 def find_event(conn, task_id, digest):
     """The newest audited recall/resume of ``task_id`` that produced ``digest`` (as its
     digest or core digest): ``(event dict with parsed payload, "digest" | "core_digest")``
@@ -319,17 +331,29 @@ def find_event(conn, task_id, digest):
         " AND instr(payload_json, ?) > 0 ORDER BY id DESC",
         (task_id, *RECALL_ACTIONS, digest)).fetchall()
     for row in rows:
-        try:
-            payload = json.loads(row["payload_json"])
-        except ValueError:
-            continue
-        if not isinstance(payload, dict):
-            continue
-        for kind in ("digest", "core_digest"):
-            if payload.get(kind) == digest:
-                return {"id": row["id"], "action": row["action"], "created_at": row["created_at"],
-                        "payload": payload}, kind
+        found = _producing(row, digest)
+        if found is not None:
+            return found
     return None, None
+
+
+def cited_events(conn):
+    """Every live handoff citing a recall digest, oldest task first: ``[(handoff row, event
+    or None)]`` with the event as :func:`find_event` finds it, all in one indexed query
+    (the cited tasks' recall events, through ``idx_audit_entity``)."""
+    handoffs = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
+                            " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
+    events = {}
+    for row in conn.execute(
+            "SELECT h.id AS handoff_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
+            " FROM handoffs h JOIN audit_events a ON a.entity_id = h.task_id"
+            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' AND a.action IN (?, ?)"
+            " AND instr(a.payload_json, h.recall_digest) > 0 ORDER BY h.id, a.id DESC", RECALL_ACTIONS):
+        if row["handoff_id"] not in events:
+            found = _producing(row, row["recall_digest"])
+            if found is not None:
+                events[row["handoff_id"]] = found[0]
+    return [(row, events.get(row["id"])) for row in handoffs]
 
 
 def _legacy_params(payload):
@@ -490,16 +514,27 @@ def stale(conn, *, recompute=False):
     (the bundle rebuilt with the recorded parameters and its core digest compared).
     ``recompute`` forces the rebuild for every item.  Returns ``{"ok", "checked",
     "counts", "items"}``.
+
+    The sweep runs in one read snapshot (:func:`mindos.store.db.read`): every rebuild sees
+    the same state, so the index posting counts one rebuild probes are exact for the next
+    and are probed once per sweep, not once per handoff.  Each rebuild is still the whole
+    bundle with its event's own parameters, exactly as :func:`bundle` builds it.
     """
+    with db.read(conn, bulk=True):
+        return _sweep(conn, recompute)
+
+
+def _sweep(conn, recompute):
+    from mindos.work import rows  # lazy: the task rows
+
     statuses = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
     counts = dict.fromkeys(statuses, 0)
     items = []
     now = clock.now_iso()
-    rows = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
-                        " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
-    found = [(row, find_event(conn, row["task_id"], row["recall_digest"])[0]) for row in rows]
+    found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
     ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    shared = {}  # index statistics and task-independent results, shared by every rebuild (one snapshot)
     for row, event in found:
         item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
         if event is None:
@@ -513,13 +548,14 @@ def stale(conn, *, recompute=False):
                 item.update(status="fresh", checked_by="ledger")
             else:
                 agent = event["payload"].get("agent")
-                current = bundle(conn, row["task_id"], agent if isinstance(agent, str) else None, params, now)
+                agent = agent if isinstance(agent, str) else None
+                full, core, tail = _sealed_parts(conn, rows.get(conn, row["task_id"]), agent, params, now, shared)
                 item["checked_by"] = "recompute"
-                if current["core_digest"] == event["payload"].get("core_digest"):
+                if digest_of({**core, **tail}) == event["payload"].get("core_digest"):
                     item["status"] = "fresh"
-                else:
+                else:  # the full digest only for the stale items that report it
                     item["status"] = "stale"
-                    item["current_digest"] = current["digest"]
+                    item["current_digest"] = digest_of({**full, **tail})
         counts[item["status"]] += 1
         items.append(item)
     return {"ok": counts["fresh"] == len(items), "checked": len(items), "counts": counts, "items": items}

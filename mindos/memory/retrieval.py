@@ -125,11 +125,17 @@ class Group:
             for root in stems(member):
                 terms.setdefault(("prefix", root), W_SYNONYM)
         self.terms = terms
+        self._expression = None
 
     def expression(self):
         """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
         covers ("certificate" under ``certificat*``) are left out: the match is the same and
-        every prefix term costs a walk of the index's term list."""
+        every prefix term costs a walk of the index's term list.  Built once per group."""
+        if self._expression is None:
+            self._expression = self._build_expression()
+        return self._expression
+
+    def _build_expression(self):
         prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
         kept = []
         for (kind, text) in sorted(self.terms):
@@ -156,20 +162,30 @@ class Group:
         return best
 
 
-def groups(text):
+def groups(text, cache=None):
     """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
 
     When every word is a stopword the words themselves are used, so a query is never
-    silently empty."""
+    silently empty.  A group depends only on its word and the word before it, and is never
+    changed once built, so ``cache`` (a dict) may share groups between many texts."""
+    cache = {} if cache is None else cache
+
+    def group(word, previous=None):
+        # the previous word matters only when the two form a listed synonym phrase
+        key = (word, previous if previous and f"{previous} {word}" in _SYNONYMS else None)
+        if key not in cache:
+            cache[key] = Group(*key)
+        return cache[key]
+
     tokens = words(text)
     chosen, seen, previous = [], set(), None
     for token in tokens:
         if token not in STOPWORDS and token not in seen:
             seen.add(token)
-            chosen.append(Group(token, previous))
+            chosen.append(group(token, previous))
         previous = token
     if not chosen:
-        chosen = [Group(token) for token in dict.fromkeys(tokens)]
+        chosen = [group(token) for token in dict.fromkeys(tokens)]
     return chosen[:MAX_GROUPS]
 
 
@@ -180,15 +196,16 @@ def match_expression(query_groups):
     return " OR ".join(group.expression() for group in query_groups)
 
 
-def bounded_expression(conn, index, query_groups, budget):
+def bounded_expression(conn, index, query_groups, budget, cache=None):
     """The MATCH expression for ``index`` ORing only the rarest groups whose matches add up
     to at most ``budget`` rows (counted per group, capped; ties keep query order).
 
     Common groups ("service", "run") match most of an index and say little about relevance;
     leaving them out keeps the work proportional to the budget.  When even the rarest group
     is over the budget it is kept alone, so a text whose words are all common still
-    matches.  None when no group matches anything."""
-    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1), budget)
+    matches.  None when no group matches anything.  ``cache``: see
+    :func:`mindos.store.fts.match_counts`."""
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)
 
 
 def coverage(query_groups, idf, text):
@@ -214,11 +231,9 @@ def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
-def group_counts(conn, query_groups, index, cap=DF_CAP):
+def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     """How many rows of ``index`` each group matches, each counted up to ``cap`` (one statement)."""
-    from mindos.store import fts as registry  # lazy: the shared rarity probe
-
-    return registry.match_counts(conn, index, [group.expression() for group in query_groups], cap)
+    return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):

@@ -81,22 +81,29 @@ def like_pattern(text):
     return f"%{escaped}%"
 
 
-def match_counts(conn, name, expressions, cap):
+def match_counts(conn, name, expressions, cap, cache=None):
     """How many rows of index ``name`` match each MATCH expression, each counted up to
     ``cap``, in one statement: the cheap rarity probe behind token selection.
 
     The expressions come from :func:`query`.  Returns counts aligned with ``expressions``.
+    ``cache`` (a dict) keeps the counts already probed and probes only the others: exact
+    while the caller holds one read snapshot (:func:`mindos.store.db.read`) across every
+    call sharing it, as a fleet sweep rebuilding many packs does.
     """
     index(name)
-    if not expressions:
-        return []
-    probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
-    sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(expressions)))
-    params = []
-    for expression in expressions:
-        params.extend((expression, cap))
-    counts = dict(conn.execute(sql, params).fetchall())
-    return [counts[i] for i in range(len(expressions))]
+    if cache is None:
+        cache = {}
+    missing = list(dict.fromkeys(expression for expression in expressions if (name, expression, cap) not in cache))
+    if missing:
+        probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
+        sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(missing)))
+        params = []
+        for expression in missing:
+            params.extend((expression, cap))
+        counts = dict(conn.execute(sql, params).fetchall())
+        for i, expression in enumerate(missing):
+            cache[(name, expression, cap)] = counts[i]
+    return [cache[(name, expression, cap)] for expression in expressions]
 
 
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
