@@ -199,8 +199,9 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
         clauses.append("t.project = ?")
         params.append(task["project"])
     if not fts.has(conn, "notes_fts"):
-        clauses.append("(" + " OR ".join(["n.content LIKE ? ESCAPE '\\'"] * len(tokens)) + ")")
-        params.extend(fts.like_pattern(token) for token in tokens)
+        matching, patterns = fts.like_any(["n.content"], tokens)
+        clauses.append(matching)
+        params.extend(patterns)
         rows = conn.execute(
             "SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
             f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",

@@ -20,6 +20,11 @@ Design decisions
     recall-stale`` find the event that produced a cited digest and recompute the bundle with
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
+  * **A sweep is one snapshot.**  ``recall-stale`` finds every cited event in one indexed
+    query and rebuilds the bundles inside one read transaction, so what does not depend on
+    the asking task (index posting counts, retrieval groups, section rows shared by tasks
+    with the same match and scope, item costs) is computed once and stays exact for every
+    rebuild.  Each rebuild is still the whole pack under its event's own parameters.
   * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
     sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
     related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
@@ -161,12 +166,12 @@ def latest_receipts(conn, task_id):
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
-def _core_pack(conn, task, params, now, full, memo, shared=None):
+def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
         return full
     if full["handoff_packed"] and full["truncated"]:
-        return build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
+        return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
     core["sections"] = [name for name in full["sections"] if name != "handoff"]
     if full["handoff_packed"]:
@@ -209,15 +214,6 @@ def digest_of(durable):
     return sha256_hex(canonical_json(sealed_form(durable)))
 
 
-def _sealed_parts(conn, task, agent, params, now, shared=None):
-    """What a bundle's two digests are taken over: ``(full pack, core pack, tail)``, the
-    tail being the agent, lease and receipts both share.  Read-only."""
-    memo, shared = {}, {} if shared is None else shared
-    full = build_pack(conn, task, params, now, memo=memo, shared=shared)
-    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
-    return full, _core_pack(conn, task, params, now, full, memo, shared), tail
-
-
 def bundle(conn, task_id, agent, params, now=None):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
@@ -228,10 +224,12 @@ def bundle(conn, task_id, agent, params, now=None):
 
     now = now or clock.now_iso()
     task = rows.get(conn, validate.identifier(task_id, "task id"))
-    full, core, tail = _sealed_parts(conn, task, agent, params, now)
+    memo = {}
+    full = build_pack(conn, task, params, now, memo=memo)
+    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
-    result["core_digest"] = digest_of({**core, **tail})
+    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
@@ -516,9 +514,11 @@ def stale(conn, *, recompute=False):
     "counts", "items"}``.
 
     The sweep runs in one read snapshot (:func:`mindos.store.db.read`): every rebuild sees
-    the same state, so the index posting counts one rebuild probes are exact for the next
-    and are probed once per sweep, not once per handoff.  Each rebuild is still the whole
-    bundle with its event's own parameters, exactly as :func:`bundle` builds it.
+    the same state, so the index posting counts and task-independent section rows one
+    rebuild reads are exact for the next and are read once per sweep, not once per handoff.
+    Each rebuild is still the whole bundle with its event's own parameters, exactly as
+    :func:`bundle` builds it; a fresh item needs only the core form, so the full pack is
+    built only for a stale item's ``current_digest``.
     """
     with db.read(conn, bulk=True):
         return _sweep(conn, recompute)
@@ -549,12 +549,19 @@ def _sweep(conn, recompute):
             else:
                 agent = event["payload"].get("agent")
                 agent = agent if isinstance(agent, str) else None
-                full, core, tail = _sealed_parts(conn, rows.get(conn, row["task_id"]), agent, params, now, shared)
+                task, memo = rows.get(conn, row["task_id"]), {}
+                # the core form directly (the pack as if the live handoff did not exist: what
+                # _core_pack derives from the full one), and the full pack only for the stale
+                # items that report its digest
+                core = build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
+                tail = {"agent": agent, "lease": lease_state(task, agent, now),
+                        "receipts": latest_receipts(conn, task["id"])}
                 item["checked_by"] = "recompute"
                 if digest_of({**core, **tail}) == event["payload"].get("core_digest"):
                     item["status"] = "fresh"
-                else:  # the full digest only for the stale items that report it
+                else:
                     item["status"] = "stale"
+                    full = build_pack(conn, task, params, now, memo=memo, shared=shared)
                     item["current_digest"] = digest_of({**full, **tail})
         counts[item["status"]] += 1
         items.append(item)

@@ -14,6 +14,8 @@ Design decisions
   * **Pinned bonus.**  A flat ``boost`` added for pinned notes.
   * **Order.**  Best ``rank_score`` first (rounded to 6 places); ties newest first
     (``created_at``, then ``id``, descending), so the order never depends on the input's.
+  * **Candidate set.**  A caller asking for N rows reranks the best POOL x N of its lexical
+    order, so a fresh or pinned note a little below the cut can still surface.
 """
 
 import functools
@@ -22,6 +24,7 @@ import math
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
 
+POOL = 4  # a rerank scores this many times the rows asked for, then keeps the best
 DEFAULT_HALF_LIFE_HOURS = 168
 DEFAULT_PINNED_BOOST = 0.5
 MAX_HALF_LIFE_HOURS = 87600

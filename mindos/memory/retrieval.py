@@ -276,42 +276,51 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
-def _surface_sql(kind, scoped, history):
+_NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+_FACT_OUTDATED = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+# Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
+# created_at, text, outdated, replaced_by), the joins after its content table, the project
+# scope and current-row filters, and its newest-first order (the substring twin's order).
+_SURFACES = {
+    "note": ("notes_fts",
+             "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
+             f" n.content AS text, {_NOTE_OUTDATED} AS outdated, n.superseded_by AS replaced_by",
+             " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND NOT {_NOTE_OUTDATED}",
+             "n.created_at DESC, n.id DESC"),
+    "memory": ("memories_fts",
+               "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
+               " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
+               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC"),
+    "fact": ("facts_fts",
+             "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+             " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+             f" {_FACT_OUTDATED} AS outdated, NULL AS replaced_by",
+             " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
+             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC"),
+    "handoff": ("handoffs_fts",
+                "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
+                " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
+                " h.superseded_by AS replaced_by",
+                " JOIN tasks t ON t.id = h.task_id", " AND t.project = :project", " AND h.superseded_by IS NULL",
+                "h.created_at DESC, h.id DESC"),
+}
+
+
+def _surface_sql(kind, scoped, history, like=None):
     """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
-    created_at, text, outdated, replaced_by.  Params: [now, expression, (project), CANDIDATES]."""
-    if kind == "note":
-        outdated = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
-        sql = ("SELECT 'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id,"
-               f" n.created_at AS created_at, n.content AS text, {outdated} AS outdated,"
-               " n.superseded_by AS replaced_by FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid"
-               " JOIN tasks t ON t.id = n.task_id WHERE notes_fts MATCH :expr"
-               + (" AND t.project = :project" if scoped else "") + ("" if history else f" AND NOT {outdated}")
-               + " ORDER BY bm25(notes_fts), n.id LIMIT :cap")
-        return "notes_fts", sql
-    if kind == "memory":
-        sql = ("SELECT 'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id,"
-               " m.created_at AS created_at, m.content AS text, m.retracted_at IS NOT NULL AS outdated,"
-               " m.superseded_by AS replaced_by FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid"
-               " WHERE memories_fts MATCH :expr"
-               + (" AND m.project IN (:project, '')" if scoped else "") + ("" if history else " AND m.retracted_at IS NULL")
-               + " ORDER BY bm25(memories_fts), m.id LIMIT :cap")
-        return "memories_fts", sql
-    if kind == "fact":
-        outdated = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
-        sql = ("SELECT 'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
-               " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
-               f" {outdated} AS outdated, NULL AS replaced_by FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-               " LEFT JOIN tasks t ON t.id = f.task_id WHERE facts_fts MATCH :expr"
-               + (" AND coalesce(t.project, '') IN (:project, '')" if scoped else "")
-               + ("" if history else f" AND NOT {outdated}") + " ORDER BY bm25(facts_fts), f.id LIMIT :cap")
-        return "facts_fts", sql
-    sql = ("SELECT 'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id,"
-           " h.created_at AS created_at, h.objective || ' ' || h.status AS text,"
-           " h.superseded_by IS NOT NULL AS outdated, h.superseded_by AS replaced_by"
-           " FROM handoffs_fts JOIN handoffs h ON h.id = handoffs_fts.rowid JOIN tasks t ON t.id = h.task_id"
-           " WHERE handoffs_fts MATCH :expr" + (" AND t.project = :project" if scoped else "")
-           + ("" if history else " AND h.superseded_by IS NULL") + " ORDER BY bm25(handoffs_fts), h.id LIMIT :cap")
-    return "handoffs_fts", sql
+    created_at, text, outdated, replaced_by.  Params: now, expr, (project), cap.
+
+    With ``like`` (a condition over the content table, from :func:`mindos.store.fts.like_any`)
+    the index is not used: the rows matching ``like``, newest first -- the substring twin of
+    a SQLite without FTS5."""
+    index, select, joins, scope, current, newest = _SURFACES[kind]
+    spec = fts.index(index)
+    table = f"{spec.table} {spec.alias}"
+    filters = (scope if scoped else "") + ("" if history else current)
+    if like is not None:
+        return index, f"SELECT {select} FROM {table}{joins} WHERE {like}{filters} ORDER BY {newest} LIMIT :cap"
+    return index, (f"SELECT {select} FROM {index} JOIN {table} ON {spec.alias}.{spec.rowid} = {index}.rowid{joins}"
+                   f" WHERE {index} MATCH :expr{filters} ORDER BY bm25({index}), {spec.alias}.id LIMIT :cap")
 
 
 _CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
@@ -325,7 +334,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     and every outdated row sorts after every current one.  ``project`` with scope
     ``project`` (the default when a project is given) keeps that project's rows plus
     project-less ones; ``global`` (the default without a project) keeps everything.
-    Read-only; tokenless queries return [].
+    Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
+    substring matches of any query word, newest first, without ``score``.
     """
     from mindos.core import validate  # lazy: only memory-search validates here
 
@@ -344,11 +354,11 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     if expression is None:
         return []
     scoped = scope == "project"
+    if not all(fts.has(conn, _SURFACES[kind][0]) for kind in SURFACES):
+        return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
     for kind in SURFACES:
         index, sql = _surface_sql(kind, scoped, include_history)
-        if not fts.has(conn, index):
-            continue
         indexes.append((index, _CONTENT[index]))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
@@ -373,6 +383,32 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     hits.sort(key=lambda h: (h["kind"], str(h["id"])))
     hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
     hits.sort(key=lambda h: (h.get("outdated", False), -h["score"]))
+    return hits[:limit]
+
+
+def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
+    """memory-search on a SQLite without FTS5: every surface's rows in which any query word
+    occurs as a substring of an indexed column, CANDIDATES newest per surface, merged current
+    first, then newest first (kind, id on ties).  The hits of :func:`memory_search` minus
+    ``score``."""
+    words = [group.word for group in query_groups]
+    found = []
+    for kind in SURFACES:
+        spec = fts.index(_SURFACES[kind][0])
+        like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
+        _, sql = _surface_sql(kind, scoped, include_history, like)
+        found.extend(conn.execute(sql, {"now": now, "project": project, "cap": CANDIDATES, **params}).fetchall())
+    hits = []
+    for row in found:
+        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
+               "created_at": row["created_at"], "text": row["text"]}
+        if include_history:
+            hit["outdated"] = bool(row["outdated"])
+            hit["replaced_by"] = row["replaced_by"]
+        hits.append(hit)
+    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
+    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
+    hits.sort(key=lambda h: h.get("outdated", False))
     return hits[:limit]
 
 
