@@ -63,6 +63,21 @@ def conn(home):
 
 
 @pytest.fixture
+def plain_conn(tmp_path, monkeypatch):
+    """A database built as on an SQLite without FTS5 (no *_fts tables at all, so every ranked
+    path takes its substring twin); front doors run in-process use its home."""
+    from mindos.store import fts
+
+    monkeypatch.setattr(db, "fts5_supported", lambda: False)
+    path = tmp_path / "plain"
+    connection = db.connect(str(path))
+    assert not any(fts.has(connection, name) for name in fts.INDEXES)
+    monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(path))
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
 def cli():
     """Run a front door in-process: ``cli("autopilot", "create", ...) -> (rc, out, err)``."""
 

@@ -40,18 +40,22 @@ class Budget:
         """Characters still free."""
         return self.limit - self.used
 
-    def take(self, item):
-        """Charge ``item`` if it fits; return whether it was packed."""
-        size = cost(item)
+    def take(self, item, size=None):
+        """Charge ``item`` if it fits; return whether it was packed.  ``size``: its
+        :func:`cost`, when the caller already knows it."""
+        size = cost(item) if size is None else size
         if size <= self.left():
             self.used += size
             return True
         self.truncated = True
         return False
 
-    def take_all(self, items):
-        """Offer ``items`` in order; return the ones that were packed."""
-        return [item for item in items if self.take(item)]
+    def take_all(self, items, sizes=None):
+        """Offer ``items`` in order; return the ones that were packed.  ``sizes``: their
+        costs, aligned with ``items``, when the caller already knows them."""
+        if sizes is None:
+            return [item for item in items if self.take(item)]
+        return [item for item, size in zip(items, sizes) if self.take(item, size)]
 
 
 class Section(NamedTuple):

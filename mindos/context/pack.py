@@ -39,7 +39,7 @@ Design decisions
 """
 
 from mindos.core import clock, validate
-from mindos.store import fts
+from mindos.store import db, fts
 from mindos.errors import InvalidInput
 from mindos.context import builder
 from mindos.context.builder import cost
@@ -133,13 +133,14 @@ def task_tokens(task):
     return list(dict.fromkeys(token.lower() for token in fts.tokens(text)))[:MAX_RELATED_TOKENS]
 
 
-def _posting_counts(conn, tokens, cap):
-    """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one statement)."""
-    counts = fts.match_counts(conn, "notes_fts", [fts.query(token) for token in tokens], cap)
+def _posting_counts(conn, tokens, cap, cache=None):
+    """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one
+    statement; ``cache``: see :func:`mindos.store.fts.match_counts`)."""
+    counts = fts.match_counts(conn, "notes_fts", [fts.query(token) for token in tokens], cap, cache)
     return dict(zip(tokens, counts))
 
 
-def query_tokens(conn, tokens):
+def query_tokens(conn, tokens, cache=None):
     """The tokens the related-notes FTS query ORs: ``(used, skipped_common)``.
 
     Index work is bounded: tokens are taken rarest first (fewest notes containing them,
@@ -150,9 +151,16 @@ def query_tokens(conn, tokens):
     recount capped at RELATED_FALLBACK_COUNT_CAP picks it; ties go to the earlier token,
     title first), so a task whose words are all common still finds its matches; the caller
     bounds that walk.  Tokens no note contains are dropped.  On a small home every token
-    is kept.
+    is kept.  ``cache`` shares posting counts between calls in one read snapshot.
     """
-    counts = _posting_counts(conn, tokens, RELATED_POSTINGS_BUDGET + 1)
+    used, skipped, _ = _plan_tokens(conn, tokens, cache)
+    return used, skipped
+
+
+def _plan_tokens(conn, tokens, cache=None):
+    """:func:`query_tokens` plus whether the used tokens' postings fit the budget (False
+    only when the one common token was kept)."""
+    counts = _posting_counts(conn, tokens, RELATED_POSTINGS_BUDGET + 1, cache)
     matched = [token for token in tokens if counts[token]]
     used, total = [], 0
     for token in sorted(matched, key=lambda t: (counts[t], t)):
@@ -161,12 +169,13 @@ def query_tokens(conn, tokens):
         used.append(token)
         total += counts[token]
     if matched and not used:  # every token is common: keep the rarest rather than none
-        recount = _posting_counts(conn, matched, RELATED_FALLBACK_COUNT_CAP)
+        recount = _posting_counts(conn, matched, RELATED_FALLBACK_COUNT_CAP, cache)
         used = [min(matched, key=lambda t: (recount[t], matched.index(t)))]
-    return used, len(matched) - len(used)
+        return used, len(matched) - 1, False
+    return used, len(matched) - len(used), True
 
 
-def related_candidates(conn, task, limit, scope, now):
+def related_candidates(conn, task, limit, scope, now, shared=None):
     """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
 
     Returns ``(notes, tokens_used, tokens_skipped)``.  Each note is a note dict
@@ -175,6 +184,10 @@ def related_candidates(conn, task, limit, scope, now):
     carries ``score`` (more negative = more relevant; ties by note id); without FTS5 any
     token matching as a substring qualifies, newest first, no score.  Retired notes never
     qualify; tokenless text yields no notes.
+
+    ``shared`` (a dict) keeps the index posting counts for the next call in the same read
+    snapshot (a fleet sweep rebuilding many packs passes one; see
+    :func:`mindos.context.recall.stale`).
     """
     tokens = task_tokens(task)
     if not tokens or limit == 0:
@@ -186,44 +199,41 @@ def related_candidates(conn, task, limit, scope, now):
         clauses.append("t.project = ?")
         params.append(task["project"])
     if not fts.has(conn, "notes_fts"):
-        clauses.append("(" + " OR ".join(["n.content LIKE ? ESCAPE '\\'"] * len(tokens)) + ")")
-        params.extend(fts.like_pattern(token) for token in tokens)
+        matching, patterns = fts.like_any(["n.content"], tokens)
+        clauses.append(matching)
+        params.extend(patterns)
         rows = conn.execute(
             "SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
             f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
         return [notes.row_to_note(row, now) for row in rows], len(tokens), 0
-    tokens, skipped = query_tokens(conn, tokens)
+    shared = {} if shared is None else shared
+    tokens, skipped, within_budget = _plan_tokens(conn, tokens, shared.setdefault("posting_counts", {}))
     if not tokens:
         return [], 0, skipped
-    # Rank inside the index, then walk the ranking in chunks, joining only as many hits as it
-    # takes to find ``limit`` that pass the filters.  BM25 scores at most the newest
-    # RELATED_POSTINGS_BUDGET postings: all of them for in-budget tokens, a bounded window
-    # for the one common token kept when nothing else matched.
-    ranked = conn.execute(
-        "SELECT rowid, score FROM (SELECT rowid, bm25(notes_fts) AS score FROM notes_fts"
-        " WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY score, rowid",
-        (fts.query(" ".join(tokens), "OR"), RELATED_POSTINGS_BUDGET),
-    ).fetchall()
+    # BM25 ranks at most the newest RELATED_POSTINGS_BUDGET postings: all of them for
+    # in-budget tokens, a bounded window for the one common token kept when nothing else
+    # matched (the postings at or above the floor rowid probed first).  The ranking
+    # statement joins each posting to its note and task and scores only those the filters
+    # keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit the filters drop
+    # costs two row lookups, never a BM25 evaluation.
+    expression = fts.query(" ".join(tokens), "OR")
+    with db.read(conn):  # the window and the ranking over it come from one snapshot
+        floor = None if within_budget else conn.execute(
+            "SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
+            (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
+        window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
+        rows = conn.execute(
+            "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
+            " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
+            f" WHERE notes_fts MATCH ?{window} AND {' AND '.join(clauses)} ORDER BY score, notes_fts.rowid LIMIT ?",
+            (expression, *bounds, *params, limit)).fetchall()
     items = []
-    start, chunk = 0, 8 * limit
-    while start < len(ranked):
-        window = ranked[start:start + chunk]
-        start, chunk = start + chunk, 2 * chunk  # few filters pass on a big fleet: widen fast
-        marks = ", ".join("?" * len(window))
-        found = {row["id"]: row for row in conn.execute(
-            f"SELECT n.*, t.title AS via_task_title FROM notes n JOIN tasks t ON t.id = n.task_id"
-            f" WHERE n.id IN ({marks}) AND {' AND '.join(clauses)}",
-            (*(hit[0] for hit in window), *params),
-        )}
-        for rowid, score in window:
-            if rowid in found:
-                item = notes.row_to_note(found[rowid], now)
-                item["score"] = round(score, 6)
-                items.append(item)
-                if len(items) == limit:
-                    return items, len(tokens), skipped
+    for row in rows:
+        item = notes.row_to_note(row, now)
+        item["score"] = round(item.pop("score"), 6)
+        items.append(item)
     return items, len(tokens), skipped
 
 

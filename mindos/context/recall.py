@@ -20,6 +20,11 @@ Design decisions
     recall-stale`` find the event that produced a cited digest and recompute the bundle with
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
+  * **A sweep is one snapshot.**  ``recall-stale`` finds every cited event in one indexed
+    query and rebuilds the bundles inside one read transaction, so what does not depend on
+    the asking task (index posting counts, retrieval groups, section rows shared by tasks
+    with the same match and scope, item costs) is computed once and stays exact for every
+    rebuild.  Each rebuild is still the whole pack under its event's own parameters.
   * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
     sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
     related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
@@ -37,12 +42,11 @@ from mindos.context import sections as extra
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused
+from mindos.memory import rerank as hybrid
 from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
 RECEIPTS_IN_BUNDLE = 3
-MAX_HALF_LIFE_HOURS = 87600
-MAX_PINNED_BOOST = 100.0
 PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
               "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost", "related_sessions")
 COUNT_FLAGS = {"related": "--related", "related_handoffs": "--related-handoffs", "dep_context": "--dep-context",
@@ -57,15 +61,6 @@ _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
 
 # ---------------------------------------------------------------------------------------
 # Parameters
-
-
-def _number(value, flag, low, high, *, low_open=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidInput(f"invalid {flag}: expected a number, got {validate.shown(value, 40)}")
-    if (value <= low if low_open else value < low) or value > high:
-        bound = "(" if low_open else "["
-        raise InvalidInput(f"invalid {flag}: expected a number in {bound}{low}, {high}], got {validate.shown(value, 40)}")
-    return value
 
 
 def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
@@ -91,11 +86,8 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
             raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
         params["recency_half_life_hours"] = params["pinned_boost"] = None
     else:
-        params["recency_half_life_hours"] = _number(
-            extra.DEFAULT_HALF_LIFE_HOURS if recency_half_life_hours is None else recency_half_life_hours,
-            "--recency-half-life-hours", 0, MAX_HALF_LIFE_HOURS)
-        params["pinned_boost"] = _number(extra.DEFAULT_PINNED_BOOST if pinned_boost is None else pinned_boost,
-                                         "--pinned-boost", 0, MAX_PINNED_BOOST, low_open=False)
+        params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours,
+                                                                                   pinned_boost)
     return params
 
 
@@ -120,12 +112,15 @@ def uses_extra_sections(params):
 # Building
 
 
-def build_pack(conn, task, params, now, *, with_handoff=True, memo=None):
+def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
     """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
     opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
-    shares fetched candidates between the builds of one bundle."""
+    shares fetched candidates between the builds of one bundle; ``shared`` shares index
+    posting counts and task-independent section results between the bundles built in one
+    read snapshot (see :func:`stale`)."""
     options = dict(params)
-    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo}
+    state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo,
+             "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
     for name, build, _ in legacy.SECTIONS.active(options):
@@ -310,6 +305,21 @@ def _cited(digest):
     return value
 
 
+def _producing(row, digest):
+    """``(event dict with parsed payload, "digest" | "core_digest")`` when the audited recall
+    ``row`` produced ``digest`` (as its digest or core digest), else None."""
+    try:
+        payload = json.loads(row["payload_json"])
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    for kind in ("digest", "core_digest"):
+        if payload.get(kind) == digest:
+            return {"id": row["id"], "action": row["action"], "created_at": row["created_at"], "payload": payload}, kind
+    return None
+
+
 def find_event(conn, task_id, digest):
     """The newest audited recall/resume of ``task_id`` that produced ``digest`` (as its
     digest or core digest): ``(event dict with parsed payload, "digest" | "core_digest")``
@@ -319,17 +329,29 @@ def find_event(conn, task_id, digest):
         " AND instr(payload_json, ?) > 0 ORDER BY id DESC",
         (task_id, *RECALL_ACTIONS, digest)).fetchall()
     for row in rows:
-        try:
-            payload = json.loads(row["payload_json"])
-        except ValueError:
-            continue
-        if not isinstance(payload, dict):
-            continue
-        for kind in ("digest", "core_digest"):
-            if payload.get(kind) == digest:
-                return {"id": row["id"], "action": row["action"], "created_at": row["created_at"],
-                        "payload": payload}, kind
+        found = _producing(row, digest)
+        if found is not None:
+            return found
     return None, None
+
+
+def cited_events(conn):
+    """Every live handoff citing a recall digest, oldest task first: ``[(handoff row, event
+    or None)]`` with the event as :func:`find_event` finds it, all in one indexed query
+    (the cited tasks' recall events, through ``idx_audit_entity``)."""
+    handoffs = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
+                            " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
+    events = {}
+    for row in conn.execute(
+            "SELECT h.id AS handoff_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
+            " FROM handoffs h JOIN audit_events a ON a.entity_id = h.task_id"
+            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' AND a.action IN (?, ?)"
+            " AND instr(a.payload_json, h.recall_digest) > 0 ORDER BY h.id, a.id DESC", RECALL_ACTIONS):
+        if row["handoff_id"] not in events:
+            found = _producing(row, row["recall_digest"])
+            if found is not None:
+                events[row["handoff_id"]] = found[0]
+    return [(row, events.get(row["id"])) for row in handoffs]
 
 
 def _legacy_params(payload):
@@ -490,16 +512,29 @@ def stale(conn, *, recompute=False):
     (the bundle rebuilt with the recorded parameters and its core digest compared).
     ``recompute`` forces the rebuild for every item.  Returns ``{"ok", "checked",
     "counts", "items"}``.
+
+    The sweep runs in one read snapshot (:func:`mindos.store.db.read`): every rebuild sees
+    the same state, so the index posting counts and task-independent section rows one
+    rebuild reads are exact for the next and are read once per sweep, not once per handoff.
+    Each rebuild is still the whole bundle with its event's own parameters, exactly as
+    :func:`bundle` builds it; a fresh item needs only the core form, so the full pack is
+    built only for a stale item's ``current_digest``.
     """
+    with db.read(conn, bulk=True):
+        return _sweep(conn, recompute)
+
+
+def _sweep(conn, recompute):
+    from mindos.work import rows  # lazy: the task rows
+
     statuses = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
     counts = dict.fromkeys(statuses, 0)
     items = []
     now = clock.now_iso()
-    rows = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
-                        " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
-    found = [(row, find_event(conn, row["task_id"], row["recall_digest"])[0]) for row in rows]
+    found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
     ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    shared = {}  # index statistics and task-independent results, shared by every rebuild (one snapshot)
     for row, event in found:
         item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
         if event is None:
@@ -513,13 +548,21 @@ def stale(conn, *, recompute=False):
                 item.update(status="fresh", checked_by="ledger")
             else:
                 agent = event["payload"].get("agent")
-                current = bundle(conn, row["task_id"], agent if isinstance(agent, str) else None, params, now)
+                agent = agent if isinstance(agent, str) else None
+                task, memo = rows.get(conn, row["task_id"]), {}
+                # the core form directly (the pack as if the live handoff did not exist: what
+                # _core_pack derives from the full one), and the full pack only for the stale
+                # items that report its digest
+                core = build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
+                tail = {"agent": agent, "lease": lease_state(task, agent, now),
+                        "receipts": latest_receipts(conn, task["id"])}
                 item["checked_by"] = "recompute"
-                if current["core_digest"] == event["payload"].get("core_digest"):
+                if digest_of({**core, **tail}) == event["payload"].get("core_digest"):
                     item["status"] = "fresh"
                 else:
                     item["status"] = "stale"
-                    item["current_digest"] = current["digest"]
+                    full = build_pack(conn, task, params, now, memo=memo, shared=shared)
+                    item["current_digest"] = digest_of({**full, **tail})
         counts[item["status"]] += 1
         items.append(item)
     return {"ok": counts["fresh"] == len(items), "checked": len(items), "counts": counts, "items": items}

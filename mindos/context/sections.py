@@ -28,8 +28,11 @@ Design decisions
     passes the shared detector and is redacted (``[REDACTED:<kind>]``) before it is charged.
     Receipt payloads (never guarded) are always scrubbed.  Loading the detector costs a
     process about 60 ms of regex compilation, which is why the clean case skips it.
-  * **FTS5 only.**  On a SQLite build without FTS5 these sections match nothing (they report
-    ``matched: 0``) rather than scan every row; the legacy related notes keep their LIKE path.
+  * **Graceful fallback.**  On a SQLite build without FTS5 the same sections match by
+    substring: a row qualifies when any word of the task's text (its retrieval groups'
+    words, stopwords dropped) occurs in any of the index's columns, read newest first up to
+    MATCH_CAP (:func:`_matches`).  Same shape, same orderings; text without a word matches
+    nothing.
   * **Scope is enforced.**  With ``--related-scope project`` (the default) candidates come
     from the task's project (memories: plus project-less ones; facts: unlinked or linked to
     a task of this project); ``global`` searches everything.  There is no fallback.
@@ -40,20 +43,15 @@ Design decisions
 """
 
 import json
-import math
 
-from mindos.context import pack
-from mindos.core import clock
-from mindos.memory import retrieval
+from mindos.context import builder, pack
+from mindos.memory import rerank, retrieval
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
 # whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows.
 POSTINGS_BUDGET = 500
 MATCH_CAP = 2000
-RERANK_POOL = 4  # rerank looks at this many times --related candidates before cutting to N
-DEFAULT_HALF_LIFE_HOURS = 168
-DEFAULT_PINNED_BOOST = 0.5
 
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
@@ -75,12 +73,54 @@ def _memo(state, key, compute):
     return memo[key]
 
 
+def _shared(state, key, compute):
+    """``compute()`` once per read snapshot, for results that depend on ``key`` alone (never
+    on which task asked): a fleet sweep rebuilding many bundles in one snapshot
+    (:func:`mindos.context.recall.stale`) shares them; a single bundle computes each once."""
+    shared = state.get("shared")
+    if shared is None:
+        return compute()
+    if key not in shared:
+        shared[key] = compute()
+    return shared[key]
+
+
+def _posting_cache(state):
+    """The index posting counts probed in this read snapshot (see :func:`_shared`)."""
+    shared = state.get("shared")
+    return None if shared is None else shared.setdefault("posting_counts", {})
+
+
+def _groups(state):
+    """The retrieval groups of the task's text (groups shared between the snapshot's tasks)."""
+    shared = state.get("shared")
+    cache = None if shared is None else shared.setdefault("groups", {})
+    return _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), cache))
+
+
 def _expression(state, index):
     """The task text's MATCH expression for ``index``: its rarest retrieval groups within
     POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded_expression`)."""
-    query_groups = _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"])))
+    query_groups = _groups(state)
     return _memo(state, ("expression", index), lambda: retrieval.bounded_expression(
-        state["conn"], index, query_groups, POSTINGS_BUDGET) if query_groups else None)
+        state["conn"], index, query_groups, POSTINGS_BUDGET, _posting_cache(state)) if query_groups else None)
+
+
+def _matches(state, index):
+    """``(cte, params)``: a ``WITH matches(rowid)`` naming the rows of ``index``'s content
+    table that match the task's text, at most the MATCH_CAP newest; None when none can.
+
+    With FTS5 they are the index's matches of :func:`_expression`; without it (the LIKE
+    twin) the rows where any of the task's words occurs in an indexed column."""
+    if fts.has(state["conn"], index):
+        expression = _expression(state, index)
+        return None if expression is None else (_MATCHES.format(index=index), [expression])
+    spec = fts.index(index)
+    condition, params = fts.like_any(spec.columns, [group.word for group in _groups(state)])
+    if condition is None:
+        return None
+    return (f"WITH matches(rowid) AS MATERIALIZED (SELECT {spec.rowid} FROM {spec.table} WHERE {condition}"
+            f" ORDER BY {spec.rowid} DESC LIMIT {MATCH_CAP})", params)
 
 
 def _counts(name, requested, matched, packed):
@@ -140,33 +180,40 @@ def _section(name, fetch, guarded):
             return [scrub(item) for item in items]
 
         items = _memo(state, name, fetched)
-        return _pack_items(name, items, state["options"][name], budget)
+        return _pack_items(state, name, items, budget)
 
     build.__name__ = f"section_{name}"
     return build
 
 
-def _pack_items(name, items, requested, budget):
-    packed = [item for item in items if budget.take(item)]
-    return {name: packed, **_counts(name, requested, len(items), len(packed))}
+def _sizes(state, items):
+    """Each item's budget cost (:func:`mindos.context.builder.cost`), computed once per item:
+    candidates are never changed once fetched, and the same ones are offered again when a
+    recall rebuilds its core form or a sweep packs rows another task's pack shared."""
+    shared = state.get("shared")
+    costs = {} if shared is None else shared.setdefault("costs", {})
+    sizes = []
+    for item in items:
+        known = costs.get(id(item))
+        if known is None or known[0] is not item:  # the item is kept with its size, so its id is never reused
+            known = costs[id(item)] = (item, builder.cost(item))
+        sizes.append(known[1])
+    return sizes
+
+
+def _pack_items(state, name, items, budget):
+    packed = budget.take_all(items, _sizes(state, items))
+    return {name: packed, **_counts(name, state["options"][name], len(items), len(packed))}
 
 
 # ---------------------------------------------------------------------------------------
 # Related notes with the temporal hybrid rerank
 
 
-def rerank_score(note, best, now, half_life, boost):
-    """Hybrid score of one note: normalized BM25 x recency decay (+ pinned boost)."""
-    lexical = 1.0 if "score" not in note or not best else note["score"] / best
-    hours = max(0, clock.seconds_between(note["created_at"], now) // 3600)
-    score = lexical * math.pow(0.5, hours / half_life) + (boost if note["pinned"] else 0.0)
-    return round(score, 6)
-
-
 def _related_pool(state, limit):
     options = state["options"]
     return _memo(state, ("related_pool", limit), lambda: pack.related_candidates(
-        state["conn"], state["task"], limit, options["related_scope"], state["now"]))
+        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared")))
 
 
 def _related_keys(options, candidates, packed, used, skipped):
@@ -185,28 +232,24 @@ def section_related_notes(state, budget):
     """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
     candidates fetched once per bundle; recall uses it in place of the pack's own."""
     candidates, used, skipped = _related_pool(state, state["options"]["related"])
-    return _related_keys(state["options"], candidates, budget.take_all(candidates), used, skipped)
+    return _related_keys(state["options"], candidates, budget.take_all(candidates, _sizes(state, candidates)), used,
+                         skipped)
 
 
 def section_related_notes_reranked(state, budget):
-    """``related_notes`` re-scored by :func:`rerank_score`; keys as the legacy section's plus
-    ``rerank`` (the half-life and boost used)."""
+    """``related_notes`` re-scored by :func:`mindos.memory.rerank.rerank` (the one hybrid
+    score); keys as the legacy section's plus ``rerank`` (the half-life and boost used)."""
     options = state["options"]
     limit = options["related"]
 
     def ranked():
-        pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * RERANK_POOL, 400),
-                                                      options["related_scope"], state["now"])
-        best = min((note["score"] for note in pool if "score" in note), default=None)
-        for note in pool:
-            note["rank_score"] = rerank_score(note, best, state["now"], options["recency_half_life_hours"],
-                                              options["pinned_boost"])
-        # best rank_score first; ties newest first
-        ordered = sorted(pool, key=lambda note: (note["rank_score"], note["created_at"], note["id"]), reverse=True)
+        pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * rerank.POOL, 400),
+                                                      options["related_scope"], state["now"], state.get("shared"))
+        ordered = rerank.rerank(pool, state["now"], options["recency_half_life_hours"], options["pinned_boost"])
         return ordered[:limit], used, skipped
 
     candidates, used, skipped = _memo(state, "related_reranked", ranked)
-    keys = _related_keys(options, candidates, budget.take_all(candidates), used, skipped)
+    keys = _related_keys(options, candidates, budget.take_all(candidates, _sizes(state, candidates)), used, skipped)
     keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
                       "pinned_boost": options["pinned_boost"]}
     return keys
@@ -219,21 +262,26 @@ def section_related_notes_reranked(state, budget):
 def _fetch_related_handoffs(state):
     """Live handoffs of other tasks matching the task's text, newest first."""
     conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
-    items = []
-    expression = _expression(state, "handoffs_fts") if requested and fts.has(conn, "handoffs_fts") else None
-    if expression is not None:
-        scope, params = "", []
-        if state["options"]["related_scope"] == "project":
-            scope, params = " AND t.project = ?", [task["project"]]
+    matches = _matches(state, "handoffs_fts") if requested else None
+    if matches is None:
+        return []
+    cte, match_params = matches
+    project = task["project"] if state["options"]["related_scope"] == "project" else None
+
+    def fetch():
+        # one row more than asked and no own-task filter, so tasks sharing the match and
+        # scope share the rows: a task has at most one live handoff (idx_handoffs_one_live),
+        # dropped below, and the first ``requested`` of the rest are exactly what is packed
+        scope, params = ("", []) if project is None else (" AND t.project = ?", [project])
         rows = conn.execute(
-            f"{_MATCHES.format(index='handoffs_fts')}"
-            " SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
+            f"{cte} SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
             " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id = h.task_id"
-            f" WHERE h.superseded_by IS NULL AND h.task_id <> ?{scope}"
-            " ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
-            (expression, task["id"], *params, requested)).fetchall()
-        items = [dict(row) for row in rows]
-    return items
+            f" WHERE h.superseded_by IS NULL{scope} ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
+            (*match_params, *params, requested + 1)).fetchall()
+        return [dict(row) for row in rows]
+
+    items = _shared(state, ("related_handoffs", cte, *match_params, project, requested), fetch)
+    return [item for item in items if item["task_id"] != task["id"]][:requested]
 
 
 # ---------------------------------------------------------------------------------------
@@ -285,22 +333,27 @@ def _fetch_related_facts(state):
     from mindos.memory import facts  # lazy: only --related-facts reads the fact graph
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
-    items = []
-    expression = _expression(state, "facts_fts") if requested and fts.has(conn, "facts_fts") else None
-    if expression is not None:
+    matches = _matches(state, "facts_fts") if requested else None
+    if matches is None:
+        return []
+    cte, match_params = matches
+    project = task["project"] if state["options"]["related_scope"] == "project" else None
+
+    def fetch():
         live, params = facts.live_clause("f", state["now"])
         scope = ""
-        if state["options"]["related_scope"] == "project":
+        if project is not None:
             scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
-            params = [*params, task["project"]]
+            params = [*params, project]
         columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
                                                      "valid_from", "valid_until"))
         rows = conn.execute(
-            f"{_MATCHES.format(index='facts_fts')} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
+            f"{cte} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
             f" WHERE {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
-            (expression, *params, requested)).fetchall()
-        items = [dict(row) for row in rows]
-    return items
+            (*match_params, *params, requested)).fetchall()
+        return [dict(row) for row in rows]
+
+    return _shared(state, ("related_facts", cte, *match_params, project, requested, state["now"]), fetch)
 
 
 def _fetch_related_semantic(state):
@@ -308,19 +361,22 @@ def _fetch_related_semantic(state):
     from mindos.memory import memories  # lazy: only --related-semantic reads the memory store
 
     conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
-    items = []
-    expression = _expression(state, "memories_fts") if requested and fts.has(conn, "memories_fts") else None
-    if expression is not None:
-        project = task["project"] if state["options"]["related_scope"] == "project" else None
+    matches = _matches(state, "memories_fts") if requested else None
+    if matches is None:
+        return []
+    cte, match_params = matches
+    project = task["project"] if state["options"]["related_scope"] == "project" else None
+
+    def fetch():
         scope, params = memories.scope_clause("m", project)
         rows = conn.execute(
-            f"{_MATCHES.format(index='memories_fts')}"
-            " SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
+            f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
             " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
             f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
-            (expression, *params, requested)).fetchall()
-        items = [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
-    return items
+            (*match_params, *params, requested)).fetchall()
+        return [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
+
+    return _shared(state, ("related_semantic", cte, *match_params, project, requested), fetch)
 
 
 def _fetch_related_sessions(state):
@@ -328,13 +384,13 @@ def _fetch_related_sessions(state):
     newest first (at DESC, session, seq): the session cache's pack section."""
     from mindos.memory import sessions  # lazy: only --related-sessions reads the session cache
 
-    conn, requested = state["conn"], state["options"]["related_sessions"]
-    if not requested or not fts.has(conn, "session_messages_fts"):
+    requested = state["options"]["related_sessions"]
+    matches = _matches(state, "session_messages_fts") if requested else None
+    if matches is None:
         return []
-    expression = _expression(state, "session_messages_fts")
-    if expression is None:
-        return []
-    return sessions.snippets(conn, _MATCHES.format(index="session_messages_fts"), expression, requested)
+    cte, match_params = matches
+    return _shared(state, ("related_sessions", cte, *match_params, requested),
+                   lambda: sessions.snippets(state["conn"], cte, match_params, requested))
 
 
 # Registered with the context pack's builder after the legacy sections, each behind its own

@@ -165,7 +165,10 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
     Without ``rank``: the literal substring in any of the four, newest window first.  With
     ``rank``: the retrieval engine (stems, prefixes, synonyms) over facts_fts, best first,
     each hit with ``score`` (higher = better).  Currently valid facts only unless
-    ``include_all`` (then each hit carries ``live``).  Tokenless queries return [].
+    ``include_all`` (then each hit carries ``live``).  Tokenless queries return [].  On a
+    SQLite without FTS5, ``rank`` degrades to substring matching of any query word (the
+    engine's words, stopwords dropped), live windows first, then newest: the ranked shape
+    minus ``score``.
     """
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
@@ -174,16 +177,25 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
     now = clock.now_iso()
     if rank and fts.has(conn, "facts_fts"):
         return _ranked(conn, query, now=now, include_all=include_all, limit=limit)
-    clauses, params = [], []
+    live, live_params = live_clause("f", now)
+    clauses, params, order = [], [], "f.valid_from DESC, f.id DESC"
     if not include_all:
-        live, params = live_clause("f", now)
         clauses.append(live)
-    pattern = fts.like_pattern(query)
-    clauses.append("(" + " OR ".join(f"f.{c} LIKE ? ESCAPE '\\'" for c in ("subject", "predicate", "object", "source"))
-                   + ")")
-    params = [*params, pattern, pattern, pattern, pattern]
+        params.extend(live_params)
+    columns = [f"f.{column}" for column in ("subject", "predicate", "object", "source")]
+    if rank:
+        from mindos.memory import retrieval  # lazy: only the ranked path reads the engine's words
+
+        matching, patterns = fts.like_any(columns, [group.word for group in retrieval.groups(query)])
+        if include_all:
+            order = f"({live}) DESC, {order}"  # closed windows after live ones, as the ranked path sorts them
+            patterns = [*patterns, *live_params]
+    else:
+        matching, patterns = fts.like_any(columns, [query])
+    clauses.append(matching)
+    params.extend(patterns)
     rows = conn.execute(f"SELECT {COLUMNS_SQL} FROM facts f WHERE {' AND '.join(clauses)}"
-                        " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (*params, limit))
+                        f" ORDER BY {order} LIMIT ?", (*params, limit))
     return [row_to_fact(row, now, with_live=include_all) for row in rows]
 
 

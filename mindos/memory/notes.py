@@ -33,6 +33,7 @@ from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
+from mindos.memory import rerank as hybrid
 
 KINDS = ("fact", "decision", "observation", "evidence", "constraint")
 DEFAULT_KIND = "fact"
@@ -337,19 +338,30 @@ def history(conn, nid):
     return {"note_id": nid, "head_id": head, "length": len(chain), "chain": chain}
 
 
-def search(conn, query, *, kind=None, project=None, status=None, rank=False, include_expired=False, limit=50):
+def search(conn, query, *, kind=None, project=None, status=None, rank=False, include_expired=False, limit=50,
+           rerank=False, recency_half_life_hours=None, pinned_boost=None):
     """Keyword search over live notes; newest first, or BM25 order with ``score`` under ``rank``.
 
     The substring path matches ``query`` literally; the ranked path requires every query
     word (conjunctive; stopwords dropped), each matching through its stems, as a prefix and
     through the shipped synonyms (:mod:`mindos.memory.retrieval`).  Tokenless queries return [].  Retirees are excluded unless
     ``include_expired``.  Each hit carries its task's project, title and status.
+
+    ``rerank`` re-scores the best ``rerank.POOL`` x ``limit`` hits with the temporal hybrid
+    score (:func:`mindos.memory.rerank.rerank`: normalized BM25 x recency decay with
+    ``recency_half_life_hours``, plus ``pinned_boost`` for pins), keeps the best ``limit``
+    and gives each its ``rank_score``.  Substring hits (no ``--rank``, or no FTS5) count as
+    full lexical matches, so they rerank by recency and pins alone.
     """
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
     kind_value = check_kind(kind) if kind else None
     project = validate.identifier(project, "--project") if project else None
     status = validate.status(status) if status else None
     limit = validate.positive_int(limit, "--limit", maximum=10000)
+    if rerank:
+        half_life, boost = hybrid.options(recency_half_life_hours, pinned_boost)
+    elif recency_half_life_hours is not None or pinned_boost is not None:
+        raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
     if not fts.tokens(query):
         return []
     now = clock.now_iso()
@@ -375,8 +387,12 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         expression = " AND ".join(group.expression() for group in retrieval.groups(query))
     found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
                             where=clauses, params=params, order="n.created_at DESC, n.id DESC",
-                            ranked_order="n.id", rank=rank, limit=limit, expression=expression)
-    return [row_to_note(row, now) for row in found]
+                            ranked_order="n.id", rank=rank, limit=limit * hybrid.POOL if rerank else limit,
+                            expression=expression)
+    hits = [row_to_note(row, now) for row in found]
+    if rerank:
+        return hybrid.rerank(hits, now, half_life, boost)[:limit]
+    return hits
 
 
 def expired(conn):

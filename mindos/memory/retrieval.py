@@ -130,11 +130,17 @@ class Group:
         self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
                                 f" {text}" if kind == "prefix" else f" {text} ")
                                for (kind, text), weight in terms.items()), key=lambda check: -check[0])
+        self._expression = None
 
     def expression(self):
         """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
         covers ("certificate" under ``certificat*``) are left out: the match is the same and
-        every prefix term costs a walk of the index's term list."""
+        every prefix term costs a walk of the index's term list.  Built once per group."""
+        if self._expression is None:
+            self._expression = self._build_expression()
+        return self._expression
+
+    def _build_expression(self):
         prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
         kept = []
         for (kind, text) in sorted(self.terms):
@@ -152,20 +158,30 @@ class Group:
         return 0.0
 
 
-def groups(text):
+def groups(text, cache=None):
     """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
 
     When every word is a stopword the words themselves are used, so a query is never
-    silently empty."""
+    silently empty.  A group depends only on its word and the word before it, and is never
+    changed once built, so ``cache`` (a dict) may share groups between many texts."""
+    cache = {} if cache is None else cache
+
+    def group(word, previous=None):
+        # the previous word matters only when the two form a listed synonym phrase
+        key = (word, previous if previous and f"{previous} {word}" in _SYNONYMS else None)
+        if key not in cache:
+            cache[key] = Group(*key)
+        return cache[key]
+
     tokens = words(text)
     chosen, seen, previous = [], set(), None
     for token in tokens:
         if token not in STOPWORDS and token not in seen:
             seen.add(token)
-            chosen.append(Group(token, previous))
+            chosen.append(group(token, previous))
         previous = token
     if not chosen:
-        chosen = [Group(token) for token in dict.fromkeys(tokens)]
+        chosen = [group(token) for token in dict.fromkeys(tokens)]
     return chosen[:MAX_GROUPS]
 
 
@@ -176,15 +192,16 @@ def match_expression(query_groups):
     return " OR ".join(group.expression() for group in query_groups)
 
 
-def bounded_expression(conn, index, query_groups, budget):
+def bounded_expression(conn, index, query_groups, budget, cache=None):
     """The MATCH expression for ``index`` ORing only the rarest groups whose matches add up
     to at most ``budget`` rows (counted per group, capped; ties keep query order).
 
     Common groups ("service", "run") match most of an index and say little about relevance;
     leaving them out keeps the work proportional to the budget.  When even the rarest group
     is over the budget it is kept alone, so a text whose words are all common still
-    matches.  None when no group matches anything."""
-    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1), budget)
+    matches.  None when no group matches anything.  ``cache``: see
+    :func:`mindos.store.fts.match_counts`."""
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)
 
 
 def coverage(query_groups, idf, text):
@@ -210,11 +227,9 @@ def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
-def group_counts(conn, query_groups, index, cap=DF_CAP):
+def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     """How many rows of ``index`` each group matches, each counted up to ``cap`` (one statement)."""
-    from mindos.store import fts as registry  # lazy: the shared rarity probe
-
-    return registry.match_counts(conn, index, [group.expression() for group in query_groups], cap)
+    return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):
@@ -262,38 +277,83 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
+_NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+_FACT_OUTDATED = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+# Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
+# created_at, text, outdated, replaced_by), the joins after its content table, the project
+# scope and current-row filters, and its newest-first order (the substring twin's order).
+_SURFACES = {
+    "note": ("notes_fts",
+             "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
+             f" n.content AS text, {_NOTE_OUTDATED} AS outdated, n.superseded_by AS replaced_by",
+             " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND NOT {_NOTE_OUTDATED}",
+             "n.created_at DESC, n.id DESC"),
+    "memory": ("memories_fts",
+               "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
+               " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
+               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC"),
+    "fact": ("facts_fts",
+             "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+             " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+             f" {_FACT_OUTDATED} AS outdated, NULL AS replaced_by",
+             " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
+             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC"),
+    "handoff": ("handoffs_fts",
+                "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
+                " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
+                " h.superseded_by AS replaced_by",
+                " JOIN tasks t ON t.id = h.task_id", " AND t.project = :project", " AND h.superseded_by IS NULL",
+                "h.created_at DESC, h.id DESC"),
+}
+
+
+def _surface_sql(kind, scoped, history, like=None):
+    """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
+    created_at, text, outdated, replaced_by.  Params: now, expr, (project), cap.
+
+    With ``like`` (a condition over the content table, from :func:`mindos.store.fts.like_any`)
+    the index is not used: the rows matching ``like``, newest first -- the substring twin of
+    a SQLite without FTS5."""
+    index, select, joins, scope, current, newest = _SURFACES[kind]
+    spec = fts.index(index)
+    table = f"{spec.table} {spec.alias}"
+    filters = (scope if scoped else "") + ("" if history else current)
+    if like is not None:
+        return index, f"SELECT {select} FROM {table}{joins} WHERE {like}{filters} ORDER BY {newest} LIMIT :cap"
+    return index, (f"SELECT {select} FROM {index} JOIN {table} ON {spec.alias}.{spec.rowid} = {index}.rowid{joins}"
+                   f" WHERE {index} MATCH :expr{filters} ORDER BY bm25({index}), {spec.alias}.id LIMIT :cap")
+
+
 WINDOW = 500  # a match set larger than this is ranked within its newest WINDOW rows (as packs do)
 POOL = 4 * CANDIDATES  # BM25's best rows taken from the index before the content join
 
 
 class _Surface:
-    """How one surface's candidates are fetched: its index, the content join and the
-    filters.  Rows: kind, id, project, task_id, created_at, text, outdated, replaced_by."""
+    """How one surface's candidates are fetched through its index (see :data:`_SURFACES`)."""
 
-    def __init__(self, kind, index, columns, table, key, joins, filters):
-        self.kind, self.index, self.columns, self.table, self.key, self.joins, self.filters = \
-            kind, index, columns, table, key, joins, filters
-
-    def source(self, rowid):
-        """The content table joined to ``rowid`` (the index's or the pool's), then the rest."""
-        return f"{self.table} ON {self.key} = {rowid}{self.joins}"
+    def __init__(self, kind, scoped, history):
+        self.index, self.columns, self.joins, scope, current, _ = _SURFACES[kind]
+        spec = fts.index(self.index)
+        self.table, self.key = f"{spec.table} {spec.alias}", f"{spec.alias}.{spec.rowid}"
+        self.filters = (scope if scoped else "") + ("" if history else current)  # " AND ..." each
 
     def ranked(self):
         """Candidates the fast way: BM25 ranks the (newest WINDOW) matches inside the index
         alone, and only its POOL best rows are joined and filtered.  Params: expr, now,
         project, window, pool, cap."""
+        where = f" WHERE {self.filters[len(' AND '):]}" if self.filters else ""
         return (f"WITH top(rowid, score) AS MATERIALIZED (SELECT rowid, score FROM (SELECT rowid,"
                 f" bm25({self.index}) AS score FROM {self.index} WHERE {self.index} MATCH :expr"
                 f" ORDER BY rowid DESC LIMIT :window) ORDER BY score, rowid LIMIT :pool)"
-                f" SELECT {self.columns} FROM top JOIN {self.source('top.rowid')}"
-                f"{self.filters} ORDER BY top.score, top.rowid LIMIT :cap")
+                f" SELECT {self.columns} FROM top JOIN {self.table} ON {self.key} = top.rowid{self.joins}"
+                f"{where} ORDER BY top.score, top.rowid LIMIT :cap")
 
     def filtered(self):
         """Candidates when the filters reject most of the pool (a narrow project scope, a
         history-only match): the newest WINDOW matching rows that pass them, BM25-ranked."""
         return (f"SELECT * FROM (SELECT {self.columns}, bm25({self.index}) AS score, {self.index}.rowid AS r"
-                f" FROM {self.index} JOIN {self.source(self.index + '.rowid')}"
-                f" WHERE {self.index} MATCH :expr{self.filters.replace(' WHERE ', ' AND ', 1)}"
+                f" FROM {self.index} JOIN {self.table} ON {self.key} = {self.index}.rowid{self.joins}"
+                f" WHERE {self.index} MATCH :expr{self.filters}"
                 f" ORDER BY {self.index}.rowid DESC LIMIT :window) ORDER BY score, r LIMIT :cap")
 
     def fetch(self, conn, params, matches):
@@ -304,47 +364,6 @@ class _Surface:
             # fewer than asked although more rows matched: the filters dropped most of the pool
             rows = conn.execute(self.filtered(), params).fetchall()
         return rows
-
-
-def _surface(kind, scoped, history):
-    """The :class:`_Surface` of ``kind`` for a scoped (``:project``) or global search, with or
-    without outdated rows."""
-    if kind == "note":
-        outdated = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
-        where = ([" t.project = :project"] if scoped else []) + ([] if history else [f" NOT {outdated}"])
-        return _Surface(
-            "note", "notes_fts",
-            "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
-            f" n.content AS text, {outdated} AS outdated, n.superseded_by AS replaced_by",
-            "notes n", "n.id", " JOIN tasks t ON t.id = n.task_id", _where(where))
-    if kind == "memory":
-        where = ([" m.project IN (:project, '')"] if scoped else []) + ([] if history else [" m.retracted_at IS NULL"])
-        return _Surface(
-            "memory", "memories_fts",
-            "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
-            " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
-            "memories m", "m.seq", "", _where(where))
-    if kind == "fact":
-        outdated = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
-        where = ([" coalesce(t.project, '') IN (:project, '')"] if scoped else []) + \
-            ([] if history else [f" NOT {outdated}"])
-        return _Surface(
-            "fact", "facts_fts",
-            "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
-            " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
-            f" {outdated} AS outdated, NULL AS replaced_by",
-            "facts f", "f.id", " LEFT JOIN tasks t ON t.id = f.task_id", _where(where))
-    where = ([" t.project = :project"] if scoped else []) + ([] if history else [" h.superseded_by IS NULL"])
-    return _Surface(
-        "handoff", "handoffs_fts",
-        "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
-        " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
-        " h.superseded_by AS replaced_by",
-        "handoffs h", "h.id", " JOIN tasks t ON t.id = h.task_id", _where(where))
-
-
-def _where(conditions):
-    return (" WHERE" + " AND".join(conditions)) if conditions else ""
 
 
 _CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
@@ -358,7 +377,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     and every outdated row sorts after every current one.  ``project`` with scope
     ``project`` (the default when a project is given) keeps that project's rows plus
     project-less ones; ``global`` (the default without a project) keeps everything.
-    Read-only; tokenless queries return [].
+    Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
+    substring matches of any query word, newest first, without ``score``.
     """
     from mindos.core import validate  # lazy: only memory-search validates here
 
@@ -377,12 +397,12 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     if expression is None:
         return []
     scoped = scope == "project"
+    if not all(fts.has(conn, _SURFACES[kind][0]) for kind in SURFACES):
+        return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
     for kind in SURFACES:
-        surface = _surface(kind, scoped, include_history)
+        surface = _Surface(kind, scoped, include_history)
         index = surface.index
-        if not fts.has(conn, index):
-            continue
         indexes.append((index, _CONTENT[index]))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
@@ -410,6 +430,32 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     return hits[:limit]
 
 
+def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
+    """memory-search on a SQLite without FTS5: every surface's rows in which any query word
+    occurs as a substring of an indexed column, CANDIDATES newest per surface, merged current
+    first, then newest first (kind, id on ties).  The hits of :func:`memory_search` minus
+    ``score``."""
+    words = [group.word for group in query_groups]
+    found = []
+    for kind in SURFACES:
+        spec = fts.index(_SURFACES[kind][0])
+        like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
+        _, sql = _surface_sql(kind, scoped, include_history, like)
+        found.extend(conn.execute(sql, {"now": now, "project": project, "cap": CANDIDATES, **params}).fetchall())
+    hits = []
+    for row in found:
+        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
+               "created_at": row["created_at"], "text": row["text"]}
+        if include_history:
+            hit["outdated"] = bool(row["outdated"])
+            hit["replaced_by"] = row["replaced_by"]
+        hits.append(hit)
+    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
+    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
+    hits.sort(key=lambda h: h.get("outdated", False))
+    return hits[:limit]
+
+
 def _invalid(message):
     return InvalidInput(message)
 
@@ -424,13 +470,9 @@ def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit
         return []
     hits = []
     for kind in SURFACES:
-        surface = _surface(kind, project is not None, include_outdated)
-        index = surface.index
-        rows = conn.execute(
-            f"SELECT {surface.columns}, bm25({index}) AS bm25 FROM {index} JOIN {surface.source(index + '.rowid')}"
-            f" WHERE {index} MATCH :expr"
-            f"{surface.filters.replace(' WHERE ', ' AND ', 1)}",
-            {"now": now, "expr": expression, "project": project}).fetchall()
+        index, sql = _surface_sql(kind, project is not None, include_outdated)
+        sql = sql.replace(" LIMIT :cap", "").replace("SELECT ", f"SELECT bm25({index}) AS bm25, ", 1)
+        rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
         hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
                     for row in rows)
     hits.sort(key=lambda h: (h["score"], h["kind"], str(h["id"])))

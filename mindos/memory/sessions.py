@@ -369,14 +369,14 @@ def search(conn, query, *, role=None, rank=False, source=None, project=None, pro
     return [_hit(row) for row in found]
 
 
-def snippets(conn, matches_cte, expression, limit):
-    """Up to ``limit`` ingested messages among the index matches ``matches_cte`` binds (a
-    ``WITH matches(rowid) ...`` taking ``expression``), as provenance-tagged snippets in
+def snippets(conn, matches_cte, params, limit):
+    """Up to ``limit`` ingested messages among the matches ``matches_cte`` binds (a ``WITH
+    matches(rowid) ...`` of message ids taking ``params``), as provenance-tagged snippets in
     deterministic order (at DESC, session, seq): the ``--related-sessions`` pack section."""
     rows = conn.execute(
         f"{matches_cte} SELECT {_SELECT} FROM matches x CROSS JOIN session_messages m ON m.id = x.rowid"
         " JOIN session_files f ON f.id = m.file_id"
-        " ORDER BY m.at IS NULL, m.at DESC, f.session_id, m.seq, m.id LIMIT ?", (expression, limit)).fetchall()
+        " ORDER BY m.at IS NULL, m.at DESC, f.session_id, m.seq, m.id LIMIT ?", (*params, limit)).fetchall()
     return [_hit(row, SNIPPET_CHARS) for row in rows]
 
 

@@ -378,6 +378,45 @@ class write:
         return False
 
 
+BULK_READ_MMAP_BYTES = 1 << 30
+
+
+class read:
+    """``with read(conn):`` runs the block in one read transaction: every query in it sees
+    the same snapshot of the database, so results derived from one query (index statistics,
+    a section's candidates) stay exact for the others.  Nested in an open transaction it
+    joins that one.  Writes nothing; the transaction ends (COMMIT) when the block does.
+
+    ``bulk``: a long sweep revisiting pages all over the file (a fleet-wide rebuild of
+    packs).  For its duration the file is memory-mapped (up to BULK_READ_MMAP_BYTES), so a
+    page read again costs no system call and no copy into SQLite's small page cache.
+    """
+
+    def __init__(self, conn, *, bulk=False):
+        self.conn = conn
+        self.bulk = bulk
+        self.outer = False
+        self.mmap = None
+
+    def __enter__(self):
+        if self.bulk:
+            self.mmap = self.conn.execute("PRAGMA mmap_size").fetchone()[0]
+            self.conn.execute(f"PRAGMA mmap_size={max(self.mmap, BULK_READ_MMAP_BYTES)}")
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.outer = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if self.outer and self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+        finally:
+            if self.mmap is not None:
+                self.conn.execute(f"PRAGMA mmap_size={self.mmap}")
+        return False
+
+
 def connect_readonly(home, *, live=False):
     """Open ``home``'s database read-only, for inspection that must never mutate it.
 

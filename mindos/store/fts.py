@@ -10,7 +10,9 @@ Design decisions
     operators, quotes, ``*``, ``NEAR(`` and column filters typed by a user are plain words.
   * **One search path with a LIKE twin.**  :func:`text_search` runs the BM25 query when the
     index exists and falls back to an escaped substring match over the same columns when
-    the SQLite build has no FTS5, with the same filters and shape minus ``score``.
+    the SQLite build has no FTS5, with the same filters and shape minus ``score``.  Ranked
+    paths that OR the query's words (pack sections, memory-search) fall back the same way
+    through :func:`like_any`: any word as a substring of any indexed column.
   * **Drift is read from the index itself.**  ``count(*)`` on an external-content table
     reads through to the content table and cannot see drift; :func:`drift` lists the rowids
     the inverted index really holds (``fts5vocab``) and compares them with the content rows.
@@ -81,22 +83,49 @@ def like_pattern(text):
     return f"%{escaped}%"
 
 
-def match_counts(conn, name, expressions, cap):
+def like_any(columns, words, *, prefix=None):
+    """``(sql, params)``: a condition true when any of ``words`` occurs as a plain substring
+    (case-insensitive for ASCII, as LIKE is) in any of ``columns``: the any-token twin of a
+    ranked OR query on a SQLite without FTS5.  ``(None, [])`` when there is no word.
+
+    Placeholders are positional, or named ``:<prefix>0``, ``:<prefix>1``... when ``prefix``
+    is given (``params`` is then a dict), for statements that bind by name.
+    """
+    words = list(dict.fromkeys(words))
+    if not words:
+        return None, ([] if prefix is None else {})
+    terms, patterns = [], []
+    for word in words:
+        for column in columns:
+            terms.append(f"{column} LIKE {'?' if prefix is None else f':{prefix}{len(patterns)}'} ESCAPE '\\'")
+            patterns.append(like_pattern(word))
+    params = patterns if prefix is None else {f"{prefix}{i}": pattern for i, pattern in enumerate(patterns)}
+    return "(" + " OR ".join(terms) + ")", params
+
+
+def match_counts(conn, name, expressions, cap, cache=None):
     """How many rows of index ``name`` match each MATCH expression, each counted up to
     ``cap``, in one statement: the cheap rarity probe behind token selection.
 
     The expressions come from :func:`query`.  Returns counts aligned with ``expressions``.
+    ``cache`` (a dict) keeps the counts already probed and probes only the others: exact
+    while the caller holds one read snapshot (:func:`mindos.store.db.read`) across every
+    call sharing it, as a fleet sweep rebuilding many packs does.
     """
     index(name)
-    if not expressions:
-        return []
-    probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
-    sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(expressions)))
-    params = []
-    for expression in expressions:
-        params.extend((expression, cap))
-    counts = dict(conn.execute(sql, params).fetchall())
-    return [counts[i] for i in range(len(expressions))]
+    if cache is None:
+        cache = {}
+    missing = list(dict.fromkeys(expression for expression in expressions if (name, expression, cap) not in cache))
+    if missing:
+        probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
+        sql = " UNION ALL ".join(f"SELECT {i}, ({probe})" for i in range(len(missing)))
+        params = []
+        for expression in missing:
+            params.extend((expression, cap))
+        counts = dict(conn.execute(sql, params).fetchall())
+        for i, expression in enumerate(missing):
+            cache[(name, expression, cap)] = counts[i]
+    return [cache[(name, expression, cap)] for expression in expressions]
 
 
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,

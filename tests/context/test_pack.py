@@ -8,7 +8,6 @@ from conftest import script
 from mindos.context import pack as context
 from mindos.core import clock
 from mindos.memory import handoffs, notes
-from mindos.store import db, fts
 from mindos.work import tasks
 from mindos.errors import InvalidInput, NotFound
 from mindos.core.canonical import canonical_json
@@ -377,16 +376,6 @@ def test_related_window_widens_until_enough_pass_the_filters(conn):
 
 # ---------------------------------------------------------------------------------------
 # No FTS5
-
-
-@pytest.fixture
-def plain_conn(tmp_path, monkeypatch):
-    """A database built as on an SQLite without FTS5 (no *_fts tables at all)."""
-    monkeypatch.setattr(db, "fts5_supported", lambda: False)
-    connection = db.connect(str(tmp_path / "plain"))
-    assert not fts.has(connection, "notes_fts")
-    yield connection
-    connection.close()
 
 
 def test_substring_fallback_has_the_same_shape_minus_score(world, plain_conn):

@@ -455,3 +455,59 @@ def test_a_tampered_receipt_file_is_never_proven_fresh(conn, home):
     with open(receipt["path"], "w", encoding="utf-8") as handle:
         handle.write('{"tampered": true}\n')
     assert (_item(conn)["status"], _item(conn)["checked_by"]) == ("stale", "recompute")
+
+
+def _alone(conn, item):
+    """The verdict of one cited handoff recomputed on its own: its event found by itself,
+    the bundle rebuilt from scratch with the event's parameters (no sweep, no sharing)."""
+    event, _ = recall.find_event(conn, item["task_id"], item["recall_digest"])
+    params = recall.params_from_event(event["payload"])
+    current = recall.bundle(conn, item["task_id"], event["payload"]["agent"], params)
+    if current["core_digest"] == event["payload"]["core_digest"]:
+        return "fresh", None
+    return "stale", current["digest"]
+
+
+def test_a_batch_with_mixed_parameters_gets_the_verdicts_of_each_alone(conn):
+    # tasks sharing a project and words share the sweep's index counts and section rows;
+    # each task's own live handoff matches the shared related-handoffs query and must stay out
+    make_task(conn, "dep", title="Provision postgres pool cluster")
+    for tid in ("p1", "p2", "p3", "p4", "p5", "p6"):
+        make_task(conn, tid, title="Tune postgres pool for auth", description="pool settings")
+    make_task(conn, "far", project="Other", title="Tune postgres pool for billing")
+    graph.add_dependency(conn, "p3", "dep")
+    leases.claim(conn, "dep", "hermes")
+    receipts.add(conn, "dep", "ci", {"tests": "pass"})
+    lifecycle.complete(conn, "dep", "hermes")
+    for tid in ("p1", "p2", "far"):
+        notes.add(conn, tid, content=f"postgres pool size for {tid} is 20", pinned=tid == "p2")
+        handoffs.record(conn, tid, from_agent="hermes", to_agent="codex", objective=f"postgres pool tuned on {tid}")
+    memories.retain(conn, "auth postgres pool runs pgbouncer", project="Trove")
+    facts.assert_fact(conn, subject="service-auth", predicate="uses", obj="postgres-pool", source="codex")
+    mixed = {
+        "p1": P(related=5, related_handoffs=3),
+        "p2": P(**ALL),
+        "p3": P(budget=900, **ALL),  # truncated: the core form is rebuilt without the handoff
+        "p4": P(related=3, rerank=True, recency_half_life_hours=24, pinned_boost=0.25),
+        "p5": P(related=5, related_handoffs=3, related_scope="global", related_facts=2),
+        "p6": P(),
+        "far": P(related=5, related_handoffs=3, related_semantic=2),
+    }
+    for tid, params in mixed.items():
+        clock.advance(seconds=1)
+        sealed = recall.recall(conn, tid, agent="codex", params=params)
+        cited = sealed["digest"] if tid in ("p2", "p6") else sealed["core_digest"]
+        handoffs.record(conn, tid, from_agent="codex", to_agent="hermes", objective=f"postgres pool continued on {tid}",
+                        recall_digest=cited)
+    # drift for some: a matching handoff elsewhere, a note on p4's neighbours, a retracted fact
+    clock.advance(minutes=5)
+    make_task(conn, "late", title="Audit postgres pool")
+    handoffs.record(conn, "late", from_agent="hermes", to_agent="codex", objective="postgres pool audited for auth")
+    notes.add(conn, "p1", content="postgres pool raised to 40 for auth")
+    facts.retract(conn, facts.list_facts(conn)[0]["id"], reason="moved")
+    for recompute in (False, True):
+        report = recall.stale(conn, recompute=recompute)
+        assert report["checked"] == len(mixed)
+        verdicts = {item["task_id"]: (item["status"], item.get("current_digest")) for item in report["items"]}
+        assert verdicts == {item["task_id"]: _alone(conn, item) for item in report["items"]}
+        assert {status for status, _ in verdicts.values()} == {"fresh", "stale"}

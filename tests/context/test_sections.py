@@ -201,3 +201,56 @@ def test_dependency_receipt_payloads_are_scrubbed(conn, monkeypatch):
     lifecycle.complete(conn, "d1", "hermes")
     pack = _pack(conn, dep_context=1)
     assert "hunter22" not in json.dumps(pack) and "[REDACTED:" in pack["dep_context"][0]["receipt"]["payload"]["log"]
+
+
+# ---------------------------------------------------------------------------------------
+# Without FTS5: the same sections match by substring
+
+
+def _sections_world(conn):
+    _fleet(conn)
+    memories.retain(conn, "auth database password rotation runbook", project="Trove")
+    memories.retain(conn, "invoice export format", project="Trove")  # no word of t1
+    memories.retain(conn, "auth database of another project", project="Other")  # out of scope
+    fact = facts.assert_fact(conn, subject="auth-db", predicate="uses", obj="postgres-14", source="codex")
+    facts.assert_fact(conn, subject="billing", predicate="uses", obj="mysql", source="codex")
+    return fact
+
+
+ALL_SECTIONS = dict(related=5, related_handoffs=3, related_facts=5, related_semantic=5, related_sessions=3)
+
+
+def test_without_fts5_every_section_matches_any_word_by_substring(conn, plain_conn):
+    fact = _sections_world(plain_conn)
+    pack = _pack(plain_conn, **ALL_SECTIONS)
+    assert [h["objective"] for h in pack["related_handoffs"]] == ["auth database step 3"]  # own + other project out
+    assert [f["id"] for f in pack["related_facts"]] == [fact["id"]]
+    assert [m["content"] for m in pack["related_semantic"]] == ["auth database password rotation runbook"]
+    assert (pack["related_sessions"], pack["related_sessions_matched"]) == ([], 0)  # nothing ingested
+    wide = _pack(plain_conn, related_handoffs=3, related_semantic=5, related_scope="global")
+    assert [h["task_id"] for h in wide["related_handoffs"]] == ["x1", "t2"]
+    assert len(wide["related_semantic"]) == 2
+    # the same shape as with FTS5: every section, every key, every entry's fields
+    clock.set_now("2026-08-21T09:00:00Z")
+    _sections_world(conn)
+    ranked = _pack(conn, **ALL_SECTIONS)
+    assert ranked["sections"] == pack["sections"] and set(ranked) == set(pack)
+    for name in ("related_handoffs", "related_facts", "related_semantic"):
+        assert ranked[name] and all(set(entry) == set(ranked[name][0]) for entry in pack[name]), name
+    assert pack["related_handoffs"] == ranked["related_handoffs"]
+
+
+def test_without_fts5_tokenless_text_matches_nothing_and_recall_still_seals(plain_conn):
+    _sections_world(plain_conn)
+    make_task(plain_conn, "blank", title="!!! ??? ---")
+    pack = _pack(plain_conn, "blank", **ALL_SECTIONS)
+    for name in ("related_handoffs", "related_facts", "related_semantic", "related_sessions"):
+        assert pack[name] == [] and pack[f"{name}_matched"] == 0, name
+    assert pack["related_notes"] == [] and pack["related_matched"] == 0
+    sealed = recall.recall(plain_conn, "t1", agent="codex", params=P(**ALL_SECTIONS, dep_context=2, rerank=True))
+    handoffs.record(plain_conn, "t1", from_agent="codex", objective="carry on", recall_digest=sealed["core_digest"])
+    report = recall.stale(plain_conn, recompute=True)
+    assert report["counts"]["fresh"] == 1 and report["ok"] is True
+    memories.retain(plain_conn, "auth database failover drill", project="Trove")  # a new substring match
+    assert recall.stale(plain_conn)["counts"]["stale"] == 1
+    assert "related_semantic" in recall.diff(plain_conn, "t1", sealed["core_digest"])["sections_changed"]

@@ -82,6 +82,23 @@ def test_tool_errors_carry_the_stable_codes(srv, conn):
     assert invalid["structuredContent"]["error"]["code"] in ("invalid", "usage")
 
 
+def test_search_notes_tool_takes_the_rerank_options_of_the_cli(srv, conn):
+    from mindos.memory import notes
+    from tests.conftest import make_task
+
+    make_task(conn, "t1")
+    notes.add(conn, "t1", content="postgres pool sizing", pinned=True)
+    schema = tools.exposed()["search-notes"].schema["properties"]
+    assert schema["rerank"]["type"] == "boolean" and schema["rank"]["type"] == "boolean"
+    assert schema["recency_half_life_hours"]["type"] == schema["pinned_boost"]["type"] == "number"
+    answer = tool(srv, "search-notes", {"query": "postgres pool", "rank": True, "rerank": True,
+                                        "recency_half_life_hours": 24, "pinned_boost": 0.25})
+    hits = json.loads(answer["content"][0]["text"])
+    assert answer["isError"] is False and hits[0]["rank_score"] == 1.25
+    refused = tool(srv, "search-notes", {"query": "postgres pool", "pinned_boost": 0.25})
+    assert refused["isError"] and "need --rerank" in refused["structuredContent"]["error"]["message"]
+
+
 def test_an_unexpected_exception_is_an_internal_error_and_the_server_goes_on(srv, monkeypatch, caplog):
     from mindos.work import leases
 

@@ -101,6 +101,24 @@ def test_search_substring_and_ranked(conn):
     assert facts.search(conn, '" OR *', rank=True) == []
 
 
+def test_ranked_search_without_fts5_matches_any_word_by_substring(plain_conn):
+    conn = plain_conn
+    old = _assert(conn)
+    clock.advance(seconds=5)
+    newer = _assert(conn, subject="deploy-api", predicate="reads", obj="redis-cache")
+    _assert(conn, subject="billing", predicate="writes-to", obj="mysql")
+    # any word: the whole query is nowhere as one substring, its words are
+    assert facts.search(conn, "postgres redis") == []
+    ranked = facts.search(conn, "postgres redis", rank=True)
+    assert [f["id"] for f in ranked] == [newer["id"], old["id"]] and "score" not in ranked[0]
+    assert set(ranked[0]) == set(facts.search(conn, "redis")[0])  # the substring shape
+    assert facts.search(conn, "!!!", rank=True) == [] and facts.search(conn, '" OR *', rank=True) == []
+    facts.retract(conn, newer["id"], reason="moved")
+    assert [f["id"] for f in facts.search(conn, "postgres redis", rank=True)] == [old["id"]]
+    history = facts.search(conn, "postgres redis", rank=True, include_all=True)
+    assert [(f["id"], f["live"]) for f in history] == [(old["id"], True), (newer["id"], False)]  # closed windows last
+
+
 def test_metrics_counts(conn):
     fact = _assert(conn)
     _assert(conn, obj="redis-7")

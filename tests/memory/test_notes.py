@@ -471,6 +471,101 @@ def test_search_without_fts_degrades_to_substring(conn, corpus):
     assert [h["id"] for h in hits] == [corpus["other"], corpus["rate"]] and "score" not in hits[0]
 
 
+# search-notes --rerank: the temporal hybrid score the packs use
+
+
+@pytest.fixture
+def aged(conn, task):
+    """Three postgres notes: an old one that matches best, a fresh weaker one, an old pin."""
+    ids = {}
+    ids["old"] = notes.add(conn, task, content="postgres pool postgres pool sizing notes")["id"]
+    ids["pin"] = notes.add(conn, task, content="postgres pool is pinned for the cutover plan today", pinned=True)["id"]
+    clock.advance(hours=48, minutes=30)  # the old ones are 48.5 h old: floored to 48
+    ids["fresh"] = notes.add(conn, task, content="postgres pool raised to 40 after the incident review")["id"]
+    return ids
+
+
+def test_rerank_scores_bm25_recency_and_pins_with_the_pack_formula(cli_json, conn, aged):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    plain = cli_json("autopilot", "search-notes", "postgres pool", "--rank")
+    assert plain[0]["id"] == aged["old"] and all("rank_score" not in hit for hit in plain)
+    hits = cli_json("autopilot", "search-notes", "postgres pool", "--rank", "--rerank",
+                    "--recency-half-life-hours", "24")
+    assert [h["id"] for h in hits] == [aged["pin"], aged["fresh"], aged["old"]]
+    by_id = {hit["id"]: hit for hit in hits}
+    best = min(hit["score"] for hit in hits)
+    assert by_id[aged["old"]]["rank_score"] == 0.25  # lexical 1.0, two half-lives
+    assert by_id[aged["fresh"]]["rank_score"] == round(by_id[aged["fresh"]]["score"] / best, 6)
+    assert by_id[aged["pin"]]["rank_score"] == round(by_id[aged["pin"]]["score"] / best * 0.25 + 0.5, 6)
+    # the same hits as --rank, only re-scored and re-ordered; --pinned-boost moves the pin
+    assert sorted(h["id"] for h in hits) == sorted(h["id"] for h in plain)
+    boosted = cli_json("autopilot", "search-notes", "postgres pool", "--rank", "--rerank", "--recency-half-life-hours",
+                       "24", "--pinned-boost", "0")
+    assert [h["id"] for h in boosted] == [aged["fresh"], aged["old"], aged["pin"]]
+    default = cli_json("autopilot", "search-notes", "postgres pool", "--rank", "--rerank")  # 168 h, 0.5
+    assert default[0]["id"] == aged["pin"] and default[0]["rank_score"] > 1
+
+
+def test_rerank_is_the_function_the_packs_use(conn, aged):
+    from mindos.memory import rerank
+
+    hits = notes.search(conn, "postgres pool", rank=True)
+    expected = rerank.rerank([dict(hit) for hit in hits], clock.now_iso(), 24, 0.5)
+    assert notes.search(conn, "postgres pool", rank=True, rerank=True, recency_half_life_hours=24) == expected
+
+
+def test_rerank_looks_past_the_limit_and_keeps_limit_rows(conn, aged):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    assert [h["id"] for h in notes.search(conn, "postgres pool", rank=True, limit=1)] == [aged["old"]]
+    hits = notes.search(conn, "postgres pool", rank=True, limit=1, rerank=True, recency_half_life_hours=24,
+                        pinned_boost=0)
+    assert [h["id"] for h in hits] == [aged["fresh"]]  # BM25 put it below the cut; recency brings it up
+
+
+def test_rerank_without_rank_scores_substring_hits_as_full_matches(cli_json, conn, aged):
+    # the substring path has no BM25: every hit counts 1.0, so recency and pins decide
+    hits = cli_json("autopilot", "search-notes", "postgres pool", "--rerank", "--recency-half-life-hours", "24")
+    assert [(h["id"], h["rank_score"]) for h in hits] == [(aged["fresh"], 1.0), (aged["pin"], 0.75), (aged["old"], 0.25)]
+    assert all("score" not in hit for hit in hits)
+
+
+def test_rerank_ties_go_to_the_newest(conn, task):
+    first = notes.add(conn, task, content="redis cache warmed")["id"]
+    second = notes.add(conn, task, content="redis cache flushed")["id"]  # same instant, later id
+    clock.advance(minutes=10)  # the same whole hour: equal recency, equal scores
+    hits = notes.search(conn, "redis cache", rerank=True)
+    assert [h["id"] for h in hits] == [second, first] and hits[0]["rank_score"] == hits[1]["rank_score"]
+
+
+def test_without_fts_rank_rerank_counts_every_row_as_a_full_match(conn, aged):
+    conn._fts_tables = set()  # what a build without FTS5 reports
+    hits = notes.search(conn, "postgres pool", rank=True, rerank=True, recency_half_life_hours=24)
+    assert [(h["id"], h["rank_score"]) for h in hits] == [(aged["fresh"], 1.0), (aged["pin"], 0.75), (aged["old"], 0.25)]
+
+
+def test_without_rerank_the_output_is_unchanged(cli, conn, aged):
+    for rank in ([], ["--rank"]):
+        rc, out, err = cli("autopilot", "search-notes", "postgres pool", *rank)
+        assert rc == 0 and err == "" and "rank_score" not in out
+        expected = notes.search(conn, "postgres pool", rank=bool(rank))
+        assert json.loads(out) == expected
+        assert notes.search(conn, "postgres pool", rank=bool(rank), rerank=False) == expected
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--recency-half-life-hours", "24"], "need --rerank"),
+    (["--pinned-boost", "1"], "need --rerank"),
+    (["--rerank", "--recency-half-life-hours", "0"], "invalid --recency-half-life-hours"),
+    (["--rerank", "--recency-half-life-hours", "nan"], "invalid --recency-half-life-hours"),
+    (["--rerank", "--pinned-boost", "-1"], "invalid --pinned-boost"),
+])
+def test_rerank_options_are_validated(cli, aged, argv, message):
+    rc, out, err = cli("autopilot", "search-notes", "postgres pool", "--rank", *argv)
+    assert rc != 0 and out == "" and message in err
+
+
 def test_fts_stays_in_step_with_insert_update_delete_supersede(conn, corpus):
     if not fts.has(conn, "notes_fts"):
         pytest.skip("SQLite without FTS5")

@@ -100,6 +100,32 @@ def test_outdated_rows_are_hidden_and_with_history_always_rank_below(conn):
     assert [h["outdated"] for h in history] == sorted(h["outdated"] for h in history)
 
 
+def test_memory_search_without_fts5_matches_any_word_by_substring(conn, plain_conn, cli_json):
+    note, fleet, fact, handoff = _surfaces(plain_conn)
+    hits = retrieval.memory_search(plain_conn, "session expiry", project="Auth")
+    assert {(h["kind"], h["id"]) for h in hits} == {("note", note["id"]), ("memory", fleet["id"]),
+                                                    ("fact", fact["id"]), ("handoff", handoff["id"])}
+    assert all(set(h) == {"kind", "id", "project", "task_id", "created_at", "text"} for h in hits)  # minus score
+    assert [h["created_at"] for h in hits] == sorted((h["created_at"] for h in hits), reverse=True)
+    assert all(h["project"] in ("Auth", "") for h in hits)
+    assert "Billing" in {h["project"] for h in retrieval.memory_search(plain_conn, "session", scope="global")}
+    assert retrieval.memory_search(plain_conn, "!!! ???") == []
+    assert retrieval.memory_search(plain_conn, "the of") == []  # stopwords alone: their own words, no match here
+    history = retrieval.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
+    assert {h["outdated"] for h in history} == {False}
+    memories.forget(plain_conn, fleet["id"])
+    assert ("memory", fleet["id"]) not in {(h["kind"], h["id"]) for h in
+                                           retrieval.memory_search(plain_conn, "session expiry", project="Auth")}
+    outdated = retrieval.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
+    assert outdated[-1]["id"] == fleet["id"] and outdated[-1]["outdated"] is True  # outdated rows sort last
+    cli_hits = cli_json("autopilot", "memory-search", "session expiry", "--project", "Auth", "--limit", "2")
+    assert len(cli_hits) == 2 and "score" not in cli_hits[0]
+    # the ranked engine finds the same rows where the words match literally
+    _surfaces(conn)
+    ranked = retrieval.memory_search(conn, "session expiry", project="Auth")
+    assert sorted((h["kind"], h["text"]) for h in ranked) == sorted((h["kind"], h["text"]) for h in hits)
+
+
 @pytest.mark.parametrize("kwargs", [{"query": ""}, {"query": "x" * 1001}, {"query": "a", "project": "bad id!"},
                                     {"query": "a", "scope": "galaxy"}, {"query": "a", "scope": "project"},
                                     {"query": "a", "limit": 0}, {"query": "a", "limit": 10**6}])

@@ -271,6 +271,19 @@ def test_related_sessions_section_is_flag_gated_and_deterministic(conn, store):
                          params=recall.make_params(related_sessions=3))["fresh"] is True
 
 
+def test_related_sessions_without_fts5_match_any_word_by_substring(plain_conn, store):
+    make_task(plain_conn, "t1", title="Fix the redirect cookie bug")
+    _ingest(plain_conn, store, apply=True)
+    packed = recall.pack(plain_conn, "t1", recall.make_params(related_sessions=3))
+    items = packed["related_sessions"]
+    assert 0 < len(items) <= 3 and packed["related_sessions_matched"] == len(items)
+    assert all("redirect" in i["snippet"].lower() or "cookie" in i["snippet"].lower() for i in items)
+    assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)
+    assert {"source", "profile", "project", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])
+    make_task(plain_conn, "t2", title="...")
+    assert recall.pack(plain_conn, "t2", recall.make_params(related_sessions=3))["related_sessions_matched"] == 0
+
+
 # --- CLI --------------------------------------------------------------------------------
 
 

@@ -197,6 +197,29 @@ def test_nested_write_joins_the_outer_transaction(conn):
     assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == 0
 
 
+def test_a_read_block_sees_one_snapshot_and_restores_the_connection(conn, home):
+    tasks.create(conn, project="P", title="before", task_id="before")
+    other = db.connect(str(home))
+    try:
+        mmap = conn.execute("PRAGMA mmap_size").fetchone()[0]
+        with db.read(conn, bulk=True):
+            assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+            tasks.create(other, project="P", title="after", task_id="after")  # another writer commits meanwhile
+            assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1  # still the snapshot
+            assert conn.execute("PRAGMA mmap_size").fetchone()[0] >= mmap  # clamped to what the build allows
+        assert not conn.in_transaction
+        assert conn.execute("PRAGMA mmap_size").fetchone()[0] == mmap
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 2
+    finally:
+        other.close()
+    with db.write(conn):  # nested in a write transaction, a read joins it and ends nothing
+        tasks.create(conn, project="P", title="inside", task_id="inside")
+        with db.read(conn):
+            assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 3
+        assert conn.in_transaction
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 3
+
+
 def test_a_home_without_fts5_builds_and_skips_the_indexes(tmp_path, monkeypatch):
     monkeypatch.setattr(db, "fts5_supported", lambda: False)
     conn = db.connect(str(tmp_path / "nofts"))

@@ -28,6 +28,26 @@ def test_unknown_index_names_are_a_programming_error(conn):
         fts.match_counts(conn, "nope_fts", ['"x"'], 5)
 
 
+def test_match_counts_probe_only_what_the_cache_lacks(conn, monkeypatch):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for text in ("alpha beta", "alpha", "gamma"):
+        notes.add(conn, "t1", content=text)
+    cache = {}
+    assert fts.match_counts(conn, "notes_fts", ['"alpha"', '"gamma"'], 5, cache) == [2, 1]
+    statements = []
+    conn.set_trace_callback(lambda sql: sql.startswith("--") or statements.append(sql))  # not FTS5's own
+    try:
+        assert fts.match_counts(conn, "notes_fts", ['"gamma"', '"alpha"'], 5, cache) == [1, 2]
+        assert statements == []  # both counts came from the cache
+        assert fts.match_counts(conn, "notes_fts", ['"alpha"', '"beta"'], 1, cache) == [1, 1]
+        assert len(statements) == 1  # another cap is another probe: one statement for both
+    finally:
+        conn.set_trace_callback(None)
+    assert fts.match_counts(conn, "notes_fts", ['"alpha"'], 5) == [2]  # no cache: probed every time
+
+
 @pytest.mark.parametrize("text", ['" OR 1=1 --', "title:secret", "NEAR(a b)", "a* AND -b", "%_%", "'); DROP TABLE notes; --"])
 def test_user_text_never_becomes_query_syntax(conn, text):
     make_task(conn, "t1", title="plain words only")

@@ -65,20 +65,27 @@ def cmd_note_history(conn, args):
 
 def add_search_notes(sub):
     p = make_parser(sub, "search-notes",
-                    'autopilot.py search-notes "rate limit" --project Trove --kind fact --rank')
+                    'autopilot.py search-notes "postgres pool" --rank --rerank --recency-half-life-hours 24')
     p.add_argument("query", help="text to look for (taken literally)")
     p.add_argument("--kind", help="only notes of this kind")
     p.add_argument("--project", help="only notes on tasks of this project")
     p.add_argument("--status", help="only notes on tasks in this status")
     p.add_argument("--rank", action="store_true", help="BM25-ranked, all tokens required; hits carry score")
     p.add_argument("--include-expired", action="store_true", help="also surface retired (expired unpinned) notes")
+    p.add_argument("--rerank", action="store_true",
+                   help="order by normalized BM25 x recency decay + pinned boost (rank_score); without --rank"
+                        " every substring hit counts as a full match")
+    p.add_argument("--recency-half-life-hours", type=float, metavar="H",
+                   help="rerank recency half-life in hours (default 168)")
+    p.add_argument("--pinned-boost", type=float, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
     flags.limit(p, 50, "at most this many (default 50)")
     p.set_defaults(handler=cmd_search_notes)
 
 
 def cmd_search_notes(conn, args):
     return notes.search(conn, args.query, kind=args.kind, project=args.project, status=args.status,
-                        rank=args.rank, include_expired=args.include_expired, limit=args.limit)
+                        rank=args.rank, include_expired=args.include_expired, limit=args.limit, rerank=args.rerank,
+                        recency_half_life_hours=args.recency_half_life_hours, pinned_boost=args.pinned_boost)
 
 
 def add_notes_expired(sub):
