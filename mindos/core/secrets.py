@@ -299,7 +299,8 @@ def _detectors():
     skipped = "".join(f"(?<!{re.escape(prefix + joint)}token)"
                       for prefix in ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
                                      "max", "min", "num", "total", "count", "n") for joint in ("", "_", ".", "-"))
-    candidate_word = {"pass": ("pass(?:word|wd|phrase|(?<![a-z0-9]pass))", ""),
+    # (atomic: a word that fails as "password" does not fail again as "pass")
+    candidate_word = {"pass": ("pass(?>word|wd|phrase|(?<![a-z0-9]pass))", ""),
                       "token": ("token", f"(?:(?<![a-z0-9_.-]token)|(?<=[a-z0-9_.-]token){skipped})"),
                       "key": ("key(?<=[a-z_-]key)", key_word)}
 
@@ -441,8 +442,9 @@ def _detectors():
         # prose: "the password is hunter2abc", "the admin password for staging was ..."
         _Detector("password_assignment", ("password", None),
                   r"p(?<![A-Za-z0-9_]p)(?:assword|asswd|assphrase|wd)" + prose + value,
-                  [_flagged_pair(f"{literal}(?<![a-z0-9_]{literal}){tail}{prose}", password_flags, value)
-                   for literal, tail in (("pass", "(?:word|wd|phrase)"), ("pwd", ""))],
+                  [(fast, candidate.replace(prose, r"(?=\s+[fiow])" + prose, 1)) for fast, candidate in (
+                      _flagged_pair(f"{literal}(?<![a-z0-9_]{literal}){tail}{prose}", password_flags, value)
+                      for literal, tail in (("pass", "(?:word|wd|phrase)"), ("pwd", "")))],
                   target="folded", needs=(("pass", "pwd"),)),
         _Detector("cli_flag", "assignment",
                   r"(?<![A-Za-z0-9-])--(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-key))"
