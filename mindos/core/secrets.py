@@ -23,7 +23,32 @@ Design decisions
     Cookie headers flag only session-like cookies with long mixed values.
   * Overlaps resolve to the most specific kind when redacting (``api_key=sk-...`` is
     replaced as ``openai_key``), while :func:`scan` reports every kind that fired.
+  * Detection reads a normalized view: NFKC with format characters (zero-width space, word
+    joiner, soft hyphen, bidi controls, ...) removed, so a key split by U+200B or written in
+    fullwidth letters is still the key; redaction replaces the original characters.
   * Patterns compile on first use, so commands that never store text never pay for them.
+
+Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed.py``)
+  * Every detector has a *shape*, the regex that defines what it finds, and a *fast form*
+    that finds the same matches: the shape opening on its literal (``AKIA``, ``sk-``,
+    ``://``, the credential word) with any look-behind moved after that literal, so the
+    regex engine skips ahead by substring search instead of trying the whole pattern at
+    every position.  Case-insensitive shapes run case-sensitively, in lowercase, over a
+    folded copy of the view (:func:`_fold`, one character for one), which is what lets the
+    engine skip.  ``_findings(view, reference=True)`` runs the shapes plainly; the tests
+    (tests/core/test_secret_engine.py) require both to agree on the corpus, mixtures of it,
+    fuzzed key/value text and hostile inputs.
+  * Matches are consumed exactly as one pass of the shape consumes them (a rejected value
+    still hides what it covers).  The generic shapes repeat the cheap part of their value
+    check inside the regex as a ``good`` flag (enough characters, a digit, not a
+    placeholder), and a cheaper required form of it finds candidates, so the many matches
+    that cannot pass ("secret: x", "token: 1234") cost no Python work; a candidate is judged
+    on its own first, and the match sequence is followed only when one passes (:func:`_flagged`).
+  * :func:`scan` stops a detector at its first finding: it reports kinds, not spans.
+  * Regexes compile one at a time on first use, and in a short text a detector runs only when
+    the text holds its literals, so a write of a few short fields compiles little.
+  * ASCII text is its own view; other text is normalized as a whole wherever that equals
+    normalizing it character by character (:func:`_view`).
 
 Interface (stable; handoffs and context packs call it):
   * ``scan(text) -> list[str]``: sorted unique finding kinds.
@@ -35,6 +60,8 @@ Interface (stable; handoffs and context packs call it):
     outright when credential-shaped: an id can be neither redacted nor allowed.
 """
 
+import bisect
+import itertools
 import re
 
 
@@ -42,9 +69,11 @@ import re
 # a specific kind wins the redaction label.
 _GENERIC = frozenset({"password_assignment", "api_key_assignment", "bearer_token", "basic_auth",
                       "connection_string", "cli_password", "session_cookie"})
+_ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 
-_PATTERNS = None
+_DETECTORS = None
 _PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
+_COOKIE_PAIR = _PRIVATE_KEY = None
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -54,34 +83,68 @@ _COMMANDS = {
     "redis-cli": r"(?<![\w-])redis-cli(?![\w-])",
 }
 _COMMAND_RES = {}
+# a cli_password detector runs only when the folded text names one of its tools
+_COMMAND_GATES = {"curl": ("curl",), "mysql": ("mysql", "mariadb"), "sshpass": ("sshpass",),
+                  "redis-cli": ("redis-cli",)}
+
+# the characters of a generic key (assignment) and of an XML element name, as folded
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_XML_KEY_CHARS = _KEY_CHARS | {":"}
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
-# One cheap pass first: text without any detector's anchor cannot match any detector (keep
-# in step with the patterns; the measured corpus test catches a gap).  Plain substring tests
-# on the lowered text run at memory speed (about 2 ms for 64 KiB), where one case-insensitive
-# alternation regex took ~100 ms; only the two case-sensitive anchors need a look of their own.
-_ANCHORS = (
-    "-----begin", "akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa",
-    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "xox", "xapp-", "hooks.slack",
-    "aiza", "gocspx-", "sk_", "rk_", "whsec_", "npm_", "pypi-", "hf_", "sg.", ":aa", "_v1_", "shp", "eyj", "://",
-    "bearer", "authorization", "pass", "pwd", "secret", "token", "key", "credential", "curl", "mysql", "mariadb",
-    "redis-cli", "cookie",
-)
-_DISCORD_ANCHOR = None
+class _Detector:
+    """One detector: ``kind``; ``check``, the value check a match must pass; ``shape``, the
+    regex that defines it; ``target``, "view" or "folded" (a folded shape is matched
+    case-insensitively on the view and its fast forms are lowercase, for the folded text);
+    ``fast``, the fast regexes (several when the shape's alternatives open on different
+    literals, one each), given as ``(fast, candidate)`` source pairs when they carry the good
+    flag (``flagged``); ``back(view, match)``, the hit's start when a fast form opens after
+    the shape's start; ``gates``, literal groups the folded text must each hold one of before
+    the detector runs (``needs``: the same, checked in a short text only); ``walk``, a special
+    walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
+    ``kinds``, what it can report.
+    """
 
+    __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
+                 "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape")
 
-def _triggered(text):
-    """True when ``text`` holds an anchor of some detector (False: no detector can match)."""
-    global _DISCORD_ANCHOR
-    lowered = text.lower()
-    if any(anchor in lowered for anchor in _ANCHORS):
-        return True
-    if "SK" in text:  # Twilio's SK + 32 hex is case-sensitive
-        return True
-    if _DISCORD_ANCHOR is None:
-        # the token's middle: opening on a literal dot lets the engine skip ahead quickly
-        _DISCORD_ANCHOR = re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}")
-    return _DISCORD_ANCHOR.search(text) is not None
+    def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
+                 words=None):
+        self.kind, self.check, self.shape, self.target = kind, check, shape, target
+        pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
+        self._sources = [source for source, _ in pairs]
+        self._candidate_sources = [candidate for _, candidate in pairs]
+        self.flagged = bool(pairs) and pairs[0][1] is not None
+        self.back, self.gates, self.needs, self.walk, self.words = back, gates, needs, walk, words
+        self.kinds = _ASSIGNED if check == "assignment" else frozenset({kind})
+        # what each fast regex can report: a generic key's word family decides its kind
+        self.good_kinds = [self.kinds] * len(pairs)
+        if walk == "words":
+            self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
+        self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
+
+    # Everything compiles on first use, one regex at a time: a write of a few short fields
+    # compiles only the detectors whose literal it holds.
+    def fast(self, index=None):
+        """The fast regexes (or the one at ``index``)."""
+        for at in range(len(self._fast)) if index is None else (index,):
+            if self._fast[at] is None:
+                self._fast[at] = re.compile(self._sources[at])
+        return self._fast if index is None else self._fast[index]
+
+    def candidates(self, index):
+        """The candidate form of fast regex ``index`` (a flagged detector's)."""
+        if self._candidates[index] is None:
+            self._candidates[index] = re.compile(self._candidate_sources[index])
+        return self._candidates[index]
+
+    def shape_regex(self):
+        """The shape compiled to run on the view (case-insensitive when the target is folded)."""
+        if self._shape is None:
+            self._shape = re.compile(("(?i)" if self.target == "folded" else "") + self.shape)
+        return self._shape
 
 
 def _unlabelled(val):
@@ -90,23 +153,83 @@ def _unlabelled(val):
     return _LABEL.sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
 
 
-def _specific(kind, pattern, flags=0):
-    return kind, re.compile(pattern, flags), None
+# --- the good flag: the cheap half of a value check, inside the regex ---------------------
+# ``(?P<good>)`` is set when the value could pass its check.  It is a necessary condition
+# only (the check still runs on every flagged match) and a zero-width optional group in
+# front of the value, so it never changes what the regex matches or consumes.  A second,
+# required and cheaper form of it finds the candidates (see :func:`_flagged`).
+# (written as negated ASCII ranges: a class reaching U+10FFFF takes the compiler ~10 ms)
+_MAYBE_DIGIT = r"[^\x00-\x2f\x3a-\x7f]"              # what str.isdigit() accepts: 0-9 or non-ASCII
+_MAYBE_ALPHA = r"[^\x00-\x40\x5b-\x60\x7b-\x7f]"  # str.isalpha() likewise: A-Z, a-z or non-ASCII
+# placeholders and paths at the start of a value ("[" is left out: it may open a label the
+# check removes before it looks)
+_NOT_PLACEHOLDER = (r"(?![$%{<*]|\.\.\.|[xX]{4,}|(?i:your|my|the)[_-]|(?i:redacted|changeme|example|placeholder"
+                    r"|dummy)|[/~]|\.\.?/)")
+# a bare number with a unit ("12ms", "4.5k"), the whole run of the value; "i" stays out of
+# the unit, as folding turns dotted and dotless I into it (format ``run``: the value's class)
+_NOT_NUMBER = r"(?![\d.,:]+[a-hj-zA-HJ-Z%]{{0,3}}(?!{run}))"
 
 
-def _patterns():
-    """Compile the detectors once: ``[(kind, regex, value_check)]``.
+def _good(stop, *, length, alpha, number, bound):
+    """Lookaheads at the start of a value that runs until a character of ``stop`` (a class
+    body), at most ``bound`` characters: ``length`` characters, a digit, a letter
+    (``alpha``) or else a non-digit, no placeholder or path, and (``number``) not a bare
+    number with a unit."""
+    run = f"[^{stop}]"
+    other = _MAYBE_ALPHA if alpha else f"[^{stop}0-9]"
+    parts = [f"(?={run}{{{length}}})", f"(?={run}{{0,{bound - 1}}}?{_MAYBE_DIGIT})",
+             f"(?={run}{{0,{bound - 1}}}?{other})", _NOT_PLACEHOLDER]
+    if number:
+        parts.append(_NOT_NUMBER.format(run=run))
+    return "".join(parts)
+
+
+def _near(stop, *, length, number=True):
+    """The candidate search's cheaper superset of :func:`_good` for a value running until a
+    character of ``stop``: ``length`` characters, then 64 more or a digit and a non-digit
+    among the first 64 (it runs at every credential word, also those inside a long value),
+    and no placeholder or path."""
+    run = f"[^{stop}]"
+    near = (f"(?={run}{{{length}}})(?:(?={run}{{64}})|(?={run}{{0,63}}?{_MAYBE_DIGIT})"
+            f"(?={run}{{0,63}}?[^{stop}0-9])){_NOT_PLACEHOLDER}")
+    return near + (_NOT_NUMBER.format(run=run) if number else "")
+
+
+def _flags(exact, near):
+    """``(optional, required)``: the good flag as the fast form carries it (exact, optional,
+    zero-width) and as the candidate search requires it (``near``)."""
+    return f"(?:(?={exact})(?P<good>))?", f"(?={near})(?P<good>)"
+
+
+def _value_flags(stop_bare, *, length, alpha, number_quoted, bound=512):
+    """The good flags of a ``"dq"``, ``'sq'`` or bare value (a bare value is never a bare number)."""
+    exact = "|".join((f'"{_good(chr(34) + chr(10), length=length, alpha=alpha, number=number_quoted, bound=bound)}',
+                      f"'{_good(chr(39) + chr(10), length=length, alpha=alpha, number=number_quoted, bound=bound)}",
+                      _good(stop_bare, length=length, alpha=alpha, number=True, bound=bound)))
+    near = "|".join((f"[\"']{_near(chr(10), length=length, number=False)}", _near(stop_bare, length=length)))
+    return _flags(exact, near)
+
+
+def _flagged_pair(before, flags, after):
+    """The fast form (optional flag, then the value) and the candidate form (``before`` and
+    the required flag: where a match could be judged, the value itself unmatched)."""
+    return before + flags[0] + after, before + flags[1]
+
+
+def _detectors():
+    """Compile the detectors once, in reporting order (see :class:`_Detector`).
 
     A regex with a ``val`` group redacts just that group; otherwise the whole match.  A
     ``body`` group is what the value check inspects when it differs from the span.  Checks:
     None (the shape is enough), "mixed" (digits and letters), "assignment" (key = value,
     see :func:`_assignment`), ``("password", command)`` (a password-shaped dq/sq/bare value,
-    on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "basic",
-    "discord" and "password_url".
+    on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
+    "bearer", "basic", "discord" and "password_url".
     """
-    global _PATTERNS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
-    if _PATTERNS is not None:
-        return _PATTERNS
+    global _DETECTORS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
+    global _COOKIE_PAIR, _PRIVATE_KEY
+    if _DETECTORS is not None:
+        return _DETECTORS
     # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
     _LABEL = re.compile(r"\[REDACTED:[a-z0-9_]{1,48}\]")
     _PLACEHOLDER = re.compile(
@@ -121,87 +244,226 @@ def _patterns():
     _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember")
     # a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
     _NUMBER = re.compile(r"[\d.,:]+[a-zA-Z%]{0,3}")
+    # a cookie pair (after a ";": the folded header gets one in front) that could hold a
+    # session cookie: a session word before its first "=", then 16 characters, a digit, a letter
+    _COOKIE_PAIR = re.compile(r";(?=[^;=]*?(?:sess|sid|auth|token|jwt|remember))[^;=]*="
+                              rf"(?=[^;]{{16}})(?=[^;]*?{_MAYBE_DIGIT})(?=[^;]*?{_MAYBE_ALPHA})")
+    # the private key's parts: one pass of its shape takes a header, then everything to the
+    # first END line after it, or else the base64 body that follows
+    _PRIVATE_KEY = (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                    re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                    re.compile(r"[A-Za-z0-9+/=\s:-]*"))
+
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
                 r"|api[_-]?key|apikey|api[_-]?secret"
                 r"|secret[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
                 r"|master[_-]?key|account[_-]?key|auth[_-]?key|subscription[_-]?key|credentials?|pass)")
     value = r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<bare>[^\s\"'`,;()]{1,512}))"
     cli_value = r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>[^\s\"'`;|&()]{1,256}))"
-    _PATTERNS = [
-        _specific("private_key",
+    bare = r"\s\"'`,;()"
+    password_flags = _value_flags(bare, length=6, alpha=True, number_quoted=True)
+    cli_flags = _value_flags(r"\s\"'`;|&()", length=6, alpha=True, number_quoted=True, bound=256)
+
+    def specific(kind, lead, literal, rest, check=None):
+        """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
+        needs it (lowercase) in a short text."""
+        options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
+        width = len(options[0].replace("\\", ""))
+        fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
+        needs = tuple(option.replace("\\", "").lower() for option in options)
+        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,))
+
+    # ``needs``: the literals a detector's matches hold, checked in a short text so that a
+    # write of a few short fields compiles only what it may need (in a long one a substring
+    # search costs as much as the regex's own); ``gates`` are checked always.
+    https, authorization = (("https://",),), (("authorization",),)
+
+    # The generic key = value shapes open, in their fast form, on the credential word that
+    # ends the key: one regex per word family.  ``long`` flags a key that runs on for 65+
+    # characters before the word (the shape allows a 64-character prefix, checked then);
+    # ``cap`` a bare value that ran into its length cap (the next key may start inside it).
+    # A password word's value needs 6 characters, any other's 8 and a letter.
+    key_word = (r"(?:(?<=[_-]key)(?:(?<=api.key)|(?<=auth.key)|(?<=access.key)|(?<=master.key)"
+                r"|(?<=private.key)|(?<=signing.key)|(?<=account.key)|(?<=encryption.key)|(?<=subscription.key))"
+                r"|(?<=apikey)|(?<=authkey)|(?<=accesskey)|(?<=masterkey)|(?<=privatekey)|(?<=signingkey)"
+                r"|(?<=accountkey)|(?<=encryptionkey)|(?<=subscriptionkey))")
+    # (the password words come first: _Detector gives the first two families that kind)
+    words = (("pass", "(?:word|wd|phrase)?", True), ("pwd", "", True),
+             ("secret", "(?:[_-]?key(?:[_-]?base)?)?", False), ("token", "", False), ("key", key_word, False),
+             ("credential", "s?", False))
+    families = tuple(word for word, _, _ in words)
+
+    # The candidate forms also leave out two keys the check always refuses: a bare "pass"
+    # glued to the word before it (bypass, compass) and the paging and counting tokens
+    # (page_token, max_tokens; see _SKIP_KEY).
+    skipped = "".join(f"(?<!{re.escape(prefix + joint)}token)"
+                      for prefix in ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
+                                     "max", "min", "num", "total", "count", "n") for joint in ("", "_", ".", "-"))
+    # (atomic: a word that fails as "password" does not fail again as "pass")
+    candidate_word = {"pass": ("pass(?>word|wd|phrase|(?<![a-z0-9]pass))", ""),
+                      "token": ("token", f"(?:(?<![a-z0-9_.-]token)|(?<=[a-z0-9_.-]token){skipped})"),
+                      "key": ("key(?<=[a-z_-]key)", key_word)}
+
+    def by_word(chars, rest):
+        return [rest(f"{word}(?P<long>(?<={chars}{{65}}{word}))?{tail}",
+                     *candidate_word.get(word, (word + tail, "")), password) for word, tail, password in words]
+
+    # (a candidate form checks the cheap things first: the separator after its word (most
+    # credential words in prose have none), then the key before it, then the value, which
+    # may mean reading 64 characters)
+    def candidate(word, tie, after, flag):
+        return f"{word}(?={tie})(?>{after})(?={tie}{flag})" if after else f"{word}(?={tie}{flag})"
+
+    def assignment_rest(head, word, after, password):
+        flags = _value_flags(bare, length=6 if password else 8, alpha=not password, number_quoted=False)
+        tie = r"s?[\"']?\s*(?::=|=>|=|:)\s*"
+        return (head + tie + flags[0] + value[:-1] + r"(?P<cap>(?=[^\s\"'`,;()]))?)",
+                candidate(word, tie, after, flags[1]))
+
+    def xml_rest(head, word, after, password):
+        length = 6 if password else 8
+        flags = _flags(_good(r"<\s", length=length, alpha=not password, number=True, bound=512),
+                       _near(r"<\s", length=length))
+        return head + "s?>" + flags[0] + r"(?P<bare>[^<\s]{1,512})</", candidate(word, "s?>", after, flags[1])
+
+    bearer_flags = (r"(?:(?=(?=[a-z0-9._~+/-]*[a-z])(?:[a-z0-9._~+/-]*\d|[a-z0-9._~+/=-]{20}))(?P<good>))?",
+                    r"(?=[a-z0-9._~+/-]{16})(?=(?=[a-z0-9._~+/-]{0,63}?[a-z]|[a-z0-9._~+/-]{64})"
+                    r"(?:[a-z0-9._~+/-]{0,63}?\d|[a-z0-9._~+/=-]{20}))(?P<good>)")
+    cookie_flags = (r"(?:(?=[^\n\"']{0,4079}?=[^\n\"';]{16})(?P<good>))?",
+                    r"(?=[^\n\"']{0,63}?=[^\n\"';]{16}|[^\n\"']{64})(?P<good>)")
+    curl_flags = _flags(_good(r"\s\"'", length=6, alpha=True, number=True, bound=256), _near(r"\s\"'", length=6))
+    prose = (r"(?:\s+(?:for|of|on)\s+[^\s]{1,64})?"
+             r"\s+(?:is|was)(?:\s+(?:now|still|currently|just|set\s+to|changed\s+to))?\s+")
+
+    _DETECTORS = [
+        _Detector("private_key", None,
                   r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                  r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:-]*)"),
-        _specific("aws_access_key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)"
-                                    r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
-        ("aws_secret_key",
-         re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
-                    r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), None),
-        _specific("github_token", r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})"
-                                  r"(?![A-Za-z0-9_])"),
-        _specific("gitlab_token", r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
-        _specific("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
+                  r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:-]*)",
+                  [], walk="private_key", needs=(("-----begin",),)),
+        specific("aws_access_key", "[A-Za-z0-9]", "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)",
+                 r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        _Detector("aws_secret_key", None,
+                  r"aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
+                  r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+                  [r"aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
+                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"], target="folded", needs=(("aws",),)),
+        _Detector("github_token", None,
+                  r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})(?![A-Za-z0-9_])",
+                  [r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])",
+                   r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}(?![A-Za-z0-9_])"],
+                  needs=(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+        specific("gitlab_token", "[A-Za-z0-9_-]", "glpat-", r"[A-Za-z0-9_-]{20,}"),
+        specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
         # project/service/admin keys are specific by prefix; a plain sk- key must mix letters and
         # digits or carry OpenAI's T3BlbkFJ marker
-        _specific("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
-        ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-|proj-|svcacct-|admin-)"
-                                  r"(?P<body>[A-Za-z0-9_-]{20,})"), "openai"),
-        _specific("slack_token", r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})"),
-        _specific("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
-        _specific("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
-        _specific("google_oauth_secret", r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
-        _specific("stripe_key",
-                  r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})"),
-        _specific("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-        _specific("pypi_token", r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
-        _specific("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9])"),
-        _specific("sendgrid_key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"),
-        _specific("twilio_key", r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"),
-        _specific("telegram_bot_token", r"(?<![A-Za-z0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
-        _specific("digitalocean_token", r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])"),
-        _specific("shopify_token", r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
-        _specific("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?!ant-|proj-|svcacct-|admin-)(?P<body>[A-Za-z0-9_-]{20,})",
+                 check="openai"),
+        _Detector("slack_token", None,
+                  r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
+                  [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"],
+                  needs=(("xox", "xapp-"),)),
+        _Detector("slack_webhook", None, r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}",
+                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https),
+        specific("google_api_key", "[A-Za-z0-9_-]", "AIza", r"[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        specific("google_oauth_secret", "[A-Za-z0-9_-]", "GOCSPX-", r"[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
+        # sk_live_/rk_test_ open on "k_", one character after the shape's start
+        _Detector("stripe_key", None,
+                  r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})",
+                  [r"k_(?<![A-Za-z0-9_][sr]k_)(?<=[sr]k_)(?:live|test)_[0-9A-Za-z]{16,}",
+                   r"whsec_(?<![A-Za-z0-9_]whsec_)[A-Za-z0-9]{24,}"],
+                  back=lambda view, m: m.start() - (view[m.start()] == "k"), needs=(("sk_", "rk_", "whsec_"),)),
+        specific("npm_token", "[A-Za-z0-9_]", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        specific("pypi_token", "[A-Za-z0-9_-]", "pypi-AgE", r"[A-Za-z0-9_-]{50,}"),
+        specific("huggingface_token", "[A-Za-z0-9_]", "hf_", r"[A-Za-z0-9]{34,}(?![A-Za-z0-9])"),
+        specific("sendgrid_key", "[A-Za-z0-9]", r"SG\.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}"),
+        specific("twilio_key", "[A-Za-z0-9]", "SK", r"[0-9a-f]{32}(?![A-Za-z0-9])"),
+        # the bot id's 8-10 digits come before the ":AA" the fast form opens on
+        _Detector("telegram_bot_token", None, r"(?<![A-Za-z0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+                  [r":AA(?:(?<=(?<![A-Za-z0-9])\d{8}:AA)|(?<=(?<![A-Za-z0-9])\d{9}:AA)"
+                   r"|(?<=(?<![A-Za-z0-9])\d{10}:AA))[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"],
+                  back=lambda view, m: m.start() - _decimal_run(view, m.start()), needs=((":aa",),)),
+        _Detector("digitalocean_token", None, r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])",
+                  [r"_v1_(?<=(?<![A-Za-z0-9_])do[opr]_v1_)[a-f0-9]{64}(?![A-Za-z0-9])"],
+                  back=lambda view, m: m.start() - 3, needs=(("_v1_",),)),
+        specific("shopify_token", "[A-Za-z0-9_]", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
+        specific("jwt", "[A-Za-z0-9_-]", "eyJ", r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
         # base64(user snowflake) . timestamp . HMAC: the first part must decode to the id's 17-20
-        # digits (so it opens M[Tjz], N[DTjz] or O[DT])
-        ("discord_token",
-         re.compile(r"(?P<body>[MNO](?<![A-Za-z0-9_.-][MNO])[TDjz][A-Za-z0-9_-]{20,26})"
-                    r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"), "discord"),
-        _specific("discord_webhook", r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
-                                     r"\d{17,20}/[A-Za-z0-9_-]{60,80}"),
-        ("mailgun_key", re.compile(r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"), "mixed"),
-        ("connection_string",
-         re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,24}://[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@"
-                    r"[A-Za-z0-9.\[\]_-]"), "password_url"),
-        ("bearer_token",
-         re.compile(r"(?i)(?:\bbearer\s+|\bauthorization[\"']?\s*[:=]\s*[\"']?token\s+)"
-                    r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)"), "bearer"),
-        ("basic_auth", re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})"),
-         "basic"),
+        # digits (so it opens M[Tjz], N[DTjz] or O[DT]); the fast form opens on the first dot
+        _Detector("discord_token", "discord",
+                  r"(?P<body>[MNO](?<![A-Za-z0-9_.-][MNO])[TDjz][A-Za-z0-9_-]{20,26})"
+                  r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
+                  [r"\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})(?:"
+                   + "|".join(rf"(?<=(?<![A-Za-z0-9_.-])[MNO][TDjz][A-Za-z0-9_-]{{{n}}}\.)" for n in range(20, 27))
+                   + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"],
+                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28)),
+        _Detector("discord_webhook", None,
+                  r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
+                  r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
+                  [r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
+                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",))),
+        _Detector("mailgun_key", "mixed", r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])",
+                  [r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"], needs=(("key-",),)),
+        # the fast form opens on "://" and looks back for the 2-25 character scheme
+        _Detector("connection_string", "password_url",
+                  r"\b[a-z][a-z0-9+.-]{1,24}://[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@[A-Za-z0-9.\[\]_-]",
+                  [r"://(?=[^\s:/@\"']{0,128}:[^\s@/\"']{1,256}@[a-z0-9.\[\]_-])(?:"
+                   + "|".join(rf"(?<=\b[a-z][a-z0-9+.-]{{{n}}}://)" for n in range(1, 25))
+                   + r")[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@[A-Za-z0-9.\[\]_-]"],
+                  target="folded", walk="url", needs=(("://",),)),
+        _Detector("bearer_token", "bearer",
+                  r"(?:\bbearer\s+|\bauthorization[\"']?\s*[:=]\s*[\"']?token\s+)(?P<val>[A-Za-z0-9._~+/-]{16,}=*)",
+                  [_flagged_pair(f"{literal}(?<!\\w{literal}){rest}", bearer_flags,
+                                 r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)")
+                   for literal, rest in (("bearer", r"\s+"), ("authorization", r"[\"']?\s*[:=]\s*[\"']?token\s+"))],
+                  target="folded", needs=(("bearer", "authorization"),)),
+        _Detector("basic_auth", "basic",
+                  r"\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})",
+                  [r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})"],
+                  target="folded", needs=authorization),
         # one match per Cookie header; _cookie_hits picks the session-like cookies out of it
-        # (each regex opens on a literal and looks behind afterwards: the scan stays a fast search)
-        ("session_cookie", re.compile(r"(?i)cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?"
-                                      r"(?P<val>[^\n\"']{1,4096})"), "cookie"),
+        # (good: some "=" has 16 characters after it)
+        _Detector("session_cookie", "cookie",
+                  r"cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?(?P<val>[^\n\"']{1,4096})",
+                  [_flagged_pair(r"cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?",
+                                 cookie_flags, r"(?P<val>[^\n\"']{1,4096})")],
+                  target="folded", needs=(("cookie",),)),
         # curl -u/--user user:password, mysql -pPASSWORD, sshpass -p PASSWORD, redis-cli -a PASSWORD
-        ("cli_password", re.compile(r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:"
-                                    r"(?P<bare>[^\s\"']{1,256})"), ("password", "curl")),
-        ("cli_password", re.compile(r"-p(?<![\w-]-p)" + cli_value), ("password", "mysql")),
-        ("cli_password", re.compile(r"-p(?<![\w-]-p)\s*" + cli_value), ("password", "sshpass")),
-        ("cli_password", re.compile(r"-a(?<![\w-]-a)\s+" + cli_value), ("password", "redis-cli")),
+        _Detector("cli_password", ("password", "curl"),
+                  r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:(?P<bare>[^\s\"']{1,256})",
+                  [_flagged_pair(r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:", curl_flags,
+                                 r"(?P<bare>[^\s\"']{1,256})")], gates=(_COMMAND_GATES["curl"],)),
+        _Detector("cli_password", ("password", "mysql"), r"-p(?<![\w-]-p)" + cli_value,
+                  [_flagged_pair(r"-p(?<![\w-]-p)", cli_flags, cli_value)], gates=(_COMMAND_GATES["mysql"],)),
+        _Detector("cli_password", ("password", "sshpass"), r"-p(?<![\w-]-p)\s*" + cli_value,
+                  [_flagged_pair(r"-p(?<![\w-]-p)\s*", cli_flags, cli_value)], gates=(_COMMAND_GATES["sshpass"],)),
+        _Detector("cli_password", ("password", "redis-cli"), r"-a(?<![\w-]-a)\s+" + cli_value,
+                  [_flagged_pair(r"-a(?<![\w-]-a)\s+", cli_flags, cli_value)], gates=(_COMMAND_GATES["redis-cli"],)),
         # prose: "the password is hunter2abc", "the admin password for staging was ..."
-        ("password_assignment",
-         re.compile(r"(?i)p(?<![A-Za-z0-9_]p)(?:assword|asswd|assphrase|wd)(?:\s+(?:for|of|on)\s+[^\s]{1,64})?"
-                    r"\s+(?:is|was)(?:\s+(?:now|still|currently|just|set\s+to|changed\s+to))?\s+" + value),
-         ("password", None)),
-        ("cli_flag",
-         re.compile(r"(?i)(?<![A-Za-z0-9-])--(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-key))"
-                    r"(?:=|\s+)" + value), "assignment"),
-        ("xml_element",
-         re.compile(r"(?i)<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</"),
-         "assignment"),
-        ("assignment",
-         re.compile(r"(?i)(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
-                    r"\s*(?::=|=>|=|:)\s*" + value), "assignment"),
+        _Detector("password_assignment", ("password", None),
+                  r"p(?<![A-Za-z0-9_]p)(?:assword|asswd|assphrase|wd)" + prose + value,
+                  [(fast, candidate.replace(prose, r"(?=\s+[fiow])" + prose, 1)) for fast, candidate in (
+                      _flagged_pair(f"{literal}(?<![a-z0-9_]{literal}){tail}{prose}", password_flags, value)
+                      for literal, tail in (("pass", "(?:word|wd|phrase)"), ("pwd", "")))],
+                  target="folded", needs=(("pass", "pwd"),)),
+        _Detector("cli_flag", "assignment",
+                  r"(?<![A-Za-z0-9-])--(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-key))"
+                  r"(?:=|\s+)" + value,
+                  [_flagged_pair(r"--(?<![a-z0-9-]--)(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret"
+                                 r"|api-key))(?:=|\s+)", _value_flags(bare, length=6, alpha=False, number_quoted=False),
+                                 value)],
+                  target="folded", gates=(("--",), ("pass", "token", "secret", "api-key"))),
+        _Detector("xml_element", "assignment",
+                  r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
+                  by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
+                  gates=(("</",),), needs=(families,)),
+        _Detector("assignment", "assignment",
+                  r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
+                  r"\s*(?::=|=>|=|:)\s*" + value,
+                  by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
+                  needs=((":", "="), families)),
     ]
-    return _PATTERNS
+    return _DETECTORS
 
 
 def _has_digit(text):
@@ -212,12 +474,32 @@ def _has_alpha(text):
     return any(c.isalpha() for c in text)
 
 
-def _assignment(match):
+def _decimal_run(view, end):
+    """Length (at most 10) of the run of decimal digits ending at ``end``."""
+    length = 0
+    while length < 10 and end - length > 0 and view[end - length - 1].isdecimal():
+        length += 1
+    return length
+
+
+def _run_back(text, end, chars, limit):
+    """Length (at most ``limit``) of the run of ``chars`` ending at ``end``."""
+    length = 0
+    while length < limit and end - length > 0 and text[end - length - 1] in chars:
+        length += 1
+    return length
+
+
+def _value_group(match):
+    """The name of the value group (dq, sq or bare) that matched."""
+    return next(name for name in ("dq", "sq", "bare") if name in match.re.groupindex and match.start(name) >= 0)
+
+
+def _assignment(match, view):
     """Classify a ``key = value`` match: returns (kind, start, end) or None."""
-    groups = match.groupdict()
-    group = next(name for name in ("dq", "sq", "bare") if groups.get(name) is not None)
-    val = _unlabelled(match.group(group))
-    key = match.group("key")
+    group = _value_group(match)
+    val = _unlabelled(view[match.start(group):match.end(group)])
+    key = view[match.start("key"):match.end("key")]
     if _SKIP_KEY.search(key) or _BARE_PASS.search(key):
         return None
     if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
@@ -236,11 +518,11 @@ def _assignment(match):
     return kind, match.start(group), match.end(group)
 
 
-def _password_value(match):
+def _password_value(match, view):
     """The ``(start, end)`` of a password-shaped value group, or None: it must mix in a digit,
     not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
-    group = next(name for name in ("dq", "sq", "bare") if match.groupdict().get(name) is not None)
-    val = _unlabelled(match.group(group))
+    group = _value_group(match)
+    val = _unlabelled(view[match.start(group):match.end(group)])
     if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER.fullmatch(val):
         return None
     if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER.match(val):
@@ -262,31 +544,30 @@ def _runs_command(text, position, command, lines):
     return first is not None and first < position
 
 
-def _cookie_hits(match):
+def _cookie_hits(match, view):
     """Spans of session-like cookie values (name mentions sess/sid/auth/token/...; the value
     is 16+ characters mixing letters and digits) in one Cookie header match."""
-    group = "val" if match.group("val") is not None else "flag"
-    offset, header = match.start(group), match.group(group)
-    spans, cursor = [], 0
-    for pair in header.split(";"):
-        name, equals, val = pair.partition("=")
-        begin = offset + cursor + len(name) + 1
-        cursor += len(pair) + 1
-        val = _unlabelled(val.strip())
-        name = name.strip()
-        if not equals or not val or not _SESSION_COOKIE.search(name) or len(val) < 16:
+    offset, header = match.start("val"), view[match.start("val"):match.end("val")]
+    spans = []
+    # each pair of header.split(";") whose name, value and mix could pass (see _COOKIE_PAIR)
+    for pair in _COOKIE_PAIR.finditer(";" + _fold(header)):
+        first = pair.start()  # where the pair starts in the header
+        last = header.find(";", first)
+        name, val = header[first:pair.end() - 2], header[pair.end() - 1:len(header) if last < 0 else last]
+        raw = val.strip()
+        val = _unlabelled(raw)
+        if not val or not _SESSION_COOKIE.search(name.strip()) or len(val) < 16:
             continue
         if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val):
             continue
-        raw = pair.partition("=")[2].strip()
-        first = begin + pair.partition("=")[2].find(raw)
-        spans.append((first, first + len(raw)))
+        start = offset + pair.end() - 1 + (header[pair.end() - 1:].find(raw) if raw else 0)
+        spans.append((start, start + len(raw)))
     return spans
 
 
 def _is_snowflake(body):
     """True when a Discord token's first part is base64 of a 17-20 digit user id."""
-    import binascii
+    import binascii  # lazy: only a Discord-shaped token is decoded
 
     try:
         decoded = binascii.a2b_base64(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4))
@@ -295,119 +576,14 @@ def _is_snowflake(body):
     return decoded.isdigit() and 17 <= len(decoded) <= 20
 
 
-# Per-detector gates: literals (lowercase) every match of that detector contains, as groups
-# that must each have one member in the lowercased text.  A necessary condition only, so a
-# gate never changes what is found; it skips running a regex over text that cannot match it
-# (the generic ``assignment`` shape alone costs about 1 us a character).  Kinds without an
-# entry always run.  Keep each in step with its patterns: tests/core/test_secret_gates.py
-# compares gated and ungated findings over the whole corpus.
-_GATES = {
-    "private_key": (("-----begin",),),
-    "aws_access_key": (("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa"),),
-    "aws_secret_key": (("aws",),),
-    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
-    "gitlab_token": (("glpat-",),),
-    "anthropic_key": (("sk-ant-",),),
-    "openai_key": (("sk-",),),
-    "slack_token": (("xox", "xapp-"),),
-    "slack_webhook": (("hooks.slack.com",),),
-    "google_api_key": (("aiza",),),
-    "google_oauth_secret": (("gocspx-",),),
-    "stripe_key": (("sk_", "rk_", "whsec_"),),
-    "npm_token": (("npm_",),),
-    "pypi_token": (("pypi-age",),),
-    "huggingface_token": (("hf_",),),
-    "sendgrid_key": (("sg.",),),
-    "twilio_key": (("sk",),),
-    "telegram_bot_token": ((":aa",),),
-    "digitalocean_token": (("_v1_",),),
-    "shopify_token": (("shp",),),
-    "jwt": (("eyj",),),
-    "discord_token": ((".",),),
-    "discord_webhook": (("discord",),),
-    "mailgun_key": (("key-",),),
-    "connection_string": (("://",),),
-    "bearer_token": (("bearer", "authorization"),),
-    "basic_auth": (("authorization",),),
-    "session_cookie": (("cookie",),),
-    "password_assignment": (("pass", "pwd"),),
-    "cli_flag": (("--",),),
-    "xml_element": (("</",),),
-    "assignment": ((":", "="), ("pass", "pwd", "secret", "token", "key", "credential")),
-}
-# cli_password detectors are gated by the tool their line must run
-_COMMAND_GATES = {"curl": ("curl",), "mysql": ("mysql", "mariadb"), "sshpass": ("sshpass",),
-                  "redis-cli": ("redis-cli",)}
+def _is_basic_credential(val):
+    import binascii  # lazy: only an Authorization: Basic value is decoded
 
-
-# The generic assignment also needs its credential word right before the separator (the
-# key's last word, an optional 's' and quote, spaces, then ':' or '='); searched
-# case-sensitively in the lowercased text, which is an order of magnitude cheaper than the
-# detector's own case-insensitive scan with its 64-character lazy key prefix.
-_ASSIGNMENT_GATE = r"""(?:password|passwd|passphrase|pwd|base|secret|token|key|credentials?|pass)s?["']?\s*[:=]"""
-_REGEX_GATES = {}
-
-
-def _gated_out(kind, check, lowered):
-    if kind == "cli_password" and isinstance(check, tuple) and check[1] in _COMMAND_GATES:
-        gate = (_COMMAND_GATES[check[1]],)
-    else:
-        gate = _GATES.get(kind)
-    if gate is not None and not all(any(literal in lowered for literal in group) for group in gate):
-        return True
-    if kind == "assignment":
-        regex = _REGEX_GATES.get(kind)
-        if regex is None:
-            regex = _REGEX_GATES[kind] = re.compile(_ASSIGNMENT_GATE)
-        return regex.search(lowered) is None
-    return False
-
-
-def _findings(text):
-    """Every detector hit as ``(start, end, kind)``, unresolved (overlaps included)."""
-    hits = []
-    if not text or not _triggered(text):
-        return hits
-    patterns = _patterns()
-    lines = {}
-    lowered = text.lower()
-    for kind, regex, check in patterns:
-        if _gated_out(kind, check, lowered):
-            continue
-        for match in regex.finditer(text):
-            if check == "assignment":
-                found = _assignment(match)
-                if found:
-                    hits.append((found[1], found[2], found[0]))
-                continue
-            if check == "cookie":
-                hits.extend((start, end, kind) for start, end in _cookie_hits(match))
-                continue
-            if isinstance(check, tuple):  # ("password", command or None)
-                found = _password_value(match)
-                if found and (check[1] is None or _runs_command(text, match.start(), check[1], lines)):
-                    hits.append((found[0], found[1], kind))
-                continue
-            span = match.span("val") if "val" in regex.groupindex else match.span()
-            val = match.group("body") if "body" in regex.groupindex else text[span[0]:span[1]]
-            if check == "mixed" and not (_has_digit(val) and _has_alpha(val)):
-                continue
-            if check == "openai" and not ((_has_digit(val) and _has_alpha(val)) or "T3BlbkFJ" in val):
-                continue
-            if check == "bearer" and not _bearer_value(val):
-                continue
-            if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
-                                            ("password", "pass", "passwd", "pwd", "secret", "token")):
-                continue
-            if check == "basic" and not _is_basic_credential(val):
-                continue
-            if check == "discord" and not _is_snowflake(val):
-                continue
-            hits.append((span[0], span[1], kind))
-    if hits and "[REDACTED:" in text:
-        labels = [match.span() for match in _LABEL.finditer(text)]
-        hits = [hit for hit in hits if not any(start <= hit[0] and hit[1] <= end for start, end in labels)]
-    return hits
+    try:
+        decoded = binascii.a2b_base64(val + "=" * (-len(val) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
 
 
 def _bearer_value(val):
@@ -422,57 +598,442 @@ def _bearer_value(val):
     return (val.lower() != val and val.upper() != val) or any(c in val for c in "._~+/") or len(val) >= 32
 
 
+def _judge(detector, match, view, lines, start=None):
+    """The hits ``(start, end, kind)`` one match of ``detector`` yields once its value check
+    has run (values are read from ``view`` at the match's spans).  ``start`` overrides the
+    match's start when the fast form opens after the shape's start."""
+    check = detector.check
+    if check == "assignment":
+        found = _assignment(match, view)
+        return [(found[1], found[2], found[0])] if found else []
+    if check == "cookie":
+        return [(first, last, detector.kind) for first, last in _cookie_hits(match, view)]
+    if isinstance(check, tuple):  # ("password", command or None)
+        found = _password_value(match, view)
+        if found and (check[1] is None or _runs_command(view, match.start(), check[1], lines)):
+            return [(found[0], found[1], detector.kind)]
+        return []
+    groups = match.re.groupindex
+    span = match.span("val") if "val" in groups else (match.start() if start is None else start, match.end())
+    if check is None:
+        return [(span[0], span[1], detector.kind)]
+    if "body" in groups:
+        val = view[match.start("body"):match.end("body")]
+    elif check == "discord":  # the fast form opens on the dot that ends the body
+        val = view[span[0]:match.start()]
+    else:
+        val = view[span[0]:span[1]]
+    if check == "mixed" and not (_has_digit(val) and _has_alpha(val)):
+        return []
+    if check == "openai" and not ((_has_digit(val) and _has_alpha(val)) or "T3BlbkFJ" in val):
+        return []
+    if check == "bearer" and not _bearer_value(val):
+        return []
+    if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
+                                    ("password", "pass", "passwd", "pwd", "secret", "token")):
+        return []
+    if check == "basic" and not _is_basic_credential(val):
+        return []
+    if check == "discord" and not _is_snowflake(val):
+        return []
+    return [(span[0], span[1], detector.kind)]
+
+
+# --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
+
+def _walk(detector, view, folded, lines, found, present):
+    """The hits of ``detector`` in order, from its fast form (``found``: the kinds a scan
+    already has, whose candidates it no longer needs, None when every hit is wanted;
+    ``present``: the literals a short folded text holds, see :class:`_Present`; None for a
+    long one)."""
+    if detector.walk == "private_key":
+        return _private_keys(detector, view)
+    if detector.walk == "url":
+        return _urls(detector, view, folded)
+    if detector.flagged:
+        return _flagged(detector, view, folded, lines, found, present)
+    return _plain(detector, view, folded, lines)
+
+
+def _plain(detector, view, folded, lines):
+    target = folded if detector.target == "folded" else view
+    regexes, back = detector.fast(), detector.back
+    for match in regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target):
+        yield from _judge(detector, match, view, lines, back(view, match) if back else None)
+
+
+def _alternatives(regexes, target):
+    """Matches of the alternation of ``regexes`` (one shape's alternatives, each opening on
+    its own literal) as one pass of that alternation finds them: leftmost first, each
+    search resuming where the previous match ended."""
+    heads = _Heads(regexes, target)
+    position = 0
+    while True:
+        match = heads.first(position)[1]
+        if match is None:
+            return
+        yield match
+        position = match.end()
+
+
+_START = re.Match.start
+
+
+def _in_order(iterators):
+    """The matches of several finditer iterators, ordered by start (one regex's lazily: a
+    scan may stop early; several are collected and sorted, cheaper than merging them)."""
+    heads = []
+    for iterator in iterators:
+        first = next(iterator, None)
+        if first is not None:
+            heads.append((first, iterator))
+    if len(heads) == 1:
+        return itertools.chain((heads[0][0],), heads[0][1])
+    matches = [match for first, iterator in heads for match in itertools.chain((first,), iterator)]
+    matches.sort(key=_START)
+    return matches
+
+
+class _Heads:
+    """The next match, at or after a position, of each of several regexes: searched when
+    first asked for, searched again only once the position passes it."""
+
+    __slots__ = ("regexes", "target", "heads")
+
+    def __init__(self, regexes, target):
+        self.regexes, self.target, self.heads = regexes, target, [False] * len(regexes)
+
+    def first(self, position):
+        """``(index, match)``: the leftmost of those next matches, ``(-1, None)`` when none is left."""
+        best, found = -1, None
+        for index, head in enumerate(self.heads):
+            if head is False or (head is not None and head.start() < position):
+                head = self.heads[index] = self.regexes[index].search(self.target, position)
+            if head is not None and (found is None or head.start() < found.start()):
+                best, found = index, head
+        return best, found
+
+
+
+def _flagged(detector, view, folded, lines, found, present):
+    """The hits of a detector whose fast form carries the good flag.
+
+    The candidate regexes (flag required, cheap) find where a value could pass: text
+    without one costs a search per regex and no Python work ("secret: x" a thousand times).
+    Each candidate is first judged on its own, as if one pass of the shape reached it; only
+    when one of them passes (being reached can only take hits away, never add one), or
+    there are too many to judge one by one, is the pass itself followed: every match of the
+    fast forms in order, consuming exactly what the shape consumes, judging those whose flag
+    is set.  A scan (``found``) leaves out the candidates, and the judging, of a word family
+    whose kind it already has, and of a word family whose word a short text does not hold.
+    """
+    target = folded if detector.target == "folded" else view
+    words, back = detector.walk == "words", detector.back
+    # past this many characters of candidate matches, following the pass is cheaper
+    budget = 4096
+    wanted = [index for index, kinds in enumerate(detector.good_kinds) if not (found and kinds <= found)
+              and (detector.words is None or present is None or present[detector.words[index]])]
+    for index in wanted:
+        candidates = detector.candidates(index)
+        candidate = candidates.search(target)
+        while candidate is not None:
+            match = detector.fast(index).match(target, candidate.start())
+            budget -= 64 if match is None else 64 + match.end() - match.start()
+            if budget < 0:
+                break
+            if match is not None and match.start("good") >= 0:
+                judged = _confirm(detector, match, view, folded, 0, False, True) if words else (match.end(), match)
+                if judged is not None and judged[1] is not None and \
+                        _judge(detector, judged[1], view, lines, back(view, match) if back else None):
+                    break
+            candidate = candidates.search(target, candidate.start() + 1)
+        else:
+            continue
+        break  # a candidate passes: follow the pass
+    else:
+        return
+    # (in a short text, a word family whose word it does not hold cannot match at all)
+    indexes = [index for index in range(len(detector.good_kinds))
+               if detector.words is None or present is None or present[detector.words[index]]]
+    regexes = [detector.fast(index) for index in indexes]
+    kinds = {detector.fast(index): detector.good_kinds[index] for index in indexes}
+    position, capped, start = 0, False, 0
+    while start is not None:
+        matches = _in_order([regex.finditer(target, start) for regex in regexes])
+        start = None
+        for match in matches:
+            begin = match.start()
+            if begin < position:  # inside the previous match, which one pass of the shape consumed
+                if match.end() > position:  # and its regex went on past that match: look again from there
+                    start = position
+                    break
+                continue
+            judge = match.start("good") >= 0 and not (found and kinds[match.re] <= found)
+            if words:
+                confirmed = _confirm(detector, match, view, folded, position, capped, judge)
+                if confirmed is None:  # not a match of the shape: look again just after its word
+                    start = begin + 1
+                    break
+                position, judged = confirmed
+                capped = "cap" in match.re.groupindex and match.start("cap") >= 0
+            else:
+                position, judged = match.end(), match
+            if judge and judged is not None:
+                hits = _judge(detector, judged, view, lines, back(view, match) if back else None)
+                if hits:
+                    yield from hits
+                    if found:  # a scan: stop once no candidate of a kind it still lacks is left
+                        candidates = _Heads([detector.candidates(index) for index in wanted
+                                             if not detector.good_kinds[index] <= found], target)
+                        if candidates.first(position)[1] is None:
+                            return
+
+
+def _confirm(detector, match, view, folded, position, capped, judge):
+    """A credential-word match of a generic key shape, checked against the shape itself:
+    ``(end, match to judge)``, or None when the shape does not match there.
+
+    The word regex matches wherever the shape does (the shape starts at the key, before the
+    word) and ends where it ends.  It is checked from the key's start when its value is to be
+    judged (``judge``), when the key runs on long enough that the shape's 64-character prefix
+    may not reach the word (``long``) or when the key may start inside the previous match
+    (``capped``), and the shape itself is matched there when something is to be read from it.
+    An XML match is only confirmed when judged: no "<" inside one opens another element, so
+    consuming it unconfirmed hides nothing.
+    """
+    word = match.start()
+    if detector.kind == "xml_element":
+        if judge:
+            key = word - _run_back(folded, word, _XML_KEY_CHARS, 78)
+            if key > position and folded[key - 1] == "<":
+                shaped = detector.shape_regex().match(view, key - 1)
+                if shaped is not None:
+                    return shaped.end(), shaped
+        return match.end(), None
+    if not (judge or match.start("long") >= 0 or (capped and word - position <= 64)):
+        return match.end(), match
+    key = word - _run_back(folded, word, _KEY_CHARS, 78)
+    if key < position or (key and folded[key - 1] in _KEY_CHARS):
+        return None
+    if not judge and match.start("long") < 0:  # the shape matches from the key: nothing to read from it
+        return match.end(), match
+    shaped = detector.shape_regex().match(view, key)
+    return None if shaped is None else (shaped.end(), shaped)
+
+
+def _urls(detector, view, folded):
+    """connection_string: the fast form checks the scheme behind "://" but not that it starts
+    after the previous match, which only a scheme right behind that match can break."""
+    position = 0
+    for match in detector.fast()[0].finditer(folded):
+        colon = match.start()
+        if colon - 26 < position and not _scheme_from(folded, colon, position):
+            continue
+        yield from _judge(detector, match, view, None)
+        position = match.end()
+
+
+def _scheme_from(folded, colon, lowest):
+    """True when a scheme the shape accepts (a letter at a word start, then 1-24 scheme
+    characters) ends at ``colon`` and starts at or after ``lowest``."""
+    for first in range(max(lowest, colon - 25), colon - 1):
+        word_start = first == 0 or not (folded[first - 1].isalnum() or folded[first - 1] == "_")
+        if "a" <= folded[first] <= "z" and word_start and all(c in _SCHEME_CHARS for c in folded[first:colon]):
+            return True
+    return False
+
+
+def _private_keys(detector, view):
+    """private_key: a header, then through the first END line after it, else the base64 body."""
+    header, footer, body = _PRIVATE_KEY
+    position, no_footer_from = 0, None
+    while True:
+        found = header.search(view, position)
+        if found is None:
+            return
+        end = None
+        if no_footer_from is None or found.end() < no_footer_from:
+            closing = footer.search(view, found.end())
+            if closing is None:
+                no_footer_from = found.end()  # no END line after here, so none after any later header
+            else:
+                end = closing.end()
+        if end is None:
+            end = body.match(view, found.end()).end()
+        yield found.start(), end, detector.kind
+        position = end
+
+
+# --- the views -------------------------------------------------------------------------------
+
 # Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
 # hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
 _FORMAT = None
 _NON_ASCII = None
+_ASCII_BYTES = bytes(range(128))
+# The characters of canonical combining class 0 that still combine with the character
+# before them under NFKC (the second half of a canonical pair: some Indic vowel signs and
+# length marks, Hangul medial vowels and final consonants); tests check the list against
+# unicodedata.
+_SECOND = frozenset("\u09be\u09d7\u0b3e\u0b56\u0b57\u0bbe\u0bd7\u0cc2\u0cd5\u0cd6\u0d3e\u0d57\u0dcf\u0ddf"
+                    "\u0fb5\u0fb7\u102e\u1b35\U00011127\U0001133e\U00011357\U000114b0\U000114ba\U000114bd"
+                    "\U000115af\U00011930") | set(map(chr, range(0x1161, 0x1176))) \
+    | set(map(chr, range(0x11a8, 0x11c3)))
+_CHAR_KIND = {}
 
 
-def _view(text):
-    """The text detection reads: NFKC-normalized with format characters removed, so a key split
-    by U+200B or written in fullwidth letters is still the key.
-
-    Returns ``(view, segments)``; ``segments`` is None when the view is the text itself
-    (always for ASCII), else ``[(view_start, text_start, text_len, view_len)]`` mapping view
-    positions back to the text, so redaction replaces the original characters.
-    """
-    if text.isascii():
-        return text, None
+def _format_re():
     global _FORMAT, _NON_ASCII
-    import unicodedata  # lazy: only non-ASCII text is normalized
-
     if _FORMAT is None:
         _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
                              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
                              "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
                              "\U000e0020-\U000e007f]")
         _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-    if not _FORMAT.search(text) and unicodedata.is_normalized("NFKC", text):
+    return _FORMAT
+
+
+def _non_ascii(text):
+    """The non-ASCII characters of ``text``, in order."""
+    # UTF-8 keeps non-ASCII characters out of ASCII bytes: dropping those leaves exactly the
+    # encodings of the non-ASCII characters, at memory speed
+    return text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+
+
+def _char_kind(char):
+    """``(format, combines)`` for a non-ASCII character: a format character (the view drops
+    it); one whose NFKC form can combine with or reorder against the character before it
+    (its decomposition opens on a combining mark or a second half of a canonical pair)."""
+    kind = _CHAR_KIND.get(char)
+    if kind is None:
+        import unicodedata  # lazy: only non-ASCII text is normalized
+
+        if len(_CHAR_KIND) > 4096:
+            _CHAR_KIND.clear()
+        first = unicodedata.normalize("NFKD", char)[0]
+        kind = _CHAR_KIND[char] = (_format_re().match(char) is not None,
+                                   unicodedata.combining(first) != 0 or first in _SECOND)
+    return kind
+
+
+def _printable(text):
+    """True when ``text`` holds no format character, judged at memory speed: every format
+    character is unprintable, so printable text (line breaks and tabs aside) holds none.
+    False means maybe (other unprintable characters fail it too)."""
+    return text.replace("\n", " ").replace("\t", " ").replace("\r", " ").isprintable()
+
+
+def _without_format(text, chars=None):
+    """``text`` with its format characters removed (``chars``: its distinct non-ASCII ones)."""
+    if chars is None:
+        if _printable(text):
+            return text
+        chars = set(_non_ascii(text))
+    for char in chars:
+        if _char_kind(char)[0]:
+            text = text.replace(char, "")
+    return text
+
+
+def _view(text):
+    """The text detection reads: each character NFKC-normalized on its own, format characters
+    removed, so a key split by U+200B or written in fullwidth letters is still the key.
+
+    Equal to ``_view_map(text)[0]``, computed without a Python loop over the characters
+    where that is exact: ASCII is its own view; normalized text only loses its format
+    characters; and other text is normalized as a whole (or, when it is mostly ASCII, by
+    pieces) unless one of its characters can combine with the one before it: only then
+    does that differ from normalizing one character at a time.
+    """
+    if text.isascii():
+        return text
+    import unicodedata  # lazy: only non-ASCII text is normalized
+
+    if unicodedata.is_normalized("NFKC", text):  # each character is its own NFKC form
+        return _without_format(text)
+    others = _non_ascii(text)
+    dense = len(others) * 8 > len(text)
+    if dense:
+        whole = unicodedata.normalize("NFKC", text)
+        if whole.isascii():  # no mark, jamo or format character survived: none was there
+            return whole
+    chars = set(others)
+    if any(_char_kind(char)[1] for char in chars):
+        return _view_map(text)[0]
+    if not dense:  # mostly ASCII: normalize only the 256-character pieces that are not
+        whole = "".join(piece if piece.isascii() else unicodedata.normalize("NFKC", piece)
+                        for piece in (text[at:at + 256] for at in range(0, len(text), 256)))
+    return _without_format(whole, chars)
+
+
+class _CharView(dict):
+    """Each non-ASCII character's view (NFKC on its own, or "" for a format character), cached."""
+
+    def __missing__(self, char):
+        import unicodedata  # lazy: only non-ASCII text is normalized
+
+        mapped = self[char] = "" if _format_re().match(char) else unicodedata.normalize("NFKC", char)
+        return mapped
+
+
+_CHAR_VIEW = _CharView()
+
+
+def _view_map(text):
+    """``(view, segments)``: the view of :func:`_view`, and None when it is the text itself
+    (always for ASCII), else ``[(view_start, text_start, text_len, view_len)]`` mapping view
+    positions back to the text, so redaction replaces the original characters."""
+    if text.isascii():
         return text, None
+    _format_re()
+    if len(_CHAR_VIEW) > 4096:
+        _CHAR_VIEW.clear()
     pieces, segments, cursor, out = [], [], 0, 0
     for run in _NON_ASCII.finditer(text):
         if run.start() > cursor:
             pieces.append(text[cursor:run.start()])
             segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
             out += run.start() - cursor
-        for offset, char in enumerate(run.group()):
-            mapped = "" if _FORMAT.match(char) else unicodedata.normalize("NFKC", char)
-            if mapped:
-                pieces.append(mapped)
-                segments.append((out, run.start() + offset, 1, len(mapped)))
-                out += len(mapped)
+        mapped = list(map(_CHAR_VIEW.__getitem__, run.group()))
+        if list(map(len, mapped)).count(1) == len(mapped):  # one for one: a single segment maps it
+            pieces.extend(mapped)
+            segments.append((out, run.start(), len(mapped), len(mapped)))
+            out += len(mapped)
+        else:
+            for offset, piece in enumerate(mapped):
+                if piece:
+                    pieces.append(piece)
+                    segments.append((out, run.start() + offset, 1, len(piece)))
+                    out += len(piece)
         cursor = run.end()
     if cursor < len(text):
         pieces.append(text[cursor:])
         segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
-    return "".join(pieces), segments
+    view = "".join(pieces)
+    return view, (None if view == text else segments)
 
 
-def _to_text(segments, start, end):
-    """Map a view span back to a span of the original text."""
-    import bisect  # lazy: only normalized views need it
+def _fold(view):
+    """``view`` with its letters folded one character for one, so that a lowercase regex run
+    on it matches exactly where the same regex with ``(?i)`` matches on the view.
 
-    starts = [segment[0] for segment in segments]
+    The only characters that ``(?i)`` matches to ASCII letters are the ASCII capitals and
+    four others (dotted and dotless I, long s, the Kelvin sign); every other character is
+    left as it is (case-insensitive ASCII patterns cannot tell its case).  UTF-8 keeps
+    non-ASCII characters away from ASCII bytes, so lowering the encoded bytes lowers ASCII
+    alone, and three times faster than str.lower() on such text.
+    """
+    if view.isascii():
+        return view.lower()
+    folded = view.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+    for char, letter in (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k")):
+        if char in folded:
+            folded = folded.replace(char, letter)
+    return folded
+
+
+def _to_text(segments, starts, start, end):
+    """Map a view span back to a span of the original text (``starts``: each segment's view start)."""
     first = segments[bisect.bisect_right(starts, start) - 1]
     last = segments[bisect.bisect_right(starts, end - 1) - 1]
     if first[2] == first[3]:  # an unchanged run maps one to one
@@ -486,14 +1047,66 @@ def _to_text(segments, start, end):
     return start, end
 
 
-def _is_basic_credential(val):
-    import binascii
+# --- findings ----------------------------------------------------------------------------------
 
-    try:
-        decoded = binascii.a2b_base64(val + "=" * (-len(val) % 4))
-    except (binascii.Error, ValueError):
-        return False
-    return b":" in decoded
+# texts up to this long check their detectors' ``needs`` (a substring search is cheap there)
+_SHORT = 4096
+
+
+class _Present(dict):
+    """Whether the folded text holds a literal: one substring search per literal and text,
+    shared by the detectors gated on it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        super().__init__()
+        self.text = text
+
+    def __missing__(self, literal):
+        found = self[literal] = literal in self.text
+        return found
+
+
+def _findings(view, *, first=False, reference=False):
+    """Every detector hit in ``view`` as ``(start, end, kind)``, unresolved (overlaps
+    included), in detector order.  ``first``: stop each detector at its first hit (all
+    :func:`scan` needs).  ``reference``: run each shape plainly over the view (the slow
+    definition the fast forms must agree with)."""
+    hits = []
+    if not view:
+        return hits
+    detectors = _detectors()
+    labels = [match.span() for match in _LABEL.finditer(view)] if "[REDACTED:" in view else None
+    label_starts = [span[0] for span in labels] if labels else None
+    folded = None if reference else _fold(view)
+    lines, found = {}, set()
+    present = _Present(folded)
+    short = not reference and len(folded) <= _SHORT
+    for detector in detectors:
+        if first and detector.kinds <= found:
+            continue
+        if reference:
+            produced = (hit for match in detector.shape_regex().finditer(view)
+                        for hit in _judge(detector, match, view, lines))
+        elif detector.gates and not all(any(present[literal] for literal in group) for group in detector.gates):
+            continue
+        elif short and detector.needs and not all(any(present[literal] for literal in group)
+                                                  for group in detector.needs):
+            continue
+        else:
+            produced = _walk(detector, view, folded, lines, found if first else None, present if short else None)
+        for hit in produced:
+            if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
+                index = bisect.bisect_right(label_starts, hit[0]) - 1
+                if index >= 0 and hit[1] <= labels[index][1]:
+                    continue
+            hits.append(hit)
+            if first:
+                found.add(hit[2])
+                if detector.kinds <= found:
+                    break
+    return hits
 
 
 def texts(value):
@@ -516,7 +1129,7 @@ def scan(text):
     normalized view (:func:`_view`)."""
     if not text:
         return []
-    return sorted({kind for _, _, kind in _findings(_view(text)[0])})
+    return sorted({kind for _, _, kind in _findings(_view(text), first=True)})
 
 
 def redact(text):
@@ -532,12 +1145,13 @@ def _redact(text):
     """
     if not text:
         return text, []
-    view, segments = _view(text)
+    view, segments = _view_map(text)
     hits = _findings(view)
     if not hits:
         return text, []
     if segments is not None:
-        hits = [(*_to_text(segments, start, end), kind) for start, end, kind in hits]
+        starts = [segment[0] for segment in segments]
+        hits = [(*_to_text(segments, starts, start, end), kind) for start, end, kind in hits]
     hits.sort(key=lambda h: (h[0], h[2] in _GENERIC, -h[1]))
     spans = []
     for start, end, kind in hits:

@@ -1,0 +1,237 @@
+"""The detector's fast forms find exactly what its shapes find (mindos.core.secrets, issue 8).
+
+Each detector is defined by its shape; the scan runs a fast form (opening on a literal,
+case-folded instead of case-insensitive, value checks partly inside the regex, candidates
+judged before the pass is followed, gated on the literals it needs; the reference runs every
+shape, ungated, over the view).  These tests hold the two to the same findings, in the
+same order, over the corpus, mixtures of it, fuzzed key/value text and hostile inputs, and
+check the pieces the equivalence rests on against unicodedata and the regex engine.  Speed
+itself is measured in bench/guard_speed.py, not here.
+"""
+
+import importlib.util
+import os
+import random
+import re
+import unicodedata
+
+import pytest
+
+from conftest import ROOT
+from mindos.core import secrets
+
+# the corpus beside conftest, loaded by path: bench/ has a module of the same name
+_SPEC = importlib.util.spec_from_file_location("tests_secret_corpus", os.path.join(ROOT, "tests", "secret_corpus.py"))
+secret_corpus = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(secret_corpus)
+
+_EXTRA = ["API_KEY : abc123def456", "Password=hunter2x1", "DB_PASS='s3cr3t99x'", 'SECRET_KEY_BASE = "a1b2c3d4e5f6g7"',
+          "client_credentials: Zx81kq02mm", "MY_TOKEN\t=\tabc123xyz789", "api-key=> 9f8e7d6c5b4a",
+          "ACCESS_KEYs = 'Ab12Cd34Ef'", "the \u212aEY = abc123def", "curl -u admin:pa55word1 https://x",
+          "mysql -pS3cretPw1 db", "<password>hunter2x1</password>", "--api-key abc123def456",
+          "Cookie: sessionid=ab12cd34ef56gh78ij90", "AP\u0130_KEY=abc123def456", "ap\u0131_key=abc123def456",
+          "x-api-key: 0123456789abcdef0123", "Authorization: token abcdef0123456789abcd",
+          "postgres://app:s3cretPw9@db:5432/app", "a://u:p@bc://x:y@h", 'password="a token=\'b" 1234567\'',
+          "page_token=abc123def456", "max_tokens: abcdefg1", "bypass: abc123def456", "second pass: v2.1.3x9"]
+
+
+def _corpus():
+    return [text for _, _, text in secret_corpus.secret_texts()] + list(secret_corpus.CLEAN) + _EXTRA
+
+
+def _mixtures(count=300, seed=7):
+    texts, rng = _corpus(), random.Random(seed)
+    return [rng.choice(["\n", " ", "\n\n", "; ", ""]).join(rng.sample(texts, 3)) for _ in range(count)]
+
+
+_WORDS = ["token", "TOKEN", "password", "Password", "passwd", "pass", "pwd", "secret", "api_key", "API-KEY", "apikey",
+          "access_key", "secret_key_base", "credentials", "auth_key", "subscription_key", "key", "Bearer",
+          "authorization", "basic", "Cookie", "sessionid", "sid", "curl", "mysql", "sshpass", "redis-cli", "-u", "-p",
+          "-a", "--token", "--password", "<token>", "</token>", "<api_key>", "</", "https://", "postgres://", "://",
+          "@",
+          "is", "was", "for", "max_tokens", "page_token", "bypass", "DB_PASS", "x" * 70, "AKIA", "ghp_", "sk-",
+          "sk-ant-", "xoxb-", "AIza", "npm_", "hf_", "SG.", "eyJ", "key-", "[REDACTED:api_key_assignment]",
+          "[REDACTED:", "\u200b", "\u00ad", "\uff54\uff4f\uff4b\uff45\uff4e", "\u0130", "\u0131", "e\u0301", "\u212a",
+          "\u201c", "\u2026", "\u3131\u314f", "\ufb01", "${VAR}", "changeme", "/etc/x", "12ms", "1.2.3"]
+_SEPARATORS = ["=", ":", " = ", ": ", ":=", "=>", " ", "", "\n", "\t", "'", '"', ";", ",", "(", "`", "|", "/", ".", "-"]
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _fuzz(count, seed):
+    """Short texts of credential words, separators and values of every length and alphabet."""
+    rng, texts = random.Random(seed), []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 14)):
+            roll = rng.random()
+            if roll < 0.35:
+                parts.append(rng.choice(_WORDS))
+            elif roll < 0.65:
+                parts.append(rng.choice(_SEPARATORS))
+            else:
+                alphabet = rng.choice([_ALNUM, "0123456789", "abcdef", _ALNUM + "._~+/-=", _ALNUM + "_-"])
+                length = rng.choice([1, 5, 6, 7, 8, 12, 16, 20, 24, 32, 36, 40, 64, 520])
+                parts.append("".join(rng.choice(alphabet) for _ in range(length)))
+        texts.append("".join(parts))
+    return texts
+
+
+# hostile shapes, 8 KiB each (the reference pass is slow; bench/guard_speed.py runs 64 KiB)
+_HOSTILE = [unit * (8192 // len(unit)) for unit in (
+    "token ", "password ", "key=", "token=", "secret: ", "secret: x ", "a", "=", ":", ".", "a=b:", "Bearer ",
+    "_key=", "page_token=", "pass: ", "key-", "sk-", "://", ":AA", "<token>", "<token>abc123def</token>",
+    "cookie: ", "a;", "curl -u a:", "the password is ", "[REDACTED:api_key_assignment] ", "[REDACTED:",
+    "token=abc123def ", "api_key=" + "a1" * 300 + " ", "https://user@host.example/" + "a" * 40 + " ",
+    "-----BEGIN PRIVATE KEY-----.", "\uff54\uff4f\uff4b\uff45\uff4e\uff1d\uff41\uff42\uff43\uff11\uff12\uff13 ",
+    "pass\u200bword=abc123 ", "a" * 70 + "token=x ", "12345678:AA" + "a" * 33 + " ")] + [
+    "password=" + "a" * 510 + "xtoken=abc123def456", "token=" + "a" * 600 + "token=abc123def456",
+    "Cookie: sessionid=a1" + ";sid=" * 1500, "eyJ" + "a." * 4000, "M" + "T" * 27 + "." * 4000]
+
+
+def _agree(texts):
+    """The texts whose fast findings differ from their shapes' (none, when all is well)."""
+    differ = []
+    for text in texts:
+        view = secrets._view(text)
+        if secrets._findings(view) != secrets._findings(view, reference=True):
+            differ.append(text[:80])
+        elif secrets.scan(text) != sorted({kind for _, _, kind in secrets._findings(view, reference=True)}):
+            differ.append(text[:80])
+    return differ
+
+
+def test_fast_forms_find_what_the_shapes_find_on_the_corpus_and_its_mixtures():
+    assert _agree(_corpus() + _mixtures()) == []
+
+
+def test_fast_forms_find_what_the_shapes_find_on_fuzzed_key_value_text():
+    texts = _fuzz(1500, seed=8)
+    assert sum(1 for text in texts if secrets.scan(text)) > 30  # the fuzz does reach the detectors
+    assert _agree(texts) == []
+
+
+@pytest.mark.parametrize("text", _HOSTILE, ids=lambda text: f"{text[:12]!r}*{len(text)}")
+def test_fast_forms_find_what_the_shapes_find_on_hostile_input(text):
+    assert _agree([text]) == []
+
+
+def test_redaction_reads_every_finding_and_scan_reports_their_kinds():
+    for text in _corpus() + _mixtures(100, seed=9):
+        redacted, kinds = secrets.redact(text)
+        assert kinds == secrets.scan(text)
+        assert secrets.scan(redacted) == []
+
+
+# --- structure: what keeps a 64 KiB scan in the milliseconds (no timing here) ---------------
+
+def _opens_on_literal(regex):
+    """True when the regex engine can skip ahead to the regex's first literal character."""
+    from re import _parser  # lazy: the engine's own parser, for its view of the pattern
+
+    op, value = _parser.parse(regex.pattern, regex.flags)[0]
+    if op is _parser.LITERAL:
+        return True
+    if op is _parser.BRANCH:  # every alternative opens on one
+        return all(branch and branch[0][0] is _parser.LITERAL for branch in value[1])
+    return False
+
+
+def _regexes(detector):
+    return detector.fast() + [detector.candidates(index) for index in range(len(detector.fast())) if detector.flagged]
+
+
+def test_every_fast_form_and_candidate_search_opens_on_a_literal():
+    # a regex that opens on a class or a look-behind is tried at every position of the text:
+    # what the shapes did, at tens of milliseconds for 64 KiB
+    opening = []
+    for detector in secrets._detectors():
+        for regex in _regexes(detector):
+            if not _opens_on_literal(regex):
+                opening.append((detector.kind, regex.pattern[:40]))
+    assert opening == []
+
+
+def test_case_insensitive_shapes_run_lowercase_and_case_sensitive():
+    for detector in secrets._detectors():
+        for regex in _regexes(detector):
+            assert not regex.flags & re.IGNORECASE, detector.kind
+        if detector.target == "folded":
+            assert detector.shape_regex().flags & re.IGNORECASE
+
+
+def test_every_detector_kind_is_reported_by_some_detector():
+    kinds = {kind for detector in secrets._detectors() for kind in detector.kinds}
+    assert {kind for kind, _, _ in secret_corpus.SECRETS} <= kinds
+
+
+# --- the view and the fold ------------------------------------------------------------------
+
+_UNICODE_PIECES = ["token", "=", "abc123", " ", "\u200b", "\u00ad", "\u202e", "\ufeff", "\uff54\uff4f\uff4b",
+                   "\u2026", "\ufb01", "\u00e9", "e\u0301", "\u0301", "\u0323\u0301", "\u1100", "\u1161",
+                   "\uac00\u11a8", "\u3131\u314f", "\u0b47\u0b3e", "\u65e5\u672c", "\u201c\u201d", "\U0001f600",
+                   "\u0130", "\u0131", "\u017f", "\u212a", "\u00a0", "\n", "\ud800", "\uff21\uff22\uff23"]
+
+
+def test_the_fast_view_equals_normalizing_each_character_on_its_own():
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(_UNICODE_PIECES) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    texts += [piece * 300 for piece in _UNICODE_PIECES]  # dense: normalized as a whole
+    texts += ["plain ascii " * 40 + piece + " more" * 40 for piece in _UNICODE_PIECES]  # mostly ASCII: by pieces
+    assert [text for text in texts if secrets._view(text) != secrets._view_map(text)[0]] == []
+
+
+def test_the_view_catches_fullwidth_split_and_folded_keys():
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in "AKIA2R29TQLR0VLG5W1H")
+    assert secrets.scan(f"key is {fullwidth}") == ["aws_access_key"]
+    assert secrets.scan("AKIA\u200b2R29TQLR0VLG5W1H") == ["aws_access_key"]  # zero-width space
+    assert secrets.scan("AKIA2R29\u00adTQLR0VLG5W1H") == ["aws_access_key"]  # soft hyphen
+    assert secrets.scan("pass\u200bword=hunter2x9") == ["password_assignment"]
+    assert secrets.scan("\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1a hunter2x9") == ["password_assignment"]
+    # (?i) matches dotted and dotless I (and the long s, the Kelvin sign) to ASCII letters
+    assert secrets.scan("AP\u0130_KEY=abc123def456") == ["api_key_assignment"]
+    assert secrets.scan("ap\u0131_key=abc123def456") == ["api_key_assignment"]
+    # each character is normalized on its own: a combining mark is not folded into the key
+    assert secrets.scan("pas\u0301sword=hunter2x9") == []
+    assert secrets.scan("\u201cthe password is hunter2x9\u201d \u2014 rotate") == ["password_assignment"]
+
+
+def test_redaction_replaces_the_original_characters():
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in "AKIA2R29TQLR0VLG5W1H")
+    assert secrets.redact(f"\u00e9 {fullwidth} \u2014 ok") == ("\u00e9 [REDACTED:aws_access_key] \u2014 ok",
+                                                             ["aws_access_key"])
+    text = "note\u200b: pass\u200bword=hunter2x9 \ufb01ne " * 50
+    redacted, kinds = secrets.redact(text)
+    assert kinds == ["password_assignment"]
+    assert redacted == "note\u200b: pass\u200bword=[REDACTED:password_assignment] \ufb01ne " * 50
+
+
+def test_the_fold_matches_what_case_insensitive_matching_matches():
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    folded = secrets._fold(everything)
+    assert len(folded) == len(everything)
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        matched = [m.start() for m in re.finditer(f"(?i){letter}", everything)]
+        assert [m.start() for m in re.finditer(letter, folded)] == matched, letter
+    # the fold changes nothing but letters into letters
+    changed = [i for i, (a, b) in enumerate(zip(everything, folded)) if a != b]
+    assert all(everything[i].isalpha() and folded[i].isalpha() for i in changed)
+
+
+def test_the_combining_table_and_the_format_class_agree_with_unicodedata():
+    seconds = set()
+    for code in range(0x110000):
+        char = chr(code)
+        decomposition = unicodedata.decomposition(char)
+        if decomposition and not decomposition.startswith("<") and len(decomposition.split()) == 2:
+            seconds.add(chr(int(decomposition.split()[1], 16)))
+    # a starter that still combines with the character before it must be in the table
+    assert {char for char in seconds if unicodedata.combining(char) == 0} - {"\u1161", "\u11a8"} <= secrets._SECOND
+    assert unicodedata.normalize("NFC", "\u1100\u1161") == "\uac00" and "\u1161" in secrets._SECOND
+    assert unicodedata.normalize("NFC", "\uac00\u11a8") == "\uac01" and "\u11a8" in secrets._SECOND
+    formats = [chr(code) for code in range(0x110000) if secrets._format_re().match(chr(code))]
+    assert all(unicodedata.category(char) in ("Cf", "Cn") for char in formats)
+    assert all(unicodedata.normalize("NFKC", char) == char and not char.isprintable() for char in formats)
+    assert not any(char.isspace() for char in formats)
+    # no other character normalizes into a format character
+    assert not [code for code in range(0x110000) if unicodedata.decomposition(chr(code))
+                and any(secrets._format_re().match(c) for c in unicodedata.normalize("NFKC", chr(code)))]
