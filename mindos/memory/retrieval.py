@@ -12,9 +12,10 @@ through any of its *terms*:
 
 Candidates are fetched from each FTS5 index with the groups OR-combined (only the rarest
 ones whose matches add up to SEARCH_POSTINGS: a word most rows carry narrows nothing) and
-BM25 picking at most CANDIDATES rows per index (the index does the narrowing), then scored
-in Python on one scale shared by every surface, over every group of the query: the IDF-weighted share of the query's groups a row matches
-(each group at its best weight), times a mild recency factor.  The score never reads BM25,
+BM25 picking a few rows per index (CANDIDATES for pack sections, :func:`search_candidates`
+for memory-search; the index does the narrowing), then scored in Python on one scale
+shared by every surface, over every group of the query: the IDF-weighted share of the
+query's groups a row matches (each group at its best weight), times a mild recency factor.  The score never reads BM25,
 so a row's score does not move when unrelated rows join an index.
 
 Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
@@ -325,7 +326,14 @@ def _surface_sql(kind, scoped, history, like=None):
 
 
 WINDOW = 500  # a match set larger than this is ranked within its newest WINDOW rows (as packs do)
-POOL = 4 * CANDIDATES  # BM25's best rows taken from the index before the content join
+POOL_FACTOR = 4  # BM25's best (factor x candidates) rows are taken from the index before the join
+
+
+def search_candidates(limit):
+    """Candidates memory-search fetches per surface for ``limit`` hits: three times the hits
+    asked for, at least 30 (the engine's score re-orders them; BM25 only has to get the
+    right rows into the set, and a surface rarely supplies more than the limit)."""
+    return max(30, 3 * limit)
 
 
 class _Surface:
@@ -339,7 +347,7 @@ class _Surface:
 
     def ranked(self):
         """Candidates the fast way: BM25 ranks the (newest WINDOW) matches inside the index
-        alone, and only its POOL best rows are joined and filtered.  Params: expr, now,
+        alone, and only its best ``pool`` rows are joined and filtered.  Params: expr, now,
         project, window, pool, cap."""
         where = f" WHERE {self.filters[len(' AND '):]}" if self.filters else ""
         return (f"WITH top(rowid, score) AS MATERIALIZED (SELECT rowid, score FROM (SELECT rowid,"
@@ -400,6 +408,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     if not all(fts.has(conn, _SURFACES[kind][0]) for kind in SURFACES):
         return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
+    cap = search_candidates(limit)
     for kind in SURFACES:
         surface = _Surface(kind, scoped, include_history)
         index = surface.index
@@ -410,7 +419,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         if bounded is None:
             continue
         found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
-                                          "pool": POOL, "cap": CANDIDATES}, matches))
+                                          "pool": POOL_FACTOR * cap, "cap": cap}, matches))
     idf = idf_weights(conn, query_groups, indexes, counts)
     hits = []
     for row in found:

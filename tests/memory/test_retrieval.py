@@ -180,7 +180,7 @@ def test_a_narrow_scope_still_finds_rows_the_global_ranking_pool_leaves_out(conn
         pytest.skip("SQLite without FTS5")
     make_task(conn, "big", project="Big")
     make_task(conn, "small", project="Small")
-    for n in range(retrieval.POOL + 20):
+    for n in range(retrieval.POOL_FACTOR * retrieval.search_candidates(10) + 20):
         notes.add(conn, "big", content=f"gateway timeout seen on shard {n}")
     wanted = {notes.add(conn, "small", content=f"gateway timeout seen on shard s{n}")["id"] for n in range(3)}
     hits = retrieval.memory_search(conn, "gateway timeout", project="Small", limit=10)
