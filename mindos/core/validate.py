@@ -31,14 +31,16 @@ LEASED_STATUSES = ("claimed", "running")
 MAX_TITLE = 500
 MAX_TEXT = 65536
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
-_AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z")
-_TAG = re.compile(r"[a-z0-9:_./-]{1,64}\Z")
-_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+# Pattern texts, compiled by re on first use (its cache): a call pays only for the ones
+# it checks.
+_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"
+_AGENT = r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z"
+_TAG = r"[a-z0-9:_./-]{1,64}\Z"
+_HEX64 = r"[0-9a-f]{64}\Z"
 # line breaks and other C0/C1 controls (tab allowed): a single-line field that holds one
 # can forge a second line in a log, a listing or a terminal
-_LINE_BREAKING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
-_ASCII_INT = re.compile(r"-?[0-9]{1,18}\Z")
+_LINE_BREAKING = r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]"
+_ASCII_INT = r"-?[0-9]{1,18}\Z"
 
 
 def shown(value, width=80):
@@ -81,7 +83,7 @@ def not_secret(value, flag):
 def identifier(value, flag="id"):
     """A task/receipt/project id: 1-64 chars of [A-Za-z0-9._-], starting alphanumeric, and
     not credential-shaped (:func:`not_secret`)."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not re.match(_ID, value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit)"
@@ -93,7 +95,7 @@ def agent(value, flag="--owner", *, secret_check=True):
     """An agent or owner name: 1-64 chars of [A-Za-z0-9._:@+-], starting alphanumeric, and
     not credential-shaped unless ``secret_check`` is off (a caller that audits the name
     through the write guard's identities itself)."""
-    if not isinstance(value, str) or not _AGENT.match(value):
+    if not isinstance(value, str) or not re.match(_AGENT, value):
         raise InvalidInput(
             f"invalid {flag}: {shown(value)}"
             " (use 1-64 characters of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"
@@ -103,7 +105,7 @@ def agent(value, flag="--owner", *, secret_check=True):
 
 def tag(value, flag="--tag"):
     """A tag or receipt kind: 1-64 chars of lowercase [a-z0-9:_./-]."""
-    if not isinstance(value, str) or not _TAG.match(value):
+    if not isinstance(value, str) or not re.match(_TAG, value):
         raise InvalidInput(f"invalid {flag}: {shown(value)} (use 1-64 characters of a-z 0-9 : _ . / -)")
     return not_secret(value, flag)
 
@@ -155,7 +157,7 @@ def line(value, flag, *, required=False, max_len=4096):
     """Single-line free text (a title, a reason, a branch): :func:`text` that also refuses
     newlines, carriage returns, NUL and the other control characters (tab allowed)."""
     value = text(value, flag, required=required, max_len=max_len)
-    found = _LINE_BREAKING.search(value)
+    found = re.search(_LINE_BREAKING, value)
     if found:
         raise InvalidInput(f"invalid {flag}: contains a control character ({found.group()!r});"
                            " this field is a single line")
@@ -172,7 +174,7 @@ def integer(value, flag):
     ``1_000``, surrounding spaces, fullwidth or other-script digits, which ``int()`` takes."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if not isinstance(value, str) or not _ASCII_INT.match(value):
+    if not isinstance(value, str) or not re.match(_ASCII_INT, value):
         raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
     return int(value)
 
@@ -189,7 +191,7 @@ def digest(value, flag="--recall-digest"):
     if value in (None, ""):
         return ""
     lowered = value.lower() if isinstance(value, str) else value
-    if not isinstance(lowered, str) or not _HEX64.match(lowered):
+    if not isinstance(lowered, str) or not re.match(_HEX64, lowered):
         raise InvalidInput(f"invalid {flag}: expected a 64-character hex SHA-256 digest")
     return lowered
 

@@ -33,7 +33,7 @@ from mindos.memory import synonyms
 from mindos.store import fts
 
 CANDIDATES = 60  # per index: BM25 picks them, the engine's score orders them
-DF_CAP = 2000  # document frequencies are counted up to this many rows per index
+DF_CAP = 1001  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
 SEARCH_POSTINGS = 1000  # memory-search fetches candidates for the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
