@@ -3,7 +3,8 @@
 
 Install by linking (or copying) this file to ``$HOME/.hermes/mindos/mindos_gateway_hook.py``
 and listing it under ``hooks: pre_llm_call`` in the Hermes config; ``sentinel [--json]``
-proves the path in a disposable home.  The logic lives in mindos/mcp/hermes.py.
+proves the path in a disposable home.  The logic lives in mindos/mcp/hermes.py,
+the front door in mindos/cli/hermes_hook.py.
 """
 import os
 import sys
@@ -11,7 +12,7 @@ import sys
 # the checkout holding the mindos package (this file may be reached through a symlink)
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
-from mindos.mcp.hermes import main  # noqa: E402
+from mindos.cli.hermes_hook import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

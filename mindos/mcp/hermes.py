@@ -148,7 +148,7 @@ def respond(payload, env=None):
 
 def _hook_argv():
     script = os.path.join(ROOT, "mindos_gateway_hook.py")
-    return [sys.executable, script] if os.path.exists(script) else [sys.executable, "-m", "mindos.mcp.hermes"]
+    return [sys.executable, script] if os.path.exists(script) else [sys.executable, "-m", "mindos.cli.hermes_hook"]
 
 
 def sentinel():
@@ -214,49 +214,3 @@ def sentinel():
     check_names = [c["name"] for c in checks]
     return {"ok": all(c["ok"] for c in checks) and len(check_names) == 7, "checks": checks,
             "home": "disposable (deleted)"}
-
-
-def main(argv=None):
-    """``mindos_gateway_hook.py`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "sentinel":
-        unknown = [a for a in argv[1:] if a != "--json"]
-        if unknown:
-            print(f"mindos_gateway_hook.py: error: unknown argument {unknown[0]!r}", file=sys.stderr)
-            return 2
-        try:
-            report = sentinel()
-        except Exception as exc:  # the proof itself broke: a failed sentinel, one line
-            print(f"mindos_gateway_hook.py: sentinel failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
-            return 1
-        if "--json" in argv:
-            sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
-        else:
-            for item in report["checks"]:
-                sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
-            sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
-        return 0 if report["ok"] else 1
-    if argv and argv[0] in ("-h", "--help"):
-        sys.stdout.write(__doc__)
-        return 0
-    if argv:
-        print(f"mindos_gateway_hook.py: error: unknown command {argv[0]!r} (hook: no arguments; or sentinel)",
-              file=sys.stderr)
-        return 2
-    try:
-        if opted_out(os.environ):
-            answer = {}
-        else:
-            raw = sys.stdin.read(1 << 22)
-            answer = respond(json.loads(raw) if raw.strip() else {})
-    except Exception as exc:  # never break the agent: say why on stderr, answer nothing
-        from mindos.cli import safe_line  # lazy: the shared one-line redaction
-
-        print(f"mindos_gateway_hook.py: {safe_line(exc.__class__.__name__ + ': ' + str(exc))}", file=sys.stderr)
-        answer = {}
-    sys.stdout.write(json.dumps(answer) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

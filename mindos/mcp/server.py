@@ -1,4 +1,4 @@
-"""``mindos-mcp`` / ``python3 -m mindos.mcp``: the MCP server over stdio.
+"""The MCP server over stdio (its front door: :mod:`mindos.cli.mcp_server`).
 
 Design decisions
   * **Standard library only, one long-lived connection.**  The server reads
@@ -20,16 +20,13 @@ Design decisions
     the server keeps serving.
 """
 
-import argparse
 import json
 import logging
-import sys
 
 from mindos import __version__
 from mindos.cli import safe_line
 from mindos.errors import MindosError
 from mindos.mcp import tools
-from mindos.store import db
 
 log = logging.getLogger(__name__)
 
@@ -189,45 +186,3 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES):
         if response is not None:
             stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
             stdout.flush()
-
-
-def parser():
-    p = argparse.ArgumentParser(
-        prog="mindos-mcp", allow_abbrev=False,
-        description="MindOS MCP server: stdio, newline-delimited JSON-RPC 2.0; tools generated from the CLI.",
-        epilog="Example:\n  mindos-mcp --allow cancel --log-level info",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--home", help="the MindOS home (default: the usual home resolution)")
-    p.add_argument("--allow", action="append", default=[], metavar="COMMAND",
-                   help="also expose this operator command (repeatable; not exposed by default)")
-    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
-                   help="stderr log level (default warning)")
-    return p
-
-
-def main(argv=None):
-    """Run the server until stdin closes; return the exit code."""
-    args = parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="mindos-mcp: %(levelname)s %(name)s: %(message)s")
-    stdout = sys.stdout.buffer
-    sys.stdout = sys.stderr  # guarded: only the protocol ever reaches the real stdout
-    try:
-        exposed = tools.exposed(args.allow)
-        conn = db.connect(args.home)
-    except MindosError as exc:
-        print(f"mindos-mcp: error: {safe_line(str(exc))}", file=sys.stderr)
-        return exc.exit_code
-    log.info("serving %d tools from %s", len(exposed), conn.path)
-    try:
-        serve(conn, exposed, sys.stdin.buffer, stdout)
-    except (BrokenPipeError, KeyboardInterrupt):
-        return 0
-    finally:
-        conn.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -318,7 +318,7 @@ def hook_shim():
              "import sys", ""]
     if os.path.exists(os.path.join(ROOT, "mindos_gateway_hook.py")):
         lines.insert(4, f"sys.path.insert(0, {ROOT!r})  # the MindOS checkout")
-    lines += ["from mindos.mcp.hermes import main", "", "sys.exit(main())", ""]
+    lines += ["from mindos.cli.hermes_hook import main", "", "sys.exit(main())", ""]
     return "\n".join(lines)
 
 

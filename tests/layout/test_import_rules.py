@@ -151,3 +151,26 @@ def test_core_and_store_stay_leaves():
             assert targets <= {"core", "errors"}, module
         if dimension == "store":
             assert targets <= {"core", "store", "errors"}, module
+
+
+def _prints(path):
+    """Lines of ``path`` that print: ``print(...)`` or a write to ``sys.stdout`` / ``sys.stderr``."""
+    found = []
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "print":
+            found.append(node.lineno)
+        elif (isinstance(func, ast.Attribute) and func.attr == "write" and isinstance(func.value, ast.Attribute)
+              and func.value.attr in ("stdout", "stderr") and isinstance(func.value.value, ast.Name)
+              and func.value.value.id == "sys"):
+            found.append(node.lineno)
+    return found
+
+
+def test_only_the_cli_prints():
+    """Core code returns data; the front doors under mindos/cli print it."""
+    wrong = {module: lines for module, path in MODULES.items()
+             if _dimension(module) != "cli" and (lines := _prints(path))}
+    assert not wrong, f"printing outside mindos.cli: {wrong}"

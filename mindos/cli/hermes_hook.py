@@ -1,0 +1,59 @@
+"""``mindos_gateway_hook.py``: the Hermes ``pre_llm_call`` hook's front door.
+
+Reads the event from stdin and prints the answer (:func:`mindos.mcp.hermes.respond`), or
+with ``sentinel [--json]`` prints the proof of the whole path
+(:func:`mindos.mcp.hermes.sentinel`).  The hook never breaks the agent: any failure is one
+line on stderr and ``{}`` on stdout, exit 0.
+"""
+
+import json
+import os
+import sys
+
+from mindos.mcp import hermes
+
+
+def main(argv=None):
+    """``mindos_gateway_hook.py`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "sentinel":
+        unknown = [a for a in argv[1:] if a != "--json"]
+        if unknown:
+            print(f"mindos_gateway_hook.py: error: unknown argument {unknown[0]!r}", file=sys.stderr)
+            return 2
+        try:
+            report = hermes.sentinel()
+        except Exception as exc:  # the proof itself broke: a failed sentinel, one line
+            print(f"mindos_gateway_hook.py: sentinel failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+            return 1
+        if "--json" in argv:
+            sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        else:
+            for item in report["checks"]:
+                sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
+            sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
+        return 0 if report["ok"] else 1
+    if argv and argv[0] in ("-h", "--help"):
+        sys.stdout.write(hermes.__doc__)
+        return 0
+    if argv:
+        print(f"mindos_gateway_hook.py: error: unknown command {argv[0]!r} (hook: no arguments; or sentinel)",
+              file=sys.stderr)
+        return 2
+    try:
+        if hermes.opted_out(os.environ):
+            answer = {}
+        else:
+            raw = sys.stdin.read(1 << 22)
+            answer = hermes.respond(json.loads(raw) if raw.strip() else {})
+    except Exception as exc:  # never break the agent: say why on stderr, answer nothing
+        from mindos.cli import safe_line  # lazy: the shared one-line redaction
+
+        print(f"mindos_gateway_hook.py: {safe_line(exc.__class__.__name__ + ': ' + str(exc))}", file=sys.stderr)
+        answer = {}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
