@@ -520,7 +520,7 @@ def stale(conn, *, recompute=False):
     :func:`bundle` builds it; a fresh item needs only the core form, so the full pack is
     built only for a stale item's ``current_digest``.
     """
-    with db.read(conn, bulk=True):
+    with db.read(conn):
         return _sweep(conn, recompute)
 
 

@@ -24,9 +24,11 @@ from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # Pages are read through a memory map rather than a read() and a copy each: a CLI call
-# starts with a cold page cache every time, and a recall reads hundreds of pages (about a
-# sixth of its cost).  The map is address space only; pages past it are read as before.
-MMAP_BYTES = 256 << 20
+# starts with a cold page cache every time, a recall reads hundreds of pages (about a
+# sixth of its cost) and a fleet sweep revisits pages all over the file.  The map is
+# address space only (SQLite maps no more than the file holds); pages past it are read
+# as before.
+MMAP_BYTES = 1 << 30
 # schema.sql has one source: the repository's top level.  A checkout reads it there; a built
 # wheel carries a copy inside this package (setup.py's build step puts it there), because
 # installed packages cannot reach outside themselves.  No symlink: a checkout cloned with
@@ -378,42 +380,27 @@ class write:
         return False
 
 
-BULK_READ_MMAP_BYTES = 1 << 30
-
-
 class read:
     """``with read(conn):`` runs the block in one read transaction: every query in it sees
     the same snapshot of the database, so results derived from one query (index statistics,
     a section's candidates) stay exact for the others.  Nested in an open transaction it
     joins that one.  Writes nothing; the transaction ends (COMMIT) when the block does.
-
-    ``bulk``: a long sweep revisiting pages all over the file (a fleet-wide rebuild of
-    packs).  For its duration the file is memory-mapped (up to BULK_READ_MMAP_BYTES), so a
-    page read again costs no system call and no copy into SQLite's small page cache.
+    (Every connection already reads through the memory map of MMAP_BYTES.)
     """
 
-    def __init__(self, conn, *, bulk=False):
+    def __init__(self, conn):
         self.conn = conn
-        self.bulk = bulk
         self.outer = False
-        self.mmap = None
 
     def __enter__(self):
-        if self.bulk:
-            self.mmap = self.conn.execute("PRAGMA mmap_size").fetchone()[0]
-            self.conn.execute(f"PRAGMA mmap_size={max(self.mmap, BULK_READ_MMAP_BYTES)}")
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
             self.outer = True
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        try:
-            if self.outer and self.conn.in_transaction:
-                self.conn.execute("COMMIT")
-        finally:
-            if self.mmap is not None:
-                self.conn.execute(f"PRAGMA mmap_size={self.mmap}")
+        if self.outer and self.conn.in_transaction:
+            self.conn.execute("COMMIT")
         return False
 
 

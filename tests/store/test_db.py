@@ -202,7 +202,7 @@ def test_a_read_block_sees_one_snapshot_and_restores_the_connection(conn, home):
     other = db.connect(str(home))
     try:
         mmap = conn.execute("PRAGMA mmap_size").fetchone()[0]
-        with db.read(conn, bulk=True):
+        with db.read(conn):
             assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
             tasks.create(other, project="P", title="after", task_id="after")  # another writer commits meanwhile
             assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1  # still the snapshot
