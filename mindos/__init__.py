@@ -1,8 +1,10 @@
 """MindOS: local-first memory and execution truth for AI coding agents.
 
-The package is plain modules, one per domain (tasks, graph, leases, notes, ...).  Core
-functions take an open connection from :mod:`mindos.db` plus plain values and return plain
-data; the command-line front doors in :mod:`mindos.cli` parse, call and print.
+Subpackages by dimension: ``core`` (leaves), ``store`` (the database), ``work``,
+``memory``, ``context``, ``views``, ``recovery``, ``autonomy``, ``comms`` and ``demo``.
+Their functions take an open connection from :mod:`mindos.store.db` plus plain values and
+return plain data; the front doors in :mod:`mindos.cli` parse, call and print, and
+:mod:`mindos.mcp` serves the same commands as MCP tools.
 """
 
 __version__ = "0.5.0"
