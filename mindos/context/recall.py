@@ -24,7 +24,10 @@ Design decisions
     query and rebuilds the bundles inside one read transaction, so what does not depend on
     the asking task (index posting counts, retrieval groups, section rows shared by tasks
     with the same match and scope, item costs) is computed once and stays exact for every
-    rebuild.  Each rebuild is still the whole pack under its event's own parameters.
+    rebuild.  Each rebuild is still the whole pack under its event's own parameters.  A
+    large sweep may be cut into shares checked by several processes at once
+    (:mod:`mindos.cli.context.stale_shares`): each share is then one snapshot, every share
+    is checked at the same planned instant, and the report is the serial one.
   * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
     sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
     related notes, which show their BM25 ``score`` (and ``rank_score`` under rerank), enter
@@ -519,27 +522,45 @@ def stale(conn, *, recompute=False):
     Each rebuild is still the whole bundle with its event's own parameters, exactly as
     :func:`bundle` builds it; a fresh item needs only the core form, so the full pack is
     built only for a stale item's ``current_digest``.
+
+    The sweep splits in two for callers that share it between processes: :func:`stale_plan`
+    (what to check, and the instant to check it at) and :func:`check_cited` (one share of
+    it, in its own snapshot); :func:`stale_report` joins the shares' items.
     """
     with db.read(conn):
-        return _sweep(conn, recompute)
+        plan = stale_plan(conn, recompute=recompute)
+        return stale_report(check_cited(conn, plan))
 
 
-def _sweep(conn, recompute):
-    from mindos.work import rows  # lazy: the task rows
-
-    statuses = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
-    counts = dict.fromkeys(statuses, 0)
-    items = []
+def stale_plan(conn, *, recompute=False):
+    """What a recall-stale sweep checks: ``{"now", "recompute", "ends", "cited"}``, where
+    ``cited`` is every live citing handoff as ``[handoff, event or None]`` (plain dicts, so a
+    plan can travel to another process as JSON) and ``ends`` the lifetime ends the ledger
+    proof needs (:func:`_lifetime_ends`)."""
     now = clock.now_iso()
     found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
     ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    cited = [[{"id": row["id"], "task_id": row["task_id"], "recall_digest": row["recall_digest"]}, event]
+             for row, event in found]
+    return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
+
+
+def check_cited(conn, plan, cited=None):
+    """The items of ``cited`` (default: all of ``plan["cited"]``) checked at the plan's
+    instant, in order, inside one read snapshot of ``conn`` (see :func:`stale`)."""
+    from mindos.work import rows  # lazy: the task rows
+
+    now, recompute, ends = plan["now"], plan["recompute"], plan["ends"]
+    items = []
     shared = {}  # index statistics and task-independent results, shared by every rebuild (one snapshot)
-    for row, event in found:
-        item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
-        if event is None:
-            item["status"] = "unproven_recall_digest"
-        else:
+    with db.read(conn):
+        for row, event in plan["cited"] if cited is None else cited:
+            item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
+            items.append(item)
+            if event is None:
+                item["status"] = "unproven_recall_digest"
+                continue
             params = params_from_event(event["payload"])
             item["event_id"] = event["id"]
             if params is None:
@@ -563,8 +584,17 @@ def _sweep(conn, recompute):
                     item["status"] = "stale"
                     full = build_pack(conn, task, params, now, memo=memo, shared=shared)
                     item["current_digest"] = digest_of({**full, **tail})
+    return items
+
+
+STALE_STATUSES = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
+
+
+def stale_report(items):
+    """The recall-stale report over checked ``items``: ``{"ok", "checked", "counts", "items"}``."""
+    counts = dict.fromkeys(STALE_STATUSES, 0)
+    for item in items:
         counts[item["status"]] += 1
-        items.append(item)
     return {"ok": counts["fresh"] == len(items), "checked": len(items), "counts": counts, "items": items}
 
 

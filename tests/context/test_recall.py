@@ -511,3 +511,87 @@ def test_a_batch_with_mixed_parameters_gets_the_verdicts_of_each_alone(conn):
         verdicts = {item["task_id"]: (item["status"], item.get("current_digest")) for item in report["items"]}
         assert verdicts == {item["task_id"]: _alone(conn, item) for item in report["items"]}
         assert {status for status, _ in verdicts.values()} == {"fresh", "stale"}
+
+
+def _mixed_citations(conn):
+    """Cited handoffs of every verdict: ledger-proved fresh, recomputed fresh (rerank),
+    stale, an unproven digest, a legacy event without parameters."""
+    _world(conn)
+    for tid in ("a", "b", "c", "d", "e", "f"):
+        make_task(conn, tid, title=f"postgres pool task {tid}")
+    _cited(conn, "a")
+    _cited(conn, "b", related=3, rerank=True)
+    _cited(conn, "c", related=5, related_semantic=3)
+    _cited(conn, "t1", **ALL)
+    handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest="b" * 64)
+    legacy = recall.bundle(conn, "e", "codex", P())
+    with db.write(conn):
+        audit.append_event(conn, "task", "e", "context_recalled", {"agent": "codex", "digest": legacy["digest"]})
+    handoffs.record(conn, "e", from_agent="codex", objective="x", recall_digest=legacy["digest"])
+    _cited(conn, "f")
+    notes.add(conn, "c", content="postgres pool raised to 40")  # c goes stale
+
+
+def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn, monkeypatch):
+    from mindos.cli.context import stale_shares
+
+    _mixed_citations(conn)
+    clock.advance(minutes=5)
+    serial = recall.stale(conn)
+    assert serial["checked"] == 7 and serial["counts"]["stale"] >= 1 and serial["counts"]["unproven_recall_digest"] == 1
+    checked_here = []
+    real = recall.check_cited
+    monkeypatch.setattr(recall, "check_cited", lambda c, plan, cited=None: checked_here.append(cited) or real(
+        c, plan, cited))
+    for processes in (2, 3, 7):
+        checked_here.clear()
+        assert stale_shares.sweep(conn, processes=processes) == serial
+        # this process checked its own share only: the workers delivered the others
+        assert len(checked_here) == 1 and len(checked_here[0]) == len(stale_shares.shares(list(range(7)),
+                                                                                           processes)[0])
+    recomputed = recall.stale(conn, recompute=True)
+    assert stale_shares.sweep(conn, recompute=True, processes=3) == recomputed
+
+
+def test_a_worker_that_cannot_start_or_fails_leaves_its_share_to_the_caller(conn, monkeypatch):
+    from mindos.cli.context import stale_shares
+
+    _mixed_citations(conn)
+    serial = recall.stale(conn)
+    for broken in ("/nonexistent/python3", "/bin/false"):
+        monkeypatch.setattr(stale_shares.sys, "executable", broken)
+        assert stale_shares.sweep(conn, processes=3) == serial
+
+
+def test_sweeps_share_only_when_large_enough_and_shares_cover_every_item(monkeypatch):
+    from mindos.cli.context import stale_shares
+
+    monkeypatch.setattr(stale_shares.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7})
+    assert stale_shares.processes_for(10) == 1
+    assert stale_shares.processes_for(2 * stale_shares.MIN_SHARE) == 2
+    assert stale_shares.processes_for(100 * stale_shares.MIN_SHARE) == stale_shares.MAX_PROCESSES
+    monkeypatch.setattr(stale_shares.os, "sched_getaffinity", lambda pid: {0})
+    assert stale_shares.processes_for(100 * stale_shares.MIN_SHARE) == 1
+    items = list(range(11))
+    for parts in (1, 2, 3, 4, 11):
+        cut = stale_shares.shares(items, parts)
+        assert len(cut) == parts and [x for share in cut for x in share] == items
+        assert max(map(len, cut)) - min(map(len, cut)) <= 1
+
+
+def test_a_worker_checks_its_share_from_a_plan_on_stdin(conn, home):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    _mixed_citations(conn)
+    plan = recall.stale_plan(conn)
+    code = f"import sys; sys.path.insert(0, {ROOT!r}); from mindos.cli.context.stale_shares import work; work()"
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=json.dumps({"home": str(home), "plan": plan}),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stderr == ""
+    assert json.loads(run.stdout) == recall.check_cited(conn, plan)
+    bad = subprocess.run([sys.executable, "-I", "-S", "-c", code], input="{not json", capture_output=True, text=True,
+                         timeout=60)
+    assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "")

@@ -116,7 +116,9 @@ def add_recall_stale(sub):
 
 
 def cmd_recall_stale(conn, args):
-    report = recall.stale(conn, recompute=args.recompute)
+    from mindos.cli.context import stale_shares  # lazy: only recall-stale shares a sweep
+
+    report = stale_shares.sweep(conn, recompute=args.recompute)
     return report, (0 if report["ok"] else 1)
 
 

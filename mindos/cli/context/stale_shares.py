@@ -1,0 +1,131 @@
+"""``ops.py recall-stale`` across processes: a large sweep checked in shares, one per CPU.
+
+Rebuilding a cited bundle is a few milliseconds of CPU, nearly all of it SQLite and pack
+building, and every cited handoff is independent of the others.  So a sweep over many
+handoffs is planned once (:func:`mindos.context.recall.stale_plan`: what to check and the
+instant to check it at), cut into contiguous shares, and the shares are checked at once:
+the first by this process, each other one by a worker interpreter started for it
+(``python3 -I -S``: no site packages, nothing from the environment's Python settings).
+
+Every share is checked in its own read snapshot at the plan's instant, with the same code
+as a serial sweep; the items come back in plan order.  A worker that cannot start or
+fails leaves its share to this process, so the report is whole either way.  A small sweep,
+or a machine with one CPU, is checked here alone.
+"""
+
+import json
+import os
+import sys
+
+from mindos.context import recall
+
+MIN_SHARE = 150  # below this many cited handoffs per process, starting a worker costs more than it saves
+MAX_PROCESSES = 4
+
+
+def processes_for(count):
+    """How many processes check ``count`` cited handoffs: one per usable CPU, at most
+    MAX_PROCESSES, each with at least MIN_SHARE of them."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_PROCESSES, count // MIN_SHARE))
+
+
+def shares(cited, parts):
+    """``cited`` cut into ``parts`` contiguous shares of near-equal size."""
+    size, extra = divmod(len(cited), parts)
+    out, start = [], 0
+    for part in range(parts):
+        end = start + size + (1 if part < extra else 0)
+        out.append(cited[start:end])
+        start = end
+    return out
+
+
+def sweep(conn, *, recompute=False, processes=None):
+    """The recall-stale report of ``conn``'s home, its shares checked in ``processes``
+    processes (default: :func:`processes_for`)."""
+    plan = recall.stale_plan(conn, recompute=recompute)
+    cited = plan["cited"]
+    parts = processes_for(len(cited)) if processes is None else max(1, min(processes, len(cited)))
+    if parts <= 1:
+        return recall.stale_report(recall.check_cited(conn, plan))
+    first, *rest = shares(cited, parts)
+    workers = [_Worker(conn.home, plan, share) for share in rest]
+    try:
+        items = recall.check_cited(conn, plan, first)
+        for worker in workers:
+            checked = worker.result()
+            items.extend(recall.check_cited(conn, plan, worker.share) if checked is None else checked)
+    finally:
+        for worker in workers:
+            worker.stop()
+    return recall.stale_report(items)
+
+
+class _Worker:
+    """One share checked by a worker interpreter; its input and output travel as JSON
+    through a pipe, fed and drained by a thread so neither side waits on a full pipe."""
+
+    def __init__(self, home, plan, share):
+        import subprocess  # lazy: only a sweep large enough to share starts workers
+        import threading  # lazy: as above
+
+        self.share = share
+        self.output = None
+        self.process = None
+        import mindos  # lazy: as above; its parent directory is what the worker imports from
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(mindos.__file__)))
+        code = f"import sys; sys.path.insert(0, {root!r}); from mindos.cli.context.stale_shares import work; work()"
+        payload = json.dumps({"home": home, "plan": {**plan, "cited": share}}).encode()
+        try:
+            self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:  # no process to spare: this process checks the share itself
+            return
+        self.thread = threading.Thread(target=self._talk, args=(payload,), daemon=True)
+        self.thread.start()
+
+    def _talk(self, payload):
+        try:
+            self.output, _ = self.process.communicate(payload)
+        except (OSError, ValueError):
+            self.output = None
+
+    def result(self):
+        """The share's checked items, or None when the worker did not deliver them."""
+        if self.process is None:
+            return None
+        self.thread.join()
+        if self.process.returncode != 0 or not self.output:
+            return None
+        try:
+            items = json.loads(self.output)
+        except ValueError:
+            return None
+        return items if isinstance(items, list) and len(items) == len(self.share) else None
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def work():
+    """A worker's whole life: read ``{"home", "plan"}`` on stdin, check the plan's share,
+    write its items as JSON on stdout, exit 0; on any failure exit 1 (the caller then
+    checks the share itself)."""
+    from mindos.store import db  # lazy: a worker interpreter starts here
+
+    try:
+        request = json.loads(sys.stdin.buffer.read())
+        conn = db.connect(request["home"], create=False)
+        items = recall.check_cited(conn, request["plan"])
+        sys.stdout.write(json.dumps(items))
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001 - anything, Ctrl-C included: the caller redoes the share
+        os._exit(1)
+    os._exit(0)
