@@ -97,8 +97,10 @@ def _listing(door):
     return "\n".join(lines)
 
 
-def build_parser(door, prog, only=None):
-    """The door's parser with the subparser of ``only`` (or of every command for docs)."""
+def build_parser(door, prog, only=None, *, bare=False):
+    """The door's parser with the subparser of ``only`` (or of every command for docs);
+    ``bare``: with none at all, for a call that names no command (``--help``, ``--version``:
+    the command list comes from the door table, so no command module is loaded)."""
     from mindos import __version__  # lazy: the package root is read only when a parser is built
 
     table = doors.commands(door)
@@ -112,7 +114,7 @@ def build_parser(door, prog, only=None):
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, help=argparse.SUPPRESS,
                                 prog=prog)
     sub.mindos_table, sub.mindos_prog, sub.mindos_script = table, prog, door.script
-    names = [only] if only else list(table)
+    names = [only] if only else [] if bare else list(table)
     for name in names:
         module = importlib.import_module(f"mindos.cli.{table[name][0]}")
         module.COMMANDS[name](sub)
@@ -241,7 +243,7 @@ def _run(door_name, argv, argv0, as_json):
         return _unknown(door, prog, argv[0], as_json)
     conn = None
     try:
-        parser = build_parser(door, prog, only)
+        parser = build_parser(door, prog, only, bare=only is None)
         if not argv:
             return fail(parser.format_usage().strip(), "usage", 2, as_json)
         args = parser.parse_args(argv)

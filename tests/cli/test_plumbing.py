@@ -81,6 +81,18 @@ def test_version_on_every_front_door(door):
     assert proc.stdout.strip() == f"{doors.DOORS[door].script} {mindos.__version__}"
 
 
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_a_call_naming_no_command_loads_no_command_module(flag):
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import mindos.cli as c;"
+            " c.exit_process = None; from mindos.cli import run\n"
+            "try:\n    run('ops', [sys.argv[2]])\nexcept SystemExit:\n    pass\n"
+            "loaded = [m for m in sys.modules if m.startswith('mindos.cli.') and m.count('.') > 2]\n"
+            "sys.stderr.write(repr(loaded))")
+    proc = subprocess.run([sys.executable, "-c", code, ROOT, flag], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("ops.py") or proc.stdout.startswith("usage: ops.py")
+    assert proc.stderr == "[]"
+
+
 def _cli_modules():
     found = {}
     for info in pkgutil.walk_packages(mindos.cli.__path__, "mindos.cli."):
