@@ -940,18 +940,24 @@ def _view(text):
     removed, so a key split by U+200B or written in fullwidth letters is still the key.
 
     Equal to ``_view_map(text)[0]``, computed without a Python loop over the characters
-    where that is exact: ASCII is its own view; normalized text only loses its format
-    characters; and other text is normalized as a whole (or, when it is mostly ASCII, by
-    pieces) unless one of its characters can combine with the one before it: only then
-    does that differ from normalizing one character at a time.
+    where that is exact: ASCII is its own view; text that is not mostly non-ASCII and holds
+    few distinct non-ASCII characters has each of those that changes replaced by its view
+    (:func:`_replaced`); normalized text only loses its format characters; and other text
+    is normalized as a whole (or, when it is mostly ASCII, by pieces) unless one of its
+    characters can combine with the one before it: only then does that differ from
+    normalizing one character at a time.
     """
     if text.isascii():
         return text
+    others = _non_ascii(text)
+    if len(others) * 2 <= len(text):
+        counts = _distinct(others, _DISTINCT)
+        if counts is not None:
+            return _replaced(text, counts)
     import unicodedata  # lazy: only non-ASCII text is normalized
 
     if unicodedata.is_normalized("NFKC", text):  # each character is its own NFKC form
         return _without_format(text)
-    others = _non_ascii(text)
     dense = len(others) * 8 > len(text)
     if dense:
         whole = unicodedata.normalize("NFKC", text)
@@ -964,6 +970,70 @@ def _view(text):
         whole = "".join(piece if piece.isascii() else unicodedata.normalize("NFKC", piece)
                         for piece in (text[at:at + 256] for at in range(0, len(text), 256)))
     return _without_format(whole, chars)
+
+
+# the view replaces characters one by one up to this many distinct non-ASCII ones (each
+# replacement is a pass over the text), and splices in a character that changes length by
+# its positions, all in one copy, up to this many occurrences of it (str.replace costs a
+# pass and a copy for each; it is fast only one character for one)
+_DISTINCT = 64
+_SPLICE = 48
+
+
+def _distinct(others, limit=None):
+    """``{char: count}`` for the characters of ``others``; None past ``limit`` distinct ones."""
+    if len(others) <= 1024:  # set() costs a Python object per character: fine for few
+        chars = set(others)
+        if limit is not None and len(chars) > limit:
+            return None
+        return {char: others.count(char) for char in chars}
+    counts = {}
+    while others:  # a pass over a shrinking string per character instead
+        if len(counts) == limit:
+            return None
+        char, before = others[0], len(others)
+        others = others.replace(char, "")
+        counts[char] = before - len(others)
+    return counts
+
+
+def _positions(text, char, count):
+    """The positions of the ``count`` occurrences of ``char`` in ``text``, in order."""
+    found, at = [], -1
+    for _ in range(count):
+        at = text.find(char, at + 1)
+        found.append(at)
+    return found
+
+
+def _replaced(text, counts):
+    """``text`` with each of its non-ASCII characters (``counts``: ``{char: occurrences}``)
+    replaced by its view (:class:`_CharView`): the view itself, since no character's view
+    holds a character whose own view differs (tests check), so the order of replacement
+    does not matter.  Returns ``text`` itself when nothing changes."""
+    if len(_CHAR_VIEW) > 4096:
+        _CHAR_VIEW.clear()
+    spliced, replaced = [], []
+    for char, count in counts.items():
+        mapped = _CHAR_VIEW[char]
+        if mapped == char:
+            continue
+        if len(mapped) == 1 or count > _SPLICE:
+            replaced.append((char, mapped))
+        else:
+            spliced.extend((at, mapped) for at in _positions(text, char, count))
+    if spliced:
+        spliced.sort()
+        pieces, cursor = [], 0
+        for at, mapped in spliced:
+            pieces.append(text[cursor:at])
+            pieces.append(mapped)
+            cursor = at + 1
+        pieces.append(text[cursor:])
+        text = "".join(pieces)
+    for char, mapped in replaced:
+        text = text.replace(char, mapped)
+    return text
 
 
 class _CharView(dict):
@@ -1011,6 +1081,35 @@ def _view_map(text):
         segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
     view = "".join(pieces)
     return view, (None if view == text else segments)
+
+
+def _segments(text):
+    """The segments of ``_view_map(text)``, or None when the view maps one for one onto the
+    text (then a view span is the same text span); for non-ASCII text only.
+
+    Computed from the positions of the characters whose view is not one character (format
+    characters, expansions such as the ellipsis): everything between them maps one for one.
+    Redaction asks for it only when it has something to replace.
+    """
+    counts = _distinct(_non_ascii(text), _DISTINCT)
+    if counts is None:  # many distinct characters: the character-by-character definition
+        return _view_map(text)[1]
+    moved = [char for char in counts if len(_CHAR_VIEW[char]) != 1]
+    if not moved:
+        return None
+    segments, cursor, out = [], 0, 0
+    for at in sorted(at for char in moved for at in _positions(text, char, counts[char])):
+        if at > cursor:
+            segments.append((out, cursor, at - cursor, at - cursor))
+            out += at - cursor
+        length = len(_CHAR_VIEW[text[at]])
+        if length:
+            segments.append((out, at, 1, length))
+            out += length
+        cursor = at + 1
+    if cursor < len(text):
+        segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
+    return segments
 
 
 def _fold(view):
@@ -1141,14 +1240,17 @@ def _redact(text):
     """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
 
     Overlapping findings collapse into one replacement labelled with the most specific kind.
-    Findings come from the normalized view and replace the original characters they cover.
+    Findings come from the normalized view and replace the original characters they cover
+    (:func:`_segments` maps them back).
     """
     if not text:
         return text, []
-    view, segments = _view_map(text)
+    view = _view(text)
     hits = _findings(view)
     if not hits:
         return text, []
+    # findings hold view positions: map them back only now that there is something to replace
+    segments = None if view is text or text.isascii() else _segments(text)
     if segments is not None:
         starts = [segment[0] for segment in segments]
         hits = [(*_to_text(segments, starts, start, end), kind) for start, end, kind in hits]
