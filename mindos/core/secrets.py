@@ -74,6 +74,8 @@ _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 _DETECTORS = None
 _PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
 _COOKIE_PAIR = _PRIVATE_KEY = None
+# the characters of every literal a detector is gated on (see _Present)
+_LITERAL_CHARS = frozenset()
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -102,7 +104,8 @@ class _Detector:
     literals, one each), given as ``(fast, candidate)`` source pairs when they carry the good
     flag (``flagged``); ``back(view, match)``, the hit's start when a fast form opens after
     the shape's start; ``gates``, literal groups the folded text must each hold one of before
-    the detector runs (``needs``: the same, checked in a short text only); ``walk``, a special
+    the detector runs (``needs``: the same, checked exactly in a short text and by their
+    characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
     ``kinds``, what it can report.
     """
@@ -227,7 +230,7 @@ def _detectors():
     "bearer", "basic", "discord" and "password_url".
     """
     global _DETECTORS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
-    global _COOKIE_PAIR, _PRIVATE_KEY
+    global _COOKIE_PAIR, _PRIVATE_KEY, _LITERAL_CHARS
     if _DETECTORS is not None:
         return _DETECTORS
     # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
@@ -266,7 +269,7 @@ def _detectors():
 
     def specific(kind, lead, literal, rest, check=None):
         """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
-        needs it (lowercase) in a short text."""
+        needs it (lowercase)."""
         options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
         width = len(options[0].replace("\\", ""))
         fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
@@ -274,8 +277,9 @@ def _detectors():
         return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,))
 
     # ``needs``: the literals a detector's matches hold, checked in a short text so that a
-    # write of a few short fields compiles only what it may need (in a long one a substring
-    # search costs as much as the regex's own); ``gates`` are checked always.
+    # write of a few short fields compiles only what it may need, and by their characters in
+    # a long one (a substring search costs as much as the regex's own; a single-character
+    # search does not); ``gates`` are checked exactly, always.
     https, authorization = (("https://",),), (("authorization",),)
 
     # The generic key = value shapes open, in their fast form, on the credential word that
@@ -463,6 +467,9 @@ def _detectors():
                   by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
                   needs=((":", "="), families)),
     ]
+    _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
+                               for literal in itertools.chain(*detector.needs, *detector.gates, detector.words or ())
+                               for char in literal)
     return _DETECTORS
 
 
@@ -644,8 +651,7 @@ def _judge(detector, match, view, lines, start=None):
 def _walk(detector, view, folded, lines, found, present):
     """The hits of ``detector`` in order, from its fast form (``found``: the kinds a scan
     already has, whose candidates it no longer needs, None when every hit is wanted;
-    ``present``: the literals a short folded text holds, see :class:`_Present`; None for a
-    long one)."""
+    ``present``: which literals the folded text may hold, see :class:`_Present`)."""
     if detector.walk == "private_key":
         return _private_keys(detector, view)
     if detector.walk == "url":
@@ -725,14 +731,14 @@ def _flagged(detector, view, folded, lines, found, present):
     there are too many to judge one by one, is the pass itself followed: every match of the
     fast forms in order, consuming exactly what the shape consumes, judging those whose flag
     is set.  A scan (``found``) leaves out the candidates, and the judging, of a word family
-    whose kind it already has, and of a word family whose word a short text does not hold.
+    whose kind it already has, and of a word family whose word the text cannot hold.
     """
     target = folded if detector.target == "folded" else view
     words, back = detector.walk == "words", detector.back
     # past this many characters of candidate matches, following the pass is cheaper
     budget = 4096
     wanted = [index for index, kinds in enumerate(detector.good_kinds) if not (found and kinds <= found)
-              and (detector.words is None or present is None or present[detector.words[index]])]
+              and (detector.words is None or present[detector.words[index]])]
     for index in wanted:
         candidates = detector.candidates(index)
         candidate = candidates.search(target)
@@ -752,9 +758,9 @@ def _flagged(detector, view, folded, lines, found, present):
         break  # a candidate passes: follow the pass
     else:
         return
-    # (in a short text, a word family whose word it does not hold cannot match at all)
+    # (a word family whose word the text cannot hold cannot match at all)
     indexes = [index for index in range(len(detector.good_kinds))
-               if detector.words is None or present is None or present[detector.words[index]]]
+               if detector.words is None or present[detector.words[index]]]
     regexes = [detector.fast(index) for index in indexes]
     kinds = {detector.fast(index): detector.good_kinds[index] for index in indexes}
     position, capped, start = 0, False, 0
@@ -1153,17 +1159,21 @@ _SHORT = 4096
 
 
 class _Present(dict):
-    """Whether the folded text holds a literal: one substring search per literal and text,
-    shared by the detectors gated on it."""
+    """Whether the folded text may hold a literal, shared by the detectors gated on it: one
+    substring search per literal and text (``exact``), or else only whether it holds each of
+    the literal's characters, a necessary condition that a single-character search, at
+    memory speed, decides (a substring search costs as much as a detector's own pass)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "exact", "absent")
 
-    def __init__(self, text):
+    def __init__(self, text, exact, absent=None):
         super().__init__()
-        self.text = text
+        self.text, self.exact = text, exact
+        # (a character outside _LITERAL_CHARS counts as held: the check only weakens)
+        self.absent = frozenset(char for char in _LITERAL_CHARS if char not in text) if absent is None else absent
 
     def __missing__(self, literal):
-        found = self[literal] = literal in self.text
+        found = self[literal] = self.absent.isdisjoint(literal) and (not self.exact or literal in self.text)
         return found
 
 
@@ -1180,8 +1190,10 @@ def _findings(view, *, first=False, reference=False):
     label_starts = [span[0] for span in labels] if labels else None
     folded = None if reference else _fold(view)
     lines, found = {}, set()
-    present = _Present(folded)
     short = not reference and len(folded) <= _SHORT
+    # gates hold exactly; a long text checks its needs (and its word families) by characters
+    present = None if reference else _Present(folded, True)
+    possible = present if reference or short else _Present(folded, False, present.absent)
     for detector in detectors:
         if first and detector.kinds <= found:
             continue
@@ -1190,11 +1202,10 @@ def _findings(view, *, first=False, reference=False):
                         for hit in _judge(detector, match, view, lines))
         elif detector.gates and not all(any(present[literal] for literal in group) for group in detector.gates):
             continue
-        elif short and detector.needs and not all(any(present[literal] for literal in group)
-                                                  for group in detector.needs):
+        elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, folded, lines, found if first else None, present if short else None)
+            produced = _walk(detector, view, folded, lines, found if first else None, possible)
         for hit in produced:
             if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 index = bisect.bisect_right(label_starts, hit[0]) - 1

@@ -115,6 +115,17 @@ def test_fast_forms_find_what_the_shapes_find_on_hostile_input(text):
     assert _agree([text]) == []
 
 
+def test_fast_forms_find_what_the_shapes_find_on_long_text():
+    # past _SHORT characters, a detector's needs are checked by their characters only
+    rng, texts = random.Random(10), []
+    for _ in range(6):
+        pieces = rng.sample(_corpus(), 60) + rng.sample(_fuzz(200, seed=rng.randint(0, 999)), 40)
+        texts.append("\n".join(pieces))
+    texts.append("token=" * 900 + "sk-" * 10)  # most detectors' characters absent
+    assert all(len(text) > secrets._SHORT for text in texts)
+    assert _agree(texts) == []
+
+
 def test_redaction_reads_every_finding_and_scan_reports_their_kinds():
     for text in _corpus() + _mixtures(100, seed=9):
         redacted, kinds = secrets.redact(text)
