@@ -46,9 +46,15 @@ Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed
     on its own first, and the match sequence is followed only when one passes (:func:`_flagged`).
   * :func:`scan` stops a detector at its first finding: it reports kinds, not spans.
   * Regexes compile one at a time on first use, and in a short text a detector runs only when
-    the text holds its literals, so a write of a few short fields compiles little.
-  * ASCII text is its own view; other text is normalized as a whole wherever that equals
+    the text holds its literals, so a write of a few short fields compiles little.  A long
+    text skips a detector when it lacks a character of each of its literals: a
+    single-character search runs at memory speed, a substring search costs a whole pass.
+  * ASCII text is its own view; text with few distinct non-ASCII characters has each one
+    that changes replaced by its view (a pass or a splice per character, no normalization
+    of the ASCII around them); other text is normalized as a whole wherever that equals
     normalizing it character by character (:func:`_view`).
+  * Redaction maps findings back to the text only when there are some, from the positions
+    of the characters whose view is not one character (:func:`_segments`).
 
 Interface (stable; handoffs and context packs call it):
   * ``scan(text) -> list[str]``: sorted unique finding kinds.
