@@ -46,9 +46,15 @@ Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed
     on its own first, and the match sequence is followed only when one passes (:func:`_flagged`).
   * :func:`scan` stops a detector at its first finding: it reports kinds, not spans.
   * Regexes compile one at a time on first use, and in a short text a detector runs only when
-    the text holds its literals, so a write of a few short fields compiles little.
-  * ASCII text is its own view; other text is normalized as a whole wherever that equals
+    the text holds its literals, so a write of a few short fields compiles little.  A long
+    text skips a detector when it lacks a character of each of its literals: a
+    single-character search runs at memory speed, a substring search costs a whole pass.
+  * ASCII text is its own view; text with few distinct non-ASCII characters has each one
+    that changes replaced by its view (a pass or a splice per character, no normalization
+    of the ASCII around them); other text is normalized as a whole wherever that equals
     normalizing it character by character (:func:`_view`).
+  * Redaction maps findings back to the text only when there are some, from the positions
+    of the characters whose view is not one character (:func:`_segments`).
 
 Interface (stable; handoffs and context packs call it):
   * ``scan(text) -> list[str]``: sorted unique finding kinds.
@@ -74,6 +80,8 @@ _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 _DETECTORS = None
 _PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
 _COOKIE_PAIR = _PRIVATE_KEY = None
+# the characters of every literal a detector is gated on (see _Present)
+_LITERAL_CHARS = frozenset()
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -102,7 +110,8 @@ class _Detector:
     literals, one each), given as ``(fast, candidate)`` source pairs when they carry the good
     flag (``flagged``); ``back(view, match)``, the hit's start when a fast form opens after
     the shape's start; ``gates``, literal groups the folded text must each hold one of before
-    the detector runs (``needs``: the same, checked in a short text only); ``walk``, a special
+    the detector runs (``needs``: the same, checked exactly in a short text and by their
+    characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
     ``kinds``, what it can report.
     """
@@ -227,7 +236,7 @@ def _detectors():
     "bearer", "basic", "discord" and "password_url".
     """
     global _DETECTORS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
-    global _COOKIE_PAIR, _PRIVATE_KEY
+    global _COOKIE_PAIR, _PRIVATE_KEY, _LITERAL_CHARS
     if _DETECTORS is not None:
         return _DETECTORS
     # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
@@ -266,7 +275,7 @@ def _detectors():
 
     def specific(kind, lead, literal, rest, check=None):
         """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
-        needs it (lowercase) in a short text."""
+        needs it (lowercase)."""
         options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
         width = len(options[0].replace("\\", ""))
         fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
@@ -274,8 +283,9 @@ def _detectors():
         return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,))
 
     # ``needs``: the literals a detector's matches hold, checked in a short text so that a
-    # write of a few short fields compiles only what it may need (in a long one a substring
-    # search costs as much as the regex's own); ``gates`` are checked always.
+    # write of a few short fields compiles only what it may need, and by their characters in
+    # a long one (a substring search costs as much as the regex's own; a single-character
+    # search does not); ``gates`` are checked exactly, always.
     https, authorization = (("https://",),), (("authorization",),)
 
     # The generic key = value shapes open, in their fast form, on the credential word that
@@ -463,6 +473,9 @@ def _detectors():
                   by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
                   needs=((":", "="), families)),
     ]
+    _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
+                               for literal in itertools.chain(*detector.needs, *detector.gates, detector.words or ())
+                               for char in literal)
     return _DETECTORS
 
 
@@ -644,8 +657,7 @@ def _judge(detector, match, view, lines, start=None):
 def _walk(detector, view, folded, lines, found, present):
     """The hits of ``detector`` in order, from its fast form (``found``: the kinds a scan
     already has, whose candidates it no longer needs, None when every hit is wanted;
-    ``present``: the literals a short folded text holds, see :class:`_Present`; None for a
-    long one)."""
+    ``present``: which literals the folded text may hold, see :class:`_Present`)."""
     if detector.walk == "private_key":
         return _private_keys(detector, view)
     if detector.walk == "url":
@@ -725,14 +737,14 @@ def _flagged(detector, view, folded, lines, found, present):
     there are too many to judge one by one, is the pass itself followed: every match of the
     fast forms in order, consuming exactly what the shape consumes, judging those whose flag
     is set.  A scan (``found``) leaves out the candidates, and the judging, of a word family
-    whose kind it already has, and of a word family whose word a short text does not hold.
+    whose kind it already has, and of a word family whose word the text cannot hold.
     """
     target = folded if detector.target == "folded" else view
     words, back = detector.walk == "words", detector.back
     # past this many characters of candidate matches, following the pass is cheaper
     budget = 4096
     wanted = [index for index, kinds in enumerate(detector.good_kinds) if not (found and kinds <= found)
-              and (detector.words is None or present is None or present[detector.words[index]])]
+              and (detector.words is None or present[detector.words[index]])]
     for index in wanted:
         candidates = detector.candidates(index)
         candidate = candidates.search(target)
@@ -752,9 +764,9 @@ def _flagged(detector, view, folded, lines, found, present):
         break  # a candidate passes: follow the pass
     else:
         return
-    # (in a short text, a word family whose word it does not hold cannot match at all)
+    # (a word family whose word the text cannot hold cannot match at all)
     indexes = [index for index in range(len(detector.good_kinds))
-               if detector.words is None or present is None or present[detector.words[index]]]
+               if detector.words is None or present[detector.words[index]]]
     regexes = [detector.fast(index) for index in indexes]
     kinds = {detector.fast(index): detector.good_kinds[index] for index in indexes}
     position, capped, start = 0, False, 0
@@ -940,18 +952,24 @@ def _view(text):
     removed, so a key split by U+200B or written in fullwidth letters is still the key.
 
     Equal to ``_view_map(text)[0]``, computed without a Python loop over the characters
-    where that is exact: ASCII is its own view; normalized text only loses its format
-    characters; and other text is normalized as a whole (or, when it is mostly ASCII, by
-    pieces) unless one of its characters can combine with the one before it: only then
-    does that differ from normalizing one character at a time.
+    where that is exact: ASCII is its own view; text that is not mostly non-ASCII and holds
+    few distinct non-ASCII characters has each of those that changes replaced by its view
+    (:func:`_replaced`); normalized text only loses its format characters; and other text
+    is normalized as a whole (or, when it is mostly ASCII, by pieces) unless one of its
+    characters can combine with the one before it: only then does that differ from
+    normalizing one character at a time.
     """
     if text.isascii():
         return text
+    others = _non_ascii(text)
+    if len(others) * 2 <= len(text):
+        counts = _distinct(others, _DISTINCT)
+        if counts is not None:
+            return _replaced(text, counts)
     import unicodedata  # lazy: only non-ASCII text is normalized
 
     if unicodedata.is_normalized("NFKC", text):  # each character is its own NFKC form
         return _without_format(text)
-    others = _non_ascii(text)
     dense = len(others) * 8 > len(text)
     if dense:
         whole = unicodedata.normalize("NFKC", text)
@@ -964,6 +982,70 @@ def _view(text):
         whole = "".join(piece if piece.isascii() else unicodedata.normalize("NFKC", piece)
                         for piece in (text[at:at + 256] for at in range(0, len(text), 256)))
     return _without_format(whole, chars)
+
+
+# the view replaces characters one by one up to this many distinct non-ASCII ones (each
+# replacement is a pass over the text), and splices in a character that changes length by
+# its positions, all in one copy, up to this many occurrences of it (str.replace costs a
+# pass and a copy for each; it is fast only one character for one)
+_DISTINCT = 64
+_SPLICE = 48
+
+
+def _distinct(others, limit=None):
+    """``{char: count}`` for the characters of ``others``; None past ``limit`` distinct ones."""
+    if len(others) <= 1024:  # set() costs a Python object per character: fine for few
+        chars = set(others)
+        if limit is not None and len(chars) > limit:
+            return None
+        return {char: others.count(char) for char in chars}
+    counts = {}
+    while others:  # a pass over a shrinking string per character instead
+        if len(counts) == limit:
+            return None
+        char, before = others[0], len(others)
+        others = others.replace(char, "")
+        counts[char] = before - len(others)
+    return counts
+
+
+def _positions(text, char, count):
+    """The positions of the ``count`` occurrences of ``char`` in ``text``, in order."""
+    found, at = [], -1
+    for _ in range(count):
+        at = text.find(char, at + 1)
+        found.append(at)
+    return found
+
+
+def _replaced(text, counts):
+    """``text`` with each of its non-ASCII characters (``counts``: ``{char: occurrences}``)
+    replaced by its view (:class:`_CharView`): the view itself, since no character's view
+    holds a character whose own view differs (tests check), so the order of replacement
+    does not matter.  Returns ``text`` itself when nothing changes."""
+    if len(_CHAR_VIEW) > 4096:
+        _CHAR_VIEW.clear()
+    spliced, replaced = [], []
+    for char, count in counts.items():
+        mapped = _CHAR_VIEW[char]
+        if mapped == char:
+            continue
+        if len(mapped) == 1 or count > _SPLICE:
+            replaced.append((char, mapped))
+        else:
+            spliced.extend((at, mapped) for at in _positions(text, char, count))
+    if spliced:
+        spliced.sort()
+        pieces, cursor = [], 0
+        for at, mapped in spliced:
+            pieces.append(text[cursor:at])
+            pieces.append(mapped)
+            cursor = at + 1
+        pieces.append(text[cursor:])
+        text = "".join(pieces)
+    for char, mapped in replaced:
+        text = text.replace(char, mapped)
+    return text
 
 
 class _CharView(dict):
@@ -1013,6 +1095,35 @@ def _view_map(text):
     return view, (None if view == text else segments)
 
 
+def _segments(text):
+    """The segments of ``_view_map(text)``, or None when the view maps one for one onto the
+    text (then a view span is the same text span); for non-ASCII text only.
+
+    Computed from the positions of the characters whose view is not one character (format
+    characters, expansions such as the ellipsis): everything between them maps one for one.
+    Redaction asks for it only when it has something to replace.
+    """
+    counts = _distinct(_non_ascii(text), _DISTINCT)
+    if counts is None:  # many distinct characters: the character-by-character definition
+        return _view_map(text)[1]
+    moved = [char for char in counts if len(_CHAR_VIEW[char]) != 1]
+    if not moved:
+        return None
+    segments, cursor, out = [], 0, 0
+    for at in sorted(at for char in moved for at in _positions(text, char, counts[char])):
+        if at > cursor:
+            segments.append((out, cursor, at - cursor, at - cursor))
+            out += at - cursor
+        length = len(_CHAR_VIEW[text[at]])
+        if length:
+            segments.append((out, at, 1, length))
+            out += length
+        cursor = at + 1
+    if cursor < len(text):
+        segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
+    return segments
+
+
 def _fold(view):
     """``view`` with its letters folded one character for one, so that a lowercase regex run
     on it matches exactly where the same regex with ``(?i)`` matches on the view.
@@ -1054,17 +1165,21 @@ _SHORT = 4096
 
 
 class _Present(dict):
-    """Whether the folded text holds a literal: one substring search per literal and text,
-    shared by the detectors gated on it."""
+    """Whether the folded text may hold a literal, shared by the detectors gated on it: one
+    substring search per literal and text (``exact``), or else only whether it holds each of
+    the literal's characters, a necessary condition that a single-character search, at
+    memory speed, decides (a substring search costs as much as a detector's own pass)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "exact", "absent")
 
-    def __init__(self, text):
+    def __init__(self, text, exact, absent=None):
         super().__init__()
-        self.text = text
+        self.text, self.exact = text, exact
+        # (a character outside _LITERAL_CHARS counts as held: the check only weakens)
+        self.absent = frozenset(char for char in _LITERAL_CHARS if char not in text) if absent is None else absent
 
     def __missing__(self, literal):
-        found = self[literal] = literal in self.text
+        found = self[literal] = self.absent.isdisjoint(literal) and (not self.exact or literal in self.text)
         return found
 
 
@@ -1081,8 +1196,10 @@ def _findings(view, *, first=False, reference=False):
     label_starts = [span[0] for span in labels] if labels else None
     folded = None if reference else _fold(view)
     lines, found = {}, set()
-    present = _Present(folded)
     short = not reference and len(folded) <= _SHORT
+    # gates hold exactly; a long text checks its needs (and its word families) by characters
+    present = None if reference else _Present(folded, True)
+    possible = present if reference or short else _Present(folded, False, present.absent)
     for detector in detectors:
         if first and detector.kinds <= found:
             continue
@@ -1091,11 +1208,10 @@ def _findings(view, *, first=False, reference=False):
                         for hit in _judge(detector, match, view, lines))
         elif detector.gates and not all(any(present[literal] for literal in group) for group in detector.gates):
             continue
-        elif short and detector.needs and not all(any(present[literal] for literal in group)
-                                                  for group in detector.needs):
+        elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, folded, lines, found if first else None, present if short else None)
+            produced = _walk(detector, view, folded, lines, found if first else None, possible)
         for hit in produced:
             if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
@@ -1141,14 +1257,17 @@ def _redact(text):
     """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
 
     Overlapping findings collapse into one replacement labelled with the most specific kind.
-    Findings come from the normalized view and replace the original characters they cover.
+    Findings come from the normalized view and replace the original characters they cover
+    (:func:`_segments` maps them back).
     """
     if not text:
         return text, []
-    view, segments = _view_map(text)
+    view = _view(text)
     hits = _findings(view)
     if not hits:
         return text, []
+    # findings hold view positions: map them back only now that there is something to replace
+    segments = None if view is text or text.isascii() else _segments(text)
     if segments is not None:
         starts = [segment[0] for segment in segments]
         hits = [(*_to_text(segments, starts, start, end), kind) for start, end, kind in hits]

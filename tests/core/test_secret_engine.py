@@ -115,6 +115,17 @@ def test_fast_forms_find_what_the_shapes_find_on_hostile_input(text):
     assert _agree([text]) == []
 
 
+def test_fast_forms_find_what_the_shapes_find_on_long_text():
+    # past _SHORT characters, a detector's needs are checked by their characters only
+    rng, texts = random.Random(10), []
+    for _ in range(6):
+        pieces = rng.sample(_corpus(), 60) + rng.sample(_fuzz(200, seed=rng.randint(0, 999)), 40)
+        texts.append("\n".join(pieces))
+    texts.append("token=" * 900 + "sk-" * 10)  # most detectors' characters absent
+    assert all(len(text) > secrets._SHORT for text in texts)
+    assert _agree(texts) == []
+
+
 def test_redaction_reads_every_finding_and_scan_reports_their_kinds():
     for text in _corpus() + _mixtures(100, seed=9):
         redacted, kinds = secrets.redact(text)
@@ -235,3 +246,55 @@ def test_the_combining_table_and_the_format_class_agree_with_unicodedata():
     # no other character normalizes into a format character
     assert not [code for code in range(0x110000) if unicodedata.decomposition(chr(code))
                 and any(secrets._format_re().match(c) for c in unicodedata.normalize("NFKC", chr(code)))]
+
+
+def _unicode_texts(seed, count=1500):
+    """Random texts of the unicode pieces: short ones, ones with more than ``_SPLICE``
+    occurrences of a piece, and ones with more than ``_DISTINCT`` distinct characters."""
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(_UNICODE_PIECES) for _ in range(rng.randint(1, 40))) for _ in range(count)]
+    texts += ["x = " * 30 + rng.choice(_UNICODE_PIECES) * rng.randint(40, 80) + " ascii" * 200 for _ in range(60)]
+    many = [chr(code) for code in range(0xff01, 0xff5f)] + ["\u2026", "\u200b", "\u00ad", "\ufb01", "\u00e9"]
+    texts += ["".join(rng.choice(many) + "ab" for _ in range(rng.randint(60, 400))) for _ in range(30)]
+    return texts
+
+
+def test_the_replaced_view_equals_normalizing_each_character_on_its_own():
+    # _view replaces each distinct character by its view when the text is not mostly non-ASCII
+    assert [text for text in _unicode_texts(12) if secrets._view(text) != secrets._view_map(text)[0]] == []
+
+
+def test_no_characters_view_holds_a_character_whose_own_view_differs():
+    # what lets _replaced replace characters one at a time, in any order
+    differ = []
+    for code in range(0x80, 0x110000):
+        mapped = secrets._CHAR_VIEW[chr(code)]
+        if mapped != chr(code) and any(secrets._CHAR_VIEW[char] != char for char in mapped if not char.isascii()):
+            differ.append(hex(code))
+        if len(secrets._CHAR_VIEW) > 4096:
+            secrets._CHAR_VIEW.clear()
+    assert differ == []
+
+
+def test_the_segments_map_every_view_span_as_the_character_map_does():
+    for text in _unicode_texts(13, count=400):
+        view, reference = secrets._view_map(text)
+        segments = secrets._segments(text)
+        if reference is None or segments is None:  # one for one: a view span is the text span
+            assert len(view) == len(text) and (reference is None or [s[2] for s in reference] == [s[3] for s in reference])
+            assert segments is None or [s[2] for s in segments] == [s[3] for s in segments]
+            continue
+        ref_starts, starts = [s[0] for s in reference], [s[0] for s in segments]
+        step = max(1, len(view) // 40)
+        for start in range(0, len(view), step):
+            for end in range(start + 1, len(view) + 1, step):
+                assert secrets._to_text(segments, starts, start, end) == \
+                    secrets._to_text(reference, ref_starts, start, end), (text[:40], start, end)
+
+
+def test_redaction_maps_findings_back_through_format_characters_and_expansions():
+    text = ("note\u200b: pass\u200bword=hunter2x9 \ufb01ne \u2026 " * 60) + "AKIA\u200b2R29TQLR0VLG5W1H \u00ad"
+    redacted, kinds = secrets.redact(text)
+    assert kinds == ["aws_access_key", "password_assignment"]
+    assert redacted == ("note\u200b: pass\u200bword=[REDACTED:password_assignment] \ufb01ne \u2026 " * 60
+                        + "[REDACTED:aws_access_key] \u00ad")
