@@ -207,6 +207,12 @@ def test_interrupt_in_a_handler_exits_130(conn, cli, monkeypatch):
     assert (rc, out, err) == (130, "", "interrupted\n")
 
 
+# What CPython prints when Ctrl-C lands during its own initialization, before the front door's
+# first line runs (seen with signals sent 0-45 ms after start): nothing MindOS can catch.
+_CPYTHON_STARTUP = (b"init_import_site", b'File "<frozen site>"', b"Fatal Python error: init_",
+                    b"failed to set __main__.__loader__")
+
+
 def test_sigint_at_any_point_of_a_real_process(conn, home):
     environment = dict(os.environ, HERMES_AUTOPILOT_HOME=str(home))
     for delay in (0.0, 0.03, 0.06, 0.1, 0.2):
@@ -215,8 +221,8 @@ def test_sigint_at_any_point_of_a_real_process(conn, home):
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-        if b"init_import_site" in err or b'File "<frozen site>"' in err:
-            continue  # CPython's own startup (site and its .pth files), before any MindOS code runs
+        if any(mark in err for mark in _CPYTHON_STARTUP):
+            continue  # CPython's own startup (streams, site and its .pth files), before any MindOS code runs
         assert b"Traceback" not in err, err
         # before Python installs its handler the signal kills the interpreter outright
         assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
