@@ -654,21 +654,23 @@ def _judge(detector, match, view, lines, start=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
-def _walk(detector, view, folded, lines, found, present):
-    """The hits of ``detector`` in order, from its fast form (``found``: the kinds a scan
-    already has, whose candidates it no longer needs, None when every hit is wanted;
-    ``present``: which literals the folded text may hold, see :class:`_Present`)."""
+def _walk(detector, view, narrow, folded, lines, found, present):
+    """The hits of ``detector`` in order, from its fast form (``narrow``, ``folded``: the
+    narrow copies of the view and of its fold, which the regexes read, see :func:`_narrow`;
+    ``found``: the kinds a scan already has, whose candidates it no longer needs, None when
+    every hit is wanted; ``present``: which literals the folded text may hold, see
+    :class:`_Present`)."""
     if detector.walk == "private_key":
-        return _private_keys(detector, view)
+        return _private_keys(detector, narrow)
     if detector.walk == "url":
         return _urls(detector, view, folded)
     if detector.flagged:
-        return _flagged(detector, view, folded, lines, found, present)
-    return _plain(detector, view, folded, lines)
+        return _flagged(detector, view, narrow, folded, lines, found, present)
+    return _plain(detector, view, narrow, folded, lines)
 
 
-def _plain(detector, view, folded, lines):
-    target = folded if detector.target == "folded" else view
+def _plain(detector, view, narrow, folded, lines):
+    target = folded if detector.target == "folded" else narrow
     regexes, back = detector.fast(), detector.back
     for match in regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target):
         yield from _judge(detector, match, view, lines, back(view, match) if back else None)
@@ -727,7 +729,7 @@ class _Heads:
 
 
 
-def _flagged(detector, view, folded, lines, found, present):
+def _flagged(detector, view, narrow, folded, lines, found, present):
     """The hits of a detector whose fast form carries the good flag.
 
     The candidate regexes (flag required, cheap) find where a value could pass: text
@@ -739,7 +741,7 @@ def _flagged(detector, view, folded, lines, found, present):
     is set.  A scan (``found``) leaves out the candidates, and the judging, of a word family
     whose kind it already has, and of a word family whose word the text cannot hold.
     """
-    target = folded if detector.target == "folded" else view
+    target = folded if detector.target == "folded" else narrow
     words, back = detector.walk == "words", detector.back
     # past this many characters of candidate matches, following the pass is cheaper
     budget = 4096
@@ -959,13 +961,30 @@ def _view(text):
     characters can combine with the one before it: only then does that differ from
     normalizing one character at a time.
     """
+    return _view_wide(text)[0]
+
+
+def _view_wide(text):
+    """``(view, wide)``: the view of :func:`_view`, and ``{char: occurrences}`` of its
+    characters above U+00FF when they are known on the way (else None)."""
     if text.isascii():
-        return text
+        return text, {}
     others = _non_ascii(text)
     if len(others) * 2 <= len(text):
         counts = _distinct(others, _DISTINCT)
         if counts is not None:
-            return _replaced(text, counts)
+            # the view's characters are those of its characters' views
+            wide = {}
+            for char, count in counts.items():
+                for mapped in _CHAR_VIEW[char]:
+                    if mapped > "\xff":
+                        wide[mapped] = wide.get(mapped, 0) + count
+            return _replaced(text, counts), wide
+    return _view_normalized(text, others), None
+
+
+def _view_normalized(text, others):
+    """The view of a text that :func:`_replaced` does not handle (``others``: its non-ASCII characters)."""
     import unicodedata  # lazy: only non-ASCII text is normalized
 
     if unicodedata.is_normalized("NFKC", text):  # each character is its own NFKC form
@@ -1034,18 +1053,24 @@ def _replaced(text, counts):
             replaced.append((char, mapped))
         else:
             spliced.extend((at, mapped) for at in _positions(text, char, count))
-    if spliced:
-        spliced.sort()
-        pieces, cursor = [], 0
-        for at, mapped in spliced:
-            pieces.append(text[cursor:at])
-            pieces.append(mapped)
-            cursor = at + 1
-        pieces.append(text[cursor:])
-        text = "".join(pieces)
+    text = _spliced(text, spliced)
     for char, mapped in replaced:
         text = text.replace(char, mapped)
     return text
+
+
+def _spliced(text, spliced):
+    """``text`` with the character at each position of ``spliced`` (``[(at, piece)]``) replaced by its piece."""
+    if not spliced:
+        return text
+    spliced.sort()
+    pieces, cursor = [], 0
+    for at, piece in spliced:
+        pieces.append(text[cursor:at])
+        pieces.append(piece)
+        cursor = at + 1
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 class _CharView(dict):
@@ -1143,6 +1168,84 @@ def _fold(view):
     return folded
 
 
+# The narrow copy (:func:`_narrow`): a Latin-1 stand-in, past ASCII, for each character above
+# U+00FF, by all that a fast regex can tell of such a character (their literals and ranges
+# are ASCII): whether \\s, \\d and \\w match it.  (No stand-in is a decimal digit.)
+_STAND_INS = {(True, False, False): "\x85", (False, False, True): "\xaa", (False, False, False): "\xa7"}
+# what (?i) folds to an ASCII letter from above U+00FF (see _fold)
+_FOLDED_WIDE = frozenset("\u0130\u0131\u017f\u212a")
+# stand-ins for "?" while the encoder's replacement marks the bulk of the wide characters
+_MARKERS = "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"
+# past this many str.replace passes (a character with more than _SPLICE occurrences and a
+# stand-in other than the bulk's), the wide text is read as it is
+_NARROW_PASSES = 6
+
+
+def _signature(char):
+    """What a fast regex can tell of a character above U+00FF: whether \\s, \\d and \\w match it."""
+    return char.isspace(), char.isdecimal(), char.isalnum()
+
+
+def _narrow(text, wide=None):
+    """``text`` as the fast regexes read it: each character above U+00FF replaced by its
+    stand-in (:data:`_STAND_INS`), one character for one, so that the copy holds one byte
+    per character and each regex pass over it runs about twice as fast; ``text`` itself when
+    it has no such character, or one with no stand-in (a decimal digit), or too many
+    distinct ones.  ``wide``: ``{char: occurrences}`` of those characters, when known.
+
+    The stand-in of the most occurrences goes in by the Latin-1 encoder's "?" (one pass, a
+    "?" of the text kept aside under a control character it does not hold); the others by
+    their positions or, past _SPLICE occurrences, by str.replace.
+    """
+    if text.isascii():
+        return text
+    if wide is None:
+        counts = _distinct(_non_ascii(text), _DISTINCT)
+        if counts is None:
+            return text
+        wide = {char: count for char, count in counts.items() if char > "\xff"}
+    if not wide:
+        return text
+    stand_ins, totals = {}, {}
+    for char, count in wide.items():
+        stand_in = stand_ins[char] = _STAND_INS.get(_signature(char))
+        if stand_in is None:
+            return text
+        totals[stand_in] = totals.get(stand_in, 0) + count
+    bulk = max(totals, key=totals.get)
+    rest = [(char, count) for char, count in wide.items() if stand_ins[char] != bulk]
+    if sum(count > _SPLICE for _, count in rest) > _NARROW_PASSES:
+        return text
+    narrow = _spliced(text, [(at, stand_ins[char]) for char, count in rest if count <= _SPLICE
+                             for at in _positions(text, char, count)])
+    for char, count in rest:
+        if count > _SPLICE:
+            narrow = narrow.replace(char, stand_ins[char])
+    marker = None
+    if "?" in narrow:
+        marker = next((char for char in _MARKERS if char not in narrow), None)
+        if marker is None:
+            return text
+        narrow = narrow.replace("?", marker)
+    narrow = narrow.encode("latin-1", "replace").decode("latin-1").replace("?", bulk)
+    return narrow if marker is None else narrow.replace(marker, "?")
+
+
+def _narrow_pair(view, wide=None):
+    """``(narrow, folded)``: :func:`_narrow` of the view and of its fold (:func:`_fold`)."""
+    if not view.isascii() and wide is None:
+        counts = _distinct(_non_ascii(view), _DISTINCT)
+        wide = None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+    if view.isascii() or wide is None:
+        return view, _fold(view)
+    narrow = _narrow(view, wide)
+    if narrow is view:
+        return view, _fold(view)
+    if _FOLDED_WIDE.isdisjoint(wide):  # the fold changes only ASCII: it commutes with the stand-ins
+        return narrow, _fold(narrow)
+    return narrow, _narrow(_fold(view), {char: count for char, count in wide.items() if char not in _FOLDED_WIDE})
+
+
 def _to_text(segments, starts, start, end):
     """Map a view span back to a span of the original text (``starts``: each segment's view start)."""
     first = segments[bisect.bisect_right(starts, start) - 1]
@@ -1183,18 +1286,19 @@ class _Present(dict):
         return found
 
 
-def _findings(view, *, first=False, reference=False):
+def _findings(view, *, first=False, reference=False, wide=None):
     """Every detector hit in ``view`` as ``(start, end, kind)``, unresolved (overlaps
     included), in detector order.  ``first``: stop each detector at its first hit (all
     :func:`scan` needs).  ``reference``: run each shape plainly over the view (the slow
-    definition the fast forms must agree with)."""
+    definition the fast forms must agree with).  ``wide``: see :func:`_narrow`."""
     hits = []
     if not view:
         return hits
     detectors = _detectors()
-    labels = [match.span() for match in _LABEL.finditer(view)] if "[REDACTED:" in view else None
+    # the fast regexes read the narrow copies (the same positions); values are read from the view
+    narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
+    labels = [match.span() for match in _LABEL.finditer(narrow)] if "[REDACTED:" in view else None
     label_starts = [span[0] for span in labels] if labels else None
-    folded = None if reference else _fold(view)
     lines, found = {}, set()
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
@@ -1211,7 +1315,7 @@ def _findings(view, *, first=False, reference=False):
         elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, folded, lines, found if first else None, possible)
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible)
         for hit in produced:
             if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
@@ -1245,7 +1349,8 @@ def scan(text):
     normalized view (:func:`_view`)."""
     if not text:
         return []
-    return sorted({kind for _, _, kind in _findings(_view(text), first=True)})
+    view, wide = _view_wide(text)
+    return sorted({kind for _, _, kind in _findings(view, first=True, wide=wide)})
 
 
 def redact(text):
@@ -1262,8 +1367,8 @@ def _redact(text):
     """
     if not text:
         return text, []
-    view = _view(text)
-    hits = _findings(view)
+    view, wide = _view_wide(text)
+    hits = _findings(view, wide=wide)
     if not hits:
         return text, []
     # findings hold view positions: map them back only now that there is something to replace

@@ -298,3 +298,132 @@ def test_redaction_maps_findings_back_through_format_characters_and_expansions()
     assert kinds == ["aws_access_key", "password_assignment"]
     assert redacted == ("note\u200b: pass\u200bword=[REDACTED:password_assignment] \ufb01ne \u2026 " * 60
                         + "[REDACTED:aws_access_key] \u00ad")
+
+
+# --- the narrow copy: the fast regexes read one byte per character ------------------------
+
+# above U+00FF: letters, ideographs, punctuation, spaces (U+1680, U+2028), a non-ASCII
+# decimal digit (no stand-in), what (?i) folds to ASCII, a non-BMP symbol; and "?", the
+# markers and Latin-1 characters, which stay as they are
+_WIDE_PIECES = ["\u65e5", "\u672c", "\u2014", "\u201c", "\u201d", "\u2192", "\u3007", "\u1680", "\u2028", "\u0663",
+                "\u0130", "\u0131", "\u017f", "\u212a", "\U0001f600", "\u0436", "?", "\x01", "\x02", "\xe9", "\x85",
+                "\xaa", "\xa7", "\xa0"]
+
+
+def _narrow_reference(text):
+    """Each character above U+00FF replaced by its stand-in, one at a time; None without one."""
+    out = []
+    for char in text:
+        if char > "\xff":
+            char = secrets._STAND_INS.get(secrets._signature(char))
+            if char is None:
+                return None
+        out.append(char)
+    return "".join(out)
+
+
+def _wide_texts(seed, count=1500):
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(_WIDE_PIECES + ["token=", "abc1", " ", "\n", "AKIA", "sk-"])
+                     for _ in range(rng.randint(1, 40))) for _ in range(count)]
+    texts += ["ascii " * 20 + rng.choice(_WIDE_PIECES) * rng.randint(40, 90) + rng.choice(_WIDE_PIECES) * 3
+              + " ascii?" * 20 for _ in range(80)]  # more than _SPLICE occurrences: replaced
+    texts += ["".join(rng.choice(_WIDE_PIECES[:10]) for _ in range(3)) * 30 + "?" * rng.randint(0, 2) for _ in range(40)]
+    texts += ["\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11?\u65e5", "\u65e5" * 50 + "\u2014" * 50 + "\u1680" * 50]
+    return texts
+
+
+def test_stand_ins_are_told_apart_from_wide_characters_by_nothing_a_fast_regex_reads():
+    everything = "".join(chr(code) for code in range(0x100, 0x110000) if not 0xD800 <= code <= 0xDFFF)
+    for position, category in enumerate((r"\s", r"\d", r"\w")):
+        matched = {m.start() for m in re.finditer(category, everything)}
+        assert [i for i, char in enumerate(everything) if secrets._signature(char)[position] != (i in matched)] == []
+        for signature, stand_in in secrets._STAND_INS.items():
+            assert "\x80" <= stand_in <= "\xff"
+            assert (re.fullmatch(category, stand_in) is not None) == signature[position]
+
+
+def _reads_wide_characters_as_classes_only(pattern, flags):
+    """True when the parsed regex tells characters past ASCII apart only by \\s, \\d and \\w:
+    every literal and range in it is ASCII, no back-reference, no case folding."""
+    from re import _constants, _parser  # lazy: the engine's own parser
+
+    if flags & (re.IGNORECASE | re.LOCALE):
+        return False
+
+    def clean(items):
+        for op, value in items:
+            if op in (_constants.LITERAL, _constants.NOT_LITERAL):
+                if value > 0x7F:
+                    return False
+            elif op is _constants.IN:
+                for item_op, item in value:
+                    if item_op is _constants.LITERAL and item > 0x7F or item_op is _constants.RANGE and item[1] > 0x7F:
+                        return False
+                    if item_op not in (_constants.LITERAL, _constants.RANGE, _constants.NEGATE, _constants.CATEGORY):
+                        return False
+            elif op in (_constants.GROUPREF, _constants.GROUPREF_EXISTS) or "IGNORE" in str(op):
+                return False
+            elif op in (_constants.BRANCH,):
+                if not all(clean(branch) for branch in value[1]):
+                    return False
+            elif op in (_constants.SUBPATTERN,):
+                if not clean(value[-1]):
+                    return False
+            elif op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT):
+                if not clean(value[2]):
+                    return False
+            elif op in (_constants.ASSERT, _constants.ASSERT_NOT):
+                if not clean(value[1]):
+                    return False
+            elif op is _constants.ATOMIC_GROUP:
+                if not clean(value):
+                    return False
+            elif op not in (_constants.ANY, _constants.AT):
+                return False
+        return True
+
+    return clean(_parser.parse(pattern, flags))
+
+
+def test_every_regex_run_on_the_narrow_copies_reads_wide_characters_as_classes_only():
+    secrets._detectors()
+    regexes = [regex for detector in secrets._detectors() for regex in _regexes(detector)]
+    regexes += [secrets._LABEL, *secrets._PRIVATE_KEY]
+    assert len(regexes) > 60
+    assert [regex.pattern[:60] for regex in regexes if not _reads_wide_characters_as_classes_only(regex.pattern,
+                                                                                                   regex.flags)] == []
+
+
+def test_the_narrow_copy_equals_standing_in_for_each_character_on_its_own():
+    narrowed = 0
+    for text in _wide_texts(14):
+        reference = _narrow_reference(text)
+        narrow = secrets._narrow(text)
+        assert narrow == reference or narrow is text, text[:40]
+        assert len(narrow) == len(text)
+        narrowed += narrow is not text and narrow == reference
+        view, wide = secrets._view_wide(text)
+        assert view == secrets._view(text)
+        if wide is not None:  # the view's characters above U+00FF, when known on the way
+            assert wide == {char: view.count(char) for char in set(view) if char > "\xff"}
+        pair = secrets._narrow_pair(view, wide)
+        assert pair[0] in (view, _narrow_reference(view)) and pair[1] in (secrets._fold(view),
+                                                                          _narrow_reference(secrets._fold(view)))
+        assert pair == secrets._narrow_pair(view)
+    assert narrowed > 600  # most texts do get a narrow copy (some hold a digit, or nothing, above U+00FF)
+
+
+def test_fast_forms_find_what_the_shapes_find_on_text_with_wide_characters():
+    rng, texts = random.Random(15), []
+    corpus = _corpus()
+    for _ in range(300):  # corpus texts with wide characters around and inside them
+        pieces = []
+        for text in rng.sample(corpus, 3):
+            at = rng.randint(0, len(text))
+            pieces.append(text[:at] + rng.choice(_WIDE_PIECES) + text[at:])
+        texts.append(rng.choice(_WIDE_PIECES).join(pieces))
+    for _ in range(4):  # long: past _SHORT, with each kind of stand-in
+        texts.append("\n".join(rng.choice(_WIDE_PIECES[:9]) + text for text in rng.sample(corpus, 120)))
+    assert _agree(texts) == []
+    assert sum(1 for text in texts if secrets._narrow(secrets._view(text)) is not secrets._view(text)) > 200
