@@ -531,6 +531,19 @@ def _assignment(match, view):
     return kind, match.start(group), match.end(group)
 
 
+def _assignment_memo(match, view, verdicts):
+    """:func:`_assignment` through ``verdicts``, ``{(group, key, value): kind or None}`` (a
+    text that repeats a key = value pays for its checks once)."""
+    group = _value_group(match)
+    start, end = match.span(group)
+    memo = (group, view[match.start("key"):match.end("key")], view[start:end])
+    kind = verdicts.get(memo, False)
+    if kind is False:
+        found = _assignment(match, view)
+        kind = verdicts[memo] = found[0] if found else None
+    return (kind, start, end) if kind else None
+
+
 def _password_value(match, view):
     """The ``(start, end)`` of a password-shaped value group, or None: it must mix in a digit,
     not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
@@ -611,13 +624,14 @@ def _bearer_value(val):
     return (val.lower() != val and val.upper() != val) or any(c in val for c in "._~+/") or len(val) >= 32
 
 
-def _judge(detector, match, view, lines, start=None):
+def _judge(detector, match, view, lines, start=None, verdicts=None):
     """The hits ``(start, end, kind)`` one match of ``detector`` yields once its value check
     has run (values are read from ``view`` at the match's spans).  ``start`` overrides the
-    match's start when the fast form opens after the shape's start."""
+    match's start when the fast form opens after the shape's start.  ``verdicts``: a memo of
+    the key = value verdicts, which depend on nothing but the key, the value and its quoting."""
     check = detector.check
     if check == "assignment":
-        found = _assignment(match, view)
+        found = _assignment(match, view) if verdicts is None else _assignment_memo(match, view, verdicts)
         return [(found[1], found[2], found[0])] if found else []
     if check == "cookie":
         return [(first, last, detector.kind) for first, last in _cookie_hits(match, view)]
@@ -654,18 +668,18 @@ def _judge(detector, match, view, lines, start=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
-def _walk(detector, view, narrow, folded, lines, found, present):
+def _walk(detector, view, narrow, folded, lines, found, present, verdicts):
     """The hits of ``detector`` in order, from its fast form (``narrow``, ``folded``: the
     narrow copies of the view and of its fold, which the regexes read, see :func:`_narrow`;
     ``found``: the kinds a scan already has, whose candidates it no longer needs, None when
     every hit is wanted; ``present``: which literals the folded text may hold, see
-    :class:`_Present`)."""
+    :class:`_Present`; ``verdicts``: see :func:`_assignment_memo`)."""
     if detector.walk == "private_key":
         return _private_keys(detector, narrow)
     if detector.walk == "url":
         return _urls(detector, view, folded)
     if detector.flagged:
-        return _flagged(detector, view, narrow, folded, lines, found, present)
+        return _flagged(detector, view, narrow, folded, lines, found, present, verdicts)
     return _plain(detector, view, narrow, folded, lines)
 
 
@@ -729,7 +743,7 @@ class _Heads:
 
 
 
-def _flagged(detector, view, narrow, folded, lines, found, present):
+def _flagged(detector, view, narrow, folded, lines, found, present, verdicts):
     """The hits of a detector whose fast form carries the good flag.
 
     The candidate regexes (flag required, cheap) find where a value could pass: text
@@ -758,7 +772,7 @@ def _flagged(detector, view, narrow, folded, lines, found, present):
             if match is not None and match.start("good") >= 0:
                 judged = _confirm(detector, match, view, folded, 0, False, True) if words else (match.end(), match)
                 if judged is not None and judged[1] is not None and \
-                        _judge(detector, judged[1], view, lines, back(view, match) if back else None):
+                        _judge(detector, judged[1], view, lines, back(view, match) if back else None, verdicts):
                     break
             candidate = candidates.search(target, candidate.start() + 1)
         else:
@@ -793,7 +807,7 @@ def _flagged(detector, view, narrow, folded, lines, found, present):
             else:
                 position, judged = match.end(), match
             if judge and judged is not None:
-                hits = _judge(detector, judged, view, lines, back(view, match) if back else None)
+                hits = _judge(detector, judged, view, lines, back(view, match) if back else None, verdicts)
                 if hits:
                     yield from hits
                     if found:  # a scan: stop once no candidate of a kind it still lacks is left
@@ -1299,7 +1313,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
     narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
     labels = [match.span() for match in _LABEL.finditer(narrow)] if "[REDACTED:" in view else None
     label_starts = [span[0] for span in labels] if labels else None
-    lines, found = {}, set()
+    lines, found, verdicts = {}, set(), {}
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
@@ -1315,7 +1329,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
         elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible)
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts)
         for hit in produced:
             if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 index = bisect.bisect_right(label_starts, hit[0]) - 1

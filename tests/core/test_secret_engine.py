@@ -427,3 +427,24 @@ def test_fast_forms_find_what_the_shapes_find_on_text_with_wide_characters():
         texts.append("\n".join(rng.choice(_WIDE_PIECES[:9]) + text for text in rng.sample(corpus, 120)))
     assert _agree(texts) == []
     assert sum(1 for text in texts if secrets._narrow(secrets._view(text)) is not secrets._view(text)) > 200
+
+
+def test_a_repeated_value_is_judged_under_its_own_key_and_quoting():
+    # the key = value verdicts are memoized per text (secrets._assignment_memo)
+    rng = random.Random(16)
+    keys = ["password", "token", "page_token", "max_tokens", "pass", "db_pass", "bypass", "api_key", "secret",
+            "--token", "--pass", "<password>", "<page_token>", "credentials"]
+    values = ["abc123x", "12345ab", "4.5k", "abcdefgh1", "hunter2", "${VAR}1abc", "/etc/x1abc", "abc12"]
+    texts = []
+    for _ in range(60):
+        parts = []
+        for _ in range(rng.randint(5, 40)):
+            key, val = rng.choice(keys), rng.choice(values)
+            quote = rng.choice(["", '"', "'"])
+            if key.startswith("<"):
+                parts.append(f"{key}{val}</{key[1:]}")
+            else:
+                parts.append(f"{key}{rng.choice(['=', ': ', ' '])}{quote}{val}{quote}")
+        texts.append(rng.choice([" ", "\n", "; "]).join(parts))
+    assert sum(1 for text in texts if secrets.scan(text)) > 40
+    assert _agree(texts) == []
