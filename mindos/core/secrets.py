@@ -306,12 +306,14 @@ def _detectors():
     # The candidate forms also leave out two keys the check always refuses: a bare "pass"
     # glued to the word before it (bypass, compass) and the paging and counting tokens
     # (page_token, max_tokens; see _SKIP_KEY).
-    skipped = "".join(f"(?<!{re.escape(prefix + joint)}token)"
-                      for prefix in ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
-                                     "max", "min", "num", "total", "count", "n") for joint in ("", "_", ".", "-"))
+    # (split by the character before the word, so a key is held against 15 of them, not 60)
+    skipped_prefixes = ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
+                        "max", "min", "num", "total", "count", "n")
+    skipped = ("(?:(?<=[_.-]token)" + "".join(f"(?<!{re.escape(prefix)}[_.-]token)" for prefix in skipped_prefixes)
+               + "|(?<=[a-z0-9]token)" + "".join(f"(?<!{re.escape(prefix)}token)" for prefix in skipped_prefixes) + ")")
     # (atomic: a word that fails as "password" does not fail again as "pass")
     candidate_word = {"pass": ("pass(?>word|wd|phrase|(?<![a-z0-9]pass))", ""),
-                      "token": ("token", f"(?:(?<![a-z0-9_.-]token)|(?<=[a-z0-9_.-]token){skipped})"),
+                      "token": ("token", f"(?:(?<![a-z0-9_.-]token)|{skipped})"),
                       "key": ("key(?<=[a-z_-]key)", key_word)}
 
     def by_word(chars, rest):
@@ -1190,9 +1192,9 @@ _STAND_INS = {(True, False, False): "\x85", (False, False, True): "\xaa", (False
 _FOLDED_WIDE = frozenset("\u0130\u0131\u017f\u212a")
 # stand-ins for "?" while the encoder's replacement marks the bulk of the wide characters
 _MARKERS = "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"
-# past this many str.replace passes (a character with more than _SPLICE occurrences and a
-# stand-in other than the bulk's), the wide text is read as it is
-_NARROW_PASSES = 6
+# past this many str.replace passes (each a character with more than _SPLICE occurrences),
+# the encoder puts in the commonest stand-in; past as many more, the wide text is read as it is
+_NARROW_PASSES = 4
 
 
 def _signature(char):
@@ -1207,9 +1209,10 @@ def _narrow(text, wide=None):
     it has no such character, or one with no stand-in (a decimal digit), or too many
     distinct ones.  ``wide``: ``{char: occurrences}`` of those characters, when known.
 
-    The stand-in of the most occurrences goes in by the Latin-1 encoder's "?" (one pass, a
-    "?" of the text kept aside under a control character it does not hold); the others by
-    their positions or, past _SPLICE occurrences, by str.replace.
+    Each character goes in by its positions or, past _SPLICE occurrences, by str.replace;
+    past _NARROW_PASSES of those, the stand-in of the most occurrences goes in by the
+    Latin-1 encoder's "?" instead (one pass, a "?" of the text kept aside under a control
+    character the text does not hold).
     """
     if text.isascii():
         return text
@@ -1226,15 +1229,21 @@ def _narrow(text, wide=None):
         if stand_in is None:
             return text
         totals[stand_in] = totals.get(stand_in, 0) + count
-    bulk = max(totals, key=totals.get)
-    rest = [(char, count) for char, count in wide.items() if stand_ins[char] != bulk]
-    if sum(count > _SPLICE for _, count in rest) > _NARROW_PASSES:
-        return text
+    # (str.replace returns a one-byte string once the last character above U+00FF is gone)
+    if sum(count > _SPLICE for count in wide.values()) <= _NARROW_PASSES:
+        bulk, rest = None, list(wide.items())
+    else:
+        bulk = max(totals, key=totals.get)
+        rest = [(char, count) for char, count in wide.items() if stand_ins[char] != bulk]
+        if sum(count > _SPLICE for _, count in rest) > _NARROW_PASSES:
+            return text
     narrow = _spliced(text, [(at, stand_ins[char]) for char, count in rest if count <= _SPLICE
                              for at in _positions(text, char, count)])
     for char, count in rest:
         if count > _SPLICE:
             narrow = narrow.replace(char, stand_ins[char])
+    if bulk is None:
+        return narrow
     marker = None
     if "?" in narrow:
         marker = next((char for char in _MARKERS if char not in narrow), None)
@@ -1256,7 +1265,8 @@ def _narrow_pair(view, wide=None):
     if narrow is view:
         return view, _fold(view)
     if _FOLDED_WIDE.isdisjoint(wide):  # the fold changes only ASCII: it commutes with the stand-ins
-        return narrow, _fold(narrow)
+        # (and on Latin-1 it is bytes.lower() of the Latin-1 bytes, ASCII alone, as in _fold)
+        return narrow, narrow.encode("latin-1").lower().decode("latin-1")
     return narrow, _narrow(_fold(view), {char: count for char, count in wide.items() if char not in _FOLDED_WIDE})
 
 

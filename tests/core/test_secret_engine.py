@@ -330,6 +330,10 @@ def _wide_texts(seed, count=1500):
               + " ascii?" * 20 for _ in range(80)]  # more than _SPLICE occurrences: replaced
     texts += ["".join(rng.choice(_WIDE_PIECES[:10]) for _ in range(3)) * 30 + "?" * rng.randint(0, 2) for _ in range(40)]
     texts += ["\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11?\u65e5", "\u65e5" * 50 + "\u2014" * 50 + "\u1680" * 50]
+    # past _NARROW_PASSES characters of many occurrences: the encoder stands in for the commonest kind
+    texts += ["".join(rng.sample(_WIDE_PIECES[:16], 7)) * rng.randint(49, 70) + rng.choice(["", "?", "a?b\x01\x02"])
+              for _ in range(60)]
+    texts += ["".join(rng.sample(_WIDE_PIECES[:9], 7)) * 50 + "?\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"]
     return texts
 
 
