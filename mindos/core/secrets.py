@@ -113,14 +113,16 @@ class _Detector:
     the detector runs (``needs``: the same, checked exactly in a short text and by their
     characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
-    ``kinds``, what it can report.
+    ``kinds``, what it can report; ``prefilter``, a regex that finds something wherever any
+    of the candidate forms does (one pass instead of one per candidate form).
     """
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
-                 "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape")
+                 "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
+                 "_prefilter_source", "_prefilter")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None):
+                 words=None, prefilter=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -133,6 +135,7 @@ class _Detector:
         if walk == "words":
             self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
+        self._prefilter_source, self._prefilter = prefilter, None
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -148,6 +151,12 @@ class _Detector:
         if self._candidates[index] is None:
             self._candidates[index] = re.compile(self._candidate_sources[index])
         return self._candidates[index]
+
+    def prefilter(self):
+        """The prefilter regex compiled, or None when the detector has none."""
+        if self._prefilter is None and self._prefilter_source is not None:
+            self._prefilter = re.compile(self._prefilter_source)
+        return self._prefilter
 
     def shape_regex(self):
         """The shape compiled to run on the view (case-insensitive when the target is folded)."""
@@ -465,10 +474,14 @@ def _detectors():
                                  r"|api-key))(?:=|\s+)", _value_flags(bare, length=6, alpha=False, number_quoted=False),
                                  value)],
                   target="folded", gates=(("--",), ("pass", "token", "secret", "api-key"))),
+        # (its candidates each need a ">" after a credential word's ending, then a value)
         _Detector("xml_element", "assignment",
                   r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
                   by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
-                  gates=(("</",),), needs=(families,)),
+                  gates=(("</",),), needs=(families,),
+                  prefilter=">(?:" + "|".join(f"(?<={end}>)|(?<={end}s>)" for end in (
+                      "pass", "word", "wd", "phrase", "secret", "base", "token", "key", "credential", "credentials"))
+                  + ")" + _near(r"<\s", length=6)),
         _Detector("assignment", "assignment",
                   r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
                   r"\s*(?::=|=>|=|:)\s*" + value,
@@ -758,6 +771,9 @@ def _flagged(detector, view, narrow, folded, lines, found, present, verdicts):
     whose kind it already has, and of a word family whose word the text cannot hold.
     """
     target = folded if detector.target == "folded" else narrow
+    prefilter = detector.prefilter()
+    if prefilter is not None and prefilter.search(target) is None:  # no candidate anywhere
+        return
     words, back = detector.walk == "words", detector.back
     # past this many characters of candidate matches, following the pass is cheaper
     budget = 4096

@@ -148,7 +148,9 @@ def _opens_on_literal(regex):
 
 
 def _regexes(detector):
-    return detector.fast() + [detector.candidates(index) for index in range(len(detector.fast())) if detector.flagged]
+    prefilter = [detector.prefilter()] if detector.prefilter() is not None else []
+    return detector.fast() + [detector.candidates(index) for index in range(len(detector.fast())) if detector.flagged] \
+        + prefilter
 
 
 def test_every_fast_form_and_candidate_search_opens_on_a_literal():
@@ -452,3 +454,19 @@ def test_a_repeated_value_is_judged_under_its_own_key_and_quoting():
         texts.append(rng.choice([" ", "\n", "; "]).join(parts))
     assert sum(1 for text in texts if secrets.scan(text)) > 40
     assert _agree(texts) == []
+
+
+def test_a_prefilter_finds_something_wherever_a_candidate_form_does():
+    rng = random.Random(17)
+    ends = ["password", "passwd", "passphrase", "pass", "pwd", "secret", "secret_key", "secret_key_base", "token",
+            "api_key", "apikey", "access-key", "credential", "credentials", "db_pass", "x", "key"]
+    texts = [f"<{rng.choice(ends)}{rng.choice(['', 's', 'S'])}>{rng.choice(['abc123def', 'a1', 'x' * 70, '${X}1abcdef'])}"
+             f"</{rng.choice(ends)}>" for _ in range(400)] + _fuzz(800, seed=18) + _corpus()
+    for detector in secrets._detectors():
+        if detector.prefilter() is None:
+            continue
+        for text in texts:
+            folded = secrets._fold(secrets._view(text))
+            if any(detector.candidates(index).search(folded) for index in range(len(detector.fast()))):
+                assert detector.prefilter().search(folded), text[:60]
+    assert _agree(texts[:400]) == []
