@@ -1337,8 +1337,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
     detectors = _detectors()
     # the fast regexes read the narrow copies (the same positions); values are read from the view
     narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
-    labels = [match.span() for match in _LABEL.finditer(narrow)] if "[REDACTED:" in view else None
-    label_starts = [span[0] for span in labels] if labels else None
+    labelled, labels, label_starts = "[REDACTED:" in view, None, None
     lines, found, verdicts = {}, set(), {}
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
@@ -1357,7 +1356,10 @@ def _findings(view, *, first=False, reference=False, wide=None):
         else:
             produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts)
         for hit in produced:
-            if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
+            if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
+                if labels is None:  # (read only once there is a hit to hold against them)
+                    labels = [match.span() for match in _LABEL.finditer(narrow)]
+                    label_starts = [span[0] for span in labels]
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
                 if index >= 0 and hit[1] <= labels[index][1]:
                     continue
