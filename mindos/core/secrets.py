@@ -315,7 +315,7 @@ def _detectors():
     # The candidate forms also leave out two keys the check always refuses: a bare "pass"
     # glued to the word before it (bypass, compass) and the paging and counting tokens
     # (page_token, max_tokens; see _SKIP_KEY).
-    # (split by the character before the word, so a key is held against 15 of them, not 60)
+    # (split by the character before the word, so a key is held against 14 of them, not 56)
     skipped_prefixes = ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
                         "max", "min", "num", "total", "count", "n")
     skipped = ("(?:(?<=[_.-]token)" + "".join(f"(?<!{re.escape(prefix)}[_.-]token)" for prefix in skipped_prefixes)
@@ -520,7 +520,11 @@ def _run_back(text, end, chars, limit):
 
 def _value_group(match):
     """The name of the value group (dq, sq or bare) that matched."""
-    return next(name for name in ("dq", "sq", "bare") if name in match.re.groupindex and match.start(name) >= 0)
+    groups = match.re.groupindex
+    for name in ("dq", "sq", "bare"):
+        if name in groups and match.start(name) >= 0:
+            return name
+    raise ValueError("no value group matched")
 
 
 def _assignment(match, view):
