@@ -114,15 +114,17 @@ class _Detector:
     characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
     ``kinds``, what it can report; ``prefilter``, a regex that finds something wherever any
-    of the candidate forms does (one pass instead of one per candidate form).
+    of the candidate forms does (one pass instead of one per candidate form); ``share``, the
+    literal its one fast regex opens on, when other detectors open on it too (their matches
+    are looked for at its occurrences, found once for all of them: see :func:`_plain`).
     """
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
                  "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
-                 "_prefilter_source", "_prefilter")
+                 "_prefilter_source", "_prefilter", "share")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None, prefilter=None):
+                 words=None, prefilter=None, share=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -135,7 +137,7 @@ class _Detector:
         if walk == "words":
             self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
-        self._prefilter_source, self._prefilter = prefilter, None
+        self._prefilter_source, self._prefilter, self.share = prefilter, None, share
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -282,14 +284,14 @@ def _detectors():
     password_flags = _value_flags(bare, length=6, alpha=True, number_quoted=True)
     cli_flags = _value_flags(r"\s\"'`;|&()", length=6, alpha=True, number_quoted=True, bound=256)
 
-    def specific(kind, lead, literal, rest, check=None):
+    def specific(kind, lead, literal, rest, check=None, share=None):
         """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
         needs it (lowercase)."""
         options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
         width = len(options[0].replace("\\", ""))
         fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
         needs = tuple(option.replace("\\", "").lower() for option in options)
-        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,))
+        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,), share=share)
 
     # ``needs``: the literals a detector's matches hold, checked in a short text so that a
     # write of a few short fields compiles only what it may need, and by their characters in
@@ -374,18 +376,19 @@ def _detectors():
                    r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}(?![A-Za-z0-9_])"],
                   needs=(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
         specific("gitlab_token", "[A-Za-z0-9_-]", "glpat-", r"[A-Za-z0-9_-]{20,}"),
-        specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
+        specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}", share="sk-"),
         # project/service/admin keys are specific by prefix; a plain sk- key must mix letters and
         # digits or carry OpenAI's T3BlbkFJ marker
-        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}", share="sk-"),
         specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?!ant-|proj-|svcacct-|admin-)(?P<body>[A-Za-z0-9_-]{20,})",
-                 check="openai"),
+                 check="openai", share="sk-"),
         _Detector("slack_token", None,
                   r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
                   [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"],
                   needs=(("xox", "xapp-"),)),
         _Detector("slack_webhook", None, r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}",
-                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https),
+                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https,
+                  share="https://"),
         specific("google_api_key", "[A-Za-z0-9_-]", "AIza", r"[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         specific("google_oauth_secret", "[A-Za-z0-9_-]", "GOCSPX-", r"[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
         # sk_live_/rk_test_ open on "k_", one character after the shape's start
@@ -422,7 +425,7 @@ def _detectors():
                   r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
                   [r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
-                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",))),
+                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",)), share="https://"),
         _Detector("mailgun_key", "mixed", r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])",
                   [r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"], needs=(("key-",),)),
         # the fast form opens on "://" and looks back for the 2-25 character scheme
@@ -687,26 +690,62 @@ def _judge(detector, match, view, lines, start=None, verdicts=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
-def _walk(detector, view, narrow, folded, lines, found, present, verdicts):
+def _walk(detector, view, narrow, folded, lines, found, present, verdicts, shared):
     """The hits of ``detector`` in order, from its fast form (``narrow``, ``folded``: the
     narrow copies of the view and of its fold, which the regexes read, see :func:`_narrow`;
     ``found``: the kinds a scan already has, whose candidates it no longer needs, None when
     every hit is wanted; ``present``: which literals the folded text may hold, see
-    :class:`_Present`; ``verdicts``: see :func:`_assignment_memo`)."""
+    :class:`_Present`; ``verdicts``: see :func:`_assignment_memo`; ``shared``: the
+    occurrences of shared literals, see :func:`_occurrences`)."""
     if detector.walk == "private_key":
         return _private_keys(detector, narrow)
     if detector.walk == "url":
         return _urls(detector, view, folded)
     if detector.flagged:
         return _flagged(detector, view, narrow, folded, lines, found, present, verdicts)
-    return _plain(detector, view, narrow, folded, lines)
+    return _plain(detector, view, narrow, folded, lines, shared)
 
 
-def _plain(detector, view, narrow, folded, lines):
+def _plain(detector, view, narrow, folded, lines, shared):
     target = folded if detector.target == "folded" else narrow
     regexes, back = detector.fast(), detector.back
-    for match in regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target):
+    occurrences = None if detector.share is None else _occurrences(target, detector.share, shared)
+    if occurrences is not None:
+        matches = _at_occurrences(regexes[0], target, occurrences)
+    else:
+        matches = regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target)
+    for match in matches:
         yield from _judge(detector, match, view, lines, back(view, match) if back else None)
+
+
+# past this many occurrences of a shared literal, each detector runs its own pass
+_SHARED = 512
+
+
+def _occurrences(target, literal, shared):
+    """The positions of every occurrence of ``literal`` in ``target`` (overlapping ones too),
+    found once per text for all the detectors that open on it (``shared``: the text's
+    ``{literal: positions}``); None past _SHARED of them."""
+    if literal not in shared:
+        found, at = [], target.find(literal)
+        while at >= 0 and len(found) <= _SHARED:
+            found.append(at)
+            at = target.find(literal, at + 1)
+        shared[literal] = found if len(found) <= _SHARED else None
+    return shared[literal]
+
+
+def _at_occurrences(regex, target, occurrences):
+    """The matches of one finditer pass of ``regex``, which can only match where it opens,
+    on a literal at one of ``occurrences``: each the first match at an occurrence at or
+    after the end of the one before."""
+    position = 0
+    for at in occurrences:
+        if at >= position:
+            match = regex.match(target, at)
+            if match is not None:
+                yield match
+                position = match.end()
 
 
 def _alternatives(regexes, target):
@@ -1342,7 +1381,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
     # the fast regexes read the narrow copies (the same positions); values are read from the view
     narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
     labelled, labels, label_starts = "[REDACTED:" in view, None, None
-    lines, found, verdicts = {}, set(), {}
+    lines, found, verdicts, shared = {}, set(), {}, {}
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
@@ -1358,7 +1397,8 @@ def _findings(view, *, first=False, reference=False, wide=None):
         elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts)
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts,
+                             shared)
         for hit in produced:
             if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 if labels is None:  # (read only once there is a hit to hold against them)

@@ -470,3 +470,30 @@ def test_a_prefilter_finds_something_wherever_a_candidate_form_does():
             if any(detector.candidates(index).search(folded) for index in range(len(detector.fast()))):
                 assert detector.prefilter().search(folded), text[:60]
     assert _agree(texts[:400]) == []
+
+
+def test_detectors_sharing_a_literal_open_on_it_and_read_the_same_text():
+    shared = {}
+    for detector in secrets._detectors():
+        if detector.share is None:
+            continue
+        assert len(detector.fast()) == 1 and not detector.flagged and detector.walk is None
+        assert detector.fast()[0].pattern.startswith(re.escape(detector.share).replace("\\-", "-")) or \
+            detector.fast()[0].pattern.startswith(detector.share), detector.kind
+        shared.setdefault(detector.share, set()).add(detector.target)
+    assert shared and all(len(targets) == 1 for targets in shared.values())
+
+
+def test_fast_forms_find_what_the_shapes_find_where_detectors_share_a_literal():
+    rng = random.Random(19)
+    units = ["sk-", "sk-ant-", "sk-ant-api03-", "sk-proj-", "sk-admin-", "xsk-", "sk-sk-", "https://",
+             "https://hooks.slack.com/services/", "https://discord.com/api/webhooks/12345678901234567/",
+             "https://https://hooks.slack.com/workflows/"]
+    alphabet = _ALNUM + "_-"
+    texts = []
+    for count in (3, 40, 300, 700):  # past secrets._SHARED occurrences too
+        for _ in range(4):
+            texts.append(" ".join(rng.choice(units) + "".join(rng.choice(alphabet) for _ in range(rng.choice(
+                [4, 20, 24, 40, 70]))) for _ in range(count)))
+    assert sum(1 for text in texts if secrets.scan(text)) > 10
+    assert _agree(texts) == []
