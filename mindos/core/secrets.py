@@ -53,6 +53,17 @@ Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed
     that changes replaced by its view (a pass or a splice per character, no normalization
     of the ASCII around them); other text is normalized as a whole wherever that equals
     normalizing it character by character (:func:`_view`).
+  * The regexes read a narrow copy of a view that holds characters above U+00FF: each
+    replaced by a Latin-1 stand-in with the same answer to \\s, \\d and \\w, all a fast
+    regex can tell of such a character (its literals and ranges are ASCII; tests check
+    both), so a regex pass runs over one byte per character, about twice as fast
+    (:func:`_narrow`); values are still read from the view, at the same positions.
+  * Detectors opening on the same literal (``sk-``, ``https://``) try their regexes at its
+    occurrences, found once; xml_element first looks, in one pass over the rare ">", for
+    a credential word's ending with a value after it, instead of running six candidate
+    passes; a text's key = value verdicts are memoized by key, value and quoting (a text
+    repeating one costs one check); ``[REDACTED:<kind>]`` labels are read only once there
+    is a hit to hold against them.
   * Redaction maps findings back to the text only when there are some, from the positions
     of the characters whose view is not one character (:func:`_segments`).
 
@@ -1245,7 +1256,7 @@ def _fold(view):
 
 # The narrow copy (:func:`_narrow`): a Latin-1 stand-in, past ASCII, for each character above
 # U+00FF, by all that a fast regex can tell of such a character (their literals and ranges
-# are ASCII): whether \\s, \\d and \\w match it.  (No stand-in is a decimal digit.)
+# are ASCII): whether \s, \d and \w match it.  (No stand-in is a decimal digit.)
 _STAND_INS = {(True, False, False): "\x85", (False, False, True): "\xaa", (False, False, False): "\xa7"}
 # what (?i) folds to an ASCII letter from above U+00FF (see _fold)
 _FOLDED_WIDE = frozenset("\u0130\u0131\u017f\u212a")

@@ -5,7 +5,9 @@ case-folded instead of case-insensitive, value checks partly inside the regex, c
 judged before the pass is followed, gated on the literals it needs; the reference runs every
 shape, ungated, over the view).  These tests hold the two to the same findings, in the
 same order, over the corpus, mixtures of it, fuzzed key/value text and hostile inputs, and
-check the pieces the equivalence rests on against unicodedata and the regex engine.  Speed
+check the pieces the equivalence rests on against unicodedata and the regex engine (the
+narrow copy the fast regexes read, the prefilters, the literals detectors share, the memo
+of key = value verdicts), each also against its simple definition.  Speed
 itself is measured in bench/guard_speed.py, not here.
 """
 
