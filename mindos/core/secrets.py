@@ -58,8 +58,8 @@ Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed
     regex can tell of such a character (its literals and ranges are ASCII; tests check
     both), so a regex pass runs over one byte per character, about twice as fast
     (:func:`_narrow`); values are still read from the view, at the same positions.
-  * Detectors opening on the same literal (``sk-``, ``https://``) try their regexes at its
-    occurrences, found once; xml_element first looks, in one pass over the rare ">", for
+  * The three detectors opening on ``sk-`` try their regexes at its occurrences, found once
+    (up to _SHARED of them); xml_element first looks, in one pass over the rare ">", for
     a credential word's ending with a value after it, instead of running six candidate
     passes; a text's key = value verdicts are memoized by key, value and quoting (a text
     repeating one costs one check); ``[REDACTED:<kind>]`` labels are read only once there
@@ -398,8 +398,7 @@ def _detectors():
                   [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"],
                   needs=(("xox", "xapp-"),)),
         _Detector("slack_webhook", None, r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}",
-                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https,
-                  share="https://"),
+                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https),
         specific("google_api_key", "[A-Za-z0-9_-]", "AIza", r"[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         specific("google_oauth_secret", "[A-Za-z0-9_-]", "GOCSPX-", r"[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
         # sk_live_/rk_test_ open on "k_", one character after the shape's start
@@ -436,7 +435,7 @@ def _detectors():
                   r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
                   [r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
-                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",)), share="https://"),
+                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",))),
         _Detector("mailgun_key", "mixed", r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])",
                   [r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"], needs=(("key-",),)),
         # the fast form opens on "://" and looks back for the 2-25 character scheme
@@ -729,8 +728,9 @@ def _plain(detector, view, narrow, folded, lines, shared):
         yield from _judge(detector, match, view, lines, back(view, match) if back else None)
 
 
-# past this many occurrences of a shared literal, each detector runs its own pass
-_SHARED = 512
+# past this many occurrences of a shared literal, each detector runs its own pass (each
+# occurrence costs a search and a match per detector, about a pass for 40 of them)
+_SHARED = 96
 
 
 def _occurrences(target, literal, shared):
