@@ -201,6 +201,18 @@ _NOT_PLACEHOLDER = (r"(?![$%{<*]|\.\.\.|[xX]{4,}|(?i:your|my|the)[_-]|(?i:redact
 _NOT_NUMBER = r"(?![\d.,:]+[a-hj-zA-HJ-Z%]{{0,3}}(?!{run}))"
 
 
+def _up_to(stop, wanted, within):
+    """A lookahead for a character of class ``wanted`` among the first ``within`` characters
+    of a run of characters outside ``stop``: ``(?=[^stop]{0,within-1}?wanted)`` written as
+    a possessive run of the characters that are neither (always ASCII here) and then one
+    that is wanted, which the engine reads in a tight loop instead of trying ``wanted`` at
+    every step.  (The first wanted character of the run ends both; tests compare them.)"""
+    run, wanted_re = re.compile(f"[^{stop}]"), re.compile(wanted)
+    neither = "".join(f"\\x{code:02x}" for code in range(128)
+                      if run.fullmatch(chr(code)) and not wanted_re.fullmatch(chr(code)))
+    return f"(?=[{neither}]{{0,{within - 1}}}+{wanted})"
+
+
 def _good(stop, *, length, alpha, number, bound):
     """Lookaheads at the start of a value that runs until a character of ``stop`` (a class
     body), at most ``bound`` characters: ``length`` characters, a digit, a letter
@@ -208,8 +220,8 @@ def _good(stop, *, length, alpha, number, bound):
     number with a unit."""
     run = f"[^{stop}]"
     other = _MAYBE_ALPHA if alpha else f"[^{stop}0-9]"
-    parts = [f"(?={run}{{{length}}})", f"(?={run}{{0,{bound - 1}}}?{_MAYBE_DIGIT})",
-             f"(?={run}{{0,{bound - 1}}}?{other})", _NOT_PLACEHOLDER]
+    parts = [f"(?={run}{{{length}}})", _up_to(stop, _MAYBE_DIGIT, bound), _up_to(stop, other, bound),
+             _NOT_PLACEHOLDER]
     if number:
         parts.append(_NOT_NUMBER.format(run=run))
     return "".join(parts)
@@ -221,8 +233,8 @@ def _near(stop, *, length, number=True):
     among the first 64 (it runs at every credential word, also those inside a long value),
     and no placeholder or path."""
     run = f"[^{stop}]"
-    near = (f"(?={run}{{{length}}})(?:(?={run}{{64}})|(?={run}{{0,63}}?{_MAYBE_DIGIT})"
-            f"(?={run}{{0,63}}?[^{stop}0-9])){_NOT_PLACEHOLDER}")
+    near = (f"(?={run}{{{length}}})(?:(?={run}{{64}})|{_up_to(stop, _MAYBE_DIGIT, 64)}"
+            f"{_up_to(stop, f'[^{stop}0-9]', 64)}){_NOT_PLACEHOLDER}")
     return near + (_NOT_NUMBER.format(run=run) if number else "")
 
 

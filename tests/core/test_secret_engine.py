@@ -499,3 +499,20 @@ def test_fast_forms_find_what_the_shapes_find_where_detectors_share_a_literal():
                 [4, 20, 24, 40, 70]))) for _ in range(count)))
     assert sum(1 for text in texts if secrets.scan(text)) > 10
     assert _agree(texts) == []
+
+
+@pytest.mark.parametrize("stop", ["\\s\"'`,;()", "\"\\n", "'\\n", "<\\s", "\\s\"'", "\\s\"'`;|&()", "\\n"])
+def test_the_possessive_run_lookahead_equals_the_lazy_one(stop):
+    # secrets._up_to stands for (?=[^stop]{0,within-1}?wanted) in the good flags
+    rng = random.Random(20)
+    alphabet = ["a", "Z", "0", "9", "_", "=", "-", " ", "\n", "\t", "\x1c", '"', "'", "`", ",", ";", "(", ")", "<", "|",
+                "&", "\u00e9", "\u0663", "\u2028", "\u3000", "\u65e5", "\x85"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(300)]
+    texts += ["a" * n + "1" for n in range(5, 70)] + ["1" * n + "a" for n in range(5, 70)]
+    for wanted in (secrets._MAYBE_DIGIT, secrets._MAYBE_ALPHA, f"[^{stop}0-9]"):
+        for within in (8, 64, 512):
+            lazy = re.compile(f"(?=[^{stop}]{{0,{within - 1}}}?{wanted})")
+            fast = re.compile(secrets._up_to(stop, wanted, within))
+            for text in texts:
+                assert [bool(lazy.match(text, at)) for at in range(len(text) + 1)] == \
+                    [bool(fast.match(text, at)) for at in range(len(text) + 1)], (wanted, within, text)
