@@ -53,6 +53,17 @@ Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed
     that changes replaced by its view (a pass or a splice per character, no normalization
     of the ASCII around them); other text is normalized as a whole wherever that equals
     normalizing it character by character (:func:`_view`).
+  * The regexes read a narrow copy of a view that holds characters above U+00FF: each
+    replaced by a Latin-1 stand-in with the same answer to \\s, \\d and \\w, all a fast
+    regex can tell of such a character (its literals and ranges are ASCII; tests check
+    both), so a regex pass runs over one byte per character, about twice as fast
+    (:func:`_narrow`); values are still read from the view, at the same positions.
+  * The three detectors opening on ``sk-`` try their regexes at its occurrences, found once
+    (up to _SHARED of them); xml_element first looks, in one pass over the rare ">", for
+    a credential word's ending with a value after it, instead of running six candidate
+    passes; a text's key = value verdicts are memoized by key, value and quoting (a text
+    repeating one costs one check); ``[REDACTED:<kind>]`` labels are read only once there
+    is a hit to hold against them.
   * Redaction maps findings back to the text only when there are some, from the positions
     of the characters whose view is not one character (:func:`_segments`).
 
@@ -113,14 +124,18 @@ class _Detector:
     the detector runs (``needs``: the same, checked exactly in a short text and by their
     characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
-    ``kinds``, what it can report.
+    ``kinds``, what it can report; ``prefilter``, a regex that finds something wherever any
+    of the candidate forms does (one pass instead of one per candidate form); ``share``, the
+    literal its one fast regex opens on, when other detectors open on it too (their matches
+    are looked for at its occurrences, found once for all of them: see :func:`_plain`).
     """
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
-                 "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape")
+                 "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
+                 "_prefilter_source", "_prefilter", "share")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None):
+                 words=None, prefilter=None, share=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -133,6 +148,7 @@ class _Detector:
         if walk == "words":
             self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
+        self._prefilter_source, self._prefilter, self.share = prefilter, None, share
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -148,6 +164,12 @@ class _Detector:
         if self._candidates[index] is None:
             self._candidates[index] = re.compile(self._candidate_sources[index])
         return self._candidates[index]
+
+    def prefilter(self):
+        """The prefilter regex compiled, or None when the detector has none."""
+        if self._prefilter is None and self._prefilter_source is not None:
+            self._prefilter = re.compile(self._prefilter_source)
+        return self._prefilter
 
     def shape_regex(self):
         """The shape compiled to run on the view (case-insensitive when the target is folded)."""
@@ -179,6 +201,18 @@ _NOT_PLACEHOLDER = (r"(?![$%{<*]|\.\.\.|[xX]{4,}|(?i:your|my|the)[_-]|(?i:redact
 _NOT_NUMBER = r"(?![\d.,:]+[a-hj-zA-HJ-Z%]{{0,3}}(?!{run}))"
 
 
+def _up_to(stop, wanted, within):
+    """A lookahead for a character of class ``wanted`` among the first ``within`` characters
+    of a run of characters outside ``stop``: ``(?=[^stop]{0,within-1}?wanted)`` written as
+    a possessive run of the characters that are neither (always ASCII here) and then one
+    that is wanted, which the engine reads in a tight loop instead of trying ``wanted`` at
+    every step.  (The first wanted character of the run ends both; tests compare them.)"""
+    run, wanted_re = re.compile(f"[^{stop}]"), re.compile(wanted)
+    neither = "".join(f"\\x{code:02x}" for code in range(128)
+                      if run.fullmatch(chr(code)) and not wanted_re.fullmatch(chr(code)))
+    return f"(?=[{neither}]{{0,{within - 1}}}+{wanted})"
+
+
 def _good(stop, *, length, alpha, number, bound):
     """Lookaheads at the start of a value that runs until a character of ``stop`` (a class
     body), at most ``bound`` characters: ``length`` characters, a digit, a letter
@@ -186,8 +220,8 @@ def _good(stop, *, length, alpha, number, bound):
     number with a unit."""
     run = f"[^{stop}]"
     other = _MAYBE_ALPHA if alpha else f"[^{stop}0-9]"
-    parts = [f"(?={run}{{{length}}})", f"(?={run}{{0,{bound - 1}}}?{_MAYBE_DIGIT})",
-             f"(?={run}{{0,{bound - 1}}}?{other})", _NOT_PLACEHOLDER]
+    parts = [f"(?={run}{{{length}}})", _up_to(stop, _MAYBE_DIGIT, bound), _up_to(stop, other, bound),
+             _NOT_PLACEHOLDER]
     if number:
         parts.append(_NOT_NUMBER.format(run=run))
     return "".join(parts)
@@ -199,8 +233,8 @@ def _near(stop, *, length, number=True):
     among the first 64 (it runs at every credential word, also those inside a long value),
     and no placeholder or path."""
     run = f"[^{stop}]"
-    near = (f"(?={run}{{{length}}})(?:(?={run}{{64}})|(?={run}{{0,63}}?{_MAYBE_DIGIT})"
-            f"(?={run}{{0,63}}?[^{stop}0-9])){_NOT_PLACEHOLDER}")
+    near = (f"(?={run}{{{length}}})(?:(?={run}{{64}})|{_up_to(stop, _MAYBE_DIGIT, 64)}"
+            f"{_up_to(stop, f'[^{stop}0-9]', 64)}){_NOT_PLACEHOLDER}")
     return near + (_NOT_NUMBER.format(run=run) if number else "")
 
 
@@ -273,14 +307,14 @@ def _detectors():
     password_flags = _value_flags(bare, length=6, alpha=True, number_quoted=True)
     cli_flags = _value_flags(r"\s\"'`;|&()", length=6, alpha=True, number_quoted=True, bound=256)
 
-    def specific(kind, lead, literal, rest, check=None):
+    def specific(kind, lead, literal, rest, check=None, share=None):
         """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
         needs it (lowercase)."""
         options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
         width = len(options[0].replace("\\", ""))
         fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
         needs = tuple(option.replace("\\", "").lower() for option in options)
-        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,))
+        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,), share=share)
 
     # ``needs``: the literals a detector's matches hold, checked in a short text so that a
     # write of a few short fields compiles only what it may need, and by their characters in
@@ -306,12 +340,14 @@ def _detectors():
     # The candidate forms also leave out two keys the check always refuses: a bare "pass"
     # glued to the word before it (bypass, compass) and the paging and counting tokens
     # (page_token, max_tokens; see _SKIP_KEY).
-    skipped = "".join(f"(?<!{re.escape(prefix + joint)}token)"
-                      for prefix in ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
-                                     "max", "min", "num", "total", "count", "n") for joint in ("", "_", ".", "-"))
+    # (split by the character before the word, so a key is held against 14 of them, not 56)
+    skipped_prefixes = ("page", "next", "cursor", "continuation", "pagination", "sync", "csrf", "csrf_",
+                        "max", "min", "num", "total", "count", "n")
+    skipped = ("(?:(?<=[_.-]token)" + "".join(f"(?<!{re.escape(prefix)}[_.-]token)" for prefix in skipped_prefixes)
+               + "|(?<=[a-z0-9]token)" + "".join(f"(?<!{re.escape(prefix)}token)" for prefix in skipped_prefixes) + ")")
     # (atomic: a word that fails as "password" does not fail again as "pass")
     candidate_word = {"pass": ("pass(?>word|wd|phrase|(?<![a-z0-9]pass))", ""),
-                      "token": ("token", f"(?:(?<![a-z0-9_.-]token)|(?<=[a-z0-9_.-]token){skipped})"),
+                      "token": ("token", f"(?:(?<![a-z0-9_.-]token)|{skipped})"),
                       "key": ("key(?<=[a-z_-]key)", key_word)}
 
     def by_word(chars, rest):
@@ -363,12 +399,12 @@ def _detectors():
                    r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}(?![A-Za-z0-9_])"],
                   needs=(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
         specific("gitlab_token", "[A-Za-z0-9_-]", "glpat-", r"[A-Za-z0-9_-]{20,}"),
-        specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}"),
+        specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}", share="sk-"),
         # project/service/admin keys are specific by prefix; a plain sk- key must mix letters and
         # digits or carry OpenAI's T3BlbkFJ marker
-        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+        specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}", share="sk-"),
         specific("openai_key", "[A-Za-z0-9_-]", "sk-", r"(?!ant-|proj-|svcacct-|admin-)(?P<body>[A-Za-z0-9_-]{20,})",
-                 check="openai"),
+                 check="openai", share="sk-"),
         _Detector("slack_token", None,
                   r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
                   [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"],
@@ -463,10 +499,14 @@ def _detectors():
                                  r"|api-key))(?:=|\s+)", _value_flags(bare, length=6, alpha=False, number_quoted=False),
                                  value)],
                   target="folded", gates=(("--",), ("pass", "token", "secret", "api-key"))),
+        # (its candidates each need a ">" after a credential word's ending, then a value)
         _Detector("xml_element", "assignment",
                   r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
                   by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
-                  gates=(("</",),), needs=(families,)),
+                  gates=(("</",),), needs=(families,),
+                  prefilter=">(?:" + "|".join(f"(?<={end}>)|(?<={end}s>)" for end in (
+                      "pass", "word", "wd", "phrase", "secret", "base", "token", "key", "credential", "credentials"))
+                  + ")" + _near(r"<\s", length=6)),
         _Detector("assignment", "assignment",
                   r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
                   r"\s*(?::=|=>|=|:)\s*" + value,
@@ -505,7 +545,11 @@ def _run_back(text, end, chars, limit):
 
 def _value_group(match):
     """The name of the value group (dq, sq or bare) that matched."""
-    return next(name for name in ("dq", "sq", "bare") if name in match.re.groupindex and match.start(name) >= 0)
+    groups = match.re.groupindex
+    for name in ("dq", "sq", "bare"):
+        if name in groups and match.start(name) >= 0:
+            return name
+    raise ValueError("no value group matched")
 
 
 def _assignment(match, view):
@@ -529,6 +573,19 @@ def _assignment(match, view):
     elif len(val) < 8 or not _has_alpha(val):
         return None
     return kind, match.start(group), match.end(group)
+
+
+def _assignment_memo(match, view, verdicts):
+    """:func:`_assignment` through ``verdicts``, ``{(group, key, value): kind or None}`` (a
+    text that repeats a key = value pays for its checks once)."""
+    group = _value_group(match)
+    start, end = match.span(group)
+    memo = (group, view[match.start("key"):match.end("key")], view[start:end])
+    kind = verdicts.get(memo, False)
+    if kind is False:
+        found = _assignment(match, view)
+        kind = verdicts[memo] = found[0] if found else None
+    return (kind, start, end) if kind else None
 
 
 def _password_value(match, view):
@@ -611,13 +668,14 @@ def _bearer_value(val):
     return (val.lower() != val and val.upper() != val) or any(c in val for c in "._~+/") or len(val) >= 32
 
 
-def _judge(detector, match, view, lines, start=None):
+def _judge(detector, match, view, lines, start=None, verdicts=None):
     """The hits ``(start, end, kind)`` one match of ``detector`` yields once its value check
     has run (values are read from ``view`` at the match's spans).  ``start`` overrides the
-    match's start when the fast form opens after the shape's start."""
+    match's start when the fast form opens after the shape's start.  ``verdicts``: a memo of
+    the key = value verdicts, which depend on nothing but the key, the value and its quoting."""
     check = detector.check
     if check == "assignment":
-        found = _assignment(match, view)
+        found = _assignment(match, view) if verdicts is None else _assignment_memo(match, view, verdicts)
         return [(found[1], found[2], found[0])] if found else []
     if check == "cookie":
         return [(first, last, detector.kind) for first, last in _cookie_hits(match, view)]
@@ -654,24 +712,63 @@ def _judge(detector, match, view, lines, start=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
-def _walk(detector, view, folded, lines, found, present):
-    """The hits of ``detector`` in order, from its fast form (``found``: the kinds a scan
-    already has, whose candidates it no longer needs, None when every hit is wanted;
-    ``present``: which literals the folded text may hold, see :class:`_Present`)."""
+def _walk(detector, view, narrow, folded, lines, found, present, verdicts, shared):
+    """The hits of ``detector`` in order, from its fast form (``narrow``, ``folded``: the
+    narrow copies of the view and of its fold, which the regexes read, see :func:`_narrow`;
+    ``found``: the kinds a scan already has, whose candidates it no longer needs, None when
+    every hit is wanted; ``present``: which literals the folded text may hold, see
+    :class:`_Present`; ``verdicts``: see :func:`_assignment_memo`; ``shared``: the
+    occurrences of shared literals, see :func:`_occurrences`)."""
     if detector.walk == "private_key":
-        return _private_keys(detector, view)
+        return _private_keys(detector, narrow)
     if detector.walk == "url":
         return _urls(detector, view, folded)
     if detector.flagged:
-        return _flagged(detector, view, folded, lines, found, present)
-    return _plain(detector, view, folded, lines)
+        return _flagged(detector, view, narrow, folded, lines, found, present, verdicts)
+    return _plain(detector, view, narrow, folded, lines, shared)
 
 
-def _plain(detector, view, folded, lines):
-    target = folded if detector.target == "folded" else view
+def _plain(detector, view, narrow, folded, lines, shared):
+    target = folded if detector.target == "folded" else narrow
     regexes, back = detector.fast(), detector.back
-    for match in regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target):
+    occurrences = None if detector.share is None else _occurrences(target, detector.share, shared)
+    if occurrences is not None:
+        matches = _at_occurrences(regexes[0], target, occurrences)
+    else:
+        matches = regexes[0].finditer(target) if len(regexes) == 1 else _alternatives(regexes, target)
+    for match in matches:
         yield from _judge(detector, match, view, lines, back(view, match) if back else None)
+
+
+# past this many occurrences of a shared literal, each detector runs its own pass (each
+# occurrence costs a search and a match per detector, about a pass for 40 of them)
+_SHARED = 96
+
+
+def _occurrences(target, literal, shared):
+    """The positions of every occurrence of ``literal`` in ``target`` (overlapping ones too),
+    found once per text for all the detectors that open on it (``shared``: the text's
+    ``{literal: positions}``); None past _SHARED of them."""
+    if literal not in shared:
+        found, at = [], target.find(literal)
+        while at >= 0 and len(found) <= _SHARED:
+            found.append(at)
+            at = target.find(literal, at + 1)
+        shared[literal] = found if len(found) <= _SHARED else None
+    return shared[literal]
+
+
+def _at_occurrences(regex, target, occurrences):
+    """The matches of one finditer pass of ``regex``, which can only match where it opens,
+    on a literal at one of ``occurrences``: each the first match at an occurrence at or
+    after the end of the one before."""
+    position = 0
+    for at in occurrences:
+        if at >= position:
+            match = regex.match(target, at)
+            if match is not None:
+                yield match
+                position = match.end()
 
 
 def _alternatives(regexes, target):
@@ -727,7 +824,7 @@ class _Heads:
 
 
 
-def _flagged(detector, view, folded, lines, found, present):
+def _flagged(detector, view, narrow, folded, lines, found, present, verdicts):
     """The hits of a detector whose fast form carries the good flag.
 
     The candidate regexes (flag required, cheap) find where a value could pass: text
@@ -739,7 +836,10 @@ def _flagged(detector, view, folded, lines, found, present):
     is set.  A scan (``found``) leaves out the candidates, and the judging, of a word family
     whose kind it already has, and of a word family whose word the text cannot hold.
     """
-    target = folded if detector.target == "folded" else view
+    target = folded if detector.target == "folded" else narrow
+    prefilter = detector.prefilter()
+    if prefilter is not None and prefilter.search(target) is None:  # no candidate anywhere
+        return
     words, back = detector.walk == "words", detector.back
     # past this many characters of candidate matches, following the pass is cheaper
     budget = 4096
@@ -756,7 +856,7 @@ def _flagged(detector, view, folded, lines, found, present):
             if match is not None and match.start("good") >= 0:
                 judged = _confirm(detector, match, view, folded, 0, False, True) if words else (match.end(), match)
                 if judged is not None and judged[1] is not None and \
-                        _judge(detector, judged[1], view, lines, back(view, match) if back else None):
+                        _judge(detector, judged[1], view, lines, back(view, match) if back else None, verdicts):
                     break
             candidate = candidates.search(target, candidate.start() + 1)
         else:
@@ -791,7 +891,7 @@ def _flagged(detector, view, folded, lines, found, present):
             else:
                 position, judged = match.end(), match
             if judge and judged is not None:
-                hits = _judge(detector, judged, view, lines, back(view, match) if back else None)
+                hits = _judge(detector, judged, view, lines, back(view, match) if back else None, verdicts)
                 if hits:
                     yield from hits
                     if found:  # a scan: stop once no candidate of a kind it still lacks is left
@@ -959,13 +1059,30 @@ def _view(text):
     characters can combine with the one before it: only then does that differ from
     normalizing one character at a time.
     """
+    return _view_wide(text)[0]
+
+
+def _view_wide(text):
+    """``(view, wide)``: the view of :func:`_view`, and ``{char: occurrences}`` of its
+    characters above U+00FF when they are known on the way (else None)."""
     if text.isascii():
-        return text
+        return text, {}
     others = _non_ascii(text)
     if len(others) * 2 <= len(text):
         counts = _distinct(others, _DISTINCT)
         if counts is not None:
-            return _replaced(text, counts)
+            # the view's characters are those of its characters' views
+            wide = {}
+            for char, count in counts.items():
+                for mapped in _CHAR_VIEW[char]:
+                    if mapped > "\xff":
+                        wide[mapped] = wide.get(mapped, 0) + count
+            return _replaced(text, counts), wide
+    return _view_normalized(text, others), None
+
+
+def _view_normalized(text, others):
+    """The view of a text that :func:`_replaced` does not handle (``others``: its non-ASCII characters)."""
     import unicodedata  # lazy: only non-ASCII text is normalized
 
     if unicodedata.is_normalized("NFKC", text):  # each character is its own NFKC form
@@ -1034,18 +1151,24 @@ def _replaced(text, counts):
             replaced.append((char, mapped))
         else:
             spliced.extend((at, mapped) for at in _positions(text, char, count))
-    if spliced:
-        spliced.sort()
-        pieces, cursor = [], 0
-        for at, mapped in spliced:
-            pieces.append(text[cursor:at])
-            pieces.append(mapped)
-            cursor = at + 1
-        pieces.append(text[cursor:])
-        text = "".join(pieces)
+    text = _spliced(text, spliced)
     for char, mapped in replaced:
         text = text.replace(char, mapped)
     return text
+
+
+def _spliced(text, spliced):
+    """``text`` with the character at each position of ``spliced`` (``[(at, piece)]``) replaced by its piece."""
+    if not spliced:
+        return text
+    spliced.sort()
+    pieces, cursor = [], 0
+    for at, piece in spliced:
+        pieces.append(text[cursor:at])
+        pieces.append(piece)
+        cursor = at + 1
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 class _CharView(dict):
@@ -1143,6 +1266,92 @@ def _fold(view):
     return folded
 
 
+# The narrow copy (:func:`_narrow`): a Latin-1 stand-in, past ASCII, for each character above
+# U+00FF, by all that a fast regex can tell of such a character (their literals and ranges
+# are ASCII): whether \s, \d and \w match it.  (No stand-in is a decimal digit.)
+_STAND_INS = {(True, False, False): "\x85", (False, False, True): "\xaa", (False, False, False): "\xa7"}
+# what (?i) folds to an ASCII letter from above U+00FF (see _fold)
+_FOLDED_WIDE = frozenset("\u0130\u0131\u017f\u212a")
+# stand-ins for "?" while the encoder's replacement marks the bulk of the wide characters
+_MARKERS = "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"
+# past this many str.replace passes (each a character with more than _SPLICE occurrences),
+# the encoder puts in the commonest stand-in; past as many more, the wide text is read as it is
+_NARROW_PASSES = 4
+
+
+def _signature(char):
+    """What a fast regex can tell of a character above U+00FF: whether \\s, \\d and \\w match it."""
+    return char.isspace(), char.isdecimal(), char.isalnum()
+
+
+def _narrow(text, wide=None):
+    """``text`` as the fast regexes read it: each character above U+00FF replaced by its
+    stand-in (:data:`_STAND_INS`), one character for one, so that the copy holds one byte
+    per character and each regex pass over it runs about twice as fast; ``text`` itself when
+    it has no such character, or one with no stand-in (a decimal digit), or too many
+    distinct ones.  ``wide``: ``{char: occurrences}`` of those characters, when known.
+
+    Each character goes in by its positions or, past _SPLICE occurrences, by str.replace;
+    past _NARROW_PASSES of those, the stand-in of the most occurrences goes in by the
+    Latin-1 encoder's "?" instead (one pass, a "?" of the text kept aside under a control
+    character the text does not hold).
+    """
+    if text.isascii():
+        return text
+    if wide is None:
+        counts = _distinct(_non_ascii(text), _DISTINCT)
+        if counts is None:
+            return text
+        wide = {char: count for char, count in counts.items() if char > "\xff"}
+    if not wide:
+        return text
+    stand_ins, totals = {}, {}
+    for char, count in wide.items():
+        stand_in = stand_ins[char] = _STAND_INS.get(_signature(char))
+        if stand_in is None:
+            return text
+        totals[stand_in] = totals.get(stand_in, 0) + count
+    # (str.replace returns a one-byte string once the last character above U+00FF is gone)
+    if sum(count > _SPLICE for count in wide.values()) <= _NARROW_PASSES:
+        bulk, rest = None, list(wide.items())
+    else:
+        bulk = max(totals, key=totals.get)
+        rest = [(char, count) for char, count in wide.items() if stand_ins[char] != bulk]
+        if sum(count > _SPLICE for _, count in rest) > _NARROW_PASSES:
+            return text
+    narrow = _spliced(text, [(at, stand_ins[char]) for char, count in rest if count <= _SPLICE
+                             for at in _positions(text, char, count)])
+    for char, count in rest:
+        if count > _SPLICE:
+            narrow = narrow.replace(char, stand_ins[char])
+    if bulk is None:
+        return narrow
+    marker = None
+    if "?" in narrow:
+        marker = next((char for char in _MARKERS if char not in narrow), None)
+        if marker is None:
+            return text
+        narrow = narrow.replace("?", marker)
+    narrow = narrow.encode("latin-1", "replace").decode("latin-1").replace("?", bulk)
+    return narrow if marker is None else narrow.replace(marker, "?")
+
+
+def _narrow_pair(view, wide=None):
+    """``(narrow, folded)``: :func:`_narrow` of the view and of its fold (:func:`_fold`)."""
+    if not view.isascii() and wide is None:
+        counts = _distinct(_non_ascii(view), _DISTINCT)
+        wide = None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+    if view.isascii() or wide is None:
+        return view, _fold(view)
+    narrow = _narrow(view, wide)
+    if narrow is view:
+        return view, _fold(view)
+    if _FOLDED_WIDE.isdisjoint(wide):  # the fold changes only ASCII: it commutes with the stand-ins
+        # (and on Latin-1 it is bytes.lower() of the Latin-1 bytes, ASCII alone, as in _fold)
+        return narrow, narrow.encode("latin-1").lower().decode("latin-1")
+    return narrow, _narrow(_fold(view), {char: count for char, count in wide.items() if char not in _FOLDED_WIDE})
+
+
 def _to_text(segments, starts, start, end):
     """Map a view span back to a span of the original text (``starts``: each segment's view start)."""
     first = segments[bisect.bisect_right(starts, start) - 1]
@@ -1183,19 +1392,19 @@ class _Present(dict):
         return found
 
 
-def _findings(view, *, first=False, reference=False):
+def _findings(view, *, first=False, reference=False, wide=None):
     """Every detector hit in ``view`` as ``(start, end, kind)``, unresolved (overlaps
     included), in detector order.  ``first``: stop each detector at its first hit (all
     :func:`scan` needs).  ``reference``: run each shape plainly over the view (the slow
-    definition the fast forms must agree with)."""
+    definition the fast forms must agree with).  ``wide``: see :func:`_narrow`."""
     hits = []
     if not view:
         return hits
     detectors = _detectors()
-    labels = [match.span() for match in _LABEL.finditer(view)] if "[REDACTED:" in view else None
-    label_starts = [span[0] for span in labels] if labels else None
-    folded = None if reference else _fold(view)
-    lines, found = {}, set()
+    # the fast regexes read the narrow copies (the same positions); values are read from the view
+    narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
+    labelled, labels, label_starts = "[REDACTED:" in view, None, None
+    lines, found, verdicts, shared = {}, set(), {}, {}
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
@@ -1211,9 +1420,13 @@ def _findings(view, *, first=False, reference=False):
         elif detector.needs and not all(any(possible[literal] for literal in group) for group in detector.needs):
             continue
         else:
-            produced = _walk(detector, view, folded, lines, found if first else None, possible)
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts,
+                             shared)
         for hit in produced:
-            if labels:  # inside an earlier [REDACTED:<kind>] label: already redacted
+            if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
+                if labels is None:  # (read only once there is a hit to hold against them)
+                    labels = [match.span() for match in _LABEL.finditer(narrow)]
+                    label_starts = [span[0] for span in labels]
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
                 if index >= 0 and hit[1] <= labels[index][1]:
                     continue
@@ -1245,7 +1458,8 @@ def scan(text):
     normalized view (:func:`_view`)."""
     if not text:
         return []
-    return sorted({kind for _, _, kind in _findings(_view(text), first=True)})
+    view, wide = _view_wide(text)
+    return sorted({kind for _, _, kind in _findings(view, first=True, wide=wide)})
 
 
 def redact(text):
@@ -1262,8 +1476,8 @@ def _redact(text):
     """
     if not text:
         return text, []
-    view = _view(text)
-    hits = _findings(view)
+    view, wide = _view_wide(text)
+    hits = _findings(view, wide=wide)
     if not hits:
         return text, []
     # findings hold view positions: map them back only now that there is something to replace

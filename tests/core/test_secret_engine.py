@@ -5,7 +5,9 @@ case-folded instead of case-insensitive, value checks partly inside the regex, c
 judged before the pass is followed, gated on the literals it needs; the reference runs every
 shape, ungated, over the view).  These tests hold the two to the same findings, in the
 same order, over the corpus, mixtures of it, fuzzed key/value text and hostile inputs, and
-check the pieces the equivalence rests on against unicodedata and the regex engine.  Speed
+check the pieces the equivalence rests on against unicodedata and the regex engine (the
+narrow copy the fast regexes read, the prefilters, the literals detectors share, the memo
+of key = value verdicts), each also against its simple definition.  Speed
 itself is measured in bench/guard_speed.py, not here.
 """
 
@@ -148,7 +150,9 @@ def _opens_on_literal(regex):
 
 
 def _regexes(detector):
-    return detector.fast() + [detector.candidates(index) for index in range(len(detector.fast())) if detector.flagged]
+    prefilter = [detector.prefilter()] if detector.prefilter() is not None else []
+    return detector.fast() + [detector.candidates(index) for index in range(len(detector.fast())) if detector.flagged] \
+        + prefilter
 
 
 def test_every_fast_form_and_candidate_search_opens_on_a_literal():
@@ -298,3 +302,217 @@ def test_redaction_maps_findings_back_through_format_characters_and_expansions()
     assert kinds == ["aws_access_key", "password_assignment"]
     assert redacted == ("note\u200b: pass\u200bword=[REDACTED:password_assignment] \ufb01ne \u2026 " * 60
                         + "[REDACTED:aws_access_key] \u00ad")
+
+
+# --- the narrow copy: the fast regexes read one byte per character ------------------------
+
+# above U+00FF: letters, ideographs, punctuation, spaces (U+1680, U+2028), a non-ASCII
+# decimal digit (no stand-in), what (?i) folds to ASCII, a non-BMP symbol; and "?", the
+# markers and Latin-1 characters, which stay as they are
+_WIDE_PIECES = ["\u65e5", "\u672c", "\u2014", "\u201c", "\u201d", "\u2192", "\u3007", "\u1680", "\u2028", "\u0663",
+                "\u0130", "\u0131", "\u017f", "\u212a", "\U0001f600", "\u0436", "?", "\x01", "\x02", "\xe9", "\x85",
+                "\xaa", "\xa7", "\xa0"]
+
+
+def _narrow_reference(text):
+    """Each character above U+00FF replaced by its stand-in, one at a time; None without one."""
+    out = []
+    for char in text:
+        if char > "\xff":
+            char = secrets._STAND_INS.get(secrets._signature(char))
+            if char is None:
+                return None
+        out.append(char)
+    return "".join(out)
+
+
+def _wide_texts(seed, count=1500):
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(_WIDE_PIECES + ["token=", "abc1", " ", "\n", "AKIA", "sk-"])
+                     for _ in range(rng.randint(1, 40))) for _ in range(count)]
+    texts += ["ascii " * 20 + rng.choice(_WIDE_PIECES) * rng.randint(40, 90) + rng.choice(_WIDE_PIECES) * 3
+              + " ascii?" * 20 for _ in range(80)]  # more than _SPLICE occurrences: replaced
+    texts += ["".join(rng.choice(_WIDE_PIECES[:10]) for _ in range(3)) * 30 + "?" * rng.randint(0, 2) for _ in range(40)]
+    texts += ["\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11?\u65e5", "\u65e5" * 50 + "\u2014" * 50 + "\u1680" * 50]
+    # past _NARROW_PASSES characters of many occurrences: the encoder stands in for the commonest kind
+    texts += ["".join(rng.sample(_WIDE_PIECES[:16], 7)) * rng.randint(49, 70) + rng.choice(["", "?", "a?b\x01\x02"])
+              for _ in range(60)]
+    texts += ["".join(rng.sample(_WIDE_PIECES[:9], 7)) * 50 + "?\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"]
+    return texts
+
+
+def test_stand_ins_are_told_apart_from_wide_characters_by_nothing_a_fast_regex_reads():
+    everything = "".join(chr(code) for code in range(0x100, 0x110000) if not 0xD800 <= code <= 0xDFFF)
+    for position, category in enumerate((r"\s", r"\d", r"\w")):
+        matched = {m.start() for m in re.finditer(category, everything)}
+        assert [i for i, char in enumerate(everything) if secrets._signature(char)[position] != (i in matched)] == []
+        for signature, stand_in in secrets._STAND_INS.items():
+            assert "\x80" <= stand_in <= "\xff"
+            assert (re.fullmatch(category, stand_in) is not None) == signature[position]
+
+
+def _reads_wide_characters_as_classes_only(pattern, flags):
+    """True when the parsed regex tells characters past ASCII apart only by \\s, \\d and \\w:
+    every literal and range in it is ASCII, no back-reference, no case folding."""
+    from re import _constants, _parser  # lazy: the engine's own parser
+
+    if flags & (re.IGNORECASE | re.LOCALE):
+        return False
+
+    def clean(items):
+        for op, value in items:
+            if op in (_constants.LITERAL, _constants.NOT_LITERAL):
+                if value > 0x7F:
+                    return False
+            elif op is _constants.IN:
+                for item_op, item in value:
+                    if item_op is _constants.LITERAL and item > 0x7F or item_op is _constants.RANGE and item[1] > 0x7F:
+                        return False
+                    if item_op not in (_constants.LITERAL, _constants.RANGE, _constants.NEGATE, _constants.CATEGORY):
+                        return False
+            elif op in (_constants.GROUPREF, _constants.GROUPREF_EXISTS) or "IGNORE" in str(op):
+                return False
+            elif op in (_constants.BRANCH,):
+                if not all(clean(branch) for branch in value[1]):
+                    return False
+            elif op in (_constants.SUBPATTERN,):
+                if not clean(value[-1]):
+                    return False
+            elif op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT):
+                if not clean(value[2]):
+                    return False
+            elif op in (_constants.ASSERT, _constants.ASSERT_NOT):
+                if not clean(value[1]):
+                    return False
+            elif op is _constants.ATOMIC_GROUP:
+                if not clean(value):
+                    return False
+            elif op not in (_constants.ANY, _constants.AT):
+                return False
+        return True
+
+    return clean(_parser.parse(pattern, flags))
+
+
+def test_every_regex_run_on_the_narrow_copies_reads_wide_characters_as_classes_only():
+    secrets._detectors()
+    regexes = [regex for detector in secrets._detectors() for regex in _regexes(detector)]
+    regexes += [secrets._LABEL, *secrets._PRIVATE_KEY]
+    assert len(regexes) > 60
+    assert [regex.pattern[:60] for regex in regexes if not _reads_wide_characters_as_classes_only(regex.pattern,
+                                                                                                   regex.flags)] == []
+
+
+def test_the_narrow_copy_equals_standing_in_for_each_character_on_its_own():
+    narrowed = 0
+    for text in _wide_texts(14):
+        reference = _narrow_reference(text)
+        narrow = secrets._narrow(text)
+        assert narrow == reference or narrow is text, text[:40]
+        assert len(narrow) == len(text)
+        narrowed += narrow is not text and narrow == reference
+        view, wide = secrets._view_wide(text)
+        assert view == secrets._view(text)
+        if wide is not None:  # the view's characters above U+00FF, when known on the way
+            assert wide == {char: view.count(char) for char in set(view) if char > "\xff"}
+        pair = secrets._narrow_pair(view, wide)
+        assert pair[0] in (view, _narrow_reference(view)) and pair[1] in (secrets._fold(view),
+                                                                          _narrow_reference(secrets._fold(view)))
+        assert pair == secrets._narrow_pair(view)
+    assert narrowed > 600  # most texts do get a narrow copy (some hold a digit, or nothing, above U+00FF)
+
+
+def test_fast_forms_find_what_the_shapes_find_on_text_with_wide_characters():
+    rng, texts = random.Random(15), []
+    corpus = _corpus()
+    for _ in range(300):  # corpus texts with wide characters around and inside them
+        pieces = []
+        for text in rng.sample(corpus, 3):
+            at = rng.randint(0, len(text))
+            pieces.append(text[:at] + rng.choice(_WIDE_PIECES) + text[at:])
+        texts.append(rng.choice(_WIDE_PIECES).join(pieces))
+    for _ in range(4):  # long: past _SHORT, with each kind of stand-in
+        texts.append("\n".join(rng.choice(_WIDE_PIECES[:9]) + text for text in rng.sample(corpus, 120)))
+    assert _agree(texts) == []
+    assert sum(1 for text in texts if secrets._narrow(secrets._view(text)) is not secrets._view(text)) > 200
+
+
+def test_a_repeated_value_is_judged_under_its_own_key_and_quoting():
+    # the key = value verdicts are memoized per text (secrets._assignment_memo)
+    rng = random.Random(16)
+    keys = ["password", "token", "page_token", "max_tokens", "pass", "db_pass", "bypass", "api_key", "secret",
+            "--token", "--pass", "<password>", "<page_token>", "credentials"]
+    values = ["abc123x", "12345ab", "4.5k", "abcdefgh1", "hunter2", "${VAR}1abc", "/etc/x1abc", "abc12"]
+    texts = []
+    for _ in range(60):
+        parts = []
+        for _ in range(rng.randint(5, 40)):
+            key, val = rng.choice(keys), rng.choice(values)
+            quote = rng.choice(["", '"', "'"])
+            if key.startswith("<"):
+                parts.append(f"{key}{val}</{key[1:]}")
+            else:
+                parts.append(f"{key}{rng.choice(['=', ': ', ' '])}{quote}{val}{quote}")
+        texts.append(rng.choice([" ", "\n", "; "]).join(parts))
+    assert sum(1 for text in texts if secrets.scan(text)) > 40
+    assert _agree(texts) == []
+
+
+def test_a_prefilter_finds_something_wherever_a_candidate_form_does():
+    rng = random.Random(17)
+    ends = ["password", "passwd", "passphrase", "pass", "pwd", "secret", "secret_key", "secret_key_base", "token",
+            "api_key", "apikey", "access-key", "credential", "credentials", "db_pass", "x", "key"]
+    texts = [f"<{rng.choice(ends)}{rng.choice(['', 's', 'S'])}>{rng.choice(['abc123def', 'a1', 'x' * 70, '${X}1abcdef'])}"
+             f"</{rng.choice(ends)}>" for _ in range(400)] + _fuzz(800, seed=18) + _corpus()
+    for detector in secrets._detectors():
+        if detector.prefilter() is None:
+            continue
+        for text in texts:
+            folded = secrets._fold(secrets._view(text))
+            if any(detector.candidates(index).search(folded) for index in range(len(detector.fast()))):
+                assert detector.prefilter().search(folded), text[:60]
+    assert _agree(texts[:400]) == []
+
+
+def test_detectors_sharing_a_literal_open_on_it_and_read_the_same_text():
+    shared = {}
+    for detector in secrets._detectors():
+        if detector.share is None:
+            continue
+        assert len(detector.fast()) == 1 and not detector.flagged and detector.walk is None
+        assert detector.fast()[0].pattern.startswith(re.escape(detector.share).replace("\\-", "-")) or \
+            detector.fast()[0].pattern.startswith(detector.share), detector.kind
+        shared.setdefault(detector.share, set()).add(detector.target)
+    assert shared and all(len(targets) == 1 for targets in shared.values())
+
+
+def test_fast_forms_find_what_the_shapes_find_where_detectors_share_a_literal():
+    rng = random.Random(19)
+    units = ["sk-", "sk-ant-", "sk-ant-api03-", "sk-proj-", "sk-admin-", "xsk-", "sk-sk-", "https://",
+             "https://hooks.slack.com/services/", "https://discord.com/api/webhooks/12345678901234567/",
+             "https://https://hooks.slack.com/workflows/"]
+    alphabet = _ALNUM + "_-"
+    texts = []
+    for count in (3, 40, 90, 300):  # past secrets._SHARED occurrences too
+        for _ in range(4):
+            texts.append(" ".join(rng.choice(units) + "".join(rng.choice(alphabet) for _ in range(rng.choice(
+                [4, 20, 24, 40, 70]))) for _ in range(count)))
+    assert sum(1 for text in texts if secrets.scan(text)) > 10
+    assert _agree(texts) == []
+
+
+@pytest.mark.parametrize("stop", ["\\s\"'`,;()", "\"\\n", "'\\n", "<\\s", "\\s\"'", "\\s\"'`;|&()", "\\n"])
+def test_the_possessive_run_lookahead_equals_the_lazy_one(stop):
+    # secrets._up_to stands for (?=[^stop]{0,within-1}?wanted) in the good flags
+    rng = random.Random(20)
+    alphabet = ["a", "Z", "0", "9", "_", "=", "-", " ", "\n", "\t", "\x1c", '"', "'", "`", ",", ";", "(", ")", "<", "|",
+                "&", "\u00e9", "\u0663", "\u2028", "\u3000", "\u65e5", "\x85"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(300)]
+    texts += ["a" * n + "1" for n in range(5, 70)] + ["1" * n + "a" for n in range(5, 70)]
+    for wanted in (secrets._MAYBE_DIGIT, secrets._MAYBE_ALPHA, f"[^{stop}0-9]"):
+        for within in (8, 64, 512):
+            lazy = re.compile(f"(?=[^{stop}]{{0,{within - 1}}}?{wanted})")
+            fast = re.compile(secrets._up_to(stop, wanted, within))
+            for text in texts:
+                assert [bool(lazy.match(text, at)) for at in range(len(text) + 1)] == \
+                    [bool(fast.match(text, at)) for at in range(len(text) + 1)], (wanted, within, text)
