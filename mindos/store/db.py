@@ -19,7 +19,6 @@ Design decisions
 import os
 import sqlite3
 
-from mindos.store import ledger
 from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -352,6 +351,8 @@ class write:
             return False
         conn = self.conn
         pending, conn._pending_refusals = conn._pending_refusals or [], None
+        if pending:
+            from mindos.store import ledger  # lazy: only a write holding refusals appends here; reads never load it
         try:
             if exc_type is None:
                 for event in pending:

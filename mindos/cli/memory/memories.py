@@ -1,10 +1,11 @@
 """Semantic memory commands: memory-retain, memory-list, memory-forget, memory-import, memory-search."""
 
 from mindos.cli import flags, make_parser
-from mindos.memory import memories
 
 
 def add_memory_retain(sub):
+    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
+
     p = make_parser(sub, "memory-retain",
                     'autopilot.py memory-retain --text "auth sessions expire after 30 days" --kind decision'
                     " --project Auth --tag auth")
@@ -21,6 +22,8 @@ def add_memory_retain(sub):
 
 
 def cmd_memory_retain(conn, args):
+    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
+
     return memories.retain(conn, args.text, kind=args.kind, project=args.project, tags=args.tag,
                            source=args.source, redact=args.redact, allow_secret=args.allow_secret)
 
@@ -36,6 +39,8 @@ def add_memory_list(sub):
 
 
 def cmd_memory_list(conn, args):
+    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
+
     return memories.list_memories(conn, project=args.project, query=args.query, include_all=args.all,
                                   limit=args.limit)
 
@@ -49,6 +54,8 @@ def add_memory_forget(sub):
 
 
 def cmd_memory_forget(conn, args):
+    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
+
     return memories.forget(conn, args.memory_id, superseded_by=args.superseded_by)
 
 
@@ -61,6 +68,8 @@ def add_memory_import(sub):
 
 
 def cmd_memory_import(conn, args):
+    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
+
     return memories.import_bank(conn, args.bank, apply=args.apply)
 
 
