@@ -207,10 +207,78 @@ def _up_to(stop, wanted, within):
     a possessive run of the characters that are neither (always ASCII here) and then one
     that is wanted, which the engine reads in a tight loop instead of trying ``wanted`` at
     every step.  (The first wanted character of the run ends both; tests compare them.)"""
-    run, wanted_re = re.compile(f"[^{stop}]"), re.compile(wanted)
-    neither = "".join(f"\\x{code:02x}" for code in range(128)
-                      if run.fullmatch(chr(code)) and not wanted_re.fullmatch(chr(code)))
-    return f"(?=[{neither}]{{0,{within - 1}}}+{wanted})"
+    return f"(?=[{_neither(stop, wanted)}]{{0,{within - 1}}}+{wanted})"
+
+
+# _neither's answers worked out ahead for the pairs the detectors ask for (a test holds each
+# to the computation and checks that no pair is missing): working them out takes 40 regex
+# compiles, which every process would otherwise pay on its first scan, i.e. every write.
+_NEITHER = {  # (stop, wanted) -> class body, for every pair the detectors ask for
+    ('\n', '[^\n0-9]'):
+        '\\x30-\\x39',
+    ('\n', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x09\\x0b-\\x2f\\x3a-\\x7f',
+    ('"\n', '[^"\n0-9]'):
+        '\\x30-\\x39',
+    ('"\n', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x09\\x0b-\\x21\\x23-\\x2f\\x3a-\\x7f',
+    ('"\n', '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x09\\x0b-\\x21\\x23-\\x40\\x5b-\\x60\\x7b-\\x7f',
+    ("'\n", "[^'\n0-9]"):
+        '\\x30-\\x39',
+    ("'\n", '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x09\\x0b-\\x26\\x28-\\x2f\\x3a-\\x7f',
+    ("'\n", '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x09\\x0b-\\x26\\x28-\\x40\\x5b-\\x60\\x7b-\\x7f',
+    ('<\\s', '[^<\\s0-9]'):
+        '\\x30-\\x39',
+    ('<\\s', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21-\\x2f\\x3a-\\x3b\\x3d-\\x7f',
+    ('<\\s', '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21-\\x3b\\x3d-\\x40\\x5b-\\x60\\x7b-\\x7f',
+    ('\\s\\"\'', '[^\\s\\"\'0-9]'):
+        '\\x30-\\x39',
+    ('\\s\\"\'', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x26\\x28-\\x2f\\x3a-\\x7f',
+    ('\\s\\"\'', '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x26\\x28-\\x40\\x5b-\\x60\\x7b-\\x7f',
+    ('\\s\\"\'`,;()', '[^\\s\\"\'`,;()0-9]'):
+        '\\x30-\\x39',
+    ('\\s\\"\'`,;()', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x26\\x2a-\\x2b\\x2d-\\x2f\\x3a\\x3c-\\x5f\\x61-\\x7f',
+    ('\\s\\"\'`,;()', '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x26\\x2a-\\x2b\\x2d-\\x3a\\x3c-\\x40\\x5b-\\x5f\\x7b-\\x7f',
+    ('\\s\\"\'`;|&()', '[^\\s\\"\'`;|&()0-9]'):
+        '\\x30-\\x39',
+    ('\\s\\"\'`;|&()', '[^\\x00-\\x2f\\x3a-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x25\\x2a-\\x2f\\x3a\\x3c-\\x5f\\x61-\\x7b\\x7d-\\x7f',
+    ('\\s\\"\'`;|&()', '[^\\x00-\\x40\\x5b-\\x60\\x7b-\\x7f]'):
+        '\\x00-\\x08\\x0e-\\x1b\\x21\\x23-\\x25\\x2a-\\x3a\\x3c-\\x40\\x5b-\\x5f\\x7b\\x7d-\\x7f',
+}
+_ASCII = "".join(map(chr, range(128)))
+
+
+def _neither(stop, wanted):
+    """The class body of the ASCII characters outside ``stop`` and not ``wanted``, as ranges
+    (from :data:`_NEITHER` for the pairs the detectors use; worked out and kept otherwise)."""
+    key = (stop, wanted)
+    if key not in _NEITHER:
+        _NEITHER[key] = _work_out_neither(stop, wanted)
+    return _NEITHER[key]
+
+
+def _work_out_neither(stop, wanted):
+    """:func:`_neither` computed: the ASCII characters in ``[^stop]`` and not in ``wanted``."""
+    chosen = set(re.findall(f"[^{stop}]", _ASCII)) - set(re.findall(wanted, _ASCII))
+    codes = sorted(map(ord, chosen))
+    ranges, start = [], None
+    for position, code in enumerate(codes):
+        if start is None:
+            start = code
+        if position + 1 == len(codes) or codes[position + 1] != code + 1:
+            ranges.append(f"\\x{start:02x}" if start == code else f"\\x{start:02x}-\\x{code:02x}")
+            start = None
+    return "".join(ranges)
 
 
 def _good(stop, *, length, alpha, number, bound):

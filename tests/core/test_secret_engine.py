@@ -516,3 +516,21 @@ def test_the_possessive_run_lookahead_equals_the_lazy_one(stop):
             for text in texts:
                 assert [bool(lazy.match(text, at)) for at in range(len(text) + 1)] == \
                     [bool(fast.match(text, at)) for at in range(len(text) + 1)], (wanted, within, text)
+
+
+def test_the_worked_out_classes_are_the_computed_ones_and_cover_every_pair_asked(monkeypatch):
+    # each entry of the table equals what _neither would compute, and it matches exactly the
+    # ASCII characters outside the stop class and not wanted
+    for (stop, wanted), body in secrets._NEITHER.items():
+        assert secrets._work_out_neither(stop, wanted) == body
+        run, wanted_re, cls = re.compile(f"[^{stop}]"), re.compile(wanted), re.compile(f"[{body}]")
+        for code in range(512):
+            expected = code < 128 and bool(run.fullmatch(chr(code))) and not wanted_re.fullmatch(chr(code))
+            assert bool(cls.fullmatch(chr(code))) == expected, (stop, wanted, code)
+    # building the detectors asks for no pair outside the table (so no process pays for one)
+    asked, table = set(), set(secrets._NEITHER)
+    real = secrets._neither
+    monkeypatch.setattr(secrets, "_neither", lambda stop, wanted: asked.add((stop, wanted)) or real(stop, wanted))
+    monkeypatch.setattr(secrets, "_DETECTORS", None)
+    secrets._detectors()
+    assert asked and asked <= table
