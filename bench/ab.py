@@ -81,7 +81,7 @@ def run(argv=None):
         roots = {"base": base_root, "head": head_root}
         homes = {side: os.path.join(workdir, "home-" + side if args.separate_homes else "home")
                  for side in roots}
-        specs, envs = {}, {}
+        specs = {}
         for side in ("base", "head") if args.separate_homes else ("base",):
             info = seed(roots[side], homes[side], args.tasks, args.reps * 2 + 2, notes, max(args.tasks // 2, 1))
             specs[side] = {label: make for label, _, make in bench.task_specs(info, "ab") + bench.memory_specs(info, "ab")

@@ -236,7 +236,7 @@ OPS = Door(
             ('handoff-check', 'memory.handoffs',
              'Lint live handoffs against the handoff protocol (read-only; exit 1 on problems).'),
             ('recall-stale', 'context.recall',
-             'Fleet sweep: for every live handoff citing a recall digest, recompute the bundle with the recorded parameters (read-only; exit 1 when any is not fresh; a sweep of 300 or more is shared between worker processes, one per CPU, at most 4).'),
+             'Fleet sweep: for every live handoff citing a recall digest, recompute the bundle with the recorded parameters (read-only; exit 1 when any is not fresh; a large sweep is shared between worker processes, one per CPU).'),
         )),
         ('Health and repair', (
             ('doctor', 'recovery.doctor',
