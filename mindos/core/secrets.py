@@ -89,8 +89,6 @@ _GENERIC = frozenset({"password_assignment", "api_key_assignment", "bearer_token
 _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 
 _DETECTORS = None
-_PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
-_COOKIE_PAIR = _PRIVATE_KEY = None
 # the characters of every literal a detector is gated on (see _Present)
 _LITERAL_CHARS = frozenset()
 # Command-line credentials only count on a line that runs the tool they belong to
@@ -181,7 +179,7 @@ class _Detector:
 def _unlabelled(val):
     """``val`` without its well-formed ``[REDACTED:<kind>]`` placeholders (what the value checks judge)."""
     # a dangling "[REDACTED:" (no kind, no closing bracket) is text like any other
-    return _LABEL.sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
+    return _LABEL().sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
 
 
 # --- the good flag: the cheap half of a value check, inside the regex ---------------------
@@ -199,6 +197,49 @@ _NOT_PLACEHOLDER = (r"(?![$%{<*]|\.\.\.|[xX]{4,}|(?i:your|my|the)[_-]|(?i:redact
 # a bare number with a unit ("12ms", "4.5k"), the whole run of the value; "i" stays out of
 # the unit, as folding turns dotted and dotless I into it (format ``run``: the value's class)
 _NOT_NUMBER = r"(?![\d.,:]+[a-hj-zA-HJ-Z%]{{0,3}}(?!{run}))"
+
+
+class _Lazy:
+    """A regex compiled on its first use (``regex()``), so a scan that never judges a value,
+    a cookie or a private key compiles none of the helpers below: every write process runs
+    one scan of a few short fields."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern):
+        self.pattern, self._compiled = pattern, None
+
+    def __call__(self):
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    @property
+    def flags(self):
+        return self().flags
+
+
+# only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
+_LABEL = _Lazy(r"\[REDACTED:[a-z0-9_]{1,48}\]")
+_PLACEHOLDER = _Lazy(r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)")
+_SKIP_KEY = _Lazy(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
+                  r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
+_PASSWORD_WORD = _Lazy(r"(?i)(?:password|passwd|passphrase|pwd|pass)$")
+# "pass" is a credential word only as a whole key or a key segment (DB_PASS, smtp.pass),
+# never as the tail of another word (bypass, compass)
+_BARE_PASS = _Lazy(r"(?i)(?<![_.-])(?<=[A-Za-z0-9])pass$")
+_SESSION_COOKIE = _Lazy(r"(?i)sess|sid|auth|token|jwt|remember")
+# a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
+_NUMBER = _Lazy(r"[\d.,:]+[a-zA-Z%]{0,3}")
+# a cookie pair (after a ";": the folded header gets one in front) that could hold a
+# session cookie: a session word before its first "=", then 16 characters, a digit, a letter
+_COOKIE_PAIR = _Lazy(r";(?=[^;=]*?(?:sess|sid|auth|token|jwt|remember))[^;=]*="
+                     rf"(?=[^;]{{16}})(?=[^;]*?{_MAYBE_DIGIT})(?=[^;]*?{_MAYBE_ALPHA})")
+# the private key's parts: one pass of its shape takes a header, then everything to the
+# first END line after it, or else the base64 body that follows
+_PRIVATE_KEY = (_Lazy(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                _Lazy(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                _Lazy(r"[A-Za-z0-9+/=\s:-]*"))
 
 
 def _up_to(stop, wanted, within):
@@ -337,34 +378,9 @@ def _detectors():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
     "bearer", "basic", "discord" and "password_url".
     """
-    global _DETECTORS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
-    global _COOKIE_PAIR, _PRIVATE_KEY, _LITERAL_CHARS
+    global _DETECTORS, _LITERAL_CHARS
     if _DETECTORS is not None:
         return _DETECTORS
-    # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
-    _LABEL = re.compile(r"\[REDACTED:[a-z0-9_]{1,48}\]")
-    _PLACEHOLDER = re.compile(
-        r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)"
-    )
-    _SKIP_KEY = re.compile(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
-                           r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
-    _PASSWORD_WORD = re.compile(r"(?i)(?:password|passwd|passphrase|pwd|pass)$")
-    # "pass" is a credential word only as a whole key or a key segment (DB_PASS, smtp.pass),
-    # never as the tail of another word (bypass, compass)
-    _BARE_PASS = re.compile(r"(?i)(?<![_.-])(?<=[A-Za-z0-9])pass$")
-    _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember")
-    # a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
-    _NUMBER = re.compile(r"[\d.,:]+[a-zA-Z%]{0,3}")
-    # a cookie pair (after a ";": the folded header gets one in front) that could hold a
-    # session cookie: a session word before its first "=", then 16 characters, a digit, a letter
-    _COOKIE_PAIR = re.compile(r";(?=[^;=]*?(?:sess|sid|auth|token|jwt|remember))[^;=]*="
-                              rf"(?=[^;]{{16}})(?=[^;]*?{_MAYBE_DIGIT})(?=[^;]*?{_MAYBE_ALPHA})")
-    # the private key's parts: one pass of its shape takes a header, then everything to the
-    # first END line after it, or else the base64 body that follows
-    _PRIVATE_KEY = (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-                    re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-                    re.compile(r"[A-Za-z0-9+/=\s:-]*"))
-
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
                 r"|api[_-]?key|apikey|api[_-]?secret"
                 r"|secret[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
@@ -625,15 +641,15 @@ def _assignment(match, view):
     group = _value_group(match)
     val = _unlabelled(view[match.start(group):match.end(group)])
     key = view[match.start("key"):match.end("key")]
-    if _SKIP_KEY.search(key) or _BARE_PASS.search(key):
+    if _SKIP_KEY().search(key) or _BARE_PASS().search(key):
         return None
-    if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
+    if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER().match(val):
         return None
     if not _has_digit(val) or val.isdigit():
         return None
-    if group == "bare" and _NUMBER.fullmatch(val):
+    if group == "bare" and _NUMBER().fullmatch(val):
         return None
-    kind = "password_assignment" if _PASSWORD_WORD.search(key.replace("-", "_")) else "api_key_assignment"
+    kind = "password_assignment" if _PASSWORD_WORD().search(key.replace("-", "_")) else "api_key_assignment"
     if kind == "password_assignment":
         # a lone "pass:" is also prose ("second pass: v2.1.3"): it needs a longer value
         if len(val) < (8 if key.lower() == "pass" else 6):
@@ -661,9 +677,9 @@ def _password_value(match, view):
     not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
     group = _value_group(match)
     val = _unlabelled(view[match.start(group):match.end(group)])
-    if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER.fullmatch(val):
+    if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER().fullmatch(val):
         return None
-    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER.match(val):
+    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER().match(val):
         return None
     return match.start(group), match.end(group)
 
@@ -688,15 +704,15 @@ def _cookie_hits(match, view):
     offset, header = match.start("val"), view[match.start("val"):match.end("val")]
     spans = []
     # each pair of header.split(";") whose name, value and mix could pass (see _COOKIE_PAIR)
-    for pair in _COOKIE_PAIR.finditer(";" + _fold(header)):
+    for pair in _COOKIE_PAIR().finditer(";" + _fold(header)):
         first = pair.start()  # where the pair starts in the header
         last = header.find(";", first)
         name, val = header[first:pair.end() - 2], header[pair.end() - 1:len(header) if last < 0 else last]
         raw = val.strip()
         val = _unlabelled(raw)
-        if not val or not _SESSION_COOKIE.search(name.strip()) or len(val) < 16:
+        if not val or not _SESSION_COOKIE().search(name.strip()) or len(val) < 16:
             continue
-        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val):
+        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER().match(val):
             continue
         start = offset + pair.end() - 1 + (header[pair.end() - 1:].find(raw) if raw else 0)
         spans.append((start, start + len(raw)))
@@ -727,7 +743,7 @@ def _is_basic_credential(val):
 def _bearer_value(val):
     """A bearer token value: mixed letters and digits, or (digit-free tokens exist) at least 20
     characters mixing cases or carrying token punctuation, and no placeholder."""
-    if _PLACEHOLDER.match(val):
+    if _PLACEHOLDER().match(val):
         return False
     if _has_digit(val) and _has_alpha(val):
         return True
@@ -768,7 +784,7 @@ def _judge(detector, match, view, lines, start=None, verdicts=None):
         return []
     if check == "bearer" and not _bearer_value(val):
         return []
-    if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
+    if check == "password_url" and (_PLACEHOLDER().match(val) or val.lower() in
                                     ("password", "pass", "passwd", "pwd", "secret", "token")):
         return []
     if check == "basic" and not _is_basic_credential(val):
@@ -1025,7 +1041,7 @@ def _scheme_from(folded, colon, lowest):
 
 def _private_keys(detector, view):
     """private_key: a header, then through the first END line after it, else the base64 body."""
-    header, footer, body = _PRIVATE_KEY
+    header, footer, body = (part() for part in _PRIVATE_KEY)
     position, no_footer_from = 0, None
     while True:
         found = header.search(view, position)
@@ -1493,7 +1509,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
         for hit in produced:
             if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 if labels is None:  # (read only once there is a hit to hold against them)
-                    labels = [match.span() for match in _LABEL.finditer(narrow)]
+                    labels = [match.span() for match in _LABEL().finditer(narrow)]
                     label_starts = [span[0] for span in labels]
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
                 if index >= 0 and hit[1] <= labels[index][1]:
