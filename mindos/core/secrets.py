@@ -122,8 +122,9 @@ class _Detector:
     the detector runs (``needs``: the same, checked exactly in a short text and by their
     characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
-    ``kinds``, what it can report; ``prefilter``, a regex that finds something wherever any
-    of the candidate forms does (one pass instead of one per candidate form); ``share``, the
+    ``kinds``, what it can report, and ``good_kinds``, what each fast regex can (a word
+    family's kind); ``prefilter``, a regex that finds something wherever any of the
+    candidate forms does (one pass instead of one per candidate form); ``share``, the
     literal its one fast regex opens on, when other detectors open on it too (their matches
     are looked for at its occurrences, found once for all of them: see :func:`_plain`).
     """
@@ -133,7 +134,7 @@ class _Detector:
                  "_prefilter_source", "_prefilter", "share")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None, prefilter=None, share=None):
+                 words=None, good_kinds=None, prefilter=None, share=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -141,10 +142,8 @@ class _Detector:
         self.flagged = bool(pairs) and pairs[0][1] is not None
         self.back, self.gates, self.needs, self.walk, self.words = back, gates, needs, walk, words
         self.kinds = _ASSIGNED if check == "assignment" else frozenset({kind})
-        # what each fast regex can report: a generic key's word family decides its kind
-        self.good_kinds = [self.kinds] * len(pairs)
-        if walk == "words":
-            self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
+        # what each fast regex can report (a generic key's word family decides its kind)
+        self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
         self._prefilter_source, self._prefilter, self.share = prefilter, None, share
 
@@ -415,11 +414,12 @@ def _detectors():
                 r"|(?<=private.key)|(?<=signing.key)|(?<=account.key)|(?<=encryption.key)|(?<=subscription.key))"
                 r"|(?<=apikey)|(?<=authkey)|(?<=accesskey)|(?<=masterkey)|(?<=privatekey)|(?<=signingkey)"
                 r"|(?<=accountkey)|(?<=encryptionkey)|(?<=subscriptionkey))")
-    # (the password words come first: _Detector gives the first two families that kind)
     words = (("pass", "(?:word|wd|phrase)?", True), ("pwd", "", True),
              ("secret", "(?:[_-]?key(?:[_-]?base)?)?", False), ("token", "", False), ("key", key_word, False),
              ("credential", "s?", False))
     families = tuple(word for word, _, _ in words)
+    family_kinds = [frozenset({"password_assignment" if password else "api_key_assignment"})
+                    for _, _, password in words]
 
     # The candidate forms also leave out two keys the check always refuses: a bare "pass"
     # glued to the word before it (bypass, compass) and the paging and counting tokens
@@ -588,6 +588,7 @@ def _detectors():
         _Detector("xml_element", "assignment",
                   r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
                   by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
+                  good_kinds=family_kinds,
                   gates=(("</",),), needs=(families,),
                   prefilter=">(?:" + "|".join(f"(?<={end}>)|(?<={end}s>)" for end in (
                       "pass", "word", "wd", "phrase", "secret", "base", "token", "key", "credential", "credentials"))
@@ -596,6 +597,7 @@ def _detectors():
                   r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
                   r"\s*(?::=|=>|=|:)\s*" + value,
                   by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
+                  good_kinds=family_kinds,
                   needs=((":", "="), families)),
     ]
     _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
