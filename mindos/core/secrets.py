@@ -1068,7 +1068,8 @@ def _private_keys(detector, view):
 # Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
 # hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
 _FORMAT = None
-_NON_ASCII = None
+# the runs of non-ASCII characters (what _view_map maps character by character)
+_NON_ASCII = _Lazy(r"[^\x00-\x7f]+")
 _ASCII_BYTES = bytes(range(128))
 # The characters of canonical combining class 0 that still combine with the character
 # before them under NFKC (the second half of a canonical pair: some Indic vowel signs and
@@ -1082,13 +1083,12 @@ _CHAR_KIND = {}
 
 
 def _format_re():
-    global _FORMAT, _NON_ASCII
+    global _FORMAT
     if _FORMAT is None:
         _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
                              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
                              "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
                              "\U000e0020-\U000e007f]")
-        _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
     return _FORMAT
 
 
@@ -1277,11 +1277,10 @@ def _view_map(text):
     positions back to the text, so redaction replaces the original characters."""
     if text.isascii():
         return text, None
-    _format_re()
     if len(_CHAR_VIEW) > 4096:
         _CHAR_VIEW.clear()
     pieces, segments, cursor, out = [], [], 0, 0
-    for run in _NON_ASCII.finditer(text):
+    for run in _NON_ASCII().finditer(text):
         if run.start() > cursor:
             pieces.append(text[cursor:run.start()])
             segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
