@@ -1370,6 +1370,13 @@ def _signature(char):
     return char.isspace(), char.isdecimal(), char.isalnum()
 
 
+def _wide(text):
+    """``{char: occurrences}`` of the characters above U+00FF in non-ASCII ``text``; None past
+    _DISTINCT distinct non-ASCII characters."""
+    counts = _distinct(_non_ascii(text), _DISTINCT)
+    return None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+
+
 def _narrow(text, wide=None):
     """``text`` as the fast regexes read it: each character above U+00FF replaced by its
     stand-in (:data:`_STAND_INS`), one character for one, so that the copy holds one byte
@@ -1385,10 +1392,7 @@ def _narrow(text, wide=None):
     if text.isascii():
         return text
     if wide is None:
-        counts = _distinct(_non_ascii(text), _DISTINCT)
-        if counts is None:
-            return text
-        wide = {char: count for char, count in counts.items() if char > "\xff"}
+        wide = _wide(text)
     if not wide:
         return text
     stand_ins, totals = {}, {}
@@ -1425,8 +1429,7 @@ def _narrow(text, wide=None):
 def _narrow_pair(view, wide=None):
     """``(narrow, folded)``: :func:`_narrow` of the view and of its fold (:func:`_fold`)."""
     if not view.isascii() and wide is None:
-        counts = _distinct(_non_ascii(view), _DISTINCT)
-        wide = None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+        wide = _wide(view)
     if view.isascii() or wide is None:
         return view, _fold(view)
     narrow = _narrow(view, wide)
