@@ -23,7 +23,6 @@ Repetitions run round-robin over the texts, so a busy spell touches every text a
 
 import argparse
 import base64
-import importlib.util
 import json
 import os
 import random
@@ -34,16 +33,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+# the corpus figures script loads a detector by path and puts the tests' corpus in reach
+from secret_corpus_figures import load, secret_corpus  # noqa: E402
+
 SIZE = 65536
-
-
-def _corpus():
-    # the corpus beside the tests, loaded by path: bench/ has a module of the same name
-    path = os.path.join(ROOT, "tests", "secret_corpus.py")
-    spec = importlib.util.spec_from_file_location("tests_secret_corpus", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _fill(unit):
@@ -52,11 +45,10 @@ def _fill(unit):
 
 def texts():
     """``{name: 64 KiB text}``."""
-    corpus = _corpus()
     rng = random.Random(8)
-    clean = list(corpus.CLEAN)
+    clean = list(secret_corpus.CLEAN)
     rng.shuffle(clean)
-    mixed = [text for _, _, text in corpus.secret_texts()] + clean
+    mixed = [text for _, _, text in secret_corpus.secret_texts()] + clean
     rng.shuffle(mixed)
     with_secrets = _fill("\n".join(mixed) + "\n")
     prose = _fill("\n".join(clean) + "\n")
@@ -94,17 +86,6 @@ def texts():
         "fullwidth": _fill("\uff54\uff4f\uff4b\uff45\uff4e\uff1d\uff41\uff42\uff43\uff11\uff12\uff13 "),
         "zwsp": _fill("pass\u200bword=abc123 "),
     }
-
-
-def load(path):
-    if path is None:
-        from mindos.core import secrets
-
-        return secrets
-    spec = importlib.util.spec_from_file_location(f"detector_{abs(hash(path))}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _time(call, text):

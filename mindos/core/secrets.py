@@ -89,8 +89,6 @@ _GENERIC = frozenset({"password_assignment", "api_key_assignment", "bearer_token
 _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 
 _DETECTORS = None
-_PLACEHOLDER = _SKIP_KEY = _PASSWORD_WORD = _NUMBER = _BARE_PASS = _SESSION_COOKIE = _LABEL = None
-_COOKIE_PAIR = _PRIVATE_KEY = None
 # the characters of every literal a detector is gated on (see _Present)
 _LITERAL_CHARS = frozenset()
 # Command-line credentials only count on a line that runs the tool they belong to
@@ -124,8 +122,9 @@ class _Detector:
     the detector runs (``needs``: the same, checked exactly in a short text and by their
     characters in a long one, see :class:`_Present`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
-    ``kinds``, what it can report; ``prefilter``, a regex that finds something wherever any
-    of the candidate forms does (one pass instead of one per candidate form); ``share``, the
+    ``kinds``, what it can report, and ``good_kinds``, what each fast regex can (a word
+    family's kind); ``prefilter``, a regex that finds something wherever any of the
+    candidate forms does (one pass instead of one per candidate form); ``share``, the
     literal its one fast regex opens on, when other detectors open on it too (their matches
     are looked for at its occurrences, found once for all of them: see :func:`_plain`).
     """
@@ -135,7 +134,7 @@ class _Detector:
                  "_prefilter_source", "_prefilter", "share")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None, prefilter=None, share=None):
+                 words=None, good_kinds=None, prefilter=None, share=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -143,10 +142,8 @@ class _Detector:
         self.flagged = bool(pairs) and pairs[0][1] is not None
         self.back, self.gates, self.needs, self.walk, self.words = back, gates, needs, walk, words
         self.kinds = _ASSIGNED if check == "assignment" else frozenset({kind})
-        # what each fast regex can report: a generic key's word family decides its kind
-        self.good_kinds = [self.kinds] * len(pairs)
-        if walk == "words":
-            self.good_kinds = [frozenset({"password_assignment"})] * 2 + [frozenset({"api_key_assignment"})] * 4
+        # what each fast regex can report (a generic key's word family decides its kind)
+        self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
         self._prefilter_source, self._prefilter, self.share = prefilter, None, share
 
@@ -181,7 +178,7 @@ class _Detector:
 def _unlabelled(val):
     """``val`` without its well-formed ``[REDACTED:<kind>]`` placeholders (what the value checks judge)."""
     # a dangling "[REDACTED:" (no kind, no closing bracket) is text like any other
-    return _LABEL.sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
+    return _LABEL().sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
 
 
 # --- the good flag: the cheap half of a value check, inside the regex ---------------------
@@ -199,6 +196,49 @@ _NOT_PLACEHOLDER = (r"(?![$%{<*]|\.\.\.|[xX]{4,}|(?i:your|my|the)[_-]|(?i:redact
 # a bare number with a unit ("12ms", "4.5k"), the whole run of the value; "i" stays out of
 # the unit, as folding turns dotted and dotless I into it (format ``run``: the value's class)
 _NOT_NUMBER = r"(?![\d.,:]+[a-hj-zA-HJ-Z%]{{0,3}}(?!{run}))"
+
+
+class _Lazy:
+    """A regex compiled on its first use (``regex()``), so a scan that never judges a value,
+    a cookie or a private key compiles none of the helpers below: every write process runs
+    one scan of a few short fields."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern):
+        self.pattern, self._compiled = pattern, None
+
+    def __call__(self):
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    @property
+    def flags(self):
+        return self().flags
+
+
+# only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
+_LABEL = _Lazy(r"\[REDACTED:[a-z0-9_]{1,48}\]")
+_PLACEHOLDER = _Lazy(r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)")
+_SKIP_KEY = _Lazy(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
+                  r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
+_PASSWORD_WORD = _Lazy(r"(?i)(?:password|passwd|passphrase|pwd|pass)$")
+# "pass" is a credential word only as a whole key or a key segment (DB_PASS, smtp.pass),
+# never as the tail of another word (bypass, compass)
+_BARE_PASS = _Lazy(r"(?i)(?<![_.-])(?<=[A-Za-z0-9])pass$")
+_SESSION_COOKIE = _Lazy(r"(?i)sess|sid|auth|token|jwt|remember")
+# a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
+_NUMBER = _Lazy(r"[\d.,:]+[a-zA-Z%]{0,3}")
+# a cookie pair (after a ";": the folded header gets one in front) that could hold a
+# session cookie: a session word before its first "=", then 16 characters, a digit, a letter
+_COOKIE_PAIR = _Lazy(r";(?=[^;=]*?(?:sess|sid|auth|token|jwt|remember))[^;=]*="
+                     rf"(?=[^;]{{16}})(?=[^;]*?{_MAYBE_DIGIT})(?=[^;]*?{_MAYBE_ALPHA})")
+# the private key's parts: one pass of its shape takes a header, then everything to the
+# first END line after it, or else the base64 body that follows
+_PRIVATE_KEY = (_Lazy(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                _Lazy(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+                _Lazy(r"[A-Za-z0-9+/=\s:-]*"))
 
 
 def _up_to(stop, wanted, within):
@@ -337,34 +377,9 @@ def _detectors():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
     "bearer", "basic", "discord" and "password_url".
     """
-    global _DETECTORS, _PLACEHOLDER, _SKIP_KEY, _PASSWORD_WORD, _NUMBER, _BARE_PASS, _SESSION_COOKIE, _LABEL
-    global _COOKIE_PAIR, _PRIVATE_KEY, _LITERAL_CHARS
+    global _DETECTORS, _LITERAL_CHARS
     if _DETECTORS is not None:
         return _DETECTORS
-    # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
-    _LABEL = re.compile(r"\[REDACTED:[a-z0-9_]{1,48}\]")
-    _PLACEHOLDER = re.compile(
-        r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)"
-    )
-    _SKIP_KEY = re.compile(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
-                           r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
-    _PASSWORD_WORD = re.compile(r"(?i)(?:password|passwd|passphrase|pwd|pass)$")
-    # "pass" is a credential word only as a whole key or a key segment (DB_PASS, smtp.pass),
-    # never as the tail of another word (bypass, compass)
-    _BARE_PASS = re.compile(r"(?i)(?<![_.-])(?<=[A-Za-z0-9])pass$")
-    _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|token|jwt|remember")
-    # a plain number with a unit suffix ("12ms", "4.5k") is configuration, not a credential
-    _NUMBER = re.compile(r"[\d.,:]+[a-zA-Z%]{0,3}")
-    # a cookie pair (after a ";": the folded header gets one in front) that could hold a
-    # session cookie: a session word before its first "=", then 16 characters, a digit, a letter
-    _COOKIE_PAIR = re.compile(r";(?=[^;=]*?(?:sess|sid|auth|token|jwt|remember))[^;=]*="
-                              rf"(?=[^;]{{16}})(?=[^;]*?{_MAYBE_DIGIT})(?=[^;]*?{_MAYBE_ALPHA})")
-    # the private key's parts: one pass of its shape takes a header, then everything to the
-    # first END line after it, or else the base64 body that follows
-    _PRIVATE_KEY = (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-                    re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-                    re.compile(r"[A-Za-z0-9+/=\s:-]*"))
-
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
                 r"|api[_-]?key|apikey|api[_-]?secret"
                 r"|secret[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
@@ -399,11 +414,12 @@ def _detectors():
                 r"|(?<=private.key)|(?<=signing.key)|(?<=account.key)|(?<=encryption.key)|(?<=subscription.key))"
                 r"|(?<=apikey)|(?<=authkey)|(?<=accesskey)|(?<=masterkey)|(?<=privatekey)|(?<=signingkey)"
                 r"|(?<=accountkey)|(?<=encryptionkey)|(?<=subscriptionkey))")
-    # (the password words come first: _Detector gives the first two families that kind)
     words = (("pass", "(?:word|wd|phrase)?", True), ("pwd", "", True),
              ("secret", "(?:[_-]?key(?:[_-]?base)?)?", False), ("token", "", False), ("key", key_word, False),
              ("credential", "s?", False))
     families = tuple(word for word, _, _ in words)
+    family_kinds = [frozenset({"password_assignment" if password else "api_key_assignment"})
+                    for _, _, password in words]
 
     # The candidate forms also leave out two keys the check always refuses: a bare "pass"
     # glued to the word before it (bypass, compass) and the paging and counting tokens
@@ -504,13 +520,14 @@ def _detectors():
         specific("jwt", "[A-Za-z0-9_-]", "eyJ", r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
         # base64(user snowflake) . timestamp . HMAC: the first part must decode to the id's 17-20
         # digits (so it opens M[Tjz], N[DTjz] or O[DT]); the fast form opens on the first dot
+        # (and needs it, like every detector its literal: its regex takes over 1 ms to compile)
         _Detector("discord_token", "discord",
                   r"(?P<body>[MNO](?<![A-Za-z0-9_.-][MNO])[TDjz][A-Za-z0-9_-]{20,26})"
                   r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
                   [r"\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})(?:"
                    + "|".join(rf"(?<=(?<![A-Za-z0-9_.-])[MNO][TDjz][A-Za-z0-9_-]{{{n}}}\.)" for n in range(20, 27))
                    + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"],
-                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28)),
+                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28), needs=((".",),)),
         _Detector("discord_webhook", None,
                   r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
@@ -571,6 +588,7 @@ def _detectors():
         _Detector("xml_element", "assignment",
                   r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
                   by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
+                  good_kinds=family_kinds,
                   gates=(("</",),), needs=(families,),
                   prefilter=">(?:" + "|".join(f"(?<={end}>)|(?<={end}s>)" for end in (
                       "pass", "word", "wd", "phrase", "secret", "base", "token", "key", "credential", "credentials"))
@@ -579,6 +597,7 @@ def _detectors():
                   r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
                   r"\s*(?::=|=>|=|:)\s*" + value,
                   by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
+                  good_kinds=family_kinds,
                   needs=((":", "="), families)),
     ]
     _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
@@ -625,15 +644,15 @@ def _assignment(match, view):
     group = _value_group(match)
     val = _unlabelled(view[match.start(group):match.end(group)])
     key = view[match.start("key"):match.end("key")]
-    if _SKIP_KEY.search(key) or _BARE_PASS.search(key):
+    if _SKIP_KEY().search(key) or _BARE_PASS().search(key):
         return None
-    if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER.match(val):
+    if not val or val.startswith(("/", "~", "./", "../")) or "://" in val or _PLACEHOLDER().match(val):
         return None
     if not _has_digit(val) or val.isdigit():
         return None
-    if group == "bare" and _NUMBER.fullmatch(val):
+    if group == "bare" and _NUMBER().fullmatch(val):
         return None
-    kind = "password_assignment" if _PASSWORD_WORD.search(key.replace("-", "_")) else "api_key_assignment"
+    kind = "password_assignment" if _PASSWORD_WORD().search(key.replace("-", "_")) else "api_key_assignment"
     if kind == "password_assignment":
         # a lone "pass:" is also prose ("second pass: v2.1.3"): it needs a longer value
         if len(val) < (8 if key.lower() == "pass" else 6):
@@ -661,9 +680,9 @@ def _password_value(match, view):
     not be a bare number, a path, a URL, a placeholder or an earlier redaction label."""
     group = _value_group(match)
     val = _unlabelled(view[match.start(group):match.end(group)])
-    if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER.fullmatch(val):
+    if len(val) < 6 or not _has_digit(val) or not _has_alpha(val) or _NUMBER().fullmatch(val):
         return None
-    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER.match(val):
+    if val.startswith(("/", "~", "./", "../", "-")) or "://" in val or _PLACEHOLDER().match(val):
         return None
     return match.start(group), match.end(group)
 
@@ -688,15 +707,15 @@ def _cookie_hits(match, view):
     offset, header = match.start("val"), view[match.start("val"):match.end("val")]
     spans = []
     # each pair of header.split(";") whose name, value and mix could pass (see _COOKIE_PAIR)
-    for pair in _COOKIE_PAIR.finditer(";" + _fold(header)):
+    for pair in _COOKIE_PAIR().finditer(";" + _fold(header)):
         first = pair.start()  # where the pair starts in the header
         last = header.find(";", first)
         name, val = header[first:pair.end() - 2], header[pair.end() - 1:len(header) if last < 0 else last]
         raw = val.strip()
         val = _unlabelled(raw)
-        if not val or not _SESSION_COOKIE.search(name.strip()) or len(val) < 16:
+        if not val or not _SESSION_COOKIE().search(name.strip()) or len(val) < 16:
             continue
-        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER.match(val):
+        if not (_has_digit(val) and _has_alpha(val)) or _PLACEHOLDER().match(val):
             continue
         start = offset + pair.end() - 1 + (header[pair.end() - 1:].find(raw) if raw else 0)
         spans.append((start, start + len(raw)))
@@ -727,7 +746,7 @@ def _is_basic_credential(val):
 def _bearer_value(val):
     """A bearer token value: mixed letters and digits, or (digit-free tokens exist) at least 20
     characters mixing cases or carrying token punctuation, and no placeholder."""
-    if _PLACEHOLDER.match(val):
+    if _PLACEHOLDER().match(val):
         return False
     if _has_digit(val) and _has_alpha(val):
         return True
@@ -768,7 +787,7 @@ def _judge(detector, match, view, lines, start=None, verdicts=None):
         return []
     if check == "bearer" and not _bearer_value(val):
         return []
-    if check == "password_url" and (_PLACEHOLDER.match(val) or val.lower() in
+    if check == "password_url" and (_PLACEHOLDER().match(val) or val.lower() in
                                     ("password", "pass", "passwd", "pwd", "secret", "token")):
         return []
     if check == "basic" and not _is_basic_credential(val):
@@ -1025,7 +1044,7 @@ def _scheme_from(folded, colon, lowest):
 
 def _private_keys(detector, view):
     """private_key: a header, then through the first END line after it, else the base64 body."""
-    header, footer, body = _PRIVATE_KEY
+    header, footer, body = (part() for part in _PRIVATE_KEY)
     position, no_footer_from = 0, None
     while True:
         found = header.search(view, position)
@@ -1049,7 +1068,8 @@ def _private_keys(detector, view):
 # Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
 # hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
 _FORMAT = None
-_NON_ASCII = None
+# the runs of non-ASCII characters (what _view_map maps character by character)
+_NON_ASCII = _Lazy(r"[^\x00-\x7f]+")
 _ASCII_BYTES = bytes(range(128))
 # The characters of canonical combining class 0 that still combine with the character
 # before them under NFKC (the second half of a canonical pair: some Indic vowel signs and
@@ -1063,13 +1083,12 @@ _CHAR_KIND = {}
 
 
 def _format_re():
-    global _FORMAT, _NON_ASCII
+    global _FORMAT
     if _FORMAT is None:
         _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
                              "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
                              "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
                              "\U000e0020-\U000e007f]")
-        _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
     return _FORMAT
 
 
@@ -1258,11 +1277,10 @@ def _view_map(text):
     positions back to the text, so redaction replaces the original characters."""
     if text.isascii():
         return text, None
-    _format_re()
     if len(_CHAR_VIEW) > 4096:
         _CHAR_VIEW.clear()
     pieces, segments, cursor, out = [], [], 0, 0
-    for run in _NON_ASCII.finditer(text):
+    for run in _NON_ASCII().finditer(text):
         if run.start() > cursor:
             pieces.append(text[cursor:run.start()])
             segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
@@ -1352,6 +1370,13 @@ def _signature(char):
     return char.isspace(), char.isdecimal(), char.isalnum()
 
 
+def _wide(text):
+    """``{char: occurrences}`` of the characters above U+00FF in non-ASCII ``text``; None past
+    _DISTINCT distinct non-ASCII characters."""
+    counts = _distinct(_non_ascii(text), _DISTINCT)
+    return None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+
+
 def _narrow(text, wide=None):
     """``text`` as the fast regexes read it: each character above U+00FF replaced by its
     stand-in (:data:`_STAND_INS`), one character for one, so that the copy holds one byte
@@ -1367,10 +1392,7 @@ def _narrow(text, wide=None):
     if text.isascii():
         return text
     if wide is None:
-        counts = _distinct(_non_ascii(text), _DISTINCT)
-        if counts is None:
-            return text
-        wide = {char: count for char, count in counts.items() if char > "\xff"}
+        wide = _wide(text)
     if not wide:
         return text
     stand_ins, totals = {}, {}
@@ -1407,8 +1429,7 @@ def _narrow(text, wide=None):
 def _narrow_pair(view, wide=None):
     """``(narrow, folded)``: :func:`_narrow` of the view and of its fold (:func:`_fold`)."""
     if not view.isascii() and wide is None:
-        counts = _distinct(_non_ascii(view), _DISTINCT)
-        wide = None if counts is None else {char: count for char, count in counts.items() if char > "\xff"}
+        wide = _wide(view)
     if view.isascii() or wide is None:
         return view, _fold(view)
     narrow = _narrow(view, wide)
@@ -1493,7 +1514,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
         for hit in produced:
             if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 if labels is None:  # (read only once there is a hit to hold against them)
-                    labels = [match.span() for match in _LABEL.finditer(narrow)]
+                    labels = [match.span() for match in _LABEL().finditer(narrow)]
                     label_starts = [span[0] for span in labels]
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
                 if index >= 0 and hit[1] <= labels[index][1]:

@@ -128,6 +128,22 @@ def test_fast_forms_find_what_the_shapes_find_on_long_text():
     assert _agree(texts) == []
 
 
+def test_every_detector_is_gated_on_a_literal_its_matches_hold():
+    # a short field without the literal never compiles nor runs the detector (every write runs a first scan)
+    assert [detector.kind for detector in secrets._detectors() if not detector.needs and not detector.gates] == []
+
+
+def test_a_clean_short_field_compiles_no_regex_in_a_fresh_process():
+    import subprocess
+    import sys
+
+    probe = ("import re, mindos.core.secrets as s; compiled = []; original = re.compile\n"
+             "re.compile = lambda *a, **k: compiled.append(a[0]) or original(*a, **k)\n"
+             "assert s.scan('Fix the flaky login test in CI') == []; print(len(compiled))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "0"
+
+
 def test_redaction_reads_every_finding_and_scan_reports_their_kinds():
     for text in _corpus() + _mixtures(100, seed=9):
         redacted, kinds = secrets.redact(text)
