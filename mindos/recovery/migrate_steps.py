@@ -174,7 +174,7 @@ def _destination_state(conn, dest, fmt, source_id, selected):
         return "different", None, None
     try:
         manifest = artifacts.read(os.path.join(dest, MANIFEST), fmt)
-        manifest_sha = canonical.sha256_hex(_read(os.path.join(dest, MANIFEST)))
+        manifest_sha = migrate_inventory.file_digest(os.path.join(dest, MANIFEST))[0]
     except (IntegrityError, OSError):
         return "different", None, None
     sources = [(f.get("path"), f.get("source_sha256")) for f in manifest.get("files", [])]
@@ -187,7 +187,7 @@ def _destination_state(conn, dest, fmt, source_id, selected):
         return "different", None, None
     for entry in manifest["files"]:
         try:
-            if canonical.sha256_hex(_read(copies[entry["path"]])) != entry.get("sha256"):
+            if migrate_inventory.file_digest(copies[entry["path"]])[0] != entry.get("sha256"):
                 return "different", None, None
         except OSError:
             return "different", None, None
@@ -245,7 +245,7 @@ def _check_copy(dest, manifest):
     problems = []
     for entry in manifest["files"]:
         try:
-            if canonical.sha256_hex(_read(os.path.join(dest, FILES, *entry["path"].split("/")))) != entry["sha256"]:
+            if migrate_inventory.file_digest(os.path.join(dest, FILES, *entry["path"].split("/")))[0] != entry["sha256"]:
                 problems.append(f"{entry['path']} does not match its manifest sha256")
         except OSError:
             problems.append(f"{entry['path']} is missing")
