@@ -169,8 +169,10 @@ def _destination_state(conn, dest, fmt, source_id, selected):
     """``("absent" | "in_place" | "in_place_unrecorded" | "different", manifest, manifest sha)``."""
     if not os.path.lexists(dest):
         return "absent", None, None
-    if os.path.islink(dest) or not os.path.isdir(dest) or MANIFEST not in os.listdir(dest) \
-            or set(os.listdir(dest)) - {FILES, MANIFEST}:
+    if os.path.islink(dest) or not os.path.isdir(dest):
+        return "different", None, None
+    names = set(os.listdir(dest))
+    if MANIFEST not in names or names - {FILES, MANIFEST}:
         return "different", None, None
     try:
         manifest = artifacts.read(os.path.join(dest, MANIFEST), fmt)
@@ -179,9 +181,8 @@ def _destination_state(conn, dest, fmt, source_id, selected):
         return "different", None, None
     sources = [(f.get("path"), f.get("source_sha256")) for f in manifest.get("files", [])]
     folder = os.path.join(dest, FILES)
-    copies = _walk_files(folder) if os.path.lexists(folder) else {}
-    if os.path.islink(folder):
-        copies = None
+    # a symlinked files/ is never walked (os.walk would follow its top)
+    copies = None if os.path.islink(folder) else _walk_files(folder) if os.path.lexists(folder) else {}
     if manifest.get("source_id") != source_id or sources != [(s["path"], s["sha256"]) for s in selected] \
             or copies is None or sorted(copies) != sorted(f["path"] for f in manifest["files"]):
         return "different", None, None
