@@ -112,16 +112,16 @@ def _hindsight(conn, doc, inventory_path, src, *, apply):
     select = ", ".join(f'"{c}"' for c in columns)
     with db.write(conn):  # memory-import's own transaction joins this one: rows, journal and event commit together
         bank = memories.import_bank(conn, path, apply=True)
-        rows = []
-        for memory_id in bank["ids"]:
-            row = conn.execute(f"SELECT {select} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            rows.append({"key": {"id": memory_id}, "hash": canonical.digest(dict(row))})
+        ids = canonical.canonical_json(bank["ids"])
+        inserted = {row["id"]: canonical.digest(dict(row)) for row in conn.execute(
+            f"SELECT {select} FROM memories WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
+        rows = [{"key": {"id": memory_id}, "hash": inserted[memory_id]} for memory_id in bank["ids"]]
         if rows:
             _event(conn, src["source_id"], {"step": "memory-import", "kind": src["kind"],
                                             "inventory_digest": result["inventory_digest"],
                                             "inserted": {"memories": len(rows)}})
     present = conn.execute("SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                           (canonical.canonical_json(bank["ids"]),)).fetchone()[0]
+                           (ids,)).fetchone()[0]
     result.update(applied=True, bank={k: bank[k] for k in ("lines", "malformed", "secret_blocked",
                                                           "already_present", "imported")},
                   inserted={"memories": len(rows)}, deduplicated=not rows,
