@@ -30,11 +30,7 @@ def atomic_write(path, data, mode=0o600, *, confined=None):
     temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
+        _fill(fd, data, mode)
         os.replace(temp, path)
     except BaseException:
         try:
@@ -42,16 +38,18 @@ def atomic_write(path, data, mode=0o600, *, confined=None):
         except OSError:
             pass
         raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        pass
-    else:
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    _fsync_dir(directory)
     return sha256_hex(data)
+
+
+def _fill(fd, data, mode):
+    """Write ``data`` to the new file ``fd`` (closed after), set ``mode`` exactly (the umask
+    may have narrowed it) and fsync it."""
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fchmod(handle.fileno(), mode)
+        os.fsync(handle.fileno())
 
 
 def _confined_write(root, directory, name, data, mode):
@@ -80,11 +78,7 @@ def _confined_write(root, directory, name, data, mode):
         temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=fd)
         try:
-            with os.fdopen(out, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fchmod(handle.fileno(), mode)  # the umask may have narrowed or widened nothing else
-                os.fsync(handle.fileno())
+            _fill(out, data, mode)
             os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
         except BaseException:
             try:
@@ -145,12 +139,8 @@ class StagedTree:
             if folder not in self.folders:
                 os.makedirs(folder, 0o700, exist_ok=True)
                 self.folders.add(folder)
-        fd = os.open(os.path.join(folder, parts[-1]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+        _fill(os.open(os.path.join(folder, parts[-1]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode),
+              data, mode)
         return sha256_hex(data)
 
     def publish(self):

@@ -67,9 +67,13 @@ def parse(text, flag="timestamp"):
     """
     if isinstance(text, str) and len(text) == 20 and text[10] == "T" and text[19] == "Z" and text[:19].isascii():
         try:  # the storage format itself, the common case: no regex, no zone arithmetic
-            return datetime.fromisoformat(text[:19]).replace(tzinfo=timezone.utc)
+            moment = datetime.fromisoformat(text[:19])
         except ValueError:
-            pass  # not a timestamp after all: the general path below says so
+            moment = None  # not a timestamp after all: the general path below says so
+        # an offset or a fraction inside those 19 characters is not the storage format: the
+        # general path reads it (and refuses an offset followed by Z)
+        if moment is not None and moment.tzinfo is None and not moment.microsecond:
+            return moment.replace(tzinfo=timezone.utc)
     if not isinstance(text, str) or not text.strip() or len(text) > 64:
         raise InvalidInput(f"invalid {flag}: expected an ISO 8601 timestamp, got {text!r:.80}")
     candidate = _ZULU.sub("+00:00", text.strip())

@@ -156,6 +156,12 @@ def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, r
     doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
     if src["kind"] != "autopilot_sqlite":
         raise Refused(f"source {source_id} is {src['kind']}, not an Autopilot database")
+    return _plan(conn, inventory_path, doc, src, redact=redact, relink_audit=relink_audit)
+
+
+def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
+    """:func:`plan` for the autopilot_sqlite source ``src`` of the verified inventory ``doc``."""
+    source_id = src["source_id"]
     migrate_inventory.verify_source(doc, src)
     db_path, _ = _source_paths(doc, src)
     source_home = os.path.dirname(db_path)
@@ -325,8 +331,7 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
         result, journal, code = migrate_steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
                                                   allow_secret=allow_secret)
         return _finish(result, out, journal), code
-    result, private = plan(conn, inventory_path, source_id, redact=redact, allow_secret=allow_secret,
-                           relink_audit=relink_audit)
+    result, private = _plan(conn, inventory_path, doc, src, redact=redact, relink_audit=relink_audit)
     result["applied"] = False
     if not apply:
         if private["events"] and private["lived_in"] and not relink_audit:

@@ -112,16 +112,16 @@ def _hindsight(conn, doc, inventory_path, src, *, apply):
     select = ", ".join(f'"{c}"' for c in columns)
     with db.write(conn):  # memory-import's own transaction joins this one: rows, journal and event commit together
         bank = memories.import_bank(conn, path, apply=True)
-        rows = []
-        for memory_id in bank["ids"]:
-            row = conn.execute(f"SELECT {select} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            rows.append({"key": {"id": memory_id}, "hash": canonical.digest(dict(row))})
+        ids = canonical.canonical_json(bank["ids"])
+        inserted = {row["id"]: canonical.digest(dict(row)) for row in conn.execute(
+            f"SELECT {select} FROM memories WHERE id IN (SELECT value FROM json_each(?))", (ids,))}
+        rows = [{"key": {"id": memory_id}, "hash": inserted[memory_id]} for memory_id in bank["ids"]]
         if rows:
             _event(conn, src["source_id"], {"step": "memory-import", "kind": src["kind"],
                                             "inventory_digest": result["inventory_digest"],
                                             "inserted": {"memories": len(rows)}})
     present = conn.execute("SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                           (canonical.canonical_json(bank["ids"]),)).fetchone()[0]
+                           (ids,)).fetchone()[0]
     result.update(applied=True, bank={k: bank[k] for k in ("lines", "malformed", "secret_blocked",
                                                           "already_present", "imported")},
                   inserted={"memories": len(rows)}, deduplicated=not rows,
@@ -169,25 +169,26 @@ def _destination_state(conn, dest, fmt, source_id, selected):
     """``("absent" | "in_place" | "in_place_unrecorded" | "different", manifest, manifest sha)``."""
     if not os.path.lexists(dest):
         return "absent", None, None
-    if os.path.islink(dest) or not os.path.isdir(dest) or MANIFEST not in os.listdir(dest) \
-            or set(os.listdir(dest)) - {FILES, MANIFEST}:
+    if os.path.islink(dest) or not os.path.isdir(dest):
+        return "different", None, None
+    names = set(os.listdir(dest))
+    if MANIFEST not in names or names - {FILES, MANIFEST}:
         return "different", None, None
     try:
         manifest = artifacts.read(os.path.join(dest, MANIFEST), fmt)
-        manifest_sha = canonical.sha256_hex(_read(os.path.join(dest, MANIFEST)))
+        manifest_sha = migrate_inventory.file_digest(os.path.join(dest, MANIFEST))[0]
     except (IntegrityError, OSError):
         return "different", None, None
     sources = [(f.get("path"), f.get("source_sha256")) for f in manifest.get("files", [])]
     folder = os.path.join(dest, FILES)
-    copies = _walk_files(folder) if os.path.lexists(folder) else {}
-    if os.path.islink(folder):
-        copies = None
+    # a symlinked files/ is never walked (os.walk would follow its top)
+    copies = None if os.path.islink(folder) else _walk_files(folder) if os.path.lexists(folder) else {}
     if manifest.get("source_id") != source_id or sources != [(s["path"], s["sha256"]) for s in selected] \
             or copies is None or sorted(copies) != sorted(f["path"] for f in manifest["files"]):
         return "different", None, None
     for entry in manifest["files"]:
         try:
-            if canonical.sha256_hex(_read(copies[entry["path"]])) != entry.get("sha256"):
+            if migrate_inventory.file_digest(copies[entry["path"]])[0] != entry.get("sha256"):
                 return "different", None, None
         except OSError:
             return "different", None, None
@@ -245,7 +246,7 @@ def _check_copy(dest, manifest):
     problems = []
     for entry in manifest["files"]:
         try:
-            if canonical.sha256_hex(_read(os.path.join(dest, FILES, *entry["path"].split("/")))) != entry["sha256"]:
+            if migrate_inventory.file_digest(os.path.join(dest, FILES, *entry["path"].split("/")))[0] != entry["sha256"]:
                 problems.append(f"{entry['path']} does not match its manifest sha256")
         except OSError:
             problems.append(f"{entry['path']} is missing")

@@ -231,3 +231,19 @@ def test_tables_are_carried_parents_first(conn):
         for parent in mi._parents(conn, table):
             if parent in order:
                 assert order.index(parent) < index, (table, parent)
+
+
+def test_an_import_reads_and_verifies_its_inventory_and_source_once(conn, tmp_path, monkeypatch):
+    _, out, source_id = _setup(conn, tmp_path)
+    calls = {"load": 0, "verify_source": 0}
+    for name in calls:
+        real = getattr(inv, name)
+
+        def counted(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+        monkeypatch.setattr(inv, name, counted)
+    mi.migrate_import(conn, out, source_id)
+    assert calls == {"load": 1, "verify_source": 1}
+    result, code = mi.migrate_import(conn, out, source_id, apply=True)
+    assert code == 0 and result["applied"] and calls == {"load": 2, "verify_source": 2}

@@ -277,3 +277,17 @@ def test_every_plan_step_is_executable(conn, tmp_path):
         assert item["kind"] == "autopilot_sqlite" or steps.STEPS[item["kind"]] == item["action"]
         result, code = mi.migrate_import(conn, out, item["source_id"], apply=True)
         assert code == 0 and result["applied"], item
+
+
+def test_a_destination_whose_files_folder_became_a_symlink_is_different(conn, tmp_path, home):
+    root = _machine(tmp_path)
+    out, ids = _inventory(conn, tmp_path, root)
+    vault = ids["obsidian_vault"]
+    result, code = mi.migrate_import(conn, out, vault, apply=True)
+    assert code == 0 and result["files_copied"] == 2
+    dest = home / "archive" / "obsidian" / vault
+    moved = tmp_path / "moved-files"
+    os.rename(str(dest / "files"), str(moved))
+    os.symlink(str(moved), str(dest / "files"))  # the very same copies, reached through a symlink
+    plan, _ = mi.migrate_import(conn, out, vault)
+    assert plan["destination_state"] == "different" and "refusing to replace" in plan["refusal_on_apply"]
