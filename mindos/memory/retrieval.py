@@ -202,7 +202,7 @@ def bounded_expression(conn, index, query_groups, budget, cache=None):
     is over the budget it is kept alone, so a text whose words are all common still
     matches.  None when no group matches anything.  ``cache``: see
     :func:`mindos.store.fts.match_counts`."""
-    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)[0]
 
 
 def coverage(query_groups, idf, text):
@@ -246,13 +246,9 @@ def idf_weights(conn, query_groups, indexes, counts=None):
 
 
 def _bounded(query_groups, counts, budget):
-    """The OR expression of the rarest groups whose counts add up to at most ``budget``
-    (the rarest alone when even it is over); None when nothing matches."""
-    return _bounded_with_total(query_groups, counts, budget)[0]
-
-
-def _bounded_with_total(query_groups, counts, budget):
-    """:func:`_bounded` and the sum of the used groups' counts (at least the rows it matches)."""
+    """``(expression, total)``: the OR expression of the rarest groups whose counts add up to
+    at most ``budget`` (the rarest alone when even it is over; None when nothing matches),
+    and the sum of the used groups' counts (at least the rows it matches)."""
     matched = sorted((count, position) for position, count in enumerate(counts) if count)
     used, total = [], 0
     for count, position in matched:
@@ -415,7 +411,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         indexes.append((index, _CONTENT[index]))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
-        bounded, matches = _bounded_with_total(query_groups, counts[index], SEARCH_POSTINGS)
+        bounded, matches = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
         if bounded is None:
             continue
         found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
