@@ -84,13 +84,8 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
     if not isinstance(rerank, bool):
         raise InvalidInput("invalid --rerank: expected a flag")
     params["rerank"] = rerank
-    if not rerank:
-        if recency_half_life_hours is not None or pinned_boost is not None:
-            raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
-        params["recency_half_life_hours"] = params["pinned_boost"] = None
-    else:
-        params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours,
-                                                                                   pinned_boost)
+    params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours, pinned_boost,
+                                                                               rerank=rerank)
     return params
 
 
