@@ -164,6 +164,11 @@ def latest_receipts(conn, task_id):
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
+def _tail(conn, task, agent, now):
+    """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``."""
+    return {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+
+
 def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
@@ -224,7 +229,7 @@ def bundle(conn, task_id, agent, params, now=None):
     task = rows.get(conn, validate.identifier(task_id, "task id"))
     memo = {}
     full = build_pack(conn, task, params, now, memo=memo)
-    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    tail = _tail(conn, task, agent, now)
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
     result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
@@ -570,8 +575,7 @@ def check_cited(conn, plan, cited=None):
                 # _core_pack derives from the full one), and the full pack only for the stale
                 # items that report its digest
                 core = build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
-                tail = {"agent": agent, "lease": lease_state(task, agent, now),
-                        "receipts": latest_receipts(conn, task["id"])}
+                tail = _tail(conn, task, agent, now)
                 item["checked_by"] = "recompute"
                 if digest_of({**core, **tail}) == event["payload"].get("core_digest"):
                     item["status"] = "fresh"
