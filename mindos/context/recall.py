@@ -339,22 +339,25 @@ def find_event(conn, task_id, digest):
 
 
 def cited_events(conn):
-    """Every live handoff citing a recall digest, oldest task first: ``[(handoff row, event
-    or None)]`` with the event as :func:`find_event` finds it, all in one indexed query
-    (the cited tasks' recall events, through ``idx_audit_entity``)."""
-    handoffs = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
-                            " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
-    events = {}
+    """Every live handoff citing a recall digest, oldest task first: ``[(handoff, event or
+    None)]`` (``handoff``: its id, task_id and recall_digest) with the event as
+    :func:`find_event` finds it, all in one indexed query (each cited task's recall events,
+    through ``idx_audit_entity``), so the handoffs and their events come from one snapshot."""
+    found, events = {}, {}
     for row in conn.execute(
-            "SELECT h.id AS handoff_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
-            " FROM handoffs h JOIN audit_events a ON a.entity_id = h.task_id"
-            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' AND a.action IN (?, ?)"
-            " AND instr(a.payload_json, h.recall_digest) > 0 ORDER BY h.id, a.id DESC", RECALL_ACTIONS):
-        if row["handoff_id"] not in events:
-            found = _producing(row, row["recall_digest"])
-            if found is not None:
-                events[row["handoff_id"]] = found[0]
-    return [(row, events.get(row["id"])) for row in handoffs]
+            "SELECT h.id AS handoff_id, h.task_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
+            " FROM handoffs h LEFT JOIN audit_events a ON a.entity_id = h.task_id AND a.action IN (?, ?)"
+            " AND instr(a.payload_json, h.recall_digest) > 0"
+            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' ORDER BY h.task_id, h.id, a.id DESC",
+            RECALL_ACTIONS):
+        handoff_id = row["handoff_id"]
+        if handoff_id not in found:
+            found[handoff_id] = {"id": handoff_id, "task_id": row["task_id"], "recall_digest": row["recall_digest"]}
+        if row["id"] is not None and handoff_id not in events:
+            producing = _producing(row, row["recall_digest"])
+            if producing is not None:
+                events[handoff_id] = producing[0]
+    return [(handoff, events.get(handoff_id)) for handoff_id, handoff in found.items()]
 
 
 def _legacy_params(payload):
@@ -541,8 +544,7 @@ def stale_plan(conn, *, recompute=False):
     found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
     ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
-    cited = [[{"id": row["id"], "task_id": row["task_id"], "recall_digest": row["recall_digest"]}, event]
-             for row, event in found]
+    cited = [[handoff, event] for handoff, event in found]
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
 
