@@ -84,13 +84,8 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
     if not isinstance(rerank, bool):
         raise InvalidInput("invalid --rerank: expected a flag")
     params["rerank"] = rerank
-    if not rerank:
-        if recency_half_life_hours is not None or pinned_boost is not None:
-            raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
-        params["recency_half_life_hours"] = params["pinned_boost"] = None
-    else:
-        params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours,
-                                                                                   pinned_boost)
+    params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours, pinned_boost,
+                                                                               rerank=rerank)
     return params
 
 
@@ -169,6 +164,11 @@ def latest_receipts(conn, task_id):
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
+def _tail(conn, task, agent, now):
+    """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``."""
+    return {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+
+
 def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
@@ -229,7 +229,7 @@ def bundle(conn, task_id, agent, params, now=None):
     task = rows.get(conn, validate.identifier(task_id, "task id"))
     memo = {}
     full = build_pack(conn, task, params, now, memo=memo)
-    tail = {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    tail = _tail(conn, task, agent, now)
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
     result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
@@ -339,22 +339,25 @@ def find_event(conn, task_id, digest):
 
 
 def cited_events(conn):
-    """Every live handoff citing a recall digest, oldest task first: ``[(handoff row, event
-    or None)]`` with the event as :func:`find_event` finds it, all in one indexed query
-    (the cited tasks' recall events, through ``idx_audit_entity``)."""
-    handoffs = conn.execute("SELECT id, task_id, recall_digest FROM handoffs WHERE superseded_by IS NULL"
-                            " AND recall_digest <> '' ORDER BY task_id, id").fetchall()
-    events = {}
+    """Every live handoff citing a recall digest, oldest task first: ``[(handoff, event or
+    None)]`` (``handoff``: its id, task_id and recall_digest) with the event as
+    :func:`find_event` finds it, all in one indexed query (each cited task's recall events,
+    through ``idx_audit_entity``), so the handoffs and their events come from one snapshot."""
+    found, events = {}, {}
     for row in conn.execute(
-            "SELECT h.id AS handoff_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
-            " FROM handoffs h JOIN audit_events a ON a.entity_id = h.task_id"
-            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' AND a.action IN (?, ?)"
-            " AND instr(a.payload_json, h.recall_digest) > 0 ORDER BY h.id, a.id DESC", RECALL_ACTIONS):
-        if row["handoff_id"] not in events:
-            found = _producing(row, row["recall_digest"])
-            if found is not None:
-                events[row["handoff_id"]] = found[0]
-    return [(row, events.get(row["id"])) for row in handoffs]
+            "SELECT h.id AS handoff_id, h.task_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
+            " FROM handoffs h LEFT JOIN audit_events a ON a.entity_id = h.task_id AND a.action IN (?, ?)"
+            " AND instr(a.payload_json, h.recall_digest) > 0"
+            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' ORDER BY h.task_id, h.id, a.id DESC",
+            RECALL_ACTIONS):
+        handoff_id = row["handoff_id"]
+        if handoff_id not in found:
+            found[handoff_id] = {"id": handoff_id, "task_id": row["task_id"], "recall_digest": row["recall_digest"]}
+        if row["id"] is not None and handoff_id not in events:
+            producing = _producing(row, row["recall_digest"])
+            if producing is not None:
+                events[handoff_id] = producing[0]
+    return [(handoff, events.get(handoff_id)) for handoff_id, handoff in found.items()]
 
 
 def _legacy_params(payload):
@@ -541,8 +544,7 @@ def stale_plan(conn, *, recompute=False):
     found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
     ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
-    cited = [[{"id": row["id"], "task_id": row["task_id"], "recall_digest": row["recall_digest"]}, event]
-             for row, event in found]
+    cited = [[handoff, event] for handoff, event in found]
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
 
@@ -575,8 +577,7 @@ def check_cited(conn, plan, cited=None):
                 # _core_pack derives from the full one), and the full pack only for the stale
                 # items that report its digest
                 core = build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
-                tail = {"agent": agent, "lease": lease_state(task, agent, now),
-                        "receipts": latest_receipts(conn, task["id"])}
+                tail = _tail(conn, task, agent, now)
                 item["checked_by"] = "recompute"
                 if digest_of({**core, **tail}) == event["payload"].get("core_digest"):
                     item["status"] = "fresh"

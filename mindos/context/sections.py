@@ -77,25 +77,25 @@ def _shared(state, key, compute):
     """``compute()`` once per read snapshot, for results that depend on ``key`` alone (never
     on which task asked): a fleet sweep rebuilding many bundles in one snapshot
     (:func:`mindos.context.recall.stale`) shares them; a single bundle computes each once."""
-    shared = state.get("shared")
-    if shared is None:
-        return compute()
+    shared = state.setdefault("shared", {})
     if key not in shared:
         shared[key] = compute()
     return shared[key]
 
 
+def _cache(state, name):
+    """The snapshot-wide cache ``name`` (a dict; see :func:`_shared`)."""
+    return state.setdefault("shared", {}).setdefault(name, {})
+
+
 def _posting_cache(state):
     """The index posting counts probed in this read snapshot (see :func:`_shared`)."""
-    shared = state.get("shared")
-    return None if shared is None else shared.setdefault("posting_counts", {})
+    return _cache(state, "posting_counts")
 
 
 def _groups(state):
     """The retrieval groups of the task's text (groups shared between the snapshot's tasks)."""
-    shared = state.get("shared")
-    cache = None if shared is None else shared.setdefault("groups", {})
-    return _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), cache))
+    return _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), _cache(state, "groups")))
 
 
 def _expression(state, index):
@@ -190,12 +190,11 @@ def _sizes(state, items):
     """Each item's budget cost (:func:`mindos.context.builder.cost`), computed once per item:
     candidates are never changed once fetched, and the same ones are offered again when a
     recall rebuilds its core form or a sweep packs rows another task's pack shared."""
-    shared = state.get("shared")
-    costs = {} if shared is None else shared.setdefault("costs", {})
+    costs = _cache(state, "costs")
     sizes = []
     for item in items:
         known = costs.get(id(item))
-        if known is None or known[0] is not item:  # the item is kept with its size, so its id is never reused
+        if known is None:  # the item is kept with its size, so its id is never reused while cached
             known = costs[id(item)] = (item, builder.cost(item))
         sizes.append(known[1])
     return sizes

@@ -358,10 +358,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     project = validate.identifier(project, "--project") if project else None
     status = validate.status(status) if status else None
     limit = validate.positive_int(limit, "--limit", maximum=10000)
-    if rerank:
-        half_life, boost = hybrid.options(recency_half_life_hours, pinned_boost)
-    elif recency_half_life_hours is not None or pinned_boost is not None:
-        raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
+    half_life, boost = hybrid.options(recency_half_life_hours, pinned_boost, rerank=rerank)
     if not fts.tokens(query):
         return []
     now = clock.now_iso()

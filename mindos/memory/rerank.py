@@ -40,10 +40,15 @@ def _number(value, flag, low, high, *, low_open=True):
     return value
 
 
-def options(half_life=None, boost=None):
-    """The validated ``(recency_half_life_hours, pinned_boost)``, defaults filled in.
+def options(half_life=None, boost=None, *, rerank=True):
+    """The validated ``(recency_half_life_hours, pinned_boost)``, defaults filled in;
+    ``(None, None)`` without ``rerank``, where giving either is refused.
 
     The half-life must lie in (0, MAX_HALF_LIFE_HOURS], the boost in [0, MAX_PINNED_BOOST]."""
+    if not rerank:
+        if half_life is not None or boost is not None:
+            raise InvalidInput("--recency-half-life-hours and --pinned-boost need --rerank")
+        return None, None
     half_life = _number(DEFAULT_HALF_LIFE_HOURS if half_life is None else half_life, "--recency-half-life-hours",
                         0, MAX_HALF_LIFE_HOURS)
     boost = _number(DEFAULT_PINNED_BOOST if boost is None else boost, "--pinned-boost", 0, MAX_PINNED_BOOST,

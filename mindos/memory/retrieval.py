@@ -202,7 +202,7 @@ def bounded_expression(conn, index, query_groups, budget, cache=None):
     is over the budget it is kept alone, so a text whose words are all common still
     matches.  None when no group matches anything.  ``cache``: see
     :func:`mindos.store.fts.match_counts`."""
-    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)
+    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)[0]
 
 
 def coverage(query_groups, idf, text):
@@ -246,13 +246,9 @@ def idf_weights(conn, query_groups, indexes, counts=None):
 
 
 def _bounded(query_groups, counts, budget):
-    """The OR expression of the rarest groups whose counts add up to at most ``budget``
-    (the rarest alone when even it is over); None when nothing matches."""
-    return _bounded_with_total(query_groups, counts, budget)[0]
-
-
-def _bounded_with_total(query_groups, counts, budget):
-    """:func:`_bounded` and the sum of the used groups' counts (at least the rows it matches)."""
+    """``(expression, total)``: the OR expression of the rarest groups whose counts add up to
+    at most ``budget`` (the rarest alone when even it is over; None when nothing matches),
+    and the sum of the used groups' counts (at least the rows it matches)."""
     matched = sorted((count, position) for position, count in enumerate(counts) if count)
     used, total = [], 0
     for count, position in matched:
@@ -308,23 +304,6 @@ _SURFACES = {
 }
 
 
-def _surface_sql(kind, scoped, history, like=None):
-    """``(index, sql)`` fetching one surface's candidates: kind, id, project, task_id,
-    created_at, text, outdated, replaced_by.  Params: now, expr, (project), cap.
-
-    With ``like`` (a condition over the content table, from :func:`mindos.store.fts.like_any`)
-    the index is not used: the rows matching ``like``, newest first -- the substring twin of
-    a SQLite without FTS5."""
-    index, select, joins, scope, current, newest = _SURFACES[kind]
-    spec = fts.index(index)
-    table = f"{spec.table} {spec.alias}"
-    filters = (scope if scoped else "") + ("" if history else current)
-    if like is not None:
-        return index, f"SELECT {select} FROM {table}{joins} WHERE {like}{filters} ORDER BY {newest} LIMIT :cap"
-    return index, (f"SELECT {select} FROM {index} JOIN {table} ON {spec.alias}.{spec.rowid} = {index}.rowid{joins}"
-                   f" WHERE {index} MATCH :expr{filters} ORDER BY bm25({index}), {spec.alias}.id LIMIT :cap")
-
-
 WINDOW = 500  # a match set larger than this is ranked within its newest WINDOW rows (as packs do)
 POOL_FACTOR = 4  # BM25's best (factor x candidates) rows are taken from the index before the join
 
@@ -337,11 +316,13 @@ def search_candidates(limit):
 
 
 class _Surface:
-    """How one surface's candidates are fetched through its index (see :data:`_SURFACES`)."""
+    """How one surface's candidates are fetched (see :data:`_SURFACES`): through its index,
+    or by substring on a SQLite without FTS5.  Every statement yields kind, id, project,
+    task_id, created_at, text, outdated, replaced_by."""
 
     def __init__(self, kind, scoped, history):
-        self.index, self.columns, self.joins, scope, current, _ = _SURFACES[kind]
-        spec = fts.index(self.index)
+        self.index, self.columns, self.joins, scope, current, self.newest = _SURFACES[kind]
+        self.spec = spec = fts.index(self.index)
         self.table, self.key = f"{spec.table} {spec.alias}", f"{spec.alias}.{spec.rowid}"
         self.filters = (scope if scoped else "") + ("" if history else current)  # " AND ..." each
 
@@ -373,8 +354,41 @@ class _Surface:
             rows = conn.execute(self.filtered(), params).fetchall()
         return rows
 
+    def substring(self, like):
+        """The substring twin of a SQLite without FTS5: the rows matching ``like`` (a condition
+        over the content table, from :func:`mindos.store.fts.like_any`), newest first.
+        Params: now, project, cap and ``like``'s own."""
+        return (f"SELECT {self.columns} FROM {self.table}{self.joins} WHERE {like}{self.filters}"
+                f" ORDER BY {self.newest} LIMIT :cap")
 
-_CONTENT = {"notes_fts": "notes", "memories_fts": "memories", "facts_fts": "facts", "handoffs_fts": "handoffs"}
+    def bm25(self):
+        """Every match with its raw BM25 as ``bm25``, in BM25 order (the evaluation's
+        baseline).  Params: now, expr, project."""
+        return (f"SELECT bm25({self.index}) AS bm25, {self.columns} FROM {self.index} JOIN {self.table}"
+                f" ON {self.key} = {self.index}.rowid{self.joins} WHERE {self.index} MATCH :expr{self.filters}"
+                f" ORDER BY bm25({self.index}), {self.spec.alias}.id")
+
+
+def _hit(row, include_history, score=None):
+    """The memory-search hit of a candidate row (``score`` only when ranked)."""
+    hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
+           "created_at": row["created_at"]}
+    if score is not None:
+        hit["score"] = score
+    hit["text"] = row["text"]
+    if include_history:
+        hit["outdated"] = bool(row["outdated"])
+        hit["replaced_by"] = row["replaced_by"]
+    return hit
+
+
+def _best(hits, limit):
+    """The first ``limit`` of ``hits``: current rows first (an outdated row never outranks its
+    replacement), best score (when scored), newest, kind, id."""
+    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
+    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
+    hits.sort(key=lambda h: (h.get("outdated", False), -h.get("score", 0)))
+    return hits[:limit]
 
 
 def memory_search(conn, query, *, project=None, scope=None, limit=10, include_history=False, now=None):
@@ -412,10 +426,10 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     for kind in SURFACES:
         surface = _Surface(kind, scoped, include_history)
         index = surface.index
-        indexes.append((index, _CONTENT[index]))
+        indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
-        bounded, matches = _bounded_with_total(query_groups, counts[index], SEARCH_POSTINGS)
+        bounded, matches = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
         if bounded is None:
             continue
         found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
@@ -424,19 +438,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     hits = []
     for row in found:
         score = round(coverage(query_groups, idf, row["text"]) * recency(row["created_at"], now), 6)
-        if score <= 0:
-            continue
-        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
-               "created_at": row["created_at"], "score": score, "text": row["text"]}
-        if include_history:
-            hit["outdated"] = bool(row["outdated"])
-            hit["replaced_by"] = row["replaced_by"]
-        hits.append(hit)
-    # current rows first (an outdated row never outranks its replacement), best score, newest, kind, id
-    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
-    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
-    hits.sort(key=lambda h: (h.get("outdated", False), -h["score"]))
-    return hits[:limit]
+        if score > 0:
+            hits.append(_hit(row, include_history, score))
+    return _best(hits, limit)
 
 
 def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
@@ -447,22 +451,12 @@ def _substring_search(conn, query_groups, scoped, project, limit, include_histor
     words = [group.word for group in query_groups]
     found = []
     for kind in SURFACES:
-        spec = fts.index(_SURFACES[kind][0])
+        surface = _Surface(kind, scoped, include_history)
+        spec = surface.spec
         like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
-        _, sql = _surface_sql(kind, scoped, include_history, like)
-        found.extend(conn.execute(sql, {"now": now, "project": project, "cap": CANDIDATES, **params}).fetchall())
-    hits = []
-    for row in found:
-        hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
-               "created_at": row["created_at"], "text": row["text"]}
-        if include_history:
-            hit["outdated"] = bool(row["outdated"])
-            hit["replaced_by"] = row["replaced_by"]
-        hits.append(hit)
-    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
-    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
-    hits.sort(key=lambda h: h.get("outdated", False))
-    return hits[:limit]
+        found.extend(conn.execute(surface.substring(like), {"now": now, "project": project, "cap": CANDIDATES,
+                                                            **params}).fetchall())
+    return _best([_hit(row, include_history) for row in found], limit)
 
 
 def _invalid(message):
@@ -479,8 +473,7 @@ def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit
         return []
     hits = []
     for kind in SURFACES:
-        index, sql = _surface_sql(kind, project is not None, include_outdated)
-        sql = sql.replace(" LIMIT :cap", "").replace("SELECT ", f"SELECT bm25({index}) AS bm25, ", 1)
+        sql = _Surface(kind, project is not None, include_outdated).bm25()
         rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
         hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
                     for row in rows)

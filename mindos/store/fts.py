@@ -150,11 +150,10 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
                f" {joins} WHERE {' AND '.join(clauses)} ORDER BY score, {ranked_order}")
         bound = [expression, *params]
     else:
-        columns = like_columns or spec.columns
-        match = " OR ".join(f"{alias}.{column} LIKE ? ESCAPE '\\'" for column in columns)
-        clauses = [f"({match})", *where]
+        match, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
+        clauses = [match, *where]
         sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
-        bound = [like_pattern(text)] * len(columns) + list(params)
+        bound = [*bound, *params]
     if limit is not None:
         sql += " LIMIT ?"
         bound.append(limit)
