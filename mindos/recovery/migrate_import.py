@@ -50,7 +50,7 @@ ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "session_messages", "request_replays")
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
-NAMED_MAX = 20
+NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
 
 
 # ---------------------------------------------------------------------------------------

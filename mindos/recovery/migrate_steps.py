@@ -64,7 +64,7 @@ FILE_STEPS = {  # kind -> (destination folder under the home, manifest format, f
 MANIFEST = "manifest.json"
 FILES = "files"
 HERMES_DEFINITIONS = ("profiles", "skills", "cron")
-NAMED_MAX = 20
+NAMED_MAX = 20  # at most this many names in a refusal or a report (migrate_import uses it too)
 
 
 def _event(conn, source_id, payload):
