@@ -55,11 +55,36 @@ class UsageError(MindosError):
     code = "usage"
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's raw-description formatter, sized to the terminal only when it writes text.
+
+    argparse makes a formatter for every argument it adds (to check its metavar) and sizes
+    each one by importing shutil, which brings bz2, lzma and zlib: about 8M instructions a
+    call that prints no help at all.  Those formatters never wrap text, so the width is
+    looked up when one is asked for help or usage, and only then.
+    """
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, width=width or 80)
+        self._widest_help_position = None if width else max_help_position
+
+    def format_help(self):
+        if self._widest_help_position is not None:
+            import shutil  # lazy: see the class docstring
+
+            self._width = shutil.get_terminal_size().columns - 2
+            self._max_help_position = min(self._widest_help_position,
+                                          max(self._width - 20, self._indent_increment * 2))
+            self._widest_help_position = None
+        return super().format_help()
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors and no prefix matching of long flags."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message):
@@ -75,7 +100,6 @@ def make_parser(sub, name, example, **kwargs):
         name,
         help=summary,
         description=f"{summary}\n\nExample:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         **kwargs,
     )
 
@@ -107,7 +131,7 @@ def build_parser(door, prog, only=None, *, bare=False):
     parser = Parser(
         prog=prog, description=door.description,
         epilog=_listing(door) + f"Run '{prog} help COMMAND' (or '{prog} COMMAND --help') for one command.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, usage=f"{prog} [-h] [--version] COMMAND ...",
+        usage=f"{prog} [-h] [--version] COMMAND ...",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     flags.json_errors(parser)

@@ -7,14 +7,12 @@ module it drives) and its one-line summary.  Routing and the grouped ``--help`` 
 this table, so a call imports just the module of the command it runs.
 """
 
-from typing import NamedTuple
+from collections import namedtuple
 
-
-class Door(NamedTuple):
-    script: str        # the checkout script name
-    installed: str     # the console-script name pip installs
-    description: str
-    sections: tuple    # ((section title, ((command, cli module, summary), ...)), ...) in reading order
+# script: the checkout script name; installed: the console-script name pip installs;
+# sections: ((section title, ((command, cli module, summary), ...)), ...) in reading order.
+# (collections, not typing: typing costs every call about 15M instructions to import.)
+Door = namedtuple("Door", "script installed description sections")
 
 
 AUTOPILOT = Door(

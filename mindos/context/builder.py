@@ -18,7 +18,7 @@ hooks as they arrive) is built here the same way:
     digest in any process.
 """
 
-from typing import Callable, NamedTuple, Optional
+from collections import namedtuple
 
 from mindos.core.canonical import canonical_json, sha256_hex
 
@@ -58,10 +58,9 @@ class Budget:
         return [item for item, size in zip(items, sizes) if self.take(item, size)]
 
 
-class Section(NamedTuple):
-    name: str
-    build: Callable  # build(state, budget) -> dict of the keys the section adds to the pack
-    option: Optional[str]  # the option that switches the section on; None: always present
+# build(state, budget) -> dict of the keys the section adds to the pack; option: the option
+# that switches the section on (None: always present)
+Section = namedtuple("Section", "name build option")
 
 
 class Registry:

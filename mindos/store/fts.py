@@ -19,17 +19,15 @@ Design decisions
 """
 
 import sqlite3
-from typing import NamedTuple
+from collections import namedtuple
 
 from mindos.core.text import words
 
 
-class Index(NamedTuple):
-    name: str       # the FTS5 table
-    table: str      # its external content table
-    rowid: str      # the content table's column FTS5 uses as rowid
-    columns: tuple  # indexed columns, in index order
-    alias: str      # the content table's alias in search queries
+# name: the FTS5 table; table: its external content table; rowid: the content table's column
+# FTS5 uses as rowid; columns: indexed columns, in index order; alias: the content table's
+# alias in search queries
+Index = namedtuple("Index", "name table rowid columns alias")
 
 
 INDEXES = {
