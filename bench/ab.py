@@ -70,9 +70,13 @@ def run(argv=None):
                         help="seed one home per side, each with its own revision's bench code (for a base"
                              " whose schema is older than the head's: the head would migrate a shared home"
                              " and the base would then refuse it)")
+    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
+                        help="time on a clean venv of this interpreter (default; see bench.clean_interpreter)"
+                             " or on this interpreter as it is")
     args = parser.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mindos-ab-")
     try:
+        python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
         subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mindos")], check=True)
         base_root = checkout(args.base, os.path.join(workdir, "base"))
         head_root = checkout(args.head, os.path.join(workdir, "head")) if args.head else ROOT
@@ -96,7 +100,7 @@ def run(argv=None):
                 order = ("base", "head") if rep % 2 == 0 else ("head", "base")
                 for slot, side in enumerate(order):
                     argv_ = specs[side][label](rep * 2 + slot)
-                    ms, proc = bench._run([sys.executable, sides[side], *argv_], envs[side])
+                    ms, proc = bench._run([python, sides[side], *argv_], envs[side])
                     if proc.returncode != 0:
                         failures.append({"side": side, "command": label, "stderr": proc.stderr.strip()[-200:]})
                         continue
@@ -112,7 +116,7 @@ def run(argv=None):
                                   "base_min_ms": round(low_base, 2), "head_min_ms": round(low_head, 2),
                                   "head_over_base_min": round(low_head / low_base, 3)}
         return {"base": args.base, "head": args.head or "working tree", "tasks": args.tasks, "notes": notes, "reps": args.reps,
-                "separate_homes": args.separate_homes,
+                "separate_homes": args.separate_homes, "interpreter": args.interpreter,
                 "results": results, "failures": failures}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -59,6 +59,9 @@ from mindos.store import db, ledger
 AUTOPILOT = os.path.join(ROOT, "autopilot.py")
 OPS = os.path.join(ROOT, "ops.py")
 BASELINE_CODE = "import sqlite3, json, argparse"
+# The interpreter every timed process runs (baseline and commands alike); run() points it at
+# a clean one unless told otherwise (see clean_interpreter).
+PYTHON = sys.executable
 DEFAULT_SIZES = (1000, 10000, 100000)
 SECTIONS = ("tasks", "ledger", "concurrency", "memory", "recall")
 
@@ -302,6 +305,45 @@ def registered_commands():
     return set(doors.commands(doors.AUTOPILOT))
 
 
+def startup_hooks():
+    """The .pth files of this interpreter's site directories that run code at every start
+    (their ``import`` lines): what a clean interpreter leaves out."""
+    import site
+
+    found = []
+    for directory in [*site.getsitepackages(), site.getusersitepackages()]:
+        try:
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as handle:
+                    if any(line.startswith(("import ", "import\t")) for line in handle):
+                        found.append(os.path.join(directory, name))
+            except OSError:
+                continue
+    return found
+
+
+def clean_interpreter(where):
+    """A clean copy of this interpreter: a venv made under ``where`` without pip and without
+    the system site-packages, so its start runs no .pth hooks of this machine's packages.
+
+    A hook there (a sandbox's certificate injection, a coverage or debugger shim) runs in
+    the baseline and every command alike and can import dozens of modules on its own: on
+    the machine these figures were first taken on, one added about 40 ms to every start.
+    That inflates the baseline, hides what a command imports that the hook already loaded,
+    and flatters every ratio.  MindOS needs nothing outside the standard library."""
+    path = os.path.join(where, "clean-python")
+    proc = subprocess.run([sys.executable, "-m", "venv", "--without-pip", path], capture_output=True, text=True)
+    python = os.path.join(path, "bin", "python3")
+    if proc.returncode != 0 or not os.path.exists(python):
+        reason = (proc.stderr.strip().splitlines() or ["no interpreter was made"])[-1]
+        raise SystemExit(f"bench: cannot make a clean interpreter ({reason}); run with --interpreter current")
+    return python
+
+
 def _env(home):
     env = dict(os.environ)
     env["HERMES_AUTOPILOT_HOME"] = home
@@ -332,7 +374,7 @@ class Bench:
     def __init__(self, home, reps):
         self.env = _env(home)
         self.reps = reps
-        self.baseline = [sys.executable, "-c", BASELINE_CODE]
+        self.baseline = [PYTHON, "-c", BASELINE_CODE]
 
     def time_commands(self, specs):
         """Time ``specs`` (label, argv-maker) interleaved with the baseline; return results."""
@@ -340,7 +382,7 @@ class Bench:
         live = []
         for label, make in specs:
             argv = make(-1)  # warm-up call (not timed): fills the page cache, proves the command works
-            _, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
+            _, proc = _run([PYTHON, AUTOPILOT, *argv], self.env)
             if proc.returncode != 0:
                 errors.append(_error(label, argv, proc))
                 continue
@@ -350,7 +392,7 @@ class Bench:
             for label, make in live:
                 base_ms, _ = _run(self.baseline, self.env)
                 argv = make(rep)
-                cmd_ms, proc = _run([sys.executable, AUTOPILOT, *argv], self.env)
+                cmd_ms, proc = _run([PYTHON, AUTOPILOT, *argv], self.env)
                 if proc.returncode != 0:
                     errors.append(_error(label, argv, proc))
                     continue
@@ -512,11 +554,11 @@ def bench_concurrency(workdir, processes, claims_each, registered):
     pool = processes * claims_each + max(20, processes * claims_each // 4)
     seed_tasks(home, pool, dag=False)
     env = _env(home)
-    baseline = [sys.executable, "-c", BASELINE_CODE]
+    baseline = [PYTHON, "-c", BASELINE_CODE]
     half = max(1, claims_each // 2)
     base_wall, base_calls = _fan_out(processes, half, lambda i: baseline, env)
     wall, calls = _fan_out(processes, claims_each,
-                           lambda i: [sys.executable, AUTOPILOT, "next", "--claim", "--owner", f"worker-{i}"], env)
+                           lambda i: [PYTHON, AUTOPILOT, "next", "--claim", "--owner", f"worker-{i}"], env)
     more_wall, more_calls = _fan_out(processes, half, lambda i: baseline, env)
     base_wall, base_calls = base_wall + more_wall, base_calls + more_calls
     claimed, errors = {}, []
@@ -664,7 +706,7 @@ def time_recall_stale(home, reps, errors):
     for label, extra in (("default", []), ("recompute", ["--recompute"])):
         runs, entry = [], {}
         for _ in range(max(1, min(reps, 2))):
-            ms, proc = _run([sys.executable, OPS, "recall-stale", *extra], env)
+            ms, proc = _run([PYTHON, OPS, "recall-stale", *extra], env)
             if proc.returncode not in (0, 1):
                 errors.append(_error("recall-stale", ["recall-stale", *extra], proc))
                 break
@@ -777,6 +819,9 @@ def build_parser():
                         help="live handoffs citing an audited recall in the recall home (default 1000, at most handoffs)")
     parser.add_argument("--out", help="results directory (default bench/results)")
     parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
+    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
+                        help="run the timed processes on a clean venv of this interpreter (default: no site"
+                             " hooks of installed packages) or on this interpreter as it is")
     parser.add_argument("--no-compile", action="store_true",
                         help="skip byte-compiling the package first (timings then include compilation if"
                              " no bytecode is cached)")
@@ -824,11 +869,15 @@ def run(argv=None):
             "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
             "platform": platform.platform(), "cpus": os.cpu_count(), "reps": args.reps,
             "fts5": db.fts5_supported(), "baseline": f'python3 -c "{BASELINE_CODE}"', "scale": scale,
+            "interpreter": {"mode": args.interpreter, "startup_hooks": startup_hooks()},
         },
     }
     errors = []
     workdir = tempfile.mkdtemp(prefix="mindos-bench-", dir=args.workdir)
+    global PYTHON
     try:
+        PYTHON = clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+        results["meta"]["interpreter"]["path"] = PYTHON
         if "tasks" in sections:
             results["sizes"] = {}
             for n in sizes:
@@ -848,6 +897,7 @@ def run(argv=None):
             results["recall"], errs = bench_recall(workdir, scale, args.reps, registered, commands)
             errors.extend(errs)
     finally:
+        PYTHON = sys.executable  # the clean one goes with the workdir
         shutil.rmtree(workdir, ignore_errors=True)
     results["errors"] = errors
     failed = bool(errors) or bool(results.get("concurrency", {}).get("double_claims"))

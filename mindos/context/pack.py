@@ -45,11 +45,8 @@ from mindos.context import builder
 from mindos.context.builder import cost
 from mindos.work import rows
 from mindos.memory import handoffs, notes
+from mindos.context.limits import DEFAULT_BUDGET, MAX_BUDGET, MAX_RELATED, RELATED_SCOPES  # noqa: F401 (pack's bounds)
 
-DEFAULT_BUDGET = 4000
-MAX_BUDGET = 10_000_000
-MAX_RELATED = 100
-RELATED_SCOPES = ("project", "global")
 # The related-notes query looks at most at this many distinct task tokens (first appearance
 # order) and ORs only the rarest of them whose posting lists add up to at most
 # RELATED_POSTINGS_BUDGET hits (see query_tokens).  When none fits, the rarest token is kept,

@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -73,6 +74,8 @@ def test_tiny_run_times_every_section(tmp_path, home):
     ])
     assert code == 0, results["errors"]
     assert results["errors"] == []
+    interpreter = results["meta"]["interpreter"]
+    assert interpreter["mode"] == "clean" and interpreter["path"].startswith(str(tmp_path))
     size = results["sizes"]["150"]
     assert size["tasks"] == 150 and size["baseline_median_ms"] > 0
     task_labels = {spec[0] for spec in bench.task_specs(bench.Seed("", 0), "x")}
@@ -144,3 +147,29 @@ def test_the_other_sections_scale_with_the_largest_size(tmp_path):
                                         "notes": 200, "handoffs": 20, "memories": 40, "facts": 20, "cited": 20}
     assert results["verify_chain"]["events"] == 120
     assert "sizes" not in results and "memory" not in results
+
+
+def test_the_clean_interpreter_leaves_out_this_machines_site_packages(tmp_path):
+    python = bench.clean_interpreter(str(tmp_path))
+    import site
+
+    theirs = [path for path in site.getsitepackages() if path in sys.path]
+    assert theirs, "this interpreter reads its site-packages"
+    probe = "import sys; print(sys.path)"
+    ours = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert not any(repr(path) in ours for path in theirs), ours
+    # the same interpreter underneath: the figures compare like with like
+    version = "import sys, sqlite3; print(sys.version, sqlite3.sqlite_version)"
+    assert (subprocess.run([python, "-c", version], capture_output=True, text=True, check=True).stdout
+            == subprocess.run([sys.executable, "-c", version], capture_output=True, text=True, check=True).stdout)
+
+
+def test_startup_hooks_names_the_pth_files_that_run_code(tmp_path, monkeypatch):
+    import site
+
+    (tmp_path / "hook.pth").write_text("import os; os.environ.setdefault('X', '1')\n", encoding="utf-8")
+    (tmp_path / "paths.pth").write_text("/some/extra/path\n# import not at line start\n", encoding="utf-8")
+    (tmp_path / "tabbed.pth").write_text("import\tsys\n", encoding="utf-8")
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path), str(tmp_path / "missing")])
+    monkeypatch.setattr(site, "getusersitepackages", lambda: str(tmp_path / "missing-too"))
+    assert bench.startup_hooks() == [str(tmp_path / "hook.pth"), str(tmp_path / "tabbed.pth")]

@@ -204,3 +204,10 @@ def test_help_wraps_to_the_terminal_width_read_when_help_is_written(monkeypatch,
     assert max(len(line) for line in options) <= columns - 2
     if columns > 100:  # room to spare: some option's help runs past the narrower widths
         assert max(len(line) for line in options) > 98
+
+
+def test_the_cycle_collector_stays_on_but_rare_in_a_call():
+    probe = "import sys, gc; sys.path.insert(0, %r); import mindos.cli; print(gc.isenabled(), gc.get_threshold()[0])" % ROOT
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60)
+    enabled, first_generation = proc.stdout.split()
+    assert enabled == "True" and int(first_generation) >= 10_000

@@ -2,7 +2,7 @@
 bundle flags that context and next --claim --recall share."""
 
 from mindos.cli import flags, make_parser
-from mindos.context import pack, recall
+from mindos.context import limits
 from mindos.errors import InvalidInput
 
 BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
@@ -32,19 +32,27 @@ def add_section_flags(p):
 def add_bundle_flags(p, *, budget_default=None):
     """Every bundle parameter: budget, related notes and scope, and the section flags."""
     p.add_argument("--budget", type=flags.integer, default=budget_default,
-                   help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
+                   help=f"character budget for the packed items (default {limits.DEFAULT_BUDGET})")
     p.add_argument("--related", type=flags.integer, metavar="N",
-                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
-    p.add_argument("--related-scope", choices=pack.RELATED_SCOPES,
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{limits.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=limits.RELATED_SCOPES,
                    help="where related items come from: this task's project (default) or all projects")
     add_section_flags(p)
+
+
+def _engine():
+    """The recall engine, loaded by the commands that run it (``next`` builds these flags on
+    every call and needs the engine only with --recall)."""
+    from mindos.context import recall  # lazy: see the docstring
+
+    return recall
 
 
 def params_from(args):
     """The validated bundle parameters of parsed ``args``."""
     values = {name: getattr(args, name, None) for name in BUNDLE_FLAGS}
     values["rerank"] = bool(values["rerank"])
-    return recall.make_params(**values)
+    return _engine().make_params(**values)
 
 
 def bundle_flags_given(args):
@@ -61,7 +69,7 @@ def add_recall(sub):
 
 
 def cmd_recall(conn, args):
-    return recall.recall(conn, args.task_id, agent=args.agent, params=params_from(args))
+    return _engine().recall(conn, args.task_id, agent=args.agent, params=params_from(args))
 
 
 def add_recall_verify(sub):
@@ -75,7 +83,7 @@ def add_recall_verify(sub):
 
 
 def cmd_recall_verify(conn, args):
-    return recall.verify(conn, args.task_id, args.digest, agent=args.agent, params=params_from(args))
+    return _engine().verify(conn, args.task_id, args.digest, agent=args.agent, params=params_from(args))
 
 
 def add_recall_diff(sub):
@@ -87,7 +95,7 @@ def add_recall_diff(sub):
 
 
 def cmd_recall_diff(conn, args):
-    return recall.diff(conn, args.task_id, args.digest)
+    return _engine().diff(conn, args.task_id, args.digest)
 
 
 def add_resume(sub):
@@ -103,7 +111,7 @@ def add_resume(sub):
 
 
 def cmd_resume(conn, args):
-    return recall.resume(conn, args.task_id, agent=args.agent, params=params_from(args), minutes=args.minutes,
+    return _engine().resume(conn, args.task_id, agent=args.agent, params=params_from(args), minutes=args.minutes,
                          max_active=args.max_active)
 
 
