@@ -45,7 +45,7 @@ from mindos.context import builder
 from mindos.context.builder import cost
 from mindos.work import rows
 from mindos.memory import handoffs, notes
-from mindos.context.limits import DEFAULT_BUDGET, MAX_BUDGET, MAX_RELATED, RELATED_SCOPES  # noqa: F401 (pack's bounds)
+from mindos.context.params import DEFAULT_BUDGET, MAX_BUDGET, MAX_RELATED, RELATED_SCOPES  # noqa: F401 (pack's bounds)
 
 # The related-notes query looks at most at this many distinct task tokens (first appearance
 # order) and ORs only the rarest of them whose posting lists add up to at most

@@ -42,19 +42,14 @@ import json
 
 from mindos.context import builder, pack as legacy
 from mindos.context import sections as extra
+from mindos.context.params import PARAM_KEYS, make_params, uses_extra_sections  # noqa: F401 (the bundle's)
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused
-from mindos.memory import rerank as hybrid
 from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
 RECEIPTS_IN_BUNDLE = 3
-PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
-              "related_semantic", "rerank", "recency_half_life_hours", "pinned_boost", "related_sessions")
-COUNT_FLAGS = {"related": "--related", "related_handoffs": "--related-handoffs", "dep_context": "--dep-context",
-               "related_facts": "--related-facts", "related_semantic": "--related-semantic",
-               "related_sessions": "--related-sessions"}
 # the sections recall-diff reports, in bundle order
 DIFF_SECTIONS = ("task", "dependencies", "handoff", "notes", "related_notes", "related_handoffs", "dep_context",
                  "related_sessions", "related_facts", "related_semantic", "lease", "receipts")
@@ -64,29 +59,6 @@ _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
 
 # ---------------------------------------------------------------------------------------
 # Parameters
-
-
-def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
-                related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
-                pinned_boost=None, related_sessions=None):
-    """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
-    params = {"budget": validate.positive_int(legacy.DEFAULT_BUDGET if budget is None else budget, "--budget",
-                                              maximum=legacy.MAX_BUDGET),
-              "related_scope": "project" if related_scope is None else related_scope}
-    if params["related_scope"] not in legacy.RELATED_SCOPES:
-        raise InvalidInput(f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
-    counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
-              "related_facts": related_facts, "related_semantic": related_semantic,
-              "related_sessions": related_sessions}
-    for key, value in counts.items():
-        params[key] = None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0,
-                                                                       maximum=legacy.MAX_RELATED)
-    if not isinstance(rerank, bool):
-        raise InvalidInput("invalid --rerank: expected a flag")
-    params["rerank"] = rerank
-    params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours, pinned_boost,
-                                                                               rerank=rerank)
-    return params
 
 
 def params_from_event(payload):
@@ -99,11 +71,6 @@ def params_from_event(payload):
                            rerank=bool(recorded.get("rerank")))
     except (InvalidInput, TypeError):
         return None
-
-
-def uses_extra_sections(params):
-    """True when the pack needs more than the legacy ``context`` pack."""
-    return params["rerank"] or any(params[option] is not None for option in extra.OPTIONS)
 
 
 # ---------------------------------------------------------------------------------------

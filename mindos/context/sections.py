@@ -45,6 +45,7 @@ Design decisions
 import json
 
 from mindos.context import builder, pack
+from mindos.context.params import SECTION_OPTIONS
 from mindos.memory import rerank, retrieval
 from mindos.store import fts
 
@@ -394,7 +395,7 @@ def _fetch_related_sessions(state):
 
 # Registered with the context pack's builder after the legacy sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
-OPTIONS = ("related_handoffs", "dep_context", "related_sessions", "related_facts", "related_semantic")
+OPTIONS = SECTION_OPTIONS
 section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
 section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
 section_related_sessions = _section("related_sessions", _fetch_related_sessions, guarded=True)  # guarded on ingest

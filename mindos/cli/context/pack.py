@@ -1,6 +1,6 @@
 """The context command: context."""
 
-from mindos.context import pack
+from mindos.context import pack, params
 from mindos.cli import flags, make_parser
 
 
@@ -22,9 +22,14 @@ def add_context(sub):
 
 def cmd_context(conn, args):
     from mindos.cli.context import recall as recall_cli  # lazy: shared flag plumbing
+
+    values = recall_cli.params_from(args)
+    if not params.uses_extra_sections(values):  # the legacy pack: the sections' engine stays unloaded
+        return pack.pack_context(conn, args.task_id, budget=values["budget"], related=values["related"],
+                                 related_scope=values["related_scope"])
     from mindos.context import recall  # lazy: the opt-in sections live with recall
 
-    return recall.pack(conn, args.task_id, recall_cli.params_from(args))
+    return recall.pack(conn, args.task_id, values)
 
 
 COMMANDS = {

@@ -2,7 +2,7 @@
 bundle flags that context and next --claim --recall share."""
 
 from mindos.cli import flags, make_parser
-from mindos.context import limits
+from mindos.context import params
 from mindos.errors import InvalidInput
 
 BUNDLE_FLAGS = ("budget", "related", "related_scope", "related_handoffs", "dep_context", "related_facts",
@@ -32,10 +32,10 @@ def add_section_flags(p):
 def add_bundle_flags(p, *, budget_default=None):
     """Every bundle parameter: budget, related notes and scope, and the section flags."""
     p.add_argument("--budget", type=flags.integer, default=budget_default,
-                   help=f"character budget for the packed items (default {limits.DEFAULT_BUDGET})")
+                   help=f"character budget for the packed items (default {params.DEFAULT_BUDGET})")
     p.add_argument("--related", type=flags.integer, metavar="N",
-                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{limits.MAX_RELATED})")
-    p.add_argument("--related-scope", choices=limits.RELATED_SCOPES,
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{params.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=params.RELATED_SCOPES,
                    help="where related items come from: this task's project (default) or all projects")
     add_section_flags(p)
 
@@ -52,7 +52,7 @@ def params_from(args):
     """The validated bundle parameters of parsed ``args``."""
     values = {name: getattr(args, name, None) for name in BUNDLE_FLAGS}
     values["rerank"] = bool(values["rerank"])
-    return _engine().make_params(**values)
+    return params.make_params(**values)
 
 
 def bundle_flags_given(args):
