@@ -88,8 +88,8 @@ def _p50(samples):
     return round(statistics.median(samples), 2) if samples else None
 
 
-def bench_latency(workdir, tasks, reps):
-    """p50 of claim / note / next --claim through one MCP server vs as processes."""
+def bench_latency(workdir, tasks, reps, python=sys.executable):
+    """p50 of claim / note / next --claim through one MCP server vs as processes (run on ``python``)."""
     home = os.path.join(workdir, "home-latency")
     info = bench.seed_tasks(home, tasks, reserve=2 * reps)
     env = bench._env(home)
@@ -100,7 +100,7 @@ def bench_latency(workdir, tasks, reps):
     explicit = iter(info.reserved)
 
     def process(label, argv):
-        ms, done = bench._run([sys.executable, AUTOPILOT, *argv], env)
+        ms, done = bench._run([python, AUTOPILOT, *argv], env)
         if done.returncode != 0:
             errors.append(bench._error(label, argv, done))
         proc[label].append(ms)
@@ -200,6 +200,9 @@ def build_parser():
     p.add_argument("--sections", default="latency,race", help="comma-separated: latency, race")
     p.add_argument("--out", help="results directory (default bench/results)")
     p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
+    p.add_argument("--interpreter", choices=("clean", "current"), default="clean",
+                   help="run the process calls on a clean venv of this interpreter (default; see"
+                        " bench.clean_interpreter) or on this interpreter as it is")
     return p
 
 
@@ -208,10 +211,11 @@ def run(argv=None):
     args = build_parser().parse_args(argv)
     sections = set(args.sections.split(","))
     workdir = args.workdir or tempfile.mkdtemp(prefix="mindos-bench-mcp-")
-    results, errors = {"python": sys.version.split()[0], "cpus": os.cpu_count()}, []
+    results, errors = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "interpreter": args.interpreter}, []
     try:
         if "latency" in sections:
-            results["latency"], errs = bench_latency(workdir, args.tasks, args.reps)
+            python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+            results["latency"], errs = bench_latency(workdir, args.tasks, args.reps, python)
             errors += errs
         if "race" in sections:
             results["race"], errs = bench_race(workdir, args.servers, args.race_tasks)

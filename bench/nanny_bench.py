@@ -98,17 +98,17 @@ def time_busy(home):
     return results
 
 
-def time_idle(workdir, reps):
+def time_idle(workdir, reps, python=sys.executable):
     home = os.path.join(workdir, "idle")
     env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
     env.pop("MINDOS_NOW", None)
     subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "init"], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    _run([sys.executable, OPS, "nanny"], env)  # warm the page cache and write the lock file once
+    _run([python, OPS, "nanny"], env)  # warm the page cache and write the lock file once
     base, tick = [], []
     for _ in range(reps):
-        base.append(_run([sys.executable, "-c", bench.BASELINE_CODE], env)[0])
-        ms, proc = _run([sys.executable, OPS, "nanny"], env)
+        base.append(_run([python, "-c", bench.BASELINE_CODE], env)[0])
+        ms, proc = _run([python, OPS, "nanny"], env)
         if proc.returncode != 0:
             raise SystemExit(f"idle nanny failed: {proc.stderr.strip()}")
         tick.append(ms)
@@ -127,13 +127,18 @@ def main(argv=None):
     parser.add_argument("--skip-busy", action="store_true")
     parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
     parser.add_argument("--workdir")
+    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
+                        help="time the idle tick and its baseline on a clean venv of this interpreter (default;"
+                             " see bench.clean_interpreter) or on this interpreter as it is")
     args = parser.parse_args(argv)
     compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
     workdir = tempfile.mkdtemp(prefix="mindos-nanny-bench-", dir=args.workdir)
     results = {"meta": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                        "baseline": f'python3 -c "{bench.BASELINE_CODE}"'}}
+                        "baseline": f'python3 -c "{bench.BASELINE_CODE}"',
+                        "interpreter": {"mode": args.interpreter, "startup_hooks": bench.startup_hooks()}}}
     try:
-        results["idle"] = time_idle(workdir, args.reps)
+        python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+        results["idle"] = time_idle(workdir, args.reps, python)
         if not args.skip_busy:
             home = os.path.join(workdir, "busy")
             if args.seeded_home:
