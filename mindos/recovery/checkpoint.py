@@ -9,10 +9,9 @@ Every field is inside the seal and the file must be byte-exact, so a changed che
 refused rather than trusted.
 """
 
-import glob
 import os
 
-from mindos.core import clock, seal
+from mindos.core import clock
 from mindos.errors import IntegrityError
 from mindos.recovery import artifacts
 from mindos.store import ledger
@@ -94,8 +93,16 @@ def check(conn, path):
 
 
 def files(home):
-    """Every ``checkpoint-*.json`` under ``<home>/backups/``, sorted."""
-    return sorted(glob.glob(os.path.join(glob.escape(os.path.join(home, "backups")), "checkpoint-*.json")))
+    """Every ``checkpoint-*.json`` under ``<home>/backups/``, sorted (none when the directory
+    is missing or unreadable).  A plain listing, not glob: the nanny's doctor sweep lists
+    these on every tick, and glob would load fnmatch and contextlib for one pattern."""
+    backups = os.path.join(home, "backups")
+    try:
+        names = os.listdir(backups)
+    except OSError:
+        return []
+    return sorted(os.path.join(backups, name) for name in names
+                  if name.startswith("checkpoint-") and name.endswith(".json"))
 
 
 def sweep(conn):

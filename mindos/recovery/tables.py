@@ -17,7 +17,6 @@ Design decisions
     and then duplicated.
 """
 
-import base64
 import re
 import sqlite3
 
@@ -106,6 +105,8 @@ def children_of(conn, parent, column="id"):
 def encode(value):
     """A column value as JSON (BLOBs as ``{"$b64": ...}``)."""
     if isinstance(value, bytes):
+        import base64  # lazy: only BLOB values need it, and the doctor's sweep loads this module each tick
+
         return {"$b64": base64.b64encode(value).decode("ascii")}
     return value
 
@@ -113,6 +114,8 @@ def encode(value):
 def decode(value):
     """The inverse of :func:`encode`."""
     if isinstance(value, dict):
+        import base64  # lazy: see encode
+
         return base64.b64decode(value["$b64"].encode("ascii"), validate=True)
     return value
 

@@ -101,3 +101,17 @@ def test_bad_inputs_are_one_line_refusals(conn, home, cli, tmp_path):
                  ("autopilot", "verify-chain", "--checkpoint", str(bad))):
         rc, out, err = cli(*argv)
         assert rc == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_files_lists_only_checkpoints_in_name_order(tmp_path):
+    assert checkpoint.files(str(tmp_path)) == []  # no backups directory yet
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    for name in ("checkpoint-20261203T2.json", "checkpoint-20261203T1.json", "snapshot-1.json",
+                 "checkpoint-1.json.tmp", "my-checkpoint-1.json", "checkpoint-[x].json"):
+        (backups / name).write_text("{}", encoding="utf-8")
+    assert checkpoint.files(str(tmp_path)) == [str(backups / name) for name in
+                                               ("checkpoint-20261203T1.json", "checkpoint-20261203T2.json",
+                                                "checkpoint-[x].json")]
+    (tmp_path / "backups-file").write_text("", encoding="utf-8")
+    assert checkpoint.files(str(tmp_path / "backups-file")) == []  # a home that is a file: nothing, no error
