@@ -191,3 +191,17 @@ def test_a_snapshot_from_an_older_schema_is_upgraded_like_a_home(tmp_path, home)
         assert ledger.verify_chain(fresh)["ok"] and doctor.run(fresh.home)["ok"]
     finally:
         fresh.close()
+
+
+def test_blob_values_travel_as_base64_and_come_back_exact():
+    import binascii
+
+    from mindos.recovery import tables
+
+    raw = bytes(range(256))
+    encoded = tables.encode(raw)
+    assert set(encoded) == {"$b64"} and encoded["$b64"].isascii()
+    assert tables.decode(json.loads(json.dumps(encoded))) == raw
+    assert [tables.encode(value) for value in ("text", 7, 1.5, None)] == ["text", 7, 1.5, None]
+    with pytest.raises(binascii.Error):
+        tables.decode({"$b64": "not base64!"})
