@@ -70,13 +70,11 @@ def run(argv=None):
                         help="seed one home per side, each with its own revision's bench code (for a base"
                              " whose schema is older than the head's: the head would migrate a shared home"
                              " and the base would then refuse it)")
-    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
-                        help="time on a clean venv of this interpreter (default; see bench.clean_interpreter)"
-                             " or on this interpreter as it is")
+    bench.add_interpreter_flag(parser)
     args = parser.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mindos-ab-")
     try:
-        python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+        python = bench.interpreter(args.interpreter, workdir)
         subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "mindos")], check=True)
         base_root = checkout(args.base, os.path.join(workdir, "base"))
         head_root = checkout(args.head, os.path.join(workdir, "head")) if args.head else ROOT

@@ -344,6 +344,19 @@ def clean_interpreter(where):
     return python
 
 
+def add_interpreter_flag(parser):
+    """``--interpreter clean|current``: what every bench runs its timed processes on."""
+    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
+                        help="run the timed processes on a clean venv of this interpreter (default: no .pth"
+                             " startup hooks of installed packages; see clean_interpreter) or on this"
+                             " interpreter as it is")
+
+
+def interpreter(mode, where):
+    """The interpreter for ``--interpreter mode``: a clean venv made under ``where``, or this one."""
+    return clean_interpreter(where) if mode == "clean" else sys.executable
+
+
 def _env(home):
     env = dict(os.environ)
     env["HERMES_AUTOPILOT_HOME"] = home
@@ -819,9 +832,7 @@ def build_parser():
                         help="live handoffs citing an audited recall in the recall home (default 1000, at most handoffs)")
     parser.add_argument("--out", help="results directory (default bench/results)")
     parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
-    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
-                        help="run the timed processes on a clean venv of this interpreter (default: no site"
-                             " hooks of installed packages) or on this interpreter as it is")
+    add_interpreter_flag(parser)
     parser.add_argument("--no-compile", action="store_true",
                         help="skip byte-compiling the package first (timings then include compilation if"
                              " no bytecode is cached)")
@@ -876,7 +887,7 @@ def run(argv=None):
     workdir = tempfile.mkdtemp(prefix="mindos-bench-", dir=args.workdir)
     global PYTHON
     try:
-        PYTHON = clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+        PYTHON = interpreter(args.interpreter, workdir)
         results["meta"]["interpreter"]["path"] = PYTHON
         if "tasks" in sections:
             results["sizes"] = {}

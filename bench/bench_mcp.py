@@ -200,9 +200,7 @@ def build_parser():
     p.add_argument("--sections", default="latency,race", help="comma-separated: latency, race")
     p.add_argument("--out", help="results directory (default bench/results)")
     p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
-    p.add_argument("--interpreter", choices=("clean", "current"), default="clean",
-                   help="run the process calls on a clean venv of this interpreter (default; see"
-                        " bench.clean_interpreter) or on this interpreter as it is")
+    bench.add_interpreter_flag(p)
     return p
 
 
@@ -214,7 +212,7 @@ def run(argv=None):
     results, errors = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "interpreter": args.interpreter}, []
     try:
         if "latency" in sections:
-            python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+            python = bench.interpreter(args.interpreter, workdir)
             results["latency"], errs = bench_latency(workdir, args.tasks, args.reps, python)
             errors += errs
         if "race" in sections:

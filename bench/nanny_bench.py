@@ -127,9 +127,7 @@ def main(argv=None):
     parser.add_argument("--skip-busy", action="store_true")
     parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
     parser.add_argument("--workdir")
-    parser.add_argument("--interpreter", choices=("clean", "current"), default="clean",
-                        help="time the idle tick and its baseline on a clean venv of this interpreter (default;"
-                             " see bench.clean_interpreter) or on this interpreter as it is")
+    bench.add_interpreter_flag(parser)
     args = parser.parse_args(argv)
     compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
     workdir = tempfile.mkdtemp(prefix="mindos-nanny-bench-", dir=args.workdir)
@@ -137,7 +135,7 @@ def main(argv=None):
                         "baseline": f'python3 -c "{bench.BASELINE_CODE}"',
                         "interpreter": {"mode": args.interpreter, "startup_hooks": bench.startup_hooks()}}}
     try:
-        python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
+        python = bench.interpreter(args.interpreter, workdir)
         results["idle"] = time_idle(workdir, args.reps, python)
         if not args.skip_busy:
             home = os.path.join(workdir, "busy")
