@@ -26,7 +26,7 @@ Design decisions
     with the same match and scope, item costs) is computed once and stays exact for every
     rebuild.  Each rebuild is still the whole pack under its event's own parameters.  A
     large sweep may be cut into shares checked by several processes at once
-    (:mod:`mindos.cli.context.stale_shares`): each share is then one snapshot, every share
+    (:mod:`mindos.context.stale_shares`): each share is then one snapshot, every share
     is checked at the same planned instant, and the report is the serial one.
   * **Deterministic, never raw BM25.**  Every ordering in a pack ends on an id; the opt-in
     sections carry no relevance score at all (see :mod:`mindos.context.sections`), and the
@@ -515,16 +515,16 @@ def stale_plan(conn, *, recompute=False):
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
 
-def check_cited(conn, plan, cited=None):
-    """The items of ``cited`` (default: all of ``plan["cited"]``) checked at the plan's
-    instant, in order, inside one read snapshot of ``conn`` (see :func:`stale`)."""
+def check_cited(conn, plan):
+    """The items of ``plan["cited"]`` (the whole sweep, or one share of it) checked at the
+    plan's instant, in order, inside one read snapshot of ``conn`` (see :func:`stale`)."""
     from mindos.work import rows  # lazy: the task rows
 
     now, recompute, ends = plan["now"], plan["recompute"], plan["ends"]
     items = []
     shared = {}  # index statistics and task-independent results, shared by every rebuild (one snapshot)
     with db.read(conn):
-        for row, event in plan["cited"] if cited is None else cited:
+        for row, event in plan["cited"]:
             item = {"task_id": row["task_id"], "handoff_id": row["id"], "recall_digest": row["recall_digest"]}
             items.append(item)
             if event is None:

@@ -533,7 +533,7 @@ def _mixed_citations(conn):
 
 
 def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn, monkeypatch):
-    from mindos.cli.context import stale_shares
+    from mindos.context import stale_shares
 
     _mixed_citations(conn)
     clock.advance(minutes=5)
@@ -541,8 +541,7 @@ def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn,
     assert serial["checked"] == 7 and serial["counts"]["stale"] >= 1 and serial["counts"]["unproven_recall_digest"] == 1
     checked_here = []
     real = recall.check_cited
-    monkeypatch.setattr(recall, "check_cited", lambda c, plan, cited=None: checked_here.append(cited) or real(
-        c, plan, cited))
+    monkeypatch.setattr(recall, "check_cited", lambda c, plan: checked_here.append(plan["cited"]) or real(c, plan))
     for processes in (2, 3, 7):
         checked_here.clear()
         assert stale_shares.sweep(conn, processes=processes) == serial
@@ -554,7 +553,7 @@ def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn,
 
 
 def test_a_worker_that_cannot_start_or_fails_leaves_its_share_to_the_caller(conn, monkeypatch):
-    from mindos.cli.context import stale_shares
+    from mindos.context import stale_shares
 
     _mixed_citations(conn)
     serial = recall.stale(conn)
@@ -564,7 +563,7 @@ def test_a_worker_that_cannot_start_or_fails_leaves_its_share_to_the_caller(conn
 
 
 def test_sweeps_share_only_when_large_enough_and_shares_cover_every_item(monkeypatch):
-    from mindos.cli.context import stale_shares
+    from mindos.context import stale_shares
 
     monkeypatch.setattr(stale_shares.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5, 6, 7})
     assert stale_shares.processes_for(10) == 1
@@ -581,17 +580,17 @@ def test_sweeps_share_only_when_large_enough_and_shares_cover_every_item(monkeyp
 
 def test_a_worker_checks_its_share_from_a_plan_on_stdin(conn, home):
     import subprocess
-    import sys
 
     from conftest import ROOT
+    from mindos.context import stale_shares
 
     _mixed_citations(conn)
     plan = recall.stale_plan(conn)
-    code = f"import sys; sys.path.insert(0, {ROOT!r}); from mindos.cli.context.stale_shares import work; work()"
-    run = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=json.dumps({"home": str(home), "plan": plan}),
+    command = stale_shares.worker_command(ROOT)
+    run = subprocess.run(command, input=json.dumps({"home": str(home), "plan": plan}),
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stderr == ""
     assert json.loads(run.stdout) == recall.check_cited(conn, plan)
-    bad = subprocess.run([sys.executable, "-I", "-S", "-c", code], input="{not json", capture_output=True, text=True,
+    bad = subprocess.run(command, input="{not json", capture_output=True, text=True,
                          timeout=60)
     assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "")

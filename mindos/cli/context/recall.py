@@ -124,7 +124,7 @@ def add_recall_stale(sub):
 
 
 def cmd_recall_stale(conn, args):
-    from mindos.cli.context import stale_shares  # lazy: only recall-stale shares a sweep
+    from mindos.context import stale_shares  # lazy: only recall-stale shares a sweep
 
     report = stale_shares.sweep(conn, recompute=args.recompute)
     return report, (0 if report["ok"] else 1)

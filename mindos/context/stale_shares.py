@@ -46,43 +46,52 @@ def shares(cited, parts):
 
 def sweep(conn, *, recompute=False, processes=None):
     """The recall-stale report of ``conn``'s home, its shares checked in ``processes``
-    processes (default: :func:`processes_for`)."""
-    plan = recall.stale_plan(conn, recompute=recompute)
-    cited = plan["cited"]
-    parts = processes_for(len(cited)) if processes is None else max(1, min(processes, len(cited)))
-    if parts <= 1:
-        return recall.stale_report(recall.check_cited(conn, plan))
-    first, *rest = shares(cited, parts)
-    workers = [_Worker(conn.home, plan, share) for share in rest]
-    try:
-        items = recall.check_cited(conn, plan, first)
-        for worker in workers:
-            checked = worker.result()
-            items.extend(recall.check_cited(conn, plan, worker.share) if checked is None else checked)
-    finally:
-        for worker in workers:
-            worker.stop()
+    processes (default: :func:`processes_for`).  The plan and this process's share are read
+    in one snapshot; so is a sweep checked here alone (:func:`mindos.context.recall.stale`)."""
+    from mindos.store import db  # lazy: as in work()
+
+    with db.read(conn):
+        plan = recall.stale_plan(conn, recompute=recompute)
+        cited = plan["cited"]
+        parts = processes_for(len(cited)) if processes is None else max(1, min(processes, len(cited)))
+        if parts <= 1:
+            return recall.stale_report(recall.check_cited(conn, plan))
+        first, *rest = shares(cited, parts)
+        workers = [_Worker(conn.home, {**plan, "cited": share}) for share in rest]
+        try:
+            items = recall.check_cited(conn, {**plan, "cited": first})
+            for worker in workers:
+                checked = worker.result()
+                items.extend(recall.check_cited(conn, worker.plan) if checked is None else checked)
+        finally:
+            for worker in workers:
+                worker.stop()
     return recall.stale_report(items)
+
+
+def worker_command(root):
+    """The worker interpreter's command line, importing the package from ``root``: no site
+    packages, nothing from the environment's Python settings.  Its front door is
+    :func:`mindos.cli.context.stale_worker.work` (only the CLI writes to stdout)."""
+    code = f"import sys; sys.path.insert(0, {root!r}); from mindos.cli.context.stale_worker import work; work()"
+    return [sys.executable, "-I", "-S", "-c", code]
 
 
 class _Worker:
     """One share checked by a worker interpreter; its input and output travel as JSON
     through a pipe, fed and drained by a thread so neither side waits on a full pipe."""
 
-    def __init__(self, home, plan, share):
+    def __init__(self, home, plan):
         import subprocess  # lazy: only a sweep large enough to share starts workers
         import threading  # lazy: as above
 
-        self.share = share
+        self.plan = plan  # the plan cut to this worker's share
         self.output = None
         self.process = None
-        import mindos  # lazy: as above; its parent directory is what the worker imports from
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(mindos.__file__)))
-        code = f"import sys; sys.path.insert(0, {root!r}); from mindos.cli.context.stale_shares import work; work()"
-        payload = json.dumps({"home": home, "plan": {**plan, "cited": share}}).encode()
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds mindos/
+        payload = json.dumps({"home": home, "plan": plan}).encode()
         try:
-            self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdin=subprocess.PIPE,
+            self.process = subprocess.Popen(worker_command(root), stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except OSError:  # no process to spare: this process checks the share itself
             return
@@ -106,26 +115,9 @@ class _Worker:
             items = json.loads(self.output)
         except ValueError:
             return None
-        return items if isinstance(items, list) and len(items) == len(self.share) else None
+        return items if isinstance(items, list) and len(items) == len(self.plan["cited"]) else None
 
     def stop(self):
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-
-
-def work():
-    """A worker's whole life: read ``{"home", "plan"}`` on stdin, check the plan's share,
-    write its items as JSON on stdout, exit 0; on any failure exit 1 (the caller then
-    checks the share itself)."""
-    from mindos.store import db  # lazy: a worker interpreter starts here
-
-    try:
-        request = json.loads(sys.stdin.buffer.read())
-        conn = db.connect(request["home"], create=False)
-        items = recall.check_cited(conn, request["plan"])
-        sys.stdout.write(json.dumps(items))
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 - anything, Ctrl-C included: the caller redoes the share
-        os._exit(1)
-    os._exit(0)
