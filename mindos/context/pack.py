@@ -40,12 +40,12 @@ Design decisions
 
 from mindos.core import clock, validate
 from mindos.store import db, fts
-from mindos.errors import InvalidInput
 from mindos.context import builder
 from mindos.context.builder import cost
 from mindos.work import rows
 from mindos.memory import handoffs, notes
-from mindos.context.params import DEFAULT_BUDGET, MAX_BUDGET, MAX_RELATED, RELATED_SCOPES  # noqa: F401 (pack's bounds)
+from mindos.context import params
+from mindos.context.params import DEFAULT_BUDGET
 
 # The related-notes query looks at most at this many distinct task tokens (first appearance
 # order) and ORs only the rarest of them whose posting lists add up to at most
@@ -260,13 +260,8 @@ SECTIONS.register("related_notes", _section_related_notes, option="related")
 
 
 def _options(budget, related, related_scope):
-    budget = validate.positive_int(budget, "--budget", maximum=MAX_BUDGET)
-    if related is not None:
-        related = validate.positive_int(related, "--related", minimum=0, maximum=MAX_RELATED)
-    if related_scope not in RELATED_SCOPES:
-        raise InvalidInput(
-            f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
-    return {"budget": budget, "related": related, "related_scope": related_scope}
+    return {"budget": params.checked_budget(budget), "related": params.checked_count("related", related),
+            "related_scope": params.checked_scope(related_scope)}
 
 
 def assemble(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_scope="project"):

@@ -20,23 +20,36 @@ PARAM_KEYS = ("budget", "related", "related_scope", "related_handoffs", "dep_con
 COUNT_FLAGS = {name: "--" + name.replace("_", "-") for name in ("related", *SECTION_OPTIONS)}
 
 
+def checked_budget(value):
+    """``--budget``: a character budget within (0, MAX_BUDGET]."""
+    return validate.positive_int(value, "--budget", maximum=MAX_BUDGET)
+
+
+def checked_count(key, value):
+    """A related-item count (``related`` or a section option): None (off) or 0..MAX_RELATED."""
+    return None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0, maximum=MAX_RELATED)
+
+
+def checked_scope(value):
+    """``--related-scope``: one of RELATED_SCOPES."""
+    if value not in RELATED_SCOPES:
+        raise InvalidInput(f"invalid --related-scope: {validate.shown(value, 40)} (choose from project, global)")
+    return value
+
+
 def make_params(*, budget=None, related=None, related_scope=None, related_handoffs=None, dep_context=None,
                 related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
                 pinned_boost=None, related_sessions=None):
     """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
     from mindos.memory import rerank as hybrid  # lazy: the rerank bounds, for calls that validate bundle flags
 
-    params = {"budget": validate.positive_int(DEFAULT_BUDGET if budget is None else budget, "--budget",
-                                              maximum=MAX_BUDGET),
-              "related_scope": "project" if related_scope is None else related_scope}
-    if params["related_scope"] not in RELATED_SCOPES:
-        raise InvalidInput(f"invalid --related-scope: {validate.shown(related_scope, 40)} (choose from project, global)")
+    params = {"budget": checked_budget(DEFAULT_BUDGET if budget is None else budget),
+              "related_scope": checked_scope("project" if related_scope is None else related_scope)}
     counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
               "related_facts": related_facts, "related_semantic": related_semantic,
               "related_sessions": related_sessions}
     for key, value in counts.items():
-        params[key] = None if value is None else validate.positive_int(value, COUNT_FLAGS[key], minimum=0,
-                                                                       maximum=MAX_RELATED)
+        params[key] = checked_count(key, value)
     if not isinstance(rerank, bool):
         raise InvalidInput("invalid --rerank: expected a flag")
     params["rerank"] = rerank

@@ -42,7 +42,7 @@ import sqlite3
 import time
 
 from mindos.core import clock, secrets, validate
-from mindos.context import builder, pack, recall
+from mindos.context import builder, pack, params, recall
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs
 from mindos.store import db, ledger
@@ -171,7 +171,7 @@ def _options(agent, project, budget, seconds, fmt):
     agent = validate.agent(agent, "--agent")
     if project is not None:
         project = validate.identifier(project, "--project")
-    budget = validate.positive_int(budget, "--budget", minimum=MIN_BUDGET, maximum=pack.MAX_BUDGET)
+    budget = validate.positive_int(budget, "--budget", minimum=MIN_BUDGET, maximum=params.MAX_BUDGET)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
         raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most {MAX_SECONDS:g},"
                            f" got {validate.shown(seconds, 40)}")

@@ -42,7 +42,7 @@ import json
 
 from mindos.context import builder, pack as legacy
 from mindos.context import sections as extra
-from mindos.context.params import PARAM_KEYS, make_params, uses_extra_sections  # noqa: F401 (the bundle's)
+from mindos.context.params import PARAM_KEYS, make_params, uses_extra_sections
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused

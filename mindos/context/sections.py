@@ -395,12 +395,11 @@ def _fetch_related_sessions(state):
 
 # Registered with the context pack's builder after the legacy sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
-OPTIONS = SECTION_OPTIONS
 section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
 section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
 section_related_sessions = _section("related_sessions", _fetch_related_sessions, guarded=True)  # guarded on ingest
 section_related_facts = _section("related_facts", _fetch_related_facts, guarded=True)  # the charset is the guard
 section_related_semantic = _section("related_semantic", _fetch_related_semantic, guarded=True)
-for _name, _build in (("related_handoffs", section_related_handoffs), ("dep_context", section_dep_context),
-                      ("related_sessions", section_related_sessions), ("related_facts", section_related_facts), ("related_semantic", section_related_semantic)):
+for _name, _build in zip(SECTION_OPTIONS, (section_related_handoffs, section_dep_context, section_related_sessions,
+                                           section_related_facts, section_related_semantic)):
     pack.SECTIONS.register(_name, _build, option=_name)

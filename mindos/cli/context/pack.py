@@ -8,11 +8,11 @@ def add_context(sub):
     p = make_parser(sub, "context",
                     "autopilot.py context t-1a2b3c4d --budget 4000 --related 5 --related-scope project")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--budget", type=flags.integer, default=pack.DEFAULT_BUDGET,
-                   help=f"character budget for the packed items (default {pack.DEFAULT_BUDGET})")
+    p.add_argument("--budget", type=flags.integer, default=params.DEFAULT_BUDGET,
+                   help=f"character budget for the packed items (default {params.DEFAULT_BUDGET})")
     p.add_argument("--related", type=flags.integer, metavar="N",
-                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{pack.MAX_RELATED})")
-    p.add_argument("--related-scope", choices=pack.RELATED_SCOPES, default="project",
+                   help=f"also pack up to N live notes of other tasks matching this task's text (0-{params.MAX_RELATED})")
+    p.add_argument("--related-scope", choices=params.RELATED_SCOPES, default="project",
                    help="where related notes come from: this task's project (default) or all projects")
     from mindos.cli.context import recall as recall_cli  # lazy: the opt-in section flags
 
