@@ -122,7 +122,7 @@ AUTOPILOT = Door(
              'Retract a memory so it never packs again (never deleted; audited).'),
             ('memory-import', 'memory.memories',
              'Import a legacy Hindsight bank.jsonl (dry run unless --apply; the file is only read).'),
-            ('memory-search', 'memory.memories',
+            ('memory-search', 'memory.retrieval',
              'One ranked list across live notes, memories, facts and handoffs (stems, prefixes, synonyms, recency; outdated rows only with --include-history, always below their replacement).'),
             ('fact-assert', 'memory.facts',
              'Assert a subject-predicate-object fact with provenance and an optional validity window (an identical currently-valid triple is deduplicated).'),

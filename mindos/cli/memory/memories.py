@@ -1,11 +1,10 @@
-"""Semantic memory commands: memory-retain, memory-list, memory-forget, memory-import, memory-search."""
+"""Semantic memory commands: memory-retain, memory-list, memory-forget, memory-import."""
 
 from mindos.cli import flags, make_parser
+from mindos.memory import memories
 
 
 def add_memory_retain(sub):
-    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
-
     p = make_parser(sub, "memory-retain",
                     'autopilot.py memory-retain --text "auth sessions expire after 30 days" --kind decision'
                     " --project Auth --tag auth")
@@ -22,8 +21,6 @@ def add_memory_retain(sub):
 
 
 def cmd_memory_retain(conn, args):
-    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
-
     return memories.retain(conn, args.text, kind=args.kind, project=args.project, tags=args.tag,
                            source=args.source, redact=args.redact, allow_secret=args.allow_secret)
 
@@ -39,8 +36,6 @@ def add_memory_list(sub):
 
 
 def cmd_memory_list(conn, args):
-    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
-
     return memories.list_memories(conn, project=args.project, query=args.query, include_all=args.all,
                                   limit=args.limit)
 
@@ -54,8 +49,6 @@ def add_memory_forget(sub):
 
 
 def cmd_memory_forget(conn, args):
-    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
-
     return memories.forget(conn, args.memory_id, superseded_by=args.superseded_by)
 
 
@@ -68,33 +61,10 @@ def add_memory_import(sub):
 
 
 def cmd_memory_import(conn, args):
-    from mindos.memory import memories  # lazy: memory-search, the hot one here, never needs the store side
-
     return memories.import_bank(conn, args.bank, apply=args.apply)
 
 
-def add_memory_search(sub):
-    p = make_parser(sub, "memory-search",
-                    'autopilot.py memory-search "how long do login sessions last" --project Auth --limit 5')
-    p.add_argument("query", help="words to look for")
-    p.add_argument("--project", help="the project asking: its rows plus project-less ones")
-    p.add_argument("--scope", choices=("project", "global"),
-                   help="project (default with --project) or global (default without)")
-    p.add_argument("--limit", type=flags.integer, default=10, help="at most this many hits (default 10)")
-    p.add_argument("--include-history", action="store_true",
-                   help="also superseded notes/handoffs, retracted memories and closed fact windows (outdated)")
-    p.set_defaults(handler=cmd_memory_search)
-
-
-def cmd_memory_search(conn, args):
-    from mindos.memory import retrieval  # lazy: only memory-search pays for the engine
-
-    return retrieval.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
-                                   include_history=args.include_history)
-
-
 COMMANDS = {
-    "memory-search": add_memory_search,
     "memory-retain": add_memory_retain,
     "memory-list": add_memory_list,
     "memory-forget": add_memory_forget,
