@@ -99,7 +99,6 @@ _COMMANDS = {
     "sshpass": r"(?<![\w-])sshpass(?![\w-])",
     "redis-cli": r"(?<![\w-])redis-cli(?![\w-])",
 }
-_COMMAND_RES = {}
 # a cli_password detector runs only when the folded text names one of its tools
 _COMMAND_GATES = {"curl": ("curl",), "mysql": ("mysql", "mariadb"), "sshpass": ("sshpass",),
                   "redis-cli": ("redis-cli",)}
@@ -131,7 +130,7 @@ class _Detector:
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
                  "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
-                 "_prefilter_source", "_prefilter", "share")
+                 "_prefilter", "share")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
                  words=None, good_kinds=None, prefilter=None, share=None):
@@ -145,7 +144,7 @@ class _Detector:
         # what each fast regex can report (a generic key's word family decides its kind)
         self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
-        self._prefilter_source, self._prefilter, self.share = prefilter, None, share
+        self._prefilter, self.share = (_Lazy(prefilter) if prefilter else None), share
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -164,9 +163,7 @@ class _Detector:
 
     def prefilter(self):
         """The prefilter regex compiled, or None when the detector has none."""
-        if self._prefilter is None and self._prefilter_source is not None:
-            self._prefilter = re.compile(self._prefilter_source)
-        return self._prefilter
+        return None if self._prefilter is None else self._prefilter()
 
     def shape_regex(self):
         """The shape compiled to run on the view (case-insensitive when the target is folded)."""
@@ -218,6 +215,7 @@ class _Lazy:
         return self().flags
 
 
+_COMMAND_RES = {command: _Lazy(pattern) for command, pattern in _COMMANDS.items()}
 # only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
 _LABEL = _Lazy(r"\[REDACTED:[a-z0-9_]{1,48}\]")
 _PLACEHOLDER = _Lazy(r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)")
@@ -298,13 +296,18 @@ _NEITHER = {  # (stop, wanted) -> class body, for every pair the detectors ask f
 _ASCII = "".join(map(chr, range(128)))
 
 
+_NEITHER_MORE = {}  # pairs outside the table, worked out when asked for (the table itself never grows)
+
+
 def _neither(stop, wanted):
     """The class body of the ASCII characters outside ``stop`` and not ``wanted``, as ranges
     (from :data:`_NEITHER` for the pairs the detectors use; worked out and kept otherwise)."""
     key = (stop, wanted)
-    if key not in _NEITHER:
-        _NEITHER[key] = _work_out_neither(stop, wanted)
-    return _NEITHER[key]
+    if key in _NEITHER:
+        return _NEITHER[key]
+    if key not in _NEITHER_MORE:
+        _NEITHER_MORE[key] = _work_out_neither(stop, wanted)
+    return _NEITHER_MORE[key]
 
 
 def _work_out_neither(stop, wanted):
@@ -691,11 +694,8 @@ def _runs_command(text, position, command, lines):
     """True when the line holding ``position`` invokes ``command`` before it (cached per line)."""
     start = text.rfind("\n", 0, position) + 1
     if (command, start) not in lines:
-        regex = _COMMAND_RES.get(command)
-        if regex is None:
-            regex = _COMMAND_RES[command] = re.compile(_COMMANDS[command])
         end = text.find("\n", start)
-        found = regex.search(text, start, len(text) if end == -1 else end)
+        found = _COMMAND_RES[command]().search(text, start, len(text) if end == -1 else end)
         lines[(command, start)] = found.start() if found else None
     first = lines[(command, start)]
     return first is not None and first < position
@@ -1067,7 +1067,10 @@ def _private_keys(detector, view):
 
 # Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
 # hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
-_FORMAT = None
+_FORMAT = _Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+                "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+                "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                "\U000e0020-\U000e007f]")
 # the runs of non-ASCII characters (what _view_map maps character by character)
 _NON_ASCII = _Lazy(r"[^\x00-\x7f]+")
 _ASCII_BYTES = bytes(range(128))
@@ -1082,14 +1085,6 @@ _SECOND = frozenset("\u09be\u09d7\u0b3e\u0b56\u0b57\u0bbe\u0bd7\u0cc2\u0cd5\u0cd
 _CHAR_KIND = {}
 
 
-def _format_re():
-    global _FORMAT
-    if _FORMAT is None:
-        _FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
-                             "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
-                             "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
-                             "\U000e0020-\U000e007f]")
-    return _FORMAT
 
 
 def _non_ascii(text):
@@ -1110,7 +1105,7 @@ def _char_kind(char):
         if len(_CHAR_KIND) > 4096:
             _CHAR_KIND.clear()
         first = unicodedata.normalize("NFKD", char)[0]
-        kind = _CHAR_KIND[char] = (_format_re().match(char) is not None,
+        kind = _CHAR_KIND[char] = (_FORMAT().match(char) is not None,
                                    unicodedata.combining(first) != 0 or first in _SECOND)
     return kind
 
@@ -1227,8 +1222,6 @@ def _replaced(text, counts):
     replaced by its view (:class:`_CharView`): the view itself, since no character's view
     holds a character whose own view differs (tests check), so the order of replacement
     does not matter.  Returns ``text`` itself when nothing changes."""
-    if len(_CHAR_VIEW) > 4096:
-        _CHAR_VIEW.clear()
     spliced, replaced = [], []
     for char, count in counts.items():
         mapped = _CHAR_VIEW[char]
@@ -1259,12 +1252,15 @@ def _spliced(text, spliced):
 
 
 class _CharView(dict):
-    """Each non-ASCII character's view (NFKC on its own, or "" for a format character), cached."""
+    """Each non-ASCII character's view (NFKC on its own, or "" for a format character), cached
+    (at most about 4096 characters: past that the cache starts over)."""
 
     def __missing__(self, char):
         import unicodedata  # lazy: only non-ASCII text is normalized
 
-        mapped = self[char] = "" if _format_re().match(char) else unicodedata.normalize("NFKC", char)
+        if len(self) > 4096:
+            self.clear()
+        mapped = self[char] = "" if _FORMAT().match(char) else unicodedata.normalize("NFKC", char)
         return mapped
 
 
@@ -1277,8 +1273,6 @@ def _view_map(text):
     positions back to the text, so redaction replaces the original characters."""
     if text.isascii():
         return text, None
-    if len(_CHAR_VIEW) > 4096:
-        _CHAR_VIEW.clear()
     pieces, segments, cursor, out = [], [], 0, 0
     for run in _NON_ASCII().finditer(text):
         if run.start() > cursor:
@@ -1333,6 +1327,10 @@ def _segments(text):
     return segments
 
 
+# what (?i) folds to an ASCII letter from above U+007F, and to which letter (see _fold)
+_FOLDED = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+
+
 def _fold(view):
     """``view`` with its letters folded one character for one, so that a lowercase regex run
     on it matches exactly where the same regex with ``(?i)`` matches on the view.
@@ -1346,7 +1344,7 @@ def _fold(view):
     if view.isascii():
         return view.lower()
     folded = view.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-    for char, letter in (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k")):
+    for char, letter in _FOLDED.items():
         if char in folded:
             folded = folded.replace(char, letter)
     return folded
@@ -1356,8 +1354,7 @@ def _fold(view):
 # U+00FF, by all that a fast regex can tell of such a character (their literals and ranges
 # are ASCII): whether \s, \d and \w match it.  (No stand-in is a decimal digit.)
 _STAND_INS = {(True, False, False): "\x85", (False, False, True): "\xaa", (False, False, False): "\xa7"}
-# what (?i) folds to an ASCII letter from above U+00FF (see _fold)
-_FOLDED_WIDE = frozenset("\u0130\u0131\u017f\u212a")
+_FOLDED_WIDE = frozenset(_FOLDED)  # all four lie above U+00FF
 # stand-ins for "?" while the encoder's replacement marks the bulk of the wide characters
 _MARKERS = "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11"
 # past this many str.replace passes (each a character with more than _SPLICE occurrences),
@@ -1570,7 +1567,7 @@ def _redact(text):
     if not hits:
         return text, []
     # findings hold view positions: map them back only now that there is something to replace
-    segments = None if view is text or text.isascii() else _segments(text)
+    segments = None if view is text else _segments(text)
     if segments is not None:
         starts = [segment[0] for segment in segments]
         hits = [(*_to_text(segments, starts, start, end), kind) for start, end, kind in hits]

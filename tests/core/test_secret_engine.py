@@ -259,13 +259,13 @@ def test_the_combining_table_and_the_format_class_agree_with_unicodedata():
     assert {char for char in seconds if unicodedata.combining(char) == 0} - {"\u1161", "\u11a8"} <= secrets._SECOND
     assert unicodedata.normalize("NFC", "\u1100\u1161") == "\uac00" and "\u1161" in secrets._SECOND
     assert unicodedata.normalize("NFC", "\uac00\u11a8") == "\uac01" and "\u11a8" in secrets._SECOND
-    formats = [chr(code) for code in range(0x110000) if secrets._format_re().match(chr(code))]
+    formats = [chr(code) for code in range(0x110000) if secrets._FORMAT().match(chr(code))]
     assert all(unicodedata.category(char) in ("Cf", "Cn") for char in formats)
     assert all(unicodedata.normalize("NFKC", char) == char and not char.isprintable() for char in formats)
     assert not any(char.isspace() for char in formats)
     # no other character normalizes into a format character
     assert not [code for code in range(0x110000) if unicodedata.decomposition(chr(code))
-                and any(secrets._format_re().match(c) for c in unicodedata.normalize("NFKC", chr(code)))]
+                and any(secrets._FORMAT().match(c) for c in unicodedata.normalize("NFKC", chr(code)))]
 
 
 def _unicode_texts(seed, count=1500):
