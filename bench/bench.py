@@ -884,6 +884,8 @@ def run(argv=None):
         },
     }
     errors = []
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="mindos-bench-", dir=args.workdir)
     global PYTHON
     try:

@@ -52,8 +52,9 @@ def _fact_parts(text):
     return subject, predicate, obj
 
 
-def build(home):
-    """Load the corpus into a fresh home; return ``(conn, keymap)`` with key -> (kind, id)."""
+def build(home, filler_per_project=corpus.FILLER_PER_PROJECT):
+    """Load the corpus into a fresh home with ``filler_per_project`` filler notes per project
+    (half before the labelled rows, half after); return ``(conn, keymap)`` with key -> (kind, id)."""
     clock.set_now(START)
     conn = db.connect(home)
     for project in corpus.PROJECTS:
@@ -69,7 +70,7 @@ def build(home):
                 notes.add(conn, f"{project.lower()}-filler", content=f"{text} ({project})")
             clock.advance(minutes=10)
 
-    filler(corpus.FILLER_PER_PROJECT // 2)
+    filler(filler_per_project // 2)
     replaced_by = {new: old for old, new in corpus.REPLACED}
     keymap = {}
     for key, surface, project, text in corpus.ROWS:
@@ -98,7 +99,7 @@ def build(home):
             tasks.create(conn, task_id=handoff_task, project=project, title=f"{project} work item")
             row = handoffs.record(conn, handoff_task, from_agent="hermes", to_agent="codex", objective=text)
             keymap[key] = ("handoff", row["id"])
-    filler(corpus.FILLER_PER_PROJECT - corpus.FILLER_PER_PROJECT // 2)
+    filler(filler_per_project - filler_per_project // 2)
     return conn, keymap
 
 
@@ -123,15 +124,20 @@ def _outdated_wins(ranked, new, old):
     return new not in ranked or ranked.index(old) < ranked.index(new)
 
 
-def evaluate(home=None):
-    """Build the corpus and run every query through every ranker; return the report dict."""
+def evaluate(home=None, filler_per_project=corpus.FILLER_PER_PROJECT, limit=DEPTH):
+    """Build the corpus and run every query through every ranker; return the report dict.
+
+    ``filler_per_project`` scales the distractor notes (the labelled rows stay the same),
+    to check that candidate selection still finds them in a large home; ``limit`` is the
+    hits asked of memory-search (an agent's usual 10 sizes its candidate pool smaller than
+    the default DEPTH)."""
     home = home or tempfile.mkdtemp(prefix="mindos-retrieval-")
-    conn, keymap = build(home)
+    conn, keymap = build(home, filler_per_project)
     by_ref = {ref: key for key, ref in keymap.items()}
     now = clock.now_iso()
     rankers = {
         "engine": lambda q, project, history: retrieval.memory_search(
-            conn, q, project=project, limit=DEPTH, include_history=history, now=now),
+            conn, q, project=project, limit=limit, include_history=history, now=now),
         "bm25": lambda q, project, history: retrieval.plain_bm25_search(
             conn, q, project=None, include_outdated=True, limit=DEPTH, now=now),
         "bm25_filtered": lambda q, project, history: retrieval.plain_bm25_search(
@@ -155,7 +161,7 @@ def evaluate(home=None):
             if name == "engine" and recall < 1:
                 misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
                                "top5": ranked[:TOP]})
-    report = {"rows": len(corpus.ROWS), "filler_notes": corpus.FILLER_PER_PROJECT * len(corpus.PROJECTS),
+    report = {"rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS), "engine_limit": limit,
               "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
               "engine_misses": misses}
     for name in rankers:
@@ -197,7 +203,14 @@ def table(report):
 
 
 def main(argv=None):
-    report = evaluate()
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Retrieval quality: memory-search against plain BM25.")
+    parser.add_argument("--filler", type=int, default=corpus.FILLER_PER_PROJECT,
+                        help=f"filler notes per project (default {corpus.FILLER_PER_PROJECT})")
+    parser.add_argument("--limit", type=int, default=DEPTH, help=f"hits asked of memory-search (default {DEPTH})")
+    args = parser.parse_args(argv)
+    report = evaluate(filler_per_project=args.filler, limit=args.limit)
     print(json.dumps(report, indent=2, sort_keys=True))
     print(table(report), file=sys.stderr)
     return 0

@@ -14,11 +14,20 @@ from mindos.errors import InvalidInput
 
 DEFAULT_NEAR_DUP_THRESHOLD = 0.8
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# On ASCII text the pattern's letters and digits are [A-Za-z0-9]: every other byte becomes a
+# space and ``split`` does the rest, several times faster than the regex (ranking tokenizes
+# every candidate row it scores)
+_ASCII_SEPARATORS = bytes.maketrans(bytes(c for c in range(256) if not chr(c).isalnum() or c > 127),
+                                    b" " * sum(1 for c in range(256) if not chr(c).isalnum() or c > 127))
 
 
 def words(text):
     """The word tokens of ``text`` in order (what FTS5's unicode61 tokenizer would index)."""
-    return _WORD.findall(text or "")
+    if not text:
+        return []
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
+    return _WORD.findall(text)
 
 
 

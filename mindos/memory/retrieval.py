@@ -10,13 +10,17 @@ through any of its *terms*:
   * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
     with its own stems, phrases as exact word sequences.
 
-Candidates are fetched from each FTS5 index with the groups OR-combined (only the rarest
-ones whose matches add up to SEARCH_POSTINGS: a word most rows carry narrows nothing) and
-BM25 picking a few rows per index (CANDIDATES for pack sections, :func:`search_candidates`
-for memory-search; the index does the narrowing), then scored in Python on one scale
-shared by every surface, over every group of the query: the IDF-weighted share of the
-query's groups a row matches (each group at its best weight), times a mild recency factor.  The score never reads BM25,
-so a row's score does not move when unrelated rows join an index.
+Candidates come from each FTS5 index without BM25: a probe counts each group's matches
+(capped), the rarest groups whose matches add up to SEARCH_POSTINGS are kept (a word most
+rows carry narrows nothing), and the index yields, newest first and filtered as it is read,
+the rows matching all of them, then each one's own rows, rarest first, until the candidate
+count is reached.  Those are scored in Python on one scale shared by every surface, over
+every group of the query: the IDF-weighted share of the query's groups a row matches (each
+group at its best weight), times a mild recency factor.  The score never reads BM25, so a
+row's score does not move when unrelated rows join an index, and no statement pays for
+BM25's per-row statistics (at 50k notes they were most of a search's cost).  Pack sections
+use the same groups and the same rarity bound (:func:`bounded_expression`); facts' ranked
+search takes CANDIDATES rows in BM25 order.
 
 Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
 left out by default; with history included they always sort after every current row, so a
@@ -32,9 +36,9 @@ from mindos.errors import InvalidInput
 from mindos.memory import synonyms
 from mindos.store import fts
 
-CANDIDATES = 60  # per index: BM25 picks them, the engine's score orders them
+CANDIDATES = 60  # a ranked fact search's BM25 pool; the substring twin's rows per surface
 DF_CAP = 1001  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
-SEARCH_POSTINGS = 1000  # memory-search fetches candidates for the rarest groups within this many matches
+SEARCH_POSTINGS = 1000  # memory-search reads candidates of the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
@@ -55,6 +59,8 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "
 
 def words(text):
     """Lowercase word tokens of ``text`` (FTS5 unicode61's view of it)."""
+    if text and text.isascii():  # lowering ASCII first tokenizes the same, in one pass
+        return fts.tokens(text.lower())
     return [token.lower() for token in fts.tokens(text)]
 
 
@@ -207,15 +213,25 @@ def bounded_expression(conn, index, query_groups, budget, cache=None):
 
 def coverage(query_groups, idf, text):
     """The IDF-weighted share in [0, 1] of the query's groups that ``text`` matches."""
-    tokens = words(text)
-    token_set = set(tokens)
-    joined = " " + " ".join(tokens) + " "
+    return coverage_of(query_groups, idf)(text)
+
+
+def coverage_of(query_groups, idf):
+    """:func:`coverage` as a function of the text alone, for scoring many rows against one
+    query: the weights are summed and the unweighted groups dropped once."""
     total = sum(idf) or 1.0
-    got = 0.0
-    for group, weight in zip(query_groups, idf):
-        if weight:
-            got += weight * group.weight_in(token_set, joined)
-    return got / total
+    weighted = [(group.weight_in, weight) for group, weight in zip(query_groups, idf) if weight]
+
+    def score(text):
+        tokens = words(text)
+        token_set = set(tokens)
+        joined = " " + " ".join(tokens) + " "
+        got = 0.0
+        for weight_in, weight in weighted:
+            got += weight * weight_in(token_set, joined)
+        return got / total
+
+    return score
 
 
 def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
@@ -224,7 +240,13 @@ def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     try:
         hours = max(0, clock.seconds_between(created_at, now) // 3600)
     except Exception:  # noqa: BLE001 - a malformed legacy timestamp is simply "old"
-        hours = 10**6
+        hours = None
+    return decay(hours, half_life_hours)
+
+
+def decay(hours, half_life_hours=RECENCY_HALF_LIFE_HOURS):
+    """:func:`recency` of a row ``hours`` whole hours old (None: unknown, scored as very old)."""
+    hours = 10**6 if hours is None else max(0, hours)
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
@@ -246,9 +268,16 @@ def idf_weights(conn, query_groups, indexes, counts=None):
 
 
 def _bounded(query_groups, counts, budget):
-    """``(expression, total)``: the OR expression of the rarest groups whose counts add up to
-    at most ``budget`` (the rarest alone when even it is over; None when nothing matches),
-    and the sum of the used groups' counts (at least the rows it matches)."""
+    """``(expression, total)``: the OR expression of :func:`_rarest`'s groups (None when
+    nothing matches) and the sum of their counts (at least the rows it matches)."""
+    used, total = _rarest(counts, budget)
+    return " OR ".join(query_groups[position].expression() for position in used) or None, total
+
+
+def _rarest(counts, budget):
+    """``(positions, total)``: the positions, in query order, of the rarest groups whose
+    ``counts`` add up to at most ``budget`` (the rarest alone when even it is over; none
+    when nothing matches), and the sum of their counts."""
     matched = sorted((count, position) for position, count in enumerate(counts) if count)
     used, total = [], 0
     for count, position in matched:
@@ -258,7 +287,7 @@ def _bounded(query_groups, counts, budget):
         total += count
     if matched and not used:
         used, total = [matched[0][1]], matched[0][0]
-    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None, total
+    return sorted(used), total
 
 
 def plain_expression(text, operator="OR"):
@@ -278,39 +307,37 @@ _NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND 
 _FACT_OUTDATED = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
 # Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
 # created_at, text, outdated, replaced_by), the joins after its content table, the project
-# scope and current-row filters, and its newest-first order (the substring twin's order).
+# scope and current-row filters, its newest-first order (the substring twin's order) and the
+# column its created_at is read from.
 _SURFACES = {
     "note": ("notes_fts",
              "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
              f" n.content AS text, {_NOTE_OUTDATED} AS outdated, n.superseded_by AS replaced_by",
              " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND NOT {_NOTE_OUTDATED}",
-             "n.created_at DESC, n.id DESC"),
+             "n.created_at DESC, n.id DESC", "n.created_at"),
     "memory": ("memories_fts",
                "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
                " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
-               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC"),
+               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC",
+               "m.created_at"),
     "fact": ("facts_fts",
              "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
              " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
              f" {_FACT_OUTDATED} AS outdated, NULL AS replaced_by",
              " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
-             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC"),
+             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC", "f.valid_from"),
     "handoff": ("handoffs_fts",
                 "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
                 " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
                 " h.superseded_by AS replaced_by",
                 " JOIN tasks t ON t.id = h.task_id", " AND t.project = :project", " AND h.superseded_by IS NULL",
-                "h.created_at DESC, h.id DESC"),
+                "h.created_at DESC, h.id DESC", "h.created_at"),
 }
-
-
-WINDOW = 500  # a match set larger than this is ranked within its newest WINDOW rows (as packs do)
-POOL_FACTOR = 4  # BM25's best (factor x candidates) rows are taken from the index before the join
 
 
 def search_candidates(limit):
     """Candidates memory-search fetches per surface for ``limit`` hits: three times the hits
-    asked for, at least 30 (the engine's score re-orders them; BM25 only has to get the
+    asked for, at least 30 (the engine's score orders them; the index only has to bring the
     right rows into the set, and a surface rarely supplies more than the limit)."""
     return max(30, 3 * limit)
 
@@ -321,37 +348,43 @@ class _Surface:
     task_id, created_at, text, outdated, replaced_by."""
 
     def __init__(self, kind, scoped, history):
-        self.index, self.columns, self.joins, scope, current, self.newest = _SURFACES[kind]
+        self.index, self.columns, self.joins, scope, current, self.newest, self.created = _SURFACES[kind]
         self.spec = spec = fts.index(self.index)
         self.table, self.key = f"{spec.table} {spec.alias}", f"{spec.alias}.{spec.rowid}"
         self.filters = (scope if scoped else "") + ("" if history else current)  # " AND ..." each
 
-    def ranked(self):
-        """Candidates the fast way: BM25 ranks the (newest WINDOW) matches inside the index
-        alone, and only its best ``pool`` rows are joined and filtered.  Params: expr, now,
-        project, window, pool, cap."""
-        where = f" WHERE {self.filters[len(' AND '):]}" if self.filters else ""
-        return (f"WITH top(rowid, score) AS MATERIALIZED (SELECT rowid, score FROM (SELECT rowid,"
-                f" bm25({self.index}) AS score FROM {self.index} WHERE {self.index} MATCH :expr"
-                f" ORDER BY rowid DESC LIMIT :window) ORDER BY score, rowid LIMIT :pool)"
-                f" SELECT {self.columns} FROM top JOIN {self.table} ON {self.key} = top.rowid{self.joins}"
-                f"{where} ORDER BY top.score, top.rowid LIMIT :cap")
+    def matching(self, windowed):
+        """The newest rows matching ``:expr`` that pass the filters, at most ``:cap``: the
+        index yields its matches newest first and the scan stops at the cap, so no row
+        past it is read, let alone scored.  ``windowed``: only the newest ``:window``
+        matches count, which bounds the scan when the expression matches more rows than
+        the engine reads and the filters reject most of them (a narrow project).  Each row
+        also yields ``created_epoch`` (its created_at in Unix seconds, read by SQLite; NULL
+        when malformed), so ranking parses no timestamp.  Params: expr, now, project, cap
+        (and window)."""
+        bound = (f" AND {self.index}.rowid >= (SELECT min(rowid) FROM (SELECT rowid FROM {self.index}"
+                 f" WHERE {self.index} MATCH :expr ORDER BY rowid DESC LIMIT :window))") if windowed else ""
+        return (f"SELECT {self.columns}, CAST(strftime('%s', {self.created}) AS INTEGER) AS created_epoch"
+                f" FROM {self.index} JOIN {self.table} ON {self.key} = {self.index}.rowid"
+                f"{self.joins} WHERE {self.index} MATCH :expr{bound}{self.filters}"
+                f" ORDER BY {self.index}.rowid DESC LIMIT :cap")
 
-    def filtered(self):
-        """Candidates when the filters reject most of the pool (a narrow project scope, a
-        history-only match): the newest WINDOW matching rows that pass them, BM25-ranked."""
-        return (f"SELECT * FROM (SELECT {self.columns}, bm25({self.index}) AS score, {self.index}.rowid AS r"
-                f" FROM {self.index} JOIN {self.table} ON {self.key} = {self.index}.rowid{self.joins}"
-                f" WHERE {self.index} MATCH :expr{self.filters}"
-                f" ORDER BY {self.index}.rowid DESC LIMIT :window) ORDER BY score, r LIMIT :cap")
-
-    def fetch(self, conn, params, matches):
-        """The candidates; ``matches`` bounds how many rows the expression matches (the
-        probe's counts), so a pool known to hold every match is never fetched twice."""
-        rows = conn.execute(self.ranked(), params).fetchall()
-        if len(rows) < params["cap"] and matches > params["pool"]:
-            # fewer than asked although more rows matched: the filters dropped most of the pool
-            rows = conn.execute(self.filtered(), params).fetchall()
+    def fetch(self, conn, expressions, windowed, params):
+        """The candidates for the rarest groups' ``expressions`` (rarest first): the newest
+        rows matching all of them, then each one's newest matches in that order, until
+        ``params["cap"]`` rows (each once).  A rare group's few rows always make the set,
+        however many newer rows a common group matches.  ``windowed``: see
+        :meth:`matching`."""
+        cap, rows, seen = params["cap"], [], set()
+        tiers = [" AND ".join(expressions), *expressions] if len(expressions) > 1 else expressions
+        sql = self.matching(windowed)
+        for expression in tiers:
+            for row in conn.execute(sql, {**params, "expr": expression}).fetchall():
+                if row["id"] not in seen and len(rows) < cap:
+                    seen.add(row["id"])
+                    rows.append(row)
+            if len(rows) >= cap:
+                break
         return rows
 
     def substring(self, like):
@@ -422,22 +455,28 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     if not all(fts.has(conn, _SURFACES[kind][0]) for kind in SURFACES):
         return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
-    cap = search_candidates(limit)
+    params = {"now": now, "project": project, "cap": search_candidates(limit), "window": SEARCH_POSTINGS}
     for kind in SURFACES:
         surface = _Surface(kind, scoped, include_history)
         index = surface.index
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
-        bounded, matches = _bounded(query_groups, counts[index], SEARCH_POSTINGS)
-        if bounded is None:
-            continue
-        found.extend(surface.fetch(conn, {"now": now, "expr": bounded, "project": project, "window": WINDOW,
-                                          "pool": POOL_FACTOR * cap, "cap": cap}, matches))
+        used, total = _rarest(counts[index], SEARCH_POSTINGS)
+        if used:
+            # over the budget only when the rarest group alone is: then only its newest
+            # SEARCH_POSTINGS matches are read
+            rarest = sorted(used, key=lambda position: counts[index][position])
+            found.extend(surface.fetch(conn, [query_groups[position].expression() for position in rarest],
+                                       total > SEARCH_POSTINGS, params))
     idf = idf_weights(conn, query_groups, indexes, counts)
+    now_epoch = int(clock.parse(now).timestamp())
+    covered = coverage_of(query_groups, idf)
     hits = []
     for row in found:
-        score = round(coverage(query_groups, idf, row["text"]) * recency(row["created_at"], now), 6)
+        age = row["created_epoch"]
+        score = round(covered(row["text"])
+                      * decay(None if age is None else (now_epoch - age) // 3600), 6)
         if score > 0:
             hits.append(_hit(row, include_history, score))
     return _best(hits, limit)

@@ -173,16 +173,70 @@ def test_ranked_search_notes_matches_stems_prefixes_and_synonyms_conjunctively(c
     assert [h["id"] for h in notes.search(conn, "deploy tues", rank=True)] == [wanted["id"]]
 
 
-def test_a_narrow_scope_still_finds_rows_the_global_ranking_pool_leaves_out(conn):
-    """The ranked pool is taken from the index before the project filter; when the filter
-    rejects all of it, the search falls back to filtering first instead of answering []."""
+def test_a_narrow_scope_finds_its_rows_behind_many_newer_rows_of_other_projects(conn):
+    """Candidates are read newest first with the scope applied while reading, so a small
+    project's older rows are found however many newer rows other projects have."""
     if not retrieval.fts.has(conn, "notes_fts"):
         pytest.skip("SQLite without FTS5")
     make_task(conn, "big", project="Big")
     make_task(conn, "small", project="Small")
-    for n in range(retrieval.POOL_FACTOR * retrieval.search_candidates(10) + 20):
-        notes.add(conn, "big", content=f"gateway timeout seen on shard {n}")
     wanted = {notes.add(conn, "small", content=f"gateway timeout seen on shard s{n}")["id"] for n in range(3)}
+    for n in range(4 * retrieval.search_candidates(10) + 20):
+        notes.add(conn, "big", content=f"gateway timeout seen on shard {n}")
     hits = retrieval.memory_search(conn, "gateway timeout", project="Small", limit=10)
     assert {hit["id"] for hit in hits} == wanted
     assert len(retrieval.memory_search(conn, "gateway timeout", limit=10)) == 10
+
+
+def test_a_rare_words_rows_make_the_candidates_behind_a_common_words_newer_rows(conn):
+    """The rows matching every rare group come first, then each group's own newest rows,
+    rarest first: an old row carrying the query's rarest word is never crowded out by the
+    many newer rows that match only a common one."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1", project="Billing")
+    wanted = notes.add(conn, "t1", content="invoices go out nightly from the scheduler")["id"]
+    for n in range(3 * retrieval.search_candidates(10)):
+        notes.add(conn, "t1", content=f"billing scheduler change number {n}")
+    hits = retrieval.memory_search(conn, "when does the scheduler run each night", project="Billing", limit=10)
+    assert hits[0]["id"] == wanted  # night* and scheduler beat scheduler alone, though older
+
+
+def test_a_common_rarest_word_reads_only_its_newest_matches(conn, monkeypatch):
+    """When even the rarest group matches more than SEARCH_POSTINGS rows, only its newest
+    SEARCH_POSTINGS matches are read: a scope rejecting them all finds nothing older
+    (the work stays bounded), and rows inside that window are found."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 20)
+    make_task(conn, "old", project="Old")
+    make_task(conn, "new", project="New")
+    old = notes.add(conn, "old", content="gateway retries exhausted")["id"]
+    for n in range(30):
+        notes.add(conn, "new", content=f"gateway retries exhausted again {n}")
+    assert retrieval.memory_search(conn, "gateway", project="Old") == []
+    inside = notes.add(conn, "old", content="gateway retries exhausted once more")["id"]
+    assert [hit["id"] for hit in retrieval.memory_search(conn, "gateway", project="Old")] == [inside]
+    monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 1000)
+    assert {hit["id"] for hit in retrieval.memory_search(conn, "gateway", project="Old")} == {old, inside}
+
+
+def test_memory_search_scores_are_coverage_times_recency(conn):
+    """SQLite reads each candidate's age for the ranking: the score is exactly the
+    documented coverage x recency of the row's stored timestamp, ages in whole hours."""
+    clock.set_now("2026-03-01T00:00:00Z")
+    make_task(conn, "t1", project="Ops")
+    notes.add(conn, "t1", content="database failover drill")
+    clock.set_now("2026-03-04T05:59:59Z")
+    memories.retain(conn, "failover runbook lives in the wiki", project="Ops")
+    clock.set_now("2026-06-01T12:30:00Z")
+    now = clock.now_iso()
+    hits = retrieval.memory_search(conn, "db failover", project="Ops", now=now)
+    query_groups = retrieval.groups("db failover")
+    idf = retrieval.idf_weights(conn, query_groups, [("notes_fts", "notes"), ("memories_fts", "memories"),
+                                                     ("facts_fts", "facts"), ("handoffs_fts", "handoffs")])
+    assert len(hits) == 2
+    for hit in hits:
+        expected = retrieval.coverage(query_groups, idf, hit["text"]) * retrieval.recency(hit["created_at"], now)
+        assert hit["score"] == round(expected, 6)
+    assert retrieval.decay(None) < retrieval.decay(10**5) < retrieval.decay(0) == 1.0
