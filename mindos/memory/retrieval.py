@@ -83,10 +83,12 @@ def stems(word):
             if suffix in ("es", "ed", "ing", "ings") and not root.endswith("e"):
                 found.add(root + "e")  # cached -> cache*, rotating -> rotate*
             break
-    if word.endswith("e") and len(word) - 1 >= MIN_STEM:
-        found.add(word[:-1])  # cache -> cach* also finds caching
-    if word.endswith("y") and len(word) - 1 >= MIN_STEM:
-        found.add(word[:-1] + "i")  # retry -> retri* finds retries
+    if word.endswith("e") and len(word) - 1 > MIN_STEM:
+        # cache -> cach* also finds caching; never a 3-letter root (time -> tim* would match
+        # timeout, timer and timestamp; the word's own prefix already finds times, timed)
+        found.add(word[:-1])
+    if word.endswith("y") and len(word) - 1 >= MIN_STEM and word[-2] not in "aeiouy":
+        found.add(word[:-1] + "i")  # retry -> retri* finds retries (a vowel keeps its y: gateways)
     found.discard(word)
     return found
 
@@ -336,10 +338,12 @@ _SURFACES = {
 
 
 def search_candidates(limit):
-    """Candidates memory-search fetches per surface for ``limit`` hits: three times the hits
-    asked for, at least 30 (the engine's score orders them; the index only has to bring the
-    right rows into the set, and a surface rarely supplies more than the limit)."""
-    return max(30, 3 * limit)
+    """Candidates memory-search reads per surface for ``limit`` hits: twice the hits asked
+    for, at least 20 (the engine's score orders them; the index only has to bring the right
+    rows into the set, and a surface rarely supplies more than the limit).  At 12,000
+    distractor notes ``bench/retrieval_eval.py --filler 2000 --limit 10`` scores the same
+    with 10, 20 or 30."""
+    return max(20, 2 * limit)
 
 
 class _Surface:

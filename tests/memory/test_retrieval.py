@@ -24,6 +24,16 @@ def test_short_words_and_numbers_are_not_stemmed():
     assert retrieval.stems("api") == set() and retrieval.stems("2026") == set()
 
 
+def test_stems_never_widen_into_a_vocabulary():
+    """A 3-letter root would match unrelated words (tim* -> timeout) and merge their
+    postings on every search; y becomes i only where English spells it so (retries, not
+    gateways)."""
+    assert retrieval.stems("time") == set() and retrieval.stems("kube") == set()
+    assert "cach" in retrieval.stems("cache") and "polici" in retrieval.stems("policy")
+    assert retrieval.stems("gateway") == set() and retrieval.stems("deploy") == set()
+    assert retrieval.Group("k8s").expression() == '("k8s" OR "kube" OR "kubernet"*)'
+
+
 def test_synonym_table_is_small_lowercase_and_symmetric():
     assert 20 <= len(synonyms.GROUPS) <= 100
     for group in synonyms.GROUPS:
