@@ -346,6 +346,17 @@ def search_candidates(limit):
     return max(20, 2 * limit)
 
 
+# positions in every candidate row (see _SURFACES, then _Surface.matching's two columns)
+_ID, _TEXT, _EPOCH, _PASSES = 1, 5, 8, 9
+
+
+def _tuples(conn):
+    """A cursor of ``conn`` yielding plain tuples: a candidate row is read by position."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
+
+
 class _Surface:
     """How one surface's candidates are fetched (see :data:`_SURFACES`): through its index,
     or by substring on a SQLite without FTS5.  Every statement yields kind, id, project,
@@ -357,38 +368,42 @@ class _Surface:
         self.table, self.key = f"{spec.table} {spec.alias}", f"{spec.alias}.{spec.rowid}"
         self.filters = (scope if scoped else "") + ("" if history else current)  # " AND ..." each
 
-    def matching(self, windowed):
-        """The newest rows matching ``:expr`` that pass the filters, at most ``:cap``: the
-        index yields its matches newest first and the scan stops at the cap, so no row
-        past it is read, let alone scored.  ``windowed``: only the newest ``:window``
-        matches count, which bounds the scan when the expression matches more rows than
-        the engine reads and the filters reject most of them (a narrow project).  Each row
-        also yields ``created_epoch`` (its created_at in Unix seconds, read by SQLite; NULL
-        when malformed), so ranking parses no timestamp.  Params: expr, now, project, cap
-        (and window)."""
-        bound = (f" AND {self.index}.rowid >= (SELECT min(rowid) FROM (SELECT rowid FROM {self.index}"
-                 f" WHERE {self.index} MATCH :expr ORDER BY rowid DESC LIMIT :window))") if windowed else ""
-        return (f"SELECT {self.columns}, CAST(strftime('%s', {self.created}) AS INTEGER) AS created_epoch"
-                f" FROM {self.index} JOIN {self.table} ON {self.key} = {self.index}.rowid"
-                f"{self.joins} WHERE {self.index} MATCH :expr{bound}{self.filters}"
-                f" ORDER BY {self.index}.rowid DESC LIMIT :cap")
+    def matching(self):
+        """The newest ``:window`` rows matching ``:expr``, newest first, each with ``passes``
+        (whether it passes the scope and current-row filters) and ``created_epoch`` (its
+        created_at in Unix seconds, read by SQLite, so ranking parses no timestamp; NULL
+        when malformed).  The filters are judged per row rather than in WHERE so that the
+        reader, not the filters, decides how many matches are read (see :meth:`fetch`).
+        Params: expr, now, project, window."""
+        passes = self.filters[len(" AND "):] if self.filters else "1"
+        return (f"SELECT {self.columns}, CAST(strftime('%s', {self.created}) AS INTEGER) AS created_epoch,"
+                f" {passes} AS passes FROM {self.index} CROSS JOIN {self.table} ON {self.key} = {self.index}.rowid"
+                f"{self.joins} WHERE {self.index} MATCH :expr ORDER BY {self.index}.rowid DESC LIMIT :window")
 
-    def fetch(self, conn, expressions, windowed, params):
+    def fetch(self, conn, expressions, params):
         """The candidates for the rarest groups' ``expressions`` (rarest first): the newest
         rows matching all of them, then each one's newest matches in that order, until
-        ``params["cap"]`` rows (each once).  A rare group's few rows always make the set,
-        however many newer rows a common group matches.  ``windowed``: see
-        :meth:`matching`."""
+        ``params["cap"]`` rows that pass the filters (each once).  A rare group's few rows
+        always make the set, however many newer rows a common group matches.
+
+        Each expression's matches are read newest first and reading stops at the cap, so a
+        call costs a few rows more than the cap, and never more than the newest
+        ``params["window"]`` matches per expression however narrow the scope (a project
+        whose rows are all older than that finds none through a common word)."""
         cap, rows, seen = params["cap"], [], set()
         tiers = [" AND ".join(expressions), *expressions] if len(expressions) > 1 else expressions
-        sql = self.matching(windowed)
+        sql = self.matching()
         for expression in tiers:
-            for row in conn.execute(sql, {**params, "expr": expression}).fetchall():
-                if row["id"] not in seen and len(rows) < cap:
-                    seen.add(row["id"])
-                    rows.append(row)
-            if len(rows) >= cap:
-                break
+            cursor = _tuples(conn)
+            try:
+                for row in cursor.execute(sql, {**params, "expr": expression}):
+                    if row[_PASSES] and row[_ID] not in seen:
+                        seen.add(row[_ID])
+                        rows.append(row)
+                        if len(rows) >= cap:
+                            return rows
+            finally:
+                cursor.close()  # stops the statement where the reading stopped
         return rows
 
     def substring(self, like):
@@ -407,15 +422,15 @@ class _Surface:
 
 
 def _hit(row, include_history, score=None):
-    """The memory-search hit of a candidate row (``score`` only when ranked)."""
-    hit = {"kind": row["kind"], "id": row["id"], "project": row["project"], "task_id": row["task_id"],
-           "created_at": row["created_at"]}
+    """The memory-search hit of a candidate row (a tuple; ``score`` only when ranked)."""
+    kind, ident, project, task_id, created_at, text, outdated, replaced_by = row[:8]
+    hit = {"kind": kind, "id": ident, "project": project, "task_id": task_id, "created_at": created_at}
     if score is not None:
         hit["score"] = score
-    hit["text"] = row["text"]
+    hit["text"] = text
     if include_history:
-        hit["outdated"] = bool(row["outdated"])
-        hit["replaced_by"] = row["replaced_by"]
+        hit["outdated"] = bool(outdated)
+        hit["replaced_by"] = replaced_by
     return hit
 
 
@@ -466,20 +481,17 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
         counts[index] = group_counts(conn, query_groups, index)
-        used, total = _rarest(counts[index], SEARCH_POSTINGS)
+        used, _ = _rarest(counts[index], SEARCH_POSTINGS)
         if used:
-            # over the budget only when the rarest group alone is: then only its newest
-            # SEARCH_POSTINGS matches are read
             rarest = sorted(used, key=lambda position: counts[index][position])
-            found.extend(surface.fetch(conn, [query_groups[position].expression() for position in rarest],
-                                       total > SEARCH_POSTINGS, params))
+            found.extend(surface.fetch(conn, [query_groups[position].expression() for position in rarest], params))
     idf = idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
     covered = coverage_of(query_groups, idf)
     hits = []
     for row in found:
-        age = row["created_epoch"]
-        score = round(covered(row["text"])
+        age = row[_EPOCH]
+        score = round(covered(row[_TEXT])
                       * decay(None if age is None else (now_epoch - age) // 3600), 6)
         if score > 0:
             hits.append(_hit(row, include_history, score))
@@ -497,8 +509,8 @@ def _substring_search(conn, query_groups, scoped, project, limit, include_histor
         surface = _Surface(kind, scoped, include_history)
         spec = surface.spec
         like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
-        found.extend(conn.execute(surface.substring(like), {"now": now, "project": project, "cap": CANDIDATES,
-                                                            **params}).fetchall())
+        found.extend(_tuples(conn).execute(surface.substring(like), {"now": now, "project": project,
+                                                                     "cap": CANDIDATES, **params}).fetchall())
     return _best([_hit(row, include_history) for row in found], limit)
 
 
