@@ -68,9 +68,25 @@ def stems(word):
     """Prefix stems of ``word`` (may be empty): what ``word*`` variants share."""
     if len(word) <= MIN_STEM or word.isdigit():
         return set()
+    # a root of 3 letters only when no shorter suffix leaves a longer one: payments ->
+    # payment*, not pay* (payload, payroll); runs -> run*
+    found = _stripped(word, MIN_STEM + 1) or _stripped(word, MIN_STEM)
+    if word.endswith("e") and len(word) - 1 > MIN_STEM:
+        # cache -> cach* also finds caching; never a 3-letter root (time -> tim* would match
+        # timeout, timer and timestamp; the word's own prefix already finds times, timed)
+        found.add(word[:-1])
+    if word.endswith("y") and len(word) - 1 >= MIN_STEM and word[-2] not in "aeiouy":
+        found.add(word[:-1] + "i")  # retry -> retri* finds retries (a vowel keeps its y: gateways)
+    found.discard(word)
+    return found
+
+
+def _stripped(word, shortest):
+    """The roots left by the first of _SUFFIXES ``word`` ends with that leaves at least
+    ``shortest`` letters (with the spellings it implies), or an empty set."""
     found = set()
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+        if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
             root = word[: -len(suffix)]
             if suffix in ("ion", "ions") and len(root) < 4:
                 continue
@@ -83,13 +99,6 @@ def stems(word):
             if suffix in ("es", "ed", "ing", "ings") and not root.endswith("e"):
                 found.add(root + "e")  # cached -> cache*, rotating -> rotate*
             break
-    if word.endswith("e") and len(word) - 1 > MIN_STEM:
-        # cache -> cach* also finds caching; never a 3-letter root (time -> tim* would match
-        # timeout, timer and timestamp; the word's own prefix already finds times, timed)
-        found.add(word[:-1])
-    if word.endswith("y") and len(word) - 1 >= MIN_STEM and word[-2] not in "aeiouy":
-        found.add(word[:-1] + "i")  # retry -> retri* finds retries (a vowel keeps its y: gateways)
-    found.discard(word)
     return found
 
 

@@ -31,6 +31,7 @@ def test_stems_never_widen_into_a_vocabulary():
     assert retrieval.stems("time") == set() and retrieval.stems("kube") == set()
     assert "cach" in retrieval.stems("cache") and "polici" in retrieval.stems("policy")
     assert retrieval.stems("gateway") == set() and retrieval.stems("deploy") == set()
+    assert retrieval.stems("payments") == {"payment"} and retrieval.stems("runs") == {"run"}  # not pay*
     assert retrieval.Group("k8s").expression() == '("k8s" OR "kube" OR "kubernet"*)'
 
 
