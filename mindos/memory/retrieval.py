@@ -37,8 +37,8 @@ from mindos.memory import synonyms
 from mindos.store import fts
 
 CANDIDATES = 60  # a ranked fact search's BM25 pool; the substring twin's rows per surface
-DF_CAP = 1001  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
-SEARCH_POSTINGS = 1000  # memory-search reads candidates of the rarest groups within this many matches
+DF_CAP = 301  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
+SEARCH_POSTINGS = 300  # memory-search reads candidates of the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
@@ -129,6 +129,7 @@ class Group:
 
     def __init__(self, word, previous=None):
         self.word = word
+        self.word_term = '"' + word.replace('"', '""') + '"'  # the word alone, quoted for MATCH
         terms = {("exact", word): W_EXACT}
         if len(word) > MIN_STEM and not word.isdigit():  # a partial word: kube -> kubernetes
             terms[("prefix", word)] = W_STEM
@@ -261,9 +262,27 @@ def decay(hours, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
-def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
-    """How many rows of ``index`` each group matches, each counted up to ``cap`` (one statement)."""
-    return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
+def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None, *, words_first=False):
+    """How many rows of ``index`` each group matches, each counted up to ``cap`` (one
+    statement; ``cache``: see :func:`mindos.store.fts.match_counts`).
+
+    ``words_first``: count the groups' own words first and count whole only the groups
+    whose word stays under ``cap`` (a second statement).  A group matches at least the rows
+    its word does, so the answer is the same; it is cheaper when most words are common (a
+    search query's usually are): a prefix term merges every posting of every word it
+    covers before it yields a row, while a word's own posting list is walked only up to
+    ``cap``.  For text whose words are mostly rare (a task's, in packs) the first
+    statement would be wasted."""
+    if not words_first:
+        return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
+    counts = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
+    whole = [position for position, group in enumerate(query_groups)
+             if counts[position] < cap and group.expression() != f"({group.word_term})"]
+    if whole:
+        expressions = [query_groups[position].expression() for position in whole]
+        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap, cache)):
+            counts[position] = count
+    return counts
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):
@@ -489,7 +508,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         index = surface.index
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
-        counts[index] = group_counts(conn, query_groups, index)
+        counts[index] = group_counts(conn, query_groups, index, words_first=True)
         used, _ = _rarest(counts[index], SEARCH_POSTINGS)
         if used:
             rarest = sorted(used, key=lambda position: counts[index][position])

@@ -251,3 +251,20 @@ def test_memory_search_scores_are_coverage_times_recency(conn):
         expected = retrieval.coverage(query_groups, idf, hit["text"]) * retrieval.recency(hit["created_at"], now)
         assert hit["score"] == round(expected, 6)
     assert retrieval.decay(None) < retrieval.decay(10**5) < retrieval.decay(0) == 1.0
+
+
+@pytest.mark.parametrize("cap", [2, 4, 50])
+def test_counting_words_first_gives_the_same_counts(conn, cap):
+    """memory-search counts a group's own word before its prefixes and synonyms, and only
+    the groups whose word stays under the cap in full: the counts are those of the one
+    whole-group statement, capped alike."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for text in ("connection refused", "connections dropped", "connected again", "connect timeout",
+                 "database pool full", "db pool drained", "pooling off", "kubernetes node"):
+        notes.add(conn, "t1", content=text)
+    query_groups = retrieval.groups("connection pool db k8s zzz")
+    plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
+    assert retrieval.group_counts(conn, query_groups, "notes_fts", cap, words_first=True) == plain
+    assert plain == [min(n, cap) for n in (4, 3, 2, 1, 0)]
