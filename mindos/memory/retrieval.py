@@ -14,7 +14,9 @@ Candidates come from each FTS5 index without BM25: a probe counts each group's m
 (capped), the rarest groups whose matches add up to SEARCH_POSTINGS are kept (a word most
 rows carry narrows nothing), and the index yields, newest first and filtered as it is read,
 the rows matching all of them, then each one's own rows, rarest first, until the candidate
-count is reached.  Those are scored in Python on one scale shared by every surface, over
+count is reached (when even the rarest group is common because its own word is, that word
+alone is read: a prefix term merges every posting it covers before yielding a row, a word's
+posting list is walked only as far as the reading goes).  Those are scored in Python on one scale shared by every surface, over
 every group of the query: the IDF-weighted share of the query's groups a row matches (each
 group at its best weight), times a mild recency factor.  The score never reads BM25, so a
 row's score does not move when unrelated rows join an index, and no statement pays for
@@ -275,14 +277,21 @@ def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None, *, words_fir
     statement would be wasted."""
     if not words_first:
         return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
-    counts = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
+    return _counts_words_first(conn, query_groups, index, cap, cache)[0]
+
+
+def _counts_words_first(conn, query_groups, index, cap, cache=None):
+    """``(counts, word_counts)``: :func:`group_counts` with ``words_first``, and the counts
+    of the groups' own words (each up to ``cap``)."""
+    words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
+    counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
-             if counts[position] < cap and group.expression() != f"({group.word_term})"]
+             if words[position] < cap and group.expression() != f"({group.word_term})"]
     if whole:
         expressions = [query_groups[position].expression() for position in whole]
         for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap, cache)):
             counts[position] = count
-    return counts
+    return counts, words
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):
@@ -508,11 +517,17 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         index = surface.index
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
-        counts[index] = group_counts(conn, query_groups, index, words_first=True)
+        counts[index], words = _counts_words_first(conn, query_groups, index, DF_CAP)
         used, _ = _rarest(counts[index], SEARCH_POSTINGS)
         if used:
             rarest = sorted(used, key=lambda position: counts[index][position])
-            found.extend(surface.fetch(conn, [query_groups[position].expression() for position in rarest], params))
+            # a group whose own word alone reaches the cap (then it is the one group read:
+            # even the rarest is common) is read through that word, newest first: its
+            # posting list is walked only as far as the reading goes, where the group's
+            # prefix terms would first merge every posting of every word they cover
+            found.extend(surface.fetch(conn, [query_groups[position].word_term if words[position] >= DF_CAP
+                                              else query_groups[position].expression() for position in rarest],
+                                       params))
     idf = idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
     covered = coverage_of(query_groups, idf)

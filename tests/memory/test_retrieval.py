@@ -268,3 +268,23 @@ def test_counting_words_first_gives_the_same_counts(conn, cap):
     plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
     assert retrieval.group_counts(conn, query_groups, "notes_fts", cap, words_first=True) == plain
     assert plain == [min(n, cap) for n in (4, 3, 2, 1, 0)]
+
+
+def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypatch):
+    """When even the rarest group is common because its own word is, memory-search reads
+    the newest rows carrying that word (a lazy walk) rather than merging every posting of
+    its prefix terms; a word under the cap still finds its variants."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    monkeypatch.setattr(retrieval, "DF_CAP", 5)
+    monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 4)
+    make_task(conn, "t1")
+    old_variant = notes.add(conn, "t1", content="rollouts kept deploying overnight")["id"]
+    assert [hit["id"] for hit in retrieval.memory_search(conn, "deploy")] == [old_variant]
+    plain = [notes.add(conn, "t1", content=f"deploy window {n}")["id"] for n in range(5)]
+    new_variant = notes.add(conn, "t1", content="deployments paused for the freeze")["id"]
+    # the word alone reaches the cap: the newest SEARCH_POSTINGS rows carrying it, no variant
+    assert {hit["id"] for hit in retrieval.memory_search(conn, "deploy")} == set(plain[1:])
+    monkeypatch.setattr(retrieval, "DF_CAP", 301)
+    monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 300)
+    assert {hit["id"] for hit in retrieval.memory_search(conn, "deploy")} == {*plain, old_variant, new_variant}
