@@ -3,6 +3,7 @@ exit code, never a traceback, and the database unchanged or fully committed."""
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -211,12 +212,16 @@ def _interrupted_before_mindos(err):
     """True when Ctrl-C landed in CPython's own initialization, before the front door's first line.
 
     CPython reports that in several ways (a fatal init error, a traceback through site, zipimport
-    or the __main__ loader), none of which MindOS can catch. What they share: no frame of ours.
-    A traceback raised while MindOS code runs always names the front door's frame.
+    or the __main__ loader, a bare "KeyboardInterrupt" line when no Python frame exists yet, as
+    while the front door's source is compiled, or the front door's frame at "line 0", entered
+    but before its first statement), none of which MindOS can catch. What they share: no line
+    of ours ran. A traceback raised while MindOS code runs always names a line of ours, and
+    MindOS's own report of an interrupt is the line "interrupted".
     """
-    if b"Fatal Python error: init_" in err:
+    if b"Fatal Python error: init_" in err or err.strip() == b"KeyboardInterrupt":
         return True
-    return b"Traceback" in err and f'File "{ROOT}'.encode() not in err
+    ours = re.findall(rb'File "' + re.escape(str(ROOT).encode()) + rb'[^"]*", line (\d+)', err)
+    return b"Traceback" in err and not any(int(line) > 0 for line in ours)
 
 
 def test_sigint_at_any_point_of_a_real_process(conn, home):
