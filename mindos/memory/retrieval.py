@@ -39,8 +39,8 @@ from mindos.memory import synonyms
 from mindos.store import fts
 
 CANDIDATES = 60  # a ranked fact search's BM25 pool; the substring twin's rows per surface
-DF_CAP = 301  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
-SEARCH_POSTINGS = 300  # memory-search reads candidates of the rarest groups within this many matches
+DF_CAP = 151  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
+SEARCH_POSTINGS = 150  # memory-search reads candidates of the rarest groups within this many matches
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
