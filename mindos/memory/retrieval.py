@@ -264,32 +264,29 @@ def decay(hours, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.pow(0.5, hours / half_life_hours)
 
 
-def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None, *, words_first=False):
+def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     """How many rows of ``index`` each group matches, each counted up to ``cap`` (one
-    statement; ``cache``: see :func:`mindos.store.fts.match_counts`).
-
-    ``words_first``: count the groups' own words first and count whole only the groups
-    whose word stays under ``cap`` (a second statement).  A group matches at least the rows
-    its word does, so the answer is the same; it is cheaper when most words are common (a
-    search query's usually are): a prefix term merges every posting of every word it
-    covers before it yields a row, while a word's own posting list is walked only up to
-    ``cap``.  For text whose words are mostly rare (a task's, in packs) the first
-    statement would be wasted."""
-    if not words_first:
-        return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
-    return _counts_words_first(conn, query_groups, index, cap, cache)[0]
+    statement; ``cache``: see :func:`mindos.store.fts.match_counts`)."""
+    return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
-def _counts_words_first(conn, query_groups, index, cap, cache=None):
-    """``(counts, word_counts)``: :func:`group_counts` with ``words_first``, and the counts
-    of the groups' own words (each up to ``cap``)."""
-    words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
+def counts_words_first(conn, query_groups, index, cap):
+    """``(counts, word_counts)``: :func:`group_counts`, found by counting the groups' own
+    words first and counting whole only the groups whose word stays under ``cap`` (a second
+    statement), and those word counts (each up to ``cap``).
+
+    A group matches at least the rows its word does, so the counts are the same; it is
+    cheaper when most words are common (a search query's usually are): a prefix term
+    merges every posting of every word it covers before it yields a row, while a word's own
+    posting list is walked only up to ``cap``.  For text whose words are mostly rare (a
+    task's, in packs) the first statement would be wasted."""
+    words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap)
     counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
              if words[position] < cap and group.expression() != f"({group.word_term})"]
     if whole:
         expressions = [query_groups[position].expression() for position in whole]
-        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap, cache)):
+        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap)):
             counts[position] = count
     return counts, words
 
@@ -310,11 +307,11 @@ def _bounded(query_groups, counts, budget):
     """``(expression, total)``: the OR expression of :func:`_rarest`'s groups (None when
     nothing matches) and the sum of their counts (at least the rows it matches)."""
     used, total = _rarest(counts, budget)
-    return " OR ".join(query_groups[position].expression() for position in used) or None, total
+    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None, total
 
 
 def _rarest(counts, budget):
-    """``(positions, total)``: the positions, in query order, of the rarest groups whose
+    """``(positions, total)``: the positions, rarest first, of the rarest groups whose
     ``counts`` add up to at most ``budget`` (the rarest alone when even it is over; none
     when nothing matches), and the sum of their counts."""
     matched = sorted((count, position) for position, count in enumerate(counts) if count)
@@ -326,7 +323,7 @@ def _rarest(counts, budget):
         total += count
     if matched and not used:
         used, total = [matched[0][1]], matched[0][0]
-    return sorted(used), total
+    return used, total
 
 
 def plain_expression(text, operator="OR"):
@@ -517,10 +514,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         index = surface.index
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
-        counts[index], words = _counts_words_first(conn, query_groups, index, DF_CAP)
-        used, _ = _rarest(counts[index], SEARCH_POSTINGS)
-        if used:
-            rarest = sorted(used, key=lambda position: counts[index][position])
+        counts[index], words = counts_words_first(conn, query_groups, index, DF_CAP)
+        rarest, _ = _rarest(counts[index], SEARCH_POSTINGS)
+        if rarest:
             # a group whose own word alone reaches the cap (then it is the one group read:
             # even the rarest is common) is read through that word, newest first: its
             # posting list is walked only as far as the reading goes, where the group's

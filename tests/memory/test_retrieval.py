@@ -266,7 +266,7 @@ def test_counting_words_first_gives_the_same_counts(conn, cap):
         notes.add(conn, "t1", content=text)
     query_groups = retrieval.groups("connection pool db k8s zzz")
     plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
-    assert retrieval.group_counts(conn, query_groups, "notes_fts", cap, words_first=True) == plain
+    assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap)[0] == plain
     assert plain == [min(n, cap) for n in (4, 3, 2, 1, 0)]
 
 
