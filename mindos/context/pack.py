@@ -25,13 +25,17 @@ Design decisions
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.
-  * **Related notes cost bounded index work.**  The task's tokens are OR-combined through
-    notes_fts in BM25 order, but only the rarest ones whose posting lists add up to at most
-    RELATED_POSTINGS_BUDGET (see :func:`query_tokens`): at 50k notes a call ranks a few
-    hundred hits, not the whole index.  When every token is common, the single rarest one
-    is kept anyway (a match is never lost to the budget) and the walk stays bounded: BM25
-    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5 any token
-    matching as a substring qualifies, newest first, with no ``score``.
+  * **Related notes match through the retrieval engine, at bounded cost.**  The task's
+    text becomes retrieval groups (each word with its stems and synonyms, so "db" finds
+    "database" and "invoices" finds "invoice"), OR-combined through notes_fts in BM25
+    order, but only the rarest groups whose matches add up to at most
+    RELATED_POSTINGS_BUDGET (:func:`mindos.memory.retrieval.bounded`): at 50k notes a
+    call ranks a few hundred hits, not the whole index.  When every group is common, the
+    rarest one is kept anyway (a match is never lost to the budget) and the walk stays
+    bounded: BM25 ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5
+    any group's word matching as a substring qualifies, newest first, with no ``score``.
+    ``related_tokens_used`` / ``related_tokens_skipped`` count the groups ORed and the
+    matching groups left out.
   * **Determinism.**  Every ordering ends on an id; BM25 scores are rounded to 6 places;
     nothing in a pack depends on the clock except whether a note has expired.  (BM25 scores
     do depend on the whole notes index, so a related-notes pack moves when notes are added
@@ -47,13 +51,9 @@ from mindos.memory import handoffs, notes
 from mindos.context import params
 from mindos.context.params import DEFAULT_BUDGET
 
-# The related-notes query looks at most at this many distinct task tokens (first appearance
-# order) and ORs only the rarest of them whose posting lists add up to at most
-# RELATED_POSTINGS_BUDGET hits (see query_tokens).  When none fits, the rarest token is kept,
-# chosen by a recount capped at RELATED_FALLBACK_COUNT_CAP postings per token.
-MAX_RELATED_TOKENS = 32
-RELATED_POSTINGS_BUDGET = 500
-RELATED_FALLBACK_COUNT_CAP = 4000
+# The related-notes query ORs only the rarest of the task's retrieval groups whose matches
+# add up to at most RELATED_POSTINGS_BUDGET notes (see related_candidates).
+RELATED_POSTINGS_BUDGET = 150
 _HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
                   "blocked_reason", "requires_receipts", "description")
 
@@ -123,71 +123,32 @@ def _section_notes(state, budget):
     }
 
 
-def task_tokens(task):
-    """The distinct lowercase tokens of the task's title, next_action and description (in
-    that order: the focused fields first), at most MAX_RELATED_TOKENS."""
-    text = f"{task['title']} {task['next_action']} {task['description']}"
-    return list(dict.fromkeys(token.lower() for token in fts.tokens(text)))[:MAX_RELATED_TOKENS]
-
-
-def _posting_counts(conn, tokens, cap, cache=None):
-    """``{token: postings}`` for each token in notes_fts, each counted up to ``cap`` (one
-    statement; ``cache``: see :func:`mindos.store.fts.match_counts`)."""
-    counts = fts.match_counts(conn, "notes_fts", [fts.query(token) for token in tokens], cap, cache)
-    return dict(zip(tokens, counts))
-
-
-def query_tokens(conn, tokens, cache=None):
-    """The tokens the related-notes FTS query ORs: ``(used, skipped_common)``.
-
-    Index work is bounded: tokens are taken rarest first (fewest notes containing them,
-    counted up to the limit, ties by token) while their posting lists add up to at most
-    RELATED_POSTINGS_BUDGET.  The rare tokens are the ones BM25 weighs most; the common
-    words left out would make every call rank most of the index for matches BM25 scores
-    near zero.  When even the rarest token is over the budget, that one token is kept (a
-    recount capped at RELATED_FALLBACK_COUNT_CAP picks it; ties go to the earlier token,
-    title first), so a task whose words are all common still finds its matches; the caller
-    bounds that walk.  Tokens no note contains are dropped.  On a small home every token
-    is kept.  ``cache`` shares posting counts between calls in one read snapshot.
-    """
-    used, skipped, _ = _plan_tokens(conn, tokens, cache)
-    return used, skipped
-
-
-def _plan_tokens(conn, tokens, cache=None):
-    """:func:`query_tokens` plus whether the used tokens' postings fit the budget (False
-    only when the one common token was kept)."""
-    counts = _posting_counts(conn, tokens, RELATED_POSTINGS_BUDGET + 1, cache)
-    matched = [token for token in tokens if counts[token]]
-    used, total = [], 0
-    for token in sorted(matched, key=lambda t: (counts[t], t)):
-        if total + counts[token] > RELATED_POSTINGS_BUDGET:
-            break
-        used.append(token)
-        total += counts[token]
-    if matched and not used:  # every token is common: keep the rarest rather than none
-        recount = _posting_counts(conn, matched, RELATED_FALLBACK_COUNT_CAP, cache)
-        used = [min(matched, key=lambda t: (recount[t], matched.index(t)))]
-        return used, len(matched) - 1, False
-    return used, len(matched) - len(used), True
+def task_text(task):
+    """The text a task's related sections match: title, next_action, description."""
+    return f"{task['title']} {task['next_action']} {task['description']}"
 
 
 def related_candidates(conn, task, limit, scope, now, shared=None):
     """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
 
-    Returns ``(notes, tokens_used, tokens_skipped)``.  Each note is a note dict
-    (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  With FTS5 the query tokens
-    (:func:`query_tokens`) are OR-combined through notes_fts in BM25 order and each note
-    carries ``score`` (more negative = more relevant; ties by note id); without FTS5 any
-    token matching as a substring qualifies, newest first, no score.  Retired notes never
-    qualify; tokenless text yields no notes.
+    Returns ``(notes, groups_used, groups_skipped)``.  Each note is a note dict
+    (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  The task's text becomes
+    retrieval groups (:func:`mindos.memory.retrieval.groups`: each word with its stems and
+    synonyms); with FTS5 the rarest of them (:func:`mindos.memory.retrieval.bounded`) are
+    OR-combined through notes_fts in BM25 order and each note carries ``score`` (more
+    negative = more relevant; ties by note id); without FTS5 any group's word matching as a
+    substring qualifies, newest first, no score.  Retired notes never qualify; tokenless
+    text yields no notes.
 
-    ``shared`` (a dict) keeps the index posting counts for the next call in the same read
-    snapshot (a fleet sweep rebuilding many packs passes one; see
+    ``shared`` (a dict) keeps the groups and index posting counts for the next call in the
+    same read snapshot (a fleet sweep rebuilding many packs passes one; see
     :func:`mindos.context.recall.stale`).
     """
-    tokens = task_tokens(task)
-    if not tokens or limit == 0:
+    from mindos.memory import retrieval  # lazy: only --related loads the retrieval engine
+
+    shared = {} if shared is None else shared
+    query_groups = retrieval.groups(task_text(task), shared.setdefault("groups", {}))
+    if not query_groups or limit == 0:
         return [], 0, 0
     live, params = notes.live_clause("n", now)
     clauses = [live, "n.task_id <> ?"]
@@ -196,7 +157,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
         clauses.append("t.project = ?")
         params.append(task["project"])
     if not fts.has(conn, "notes_fts"):
-        matching, patterns = fts.like_any(["n.content"], tokens)
+        matching, patterns = fts.like_any(["n.content"], [group.word for group in query_groups])
         clauses.append(matching)
         params.extend(patterns)
         rows = conn.execute(
@@ -204,20 +165,19 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
             f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [notes.row_to_note(row, now) for row in rows], len(tokens), 0
-    shared = {} if shared is None else shared
-    tokens, skipped, within_budget = _plan_tokens(conn, tokens, shared.setdefault("posting_counts", {}))
-    if not tokens:
-        return [], 0, skipped
-    # BM25 ranks at most the newest RELATED_POSTINGS_BUDGET postings: all of them for
-    # in-budget tokens, a bounded window for the one common token kept when nothing else
-    # matched (the postings at or above the floor rowid probed first).  The ranking
-    # statement joins each posting to its note and task and scores only those the filters
-    # keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit the filters drop
-    # costs two row lookups, never a BM25 evaluation.
-    expression = fts.query(" ".join(tokens), "OR")
-    with db.read(conn):  # the window and the ranking over it come from one snapshot
-        floor = None if within_budget else conn.execute(
+        return [notes.row_to_note(row, now) for row in rows], len(query_groups), 0
+    with db.read(conn):  # the probe, the window and the ranking come from one snapshot
+        expression, used, matched, total = retrieval.bounded(
+            conn, "notes_fts", query_groups, RELATED_POSTINGS_BUDGET, shared.setdefault("posting_counts", {}))
+        if expression is None:
+            return [], 0, 0
+        # BM25 ranks at most the newest RELATED_POSTINGS_BUDGET postings: all of them for
+        # in-budget groups, a bounded window for the one common group kept when nothing
+        # else matched (the postings at or above the floor rowid probed first).  The
+        # ranking statement joins each posting to its note and task and scores only those
+        # the filters keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit
+        # the filters drop costs two row lookups, never a BM25 evaluation.
+        floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
             "SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
             (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
         window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
@@ -231,7 +191,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
         item = notes.row_to_note(row, now)
         item["score"] = round(item.pop("score"), 6)
         items.append(item)
-    return items, len(tokens), skipped
+    return items, used, matched - used
 
 
 def _section_related_notes(state, budget):

@@ -20,8 +20,9 @@ Design decisions
     text matches a group of the task's text (:mod:`mindos.memory.retrieval`: the words,
     their stems and the shipped synonyms), so "db" in a task finds a memory about the
     database.  Only the rarest groups whose matches add up to POSTINGS_BUDGET are ORed (a
-    word every row carries says nothing), and at most the MATCH_CAP newest matches are read,
-    so a pack costs the same at 5k handoffs or 500k.
+    word every row carries says nothing; :func:`mindos.memory.retrieval.bounded`, the probe
+    related notes use too), and at most the MATCH_CAP newest matches are read, so a pack
+    costs the same at 5k handoffs or 500k.
   * **No secret reaches a pack.**  Memories and handoffs are secret-guarded on write and
     facts cannot hold a credential shape (their charset), so while the ledger has never
     recorded a ``secret_allowed`` override they pack as stored; once one exists, every entry
@@ -51,7 +52,7 @@ from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
 # whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows.
-POSTINGS_BUDGET = 500
+POSTINGS_BUDGET = 150
 MATCH_CAP = 2000
 
 
@@ -59,10 +60,6 @@ MATCH_CAP = 2000
 # never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
 _MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
             f" ORDER BY rowid DESC LIMIT {MATCH_CAP})")
-
-
-def task_text(task):
-    return f"{task['title']} {task['next_action']} {task['description']}"
 
 
 def _memo(state, key, compute):
@@ -96,15 +93,15 @@ def _posting_cache(state):
 
 def _groups(state):
     """The retrieval groups of the task's text (groups shared between the snapshot's tasks)."""
-    return _memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), _cache(state, "groups")))
+    return _memo(state, "groups", lambda: retrieval.groups(pack.task_text(state["task"]), _cache(state, "groups")))
 
 
 def _expression(state, index):
     """The task text's MATCH expression for ``index``: its rarest retrieval groups within
-    POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded_expression`)."""
+    POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded`)."""
     query_groups = _groups(state)
-    return _memo(state, ("expression", index), lambda: retrieval.bounded_expression(
-        state["conn"], index, query_groups, POSTINGS_BUDGET, _posting_cache(state)) if query_groups else None)
+    return _memo(state, ("expression", index), lambda: retrieval.bounded(
+        state["conn"], index, query_groups, POSTINGS_BUDGET, _posting_cache(state))[0] if query_groups else None)
 
 
 def _matches(state, index):

@@ -16,13 +16,13 @@ rows carry narrows nothing), and the index yields, newest first and filtered as 
 the rows matching all of them, then each one's own rows, rarest first, until the candidate
 count is reached (when even the rarest group is common because its own word is, that word
 alone is read: a prefix term merges every posting it covers before yielding a row, a word's
-posting list is walked only as far as the reading goes).  Those are scored in Python on one scale shared by every surface, over
-every group of the query: the IDF-weighted share of the query's groups a row matches (each
+posting list is walked only as far as the reading goes).  Those are scored in Python on one
+scale shared by every surface, over every group of the query: the IDF-weighted share of the query's groups a row matches (each
 group at its best weight), times a mild recency factor.  The score never reads BM25, so a
 row's score does not move when unrelated rows join an index, and no statement pays for
-BM25's per-row statistics (at 50k notes they were most of a search's cost).  Pack sections
-use the same groups and the same rarity bound (:func:`bounded_expression`); facts' ranked
-search takes CANDIDATES rows in BM25 order.
+BM25's per-row statistics (at 50k notes they were most of a search's cost).  Pack sections,
+related notes among them, match through the same groups, probes and rarity bound
+(:func:`bounded`); facts' ranked search takes CANDIDATES rows in BM25 order.
 
 Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
 left out by default; with history included they always sort after every current row, so a
@@ -213,16 +213,30 @@ def match_expression(query_groups):
     return " OR ".join(group.expression() for group in query_groups)
 
 
-def bounded_expression(conn, index, query_groups, budget, cache=None):
-    """The MATCH expression for ``index`` ORing only the rarest groups whose matches add up
-    to at most ``budget`` rows (counted per group, capped; ties keep query order).
+def bounded(conn, index, query_groups, budget, cache=None):
+    """``(expression, used, matched, total)``: the MATCH expression for ``index`` ORing the
+    rarest groups whose matches add up to at most ``budget`` rows (None when no group
+    matches anything), how many groups it ORs, how many match at all, and the sum of their
+    counts (over ``budget`` only when even the rarest group is, and is then kept alone).
 
     Common groups ("service", "run") match most of an index and say little about relevance;
-    leaving them out keeps the work proportional to the budget.  When even the rarest group
-    is over the budget it is kept alone, so a text whose words are all common still
-    matches.  None when no group matches anything.  ``cache``: see
-    :func:`mindos.store.fts.match_counts`."""
-    return _bounded(query_groups, group_counts(conn, query_groups, index, budget + 1, cache), budget)[0]
+    leaving them out keeps the work proportional to the budget.  Counts come from
+    :func:`counts_words_first` (each group counted up to ``budget + 1``, ties keep query
+    order), and a kept group whose own word reaches that cap is read through the word
+    alone (:func:`read_through`).  ``cache``: see :func:`mindos.store.fts.match_counts`."""
+    cap = budget + 1
+    counts, words = counts_words_first(conn, query_groups, index, cap, cache)
+    used, total = _rarest(counts, budget)
+    expression = " OR ".join(read_through(query_groups[position], words[position], cap) for position in sorted(used))
+    return expression or None, len(used), sum(1 for count in counts if count), total
+
+
+def read_through(group, word_count, cap):
+    """The MATCH term a kept ``group`` is read through: its own word when that word alone
+    matches ``cap`` rows or more (the group is then common anyway, and a word's posting list
+    is walked only as far as the reading goes, where the group's prefix terms would first
+    merge every posting of every word they cover), else the whole group."""
+    return group.word_term if word_count >= cap else group.expression()
 
 
 def coverage(query_groups, idf, text):
@@ -270,23 +284,23 @@ def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
-def counts_words_first(conn, query_groups, index, cap):
+def counts_words_first(conn, query_groups, index, cap, cache=None):
     """``(counts, word_counts)``: :func:`group_counts`, found by counting the groups' own
     words first and counting whole only the groups whose word stays under ``cap`` (a second
-    statement), and those word counts (each up to ``cap``).
+    statement), and those word counts (each up to ``cap``; ``cache``: see
+    :func:`mindos.store.fts.match_counts`).
 
     A group matches at least the rows its word does, so the counts are the same; it is
     cheaper when most words are common (a search query's usually are): a prefix term
     merges every posting of every word it covers before it yields a row, while a word's own
-    posting list is walked only up to ``cap``.  For text whose words are mostly rare (a
-    task's, in packs) the first statement would be wasted."""
-    words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap)
+    posting list is walked only up to ``cap``."""
+    words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
              if words[position] < cap and group.expression() != f"({group.word_term})"]
     if whole:
         expressions = [query_groups[position].expression() for position in whole]
-        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap)):
+        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap, cache)):
             counts[position] = count
     return counts, words
 
@@ -301,13 +315,6 @@ def idf_weights(conn, query_groups, indexes, counts=None):
     counts = counts or {index: group_counts(conn, query_groups, index) for index, _ in indexes}
     return [math.log(1 + max(total, 1) / (1 + sum(counts[index][position] for index, _ in indexes)))
             for position in range(len(query_groups))]
-
-
-def _bounded(query_groups, counts, budget):
-    """``(expression, total)``: the OR expression of :func:`_rarest`'s groups (None when
-    nothing matches) and the sum of their counts (at least the rows it matches)."""
-    used, total = _rarest(counts, budget)
-    return " OR ".join(query_groups[position].expression() for position in sorted(used)) or None, total
 
 
 def _rarest(counts, budget):
@@ -517,13 +524,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         counts[index], words = counts_words_first(conn, query_groups, index, DF_CAP)
         rarest, _ = _rarest(counts[index], SEARCH_POSTINGS)
         if rarest:
-            # a group whose own word alone reaches the cap (then it is the one group read:
-            # even the rarest is common) is read through that word, newest first: its
-            # posting list is walked only as far as the reading goes, where the group's
-            # prefix terms would first merge every posting of every word they cover
-            found.extend(surface.fetch(conn, [query_groups[position].word_term if words[position] >= DF_CAP
-                                              else query_groups[position].expression() for position in rarest],
-                                       params))
+            found.extend(surface.fetch(conn, [read_through(query_groups[position], words[position], DF_CAP)
+                                              for position in rarest], params))
     idf = idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
     covered = coverage_of(query_groups, idf)

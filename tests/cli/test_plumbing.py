@@ -218,19 +218,26 @@ _ENGINE = ("mindos.context.recall", "mindos.context.sections", "mindos.memory.re
 
 def test_calls_that_build_no_bundle_leave_the_recall_engine_unloaded(home):
     """``next`` without --recall and ``context`` without an opt-in section take the bundle
-    flags but never build a bundle: they must not pay for loading its sections and engine."""
+    flags but never build a bundle: they must not pay for loading its sections, and only
+    ``--related`` (whose notes match through it) loads the retrieval engine."""
     probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
              "from mindos.cli import run\n"
              "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "loaded = lambda: sorted(m for m in %r if m in sys.modules)\n"
              "codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]\n"
              "task = json.loads(sys.stdout.getvalue())['id']\n"
-             "codes += [run('autopilot', ['context', task, '--related', '3', '--budget', '900']),\n"
+             "codes += [run('autopilot', ['context', task, '--budget', '900']),\n"
              "          run('autopilot', ['next', '--claim', '--owner', 'a1'])]\n"
-             "before = sorted(m for m in %r if m in sys.modules)\n"
+             "steps = [loaded()]\n"
+             "codes.append(run('autopilot', ['context', task, '--related', '3', '--budget', '900']))\n"
+             "steps.append(loaded())\n"
              "codes.append(run('autopilot', ['context', task, '--related-facts', '2']))\n"
+             "steps.append(loaded())\n"
              "sys.stdout = out\n"
-             "print(codes, before, sorted(m for m in %r if m in sys.modules))\n" % (ROOT, _ENGINE, _ENGINE))
+             "print(json.dumps([codes, steps]))\n" % (ROOT, _ENGINE))
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[0, 0, 0, 0] [] %s" % sorted(_ENGINE), proc.stderr
+    codes, steps = json.loads(proc.stdout)
+    assert codes == [0, 0, 0, 0, 0], proc.stderr
+    assert steps == [[], ["mindos.memory.retrieval"], sorted(_ENGINE)]

@@ -18,11 +18,13 @@ def test_related_sections_pack_the_expected_rows_and_no_outdated_one():
     report = pack_eval.evaluate()
     clock.set_now("2026-08-21T09:00:00Z")
     assert report["queries"] >= 100 and set(report["by_section"]) == set(pack_eval.SECTION_OF.values())
-    # the sections matching through the retrieval engine (stems, synonyms) find every labelled row
-    for section in ("related_handoffs", "related_facts", "related_semantic"):
+    # every section matches through the retrieval engine (stems, synonyms); related notes
+    # found 0.85 when they matched the task's plain tokens
+    for section in pack_eval.SECTION_OF.values():
         assert report["by_section"][section]["expected"] > 0
-        assert report["by_section"][section]["found"] >= 0.9, (section, report["by_section"][section])
-    assert report["by_section"]["related_notes"]["found"] >= 0.8  # plain tokens, BM25 (the legacy section)
+        assert report["by_section"][section]["found"] >= 0.95, (section, report["by_section"][section])
+    for kind in ("morphological", "synonym"):
+        assert report["by_kind"][kind]["found"] >= 0.95, (kind, report["by_kind"][kind])
     assert report["by_kind"]["temporal"]["outdated_packed"] == 0
-    assert report["overall"]["found"] >= 0.9
+    assert report["overall"]["found"] >= 0.95
     json.dumps(report)

@@ -42,7 +42,8 @@ def test_match_counts_probe_only_what_the_cache_lacks(conn, monkeypatch):
         assert fts.match_counts(conn, "notes_fts", ['"gamma"', '"alpha"'], 5, cache) == [1, 2]
         assert statements == []  # both counts came from the cache
         assert fts.match_counts(conn, "notes_fts", ['"alpha"', '"beta"'], 1, cache) == [1, 1]
-        assert len(statements) == 1  # another cap is another probe: one statement for both
+        assert len(statements) == 2  # another cap is another probe: one run of the counting statement each
+        assert all(sql.count("MATCH") == 1 for sql in statements)
     finally:
         conn.set_trace_callback(None)
     assert fts.match_counts(conn, "notes_fts", ['"alpha"'], 5) == [2]  # no cache: probed every time
