@@ -51,15 +51,17 @@ from mindos.memory import rerank, retrieval
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
-# whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows.
+# whose matches add up to POSTINGS_BUDGET, and never more than the MATCH_CAP newest rows
+# (which bind only when even the rarest group is common: a narrow scope whose rows are all
+# older than that finds none through it, as in memory-search).
 POSTINGS_BUDGET = 150
-MATCH_CAP = 2000
+MATCH_CAP = 150
 
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
 # never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
 _MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
-            f" ORDER BY rowid DESC LIMIT {MATCH_CAP})")
+            " ORDER BY rowid DESC LIMIT {cap})")
 
 
 def _memo(state, key, compute):
@@ -112,7 +114,7 @@ def _matches(state, index):
     twin) the rows where any of the task's words occurs in an indexed column."""
     if fts.has(state["conn"], index):
         expression = _expression(state, index)
-        return None if expression is None else (_MATCHES.format(index=index), [expression])
+        return None if expression is None else (_MATCHES.format(index=index, cap=MATCH_CAP), [expression])
     spec = fts.index(index)
     condition, params = fts.like_any(spec.columns, [group.word for group in _groups(state)])
     if condition is None:

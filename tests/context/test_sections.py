@@ -1,4 +1,4 @@
-"""The opt-in pack sections and the rerank (mindos/recall_sections.py via mindos/recall.py)."""
+"""The opt-in pack sections and the rerank (mindos/context/sections.py via mindos/context/recall.py)."""
 
 import json
 
@@ -185,6 +185,24 @@ def test_matching_keeps_the_rarest_groups_and_still_matches_when_all_are_common(
     assert [h["task_id"] for h in pack["related_handoffs"]] == ["rare"]  # the common words were left out
     make_task(conn, "t2", title="gateway service")
     assert _pack(conn, "t2", related_handoffs=2)["related_handoffs_matched"] == 2  # common words alone still match
+
+
+def test_a_common_group_is_read_only_through_its_newest_matches(conn, monkeypatch):
+    from mindos.context import sections
+
+    monkeypatch.setattr(sections, "POSTINGS_BUDGET", 3)
+    monkeypatch.setattr(sections, "MATCH_CAP", 4)
+    make_task(conn, "t1", title="gateway")
+    make_task(conn, "mine", title="mine")
+    handoffs.record(conn, "mine", from_agent="hermes", objective="gateway in scope, oldest")
+    for n in range(4):
+        make_task(conn, f"o{n}", project="Other", title="other")
+        handoffs.record(conn, f"o{n}", from_agent="hermes", objective=f"gateway elsewhere {n}")
+    assert _pack(conn, related_handoffs=3, related_scope="global")["related_handoffs_matched"] == 3
+    # the in-scope row is older than the 4 newest matches of the (common) word: not read
+    assert _pack(conn, related_handoffs=3)["related_handoffs_matched"] == 0
+    monkeypatch.setattr(sections, "MATCH_CAP", 5)
+    assert [h["task_id"] for h in _pack(conn, related_handoffs=3)["related_handoffs"]] == ["mine"]
 
 
 def test_dependency_receipt_payloads_are_scrubbed(conn, monkeypatch):
