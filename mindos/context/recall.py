@@ -42,7 +42,7 @@ import json
 
 from mindos.context import builder, pack as legacy
 from mindos.context import sections as extra
-from mindos.context.params import PARAM_KEYS, make_params, uses_extra_sections
+from mindos.context.params import PARAM_KEYS, make_params
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused
@@ -103,10 +103,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
 
 def pack(conn, task_id, params):
     """``context`` with opt-in sections: the flattened pack; read-only.  Without any opt-in
-    option this is exactly :func:`mindos.context.pack.pack_context`."""
-    if not uses_extra_sections(params):
-        return legacy.pack_context(conn, task_id, budget=params["budget"], related=params["related"],
-                                   related_scope=params["related_scope"])
+    option it is the pack :func:`mindos.context.pack.pack_context` builds (``context`` calls
+    that one then, so the sections and the engine stay unloaded)."""
     from mindos.work import rows  # lazy: the task row
 
     return build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
