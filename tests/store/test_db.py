@@ -42,7 +42,7 @@ def test_migrations_are_numbered_unique_and_gapless():
     assert numbers == list(range(1, len(names) + 1))
     assert len(set(names)) == len(names)
     assert all(m.__doc__ and m.__doc__.strip() for m in migrations.MIGRATIONS)
-    assert db.latest_version() == len(migrations.MIGRATIONS)
+    assert db.latest_version() == db.SCHEMA_VERSION == len(migrations.MIGRATIONS)
 
 
 def test_fresh_database_is_stamped_wal_and_enforces_foreign_keys(conn):
@@ -103,6 +103,7 @@ def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monke
         return "ALTER TABLE tasks ADD COLUMN half_done TEXT;\nCREATE TABLE broken (;\n"
 
     monkeypatch.setattr(migrations, "MIGRATIONS", [migrations.MIGRATIONS[0], m002_broken])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", 2)
     with pytest.raises(IntegrityError):
         db.connect(str(home))
     raw = sqlite3.connect(str(home / "state.db"))
