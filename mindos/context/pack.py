@@ -30,9 +30,10 @@ Design decisions
     "database" and "invoices" finds "invoice"), OR-combined through notes_fts in BM25
     order, but only the rarest groups whose matches add up to at most
     RELATED_POSTINGS_BUDGET (:func:`mindos.memory.retrieval.bounded`): at 50k notes a
-    call ranks a few hundred hits, not the whole index.  When every group is common, the
-    rarest one is kept anyway (a match is never lost to the budget) and the walk stays
-    bounded: BM25 ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5
+    call ranks a few hundred hits, not the whole index.  When every group is common, the one
+    counted rarest is kept anyway (a match is never lost to the budget; counts stop at the
+    budget, so common groups tie and the earlier word wins) and the walk stays bounded: BM25
+    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5
     any group's word matching as a substring qualifies, newest first, with no ``score``.
     ``related_tokens_used`` / ``related_tokens_skipped`` count the groups ORed and the
     matching groups left out.

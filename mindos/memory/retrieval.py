@@ -17,12 +17,13 @@ the rows matching all of them, then each one's own rows, rarest first, until the
 count is reached (when even the rarest group is common because its own word is, that word
 alone is read: a prefix term merges every posting it covers before yielding a row, a word's
 posting list is walked only as far as the reading goes).  Those are scored in Python on one
-scale shared by every surface, over every group of the query: the IDF-weighted share of the query's groups a row matches (each
-group at its best weight), times a mild recency factor.  The score never reads BM25, so a
-row's score does not move when unrelated rows join an index, and no statement pays for
-BM25's per-row statistics (at 50k notes they were most of a search's cost).  Pack sections,
-related notes among them, match through the same groups, probes and rarity bound
-(:func:`bounded`); facts' ranked search takes CANDIDATES rows in BM25 order.
+scale shared by every surface, over every group of the query: the IDF-weighted share of the
+query's groups a row matches (each group at its best weight), times a mild recency factor.
+The score never reads BM25, so a row's score does not move when unrelated rows join an
+index, and no statement pays for BM25's per-row statistics (at 50k notes they were most of a
+search's cost).  Pack sections, related notes among them, match through the same groups,
+probes and rarity bound (:func:`bounded`); facts' ranked search takes CANDIDATES rows in
+BM25 order.
 
 Outdated rows (superseded notes and handoffs, retracted memories, closed fact windows) are
 left out by default; with history included they always sort after every current row, so a
