@@ -118,8 +118,7 @@ def main(argv=None):
     import argparse
 
     parser = argparse.ArgumentParser(description="Pack relevance: what recall's related sections carry.")
-    parser.add_argument("--filler", type=int, default=corpus.FILLER_PER_PROJECT,
-                        help=f"filler notes per project (default {corpus.FILLER_PER_PROJECT})")
+    retrieval_eval.add_filler_flag(parser)
     args = parser.parse_args(argv)
     report = evaluate(filler_per_project=args.filler)
     print(json.dumps(report, indent=2, sort_keys=True))

@@ -161,8 +161,8 @@ def evaluate(home=None, filler_per_project=corpus.FILLER_PER_PROJECT, limit=DEPT
             if name == "engine" and recall < 1:
                 misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
                                "top5": ranked[:TOP]})
-    report = {"rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS), "engine_limit": limit,
-              "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
+    report = {"rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS),
+              "engine_limit": limit, "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
               "engine_misses": misses}
     for name in rankers:
         all_q = all_t = 0
@@ -202,12 +202,17 @@ def table(report):
     return "\n".join(lines)
 
 
+def add_filler_flag(parser):
+    """``--filler N``: the distractor notes per project the corpus is built with."""
+    parser.add_argument("--filler", type=int, default=corpus.FILLER_PER_PROJECT,
+                        help=f"filler notes per project (default {corpus.FILLER_PER_PROJECT})")
+
+
 def main(argv=None):
     import argparse
 
     parser = argparse.ArgumentParser(description="Retrieval quality: memory-search against plain BM25.")
-    parser.add_argument("--filler", type=int, default=corpus.FILLER_PER_PROJECT,
-                        help=f"filler notes per project (default {corpus.FILLER_PER_PROJECT})")
+    add_filler_flag(parser)
     parser.add_argument("--limit", type=int, default=DEPTH, help=f"hits asked of memory-search (default {DEPTH})")
     args = parser.parse_args(argv)
     report = evaluate(filler_per_project=args.filler, limit=args.limit)

@@ -129,7 +129,7 @@ def task_text(task):
     return f"{task['title']} {task['next_action']} {task['description']}"
 
 
-def related_candidates(conn, task, limit, scope, now, shared=None):
+def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=None):
     """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
 
     Returns ``(notes, groups_used, groups_skipped)``.  Each note is a note dict
@@ -143,12 +143,14 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
 
     ``shared`` (a dict) keeps the groups and index posting counts for the next call in the
     same read snapshot (a fleet sweep rebuilding many packs passes one; see
-    :func:`mindos.context.recall.stale`).
+    :func:`mindos.context.recall.stale`).  ``query_groups``: the task text's groups, when the
+    caller already has them.
     """
     from mindos.memory import retrieval  # lazy: only --related loads the retrieval engine
 
     shared = {} if shared is None else shared
-    query_groups = retrieval.groups(task_text(task), shared.setdefault("groups", {}))
+    if query_groups is None:
+        query_groups = retrieval.groups(task_text(task), shared.setdefault("groups", {}))
     if not query_groups or limit == 0:
         return [], 0, 0
     live, params = notes.live_clause("n", now)
@@ -195,11 +197,9 @@ def related_candidates(conn, task, limit, scope, now, shared=None):
     return items, used, matched - used
 
 
-def _section_related_notes(state, budget):
-    options = state["options"]
-    candidates, used, skipped = related_candidates(state["conn"], state["task"], options["related"],
-                                                   options["related_scope"], state["now"])
-    packed = budget.take_all(candidates)
+def related_keys(options, candidates, packed, used, skipped):
+    """The keys of the ``related_notes`` section: the ``packed`` share of ``candidates`` and
+    the counters (``used`` / ``skipped``: :func:`related_candidates`'s group counts)."""
     return {
         "related_notes": packed,
         "related_requested": options["related"],
@@ -209,6 +209,13 @@ def _section_related_notes(state, budget):
         "related_tokens_used": used,
         "related_tokens_skipped": skipped,
     }
+
+
+def _section_related_notes(state, budget):
+    options = state["options"]
+    candidates, used, skipped = related_candidates(state["conn"], state["task"], options["related"],
+                                                   options["related_scope"], state["now"])
+    return related_keys(options, candidates, budget.take_all(candidates), used, skipped)
 
 
 # The context pack's sections, in pack order (see mindos.context.builder).

@@ -210,29 +210,20 @@ def _pack_items(state, name, items, budget):
 
 
 def _related_pool(state, limit):
+    """:func:`mindos.context.pack.related_candidates` of the task, ``limit`` of them, once per
+    bundle (through the groups the other sections match with)."""
     options = state["options"]
     return _memo(state, ("related_pool", limit), lambda: pack.related_candidates(
-        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared")))
-
-
-def _related_keys(options, candidates, packed, used, skipped):
-    return {
-        "related_notes": packed,
-        "related_requested": options["related"],
-        "related_matched": len(candidates),
-        "related_packed": len(packed),
-        "related_scope": options["related_scope"],
-        "related_tokens_used": used,
-        "related_tokens_skipped": skipped,
-    }
+        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared"),
+        _groups(state)))
 
 
 def section_related_notes(state, budget):
     """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
     candidates fetched once per bundle; recall uses it in place of the pack's own."""
     candidates, used, skipped = _related_pool(state, state["options"]["related"])
-    return _related_keys(state["options"], candidates, budget.take_all(candidates, _sizes(state, candidates)), used,
-                         skipped)
+    return pack.related_keys(state["options"], candidates, budget.take_all(candidates, _sizes(state, candidates)),
+                             used, skipped)
 
 
 def section_related_notes_reranked(state, budget):
@@ -242,13 +233,12 @@ def section_related_notes_reranked(state, budget):
     limit = options["related"]
 
     def ranked():
-        pool, used, skipped = pack.related_candidates(state["conn"], state["task"], min(limit * rerank.POOL, 400),
-                                                      options["related_scope"], state["now"], state.get("shared"))
+        pool, used, skipped = _related_pool(state, min(limit * rerank.POOL, 400))
         ordered = rerank.rerank(pool, state["now"], options["recency_half_life_hours"], options["pinned_boost"])
         return ordered[:limit], used, skipped
 
     candidates, used, skipped = _memo(state, "related_reranked", ranked)
-    keys = _related_keys(options, candidates, budget.take_all(candidates, _sizes(state, candidates)), used, skipped)
+    keys = pack.related_keys(options, candidates, budget.take_all(candidates, _sizes(state, candidates)), used, skipped)
     keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
                       "pinned_boost": options["pinned_boost"]}
     return keys

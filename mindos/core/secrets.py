@@ -1085,8 +1085,6 @@ _SECOND = frozenset("\u09be\u09d7\u0b3e\u0b56\u0b57\u0bbe\u0bd7\u0cc2\u0cd5\u0cd
 _CHAR_KIND = {}
 
 
-
-
 def _non_ascii(text):
     """The non-ASCII characters of ``text``, in order."""
     # UTF-8 keeps non-ASCII characters out of ASCII bytes: dropping those leaves exactly the

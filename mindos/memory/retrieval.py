@@ -37,7 +37,7 @@ import math
 from mindos.core import clock
 from mindos.errors import InvalidInput
 from mindos.memory import synonyms
-from mindos.store import fts
+from mindos.store import db, fts
 
 CANDIDATES = 60  # a ranked fact search's BM25 pool; the substring twin's rows per surface
 DF_CAP = 151  # document frequencies are counted up to this many rows per index (SEARCH_POSTINGS + 1)
@@ -280,15 +280,15 @@ def decay(hours, half_life_hours=RECENCY_HALF_LIFE_HOURS):
 
 
 def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
-    """How many rows of ``index`` each group matches, each counted up to ``cap`` (one
-    statement; ``cache``: see :func:`mindos.store.fts.match_counts`)."""
+    """How many rows of ``index`` each group matches, each counted up to ``cap`` (``cache``:
+    see :func:`mindos.store.fts.match_counts`)."""
     return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
 def counts_words_first(conn, query_groups, index, cap, cache=None):
     """``(counts, word_counts)``: :func:`group_counts`, found by counting the groups' own
-    words first and counting whole only the groups whose word stays under ``cap`` (a second
-    statement), and those word counts (each up to ``cap``; ``cache``: see
+    words first and counting whole only the groups whose word stays under ``cap``, and
+    those word counts (each up to ``cap``; ``cache``: see
     :func:`mindos.store.fts.match_counts`).
 
     A group matches at least the rows its word does, so the counts are the same; it is
@@ -392,13 +392,6 @@ def search_candidates(limit):
 _ID, _TEXT, _EPOCH, _PASSES = 1, 5, 8, 9
 
 
-def _tuples(conn):
-    """A cursor of ``conn`` yielding plain tuples: a candidate row is read by position."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return cursor
-
-
 class _Surface:
     """How one surface's candidates are fetched (see :data:`_SURFACES`): through its index,
     or by substring on a SQLite without FTS5.  Every statement yields kind, id, project,
@@ -436,7 +429,7 @@ class _Surface:
         tiers = [" AND ".join(expressions), *expressions] if len(expressions) > 1 else expressions
         sql = self.matching()
         for expression in tiers:
-            cursor = _tuples(conn)
+            cursor = db.tuples(conn)
             try:
                 for row in cursor.execute(sql, {**params, "expr": expression}):
                     if row[_PASSES] and row[_ID] not in seen:
@@ -551,7 +544,7 @@ def _substring_search(conn, query_groups, scoped, project, limit, include_histor
         surface = _Surface(kind, scoped, include_history)
         spec = surface.spec
         like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
-        found.extend(_tuples(conn).execute(surface.substring(like), {"now": now, "project": project,
+        found.extend(db.tuples(conn).execute(surface.substring(like), {"now": now, "project": project,
                                                                      "cap": CANDIDATES, **params}).fetchall())
     return _best([_hit(row, include_history) for row in found], limit)
 

@@ -20,6 +20,8 @@ Design decisions
 import re
 import sqlite3
 
+from mindos.store import db
+
 _SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
 
 
@@ -140,9 +142,7 @@ def dump(conn, table, where="", params=()):
     blob = " OR ".join(f"typeof({_quote(c)}) = 'blob'" for c in names)
     has_blob = conn.execute(f"SELECT 1 FROM main.{_quote(table)} WHERE ({blob})"
                             + (f" AND ({where})" if where else "") + " LIMIT 1", params).fetchone()
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    rows = cursor.execute(sql, params).fetchall()
+    rows = db.tuples(conn).execute(sql, params).fetchall()
     return {"columns": names, "rows": [_encode_row(row) for row in rows] if has_blob else rows}
 
 

@@ -409,6 +409,14 @@ class read:
         return False
 
 
+def tuples(conn):
+    """A cursor of ``conn`` yielding plain tuples instead of the connection's ``sqlite3.Row``s:
+    for hot reads that take their values by position."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
+
+
 def connect_readonly(home, *, live=False):
     """Open ``home``'s database read-only, for inspection that must never mutate it.
 

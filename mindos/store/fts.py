@@ -22,6 +22,7 @@ import sqlite3
 from collections import namedtuple
 
 from mindos.core.text import words
+from mindos.store import db
 
 
 # name: the FTS5 table; table: its external content table; rowid: the content table's column
@@ -118,8 +119,7 @@ def match_counts(conn, name, expressions, cap, cache=None):
     missing = [expression for expression in dict.fromkeys(expressions) if (name, expression, cap) not in cache]
     if missing:
         probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
-        cursor = conn.cursor()
-        cursor.row_factory = None
+        cursor = db.tuples(conn)
         try:
             for expression in missing:
                 cache[(name, expression, cap)] = cursor.execute(probe, (expression, cap)).fetchone()[0]

@@ -362,18 +362,16 @@ class _OpenGraph:
         if tag is not None:
             where += " AND instr(t.tags, ?) > 0"
             params.append('"' + validate.tag(tag) + '"')  # tags hold a JSON array of plain tokens
-        cursor = conn.execute(
+        cursor = db.tuples(conn).execute(
             f"SELECT t.id, t.title, t.status, t.priority, t.due_at, t.created_at FROM tasks t WHERE {where}", params
         )
-        cursor.row_factory = None
         self.nodes = {row[0]: row for row in cursor}
-        cursor = conn.execute(
+        cursor = db.tuples(conn).execute(
             "SELECT d.task_id, d.depends_on, p.status, p.title, p.priority FROM tasks t"
             " JOIN dependencies d ON d.task_id = t.id LEFT JOIN tasks p ON p.id = d.depends_on"
             f" WHERE {where} AND (p.status IS NULL OR p.status <> 'completed')",
             params,
         )
-        cursor.row_factory = None
         nodes = self.nodes
         self.prereqs = {}  # task -> unsatisfied prerequisite ids (in scope or blocker nodes)
         self.dependents = {}  # in-scope node or blocker -> in-scope dependents
