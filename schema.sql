@@ -575,3 +575,14 @@ CREATE TABLE mood_budget (
     created_at TEXT NOT NULL
 );
 CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
+
+-- Full-text indexes merge a level's small segments as soon as 4 exist (migration 11): an
+-- index written one row per transaction otherwise keeps up to 18, each read by every query.
+-- @fts5
+INSERT INTO tasks_fts(tasks_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO notes_fts(notes_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO handoffs_fts(handoffs_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO facts_fts(facts_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO session_messages_fts(session_messages_fts, rank) VALUES ('crisismerge', 4);
+-- @end

@@ -7,7 +7,9 @@ What is measured
     separate process, against the median of the baseline ``python3 -c "import sqlite3, json,
     argparse"`` measured in the same run.  Baseline and command runs are interleaved
     (baseline, command, baseline, command, ...) so machine noise hits both alike; the ratio
-    command/baseline is the figure that travels between machines.
+    command/baseline is the figure that travels between machines.  Each entry also has the
+    median CPU time (user + system) of both and their ``cpu_ratio``: the cost without the
+    waits, such as a write's fsync, that the disk decides.
   * Audit-chain verification throughput (events/second), in-process over a large seeded
     ledger (default 300k events).
   * Concurrent dispatch: P processes each doing K sequential ``next --claim`` over one shared
@@ -18,7 +20,10 @@ What is measured
     completed (so --dep-context finds evidence) and 1,000 live handoffs citing an audited
     recall: ``recall`` with every section on, ``recall-verify``, ``memory-search`` (each
     against the baseline), and the wall time of ``ops.py recall-stale`` over the cited
-    handoffs.
+    handoffs.  Before it is timed the recall home gets what cron gives a lived-in home: one
+    real ``ops.py nanny`` tick (it merges the full-text indexes the seeding fragmented),
+    then a few fresh writes through the core, as agents make between ticks (``--no-upkeep``
+    times it as seeded instead).
 
 Seeding writes rows with SQL inside one transaction (the public commands would take hours
 at 100k), but every seeded row gets the audit event its command would have written, through
@@ -39,6 +44,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -365,9 +371,22 @@ def _env(home):
 
 
 def _run(argv, env):
+    """``(wall ms, process)`` of one run of ``argv``."""
+    wall_ms, _, proc = _run_timed(argv, env)
+    return wall_ms, proc
+
+
+def _run_timed(argv, env):
+    """``(wall ms, CPU ms, process)``: the CPU time (user + system) is the child's own, from
+    the rusage of reaped children (the bench runs one child at a time); unlike the wall time
+    it leaves out waits on the disk (a write command's fsync) and on other processes."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return (time.perf_counter() - started) * 1000.0, proc
+    wall_ms = (time.perf_counter() - started) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_ms = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
+    return wall_ms, cpu_ms, proc
 
 
 def _error(label, argv, proc):
@@ -400,26 +419,28 @@ class Bench:
                 errors.append(_error(label, argv, proc))
                 continue
             live.append((label, make))
-        samples = {label: ([], [], []) for label, _ in live}
+        samples = {label: ([], [], [], [], []) for label, _ in live}
         for rep in range(self.reps):
             for label, make in live:
-                base_ms, _ = _run(self.baseline, self.env)
+                base_ms, base_cpu, _ = _run_timed(self.baseline, self.env)
                 argv = make(rep)
-                cmd_ms, proc = _run([PYTHON, AUTOPILOT, *argv], self.env)
+                cmd_ms, cmd_cpu, proc = _run_timed([PYTHON, AUTOPILOT, *argv], self.env)
                 if proc.returncode != 0:
                     errors.append(_error(label, argv, proc))
                     continue
-                samples[label][0].append(cmd_ms)
-                samples[label][1].append(base_ms)
-                samples[label][2].append(len(proc.stdout.encode("utf-8")))
+                for column, value in enumerate((cmd_ms, base_ms, len(proc.stdout.encode("utf-8")), cmd_cpu, base_cpu)):
+                    samples[label][column].append(value)
         all_base = []
-        for label, (cmd, base, sizes) in samples.items():
+        for label, (cmd, base, sizes, cmd_cpu, base_cpu) in samples.items():
             if not cmd:
                 continue
             all_base.extend(base)
             entry = _stats(cmd, sizes)
             entry["baseline_median_ms"] = round(statistics.median(base), 2)
             entry["ratio"] = round(statistics.median(cmd) / statistics.median(base), 3)
+            entry["cpu_median_ms"] = round(statistics.median(cmd_cpu), 2)
+            entry["baseline_cpu_median_ms"] = round(statistics.median(base_cpu), 2)
+            entry["cpu_ratio"] = round(statistics.median(cmd_cpu) / max(statistics.median(base_cpu), 1e-6), 3)
             results[label] = entry
         baseline = round(statistics.median(all_base), 2) if all_base else None
         return results, baseline, errors
@@ -733,6 +754,42 @@ def time_recall_stale(home, reps, errors):
     return result
 
 
+def tick_and_trickle(info, errors, cited, *, notes=20, others=5, seed=19):
+    """Bring the recall home to the state cron keeps a lived-in home in: one real nanny tick
+    (``ops.py nanny``, which also merges fragmented full-text indexes), then the writes
+    agents make before the next tick (``notes`` notes and ``others`` memories, facts and
+    handoffs, each its own transaction through the real core; the handoffs go to tasks no
+    ``cited`` handoff is on, so each citation stays live).  Returns the tick's
+    ``index_upkeep`` and the segments each index is left with."""
+    from mindos.memory import facts as fact_store, handoffs, memories as memory_store, notes as note_store
+    from mindos.store import fts
+
+    proc = subprocess.run([PYTHON, OPS, "nanny"], env=_env(info.home), capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        errors.append(_error("nanny", ["nanny"], proc))
+        return {}
+    upkeep = json.loads(proc.stdout).get("index_upkeep", [])
+    rng = random.Random(seed)
+    conn = db.connect(info.home)
+    try:
+        for n in range(notes):
+            note_store.add(conn, rng.choice(info.ids), content=f"{_sentence(rng)} (fresh {n})")
+        uncited = sorted(set(info.ids) - set(cited))
+        for n in range(others):
+            task_id = rng.choice(uncited)
+            memory_store.retain(conn, f"{_sentence(rng)} (fresh {n})", source="bench")
+            fact_store.assert_fact(conn, subject=f"fresh-{n}", predicate="uses", obj=rng.choice(_DOMAIN_WORDS).lower(),
+                                   source="bench")
+            handoffs.record(conn, task_id, from_agent="bench", to_agent="codex", status="running",
+                            objective=f"{_sentence(rng, 8)} (fresh {n})")
+        segments = {name: fts.segments(conn, name) for name in ("notes_fts", "handoffs_fts", "facts_fts", "memories_fts")}
+    finally:
+        conn.close()
+    info.notes += notes
+    info.events += notes + 3 * others
+    return {"index_upkeep": upkeep, "fresh_writes": notes + 3 * others, "segments_after_fresh_writes": segments}
+
+
 def recall_specs(info, cited):
     ids = info.ids
 
@@ -763,15 +820,22 @@ def recall_specs(info, cited):
     ]
 
 
-def bench_recall(workdir, scale, reps, registered, commands):
-    """Time recall, recall-verify and memory-search over the recall home, and recall-stale."""
+def bench_recall(workdir, scale, reps, registered, commands, upkeep=True):
+    """Time recall, recall-verify and memory-search over the recall home, and recall-stale.
+
+    The home is first brought to a lived-in state (:func:`tick_and_trickle`) unless
+    ``upkeep`` is false: then it is timed as seeded, its indexes as fragmented as the seeding
+    left them, as if cron had never run."""
     home = os.path.join(workdir, "home-recall")
     info = seed_tasks(home, scale["memory_tasks"])
     memory_seconds = seed_memory(info, scale["notes"], scale["handoffs"])
     recall_seconds, cited = seed_recall(info, scale["memories"], scale["facts"], scale["cited"])
+    errors = []
+    lived_in = tick_and_trickle(info, errors, cited) if upkeep else {"index_upkeep": None}
     specs = _wanted(recall_specs(info, cited), commands)
     live, skipped = _available(specs, registered)
-    results, baseline, errors = Bench(home, reps).time_commands(live)
+    results, baseline, timing_errors = Bench(home, reps).time_commands(live)
+    errors.extend(timing_errors)
     stale = {"cited_handoffs": len(cited)}
     if not commands or "recall-stale" in commands:
         # the handoffs first cite recalls made with every section on, then recalls made with
@@ -788,7 +852,7 @@ def bench_recall(workdir, scale, reps, registered, commands):
         "tasks": scale["memory_tasks"], "notes": info.notes, "handoffs": info.handoffs,
         "memories": scale["memories"], "facts": scale["facts"],
         "seed_seconds": round(info.seconds + memory_seconds + recall_seconds, 2), "baseline_median_ms": baseline,
-        "commands": results, "skipped": skipped, "recall_stale": stale,
+        "commands": results, "skipped": skipped, "recall_stale": stale, "lived_in": lived_in,
     }, errors
 
 
@@ -832,6 +896,8 @@ def build_parser():
                         help="live handoffs citing an audited recall in the recall home (default 1000, at most handoffs)")
     parser.add_argument("--out", help="results directory (default bench/results)")
     parser.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
+    parser.add_argument("--no-upkeep", action="store_true",
+                        help="time the recall home as seeded, without the nanny tick and the fresh writes after it")
     add_interpreter_flag(parser)
     parser.add_argument("--no-compile", action="store_true",
                         help="skip byte-compiling the package first (timings then include compilation if"
@@ -907,7 +973,8 @@ def run(argv=None):
                                                    args.reps, registered, commands)
             errors.extend(errs)
         if "recall" in sections:
-            results["recall"], errs = bench_recall(workdir, scale, args.reps, registered, commands)
+            results["recall"], errs = bench_recall(workdir, scale, args.reps, registered, commands,
+                                                   upkeep=not args.no_upkeep)
             errors.extend(errs)
     finally:
         PYTHON = sys.executable  # the clean one goes with the workdir

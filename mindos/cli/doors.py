@@ -7,12 +7,17 @@ module it drives) and its one-line summary.  Routing and the grouped ``--help`` 
 this table, so a call imports just the module of the command it runs.
 """
 
-from collections import namedtuple
 
-# script: the checkout script name; installed: the console-script name pip installs;
-# sections: ((section title, ((command, cli module, summary), ...)), ...) in reading order.
-# (collections, not typing: typing costs every call about 15M instructions to import.)
-Door = namedtuple("Door", "script installed description sections")
+class Door:
+    """One front door.  script: the checkout script name; installed: the console-script
+    name pip installs; sections: ((section title, ((command, cli module, summary), ...)),
+    ...) in reading order.  (A plain class: a namedtuple costs every call about 0.5M
+    instructions to create, typing's NamedTuple 15M to import.)"""
+
+    __slots__ = ("script", "installed", "description", "sections")
+
+    def __init__(self, script, installed, description, sections):
+        self.script, self.installed, self.description, self.sections = script, installed, description, sections
 
 
 AUTOPILOT = Door(

@@ -36,14 +36,12 @@ Design decisions
     Identical durable state gives an identical digest across processes and restarts.
 """
 
-import bisect
-import importlib
 import json
 
 from mindos.context import builder, pack as legacy
 from mindos.context import sections as extra
 from mindos.context.params import PARAM_KEYS, make_params
-from mindos.core import clock, validate
+from mindos.core import clock, load_module, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.store import db, ledger
@@ -88,7 +86,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
              "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
-    for name, build, _ in legacy.SECTIONS.active(options):
+    for section in legacy.SECTIONS.active(options):
+        name, build = section.name, section.build
         if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes":
@@ -112,9 +111,9 @@ def pack(conn, task_id, params):
 
 def lease_state(task, agent, now):
     """The lease as the caller sees it."""
-    from mindos.work import leases  # lazy: lease liveness
+    from mindos.work import rows  # lazy: lease liveness
 
-    live = leases.is_live(task, now)
+    live = rows.lease_is_live(task, now)
     return {"owner": task["lease_owner"] or None, "expires_at": task["lease_expires_at"],
             "epoch": task["lease_epoch"], "live": live,
             "held_by_caller": bool(live and agent and task["lease_owner"] == agent)}
@@ -202,7 +201,7 @@ def bundle(conn, task_id, agent, params, now=None):
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
     for name in UNSEALED_PROVIDERS:
-        result.update(importlib.import_module(name).recall_section(conn, task["id"]))
+        result.update(load_module(name).recall_section(conn, task["id"]))
     return result
 
 
@@ -452,6 +451,8 @@ def _unchanged_since(conn, task_id, event, params, ends):
     boundary passed since (``ends``: expiries, leases, fact windows), no rerank (whose ages
     move by the hour) and every receipt it packed still matching its seal, recomputing would
     give the same bundle."""
+    import bisect  # lazy: only the fleet sweep reads lifetime boundaries
+
     from mindos.work import receipts  # lazy: sealed receipt files
 
     manifest = event["payload"].get("manifest")
@@ -603,7 +604,7 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
     with db.write(conn):
         task = rows.get(conn, task_id)
         now = clock.now_iso()
-        live = leases.is_live(task, now)
+        live = rows.lease_is_live(task, now)
         if live and task["lease_owner"] != agent:
             raise Refused(f"task '{task_id}' is leased by '{task['lease_owner']}' until {task['lease_expires_at']};"
                           " ask them to transfer it")

@@ -10,7 +10,6 @@ is time order and SQL can compare them directly.
 """
 
 import os
-import re
 from datetime import datetime, timedelta, timezone
 
 from mindos.errors import InvalidInput
@@ -19,7 +18,7 @@ _override = None
 
 _ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 # Accept 'Z', '+HH:MM', '+HHMM' offsets and a space instead of 'T'; fromisoformat does the rest.
-_ZULU = re.compile(r"[zZ]$")
+_ZULU = ("z", "Z")
 
 
 def now():
@@ -76,7 +75,9 @@ def parse(text, flag="timestamp"):
             return moment.replace(tzinfo=timezone.utc)
     if not isinstance(text, str) or not text.strip() or len(text) > 64:
         raise InvalidInput(f"invalid {flag}: expected an ISO 8601 timestamp, got {text!r:.80}")
-    candidate = _ZULU.sub("+00:00", text.strip())
+    candidate = text.strip()
+    if candidate.endswith(_ZULU):
+        candidate = candidate[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(candidate)
     except ValueError:

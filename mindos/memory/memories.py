@@ -22,7 +22,6 @@ expire after 30 days"), optionally scoped to a project.  Design decisions:
 """
 
 import json
-import re
 
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
@@ -37,7 +36,7 @@ MAX_QUERY = 1000
 MAX_LIMIT = 10000
 MAX_IMPORT_LINE = 65536
 MAX_IMPORT_LINES = 1_000_000
-_ID = re.compile(r"mem-[0-9a-f]{16}\Z")
+_ID_PREFIX = "mem-"
 _COLUMNS = ("id", "project", "kind", "content", "tags", "source", "engine", "retracted_at", "superseded_by",
             "created_at")
 COLUMNS_SQL = ", ".join(_COLUMNS)
@@ -45,12 +44,13 @@ COLUMNS_SQL = ", ".join(_COLUMNS)
 
 def memory_id(project, content):
     """The content address of ``content`` in ``project`` ('' = fleet-wide)."""
-    return "mem-" + sha256_hex(canonical_json([project, content]))[:16]
+    return _ID_PREFIX + sha256_hex(canonical_json([project, content]))[:16]
 
 
 def check_id(value, flag="memory id"):
     """A memory id: ``mem-`` plus 16 lowercase hex digits."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not (isinstance(value, str) and value.startswith(_ID_PREFIX)
+            and validate.within(value[len(_ID_PREFIX):], validate.HEX_DIGITS, shortest=16, longest=16)):
         raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected mem- and 16 hex digits)")
     return value
 

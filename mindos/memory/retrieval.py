@@ -88,6 +88,8 @@ def _stripped(word, shortest):
     """The roots left by the first of _SUFFIXES ``word`` ends with that leaves at least
     ``shortest`` letters (with the spellings it implies), or an empty set."""
     found = set()
+    if not word.endswith(_SUFFIXES):  # most words: one test instead of one per suffix
+        return found
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
             root = word[: -len(suffix)]
@@ -106,20 +108,23 @@ def _stripped(word, shortest):
 
 
 def _synonym_index():
+    """Member -> every member of the groups it sits in (itself included), read-only."""
     index = {}
     for group in synonyms.GROUPS:
+        members = frozenset(group)
         for member in group:
-            index.setdefault(member, set()).update(group)
+            index[member] = index[member] | members if member in index else members
     return index
 
 
 _SYNONYMS = _synonym_index()
 
 
-def _synonyms_of(word, previous=None):
-    """Synonym members for ``word`` (and the two-word phrase ending in it, if listed)."""
+def _synonyms_of(word, previous=None, roots=None):
+    """Synonym members for ``word`` (and the two-word phrase ending in it, if listed);
+    ``roots``: the word's :func:`stems`, when the caller has them."""
     found = set(_SYNONYMS.get(word, ()))
-    for root in stems(word):
+    for root in stems(word) if roots is None else roots:
         found |= _SYNONYMS.get(root, set())
     if previous:
         found |= _SYNONYMS.get(f"{previous} {word}", set())
@@ -136,9 +141,10 @@ class Group:
         terms = {("exact", word): W_EXACT}
         if len(word) > MIN_STEM and not word.isdigit():  # a partial word: kube -> kubernetes
             terms[("prefix", word)] = W_STEM
-        for root in stems(word):
+        roots = stems(word)
+        for root in roots:
             terms.setdefault(("prefix", root), W_STEM)
-        for member in _synonyms_of(word, previous):
+        for member in _synonyms_of(word, previous, roots):
             parts = member.split()
             if len(parts) > 1:
                 terms.setdefault(("phrase", member), W_SYNONYM)
@@ -153,24 +159,29 @@ class Group:
                                 f" {text}" if kind == "prefix" else f" {text} ")
                                for (kind, text), weight in terms.items()), key=lambda check: -check[0])
         self._expression = None
+        self._match_terms = None
 
     def expression(self):
-        """The group as an FTS5 OR expression, each term quoted.  Terms a prefix term already
-        covers ("certificate" under ``certificat*``) are left out: the match is the same and
-        every prefix term costs a walk of the index's term list.  Built once per group."""
+        """The group as an FTS5 OR expression of :meth:`match_terms`."""
         if self._expression is None:
-            self._expression = self._build_expression()
+            self._expression = "(" + " OR ".join(self.match_terms()) + ")"
         return self._expression
 
-    def _build_expression(self):
-        prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
-        kept = []
-        for (kind, text) in sorted(self.terms):
-            if kind != "phrase" and any(text.startswith(p) and (kind != "prefix" or text != p) for p in prefixes):
-                continue
-            quoted = '"' + text.replace('"', '""') + '"'
-            kept.append(quoted + "*" if kind == "prefix" else quoted)
-        return "(" + " OR ".join(kept) + ")"
+    def match_terms(self):
+        """The group's terms as FTS5 MATCH terms, each quoted (``"test"*`` for a prefix).
+        Terms a prefix term already covers ("certificate" under ``certificat*``) are left
+        out: the match is the same and every prefix term costs a walk of the index's term
+        list.  Built once per group."""
+        if self._match_terms is None:
+            prefixes = sorted(text for kind, text in self.terms if kind == "prefix")
+            kept = []
+            for (kind, text) in sorted(self.terms):
+                if kind != "phrase" and any(text.startswith(p) and (kind != "prefix" or text != p) for p in prefixes):
+                    continue
+                quoted = '"' + text.replace('"', '""') + '"'
+                kept.append(quoted + "*" if kind == "prefix" else quoted)
+            self._match_terms = tuple(kept)
+        return self._match_terms
 
     def weight_in(self, tokens, joined):
         """The best weight this group reaches in a row (its token list and space-joined text)."""
@@ -199,12 +210,14 @@ def groups(text, cache=None):
     chosen, seen, previous = [], set(), None
     for token in tokens:
         if token not in STOPWORDS and token not in seen:
+            if len(chosen) == MAX_GROUPS:
+                break
             seen.add(token)
             chosen.append(group(token, previous))
         previous = token
     if not chosen:
-        chosen = [group(token) for token in dict.fromkeys(tokens)]
-    return chosen[:MAX_GROUPS]
+        chosen = [group(token) for token in list(dict.fromkeys(tokens))[:MAX_GROUPS]]
+    return chosen
 
 
 def match_expression(query_groups):
@@ -298,11 +311,29 @@ def counts_words_first(conn, query_groups, index, cap, cache=None):
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
-             if words[position] < cap and group.expression() != f"({group.word_term})"]
-    if whole:
-        expressions = [query_groups[position].expression() for position in whole]
-        for position, count in zip(whole, fts.match_counts(conn, index, expressions, cap, cache)):
-            counts[position] = count
+             if words[position] < cap and group.match_terms() != (group.word_term,)]
+    # A group matches at least the rows any one of its terms does, so once a term has
+    # reached the cap (as a word, or as a one-term group counted first) every group holding
+    # it has too, and its prefix terms need not be merged again ("test"* in both "test"
+    # and "suite").
+    known = {group.word_term: count for group, count in zip(query_groups, words)}
+    single = [position for position in whole if len(query_groups[position].match_terms()) == 1]
+    for position, count in zip(single, single and fts.match_counts(
+            conn, index, [query_groups[position].expression() for position in single], cap, cache)):
+        counts[position] = count
+        known[query_groups[position].match_terms()[0]] = count
+    several = []
+    for position in whole:
+        terms = query_groups[position].match_terms()
+        if len(terms) == 1:
+            continue
+        if any(known.get(term, 0) >= cap for term in terms):
+            counts[position] = cap
+        else:
+            several.append(position)
+    for position, count in zip(several, several and fts.match_counts(
+            conn, index, [query_groups[position].expression() for position in several], cap, cache)):
+        counts[position] = count
     return counts, words
 
 

@@ -19,16 +19,21 @@ Design decisions
 """
 
 import sqlite3
-from collections import namedtuple
 
 from mindos.core.text import words
 from mindos.store import db
 
 
-# name: the FTS5 table; table: its external content table; rowid: the content table's column
-# FTS5 uses as rowid; columns: indexed columns, in index order; alias: the content table's
-# alias in search queries
-Index = namedtuple("Index", "name table rowid columns alias")
+class Index:
+    """One index.  name: the FTS5 table; table: its external content table; rowid: the
+    content table's column FTS5 uses as rowid; columns: indexed columns, in index order;
+    alias: the content table's alias in search queries.  (A plain class, not a namedtuple,
+    which costs every call about 0.5M instructions to create.)"""
+
+    __slots__ = ("name", "table", "rowid", "columns", "alias")
+
+    def __init__(self, name, table, rowid, columns, alias):
+        self.name, self.table, self.rowid, self.columns, self.alias = name, table, rowid, columns, alias
 
 
 INDEXES = {
@@ -202,6 +207,34 @@ def drift(conn, name):
     return {"index": name, "method": "fts5vocab", "ok": not missing_total and not stale_total,
             "indexed": indexed, "source": source, "missing": missing, "missing_total": missing_total,
             "stale": stale, "stale_total": stale_total}
+
+
+def segments(conn, name):
+    """How many b-tree segments index ``name`` is made of (None when the index is absent).
+
+    Each committed write adds a small segment and FTS5 merges them only level by level, so
+    an index written one row per transaction settles at several segments; every term a
+    query reads is looked up in each of them.  Reads only: the ``_idx`` table holds one
+    row per leaf page."""
+    index(name)
+    if not has(conn, name):
+        return None
+    return conn.execute(f"SELECT count(DISTINCT segid) FROM {name}_idx").fetchone()[0]
+
+
+def merge(conn, name, pages):
+    """Do one bounded step of merging index ``name`` towards a single segment (inside the
+    caller's write transaction); return whether there was work to do.
+
+    FTS5's incremental optimize (a negative ``'merge'``): about ``pages`` leaf pages are
+    written per step, and a merge left unfinished is taken up by the next step.  What the
+    index matches and how it ranks are unchanged."""
+    index(name)
+    if not conn.in_transaction:
+        raise RuntimeError("fts.merge needs an open write transaction (use mindos.store.db.write)")
+    before = conn.total_changes
+    conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('merge', ?)", (-max(1, int(pages)),))
+    return conn.total_changes - before >= 2  # FTS5 counts one change for the command itself
 
 
 def rebuild(conn, name):

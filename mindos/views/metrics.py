@@ -4,7 +4,7 @@ Each provider module defines ``metrics(conn) -> dict``; the snapshot is their un
 domain adds its counters by adding its module name here, not by editing another domain.
 """
 
-import importlib
+from mindos.core import load_module
 
 PROVIDERS = [
     "mindos.memory.notes", "mindos.memory.guard",
@@ -25,5 +25,5 @@ def collect(conn):
     """Return the merged counters of every provider."""
     snapshot = {}
     for name in PROVIDERS:
-        snapshot.update(importlib.import_module(name).metrics(conn))
+        snapshot.update(load_module(name).metrics(conn))
     return snapshot

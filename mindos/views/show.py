@@ -5,9 +5,7 @@ handoff, plus the sections higher dimensions declare in :data:`SECTION_PROVIDERS
 autonomy grant).  A view: it reads, never writes.
 """
 
-import importlib
-
-from mindos.core import validate
+from mindos.core import load_module, validate
 from mindos.memory import handoffs
 from mindos.store.ledger import parse_payload
 from mindos.work import receipts, rows
@@ -71,7 +69,7 @@ def show(conn, task_id):
         "handoff": handoffs.live(conn, task_id),
     }
     for name in SECTION_PROVIDERS:
-        view.update(importlib.import_module(name).show_section(conn, task_id))
+        view.update(load_module(name).show_section(conn, task_id))
     return view
 
 

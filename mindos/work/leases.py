@@ -20,7 +20,7 @@ Interface used by dispatch (``next --claim``), stable:
   * :func:`acquire` -- take the lease on a task dict already read in the transaction.
   * :func:`seam_conflicts` -- live leases on the same worktree / project branch.
   * :func:`max_active_cap` -- the per-owner cap in force (flag, else env).
-  * :func:`is_live`, :func:`live_lease_count`.
+  * :func:`live_lease_count` (and :func:`mindos.work.rows.lease_is_live`).
 """
 
 import os
@@ -43,12 +43,6 @@ _LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_e
 
 # ---------------------------------------------------------------------------------------
 # Small shared helpers
-
-
-def is_live(task, now=None):
-    """True when ``task`` (a dict) carries an unexpired lease."""
-    now = now or clock.now_iso()
-    return bool(task.get("lease_owner")) and bool(task.get("lease_expires_at")) and task["lease_expires_at"] > now
 
 
 def expiry(minutes, now=None):
@@ -187,7 +181,7 @@ def claim_guard(conn, task, owner, now):
         named = ", ".join(f"{b['id']} ({b['status']})" for b in waiting[:20])
         more = f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
         raise Refused(f"task '{task_id}' has unsatisfied dependencies: {named}{more}")
-    if is_live(task, now):
+    if rows.lease_is_live(task, now):
         if task["lease_owner"] == owner:
             raise Refused(
                 f"owner '{owner}' already holds the lease on task '{task_id}' (epoch {task['lease_epoch']},"
@@ -320,9 +314,9 @@ def check_holder(task, owner, epoch, now, verb):
     if epoch is not None and epoch != task["lease_epoch"]:
         raise Refused(_superseded(epoch, task["lease_epoch"]), code="lease_superseded")
     if task["lease_owner"] != owner:
-        state = "" if is_live(task, now) else f" (expired {task['lease_expires_at']})"
+        state = "" if rows.lease_is_live(task, now) else f" (expired {task['lease_expires_at']})"
         raise Refused(f"task '{task_id}' is leased by '{task['lease_owner']}'{state}, not '{owner}'; cannot {verb}")
-    if not is_live(task, now):
+    if not rows.lease_is_live(task, now):
         raise Refused(
             f"lease on task '{task_id}' expired at {task['lease_expires_at']}; reclaim it with claim before you {verb}"
         )

@@ -189,12 +189,12 @@ def _refuse_foreign_or_expired(task, owner, now, verb):
     if not task["lease_owner"]:
         return None
     if task["lease_owner"] != owner:
-        state = "live" if leases.is_live(task, now) else f"expired {task['lease_expires_at']}"
+        state = "live" if rows.lease_is_live(task, now) else f"expired {task['lease_expires_at']}"
         raise Refused(
             f"task '{task['id']}' is leased by '{task['lease_owner']}' ({state}); cannot {verb} over another"
             " owner's lease (ask the holder, or run ops.py recover once it is expired)"
         )
-    if not leases.is_live(task, now):
+    if not rows.lease_is_live(task, now):
         raise Refused(
             f"your lease on task '{task['id']}' expired at {task['lease_expires_at']}; reclaim it or run"
             f" ops.py recover before you {verb}"
@@ -291,7 +291,7 @@ def defer(conn, task_id, owner, *, until):
         task = _read(conn, task_id)
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is {task['status']} (terminal); cannot defer")
-        if leases.is_live(task, now) and task["lease_owner"] != owner:
+        if rows.lease_is_live(task, now) and task["lease_owner"] != owner:
             raise Refused(
                 f"task '{task['id']}' is leased by '{task['lease_owner']}' until {task['lease_expires_at']};"
                 " cannot defer another owner's leased task"

@@ -6,7 +6,7 @@ row shape, the list order and the shared filter flags are defined once.
 
 import json
 
-from mindos.core import validate
+from mindos.core import clock, validate
 from mindos.errors import NotFound
 
 # Columns stored as JSON text (seq is internal: it only keys the FTS index).
@@ -21,6 +21,13 @@ def row_to_task(row):
         if column in task:
             task[column] = json.loads(task[column])
     return task
+
+
+def lease_is_live(task, now=None):
+    """True when ``task`` (a dict) carries an unexpired lease.  Here rather than with the
+    lease commands: a view that only reports a lease (a recall bundle) never loads those."""
+    now = now or clock.now_iso()
+    return bool(task.get("lease_owner")) and bool(task.get("lease_expires_at")) and task["lease_expires_at"] > now
 
 
 def get(conn, task_id):

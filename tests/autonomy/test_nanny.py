@@ -13,6 +13,7 @@ from conftest import ROOT, last_event, make_task
 from mindos.autonomy import nanny, repairs, sense
 from mindos.core import clock
 from mindos.errors import Refused
+from mindos.store import fts
 from mindos.work import leases
 
 
@@ -217,6 +218,85 @@ def test_concurrent_ticks_never_both_repair(conn, home):
     assert len(repaired) == 1
     assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'nanny_tick'").fetchone()[0] == 4
     assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'repair_applied'").fetchone()[0] == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Index upkeep
+
+
+def fragmented_notes(conn, count=40, words=0):
+    """A notes index written one note per transaction under FTS5's default merging (a home
+    from before migration 11): many segments (``words`` distinct extra words per note make
+    its leaf pages many)."""
+    from mindos.memory import notes
+    from mindos.store import db
+
+    with db.write(conn):
+        conn.execute("DELETE FROM notes_fts_config WHERE k = 'crisismerge'")
+    make_task(conn, "t-notes")
+    for n in range(count):
+        extra = " ".join(f"w{n}x{m}" for m in range(words))
+        notes.add(conn, "t-notes", content=f"deploy runbook step {n} for the payments gateway rollout {extra}")
+    assert fts.segments(conn, "notes_fts") > nanny.UPKEEP_SEGMENTS
+
+
+def ranked(conn):
+    from mindos.memory import notes
+
+    return [(row["id"], row["score"]) for row in notes.search(conn, "payments rollout", rank=True)]
+
+
+def test_a_tick_merges_a_fragmented_index_without_changing_what_it_finds(conn):
+    fragmented_notes(conn)
+    before, segments = ranked(conn), fts.segments(conn, "notes_fts")
+    planned = tick(conn, dry_run=True)
+    assert planned["index_upkeep"] == [{"index": "notes_fts", "segments_before": segments}]
+    assert fts.segments(conn, "notes_fts") == segments  # a dry run merges nothing
+
+    report = tick(conn)
+    assert report["index_upkeep"] == [{"index": "notes_fts", "segments_before": segments, "segments_after": 1}]
+    assert report["state"] == "all_clear"  # housekeeping is not progress and not a finding
+    assert fts.segments(conn, "notes_fts") == 1
+    assert ranked(conn) == before and len(before) == 40
+    assert [score for _, score in before] == sorted(score for _, score in before)
+    assert last_event(conn, "nanny_tick")["index_upkeep"] == report["index_upkeep"]
+    assert tick(conn)["index_upkeep"] == []  # nothing left to merge
+
+
+def test_upkeep_leaves_an_index_of_few_segments_alone(conn, monkeypatch):
+    fragmented_notes(conn)
+    monkeypatch.setattr(nanny, "UPKEEP_SEGMENTS", fts.segments(conn, "notes_fts"))
+    segments = fts.segments(conn, "notes_fts")
+    assert tick(conn)["index_upkeep"] == []
+    assert fts.segments(conn, "notes_fts") == segments
+
+
+def test_upkeep_work_per_tick_is_bounded_and_resumes_on_the_next_tick(conn, monkeypatch):
+    fragmented_notes(conn, 150, words=30)
+    monkeypatch.setattr(nanny, "UPKEEP_PAGES", 2)
+    monkeypatch.setattr(nanny, "UPKEEP_STEP", 1)
+    steps = []
+    merge = fts.merge
+    monkeypatch.setattr(fts, "merge", lambda conn, name, pages: steps.append(pages) or merge(conn, name, pages))
+    before = ranked(conn)
+    ticks = 0
+    while fts.segments(conn, "notes_fts") > 1:
+        steps.clear()
+        tick(conn)
+        ticks += 1
+        assert steps and len(steps) <= 2 and set(steps) == {1}  # at most UPKEEP_PAGES / UPKEEP_STEP steps
+        assert ticks < 200
+    assert ticks > 2 and ranked(conn) == before
+
+
+def test_a_busy_tick_does_no_upkeep(conn, home):
+    fragmented_notes(conn)
+    segments = fts.segments(conn, "notes_fts")
+    with nanny.TickLock(str(home)) as held:
+        assert held.acquired
+        report = tick(conn)
+    assert report["lock"] == "busy" and report["index_upkeep"] == []
+    assert fts.segments(conn, "notes_fts") == segments
 
 
 def test_cli_nanny_flags(cli, cli_json):

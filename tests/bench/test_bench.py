@@ -84,6 +84,9 @@ def test_tiny_run_times_every_section(tmp_path, home):
         entry = size["commands"][label]
         assert entry["median_ms"] > 0 and entry["samples"] == 1 and entry["stdout_bytes_median"] > 2
         assert entry["ratio"] == pytest.approx(entry["median_ms"] / entry["baseline_median_ms"], rel=0.01)
+        # the CPU figures are the child's own (the rusage of reaped children)
+        assert 0 < entry["cpu_median_ms"] and 0 < entry["baseline_cpu_median_ms"]
+        assert entry["cpu_ratio"] == pytest.approx(entry["cpu_median_ms"] / entry["baseline_cpu_median_ms"], rel=0.01)
     assert results["verify_chain"]["ok"] is True and results["verify_chain"]["events"] == 400
     assert results["verify_chain"]["events_per_second"] > 0
     concurrency = results["concurrency"]
@@ -98,6 +101,9 @@ def test_tiny_run_times_every_section(tmp_path, home):
     recalled = results["recall"]
     assert recalled["memories"] == 40 and recalled["facts"] == 20
     assert set(recalled["commands"]) == {"recall (all sections)", "memory-search"}
+    lived_in = recalled["lived_in"]  # one real nanny tick, then fresh writes through the core
+    assert isinstance(lived_in["index_upkeep"], list) and lived_in["fresh_writes"] == 35
+    assert set(lived_in["segments_after_fresh_writes"]) == {"notes_fts", "handoffs_fts", "facts_fts", "memories_fts"}
     for cited in ("all_sections", "related_5"):
         for mode in ("default", "recompute"):
             stale = recalled["recall_stale"][cited][mode]

@@ -2,6 +2,7 @@
 the typed program name, --version, and routing that matches the door table both ways."""
 
 import importlib
+import io
 import json
 import os
 import pkgutil
@@ -139,7 +140,7 @@ def test_a_call_imports_only_its_own_command_module():
 # (8M with bz2, lzma and zlib; argparse sizes its formatters with it).
 # The nanny's tick runs the doctor's sweep, whose file readers need contextlib (glob); it is
 # held to the first three only.
-_OFF_THE_HOT_PATH = ("_hashlib", "hashlib", "locale", "typing", "contextlib", "shutil")
+_OFF_THE_HOT_PATH = ("_hashlib", "hashlib", "locale", "typing", "contextlib", "shutil", "importlib")
 _OFF_THE_SWEEP = _OFF_THE_HOT_PATH[:3]
 
 
@@ -241,3 +242,28 @@ def test_calls_that_build_no_bundle_leave_the_recall_engine_unloaded(home):
     codes, steps = json.loads(proc.stdout)
     assert codes == [0, 0, 0, 0, 0], proc.stderr
     assert steps == [[], ["mindos.memory.retrieval"], sorted(_ENGINE)]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_json_is_indented_for_a_terminal_and_one_compact_line_for_a_pipe(monkeypatch, capsys):
+    result = {"b": [1, {"z": "\u00e9"}], "a": None}
+    mindos.cli.emit(result)  # captured: a pipe, as agents read it
+    piped = capsys.readouterr().out
+    assert piped == '{"a":null,"b":[1,{"z":"\\u00e9"}]}\n' and json.loads(piped) == result
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    mindos.cli.emit(result)
+    shown = terminal.getvalue()
+    assert shown.startswith('{\n  "a": null,\n  "b": [') and json.loads(shown) == result
+    mindos.cli.emit("plain text")  # text views print as they are either way
+    assert terminal.getvalue().endswith("plain text\n")
+
+
+def test_a_subprocess_reading_a_pipe_gets_one_line_per_result(home):
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "init"], capture_output=True, text=True,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert proc.returncode == 0 and proc.stdout.count("\n") == 1 and json.loads(proc.stdout)

@@ -34,7 +34,7 @@ def test_a_pack_without_the_new_flags_is_byte_identical(conn, cli, kw):
     for key, value in kw.items():
         argv += ["--" + key.replace("_", "-"), str(value)]
     rc, out, err = cli("autopilot", *argv)
-    assert rc == 0 and out == json.dumps(legacy, indent=2, sort_keys=True) + "\n"
+    assert rc == 0 and out == json.dumps(legacy, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def _fleet(conn):

@@ -79,3 +79,40 @@ def test_a_literal_backslash_u0000_is_not_a_nul(conn):
 
     tasks.create(conn, project="P", title="x", task_id="t1")
     assert receipts.add_json(conn, "t1", "ci", '{"a": "\\\\u0000 is how JSON escapes NUL"}')["receipt_id"]
+
+
+# The charset rules as patterns: the validators check them with str methods instead (no
+# pattern compile per call); they must accept exactly what these match.
+_REFERENCE = [
+    (validate.identifier, r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"),
+    (lambda v: validate.agent(v, secret_check=False), r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}\Z"),
+    (validate.tag, r"[a-z0-9:_./-]{1,64}\Z"),
+    (lambda v: validate.digest(v) if v else validate.digest("x"), r"[0-9a-fA-F]{64}\Z"),
+    (lambda v: validate.integer(v, "--n"), r"-?[0-9]{1,18}\Z"),
+]
+
+
+def _samples():
+    import random
+
+    rng = random.Random(5)
+    alphabet = "aZ09._-:@+/ \n\t\x00é٣０_-" + "abcdef"
+    fixed = ["", "a", "-", "--5", "-5", "5-", "a" * 64, "a" * 65, "1" * 18, "1" * 19, "a\n", "\na", "f" * 64,
+             "F" * 64, "f" * 63, "٣", "a.b", ".a", "a b", "t-1a2b3c4d", "x@y+z:w"]
+    return fixed + ["".join(rng.choice(alphabet) for _ in range(rng.choice((1, 2, 3, 5, 18, 19, 63, 64, 65))))
+                    for _ in range(3000)]
+
+
+@pytest.mark.parametrize("check,pattern", _REFERENCE)
+def test_charset_validators_accept_exactly_their_patterns(check, pattern):
+    import re
+
+    for value in _samples():
+        try:
+            check(value)
+            accepted = True
+        except InvalidInput:
+            accepted = False
+        except Exception as exc:  # a credential-shaped sample would be refused, never here
+            raise AssertionError(f"{value!r}: {exc!r}") from None
+        assert accepted == bool(re.match(pattern, value)), repr(value)

@@ -14,8 +14,13 @@ from mindos.views import show
 
 
 def _shape(conn):
-    """Tables with their columns, plus every index, trigger and virtual table definition."""
+    """Tables with their columns, every index, trigger and virtual table definition, and each
+    full-text index's settings (its ``_config`` rows but the version stamp)."""
     shape = {}
+    for name in fts.INDEXES:
+        if fts.has(conn, name):
+            shape[f"{name}:config"] = sorted(tuple(row) for row in conn.execute(
+                f"SELECT k, v FROM {name}_config WHERE k <> 'version'"))
     for kind, name, table, sql in conn.execute(
             "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"):
         if kind == "table" and not (sql or "").upper().startswith("CREATE VIRTUAL"):

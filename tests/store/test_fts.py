@@ -84,3 +84,38 @@ def test_drift_sees_missing_and_stale_rows_and_rebuild_repairs_them(conn):
 def test_rebuild_needs_a_write_transaction(conn):
     with pytest.raises(RuntimeError):
         fts.rebuild(conn, "tasks_fts")
+
+
+def _written_one_by_one(conn, count):
+    make_task(conn, "t1")
+    most = 0
+    for n in range(count):
+        notes.add(conn, "t1", content=f"note {n} on the payments rollout, step {n * 7}")
+        most = max(most, fts.segments(conn, "notes_fts"))
+    return most
+
+
+def test_an_index_written_a_row_per_transaction_stays_in_few_segments(conn):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    for name in fts.INDEXES:  # every index of a new home is set up to merge early
+        assert conn.execute(f"SELECT v FROM {name}_config WHERE k = 'crisismerge'").fetchone()[0] == 4, name
+    assert _written_one_by_one(conn, 80) <= 6  # FTS5's own defaults reach 16 and more
+
+
+def test_segments_count_and_a_merge_step_leaves_what_matches_unchanged(conn):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    with db.write(conn):  # FTS5's default: small segments pile up
+        conn.execute("DELETE FROM notes_fts_config WHERE k = 'crisismerge'")
+    assert _written_one_by_one(conn, 40) > 6
+    found = conn.execute("SELECT rowid FROM notes_fts WHERE notes_fts MATCH 'payments' ORDER BY rowid").fetchall()
+    with pytest.raises(RuntimeError):
+        fts.merge(conn, "notes_fts", 100)  # a write: only inside a write transaction
+    with db.write(conn):
+        assert fts.merge(conn, "notes_fts", 1000) is True
+    assert fts.segments(conn, "notes_fts") == 1
+    with db.write(conn):
+        assert fts.merge(conn, "notes_fts", 1000) is False  # nothing left to merge
+    assert conn.execute("SELECT rowid FROM notes_fts WHERE notes_fts MATCH 'payments' ORDER BY rowid").fetchall() == found
+    assert len(found) == 40 and fts.segments(conn, "tasks_fts") >= 1 and fts.segments(conn, "facts_fts") == 0
