@@ -288,3 +288,46 @@ def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypat
     monkeypatch.setattr(retrieval, "DF_CAP", 301)
     monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 300)
     assert {hit["id"] for hit in retrieval.memory_search(conn, "deploy")} == {*plain, old_variant, new_variant}
+
+
+def test_a_group_holding_a_term_already_at_the_cap_is_not_counted_again(conn, monkeypatch):
+    """"test"* reaches the cap in the one-term group of "test"; the "suite" group holds it
+    too, so it is at the cap without merging "test"*'s postings a second time."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for n in range(6):
+        notes.add(conn, "t1", content=f"the tests {n} pass again")
+    notes.add(conn, "t1", content="one test suite")
+    query_groups = retrieval.groups("test suite")  # "suite" after "test": the synonym phrase's group
+    assert query_groups[0].match_terms() == ('"test"*',) and '"test"*' in query_groups[1].match_terms()
+    counted = []
+    probe = retrieval.fts.match_counts
+    monkeypatch.setattr(retrieval.fts, "match_counts",
+                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
+                        or probe(conn, name, expressions, cap, cache))
+    counts, words = retrieval.counts_words_first(conn, query_groups, "notes_fts", 5)
+    assert words == [1, 1] and counts == [5, 5]
+    assert counted == ['"test"', '"suite"', '("test"*)']  # "suite" was never counted whole
+    assert counts == retrieval.group_counts(conn, query_groups, "notes_fts", 5)
+
+
+@pytest.mark.parametrize("cap", [1, 3, 8, 40])
+def test_words_first_counts_match_the_plain_counts_on_a_mixed_corpus(conn, cap):
+    """Many texts sharing stems, prefixes and synonyms: every query's counts equal the
+    whole-group statement's, at every cap."""
+    import random
+
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    rng = random.Random(3)
+    vocabulary = ("test tests testing suite specs deploy deployed deployments rollout release db database"
+                  " databases postgres pg connection connections connect pool pooling cache caching k8s"
+                  " kubernetes auth login signin token retry retries timeout").split()
+    make_task(conn, "t1")
+    for _ in range(60):
+        notes.add(conn, "t1", content=" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 6))))
+    for _ in range(40):
+        query_groups = retrieval.groups(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 5))))
+        plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
+        assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap)[0] == plain
