@@ -577,7 +577,7 @@ CREATE TABLE mood_budget (
 CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
 
 -- Full-text indexes merge a level's small segments as soon as 4 exist (migration 11): an
--- index written one row per transaction otherwise keeps up to 18, each read by every query.
+-- index written one row per transaction otherwise keeps up to 22, each read by every query.
 -- @fts5
 INSERT INTO tasks_fts(tasks_fts, rank) VALUES ('crisismerge', 4);
 INSERT INTO notes_fts(notes_fts, rank) VALUES ('crisismerge', 4);

@@ -232,7 +232,7 @@ def fragmented_notes(conn, count=40, words=0):
     from mindos.store import db
 
     with db.write(conn):
-        conn.execute("DELETE FROM notes_fts_config WHERE k = 'crisismerge'")
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('crisismerge', 16)")  # FTS5's default
     make_task(conn, "t-notes")
     for n in range(count):
         extra = " ".join(f"w{n}x{m}" for m in range(words))
