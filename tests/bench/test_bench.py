@@ -179,3 +179,14 @@ def test_startup_hooks_names_the_pth_files_that_run_code(tmp_path, monkeypatch):
     monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path), str(tmp_path / "missing")])
     monkeypatch.setattr(site, "getusersitepackages", lambda: str(tmp_path / "missing-too"))
     assert bench.startup_hooks() == [str(tmp_path / "hook.pth"), str(tmp_path / "tabbed.pth")]
+
+
+def test_fts_merging_compares_segments_and_write_times(capsys):
+    import fts_merging
+
+    fts_merging.main(["--tasks", "20", "--notes", "40", "--writes", "40", "--values", "16,2"])
+    report = json.loads(capsys.readouterr().out)
+    default, eager = report["results"]
+    assert (default["crisismerge"], eager["crisismerge"]) == (16, 2) and report["writes"] == 40
+    assert eager["segments_max"] < default["segments_max"]  # merging sooner keeps fewer segments
+    assert all(entry["write_median_ms"] > 0 and entry["segments_mean"] >= 1 for entry in (default, eager))
