@@ -320,9 +320,9 @@ def _run(door_name, argv, argv0, as_json):
             parser = build_parser(door, prog, bare=True)
             if not argv:
                 return fail(parser.format_usage().strip(), "usage", 2, as_json)
-            args = parser.parse_args(argv)
         else:
-            args = command_parser(door, prog, only).parse_args(argv[1:])
+            parser, argv = command_parser(door, prog, only), argv[1:]
+        args = parser.parse_args(argv)
         if getattr(args, "handler", None) is None:
             parser.error("a command is required")
         for name in getattr(args, "text_files", ()):

@@ -12,8 +12,9 @@ def integer(text):
     """argparse ``type`` for every integer flag: ASCII digits with an optional leading ``-``
     only (``int()`` would also take ``+30``, ``1_000``, `` 30 ``, fullwidth and other-script
     digits)."""
-    digits = text[1:] if text.startswith("-") else text
-    if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+    from mindos.core import validate  # lazy: --help and --version never parse a number
+
+    if not validate.ascii_integer(text):
         import argparse  # lazy: already loaded by the parser; only the error path names it
 
         raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r:.40}")

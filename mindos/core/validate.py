@@ -52,6 +52,14 @@ def within(value, charset, first=None, shortest=1, longest=64):
             and (first is None or value[0] in first))
 
 
+def ascii_integer(value):
+    """True when ``value`` is an integer written in ASCII digits: an optional leading ``-``
+    and 1-18 digits, nothing else (no ``+30``, ``1_000``, spaces, fullwidth or other-script
+    digits, which ``int()`` would take)."""
+    digits = value[1:] if isinstance(value, str) and value.startswith("-") else value
+    return within(digits, _DIGITS, longest=18)
+
+
 def shown(value, width=80):
     """How an error message shows a rejected value: its repr clipped to ``width`` characters,
     or ``<redacted>`` when the secret guard flags it (never echo a credential to stderr).
@@ -183,8 +191,7 @@ def integer(value, flag):
     ``1_000``, surrounding spaces, fullwidth or other-script digits, which ``int()`` takes."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    digits = value[1:] if isinstance(value, str) and value.startswith("-") else value
-    if not within(digits, _DIGITS, longest=18):
+    if not ascii_integer(value):
         raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
     return int(value)
 

@@ -318,7 +318,7 @@ def counts_words_first(conn, query_groups, index, cap, cache=None):
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
     single = [position for position in whole if len(query_groups[position].match_terms()) == 1]
-    for position, count in zip(single, single and fts.match_counts(
+    for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
         known[query_groups[position].match_terms()[0]] = count
@@ -331,7 +331,7 @@ def counts_words_first(conn, query_groups, index, cap, cache=None):
             counts[position] = cap
         else:
             several.append(position)
-    for position, count in zip(several, several and fts.match_counts(
+    for position, count in zip(several, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words

@@ -116,6 +116,15 @@ def test_routing_matches_the_door_table_both_ways():
         assert not unrouted, f"mindos.cli.{module_name} defines commands no door routes: {sorted(unrouted)}"
 
 
+def test_a_command_parser_alone_has_the_prog_and_command_of_its_subparser():
+    """A call naming its command is parsed by that command's parser alone: usage errors and
+    help name ``<script> <command>``, and ``args.command`` is set as the door's parser set it."""
+    for door in doors.DOORS.values():
+        for name in doors.commands(door):
+            parser = mindos.cli.command_parser(door, door.script, name)
+            assert parser.prog == f"{door.script} {name}" and parser.get_default("command") == name, name
+
+
 def test_each_command_name_is_declared_once_per_door():
     for door in doors.DOORS.values():
         names = [name for _, entries in door.sections for name, _, _ in entries]
