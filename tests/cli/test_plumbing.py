@@ -131,15 +131,25 @@ def test_each_command_name_is_declared_once_per_door():
         assert len(names) == len(set(names)), door.script
 
 
-def test_a_call_imports_only_its_own_command_module():
+@pytest.mark.parametrize("reader", ["fastparse", "argparse"])
+def test_a_call_imports_only_its_own_command_module(reader):
+    read = ("fastparse.parse(doors.AUTOPILOT, 'autopilot.py', 'claim', ['t-1', '--owner', 'a'])" if reader == "fastparse"
+            else "mindos.cli.build_parser(doors.AUTOPILOT, 'autopilot.py', 'claim')")
     probe = ("import sys; sys.path.insert(0, %r)\n"
-             "from mindos.cli import build_parser, doors\n"
-             "build_parser(doors.AUTOPILOT, 'autopilot.py', 'claim')\n"
-             "print(sorted(m for m in sys.modules if m.startswith('mindos.cli.') or m.startswith('mindos.memory')))\n" % ROOT)
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+             "import mindos.cli\n"
+             "from mindos.cli import doors, fastparse\n"
+             "%s\n"
+             "print(sorted(m for m in sys.modules if m.startswith('mindos.cli.') or m.startswith('mindos.memory')))\n"
+             "print('argparse' in sys.modules)\n" % (ROOT, read))
+    # -S: the machine's own site hooks (.pth files) may load argparse before our first line
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    loaded = eval(proc.stdout)
-    assert loaded == ["mindos.cli.doors", "mindos.cli.flags", "mindos.cli.work", "mindos.cli.work.leases"], loaded
+    modules, argparse_loaded = proc.stdout.splitlines()
+    expected = ["mindos.cli.doors", "mindos.cli.fastparse", "mindos.cli.flags", "mindos.cli.work", "mindos.cli.work.leases"]
+    if reader == "argparse":  # naming build_parser loads the argparse side, and argparse with it
+        expected.insert(3, "mindos.cli.parsers")
+    assert eval(modules) == expected
+    assert argparse_loaded == str(reader == "argparse")
 
 
 # Standard modules the baseline process (python3 -c "import sqlite3, json, argparse") never
@@ -148,8 +158,10 @@ def test_a_call_imports_only_its_own_command_module():
 # locale (argparse's first gettext lookup), typing (15M, contextlib included) and shutil
 # (8M with bz2, lzma and zlib; argparse sizes its formatters with it).
 # The nanny's tick runs the doctor's sweep, whose file readers need contextlib (glob); it is
-# held to the first three only.
-_OFF_THE_HOT_PATH = ("_hashlib", "hashlib", "locale", "typing", "contextlib", "shutil", "importlib")
+# held to the first three only.  argparse itself (and gettext, which it imports) is loaded by
+# the baseline, yet a plain call never needs it: mindos.cli.fastparse reads its arguments.
+_OFF_THE_HOT_PATH = ("_hashlib", "hashlib", "locale", "typing", "contextlib", "shutil", "importlib", "argparse",
+                     "gettext")
 _OFF_THE_SWEEP = _OFF_THE_HOT_PATH[:3]
 
 

@@ -1,0 +1,128 @@
+"""The argparse side of the front doors: the door parsers, ``--help`` and usage errors.
+
+A call whose arguments :mod:`mindos.cli.fastparse` reads as they stand never loads this
+module, nor argparse (about 12M instructions between the import and the parser); everything
+else comes here: ``--help``, ``--version``, a call naming no command, a usage error (its
+message is argparse's own), the commands with nested subcommands, the docs generator and
+the MCP server's tool schemas.
+"""
+
+import argparse
+
+from mindos.cli import doors, flags
+from mindos.core import load_module
+from mindos.errors import MindosError
+
+# argparse looks every message up through gettext: each lookup scans four locale
+# variables and the first one imports ``locale`` (about 3% of a call's whole cost).
+# MindOS speaks English and CPython ships no argparse catalogue, so the lookups can only
+# ever return the text they were given; answer them directly.
+argparse._ = lambda message: message
+argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+
+
+class UsageError(MindosError):
+    """An argparse usage error, raised so :func:`mindos.cli.run` prints it in the caller's
+    error format."""
+
+    exit_code = 2
+    code = "usage"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's raw-description formatter, sized to the terminal only when it writes text.
+
+    argparse makes a formatter for every argument it adds (to check its metavar) and sizes
+    each one by importing shutil, which brings bz2, lzma and zlib: about 8M instructions a
+    call that prints no help at all.  Those formatters never wrap text, so the width is
+    looked up when one is asked for help or usage, and only then.
+    """
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, width=width or 80)
+        self._widest_help_position = None if width else max_help_position
+
+    def format_help(self):
+        if self._widest_help_position is not None:
+            import shutil  # lazy: see the class docstring
+
+            self._width = shutil.get_terminal_size().columns - 2
+            self._max_help_position = min(self._widest_help_position,
+                                          max(self._width - 20, self._indent_increment * 2))
+            self._widest_help_position = None
+        return super().format_help()
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors and no prefix matching of long flags."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+
+
+def _listing(door):
+    """The grouped command list shown by ``--help`` (from the door table only)."""
+    lines = []
+    for title, entries in door.sections:
+        lines.append(f"{title}:")
+        width = max(len(name) for name, _, _ in entries)
+        lines.extend(f"  {name.ljust(width)}  {summary}" for name, _, summary in entries)
+        lines.append("")
+    return "\n".join(lines)
+
+
+class _OneCommand:
+    """Stands in for the door's subparsers when a call names its command first: the command
+    module adds its parser here (:func:`make_parser`), and that parser alone parses the rest
+    of the call, with the prog, help and errors it has as a subparser.  The door's own
+    parser, which would only hand the call on, is never built: two argparse parsers cost
+    about 1.4M instructions a call, the door's alone more than half of it."""
+
+    def __init__(self, table, prog, script):
+        self.mindos_table, self.mindos_prog, self.mindos_script = table, prog, script
+        self.parser = None
+
+    def add_parser(self, name, help=None, **kwargs):  # noqa: A002 - argparse's keyword
+        kwargs.setdefault("prog", f"{self.mindos_prog} {name}")
+        self.parser = Parser(**kwargs)
+        self.parser.set_defaults(command=name)
+        return self.parser
+
+
+def command_parser(door, prog, name):
+    """The parser of command ``name`` alone, for the arguments after the name."""
+    table = doors.commands(door)
+    sub = _OneCommand(table, prog, door.script)
+    load_module(f"mindos.cli.{table[name][0]}").COMMANDS[name](sub)
+    return sub.parser
+
+
+def build_parser(door, prog, only=None, *, bare=False):
+    """The door's parser with the subparser of ``only`` (or of every command for docs);
+    ``bare``: with none at all, for a call that names no command (``--help``, ``--version``:
+    the command list comes from the door table, so no command module is loaded)."""
+    from mindos import __version__  # lazy: the package root is read only when a parser is built
+
+    table = doors.commands(door)
+    parser = Parser(
+        prog=prog, description=door.description,
+        epilog=_listing(door) + f"Run '{prog} help COMMAND' (or '{prog} COMMAND --help') for one command.",
+        usage=f"{prog} [-h] [--version] COMMAND ...",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    flags.json_errors(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, help=argparse.SUPPRESS,
+                                prog=prog)
+    sub.mindos_table, sub.mindos_prog, sub.mindos_script = table, prog, door.script
+    names = [only] if only else [] if bare else list(table)
+    for name in names:
+        module = load_module(f"mindos.cli.{table[name][0]}")
+        module.COMMANDS[name](sub)
+    return parser
