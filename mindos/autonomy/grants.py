@@ -17,7 +17,7 @@ continuing; a refusal is audited ``grant_refused`` with the reason.
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput, NotFound, Refused
-from mindos.store import db, ledger, sql
+from mindos.store import db, ledger
 
 LEVELS = ("L0", "L1", "L2", "L3")
 MAX_GRANT_HOURS = 24 * 30
@@ -165,6 +165,8 @@ def authorize(conn, task_id, model_name, minimum_level="L0"):
 
 def expired_open(conn, limit=None):
     """Live grants past expiry on open tasks, soonest expired first (for ``sense``)."""
+    from mindos.store import sql  # lazy: only the sweep reads task states here; recall's grant lookup does not
+
     query = ("SELECT g.task_id, g.id, g.model, g.autonomy_level, g.expires_at, t.status FROM grants g"
              " JOIN tasks t ON t.id = g.task_id WHERE g.superseded_by IS NULL AND g.expires_at <= ?"
              f" AND {sql.open_condition('t')} ORDER BY g.expires_at, g.task_id")

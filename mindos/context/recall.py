@@ -121,10 +121,12 @@ def lease_state(task, agent, now):
 
 def latest_receipts(conn, task_id):
     """The newest RECEIPTS_IN_BUNDLE receipts with parsed payloads, newest first."""
-    from mindos.work import receipts  # lazy: sealed receipt files
-
     rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
                         (task_id, RECEIPTS_IN_BUNDLE)).fetchall()
+    if not rows:
+        return []
+    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
+
     return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 

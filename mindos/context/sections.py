@@ -278,11 +278,13 @@ def _fetch_related_handoffs(state):
 
 
 def _latest_receipt(conn, task_id):
-    from mindos.work import receipts  # lazy: only --dep-context reads receipts
-
     row = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
                        (task_id,)).fetchone()
-    return receipt_entry(receipts.load(conn, row[0])) if row else None
+    if row is None:
+        return None
+    from mindos.work import receipts  # lazy: only a prerequisite with a receipt reads one
+
+    return receipt_entry(receipts.load(conn, row[0]))
 
 
 def receipt_entry(record):
