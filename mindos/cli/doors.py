@@ -7,6 +7,8 @@ module it drives) and its one-line summary.  Routing and the grouped ``--help`` 
 this table, so a call imports just the module of the command it runs.
 """
 
+from mindos.core import load_module
+
 
 class Door:
     """One front door.  script: the checkout script name; installed: the console-script
@@ -379,3 +381,30 @@ DOORS = {"autopilot": AUTOPILOT, "ops": OPS, "mood_poller": MOOD_POLLER}
 def commands(door):
     """``{command: (cli module, summary)}`` of a door, in help order."""
     return {name: (module, summary) for _, entries in door.sections for name, module, summary in entries}
+
+
+class OneCommand:
+    """Stands in for the door's subparsers when a call names its command first: the command
+    module adds its parser here (``make_parser``), and that parser alone reads the rest of
+    the call, with the prog and ``command`` default it has as a subparser.  The door's own
+    parser, which would only hand the call on, is never built.  ``parser_class`` is what
+    reads: argparse's (:mod:`mindos.cli.parsers`) or the plain reader
+    (:mod:`mindos.cli.fastparse`)."""
+
+    def __init__(self, table, prog, script, parser_class):
+        self.mindos_table, self.mindos_prog, self.mindos_script = table, prog, script
+        self.parser_class, self.parser = parser_class, None
+
+    def add_parser(self, name, help=None, **kwargs):  # noqa: A002 - argparse's keyword
+        kwargs.setdefault("prog", f"{self.mindos_prog} {name}")
+        self.parser = self.parser_class(**kwargs)
+        self.parser.set_defaults(command=name)
+        return self.parser
+
+
+def declare(door, prog, name, parser_class):
+    """Run command ``name``'s declaration against a ``parser_class`` parser; return it."""
+    table = commands(door)
+    sub = OneCommand(table, prog, door.script, parser_class)
+    load_module(f"mindos.cli.{table[name][0]}").COMMANDS[name](sub)
+    return sub.parser

@@ -4,10 +4,10 @@ Importing argparse and building one command's parser cost about 12M instructions
 of a recall and more than many commands spend on their own work.  Yet almost every call an
 agent makes is plain: long flags each followed by its value, switches, and the positional
 ids in order.  For those, this module reads the arguments straight from the command's own
-declaration: the command module's ``add_<name>(sub)`` runs against :class:`_Commands`,
-which records the ``add_argument`` calls instead of building argparse actions, and
-:func:`parse` fills the namespace exactly as argparse would (same dests, defaults, types,
-choices, appends, string-default conversion and ``set_defaults`` values).
+declaration: the command module's ``add_<name>(sub)`` runs against a recording parser
+(:func:`mindos.cli.doors.declare`) that keeps the ``add_argument`` calls instead of building
+argparse actions, and :func:`parse` fills the namespace exactly as argparse would (same dests,
+defaults, types, choices, appends, string-default conversion and ``set_defaults`` values).
 
 Anything else is declined (``None``), and the caller hands the call to argparse, which then
 decides: ``-h``/``--help``, ``--``, any argument starting with ``-`` that is not a declared
@@ -19,7 +19,9 @@ every help text is argparse's own, and a call read here gets the namespace argpa
 have given it; ``tests/cli/test_fastparse.py`` checks both for every command of every door.
 """
 
-from mindos.core import load_module
+from types import SimpleNamespace
+
+from mindos.cli import doors
 
 _DEFAULT = object()  # "no default given": argparse then uses the action's own
 
@@ -45,13 +47,15 @@ class _Group:
     def add_argument(self, *names, **kwargs):
         action = self.parser.add_argument(*names, **kwargs)
         self.actions.append(action)
+        for entry in self.actions:  # argparse's conflicts: every other flag of the group
+            entry.conflicts = tuple(other for other in self.actions if other is not entry)
         return action
 
 
 class _Parser:
     """Records one command's declaration (the subset of argparse's parser API commands use)."""
 
-    def __init__(self):
+    def __init__(self, **kwargs):  # prog, description...: only help and errors use them, and argparse writes those
         self.actions, self.positionals, self.flags, self.groups, self.defaults = [], [], {}, [], {}
 
     def add_argument(self, *names, action=None, type=None, choices=None, default=_DEFAULT,  # noqa: A002
@@ -106,69 +110,35 @@ class _Parser:
         raise _Decline
 
 
-class _Commands:
-    """Stands in for a door's subparsers while one command declares its parser."""
-
-    def __init__(self, table, prog, script):
-        self.mindos_table, self.mindos_prog, self.mindos_script = table, prog, script
-        self.parser = None
-
-    def add_parser(self, name, **kwargs):
-        self.parser = _Parser()
-        self.parser.set_defaults(command=name)
-        return self.parser
-
-
-class Namespace:
-    """The parsed arguments, as attributes (argparse's Namespace without argparse)."""
-
-    def __init__(self, values):
-        self.__dict__.update(values)
-
-    def __eq__(self, other):
-        return vars(self) == vars(other) if hasattr(other, "__dict__") else NotImplemented
-
-    def __contains__(self, key):
-        return key in self.__dict__
-
-    def __repr__(self):
-        return "Namespace(" + ", ".join(f"{key}={value!r}" for key, value in self.__dict__.items()) + ")"
-
-
 def parse(door, prog, name, argv):
     """The namespace argparse would give command ``name`` of ``door`` for ``argv`` (the
     arguments after the name), or None when argparse must read them (see the module
     docstring)."""
-    from mindos.cli import doors  # lazy: already loaded by the caller
-
-    table = doors.commands(door)
-    commands = _Commands(table, prog, door.script)
     try:
-        load_module(f"mindos.cli.{table[name][0]}").COMMANDS[name](commands)
-        parser = commands.parser
-        if parser is None:
-            return None
-        return _read(parser, argv)
+        parser = doors.declare(door, prog, name, _Parser)
+        return None if parser is None else _read(parser, argv)
     except _Decline:
         return None
 
 
-def _convert(entry, text):
-    """``text`` through the flag's type and choices; _Decline where argparse would refuse (or
-    raise: it runs the same type again, and its error is then the one reported)."""
+def _typed(entry, text):
+    """``text`` through the flag's type; _Decline where argparse would refuse (or raise: it
+    runs the same type again, and its error is then the one reported)."""
     try:
-        value = text if entry.type is None else entry.type(text)
+        return text if entry.type is None else entry.type(text)
     except Exception:  # noqa: BLE001 - argparse re-runs the type and reports or raises as it does
         raise _Decline from None
+
+
+def _convert(entry, text):
+    """A given value: typed, then checked against the flag's choices."""
+    value = _typed(entry, text)
     if entry.choices is not None and value not in entry.choices:
         raise _Decline
     return value
 
 
 def _read(parser, argv):
-    for group in parser.groups:
-        for entry in group.actions:
-            entry.conflicts = entry.conflicts + tuple(other for other in group.actions if other is not entry)
     flags, positionals = parser.flags, parser.positionals
     given, seen, non_default = {}, set(), set()
     position = index = 0
@@ -223,14 +193,8 @@ def _read(parser, argv):
         # argparse converts a string default through the type when the flag was not given
         if entry.type is not None and entry not in seen and isinstance(entry.default, str) \
                 and values[entry.dest] is entry.default:
-            values[entry.dest] = _convert_default(entry)
+            values[entry.dest] = _typed(entry, entry.default)
     if values.get("handler") is None:
         raise _Decline
-    return Namespace(values)
+    return SimpleNamespace(**values)
 
-
-def _convert_default(entry):
-    try:
-        return entry.type(entry.default)
-    except Exception:  # noqa: BLE001 - argparse reports it
-        raise _Decline from None

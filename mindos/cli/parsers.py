@@ -78,30 +78,10 @@ def _listing(door):
     return "\n".join(lines)
 
 
-class _OneCommand:
-    """Stands in for the door's subparsers when a call names its command first: the command
-    module adds its parser here (:func:`make_parser`), and that parser alone parses the rest
-    of the call, with the prog, help and errors it has as a subparser.  The door's own
-    parser, which would only hand the call on, is never built: two argparse parsers cost
-    about 1.4M instructions a call, the door's alone more than half of it."""
-
-    def __init__(self, table, prog, script):
-        self.mindos_table, self.mindos_prog, self.mindos_script = table, prog, script
-        self.parser = None
-
-    def add_parser(self, name, help=None, **kwargs):  # noqa: A002 - argparse's keyword
-        kwargs.setdefault("prog", f"{self.mindos_prog} {name}")
-        self.parser = Parser(**kwargs)
-        self.parser.set_defaults(command=name)
-        return self.parser
-
-
 def command_parser(door, prog, name):
-    """The parser of command ``name`` alone, for the arguments after the name."""
-    table = doors.commands(door)
-    sub = _OneCommand(table, prog, door.script)
-    load_module(f"mindos.cli.{table[name][0]}").COMMANDS[name](sub)
-    return sub.parser
+    """The parser of command ``name`` alone, for the arguments after the name (two argparse
+    parsers cost about 1.4M instructions a call, the door's alone more than half of it)."""
+    return doors.declare(door, prog, name, Parser)
 
 
 def build_parser(door, prog, only=None, *, bare=False):

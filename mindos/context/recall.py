@@ -119,20 +119,10 @@ def lease_state(task, agent, now):
             "held_by_caller": bool(live and agent and task["lease_owner"] == agent)}
 
 
-def latest_receipts(conn, task_id):
-    """The newest RECEIPTS_IN_BUNDLE receipts with parsed payloads, newest first."""
-    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                        (task_id, RECEIPTS_IN_BUNDLE)).fetchall()
-    if not rows:
-        return []
-    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
-
-    return [extra.receipt_entry(receipts.load(conn, row[0])) for row in rows]
-
-
 def _tail(conn, task, agent, now):
     """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``."""
-    return {"agent": agent, "lease": lease_state(task, agent, now), "receipts": latest_receipts(conn, task["id"])}
+    return {"agent": agent, "lease": lease_state(task, agent, now),
+            "receipts": extra.latest_receipts(conn, task["id"], RECEIPTS_IN_BUNDLE)}
 
 
 def _core_pack(conn, task, params, now, full, memo):

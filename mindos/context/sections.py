@@ -277,14 +277,15 @@ def _fetch_related_handoffs(state):
 # Dependency evidence inheritance
 
 
-def _latest_receipt(conn, task_id):
-    row = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-                       (task_id,)).fetchone()
-    if row is None:
-        return None
-    from mindos.work import receipts  # lazy: only a prerequisite with a receipt reads one
+def latest_receipts(conn, task_id, limit):
+    """A task's newest ``limit`` receipts as bundles carry them (:func:`receipt_entry`), newest first."""
+    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                        (task_id, limit)).fetchall()
+    if not rows:
+        return []
+    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
 
-    return receipt_entry(receipts.load(conn, row[0]))
+    return [receipt_entry(receipts.load(conn, row[0])) for row in rows]
 
 
 def receipt_entry(record):
@@ -308,7 +309,7 @@ def _fetch_dep_context(state):
         handoff = handoffs.live(conn, row["id"])
         if handoff is not None and secrets_allowed(state):
             handoff = scrub(handoff)
-        receipt = _latest_receipt(conn, row["id"])
+        receipt = next(iter(latest_receipts(conn, row["id"], 1)), None)
         if receipt is not None:
             receipt = scrub(receipt)  # receipt payloads never pass the write guard
         items.append({"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt})

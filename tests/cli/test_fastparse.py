@@ -183,23 +183,6 @@ def test_a_plain_recall_reads_its_flags_typed_and_defaulted():
     assert args.related is None and args.command == "recall" and callable(args.handler)
 
 
-def test_a_plain_call_does_not_load_argparse(home):
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
-    probe = ("import io, sys; sys.path.insert(0, %r)\n"
-             "from mindos.cli import run\n"
-             "out, sys.stdout = sys.stdout, io.StringIO()\n"
-             "code = run('autopilot', ['create', '--project', 'P', '--title', 'plain call', '--priority', 'P1'])\n"
-             "sys.stdout = out\n"
-             "print(code, 'argparse' in sys.modules)\n" % ROOT)
-    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env={"HERMES_AUTOPILOT_HOME": str(home), "PATH": "/usr/bin:/bin"})
-    assert proc.stdout.split() == ["0", "False"], proc.stderr
-
-
 def test_a_string_default_goes_through_the_type_as_argparse_does():
     # no command declares one today; a future one must still read as argparse reads it
     def declare(p):
