@@ -40,7 +40,7 @@ from mindos.core import clock  # noqa: E402
 from mindos.memory import handoffs, notes  # noqa: E402
 from mindos.store import db  # noqa: E402
 from mindos.work import tasks  # noqa: E402
-from mindos.memory import facts, memories, retrieval  # noqa: E402
+from mindos.memory import facts, memories, search  # noqa: E402
 
 START = "2026-01-05T09:00:00Z"
 TOP = 5
@@ -136,11 +136,11 @@ def evaluate(home=None, filler_per_project=corpus.FILLER_PER_PROJECT, limit=DEPT
     by_ref = {ref: key for key, ref in keymap.items()}
     now = clock.now_iso()
     rankers = {
-        "engine": lambda q, project, history: retrieval.memory_search(
+        "engine": lambda q, project, history: search.memory_search(
             conn, q, project=project, limit=limit, include_history=history, now=now),
-        "bm25": lambda q, project, history: retrieval.plain_bm25_search(
+        "bm25": lambda q, project, history: search.plain_bm25_search(
             conn, q, project=None, include_outdated=True, limit=DEPTH, now=now),
-        "bm25_filtered": lambda q, project, history: retrieval.plain_bm25_search(
+        "bm25_filtered": lambda q, project, history: search.plain_bm25_search(
             conn, q, project=project, include_outdated=history, limit=DEPTH, now=now),
     }
     totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}

@@ -47,7 +47,7 @@ import json
 
 from mindos.context import builder, pack
 from mindos.context.params import SECTION_OPTIONS
-from mindos.memory import rerank, retrieval
+from mindos.memory import fact_valid_clause, memory_scope_clause, rerank, retrieval
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
@@ -322,8 +322,6 @@ def _fetch_dep_context(state):
 
 def _fetch_related_facts(state):
     """Currently-valid facts matching the task's text, newest window first."""
-    from mindos.memory import facts  # lazy: only --related-facts reads the fact graph
-
     conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
     matches = _matches(state, "facts_fts") if requested else None
     if matches is None:
@@ -332,7 +330,7 @@ def _fetch_related_facts(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        live, params = facts.live_clause("f", state["now"])
+        live, params = fact_valid_clause("f", state["now"])
         scope = ""
         if project is not None:
             scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
@@ -350,8 +348,6 @@ def _fetch_related_facts(state):
 
 def _fetch_related_semantic(state):
     """Live memories in scope matching the task's text, newest first, each with its engine tag."""
-    from mindos.memory import memories  # lazy: only --related-semantic reads the memory store
-
     conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
     matches = _matches(state, "memories_fts") if requested else None
     if matches is None:
@@ -360,7 +356,7 @@ def _fetch_related_semantic(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        scope, params = memories.scope_clause("m", project)
+        scope, params = memory_scope_clause("m", project)
         rows = conn.execute(
             f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
             " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"

@@ -15,7 +15,8 @@ expire after 30 days"), optionally scoped to a project.  Design decisions:
     audit chain still explains why.  Retracted memories never pack and never rank above the
     memory that replaced them.
   * **Scope is enforced.**  A project sees its own memories plus project-less ones, never
-    another project's (:func:`scope_clause`); there is no fallback to unscoped rows.
+    another project's (:func:`mindos.memory.memory_scope_clause`); there is no fallback to
+    unscoped rows.
   * **Import reads, never writes, its source.**  ``memory-import`` opens a legacy Hindsight
     ``bank.jsonl`` read-only, counts malformed lines instead of failing, keeps each line's
     ``created_at`` and is a dry run unless ``--apply``.
@@ -61,15 +62,6 @@ def row_to_memory(row):
     memory["tags"] = json.loads(memory["tags"])
     memory["live"] = memory["retracted_at"] is None
     return memory
-
-
-def scope_clause(alias, project):
-    """``(sql, params)``: rows a ``project`` scope may see -- its own plus project-less ones.
-
-    ``project=None`` means global (every row)."""
-    if project is None:
-        return "1", []
-    return f"({alias}.project = ? OR {alias}.project = '')", [project]
 
 
 def _project(value, flag="--project"):

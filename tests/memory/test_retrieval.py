@@ -10,7 +10,7 @@ import pytest
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.errors import InvalidInput
-from mindos.memory import facts, memories, retrieval, synonyms
+from mindos.memory import facts, memories, retrieval, search, synonyms
 from conftest import ROOT, make_task
 
 
@@ -52,13 +52,13 @@ def test_synonym_table_is_small_lowercase_and_symmetric():
 def test_user_text_never_becomes_an_fts_operator(conn, text):
     make_task(conn, "t1")
     notes.add(conn, "t1", content="plain words AND more")
-    retrieval.memory_search(conn, text)  # must not raise
+    search.memory_search(conn, text)  # must not raise
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 1
 
 
 def test_stopword_only_queries_still_search(conn):
     memories.retain(conn, "what is it")
-    assert [hit["text"] for hit in retrieval.memory_search(conn, "what is")] == ["what is it"]
+    assert [hit["text"] for hit in search.memory_search(conn, "what is")] == ["what is it"]
 
 
 def _surfaces(conn):
@@ -75,15 +75,15 @@ def _surfaces(conn):
 
 def test_memory_search_ranks_every_surface_in_scope(conn):
     note, fleet, fact, handoff = _surfaces(conn)
-    hits = retrieval.memory_search(conn, "session expiry", project="Auth")
+    hits = search.memory_search(conn, "session expiry", project="Auth")
     assert {(h["kind"], h["id"]) for h in hits} == {("note", note["id"]), ("memory", fleet["id"]),
                                                     ("fact", fact["id"]), ("handoff", handoff["id"])}
     assert all(set(h) == {"kind", "id", "project", "task_id", "created_at", "score", "text"} for h in hits)
     assert all(h["project"] in ("Auth", "") for h in hits)
     assert hits == sorted(hits, key=lambda h: -h["score"])
-    wide = retrieval.memory_search(conn, "session expiry", project="Auth", scope="global")
+    wide = search.memory_search(conn, "session expiry", project="Auth", scope="global")
     assert "Billing" in {h["project"] for h in wide}
-    assert retrieval.memory_search(conn, "session expiry", project="Nowhere") == \
+    assert search.memory_search(conn, "session expiry", project="Nowhere") == \
         [h for h in hits if h["project"] == ""]
 
 
@@ -98,11 +98,11 @@ def test_outdated_rows_are_hidden_and_with_history_always_rank_below(conn):
     old_fact = facts.assert_fact(conn, subject="auth-tokens", predicate="cached-in", obj="redis-6", source="x")
     facts.retract(conn, old_fact["id"], reason="upgraded")
     new_fact = facts.assert_fact(conn, subject="auth-tokens", predicate="cached-in", obj="redis-7", source="x")
-    current = retrieval.memory_search(conn, "redis 6 auth tokens cache", project="Auth")
+    current = search.memory_search(conn, "redis 6 auth tokens cache", project="Auth")
     refs = {(h["kind"], h["id"]) for h in current}
     assert ("note", old_note["id"]) not in refs and ("memory", old_mem["id"]) not in refs
     assert ("fact", old_fact["id"]) not in refs and ("fact", new_fact["id"]) in refs
-    history = retrieval.memory_search(conn, "redis 6 auth tokens cache", project="Auth", include_history=True)
+    history = search.memory_search(conn, "redis 6 auth tokens cache", project="Auth", include_history=True)
     order = [(h["kind"], h["id"]) for h in history]
     for old, new in ((("note", old_note["id"]), ("note", new_note["id"])),
                      (("memory", old_mem["id"]), ("memory", new_mem["id"])),
@@ -113,27 +113,27 @@ def test_outdated_rows_are_hidden_and_with_history_always_rank_below(conn):
 
 def test_memory_search_without_fts5_matches_any_word_by_substring(conn, plain_conn, cli_json):
     note, fleet, fact, handoff = _surfaces(plain_conn)
-    hits = retrieval.memory_search(plain_conn, "session expiry", project="Auth")
+    hits = search.memory_search(plain_conn, "session expiry", project="Auth")
     assert {(h["kind"], h["id"]) for h in hits} == {("note", note["id"]), ("memory", fleet["id"]),
                                                     ("fact", fact["id"]), ("handoff", handoff["id"])}
     assert all(set(h) == {"kind", "id", "project", "task_id", "created_at", "text"} for h in hits)  # minus score
     assert [h["created_at"] for h in hits] == sorted((h["created_at"] for h in hits), reverse=True)
     assert all(h["project"] in ("Auth", "") for h in hits)
-    assert "Billing" in {h["project"] for h in retrieval.memory_search(plain_conn, "session", scope="global")}
-    assert retrieval.memory_search(plain_conn, "!!! ???") == []
-    assert retrieval.memory_search(plain_conn, "the of") == []  # stopwords alone: their own words, no match here
-    history = retrieval.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
+    assert "Billing" in {h["project"] for h in search.memory_search(plain_conn, "session", scope="global")}
+    assert search.memory_search(plain_conn, "!!! ???") == []
+    assert search.memory_search(plain_conn, "the of") == []  # stopwords alone: their own words, no match here
+    history = search.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
     assert {h["outdated"] for h in history} == {False}
     memories.forget(plain_conn, fleet["id"])
     assert ("memory", fleet["id"]) not in {(h["kind"], h["id"]) for h in
-                                           retrieval.memory_search(plain_conn, "session expiry", project="Auth")}
-    outdated = retrieval.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
+                                           search.memory_search(plain_conn, "session expiry", project="Auth")}
+    outdated = search.memory_search(plain_conn, "session expiry", project="Auth", include_history=True)
     assert outdated[-1]["id"] == fleet["id"] and outdated[-1]["outdated"] is True  # outdated rows sort last
     cli_hits = cli_json("autopilot", "memory-search", "session expiry", "--project", "Auth", "--limit", "2")
     assert len(cli_hits) == 2 and "score" not in cli_hits[0]
     # the ranked engine finds the same rows where the words match literally
     _surfaces(conn)
-    ranked = retrieval.memory_search(conn, "session expiry", project="Auth")
+    ranked = search.memory_search(conn, "session expiry", project="Auth")
     assert sorted((h["kind"], h["text"]) for h in ranked) == sorted((h["kind"], h["text"]) for h in hits)
 
 
@@ -143,7 +143,7 @@ def test_memory_search_without_fts5_matches_any_word_by_substring(conn, plain_co
 def test_bad_memory_search_input_is_refused(conn, kwargs):
     query = kwargs.pop("query")
     with pytest.raises(InvalidInput):
-        retrieval.memory_search(conn, query, **kwargs)
+        search.memory_search(conn, query, **kwargs)
 
 
 def test_memory_search_cli(cli, cli_json, conn):
@@ -192,11 +192,11 @@ def test_a_narrow_scope_finds_its_rows_behind_many_newer_rows_of_other_projects(
     make_task(conn, "big", project="Big")
     make_task(conn, "small", project="Small")
     wanted = {notes.add(conn, "small", content=f"gateway timeout seen on shard s{n}")["id"] for n in range(3)}
-    for n in range(4 * retrieval.search_candidates(10) + 20):
+    for n in range(4 * search.search_candidates(10) + 20):
         notes.add(conn, "big", content=f"gateway timeout seen on shard {n}")
-    hits = retrieval.memory_search(conn, "gateway timeout", project="Small", limit=10)
+    hits = search.memory_search(conn, "gateway timeout", project="Small", limit=10)
     assert {hit["id"] for hit in hits} == wanted
-    assert len(retrieval.memory_search(conn, "gateway timeout", limit=10)) == 10
+    assert len(search.memory_search(conn, "gateway timeout", limit=10)) == 10
 
 
 def test_a_rare_words_rows_make_the_candidates_behind_a_common_words_newer_rows(conn):
@@ -207,9 +207,9 @@ def test_a_rare_words_rows_make_the_candidates_behind_a_common_words_newer_rows(
         pytest.skip("SQLite without FTS5")
     make_task(conn, "t1", project="Billing")
     wanted = notes.add(conn, "t1", content="invoices go out nightly from the scheduler")["id"]
-    for n in range(3 * retrieval.search_candidates(10)):
+    for n in range(3 * search.search_candidates(10)):
         notes.add(conn, "t1", content=f"billing scheduler change number {n}")
-    hits = retrieval.memory_search(conn, "when does the scheduler run each night", project="Billing", limit=10)
+    hits = search.memory_search(conn, "when does the scheduler run each night", project="Billing", limit=10)
     assert hits[0]["id"] == wanted  # night* and scheduler beat scheduler alone, though older
 
 
@@ -225,11 +225,11 @@ def test_a_common_rarest_word_reads_only_its_newest_matches(conn, monkeypatch):
     old = notes.add(conn, "old", content="gateway retries exhausted")["id"]
     for n in range(30):
         notes.add(conn, "new", content=f"gateway retries exhausted again {n}")
-    assert retrieval.memory_search(conn, "gateway", project="Old") == []
+    assert search.memory_search(conn, "gateway", project="Old") == []
     inside = notes.add(conn, "old", content="gateway retries exhausted once more")["id"]
-    assert [hit["id"] for hit in retrieval.memory_search(conn, "gateway", project="Old")] == [inside]
+    assert [hit["id"] for hit in search.memory_search(conn, "gateway", project="Old")] == [inside]
     monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 1000)
-    assert {hit["id"] for hit in retrieval.memory_search(conn, "gateway", project="Old")} == {old, inside}
+    assert {hit["id"] for hit in search.memory_search(conn, "gateway", project="Old")} == {old, inside}
 
 
 def test_memory_search_scores_are_coverage_times_recency(conn):
@@ -242,7 +242,7 @@ def test_memory_search_scores_are_coverage_times_recency(conn):
     memories.retain(conn, "failover runbook lives in the wiki", project="Ops")
     clock.set_now("2026-06-01T12:30:00Z")
     now = clock.now_iso()
-    hits = retrieval.memory_search(conn, "db failover", project="Ops", now=now)
+    hits = search.memory_search(conn, "db failover", project="Ops", now=now)
     query_groups = retrieval.groups("db failover")
     idf = retrieval.idf_weights(conn, query_groups, [("notes_fts", "notes"), ("memories_fts", "memories"),
                                                      ("facts_fts", "facts"), ("handoffs_fts", "handoffs")])
@@ -280,14 +280,14 @@ def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypat
     monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 4)
     make_task(conn, "t1")
     old_variant = notes.add(conn, "t1", content="rollouts kept deploying overnight")["id"]
-    assert [hit["id"] for hit in retrieval.memory_search(conn, "deploy")] == [old_variant]
+    assert [hit["id"] for hit in search.memory_search(conn, "deploy")] == [old_variant]
     plain = [notes.add(conn, "t1", content=f"deploy window {n}")["id"] for n in range(5)]
     new_variant = notes.add(conn, "t1", content="deployments paused for the freeze")["id"]
     # the word alone reaches the cap: the newest SEARCH_POSTINGS rows carrying it, no variant
-    assert {hit["id"] for hit in retrieval.memory_search(conn, "deploy")} == set(plain[1:])
+    assert {hit["id"] for hit in search.memory_search(conn, "deploy")} == set(plain[1:])
     monkeypatch.setattr(retrieval, "DF_CAP", 301)
     monkeypatch.setattr(retrieval, "SEARCH_POSTINGS", 300)
-    assert {hit["id"] for hit in retrieval.memory_search(conn, "deploy")} == {*plain, old_variant, new_variant}
+    assert {hit["id"] for hit in search.memory_search(conn, "deploy")} == {*plain, old_variant, new_variant}
 
 
 def test_a_group_holding_a_term_already_at_the_cap_is_not_counted_again(conn, monkeypatch):

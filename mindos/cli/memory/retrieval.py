@@ -1,7 +1,7 @@
 """The one ranked search across every memory surface: memory-search."""
 
 from mindos.cli import flags, make_parser
-from mindos.memory import retrieval
+from mindos.memory import search
 
 
 def add_memory_search(sub):
@@ -18,8 +18,8 @@ def add_memory_search(sub):
 
 
 def cmd_memory_search(conn, args):
-    return retrieval.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
-                                   include_history=args.include_history)
+    return search.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
+                                include_history=args.include_history)
 
 
 COMMANDS = {

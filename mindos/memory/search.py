@@ -1,0 +1,252 @@
+"""memory-search: one ranked list across every memory surface (live notes, memories, facts
+and handoffs), scored on one scale.
+
+Candidates and scores come from the retrieval engine (:mod:`mindos.memory.retrieval`): each
+surface's index is probed for the query's groups, the rarest within SEARCH_POSTINGS matches
+are read newest first and filtered as they are read, and every candidate is scored in
+Python by the IDF-weighted share of the query's groups it matches times a mild recency
+factor, never by BM25.  Outdated rows (superseded notes and handoffs, retracted memories,
+closed fact windows) are left out by default; with history included they sort after every
+current row, so a replaced row never outranks its replacement.  Scope is enforced as for
+packs: a project sees its own rows plus project-less ones.
+"""
+
+from mindos.core import clock
+from mindos.errors import InvalidInput
+from mindos.memory import retrieval
+from mindos.store import db, fts
+
+
+SURFACES = ("note", "memory", "fact", "handoff")
+SCOPES = ("project", "global")
+MAX_LIMIT = 1000
+
+
+_NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+_FACT_OUTDATED = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+# Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
+# created_at, text, outdated, replaced_by), the joins after its content table, the project
+# scope and current-row filters, its newest-first order (the substring twin's order) and the
+# column its created_at is read from.
+_SURFACES = {
+    "note": ("notes_fts",
+             "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
+             f" n.content AS text, {_NOTE_OUTDATED} AS outdated, n.superseded_by AS replaced_by",
+             " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND NOT {_NOTE_OUTDATED}",
+             "n.created_at DESC, n.id DESC", "n.created_at"),
+    "memory": ("memories_fts",
+               "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
+               " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
+               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC",
+               "m.created_at"),
+    "fact": ("facts_fts",
+             "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+             " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
+             f" {_FACT_OUTDATED} AS outdated, NULL AS replaced_by",
+             " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
+             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC", "f.valid_from"),
+    "handoff": ("handoffs_fts",
+                "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
+                " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
+                " h.superseded_by AS replaced_by",
+                " JOIN tasks t ON t.id = h.task_id", " AND t.project = :project", " AND h.superseded_by IS NULL",
+                "h.created_at DESC, h.id DESC", "h.created_at"),
+}
+
+
+def search_candidates(limit):
+    """Candidates memory-search reads per surface for ``limit`` hits: twice the hits asked
+    for, at least 20 (the engine's score orders them; the index only has to bring the right
+    rows into the set, and a surface rarely supplies more than the limit).  At 12,000
+    distractor notes ``bench/retrieval_eval.py --filler 2000 --limit 10`` scores the same
+    with 10, 20 or 30."""
+    return max(20, 2 * limit)
+
+
+# positions in every candidate row (see _SURFACES, then _Surface.matching's two columns)
+_ID, _TEXT, _EPOCH, _PASSES = 1, 5, 8, 9
+
+
+class _Surface:
+    """How one surface's candidates are fetched (see :data:`_SURFACES`): through its index,
+    or by substring on a SQLite without FTS5.  Every statement yields kind, id, project,
+    task_id, created_at, text, outdated, replaced_by."""
+
+    def __init__(self, kind, scoped, history):
+        self.index, self.columns, self.joins, scope, current, self.newest, self.created = _SURFACES[kind]
+        self.spec = spec = fts.index(self.index)
+        self.table, self.key = f"{spec.table} {spec.alias}", f"{spec.alias}.{spec.rowid}"
+        self.filters = (scope if scoped else "") + ("" if history else current)  # " AND ..." each
+
+    def matching(self):
+        """The newest ``:window`` rows matching ``:expr``, newest first, each with ``passes``
+        (whether it passes the scope and current-row filters) and ``created_epoch`` (its
+        created_at in Unix seconds, read by SQLite, so ranking parses no timestamp; NULL
+        when malformed).  The filters are judged per row rather than in WHERE so that the
+        reader, not the filters, decides how many matches are read (see :meth:`fetch`).
+        Params: expr, now, project, window."""
+        passes = self.filters[len(" AND "):] if self.filters else "1"
+        return (f"SELECT {self.columns}, CAST(strftime('%s', {self.created}) AS INTEGER) AS created_epoch,"
+                f" {passes} AS passes FROM {self.index} CROSS JOIN {self.table} ON {self.key} = {self.index}.rowid"
+                f"{self.joins} WHERE {self.index} MATCH :expr ORDER BY {self.index}.rowid DESC LIMIT :window")
+
+    def fetch(self, conn, expressions, params):
+        """The candidates for the rarest groups' ``expressions`` (rarest first): the newest
+        rows matching all of them, then each one's newest matches in that order, until
+        ``params["cap"]`` rows that pass the filters (each once).  A rare group's few rows
+        always make the set, however many newer rows a common group matches.
+
+        Each expression's matches are read newest first and reading stops at the cap, so a
+        call costs a few rows more than the cap, and never more than the newest
+        ``params["window"]`` matches per expression however narrow the scope (a project
+        whose rows are all older than that finds none through a common word)."""
+        cap, rows, seen = params["cap"], [], set()
+        tiers = [" AND ".join(expressions), *expressions] if len(expressions) > 1 else expressions
+        sql = self.matching()
+        for expression in tiers:
+            cursor = db.tuples(conn)
+            try:
+                for row in cursor.execute(sql, {**params, "expr": expression}):
+                    if row[_PASSES] and row[_ID] not in seen:
+                        seen.add(row[_ID])
+                        rows.append(row)
+                        if len(rows) >= cap:
+                            return rows
+            finally:
+                cursor.close()  # stops the statement where the reading stopped
+        return rows
+
+    def substring(self, like):
+        """The substring twin of a SQLite without FTS5: the rows matching ``like`` (a condition
+        over the content table, from :func:`mindos.store.fts.like_any`), newest first.
+        Params: now, project, cap and ``like``'s own."""
+        return (f"SELECT {self.columns} FROM {self.table}{self.joins} WHERE {like}{self.filters}"
+                f" ORDER BY {self.newest} LIMIT :cap")
+
+    def bm25(self):
+        """Every match with its raw BM25 as ``bm25``, in BM25 order (the evaluation's
+        baseline).  Params: now, expr, project."""
+        return (f"SELECT bm25({self.index}) AS bm25, {self.columns} FROM {self.index} JOIN {self.table}"
+                f" ON {self.key} = {self.index}.rowid{self.joins} WHERE {self.index} MATCH :expr{self.filters}"
+                f" ORDER BY bm25({self.index}), {self.spec.alias}.id")
+
+
+def _hit(row, include_history, score=None):
+    """The memory-search hit of a candidate row (a tuple; ``score`` only when ranked)."""
+    kind, ident, project, task_id, created_at, text, outdated, replaced_by = row[:8]
+    hit = {"kind": kind, "id": ident, "project": project, "task_id": task_id, "created_at": created_at}
+    if score is not None:
+        hit["score"] = score
+    hit["text"] = text
+    if include_history:
+        hit["outdated"] = bool(outdated)
+        hit["replaced_by"] = replaced_by
+    return hit
+
+
+def _best(hits, limit):
+    """The first ``limit`` of ``hits``: current rows first (an outdated row never outranks its
+    replacement), best score (when scored), newest, kind, id."""
+    hits.sort(key=lambda h: (h["kind"], str(h["id"])))
+    hits.sort(key=lambda h: h["created_at"], reverse=True)  # stable: ties keep kind, id order
+    hits.sort(key=lambda h: (h.get("outdated", False), -h.get("score", 0)))
+    return hits[:limit]
+
+
+def memory_search(conn, query, *, project=None, scope=None, limit=10, include_history=False, now=None):
+    """``memory-search``: one ranked list across live notes, memories, facts and handoffs.
+
+    Each hit: ``kind``, ``id``, ``project``, ``task_id``, ``created_at``, ``score`` (higher
+    = better) and ``text``; with ``include_history`` also ``outdated`` and ``replaced_by``,
+    and every outdated row sorts after every current one.  ``project`` with scope
+    ``project`` (the default when a project is given) keeps that project's rows plus
+    project-less ones; ``global`` (the default without a project) keeps everything.
+    Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
+    substring matches of any query word, newest first, without ``score``.
+    """
+    from mindos.core import validate  # lazy: only memory-search validates here
+
+    query = validate.text(query, "query", required=True, max_len=1000).strip()
+    project = validate.identifier(project, "--project") if project else None
+    if scope is None:
+        scope = "project" if project else "global"
+    if scope not in SCOPES:
+        raise _invalid(f"invalid --scope: {validate.shown(scope, 40)} (choose from project, global)")
+    if scope == "project" and not project:
+        raise _invalid("--scope project needs --project")
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
+    now = now or clock.now_iso()
+    query_groups = retrieval.groups(query)
+    expression = retrieval.match_expression(query_groups)
+    if expression is None:
+        return []
+    scoped = scope == "project"
+    if not all(fts.has(conn, _SURFACES[kind][0]) for kind in SURFACES):
+        return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
+    found, indexes, counts = [], [], {}
+    params = {"now": now, "project": project, "cap": search_candidates(limit), "window": retrieval.SEARCH_POSTINGS}
+    for kind in SURFACES:
+        surface = _Surface(kind, scoped, include_history)
+        index = surface.index
+        indexes.append((index, surface.spec.table))
+        # one probe per index feeds both the candidate expression and the IDF weights
+        counts[index], words = retrieval.counts_words_first(conn, query_groups, index, retrieval.DF_CAP)
+        rarest, _ = retrieval.rarest(counts[index], retrieval.SEARCH_POSTINGS)
+        if rarest:
+            found.extend(surface.fetch(conn, [retrieval.read_through(query_groups[position], words[position],
+                                                                     retrieval.DF_CAP)
+                                              for position in rarest], params))
+    idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
+    now_epoch = int(clock.parse(now).timestamp())
+    covered = retrieval.coverage_of(query_groups, idf)
+    hits = []
+    for row in found:
+        age = row[_EPOCH]
+        score = round(covered(row[_TEXT])
+                      * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+        if score > 0:
+            hits.append(_hit(row, include_history, score))
+    return _best(hits, limit)
+
+
+def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
+    """memory-search on a SQLite without FTS5: every surface's rows in which any query word
+    occurs as a substring of an indexed column, CANDIDATES newest per surface, merged current
+    first, then newest first (kind, id on ties).  The hits of :func:`memory_search` minus
+    ``score``."""
+    words = [group.word for group in query_groups]
+    found = []
+    for kind in SURFACES:
+        surface = _Surface(kind, scoped, include_history)
+        spec = surface.spec
+        like, params = fts.like_any([f"{spec.alias}.{column}" for column in spec.columns], words, prefix="word")
+        found.extend(db.tuples(conn).execute(surface.substring(like), {"now": now, "project": project,
+                                                                     "cap": retrieval.CANDIDATES, **params}).fetchall())
+    return _best([_hit(row, include_history) for row in found], limit)
+
+
+def _invalid(message):
+    return InvalidInput(message)
+
+
+def plain_expression(text, operator="OR"):
+    """The plain-token MATCH expression (the BM25 baseline the evaluation compares against)."""
+    return fts.query(text, operator)
+
+
+def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit=10, now=None):
+    """The baseline the evaluation compares against: the raw query tokens OR-combined in each
+    index, BM25 scores merged as they are, no stems, synonyms, recency or supersession
+    awareness (outdated rows included unless ``include_outdated`` is false)."""
+    now = now or clock.now_iso()
+    expression = plain_expression(query, "OR")
+    if expression is None:
+        return []
+    hits = []
+    for kind in SURFACES:
+        sql = _Surface(kind, project is not None, include_outdated).bm25()
+        rows = conn.execute(sql, {"now": now, "expr": expression, "project": project}).fetchall()
+        hits.extend({"kind": row["kind"], "id": row["id"], "score": row["bm25"], "outdated": bool(row["outdated"])}
+                    for row in rows)
+    hits.sort(key=lambda h: (h["score"], h["kind"], str(h["id"])))
+    return hits[:limit]
