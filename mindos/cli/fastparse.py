@@ -115,8 +115,7 @@ def parse(door, prog, name, argv):
     arguments after the name), or None when argparse must read them (see the module
     docstring)."""
     try:
-        parser = doors.declare(door, prog, name, _Parser)
-        return None if parser is None else _read(parser, argv)
+        return _read(doors.declare(door, prog, name, _Parser), argv)
     except _Decline:
         return None
 

@@ -47,7 +47,7 @@ import json
 
 from mindos.context import builder, pack
 from mindos.context.params import SECTION_OPTIONS
-from mindos.memory import fact_valid_clause, memory_scope_clause, rerank, retrieval
+from mindos.memory import fact_valid, memory_in_scope, rerank, retrieval
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
@@ -330,7 +330,7 @@ def _fetch_related_facts(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        live, params = fact_valid_clause("f", state["now"])
+        live, params = fact_valid("f"), [state["now"]]
         scope = ""
         if project is not None:
             scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
@@ -356,7 +356,7 @@ def _fetch_related_semantic(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        scope, params = memory_scope_clause("m", project)
+        scope, params = ("1", []) if project is None else (memory_in_scope("m"), [project])
         rows = conn.execute(
             f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
             " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"

@@ -20,7 +20,7 @@ Design decisions:
 
 from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
-from mindos.memory import fact_valid_clause
+from mindos.memory import fact_valid
 from mindos.store import db, fts, ledger
 
 MAX_VALID_HOURS = 87600  # ten years
@@ -87,7 +87,7 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
         guard.guard_record(conn, "fact", subject, {}, {"source": source})
         if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
             raise NotFound(f"unknown task {validate.shown(task_id)} (--task)")
-        live, params = fact_valid_clause("f", now)
+        live, params = fact_valid("f"), [now]
         existing = conn.execute(
             f"SELECT {COLUMNS_SQL} FROM facts f WHERE subject = ? AND predicate = ? AND object = ? AND {live}"
             " ORDER BY id LIMIT 1", (subject, predicate, obj, *params)).fetchone()
@@ -146,7 +146,7 @@ def list_facts(conn, *, subject=None, predicate=None, obj=None, include_all=Fals
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     now = clock.now_iso()
     if not include_all:
-        live, live_params = fact_valid_clause("f", now)
+        live, live_params = fact_valid("f"), [now]
         clauses.append(live)
         params.extend(live_params)
     where = " WHERE " + " AND ".join(clauses) if clauses else ""
@@ -173,7 +173,7 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
     now = clock.now_iso()
     if rank and fts.has(conn, "facts_fts"):
         return _ranked(conn, query, now=now, include_all=include_all, limit=limit)
-    live, live_params = fact_valid_clause("f", now)
+    live, live_params = fact_valid("f"), [now]
     clauses, params, order = [], [], "f.valid_from DESC, f.id DESC"
     if not include_all:
         clauses.append(live)
@@ -204,7 +204,7 @@ def _ranked(conn, query, *, now, include_all, limit):
     expression = retrieval.match_expression(query_groups)
     if expression is None:
         return []
-    live, params = fact_valid_clause("f", now)
+    live, params = fact_valid("f"), [now]
     where = "" if include_all else f" AND {live}"
     rows = conn.execute(
         f"SELECT {', '.join('f.' + c for c in COLUMNS)}, ({live}) AS is_live FROM facts_fts"
@@ -224,6 +224,6 @@ def _ranked(conn, query, *, now, include_all, limit):
 
 def metrics(conn):
     """Fact counters for ``metrics``: facts_total / facts_live / facts_closed."""
-    live, params = fact_valid_clause("facts", clock.now_iso())
+    live, params = fact_valid("facts"), [clock.now_iso()]
     row = conn.execute(f"SELECT count(*), coalesce(sum({live}), 0) FROM facts", params).fetchone()
     return {"facts_total": row[0], "facts_live": row[1], "facts_closed": row[0] - row[1]}

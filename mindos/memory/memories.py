@@ -15,7 +15,7 @@ expire after 30 days"), optionally scoped to a project.  Design decisions:
     audit chain still explains why.  Retracted memories never pack and never rank above the
     memory that replaced them.
   * **Scope is enforced.**  A project sees its own memories plus project-less ones, never
-    another project's (:func:`mindos.memory.memory_scope_clause`); there is no fallback to
+    another project's (:func:`mindos.memory.memory_in_scope`); there is no fallback to
     unscoped rows.
   * **Import reads, never writes, its source.**  ``memory-import`` opens a legacy Hindsight
     ``bank.jsonl`` read-only, counts malformed lines instead of failing, keeps each line's

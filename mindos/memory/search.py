@@ -11,9 +11,9 @@ current row, so a replaced row never outranks its replacement.  Scope is enforce
 packs: a project sees its own rows plus project-less ones.
 """
 
-from mindos.core import clock
+from mindos.core import clock, validate
 from mindos.errors import InvalidInput
-from mindos.memory import retrieval
+from mindos.memory import fact_valid, memory_in_scope, retrieval
 from mindos.store import db, fts
 
 
@@ -23,7 +23,7 @@ MAX_LIMIT = 1000
 
 
 _NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
-_FACT_OUTDATED = "(f.retracted_at IS NOT NULL OR (f.valid_until IS NOT NULL AND f.valid_until <= :now))"
+_FACT_VALID = fact_valid("f", ":now")
 # Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
 # created_at, text, outdated, replaced_by), the joins after its content table, the project
 # scope and current-row filters, its newest-first order (the substring twin's order) and the
@@ -37,14 +37,14 @@ _SURFACES = {
     "memory": ("memories_fts",
                "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"
                " m.content AS text, m.retracted_at IS NOT NULL AS outdated, m.superseded_by AS replaced_by",
-               "", " AND m.project IN (:project, '')", " AND m.retracted_at IS NULL", "m.created_at DESC, m.id DESC",
-               "m.created_at"),
+               "", f" AND {memory_in_scope('m', ':project')}", " AND m.retracted_at IS NULL",
+               "m.created_at DESC, m.id DESC", "m.created_at"),
     "fact": ("facts_fts",
              "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
              " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
-             f" {_FACT_OUTDATED} AS outdated, NULL AS replaced_by",
+             f" NOT ({_FACT_VALID}) AS outdated, NULL AS replaced_by",
              " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
-             f" AND NOT {_FACT_OUTDATED}", "f.valid_from DESC, f.id DESC", "f.valid_from"),
+             f" AND {_FACT_VALID}", "f.valid_from DESC, f.id DESC", "f.valid_from"),
     "handoff": ("handoffs_fts",
                 "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"
                 " h.objective || ' ' || h.status AS text, h.superseded_by IS NOT NULL AS outdated,"
@@ -164,16 +164,14 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
     substring matches of any query word, newest first, without ``score``.
     """
-    from mindos.core import validate  # lazy: only memory-search validates here
-
     query = validate.text(query, "query", required=True, max_len=1000).strip()
     project = validate.identifier(project, "--project") if project else None
     if scope is None:
         scope = "project" if project else "global"
     if scope not in SCOPES:
-        raise _invalid(f"invalid --scope: {validate.shown(scope, 40)} (choose from project, global)")
+        raise InvalidInput(f"invalid --scope: {validate.shown(scope, 40)} (choose from project, global)")
     if scope == "project" and not project:
-        raise _invalid("--scope project needs --project")
+        raise InvalidInput("--scope project needs --project")
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     now = now or clock.now_iso()
     query_groups = retrieval.groups(query)
@@ -223,10 +221,6 @@ def _substring_search(conn, query_groups, scoped, project, limit, include_histor
         found.extend(db.tuples(conn).execute(surface.substring(like), {"now": now, "project": project,
                                                                      "cap": retrieval.CANDIDATES, **params}).fetchall())
     return _best([_hit(row, include_history) for row in found], limit)
-
-
-def _invalid(message):
-    return InvalidInput(message)
 
 
 def plain_expression(text, operator="OR"):
