@@ -128,6 +128,21 @@ def make_task(conn, task_id="t1", **kw):
     return tasks.create(conn, task_id=task_id, **kw)
 
 
+def scoped_facts(conn):
+    """Facts unlinked, linked to an Auth task, to a Billing task, and to a task since removed
+    (the link is soft: archiving removes tasks): ``{label: id}``."""
+    from mindos.memory import facts
+
+    make_task(conn, "a1", project="Auth", title="auth work")
+    make_task(conn, "b1", project="Billing", title="billing work")
+    make_task(conn, "g1", project="Billing", title="archived soon")
+    made = {label: facts.assert_fact(conn, subject="ledger-store", predicate="uses", obj=obj, source="codex",
+                                     task=task)["id"]
+            for label, task, obj in (("unlinked", None, "postgres"), ("auth", "a1", "redis"),
+                                     ("billing", "b1", "mysql"), ("orphan", "g1", "sqlite"))}
+    conn.execute("DELETE FROM tasks WHERE id = 'g1'")
+    return made
+
 
 def db_state(conn):
     """Everything a refused call must leave alone: the whole database (as SQL text) and the

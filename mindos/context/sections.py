@@ -47,7 +47,7 @@ import json
 
 from mindos.context import builder, pack
 from mindos.context.params import SECTION_OPTIONS
-from mindos.memory import fact_valid, memory_in_scope, rerank, retrieval
+from mindos.memory import fact_in_scope, fact_valid, memory_in_scope, rerank, retrieval
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
@@ -333,7 +333,7 @@ def _fetch_related_facts(state):
         live, params = fact_valid("f"), [state["now"]]
         scope = ""
         if project is not None:
-            scope = " AND (f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '') IN ('', ?))"
+            scope = f" AND {fact_in_scope('f')}"
             params = [*params, project]
         columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
                                                      "valid_from", "valid_until"))

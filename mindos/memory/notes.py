@@ -33,7 +33,7 @@ from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
-from mindos.memory import rerank as hybrid
+from mindos.memory import note_live, rerank as hybrid
 
 KINDS = ("fact", "decision", "observation", "evidence", "constraint")
 DEFAULT_KIND = "fact"
@@ -113,8 +113,7 @@ def live_clause(alias="n", now=None):
 
     Live means not superseded; a retiree is an expired unpinned note.  Expired pins pass.
     """
-    return (f"{alias}.superseded_by IS NULL AND ({alias}.expires_at IS NULL OR {alias}.expires_at > ?"
-            f" OR {alias}.pinned = 1)", [now or clock.now_iso()])
+    return note_live(alias), [now or clock.now_iso()]
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ packs: a project sees its own rows plus project-less ones.
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
-from mindos.memory import fact_valid, memory_in_scope, retrieval
+from mindos.memory import fact_in_scope, fact_project, fact_valid, memory_in_scope, note_live, retrieval
 from mindos.store import db, fts
 
 
@@ -22,7 +22,7 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
-_NOTE_OUTDATED = "(n.superseded_by IS NOT NULL OR (n.expires_at IS NOT NULL AND n.expires_at <= :now AND n.pinned = 0))"
+_NOTE_OUTDATED = f"NOT ({note_live('n', ':now')})"
 _FACT_VALID = fact_valid("f", ":now")
 # Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
 # created_at, text, outdated, replaced_by), the joins after its content table, the project
@@ -40,10 +40,10 @@ _SURFACES = {
                "", f" AND {memory_in_scope('m', ':project')}", " AND m.retracted_at IS NULL",
                "m.created_at DESC, m.id DESC", "m.created_at"),
     "fact": ("facts_fts",
-             "'fact' AS kind, f.id AS id, coalesce(t.project, '') AS project, f.task_id AS task_id,"
+             f"'fact' AS kind, f.id AS id, {fact_project('f')} AS project, f.task_id AS task_id,"
              " f.valid_from AS created_at, f.subject || ' ' || f.predicate || ' ' || f.object AS text,"
              f" NOT ({_FACT_VALID}) AS outdated, NULL AS replaced_by",
-             " LEFT JOIN tasks t ON t.id = f.task_id", " AND coalesce(t.project, '') IN (:project, '')",
+             "", f" AND {fact_in_scope('f', ':project')}",
              f" AND {_FACT_VALID}", "f.valid_from DESC, f.id DESC", "f.valid_from"),
     "handoff": ("handoffs_fts",
                 "'handoff' AS kind, h.id AS id, t.project AS project, h.task_id AS task_id, h.created_at AS created_at,"

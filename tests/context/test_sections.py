@@ -9,7 +9,7 @@ from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.work import graph, leases, lifecycle, receipts, rows
 from mindos.memory import facts, memories
-from conftest import make_task
+from conftest import make_task, scoped_facts
 
 
 def P(**kw):
@@ -116,6 +116,17 @@ def test_related_facts_currently_valid_newest_window_first(conn):
     assert [f["id"] for f in _pack(conn, related_facts=5)["related_facts"]] == [old["id"]]
     facts.retract(conn, old["id"], reason="gone")
     assert _pack(conn, related_facts=5)["related_facts"] == []
+
+
+def test_related_facts_scope_is_the_linked_tasks_project(conn):
+    """As memory-search scopes them: unlinked facts, the project's own and those whose task is
+    gone; another project's only with --related-scope global."""
+    made = scoped_facts(conn)
+    make_task(conn, "t1", project="Auth", title="Move the ledger store")
+    assert {f["id"] for f in _pack(conn, related_facts=10)["related_facts"]} == \
+        {made["unlinked"], made["auth"], made["orphan"]}
+    assert {f["id"] for f in _pack(conn, related_facts=10, related_scope="global")["related_facts"]} == \
+        set(made.values())
 
 
 def test_dep_context_packs_completed_prerequisites_with_evidence(conn):

@@ -11,7 +11,7 @@ from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.errors import InvalidInput
 from mindos.memory import facts, memories, retrieval, search, synonyms
-from conftest import ROOT, make_task
+from conftest import ROOT, make_task, scoped_facts
 
 
 @pytest.mark.parametrize("word, stem", [("deployed", "deploy"), ("deploying", "deploy"), ("retries", "retry"),
@@ -85,6 +85,17 @@ def test_memory_search_ranks_every_surface_in_scope(conn):
     assert "Billing" in {h["project"] for h in wide}
     assert search.memory_search(conn, "session expiry", project="Nowhere") == \
         [h for h in hits if h["project"] == ""]
+
+
+def test_a_facts_scope_is_its_linked_tasks_project(conn):
+    """A project sees unlinked facts, its own tasks' facts and facts whose task is gone
+    (project-less), never another project's; global sees them all."""
+    made = scoped_facts(conn)
+    hits = [h for h in search.memory_search(conn, "ledger store", project="Auth") if h["kind"] == "fact"]
+    assert {h["id"]: h["project"] for h in hits} == {made["unlinked"]: "", made["auth"]: "Auth", made["orphan"]: ""}
+    wide = [h for h in search.memory_search(conn, "ledger store", scope="global") if h["kind"] == "fact"]
+    assert {h["id"]: h["project"] for h in wide} == {made["unlinked"]: "", made["auth"]: "Auth",
+                                                      made["billing"]: "Billing", made["orphan"]: ""}
 
 
 def test_outdated_rows_are_hidden_and_with_history_always_rank_below(conn):
