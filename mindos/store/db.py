@@ -51,7 +51,10 @@ class Connection(sqlite3.Connection):
     home = None
     path = None
     home_rule = None
+    immutable = False
     _lock_fd = None
+    _pending_refusals = None
+    _fts_tables = None
 
     def close(self):
         """Close the connection and its writer-lock descriptor."""
@@ -59,9 +62,6 @@ class Connection(sqlite3.Connection):
             fd, self._lock_fd = self._lock_fd, None
             os.close(fd)
         super().close()
-    _pending_refusals = None
-    _fts_tables = None
-    immutable = False
 
 
 def database_path(home):
