@@ -31,11 +31,11 @@ class _Decline(Exception):
 
 
 class _Action:
-    __slots__ = ("dest", "kind", "type", "choices", "default", "required", "conflicts")
+    __slots__ = ("dest", "kind", "type", "choices", "default", "required", "group")
 
     def __init__(self, dest, kind, type_, choices, default, required):
         self.dest, self.kind, self.type, self.choices = dest, kind, type_, choices
-        self.default, self.required, self.conflicts = default, required, ()
+        self.default, self.required, self.group = default, required, None
 
 
 class _Group:
@@ -46,9 +46,8 @@ class _Group:
 
     def add_argument(self, *names, **kwargs):
         action = self.parser.add_argument(*names, **kwargs)
+        action.group = self
         self.actions.append(action)
-        for entry in self.actions:  # argparse's conflicts: every other flag of the group
-            entry.conflicts = tuple(other for other in self.actions if other is not entry)
         return action
 
 
@@ -171,7 +170,8 @@ def _read(parser, argv):
         seen.add(entry)
         if value is not entry.default:  # argparse's test for "given a non-default value"
             non_default.add(entry)
-            if any(other in non_default for other in entry.conflicts):
+            if entry.group is not None and any(other in non_default for other in entry.group.actions
+                                               if other is not entry):
                 raise _Decline  # two flags of one exclusive group
         if entry.kind == "append":
             items = given.get(entry.dest, entry.default)

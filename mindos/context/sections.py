@@ -330,8 +330,7 @@ def _fetch_related_facts(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        live, params = fact_valid("f"), [state["now"]]
-        scope = ""
+        params, scope = [state["now"]], ""
         if project is not None:
             scope = f" AND {fact_in_scope('f')}"
             params = [*params, project]
@@ -339,7 +338,7 @@ def _fetch_related_facts(state):
                                                      "valid_from", "valid_until"))
         rows = conn.execute(
             f"{cte} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
-            f" WHERE {live}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
+            f" WHERE {fact_valid('f')}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
             (*match_params, *params, requested)).fetchall()
         return [dict(row) for row in rows]
 

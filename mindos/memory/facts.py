@@ -87,10 +87,9 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
         guard.guard_record(conn, "fact", subject, {}, {"source": source})
         if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
             raise NotFound(f"unknown task {validate.shown(task_id)} (--task)")
-        live, params = fact_valid("f"), [now]
         existing = conn.execute(
-            f"SELECT {COLUMNS_SQL} FROM facts f WHERE subject = ? AND predicate = ? AND object = ? AND {live}"
-            " ORDER BY id LIMIT 1", (subject, predicate, obj, *params)).fetchone()
+            f"SELECT {COLUMNS_SQL} FROM facts f WHERE subject = ? AND predicate = ? AND object = ?"
+            f" AND {fact_valid('f')} ORDER BY id LIMIT 1", (subject, predicate, obj, now)).fetchone()
         if existing is not None:
             fact = row_to_fact(existing)
             ledger.append_event(conn, "fact", str(fact["id"]), "fact_deduplicated", {"source": source})
@@ -146,9 +145,8 @@ def list_facts(conn, *, subject=None, predicate=None, obj=None, include_all=Fals
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     now = clock.now_iso()
     if not include_all:
-        live, live_params = fact_valid("f"), [now]
-        clauses.append(live)
-        params.extend(live_params)
+        clauses.append(fact_valid("f"))
+        params.append(now)
     where = " WHERE " + " AND ".join(clauses) if clauses else ""
     rows = conn.execute(f"SELECT {COLUMNS_SQL} FROM facts f{where} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
                         (*params, limit))
@@ -173,11 +171,11 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
     now = clock.now_iso()
     if rank and fts.has(conn, "facts_fts"):
         return _ranked(conn, query, now=now, include_all=include_all, limit=limit)
-    live, live_params = fact_valid("f"), [now]
+    live = fact_valid("f")
     clauses, params, order = [], [], "f.valid_from DESC, f.id DESC"
     if not include_all:
         clauses.append(live)
-        params.extend(live_params)
+        params.append(now)
     columns = [f"f.{column}" for column in ("subject", "predicate", "object", "source")]
     if rank:
         from mindos.memory import retrieval  # lazy: only the ranked path reads the engine's words
@@ -185,7 +183,7 @@ def search(conn, query, *, rank=False, include_all=False, limit=50):
         matching, patterns = fts.like_any(columns, [group.word for group in retrieval.groups(query)])
         if include_all:
             order = f"({live}) DESC, {order}"  # closed windows after live ones, as the ranked path sorts them
-            patterns = [*patterns, *live_params]
+            patterns = [*patterns, now]
     else:
         matching, patterns = fts.like_any(columns, [query])
     clauses.append(matching)
@@ -204,13 +202,13 @@ def _ranked(conn, query, *, now, include_all, limit):
     expression = retrieval.match_expression(query_groups)
     if expression is None:
         return []
-    live, params = fact_valid("f"), [now]
+    live = fact_valid("f")
     where = "" if include_all else f" AND {live}"
     rows = conn.execute(
         f"SELECT {', '.join('f.' + c for c in COLUMNS)}, ({live}) AS is_live FROM facts_fts"
         f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
         " ORDER BY bm25(facts_fts), f.id LIMIT ?",
-        (*params, expression, *([] if include_all else params), retrieval.CANDIDATES)).fetchall()
+        (now, expression, *([] if include_all else [now]), retrieval.CANDIDATES)).fetchall()
     idf = retrieval.idf_weights(conn, query_groups, [("facts_fts", "facts")])
     hits = []
     for row in rows:
@@ -224,6 +222,6 @@ def _ranked(conn, query, *, now, include_all, limit):
 
 def metrics(conn):
     """Fact counters for ``metrics``: facts_total / facts_live / facts_closed."""
-    live, params = fact_valid("facts"), [clock.now_iso()]
-    row = conn.execute(f"SELECT count(*), coalesce(sum({live}), 0) FROM facts", params).fetchone()
+    row = conn.execute(f"SELECT count(*), coalesce(sum({fact_valid('facts')}), 0) FROM facts",
+                       (clock.now_iso(),)).fetchone()
     return {"facts_total": row[0], "facts_live": row[1], "facts_closed": row[0] - row[1]}

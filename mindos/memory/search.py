@@ -223,17 +223,12 @@ def _substring_search(conn, query_groups, scoped, project, limit, include_histor
     return _best([_hit(row, include_history) for row in found], limit)
 
 
-def plain_expression(text, operator="OR"):
-    """The plain-token MATCH expression (the BM25 baseline the evaluation compares against)."""
-    return fts.query(text, operator)
-
-
 def plain_bm25_search(conn, query, *, project=None, include_outdated=True, limit=10, now=None):
     """The baseline the evaluation compares against: the raw query tokens OR-combined in each
     index, BM25 scores merged as they are, no stems, synonyms, recency or supersession
     awareness (outdated rows included unless ``include_outdated`` is false)."""
     now = now or clock.now_iso()
-    expression = plain_expression(query, "OR")
+    expression = fts.query(query, "OR")  # the raw tokens: no stems, no synonyms
     if expression is None:
         return []
     hits = []
