@@ -48,7 +48,7 @@ from mindos.store import db, fts
 from mindos.context import builder
 from mindos.context.builder import cost
 from mindos.work import rows
-from mindos.memory import handoffs, notes
+from mindos.memory import handoffs, note_live, notes
 from mindos.context import params
 from mindos.context.params import DEFAULT_BUDGET
 
@@ -153,9 +153,8 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         query_groups = retrieval.groups(task_text(task), shared.setdefault("groups", {}))
     if not query_groups or limit == 0:
         return [], 0, 0
-    live, params = notes.live_clause("n", now)
-    clauses = [live, "n.task_id <> ?"]
-    params = [*params, task["id"]]
+    clauses = [note_live("n"), "n.task_id <> ?"]
+    params = [now, task["id"]]
     if scope == "project":
         clauses.append("t.project = ?")
         params.append(task["project"])

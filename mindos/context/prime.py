@@ -44,7 +44,7 @@ import time
 from mindos.core import clock, secrets, validate
 from mindos.context import builder, pack, params, recall
 from mindos.errors import InvalidInput
-from mindos.memory import handoffs
+from mindos.memory import handoffs, note_live
 from mindos.store import db, ledger
 from mindos.work import leases
 
@@ -117,24 +117,15 @@ def _section_constraints(state, budget):
     found = []
     if projects:
         marks = ", ".join("?" * len(projects))
-        live, params = _live_notes_clause(state)
         found = [dict(row) for row in state["conn"].execute(
             "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
             " FROM notes n JOIN tasks t ON t.id = n.task_id"
-            f" WHERE {live} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
+            f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
             " ORDER BY t.project, n.created_at, n.id LIMIT ?",
-            (*params, *projects, MAX_CONSTRAINTS),
+            (state["now"], *projects, MAX_CONSTRAINTS),
         )]
     packed = budget.take_all(found)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
-
-
-def _live_notes_clause(state):
-    from mindos.memory import notes  # lazy: the notes module's own definition of "live"
-
-    clause, params = notes.live_clause("n", state["now"])
-    # pinned notes never retire: the TTL half of the clause does not apply to them
-    return f"n.superseded_by IS NULL AND ({clause} OR n.pinned = 1)", params
 
 
 def _section_next(state, budget):

@@ -330,16 +330,13 @@ def _fetch_related_facts(state):
     project = task["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
-        params, scope = [state["now"]], ""
-        if project is not None:
-            scope = f" AND {fact_in_scope('f')}"
-            params = [*params, project]
+        scope, params = ("", []) if project is None else (f" AND {fact_in_scope('f')}", [project])
         columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
                                                      "valid_from", "valid_until"))
         rows = conn.execute(
             f"{cte} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
             f" WHERE {fact_valid('f')}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
-            (*match_params, *params, requested)).fetchall()
+            (*match_params, state["now"], *params, requested)).fetchall()
         return [dict(row) for row in rows]
 
     return _shared(state, ("related_facts", cte, *match_params, project, requested, state["now"]), fetch)

@@ -21,7 +21,7 @@ Design decisions
 """
 
 from mindos.core import clock, validate
-from mindos.memory import notes
+from mindos.memory import note_live, notes
 from mindos.store import db, ledger
 from mindos.errors import NotFound
 
@@ -58,14 +58,13 @@ def consolidate(conn, *, task_id=None, threshold=None, dry_run=False):
         if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
             raise NotFound(f"unknown task '{task_id}'")
         now = clock.now_iso()
-        clause, params = notes.live_clause("n", now)
+        live = note_live("n")
         scope = "n.task_id = ?" if task_id is not None else (
-            "n.task_id IN (SELECT n.task_id FROM notes n WHERE " + clause + " GROUP BY n.task_id HAVING count(*) > 1)")
-        scope_params = [task_id] if task_id is not None else list(params)
+            f"n.task_id IN (SELECT n.task_id FROM notes n WHERE {live} GROUP BY n.task_id HAVING count(*) > 1)")
         rows = conn.execute(
-            f"SELECT n.id, n.task_id, n.pinned, n.content FROM notes n WHERE {clause} AND {scope}"
+            f"SELECT n.id, n.task_id, n.pinned, n.content FROM notes n WHERE {live} AND {scope}"
             " ORDER BY n.task_id, n.id",
-            (*params, *scope_params),
+            (now, task_id if task_id is not None else now),
         )
         by_task = {}
         for nid, owner, pinned, content in rows:

@@ -25,7 +25,7 @@ Reusable pieces (other domains call these):
     consolidation, task dedup).
   * :func:`near_dup_threshold` -- ``AUTOPILOT_NEAR_DUP_THRESHOLD`` (default 0.8), validated.
   * :func:`live_for_pack` -- a task's packable notes plus ``notes_expired_excluded``.
-  * :func:`live_clause` -- the SQL condition "live and not retired" for other queries.
+  * "live and not retired" as SQL is :func:`mindos.memory.note_live`, for every query.
 """
 
 
@@ -108,14 +108,6 @@ def get(conn, nid):
     return row_to_note(row)
 
 
-def live_clause(alias="n", now=None):
-    """``(sql, params)``: the condition "live and not a retiree" for a notes alias.
-
-    Live means not superseded; a retiree is an expired unpinned note.  Expired pins pass.
-    """
-    return note_live(alias), [now or clock.now_iso()]
-
-
 # ---------------------------------------------------------------------------------------
 # Writes
 
@@ -196,8 +188,7 @@ def _similar(conn, task_id, content, threshold, now):
     mine = tokens(content)
     if not mine:
         return []
-    clause, params = live_clause("n", now)
-    rows = conn.execute(f"SELECT n.id, n.content FROM notes n WHERE n.task_id = ? AND {clause}", (task_id, *params))
+    rows = conn.execute(f"SELECT n.id, n.content FROM notes n WHERE n.task_id = ? AND {note_live('n')}", (task_id, now))
     found = []
     for nid, text in rows:
         score = jaccard(mine, tokens(text))

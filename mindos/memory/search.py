@@ -22,7 +22,7 @@ SCOPES = ("project", "global")
 MAX_LIMIT = 1000
 
 
-_NOTE_OUTDATED = f"NOT ({note_live('n', ':now')})"
+_NOTE_LIVE = note_live("n", ":now")
 _FACT_VALID = fact_valid("f", ":now")
 # Per surface: its index, the columns every candidate row yields (kind, id, project, task_id,
 # created_at, text, outdated, replaced_by), the joins after its content table, the project
@@ -31,8 +31,8 @@ _FACT_VALID = fact_valid("f", ":now")
 _SURFACES = {
     "note": ("notes_fts",
              "'note' AS kind, n.id AS id, t.project AS project, n.task_id AS task_id, n.created_at AS created_at,"
-             f" n.content AS text, {_NOTE_OUTDATED} AS outdated, n.superseded_by AS replaced_by",
-             " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND NOT {_NOTE_OUTDATED}",
+             f" n.content AS text, NOT ({_NOTE_LIVE}) AS outdated, n.superseded_by AS replaced_by",
+             " JOIN tasks t ON t.id = n.task_id", " AND t.project = :project", f" AND {_NOTE_LIVE}",
              "n.created_at DESC, n.id DESC", "n.created_at"),
     "memory": ("memories_fts",
                "'memory' AS kind, m.id AS id, m.project AS project, NULL AS task_id, m.created_at AS created_at,"

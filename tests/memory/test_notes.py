@@ -6,7 +6,7 @@ import pytest
 
 from conftest import script
 from mindos.core import clock
-from mindos.memory import notes
+from mindos.memory import note_live, notes
 from mindos.store import db, fts
 from mindos.work import tasks
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
@@ -165,9 +165,9 @@ def test_near_duplicate_candidates_ignore_retirees_and_other_tasks(conn, task):
 
 
 def test_near_duplicate_lookup_uses_the_task_index(conn, task):
-    clause, params = notes.live_clause("n")
     plan = " ".join(row[3] for row in conn.execute(
-        f"EXPLAIN QUERY PLAN SELECT n.id, n.content FROM notes n WHERE n.task_id = ? AND {clause}", ("t1", *params)))
+        f"EXPLAIN QUERY PLAN SELECT n.id, n.content FROM notes n WHERE n.task_id = ? AND {note_live('n')}",
+        ("t1", clock.now_iso())))
     assert "idx_notes_task_live" in plan
 
 
