@@ -8,12 +8,9 @@ not JSON, and two producers would spell them differently).
 
 import json
 
-try:  # the C sha256 alone; hashlib pulls in OpenSSL, which costs ~15 ms per process
-    from _sha256 import sha256 as _sha256
-except ImportError:  # pragma: no cover - other interpreters
-    from hashlib import sha256 as _sha256
-
 from mindos.errors import InvalidInput
+
+_sha256 = None  # hashlib.sha256, imported on the first hash: reads that hash nothing skip OpenSSL's load
 
 
 def canonical_json(obj):
@@ -25,7 +22,7 @@ def sha256_hex(data):
     """Hex SHA-256 of bytes or text (text is UTF-8 encoded)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    return _sha256(data).hexdigest()
+    return sha256()(data).hexdigest()
 
 
 def digest(obj):
@@ -33,25 +30,12 @@ def digest(obj):
     return sha256_hex(canonical_json(obj))
 
 
-# Below this many bytes the builtin is cheaper overall: OpenSSL hashes ~1.7x faster per
-# call but costs ~11 million instructions to load (more than the baseline process's
-# whole import of sqlite3, json and argparse).
-BULK_BYTES = 4 << 20
-
-
-def sha256_constructor(volume=None):
-    """Return the cheaper SHA-256 constructor for hashing about ``volume`` bytes in all.
-
-    ``None`` means "unknown, possibly large": OpenSSL's.  Small volumes get the builtin,
-    whose load is free.
-    """
-    if volume is not None and volume < BULK_BYTES:
-        return _sha256
-    try:
-        from _hashlib import openssl_sha256
-    except ImportError:  # pragma: no cover - builds without OpenSSL
-        return _sha256
-    return openssl_sha256
+def sha256():
+    """Return ``hashlib.sha256``, importing hashlib on first use (only public modules)."""
+    global _sha256
+    if _sha256 is None:
+        from hashlib import sha256 as _sha256
+    return _sha256
 
 
 def _refuse_constant(name):

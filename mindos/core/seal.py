@@ -82,7 +82,7 @@ def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
     Large documents (snapshots) are serialized once instead of twice: the sealed text is
     the top-level members joined without the seal, the file the same members with it.
     """
-    from mindos.core.canonical import sha256_constructor  # lazy: bulk hashing only here
+    from mindos.core.canonical import sha256  # lazy: bulk hashing only here
 
     if SEAL_KEY in body or "format" in body:
         raise ValueError("a sealed body may not carry its own 'format' or 'seal' field")
@@ -91,7 +91,7 @@ def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
     members = _members(doc)
     inside = _join(members, [key for key in doc if key not in outside])
     data = inside.encode("utf-8")
-    digest = sha256_constructor(len(data))(data).hexdigest()
+    digest = sha256()(data).hexdigest()
     doc[SEAL_KEY] = {"algorithm": "sha256", "digest": digest, "outside": list(outside)}
     members[SEAL_KEY] = canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])
     return doc, (_join(members, doc) + "\n").encode("utf-8")
@@ -105,7 +105,7 @@ def _verify_exact(data, doc, format):
     canonical text and the digest is recomputed over the bytes without it, so no byte of
     the file can change unnoticed and nothing is serialized again.
     """
-    from mindos.core.canonical import sha256_constructor  # lazy: bulk hashing only here
+    from mindos.core.canonical import sha256  # lazy: bulk hashing only here
 
     verify_stamp(doc, format, ())
     member = (canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])).encode("utf-8")
@@ -121,7 +121,7 @@ def _verify_exact(data, doc, format):
         inside = data[:at] + (rest[1:] if rest.startswith(b",") else rest)
     else:
         raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
-    if sha256_constructor(len(inside))(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
+    if sha256()(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
         raise IntegrityError("seal mismatch: the document was changed after it was sealed")
     # the hashed bytes are proven; the seal must also sit at its sorted place
     after = data[at + len(member):]

@@ -41,11 +41,13 @@ def test_loads_strict_reports_deep_nesting_cleanly():
         canonical.loads_strict("[" * 100000 + "]" * 100000, "--payload")
 
 
-def test_small_volumes_hash_with_the_builtin_and_both_agree():
+def test_sha256_is_hashlibs_and_matches_the_standard_vector():
+    import hashlib
+
     from mindos.core import canonical
 
-    small, bulk = canonical.sha256_constructor(1000), canonical.sha256_constructor(canonical.BULK_BYTES)
-    assert small is canonical._sha256
-    assert canonical.sha256_constructor(None) is bulk
+    assert canonical.sha256() is hashlib.sha256
+    assert canonical.sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     data = b"x" * 70000
-    assert small(data).hexdigest() == bulk(data).hexdigest() == canonical.sha256_hex(data)
+    assert canonical.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+

@@ -174,3 +174,23 @@ def test_only_the_cli_prints():
     wrong = {module: lines for module, path in MODULES.items()
              if _dimension(module) != "cli" and (lines := _prints(path))}
     assert not wrong, f"printing outside mindos.cli: {wrong}"
+
+
+def test_no_private_stdlib_modules():
+    """Only public modules of the standard library: private ones (``_sha256``, ``_hashlib``,
+    ...) are implementation details that move between Python versions (``_sha256`` is gone
+    in 3.12), so a supported interpreter could fail to import the package."""
+    found = []
+    for module, path in MODULES.items():
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{module}:{node.lineno} imports {name}" for name in names
+                      if name.split(".")[0].startswith("_") and name != "__future__"]
+    assert not found, found
