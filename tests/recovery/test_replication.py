@@ -17,7 +17,20 @@ from mindos.recovery import doctor, replication
 from mindos.store import db, ledger
 from mindos.work import tasks
 
-LITESTREAM = shutil.which("litestream")
+def _litestream():
+    """The litestream binary, if one is installed and runs (a pyenv shim for another Python
+    version is found on PATH but refuses to run)."""
+    found = shutil.which("litestream")
+    if found is None:
+        return None
+    try:
+        works = subprocess.run([found, "version"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    return found if works else None
+
+
+LITESTREAM = _litestream()
 CONFIG = """dbs:
   - path: {db}
     replica:
