@@ -22,6 +22,7 @@ START = "2026-08-21T09:00:00Z"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "bare_home: the test home path is not created (no database yet)")
+    config.addinivalue_line("markers", "slow: many subprocesses or a long sweep (deselect with -m 'not slow')")
 
 
 @pytest.fixture(scope="session")
