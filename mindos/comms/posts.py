@@ -5,9 +5,10 @@ A post records how it was sent, because ``trusted()`` and the grace rule read it
   ``ssh``       typed by someone signed in with an SSH key (a session; trusted)
   ``terminal``  a terminal session (a session; look-only)
   ``web``       the web (no session behind it: no grace; look-only)
-  ``handoff``   a handoff (no session behind it: no grace; trusted only when an agent sent it
-                with full tools)
-  ``agent``     an agent's own reply (a session; trusted only when sent with full tools)
+  ``handoff``   a handoff (no session behind it: no grace; trusted only for the agent that
+                sent it, with full tools, to itself)
+  ``agent``     an agent's own reply (a session; look-only for any agent it mentions, whatever
+                tools its turn had: a full-tools grant never passes from agent to agent)
 
 Posts of kind ``post`` are what people and agents said.  The poller adds two marks of its
 own, never counted as anyone speaking: ``hold`` (a held mention said in the Mood) and
