@@ -311,7 +311,9 @@ def carry_handoff(conn, unit, wake_id, command, body, tools):
     """Carry a /handoff's answer into the Mood it names, inside the caller's write: a handoff
     post by the agent, addressed to itself there (no session: it wakes at once), sent with the
     tools of the turn that wrote it, recorded as ``handed`` with the Mood it came from."""
-    target = conn.execute("SELECT id FROM moods WHERE slug = ?", (command["target"],)).fetchone()
+    # by slug, or by the alias a rename left (the Mood may have been renamed since the /handoff)
+    target = conn.execute("SELECT id FROM moods WHERE slug = ? UNION ALL SELECT mood_id FROM mood_aliases"
+                          " WHERE alias = ?", (command["target"], command["target"])).fetchone()
     if target is None:
         return None
     post = posts.insert(conn, target[0], unit["agent"], body, via="handoff", full_tools=tools == "full",

@@ -190,6 +190,15 @@ def test_a_silent_answer_to_a_handoff_carries_nothing(rooms, agent, run_tick):
                          " WHERE slug = 'staging')").fetchone()[0] == 0
 
 
+def test_a_handoff_reaches_a_mood_renamed_since_it_was_asked(rooms, agent, run_tick):
+    agent.replies["re"] = ["context: the cert is rotated"]
+    posts.add(rooms, "infra", "justin", "/handoff staging @re the cert", via="web")
+    moods.update(rooms, "staging", new_slug="staging-eu")
+    run_tick()
+    report = run_tick()
+    assert [(w["mood"], w["agent"]) for w in report["wakes"]] == [("staging-eu", "re")]
+
+
 # --- after-loop -----------------------------------------------------------------------------
 
 def test_the_wake_after_a_turn_the_tool_loop_guard_ended_says_so_once(rooms, agent, run_tick):
