@@ -454,7 +454,9 @@ CREATE TABLE mood_posts (
     body        TEXT NOT NULL,
     about_agent TEXT NOT NULL DEFAULT '',
     wake_id     INTEGER,
-    created_at  TEXT NOT NULL
+    created_at  TEXT NOT NULL,
+    reply_to    INTEGER,
+    to_agent    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX idx_mood_posts_mood ON mood_posts(mood_id, id);
 CREATE TRIGGER mood_posts_pulse AFTER INSERT ON mood_posts WHEN new.kind = 'post' BEGIN
@@ -548,7 +550,9 @@ CREATE TABLE mood_wakes (
     detail       TEXT NOT NULL DEFAULT '',
     reply_post_id INTEGER,
     created_at   TEXT NOT NULL,
-    finished_at  TEXT
+    finished_at  TEXT,
+    loop_guard   TEXT NOT NULL DEFAULT '',
+    fresh_failed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX idx_mood_wakes_agent ON mood_wakes(mood_id, agent, id);
 CREATE INDEX idx_mood_wakes_created ON mood_wakes(created_at);
@@ -575,6 +579,28 @@ CREATE TABLE mood_budget (
     created_at TEXT NOT NULL
 );
 CREATE INDEX idx_mood_budget_day ON mood_budget(day, exempt);
+-- Slash commands said in a Mood (/announce, /incorporate, /handoff) and the context a handoff
+-- carried into another Mood (handed), and reactions to posts (migration 12).
+CREATE TABLE mood_commands (
+    post_id        INTEGER PRIMARY KEY REFERENCES mood_posts(id) ON DELETE CASCADE,
+    mood_id        INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    kind           TEXT NOT NULL,
+    target         TEXT NOT NULL DEFAULT '',
+    about          TEXT NOT NULL DEFAULT '',
+    source_post_id INTEGER,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX idx_mood_commands_kind ON mood_commands(kind, created_at);
+CREATE TABLE mood_reactions (
+    id         INTEGER PRIMARY KEY,
+    mood_id    INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    post_id    INTEGER NOT NULL REFERENCES mood_posts(id) ON DELETE CASCADE,
+    who        TEXT NOT NULL,
+    reaction   TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (post_id, who, reaction)
+);
+CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
 
 -- Full-text indexes merge a level's small segments as soon as 4 exist (migration 11): an
 -- index written one row per transaction otherwise keeps up to 22, each read by every query.

@@ -342,7 +342,9 @@ MOOD_POLLER = Door(
         )),
         ('What is said', (
             ('post', 'comms.posts',
-             'Post to a Mood; how it was sent (ssh, web, terminal, handoff, agent) decides grace and tools.'),
+             'Post to a Mood; how it was sent (ssh, web, terminal, handoff, agent) decides grace and tools; /announce, /incorporate, /handoff are recorded as commands.'),
+            ('react', 'comms.posts',
+             "React to a post (the post's agent sees it in its next wake)."),
             ('posts', 'comms.posts',
              "A Mood's newest posts, oldest first (holds and screen marks included)."),
             ('typing', 'comms.posts',

@@ -21,17 +21,36 @@ def name(value, flag="agent"):
     return validate.identifier(value, flag)
 
 
+COMMAND_FORMAT = ('a JSON array of strings, e.g. ["python3", "/opt/screen.py"], or a command line split as a'
+                  ' shell would split it; either way it runs without a shell')
+
+
 def command_argv(value, flag="--command"):
-    """Parse a delivery command line into an argv list ('' clears it)."""
+    """Parse a command into an argv list ('' clears it): a JSON array of strings (the argv
+    as is), or a command line split the way a shell splits words (no shell ever runs it).
+    Text that starts with ``[`` or ``{`` is read as JSON only; what cannot be parsed is refused."""
     if value is None:
         return None
     validate.text(value, flag, max_len=4096)
     if not value.strip():
         return []
+    if value.lstrip().startswith(("[", "{")):
+        try:
+            argv = json.loads(value)
+        except ValueError as exc:
+            raise InvalidInput(f"invalid {flag}: not a JSON array ({exc.msg} at character {exc.pos});"
+                               f" expected {COMMAND_FORMAT}") from None
+        if not isinstance(argv, list):
+            raise InvalidInput(f"invalid {flag}: JSON given, but not an array; expected {COMMAND_FORMAT}")
+        if not argv or not all(isinstance(a, str) and a for a in argv):
+            raise InvalidInput(f"invalid {flag}: the JSON array must hold one or more non-empty strings")
+        if any("\x00" in a for a in argv):
+            raise InvalidInput(f"invalid {flag}: an argument holds a NUL character")
+        return argv
     try:
         argv = shlex.split(value)
     except ValueError as exc:
-        raise InvalidInput(f"invalid {flag}: {exc}") from None
+        raise InvalidInput(f"invalid {flag}: {exc}; expected {COMMAND_FORMAT}") from None
     return argv
 
 

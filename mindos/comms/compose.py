@@ -3,11 +3,15 @@
 The wake is the one message an agent is handed; every part of it is composed here, in the
 spec's order, inside ``<mood-wake reason="...">``:
 
-  why -> the post(s) that woke it -> who else was asked (at work or not; taken / take-offer /
-  took) -> who is typing -> its near-miss replies -> the recent turns (word for word up to ``catch_up_tokens``, older
-  ones summarized) -> settings changed -> the verbosity line (only when not normal) -> the
-  ask (a consider wake's discretion sentence as the closing question; quiet, arrival,
-  crosstalk asks) -> the tools line -> the block-and-bundle line.
+  why -> after-loop (the last turn was ended by the tool-loop guard) -> reorient (first wake)
+  -> fresh-failed (the read-only repository copies are stale) -> the post(s) that woke it ->
+  who else was asked (at work or not; taken / take-offer / took) -> who is typing -> the
+  /announce posts of other Moods -> reactions to its posts -> its near-miss replies ->
+  /incorporate and /handoff asks -> context handed over from another Mood -> the recent turns
+  (word for word up to ``catch_up_tokens``, older ones summarized) -> settings changed -> the
+  verbosity line (only when not normal) -> the ask (a consider wake's discretion sentence as
+  the closing question; quiet, arrival, crosstalk asks) -> the tools line -> the
+  block-and-bundle line.  The optional lines keep the order of the spec's words page.
 
 Every fixed line comes from :class:`mindos.comms.words.Words`.  People's words appear only in
 the recent turns, with ``& < >`` escaped so no post can close the ``<mood-wake>`` tag or
@@ -124,7 +128,9 @@ def wake(conn, words, w):
     posts = w["posts"]
     authors = ", ".join(dict.fromkeys(p["author"] for p in posts))
     lines = []
-    if kind == "mention":
+    if kind == "mention" and posts and len(w.get("handed") or []) == len(posts):
+        lines.append(text("why-handed", who=authors, mood=slug))
+    elif kind == "mention":
         lines.append(text("why-mention", who=authors, mood=slug))
     elif kind == "consider":
         lines.append(text("why-consider", mood=slug))
@@ -134,8 +140,12 @@ def wake(conn, words, w):
         lines.append(text("why-arrival", mood=slug, who=w["arrival"]["who"]))
     else:
         lines.append(text("why-crosstalk", mood=slug))
+    if w.get("after_loop"):
+        lines.append(text("after-loop", why=escape(w["after_loop"])))
     if w.get("first"):
         lines.append(text("reorient", mood=slug, bundle=w["bundle_id"]))
+    if w.get("fresh_failed"):
+        lines.append(text("fresh-failed"))
     if posts:
         refs = ", ".join(f"#{p['id']} ({p['author']}, {short_time(p['created_at'])})" for p in posts)
         lines.append(text("woke", posts=refs))
@@ -156,9 +166,23 @@ def wake(conn, words, w):
     typing = w.get("typing") or []
     if typing:
         lines.append(text("typing", said=", ".join(typing), first=typing[0]))
+    if w.get("announced"):
+        lines.append(text("announced"))
+        lines += [f"[{p['slug']}] {turn_line(p)}" for p in w["announced"]]
+    if w.get("reacted"):
+        lines.append(text("reacted"))
+        lines += [f"#{post_id}: " + ", ".join(f"{escape(reaction)} {who}" for reaction, who in found)
+                  for post_id, found in w["reacted"]]
     if w.get("nearmiss"):
         lines.append(text("nearmiss"))
         lines += [turn_line(p) for p in w["nearmiss"]]
+    for command in w.get("incorporate") or []:
+        lines.append(text("incorporate", thread=command["target"]))
+    for command in w.get("handoff") or []:
+        lines.append(text("handoff", to=command["target"], about=escape(command["about"])))
+    if w.get("handed"):
+        lines.append(text("handed"))
+        lines += [(f"[{item['from']}] " if item["from"] else "") + turn_line(item["post"]) for item in w["handed"]]
     lines.append("")
     lines.append(text("recent", mood=slug))
     if w.get("summary"):

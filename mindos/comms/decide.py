@@ -6,7 +6,8 @@ posts and times, and ``explain`` shows exactly what the tick would do.
 
 One decision per agent per Mood per tick, first match wins:
 
-  1. mention   unanswered ``@name`` (or alias) posts; grace (default 600 s) unless the mention
+  1. mention   unanswered ``@name`` (or alias) posts -- answered only by the agent's own
+               later post or a person's explicit reply to it, never by small talk; grace (default 600 s) unless the mention
                has no session behind it (web, handoff); ``max_wakes_per_hour`` not spent.
                Listening ``off`` holds instead: the hold is said in the Mood once per newer
                mention (renewed), never a silent wait.
@@ -31,20 +32,19 @@ UNASKED = ("consider", "quiet", "arrival")
 CONSIDERATIONS = ("consider", "quiet", "arrival")
 
 
-def trusted(post, full_tools_for):
-    """True when ``post`` may wake its agent with full tools: typed by a person signed in
-    with an SSH key, written by someone named in ``full_tools_for``, or an agent's own post
-    itself sent with full tools (as a handoff or reply).  Anything else is look-only."""
-    if post["author"] in full_tools_for:
-        return True
+def trusted(post, full_tools_for, agent):
+    """True when ``post`` may wake ``agent`` with full tools: typed by a person signed in with
+    an SSH key or named in ``full_tools_for``, or ``agent``'s own post itself sent with full
+    tools as a handoff.  Anything else is look-only -- above all another agent's post,
+    whatever tools its turn had: a full-tools grant never passes from agent to agent."""
     if not post["is_agent"]:
-        return post["via"] == "ssh"
-    return bool(post["full_tools"]) and post["via"] in ("agent", "handoff")
+        return post["via"] == "ssh" or post["author"] in full_tools_for
+    return post["author"] == agent and bool(post["full_tools"]) and post["via"] == "handoff"
 
 
-def tools_for(posts, full_tools_for):
-    """``"full"`` only when every post that woke the agent is trusted, else ``"look-only"``."""
-    return "full" if posts and all(trusted(p, full_tools_for) for p in posts) else "look-only"
+def tools_for(posts, full_tools_for, agent):
+    """``"full"`` only when every post that woke ``agent`` is trusted, else ``"look-only"``."""
+    return "full" if posts and all(trusted(p, full_tools_for, agent) for p in posts) else "look-only"
 
 
 def has_session(post):
@@ -52,32 +52,42 @@ def has_session(post):
     return post["via"] not in ("web", "handoff")
 
 
-def answered(mention, later_posts, agent):
-    """True when someone answered ``mention``: the agent itself, or a person other than its
-    author, posted after it.  Another agent's reply does not answer it for this agent."""
-    for post in later_posts:
-        if post["id"] <= mention["id"]:
-            continue
-        if post["author"] == agent or (not post["is_agent"] and post["author"] != mention["author"]):
-            return True
-    return False
+def addressed(post, agent):
+    """True when ``post`` asks ``agent``: it mentions it (by name or alias), by another author,
+    or it is a handoff addressed to it (its own handoff from another Mood included)."""
+    if post.get("to_agent") == agent:
+        return True
+    return post["author"] != agent and agent in post["mentions"]
+
+
+def answers(post, mention, agent):
+    """True when ``post`` answers ``mention`` for ``agent``: the agent's own later post, or a
+    person's explicit reply to it (``reply_to``) by someone other than its author.  Small talk,
+    another agent's post and the author's own follow-ups answer nothing."""
+    if post["id"] <= mention["id"]:
+        return False
+    if post["author"] == agent and post.get("to_agent") != agent:
+        return True
+    return not post["is_agent"] and post.get("reply_to") == mention["id"] and post["author"] != mention["author"]
 
 
 def pending_mentions(posts, agent, mention_id):
-    """Unanswered posts after ``mention_id`` that mention ``agent`` (oldest first).
+    """Unanswered posts after ``mention_id`` that ask ``agent`` (oldest first).
 
-    One backward pass (what :func:`answered` decides per mention, in linear time): a long
-    backlog full of mentions must not make a tick quadratic.
+    One backward pass (what :func:`answers` decides per pair, in linear time): a long backlog
+    full of mentions must not make a tick quadratic.
     """
-    pending, agent_spoke, people = [], False, set()
+    pending, agent_spoke, replied = [], False, {}
     for post in reversed([p for p in posts if p["kind"] == "post"]):
-        if post["id"] > mention_id and post["author"] != agent and agent in post["mentions"] \
-                and not agent_spoke and not (people - {post["author"]}):
+        if post["id"] > mention_id and addressed(post, agent) and not agent_spoke \
+                and not (replied.get(post["id"], set()) - {post["author"]}):
             pending.append(post)
-        if post["author"] == agent:
+        if post["author"] == agent and post.get("to_agent") != agent:
             agent_spoke = True
-        elif not post["is_agent"] and len(people) < 2:
-            people.add(post["author"])  # two distinct people are enough to answer anyone's mention
+        elif not post["is_agent"] and post.get("reply_to"):
+            authors = replied.setdefault(post["reply_to"], set())
+            if len(authors) < 2:  # two distinct people are enough to answer anyone's mention
+                authors.add(post["author"])
     pending.reverse()
     return pending
 
@@ -131,14 +141,14 @@ def decide(unit, posts, *, dials, now, signals=(), wakes_last_hour=0, considers_
         why = ("a mention with no session behind it wakes at once" if no_session
                else f"nobody answered the mention for grace ({dials['grace']}s)")
         return {"action": "mention", "why": why, "posts": pending,
-                "tools": tools_for(pending, dials["full_tools_for"]), "cursors": cursors}
+                "tools": tools_for(pending, dials["full_tools_for"], agent), "cursors": cursors}
 
     if listening != "on":
         cursors["considered_id"] = last_id
         return {"action": "none", "why": f"listening is {listening}: no unasked looks", "cursors": cursors}
 
     # 2. the consider loop: a burst after the last mention of this agent
-    last_mention = max((p["id"] for p in said if agent in p["mentions"]), default=0)
+    last_mention = max((p["id"] for p in said if addressed(p, agent)), default=0)
     start = max(unit["considered_id"], unit["seen_id"], last_mention)
     burst = [p for p in said if p["id"] > start and not p["is_agent"] and p["author"] != agent]
     if burst:
@@ -153,7 +163,7 @@ def decide(unit, posts, *, dials, now, signals=(), wakes_last_hour=0, considers_
                     "due": clock.shift(unit["last_post_at"], dials["consider_after"]), "posts": burst,
                     "cursors": cursors}
         return _unasked("consider", "a burst of posts, and the Mood has gone quiet", burst, dials,
-                        considers_last_hour, cursors)
+                        considers_last_hour, cursors, agent)
     cursors["considered_id"] = last_id  # nothing after ``start`` is a burst for this agent
 
     # 3. the long quiet
@@ -169,7 +179,7 @@ def decide(unit, posts, *, dials, now, signals=(), wakes_last_hour=0, considers_
                 last = [p for p in said if p["id"] == last_id]
                 return _unasked("quiet", f"a person's post is unanswered and nothing was said for "
                                 f"{silence}s (quiet look {looks + 1})", last, dials, considers_last_hour,
-                                cursors, looks=looks)
+                                cursors, agent, looks=looks)
             result = {"action": "none", "why": f"quiet: the next look is due at {due}", "due": due}
         if arrival is None:
             result["cursors"] = cursors
@@ -180,15 +190,15 @@ def decide(unit, posts, *, dials, now, signals=(), wakes_last_hour=0, considers_
         if clock.seconds_between(arrival["created_at"], now) > ARRIVAL_FRESH_SECONDS:
             cursors["arrival_id"] = arrival["id"]
             return {"action": "none", "why": "a sign-in too old to greet", "cursors": cursors}
-        return _unasked("arrival", f"{arrival['who']} signed in", [], dials, considers_last_hour, cursors,
+        return _unasked("arrival", f"{arrival['who']} signed in", [], dials, considers_last_hour, cursors, agent,
                         arrival=arrival)
     return {"action": "none", "why": "nothing new", "cursors": cursors}
 
 
-def _unasked(kind, why, posts, dials, considers_last_hour, cursors, **extra):
+def _unasked(kind, why, posts, dials, considers_last_hour, cursors, agent, **extra):
     if considers_last_hour >= dials["max_considers_per_hour"]:
         return {"action": "wait", "why": f"max_considers_per_hour ({dials['max_considers_per_hour']}) is spent "
                 f"in this Mood", "posts": posts, "cursors": cursors}
     screen = kind in ("consider", "quiet") and dials["discretion"] != "chatty"
-    return {"action": kind, "why": why, "posts": posts, "tools": tools_for(posts, dials["full_tools_for"]),
+    return {"action": kind, "why": why, "posts": posts, "tools": tools_for(posts, dials["full_tools_for"], agent),
             "screen": screen, "cursors": cursors, **extra}

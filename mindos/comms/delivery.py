@@ -10,6 +10,10 @@ whatever it started too.
 :func:`parse_reply` reads a reply: ``<silent>why</silent>`` (nothing posted), a take
 (``<take to="..."/>`` alone), or words to post.  A reply that ends with a control tag after
 other words is posted as written and flagged ``nearmiss`` (the tag is not acted on).
+
+When the harness's tool-loop guard ends a turn, the runner says so on the last line of its
+stdout: ``<loop-guard why="the guard's own words"/>``.  The line is taken off the reply and
+recorded with the wake (``loop_guard``); the agent's next wake in the Mood opens with it.
 """
 
 import os
@@ -24,6 +28,7 @@ MAX_DETAIL = 300
 _SILENT = re.compile(r"\A<silent>(.*?)</silent>\Z", re.DOTALL)
 _TAKE = re.compile(r'\A<take\s+to\s*=\s*"([^"]{0,500})"\s*/>\Z')
 _TRAILING_TAG = re.compile(r'(<silent>.*?</silent>|<take\s+to\s*=\s*"[^"]*"\s*/>)\s*\Z', re.DOTALL)
+_LOOP_GUARD = re.compile(r'\s*<loop-guard\s+why\s*=\s*"([^"]{0,500})"\s*/>\s*\Z')
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -34,7 +39,13 @@ def clean(data):
 
 
 def parse_reply(text):
-    """``{"outcome": "empty" | "silent" | "took" | "replied", ...}`` for a cleaned reply."""
+    """``{"outcome": "empty" | "silent" | "took" | "replied", ...}`` for a cleaned reply, with
+    ``loop_guard`` (the guard's words) when the tool-loop guard ended the turn."""
+    guard = _LOOP_GUARD.search(text or "")
+    if guard:
+        result = parse_reply(text[:guard.start()].strip())
+        result["loop_guard"] = guard.group(1).strip()[:MAX_DETAIL] or "no reason given"
+        return result
     if not text:
         return {"outcome": "empty"}
     match = _SILENT.match(text)

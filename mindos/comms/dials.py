@@ -2,8 +2,11 @@
 
 A dial's value is looked up Mood+agent, then Mood, then agent, then global, then the
 default below; the first scope that sets it wins.  ``daily_budget_usd`` is one shared budget,
-so it is set globally only; ``max_considers_per_hour`` and ``screen_command`` belong to a
-Mood (or every Mood), never to one agent.
+so it is set globally only; ``max_considers_per_hour``, ``screen_command`` and
+``fresh_command`` belong to a Mood (or every Mood), never to one agent.  A command dial is a
+JSON array of strings (the argv as is) or a command line split as a shell would split it;
+neither is ever run through a shell.  ``fresh_command`` brings the read-only copies of the
+repositories up to date before a tick's first wake; when it fails, the wakes say so.
 
 The tick reads every setting in one query (:func:`load`) and resolves in memory
 (:class:`Table`), so the number of dials never multiplies the queries.
@@ -55,7 +58,10 @@ def _names(text):
 def _command(text):
     from mindos.comms import agents  # lazy: the argv parser lives with the delivery commands
 
-    return tuple(agents.command_argv(text, "screen_command"))
+    try:
+        return tuple(agents.command_argv(text, "command"))
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc).removeprefix("invalid command: ")) from None
 
 
 # name -> (parser, default text, scopes allowed: "mood+agent", "mood", "agent", "global")
@@ -73,6 +79,7 @@ DIALS = {
     "wake_timeout": (_integer(1, 3600), "600", ALL_SCOPES),
     "max_considers_per_hour": (_integer(0, 1000), "4", ("mood", "global")),
     "screen_command": (_command, "", ("mood", "global")),
+    "fresh_command": (_command, "", ("mood", "global")),
     "daily_budget_usd": (_dollars, "2.00", ("global",)),
 }
 

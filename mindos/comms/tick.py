@@ -31,10 +31,11 @@ DUPLICATE_SECONDS = 120
 POLLER = "mood-poller"
 SCREEN_AUTHOR = "screen"
 TICK_SECONDS = 50.0
+FRESH_TIMEOUT = 120
 
 UNITS_SQL = """
 SELECT m.id AS mood_id, m.slug, m.title, m.instructions_page, m.last_post_id, m.last_post_at,
-       m.last_post_author, m.last_post_person, b.agent,
+       m.last_post_author, m.last_post_person, b.agent, b.joined_at,
        coalesce(s.seen_id, 0) AS seen_id, coalesce(s.mention_id, 0) AS mention_id,
        coalesce(s.considered_id, 0) AS considered_id, coalesce(s.held_id, 0) AS held_id,
        coalesce(s.arrival_id, 0) AS arrival_id, coalesce(s.quiet_post_id, 0) AS quiet_post_id,
@@ -44,6 +45,17 @@ FROM mood_members b JOIN moods m ON m.id = b.mood_id
 LEFT JOIN mood_agent_state s ON s.mood_id = b.mood_id AND s.agent = b.agent
 ORDER BY m.id, b.agent
 """
+
+
+POST_COLUMNS = "id, kind, author, is_agent, via, full_tools, body, created_at, reply_to, to_agent"
+
+
+def asked(post, directory):
+    """The agents a post asks: those it mentions, and the agent a handoff is addressed to."""
+    names = posts.mentioned(post["body"], directory)
+    if post.get("to_agent") and post["to_agent"] not in names:
+        names.append(post["to_agent"])
+    return names
 
 
 class Snapshot:
@@ -85,12 +97,12 @@ class Snapshot:
         cached = self._posts.get(mood_id)
         if fresh or cached is None or cached[0] > after:
             rows = conn.execute(
-                "SELECT id, kind, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
+                f"SELECT {POST_COLUMNS} FROM mood_posts"
                 " WHERE mood_id = ? AND id > ? AND kind = 'post' ORDER BY id DESC LIMIT ?",
                 (mood_id, after, POST_WINDOW)).fetchall()
             found = [dict(r) for r in reversed(rows)]
             for post in found:
-                post["mentions"] = posts.mentioned(post["body"], self.directory)
+                post["mentions"] = asked(post, self.directory)
             cached = (after, found)
             self._posts[mood_id] = cached
         return [p for p in cached[1] if p["id"] > after]
@@ -124,18 +136,61 @@ def decide_unit(conn, snap, unit):
                            wakes_last_hour=snap.wakes_hour.get((unit["mood_id"], unit["agent"]), 0),
                            considers_last_hour=snap.considers_hour.get(unit["mood_id"], 0), arrival=arrival)
     if result["action"] == "quiet" and not result["posts"]:
-        row = conn.execute("SELECT id, kind, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
-                           " WHERE id = ?", (unit["last_post_id"],)).fetchone()
+        row = conn.execute(f"SELECT {POST_COLUMNS} FROM mood_posts WHERE id = ?", (unit["last_post_id"],)).fetchone()
         if row is not None:
             post = dict(row)
-            post["mentions"] = posts.mentioned(post["body"], snap.directory)
+            post["mentions"] = asked(post, snap.directory)
             result["posts"] = [post]
-            result["tools"] = decide.tools_for([post], values["full_tools_for"])
+            result["tools"] = decide.tools_for([post], values["full_tools_for"], unit["agent"])
     result["dials"] = values
     return result
 
 
-def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, tools=None):
+MAX_LISTED = 10
+
+
+def announced(conn, mood_id, since):
+    """The /announce posts made in other Moods after ``since`` (oldest first, at most MAX_LISTED)."""
+    rows = conn.execute(
+        "SELECT p.id, p.author, p.body, p.created_at, m.slug FROM mood_commands c"
+        " JOIN mood_posts p ON p.id = c.post_id JOIN moods m ON m.id = c.mood_id"
+        " WHERE c.kind = 'announce' AND c.created_at > ? AND c.mood_id <> ? ORDER BY c.created_at DESC, c.post_id DESC"
+        " LIMIT ?", (since or "", mood_id, MAX_LISTED)).fetchall()
+    return [dict(r) for r in reversed(rows)]
+
+
+def reacted(conn, unit, since):
+    """Reactions to the agent's posts in the Mood after ``since``: ``[(post id, [(reaction, who)])]``."""
+    found = {}
+    for post_id, reaction, who in conn.execute(
+            "SELECT r.post_id, r.reaction, r.who FROM mood_reactions r JOIN mood_posts p ON p.id = r.post_id"
+            " WHERE r.mood_id = ? AND r.created_at > ? AND p.author = ? ORDER BY r.post_id, r.id LIMIT ?",
+            (unit["mood_id"], since or "", unit["agent"], MAX_LISTED * 5)):
+        found.setdefault(post_id, []).append((reaction, who))
+    return sorted(found.items())
+
+
+def commands(conn, waking, agent):
+    """The slash commands among the waking posts that ask ``agent``: ``{"incorporate": [...],
+    "handoff": [...], "handed": [...]}`` (a handed entry is a handoff post with its source)."""
+    out = {"incorporate": [], "handoff": [], "handed": []}
+    if not waking:
+        return out
+    by_id = {p["id"]: p for p in waking}
+    marks = ",".join("?" * len(by_id))
+    recorded = {r["post_id"]: dict(r) for r in conn.execute(
+        f"SELECT post_id, kind, target, about, source_post_id FROM mood_commands WHERE post_id IN ({marks})",
+        list(by_id))}
+    for post_id, post in by_id.items():
+        command = recorded.get(post_id)
+        if command and command["kind"] in ("incorporate", "handoff") and agent in post.get("mentions", []):
+            out[command["kind"]].append(command)
+        elif post["via"] == "handoff" and post["is_agent"] and decide.addressed(post, agent):
+            out["handed"].append({"post": post, "from": command["target"] if command else ""})
+    return out
+
+
+def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, tools=None, fresh_failed=False):
     """Compose a wake (nothing written): ``{"text", "bundle", "tokens", "usd", ...}``."""
     kind = kind or result["action"]
     waking = posts_ if posts_ is not None else result.get("posts", [])
@@ -159,22 +214,26 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
             f"SELECT agent, words FROM mood_takes WHERE post_id IN ({marks}) AND agent <> ? ORDER BY created_at",
             (*[p["id"] for p in waking], agent["name"]))]
     last = conn.execute(
-        "SELECT w.detail, p.id, p.author, p.body, p.created_at FROM mood_wakes w"
+        "SELECT w.detail, p.id, p.author, p.body, p.created_at, w.loop_guard FROM mood_wakes w"
         " LEFT JOIN mood_posts p ON p.id = w.reply_post_id WHERE w.mood_id = ? AND w.agent = ?"
         " ORDER BY w.id DESC LIMIT 1", (unit["mood_id"], agent["name"])).fetchone()
     nearmiss = [dict(id=last[1], author=last[2], body=last[3], created_at=last[4])] \
         if last is not None and last[0] == "nearmiss" and last[1] is not None else []
+    since = unit["last_wake_at"] or unit["joined_at"]
     w = {"mood": mood, "agent": agent, "kind": kind, "posts": waking, "nearmiss": nearmiss, "tools": tools or result.get("tools"),
          "first": not unit["last_wake_at"], "others": others, "taken": list(dict.fromkeys(taken)), "took": took,
          "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "summary": summary,
          "settings_changed": snap.dials.changed_since(unit["mood_id"], agent["name"], unit["spoke_at"]),
-         "dials": values, "arrival": result.get("arrival"), "block": ledger.height(conn), "bundle_id": bundle["id"]}
+         "dials": values, "arrival": result.get("arrival"), "block": ledger.height(conn), "bundle_id": bundle["id"],
+         "after_loop": last[5] if last is not None and last[5] else None, "fresh_failed": fresh_failed,
+         "announced": announced(conn, unit["mood_id"], since), "reacted": reacted(conn, unit, since)}
+    w.update(commands(conn, waking, agent["name"]))
     text = compose.wake(conn, words, w)
     token_count = budget.tokens(text) + budget.tokens(bundle["body"])
     warm = budget.is_warm(unit["last_wake_at"], snap.now)
     return {"kind": kind, "text": text, "bundle": bundle, "tokens": token_count, "warm": warm,
             "usd": budget.estimate(token_count, warm), "upto": upto, "posts": waking, "tools": w["tools"],
-            "block": w["block"], "why": result["why"]}
+            "block": w["block"], "why": result["why"], "handoffs": w["handoff"], "fresh_failed": fresh_failed}
 
 
 def _assignments(values):
@@ -233,23 +292,44 @@ def record_wake(conn, unit, planned, *, cursors, also=None):
         post_ids = [p["id"] for p in planned["posts"]]
         wake_id = conn.execute(
             "INSERT INTO mood_wakes(mood_id, agent, kind, tools, why, post_ids, last_post_id, block, bundle_id, body,"
-            " tokens, cost_usd, warm, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+            " tokens, cost_usd, warm, outcome, created_at, fresh_failed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
             (unit["mood_id"], unit["agent"], planned["kind"], planned["tools"], planned["why"], json.dumps(post_ids),
              planned["upto"], planned["block"], bundle["id"], planned["text"], planned["tokens"], planned["usd"],
-             int(planned["warm"]), now)).lastrowid
+             int(planned["warm"]), now, int(planned.get("fresh_failed", False)))).lastrowid
         budget.record(conn, planned["kind"], unit["mood_id"], unit["agent"], planned["usd"],
                       token_count=planned["tokens"], warm=planned["warm"], wake_id=wake_id)
         ledger.append_event(conn, "mood_wake", str(wake_id), "mood_wake",
                             {"mood": unit["slug"], "agent": unit["agent"], "kind": planned["kind"],
                              "tools": planned["tools"], "posts": post_ids, "bundle": bundle["id"],
                              "block": planned["block"], "tokens": planned["tokens"], "usd": planned["usd"],
-                             "warm": planned["warm"]})
+                             "warm": planned["warm"], **({"fresh_failed": True} if planned.get("fresh_failed") else {})})
     return wake_id
 
 
-def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None):
+def carry_handoff(conn, unit, wake_id, command, body, tools):
+    """Carry a /handoff's answer into the Mood it names, inside the caller's write: a handoff
+    post by the agent, addressed to itself there (no session: it wakes at once), sent with the
+    tools of the turn that wrote it, recorded as ``handed`` with the Mood it came from."""
+    # by slug, or by the alias a rename left (the Mood may have been renamed since the /handoff)
+    target = conn.execute("SELECT id FROM moods WHERE slug = ? UNION ALL SELECT mood_id FROM mood_aliases"
+                          " WHERE alias = ?", (command["target"], command["target"])).fetchone()
+    if target is None:
+        return None
+    post = posts.insert(conn, target[0], unit["agent"], body, via="handoff", full_tools=tools == "full",
+                        is_agent=True, wake_id=wake_id, to_agent=unit["agent"])
+    posts.record_command(conn, target[0], post, "handed", target=unit["slug"], about=command["about"],
+                         source_post_id=command["post_id"])
+    ledger.append_event(conn, "mood", command["target"], "mood_handoff",
+                        {"from": unit["slug"], "agent": unit["agent"], "post": post["id"], "wake": wake_id,
+                         "source_post": command["post_id"], "full_tools": tools == "full"})
+    return post["id"]
+
+
+def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, handoffs=()):
     """Record what came back from a wake, and ``state`` cursor moves (one transaction);
-    return the outcome summary."""
+    a reply to a /handoff is carried to the Mood it names in the same transaction.  Return
+    the outcome summary."""
     now = clock.now_iso()
     outcome = result["outcome"]
     summary = {"outcome": outcome}
@@ -273,6 +353,11 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None):
             if result.get("nearmiss"):
                 payload["nearmiss"] = True
             _set_state(conn, unit, spoke_at=now, max_seen_id=reply_id)
+            handed = [carry_handoff(conn, unit, wake_id, command, body, tools) for command in handoffs]
+            if any(handed):
+                payload["handed"] = [post_id for post_id in handed if post_id]
+        if result.get("loop_guard"):
+            payload["loop_guard"] = result["loop_guard"]
         elif outcome == "took":
             for post_id in post_ids:
                 conn.execute("INSERT OR IGNORE INTO mood_takes(post_id, agent, words, wake_id, created_at)"
@@ -290,10 +375,11 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None):
                 payload["duplicate"] = any(clock.seconds_between(r[2], now) <= DUPLICATE_SECONDS for r in late)
         if state:
             _set_state(conn, unit, **state)
-        conn.execute("UPDATE mood_wakes SET outcome = ?, detail = ?, reply_post_id = ?, finished_at = ? WHERE id = ?",
-                     (outcome, detail[:500], reply_id, now, wake_id))
+        conn.execute("UPDATE mood_wakes SET outcome = ?, detail = ?, reply_post_id = ?, finished_at = ?, loop_guard = ?"
+                     " WHERE id = ?", (outcome, detail[:500], reply_id, now, result.get("loop_guard") or "", wake_id))
         ledger.append_event(conn, "mood_wake", str(wake_id), "mood_reply", payload)
-    summary.update({k: payload[k] for k in ("post", "after_take", "duplicate", "nearmiss") if k in payload})
+    summary.update({k: payload[k] for k in ("post", "after_take", "duplicate", "nearmiss", "handed", "loop_guard")
+                    if k in payload})
     if detail:
         summary["detail"] = detail[:200]
     return summary
@@ -318,6 +404,7 @@ class Tick:
         self.seconds = seconds
         self.only = only
         self._screen_record = None
+        self._fresh_runs = {}
         self.report = {"dry_run": dry_run, "wakes": [], "holds": [], "screens": [], "waiting": [], "raced": [],
                        "deferred": 0}
 
@@ -378,7 +465,8 @@ class Tick:
             return
         # composed first (nothing written) so the budget check knows the look's real cost and
         # no screen is paid for a look the budget could not afford anyway
-        planned = plan(self.conn, self.snap, unit, result, self.words)
+        stale = self._refresh(unit)
+        planned = plan(self.conn, self.snap, unit, result, self.words, fresh_failed=stale)
         if action in decide.UNASKED:
             screen_cost = budget.SCREEN_USD if result.get("screen") and self._screen_argv(unit) else 0.0
             if self.snap.spent + screen_cost + planned["usd"] > result["dials"]["daily_budget_usd"]:
@@ -395,10 +483,26 @@ class Tick:
         if wake["outcome"] == "took":
             # the taker is woken again, at once, to answer what it took
             fresh = self._fresh(unit)
-            follow = plan(self.conn, self.snap, fresh, result, self.words, took=wake["to"])
+            follow = plan(self.conn, self.snap, fresh, result, self.words, took=wake["to"], fresh_failed=stale)
             wake = self._deliver(fresh, follow, {}) or wake
         if wake["outcome"] == "replied":  # crosstalk asks whether what landed bears on what it said
-            self._crosstalk(unit, planned, result)
+            self._crosstalk(unit, planned, result, stale)
+
+    def _refresh(self, unit):
+        """Run the Mood's ``fresh_command`` (once per tick per command, before the first wake
+        that needs it); True when the read-only copies could not all be brought up to date."""
+        argv = self.snap.dials.get("fresh_command", unit["mood_id"], unit["agent"])
+        if not argv or self.dry_run:
+            return False
+        if argv not in self._fresh_runs:
+            ran = delivery.run(list(argv), "", timeout=FRESH_TIMEOUT)
+            failed = ran["outcome"] in ("failed", "timeout")
+            self._fresh_runs[argv] = failed
+            entry = {"command": list(argv), "ok": not failed}
+            if failed:
+                entry["detail"] = ran.get("detail", "")
+            self.report.setdefault("fresh", []).append(entry)
+        return self._fresh_runs[argv]
 
     def _cursors(self, unit, result, planned):
         action = result["action"]
@@ -455,7 +559,10 @@ class Tick:
         if planned["kind"] == "quiet" and result["outcome"] != "replied":
             # a quiet look that came back silent (or failed): the next wait doubles
             state = {"quiet_looks": self._quiet_looks(unit) + 1, "quiet_last_at": clock.now_iso()}
-        summary = record_outcome(self.conn, unit, wake_id, result, planned["tools"], entry["posts"], state=state)
+        summary = record_outcome(self.conn, unit, wake_id, result, planned["tools"], entry["posts"], state=state,
+                                 handoffs=planned.get("handoffs", ()))
+        if planned.get("fresh_failed"):
+            entry["fresh_failed"] = True
         entry.update(summary)
         entry["id"] = wake_id
         self.report["wakes"].append(entry)
@@ -548,17 +655,18 @@ class Tick:
             with db.write(self.conn):
                 record(self.conn)
 
-    def _crosstalk(self, unit, planned, result):
+    def _crosstalk(self, unit, planned, result, stale=False):
         """One follow-up look if anything landed while a mention's turn ran; never sets up another."""
         fresh = self._fresh(unit)
         landed = [p for p in self.snap.posts(self.conn, unit["mood_id"], planned["upto"], fresh=True)
-                  if p["author"] != unit["agent"] and unit["agent"] not in p["mentions"]]
+                  if p["author"] != unit["agent"] and not decide.addressed(p, unit["agent"])]
         if not landed:
             return
         look = dict(result)
         look["why"] = "others spoke while the mention's turn ran (crosstalk, once)"
-        tools = decide.tools_for(landed, result["dials"]["full_tools_for"])
-        follow = plan(self.conn, self.snap, fresh, look, self.words, kind="crosstalk", posts_=landed, tools=tools)
+        tools = decide.tools_for(landed, result["dials"]["full_tools_for"], unit["agent"])
+        follow = plan(self.conn, self.snap, fresh, look, self.words, kind="crosstalk", posts_=landed, tools=tools,
+                      fresh_failed=stale)
         self._deliver(fresh, follow, {"max_considered_id": follow["upto"]})
 
 

@@ -21,7 +21,8 @@ def _summary(row):
             "why": row["why"], "posts": json.loads(row["post_ids"]), "block": row["block"], "bundle": row["bundle_id"],
             "tokens": row["tokens"], "usd": row["cost_usd"], "warm": bool(row["warm"]), "outcome": row["outcome"],
             "detail": row["detail"], "reply_post": row["reply_post_id"], "created_at": row["created_at"],
-            "finished_at": row["finished_at"]}
+            "finished_at": row["finished_at"], "loop_guard": row["loop_guard"],
+            "fresh_failed": bool(row["fresh_failed"])}
 
 
 def listing(conn, *, mood=None, agent=None, kind=None, outcome=None, since=None, limit=50):

@@ -610,5 +610,40 @@ def m011_fts_merging():
         + "-- @end\n"
 
 
+def m012_mood_wake_lines():
+    """The wake lines the poller could not compose: explicit replies (the only way a person's
+    post answers a mention), handoffs addressed to an agent, the slash commands of a Mood
+    (/announce, /incorporate, /handoff and the context a handoff carried over), reactions to
+    posts, and, per wake, the tool-loop guard's words and a failed refresh of the read-only
+    repository copies."""
+    return """
+ALTER TABLE mood_posts ADD COLUMN reply_to INTEGER;
+ALTER TABLE mood_posts ADD COLUMN to_agent TEXT NOT NULL DEFAULT '';
+ALTER TABLE mood_wakes ADD COLUMN loop_guard TEXT NOT NULL DEFAULT '';
+ALTER TABLE mood_wakes ADD COLUMN fresh_failed INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE mood_commands (
+    post_id        INTEGER PRIMARY KEY REFERENCES mood_posts(id) ON DELETE CASCADE,
+    mood_id        INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    kind           TEXT NOT NULL,
+    target         TEXT NOT NULL DEFAULT '',
+    about          TEXT NOT NULL DEFAULT '',
+    source_post_id INTEGER,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX idx_mood_commands_kind ON mood_commands(kind, created_at);
+CREATE TABLE mood_reactions (
+    id         INTEGER PRIMARY KEY,
+    mood_id    INTEGER NOT NULL REFERENCES moods(id) ON DELETE CASCADE,
+    post_id    INTEGER NOT NULL REFERENCES mood_posts(id) ON DELETE CASCADE,
+    who        TEXT NOT NULL,
+    reaction   TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (post_id, who, reaction)
+);
+CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
-              m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging]
+              m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
+              m012_mood_wake_lines]

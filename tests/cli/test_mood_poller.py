@@ -169,3 +169,29 @@ def test_tick_in_a_loop_runs_each_cycle_and_refuses_bad_loop_flags(cli, cli_json
     for argv in (["--cycles", "0"], ["--every", "-1"], ["--cycles", "2", "--every", "1e9"]):
         rc, out, err = cli("mood_poller", "tick", *argv)
         assert rc == 2 and out == "" and err.count("\n") == 1
+
+
+def test_set_help_states_the_command_format_and_a_json_array_goes_through_the_door(cli, cli_json):
+    rc, out, err = cli("mood_poller", "set", "--help")
+    assert rc == 0 and "JSON array of strings" in " ".join(out.split()) and "without a shell" in out
+    result = cli_json("mood_poller", "set", "screen_command", '["python3", "/opt/screen.py"]')
+    assert result["effective"] == ["python3", "/opt/screen.py"]
+    rc, out, err = cli("mood_poller", "set", "screen_command", '["python3", "/opt/screen.py"')
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "not a JSON array" in err
+    assert cli_json("mood_poller", "set", "screen_command", "--clear")["effective"] == []
+
+
+def test_the_readme_crontab_runs_the_poller_every_minute_beside_the_nanny():
+    from conftest import ROOT
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    block = text.split("```cron\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in block.splitlines() if line and not line.startswith("#")]
+    nanny = next(i for i, line in enumerate(lines) if "ops.py nanny" in line)
+    poller = next(i for i, line in enumerate(lines) if "mood_poller.py tick" in line)
+    assert abs(poller - nanny) == 1, "beside the nanny's line"
+    fields = lines[poller].split()
+    assert fields[:5] == ["*"] * 5, "every minute: one bounded tick per cron minute"
+    assert fields[5].startswith("HERMES_AUTOPILOT_HOME=/"), "cron has no login environment"
+    assert fields[6].startswith("/") and fields[7].endswith("/mood_poller.py") and fields[8] == "tick"

@@ -56,3 +56,50 @@ def test_unknown_mood_or_agent_is_not_found(room):
 def test_a_stored_value_that_no_longer_parses_falls_back_to_the_default(room):
     room.execute("INSERT INTO mood_settings(mood_id, agent, name, value, updated_at) VALUES (0, '', 'grace', 'x', 'y')")
     assert effective(room, "grace") == 600
+
+
+# --- command dials: a JSON array is the argv as is ------------------------------------------------
+
+def test_a_command_dial_given_a_json_array_is_that_argv_and_never_a_shell_line(room):
+    result = dials.set_dial(room, "screen_command", '["python3", "/opt/my screen.py", "--model", "small"]')
+    assert result["effective"] == ["python3", "/opt/my screen.py", "--model", "small"]
+    assert dials.set_dial(room, "screen_command", "python3 '/opt/my screen.py'")["effective"] == [
+        "python3", "/opt/my screen.py"]
+    assert dials.set_dial(room, "fresh_command", '["git", "-C", "/srv/ro", "pull"]')["effective"] == [
+        "git", "-C", "/srv/ro", "pull"]
+
+
+@pytest.mark.parametrize("value, words", [
+    ('["python3", "screen.py"', "not a JSON array"),
+    ("[python3, screen.py]", "not a JSON array"),
+    ("[]", "one or more non-empty strings"),
+    ('["python3", 3]', "one or more non-empty strings"),
+    ('["python3", ""]', "one or more non-empty strings"),
+    ('{"argv": ["python3"]}', "not an array"),
+    ("python3 'unclosed", "No closing quotation"),
+])
+def test_a_command_dial_that_cannot_be_parsed_is_refused_in_one_line_and_nothing_is_stored(room, value, words):
+    with pytest.raises(InvalidInput) as refused:
+        dials.set_dial(room, "screen_command", value)
+    message = str(refused.value)
+    assert message.startswith("invalid value for screen_command: ") and words in message and "\n" not in message
+    assert room.execute("SELECT count(*) FROM mood_settings").fetchone()[0] == 0
+
+
+def test_a_screen_command_set_as_a_json_array_runs_and_dismisses(room, tmp_path):
+    import json
+    import sys
+
+    from moodkit import later, say
+    from mindos.comms import tick
+    from mindos.comms.words import Words
+
+    script = tmp_path / "screen.py"
+    script.write_text("import sys\nsys.stdin.read()\nprint('dismiss people coordinating')\n")
+    dials.set_dial(room, "screen_command", json.dumps([sys.executable, str(script)]))
+    dials.set_dial(room, "listening", "mentions", mood="infra", agent="magent")
+    say(room, "alice, lunch at 12 with bob and carol?")
+    later(200)
+    report = tick.run(room, deliver=lambda *a: {"outcome": "silent", "seconds": 0}, words=Words())
+    assert report["wakes"] == []
+    assert report["screens"][0]["verdict"] == "dismiss" and report["screens"][0]["by"] == "command"

@@ -31,9 +31,32 @@ def test_a_mention_someone_answered_within_grace_does_not_wake(room, agent, run_
     quiet_magent(room)
     say(room, "@re can you check step 4")
     later(60)
-    say(room, "done it myself, it's fine", author="alice")
+    say(room, "done it myself, it's fine", author="alice", reply_to=1)
     later(600)
     assert [w["kind"] for w in run_tick()["wakes"]] == ["consider"], "alice's answer is a burst, not a mention"
+
+
+def test_small_talk_after_a_mention_does_not_answer_it(room, agent, run_tick):
+    # the case: the mention must not be lost to someone else's "thanks all"
+    quiet_magent(room)
+    say(room, "@re please rotate the staging cert")
+    later(60)
+    say(room, "thanks all", author="alice")
+    later(539)
+    assert run_tick()["wakes"] == [], "still inside grace"
+    later(1)
+    report = run_tick()
+    assert [(w["agent"], w["kind"], w["posts"]) for w in report["wakes"]] == [("re", "mention", [1])]
+    assert "please rotate the staging cert" in agent.seen[0]["text"]
+
+
+def test_the_authors_own_follow_up_and_another_agents_reply_do_not_answer_a_mention(room, agent, run_tick):
+    quiet_magent(room)
+    say(room, "@re please rotate the staging cert")
+    say(room, "(the one that expires friday)", reply_to=1)
+    say(room, "I could look, but it is yours", author="magent", via="agent", reply_to=1)
+    later(600)
+    assert [(w["agent"], w["kind"]) for w in run_tick()["wakes"]] == [("re", "mention")]
 
 
 def test_a_mention_with_no_session_wakes_at_once(room, agent, run_tick):
@@ -103,10 +126,14 @@ def test_look_only_sources_and_full_tools_for(room, agent, run_tick):
     assert tools_of(run_tick()) == ["full"]
 
 
-def test_an_agents_own_post_is_trusted_only_when_sent_with_full_tools(room, agent, run_tick):
+def test_another_agents_post_wakes_look_only_whatever_its_tools(room, agent, run_tick):
     dials.set_dial(room, "listening", "mentions", mood="infra")
     say(room, "@re please take over", author="magent", via="handoff", full_tools=True)
-    assert tools_of(run_tick()) == ["full"]
+    assert tools_of(run_tick()) == ["look-only"]
+    later(3600)
+    say(room, "@re please double-check the deploy", author="magent", via="agent", full_tools=True)
+    later(600)
+    assert tools_of(run_tick()) == ["look-only"]
     later(3600)
     say(room, "@re ordinary mention", author="magent", via="agent")
     later(600)

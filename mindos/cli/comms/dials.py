@@ -2,6 +2,7 @@
 
 from mindos.cli import make_parser
 from mindos.comms import dials
+from mindos.comms.agents import COMMAND_FORMAT
 from mindos.errors import InvalidInput
 
 
@@ -10,8 +11,10 @@ def add_set(sub):
                     "mood_poller.py set listening mentions --mood infra --agent re --by skyler --note 'busy week'")
     p.add_argument("dial", help="listening, discretion, verbosity, grace, max_wakes_per_hour, consider_after, "
                                 "idle_after, catch_up_tokens, full_tools_for, wake_timeout, max_considers_per_hour, "
-                                "screen_command, daily_budget_usd")
-    p.add_argument("value", nargs="?", help="the value (omit with --clear)")
+                                "screen_command, fresh_command, daily_budget_usd")
+    p.add_argument("value", nargs="?",
+                   help="the value (omit with --clear). screen_command and fresh_command take " + COMMAND_FORMAT
+                        + "; anything else that cannot be parsed is refused")
     p.add_argument("--mood")
     p.add_argument("--agent")
     p.add_argument("--by", default="", help="who changed it (shown in the agent's next wake)")

@@ -18,6 +18,11 @@ def add_post(sub):
     p.add_argument("--full-tools", action="store_true", help="an agent's post sent with full tools")
     p.add_argument("--redact", action="store_true", help="post a [REDACTED:<kind>] copy of credential-shaped text")
     p.add_argument("--allow-secret", action="store_true", help="post credential-shaped text as is (audited)")
+    p.add_argument("--reply-to", type=flags.integer, metavar="POST_ID",
+                   help="the post (in this Mood) this one answers; a person's explicit reply is the only post "
+                        "besides the agent's own that answers a mention")
+    p.add_argument("--to", dest="to_agent", default="", metavar="AGENT",
+                   help="with --via handoff: the agent the handoff is addressed to (it wakes at once)")
     p.set_defaults(handler=cmd_post)
 
 
@@ -29,7 +34,22 @@ def cmd_post(conn, args):
         except UnicodeDecodeError:
             raise InvalidInput("invalid post text: stdin is not valid UTF-8") from None
     return posts.add(conn, args.mood, args.author, text, via=args.via, full_tools=args.full_tools,
-                     redact=args.redact, allow_secret=args.allow_secret)
+                     redact=args.redact, allow_secret=args.allow_secret, reply_to=args.reply_to,
+                     to_agent=args.to_agent)
+
+
+def add_react(sub):
+    p = make_parser(sub, "react",
+                    "mood_poller.py react infra 12 +1 --who alice")
+    p.add_argument("mood")
+    p.add_argument("post_id", type=flags.integer)
+    p.add_argument("reaction", help="one word or emoji, at most 32 characters, no spaces")
+    p.add_argument("--who", required=True, help="who reacted")
+    p.set_defaults(handler=cmd_react)
+
+
+def cmd_react(conn, args):
+    return posts.react(conn, args.mood, args.post_id, args.who, args.reaction)
 
 
 def add_posts(sub):
@@ -73,4 +93,4 @@ def cmd_arrive(conn, args):
     return posts.arrive(conn, args.mood, args.who, via=args.via)
 
 
-COMMANDS = {"post": add_post, "posts": add_posts, "typing": add_typing, "arrive": add_arrive}
+COMMANDS = {"post": add_post, "react": add_react, "posts": add_posts, "typing": add_typing, "arrive": add_arrive}
