@@ -99,7 +99,7 @@ def test_a_defect_opens_one_linked_correction_task_that_dispatch_routes_first(co
     assert cli_json("autopilot", "show", fix)["task"]["correction_of"] == "t1"
 
 
-def test_the_correction_inherits_the_urgency_and_unblocks_the_task_when_done(conn):
+def test_the_correction_inherits_the_urgency_and_unblocks_the_task_when_done(conn, cli_json):
     held(conn, priority="P0")
     make(conn, "other", priority="P1")
     fix = lifecycle.fail(conn, "t1", "codex", cause="defect", reason="bad math")["correction_task"]
@@ -108,6 +108,9 @@ def test_the_correction_inherits_the_urgency_and_unblocks_the_task_when_done(con
     done = lifecycle.complete(conn, fix, "fixer", recap="Fixed the rounding in totals.")
     assert done["newly_unblocked"] == ["t1"]
     assert dispatch.next_task(conn)["task"]["id"] == "t1"
+    # the agent retrying the task reads what the fix did, not the fix's history
+    packed = cli_json("autopilot", "context", "t1", "--dep-context", "3")["dep_context"]
+    assert [(item["id"], item["recap"]) for item in packed] == [(fix, "Fixed the rounding in totals.")]
 
 
 def test_a_retried_defect_failure_never_makes_a_second_correction(conn, cli, cli_json):
