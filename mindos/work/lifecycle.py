@@ -62,11 +62,16 @@ CAUSES = ("transient", "infra", "defect")
 
 
 def check_recap(recap):
-    """A recap: '' (none) or non-blank text of at most MAX_RECAP characters, stored trimmed."""
+    """A recap: '' (none) or non-blank text of at most MAX_RECAP characters once trimmed
+    (a file's final newline does not count), returned trimmed."""
     if recap is None or recap == "":
         return ""
-    recap = validate.text(recap, "--recap", required=True, max_len=MAX_RECAP)
-    return recap.strip()
+    if not isinstance(recap, str):
+        raise InvalidInput("invalid --recap: expected text")
+    trimmed = recap.strip()
+    if len(trimmed) > MAX_RECAP:
+        raise InvalidInput(f"invalid --recap: {len(trimmed)} characters is over the limit of {MAX_RECAP}")
+    return validate.text(trimmed, "--recap", required=True, max_len=MAX_RECAP)
 
 
 def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_digest="", recap=""):
@@ -363,7 +368,7 @@ def defer(conn, task_id, owner, *, until):
 
 
 def metrics(conn):
-    """Lifecycle counters: deferrals, failures and the definition of done."""
+    """Lifecycle counters: deferrals, failures, correction tasks and the definition of done."""
     now = clock.now_iso()
     deferred = conn.execute(
         "SELECT count(*) FROM tasks WHERE status = 'queued' AND not_before IS NOT NULL AND not_before > ?", (now,),
@@ -377,6 +382,7 @@ def metrics(conn):
         "queued_deferred": deferred,
         "failures_retried_total": ledger.count_action(conn, "task_failed"),
         "failures_terminal_total": ledger.count_action(conn, "task_failed_terminal"),
+        "correction_tasks_created_total": ledger.count_action(conn, "correction_task_created"),
         "tasks_missing_required_evidence": missing,
         "completions_blocked_by_evidence": ledger.count_action(conn, "completion_blocked_evidence"),
     }

@@ -84,6 +84,7 @@ def test_a_defect_opens_one_linked_correction_task_that_dispatch_routes_first(co
         "correction_task": fix, "cause": "defect", "reason": "parser drops the last row", "depends_on": fix,
         "receipts": [evidence]}
     assert last_event(conn, "created")["correction_of"] == "t1"
+    assert cli_json("autopilot", "metrics")["correction_tasks_created_total"] == 1
     failed = last_event(conn, "task_failed")
     assert failed["cause"] == "defect" and failed["correction_task"] == fix and failed["correction_created"] is True
     # dispatch picks the fix first, and explain names the correction the task waits for

@@ -84,7 +84,7 @@ def test_recap_is_bounded_and_refuses_blank_and_binary_text(conn, cli, tmp_path)
     assert db_state(conn) == before
     with pytest.raises(InvalidInput, match="invalid --recap"):
         lifecycle.complete(conn, "t1", "hermes", recap=["not", "text"])
-    assert lifecycle.check_recap("y" * lifecycle.MAX_RECAP) == "y" * lifecycle.MAX_RECAP  # the limit itself fits
+    assert lifecycle.check_recap("y" * lifecycle.MAX_RECAP + "\n") == "y" * lifecycle.MAX_RECAP  # the limit fits
 
 
 def test_a_credential_in_the_recap_is_refused_and_audited(conn, cli):
