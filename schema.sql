@@ -39,13 +39,17 @@ CREATE TABLE tasks (
     recover_after     TEXT,
     not_before        TEXT,
     requires_receipts TEXT NOT NULL DEFAULT '[]',
-    recall_digest     TEXT NOT NULL DEFAULT ''
+    recall_digest     TEXT NOT NULL DEFAULT '',
+    -- added by migration 13 (recaps and correction tasks)
+    recap             TEXT NOT NULL DEFAULT '',
+    correction_of     TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
 CREATE INDEX idx_tasks_project_status ON tasks(project, status);
 CREATE INDEX idx_tasks_priority_updated ON tasks(priority, updated_at DESC, id);
 CREATE INDEX idx_tasks_due_at ON tasks(due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
+CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
 
 -- Dependency edges: task_id waits for depends_on.  depends_on carries no foreign key on
 -- purpose: an edge may name a task that does not exist (yet), which graph queries report

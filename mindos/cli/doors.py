@@ -91,6 +91,8 @@ AUTOPILOT = Door(
              'Pick the best ready queued task (priority with inheritance and aging, deadline, age); --claim leases it atomically. Prints {"task": ...} (null when nothing is dispatchable).'),
             ('receipt', 'work.receipts',
              'Attach a sealed evidence receipt (JSON payload) to a task.'),
+            ('run-receipt', 'work.receipts',
+             'Seal one agent run on a task (harness, model, session, workspace, outcome) as a receipt; kind run when it ended ok, so a definition of done can require it.'),
         )),
         ('Shared memory', (
             ('note', 'memory.notes',

@@ -101,8 +101,15 @@ def long_text(p, name, *, required=False, default=None, help=None):
 
 
 def read_text_file(path, flag):
-    """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable."""
-    import sys  # lazy: only a *-file flag reads a file
+    """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable.
+
+    A named path must be a regular file: a symlink is refused (opened ``O_NOFOLLOW``), and so
+    are FIFOs, sockets and devices (opened non-blocking, so a FIFO with no writer never hangs
+    the call); at most MAX_FILE_BYTES are read either way.
+    """
+    import os  # lazy: only a *-file flag reads a file
+    import stat
+    import sys
 
     from mindos.errors import InvalidInput  # lazy: only a *-file flag reads a file
 
@@ -110,7 +117,16 @@ def read_text_file(path, flag):
         if path == "-":
             data = sys.stdin.buffer.read(MAX_FILE_BYTES) if sys.stdin is not None else b""
         else:
-            with open(path, "rb") as handle:
+            mode = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+            try:
+                fd = os.open(path, mode)
+            except OSError as exc:
+                if os.path.islink(path):
+                    raise InvalidInput(f"invalid {flag}: {path!r:.80} is a symbolic link; name the file itself") from None
+                raise
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    raise InvalidInput(f"invalid {flag}: {path!r:.80} is not a regular file")
                 data = handle.read(MAX_FILE_BYTES)
     except OSError as exc:
         raise InvalidInput(f"invalid {flag}: cannot read {path!r:.80} ({exc.strerror})") from None

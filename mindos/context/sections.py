@@ -296,12 +296,13 @@ def receipt_entry(record):
 
 
 def _fetch_dep_context(state):
-    """Completed direct prerequisites with their live handoff and latest receipt."""
+    """Completed direct prerequisites with their live handoff, latest receipt and recap (what
+    was done, from ``complete --recap``: the next agent reads it instead of the history)."""
     from mindos.memory import handoffs  # lazy: only --dep-context reads prerequisite handoffs
 
     conn, task, requested = state["conn"], state["task"], state["options"]["dep_context"]
     rows = conn.execute(
-        "SELECT t.id, t.title FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
+        "SELECT t.id, t.title, t.recap FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
         " WHERE d.task_id = ? AND t.status = 'completed' ORDER BY d.created_at, d.depends_on LIMIT ?",
         (task["id"], requested)).fetchall()
     items = []
@@ -312,7 +313,10 @@ def _fetch_dep_context(state):
         receipt = next(iter(latest_receipts(conn, row["id"], 1)), None)
         if receipt is not None:
             receipt = scrub(receipt)  # receipt payloads never pass the write guard
-        items.append({"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt})
+        item = {"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt}
+        if row["recap"]:  # only when there is one: packs of prerequisites without a recap stay byte-identical
+            item["recap"] = scrub(row["recap"]) if secrets_allowed(state) else row["recap"]
+        items.append(item)
     return items
 
 

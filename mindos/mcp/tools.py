@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 # The agent-facing commands, in the order tools/list shows them (names not yet registered
 # in the door table are skipped until they are).
 AGENT_TOOLS = (
-    "prime", "next", "claim", "heartbeat", "renew", "release", "complete", "fail", "receipt",
+    "prime", "next", "claim", "heartbeat", "renew", "release", "complete", "fail", "receipt", "run-receipt",
     "note", "search-notes", "handoff", "handoff-inbox", "ack", "context", "recall", "recall-verify",
     "memory-retain", "memory-search", "fact-assert", "facts", "create", "show", "list", "search",
 )

@@ -248,7 +248,8 @@ def ack(conn, task_id, agent, *, recall_digest=""):
 
 
 def current(conn, task_id):
-    """Return the task's live handoff (the recovery point).
+    """Return the task's live handoff (the recovery point), plus ``task_recap`` (the task's
+    recap from ``complete --recap``, '' when none).
 
     Raises NotFound for an unknown task and for a task without a live handoff, so a
     recovering agent can branch on the exit code.
@@ -257,6 +258,7 @@ def current(conn, task_id):
     handoff = live(conn, task_id)
     if handoff is None:
         raise NotFound(f"task '{task_id}' has no live handoff")
+    handoff["task_recap"] = conn.execute("SELECT recap FROM tasks WHERE id = ?", (task_id,)).fetchone()[0]
     return handoff
 
 
@@ -310,7 +312,7 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
     priority then newest handoff first.  Each item: handoff_id, task_id, project, title,
     task_status, priority, lease_owner, lease_expires_at, lease_live, from_agent,
     handoff_status, objective, commit_ref, recall_digest, created_at, acked, acked_by,
-    acked_at.
+    acked_at, task_recap (the task's recap, '' when none).
     """
     agent = validate.agent(agent, "--agent")
     clauses, params = ["h.to_agent = ?", "h.superseded_by IS NULL"], [agent]
@@ -322,7 +324,7 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
     sql = (
         "SELECT h.id AS handoff_id, h.task_id, t.project, t.title, t.status AS task_status, t.priority,"
         " t.lease_owner, t.lease_expires_at, h.from_agent, h.status AS handoff_status, h.objective, h.commit_ref,"
-        " h.recall_digest, h.created_at, h.acked_by, h.acked_at"
+        " h.recall_digest, h.created_at, h.acked_by, h.acked_at, t.recap AS task_recap"
         " FROM handoffs h JOIN tasks t ON t.id = h.task_id"
         f" WHERE {' AND '.join(clauses)} ORDER BY t.priority, h.created_at DESC, h.id DESC"
     )

@@ -644,6 +644,17 @@ CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
 """
 
 
+def m013_recaps_corrections():
+    """A completed task's recap (what was done, in one paragraph, for whoever depends on it)
+    and a correction task's link to the task whose defect it fixes (a soft link, like a
+    dependency edge: no foreign key, so archiving either side never breaks the other)."""
+    return """
+ALTER TABLE tasks ADD COLUMN recap TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN correction_of TEXT NOT NULL DEFAULT '';
+CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
-              m012_mood_wake_lines]
+              m012_mood_wake_lines, m013_recaps_corrections]

@@ -1,7 +1,8 @@
 """``show``: one task with everything known about it, across dimensions.
 
-The task row, its receipts, its audit trail, its dependency edges both ways and its live
-handoff, plus the sections higher dimensions declare in :data:`SECTION_PROVIDERS` (the
+The task row (with its ``recap`` and, for a correction task, ``correction_of``), its
+receipts, its audit trail, its dependency edges both ways, the correction tasks opened by
+its defect failures and its live handoff, plus the sections higher dimensions declare in :data:`SECTION_PROVIDERS` (the
 autonomy grant).  A view: it reads, never writes.
 """
 
@@ -37,7 +38,7 @@ def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
 
 
 def show(conn, task_id):
-    """The task with its receipts, audit trail, dependencies, dependents and live handoff.
+    """The task with its receipts, audit trail, dependencies, dependents, corrections and live handoff.
 
     The trail holds the newest SHOW_AUDIT_LIMIT events (oldest first); ``audit_total`` and
     ``audit_truncated`` say whether older ones exist (``events --entity-id`` pages them).
@@ -53,6 +54,8 @@ def show(conn, task_id):
         " WHERE d.depends_on = ? ORDER BY d.created_at, t.id",
         (task_id,),
     )
+    corrections = conn.execute(
+        "SELECT id, status, title FROM tasks WHERE correction_of = ? ORDER BY created_at, id", (task_id,))
     trail = audit_trail(conn, task_id, SHOW_AUDIT_LIMIT)
     total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
     view = {
@@ -66,6 +69,7 @@ def show(conn, task_id):
              "satisfied": r["status"] == "completed"} for r in deps
         ],
         "dependents": [dict(r) for r in dependents],
+        "corrections": [dict(r) for r in corrections],
         "handoff": handoffs.live(conn, task_id),
     }
     for name in SECTION_PROVIDERS:

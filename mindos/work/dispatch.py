@@ -300,7 +300,14 @@ class _Plan:
         if not self.explain:
             return None
         if blocked_by:
-            return {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
+            skip = {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
+            # a task requeued by ``fail --cause defect`` waits for its correction task: name it
+            corrections = [row[0] for row in self.conn.execute(
+                "SELECT id FROM tasks WHERE correction_of = ? ORDER BY id", (task["id"],))
+                if row[0] in skip["blocked_by"]]
+            if corrections:
+                skip["awaiting_correction"] = corrections
+            return skip
         if task["recover_after"] and task["recover_after"] > self.now:
             return {"reason": "recovery_backoff", "recover_after": task["recover_after"]}
         if task["not_before"] and task["not_before"] > self.now:

@@ -6,17 +6,28 @@ lease stolen between read and write becomes ``lease changed since check``.  ``ca
 ``block`` are operator transitions that tolerate an unleased task but never override a
 foreign or expired lease.
 
-The definition of done (``requires_receipts``) is enforced by :func:`evidence_gate`, used by
-both ``complete`` and ``update --status completed``, so the generic update is not a loophole
-around it.  Its refusal is audited ``completion_blocked_evidence`` on its own (it survives
-the rolled-back transaction).
+The definition of done (``requires_receipts``) is enforced by
+:func:`mindos.work.evidence.evidence_gate`, used by both ``complete`` and ``update --status
+completed``, so the generic update is not a loophole around it.
+
+``complete --recap`` stores what was done, one bounded paragraph, on the task row, where
+``show``, the dependency context of dependent tasks' packs and handoff views read it.
+
+``fail --cause`` names why an attempt failed.  ``transient`` and ``infra`` (and no cause at
+all) requeue under the backoff exactly as before; a ``defect`` within the retry budget
+requeues the task behind ONE correction task instead: a new task of the same project,
+priority and tags, carrying the reason and the cited receipts, linked by ``correction_of``
+and made a prerequisite of the failed task, so dispatch routes the fix first (and lends it
+the failed task's urgency).  While that correction is open, another defect failure reuses
+it instead of making a second one.
 """
 
 
 from mindos.core import clock, validate
 from mindos.store import db, ledger, sql
-from mindos.errors import Conflict, NotFound, Refused
+from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.work import leases, rows
+from mindos.work.evidence import evidence_gate
 
 
 
@@ -26,42 +37,6 @@ def _read(conn, task_id):
 
 def _get(conn, task_id):
     return rows.get(conn, task_id)
-
-
-# ---------------------------------------------------------------------------------------
-# Evidence
-
-
-def missing_receipt_kinds(conn, task):
-    """Required receipt kinds of ``task`` with no receipt on the task yet (sorted)."""
-    required = task.get("requires_receipts") or []
-    if not required:
-        return []
-    have = {row[0] for row in conn.execute("SELECT DISTINCT kind FROM receipts WHERE task_id = ?", (task["id"],))}
-    return sorted(kind for kind in required if kind not in have)
-
-
-def evidence_gate(conn, task, actor="", via="complete"):
-    """Enforce the task's definition of done inside the open write transaction.
-
-    Returns ``{"required_evidence_met": True}`` when the task has requirements and all are
-    met, None when it has none.  Otherwise audits ``completion_blocked_evidence`` (surviving
-    the rollback) and raises Refused naming the missing kinds.
-    """
-    required = task.get("requires_receipts") or []
-    if not required:
-        return None
-    missing = missing_receipt_kinds(conn, task)
-    if missing:
-        payload = {"gate": "requires_receipts", "missing": missing, "required": sorted(required), "via": via}
-        if actor:
-            payload["owner"] = actor
-        ledger.append_refusal(conn, "task", task["id"], "completion_blocked_evidence", payload)
-        raise Refused(
-            f"definition of done not met: task '{task['id']}' is missing required receipt kinds:"
-            f" {', '.join(missing)}; add those receipts first"
-        )
-    return {"required_evidence_met": True}
 
 
 def _cited_receipts(conn, task_id, receipt_ids):
@@ -82,26 +57,44 @@ def _cited_receipts(conn, task_id, receipt_ids):
 # ---------------------------------------------------------------------------------------
 # Holder-only transitions
 
+MAX_RECAP = 2000
+CAUSES = ("transient", "infra", "defect")
 
-def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_digest=""):
+
+def check_recap(recap):
+    """A recap: '' (none) or non-blank text of at most MAX_RECAP characters once trimmed
+    (a file's final newline does not count), returned trimmed."""
+    if recap is None or recap == "":
+        return ""
+    if not isinstance(recap, str):
+        raise InvalidInput("invalid --recap: expected text")
+    trimmed = recap.strip()
+    if len(trimmed) > MAX_RECAP:
+        raise InvalidInput(f"invalid --recap: {len(trimmed)} characters is over the limit of {MAX_RECAP}")
+    return validate.text(trimmed, "--recap", required=True, max_len=MAX_RECAP)
+
+
+def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_digest="", recap=""):
     """Complete a task the caller holds; return it with ``newly_unblocked``.
 
     ``receipts`` cite sealed receipts of the same task (recorded in the ``completed`` event
     and output only when given); ``recall_digest`` is stored on the task.  A task with
     ``requires_receipts`` completes only when every kind has a receipt, and then carries
-    ``required_evidence_met: true``.
+    ``required_evidence_met: true``.  ``recap`` (guarded, at most MAX_RECAP characters) is
+    stored on the task and recorded in the ``completed`` event.
     """
     from mindos.work import graph  # lazy: only completion walks the graph
 
     owner = validate.agent(owner)
     epoch = leases.check_epoch(epoch)
     note = validate.text(note or "", "--note", max_len=4096)
+    recap = check_recap(recap)
     digest = validate.digest(recall_digest)
     receipt_ids = [validate.identifier(r, "--receipt") for r in receipts or ()]
     now = clock.now_iso()
     with db.write(conn):
         from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"note": note})
+        guard.check(conn, "task", task_id, {"note": note, "recap": recap})
         task = leases.holder_task(conn, task_id, owner, epoch, "complete", now)
         cited = _cited_receipts(conn, task["id"], receipt_ids)
         evidence = evidence_gate(conn, task, owner, "complete")
@@ -111,6 +104,9 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
         if digest:
             sets.append("recall_digest = ?")
             params.append(digest)
+        if recap:
+            sets.append("recap = ?")
+            params.append(recap)
         leases.guarded_update(conn, task, sets, params, now)
         freed = graph.newly_unblocked(conn, task["id"])
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "previous_status": task["status"],
@@ -121,6 +117,8 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
             payload["receipts"] = cited
         if digest:
             payload["recall_digest"] = digest
+        if recap:
+            payload["recap"] = recap
         if evidence:
             payload.update(evidence)
         ledger.append_event(conn, "task", task["id"], "completed", payload)
@@ -134,7 +132,7 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
 
 
 def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_retries=3, backoff_base=60,
-         backoff_cap=3600):
+         backoff_cap=3600, cause=None, receipts=()):
     """Record a failed attempt by the holder; return the task.
 
     ``retry_count`` += 1 (the budget shared with recovery).  While it is <= ``max_retries``
@@ -142,21 +140,49 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
     ``task_failed``; output ``retry_scheduled: true``, ``backoff_seconds``); otherwise it
     fails terminally with the reason in blocked_reason and names ``dependents_stranded``
     (audited ``task_failed_terminal``).
+
+    ``cause`` (transient, infra, defect; None keeps the output exactly as before) is
+    recorded in the event and the output.  A ``defect`` requeued within the budget waits for
+    a correction task instead of a cooldown: output ``correction_task`` (its id) and
+    ``correction_created`` (False when an open correction was reused), audited
+    ``correction_task_created`` on the failed task.  ``receipts`` cite sealed receipts of
+    the task as the failure's evidence (recorded, and carried by a correction task).
     """
     from mindos.work import graph, sweeps  # lazy: only failure walks the graph and backs off
 
     owner = validate.agent(owner)
     epoch = leases.check_epoch(epoch)
     reason = validate.line(reason or "", "--reason", max_len=4096)
+    if cause is not None and cause not in CAUSES:
+        raise InvalidInput(f"invalid --cause: {validate.shown(cause, 40)} (choose from {', '.join(CAUSES)})")
+    receipt_ids = [validate.identifier(r, "--receipt") for r in receipts or ()]
     max_retries, backoff_base, backoff_cap = sweeps.check_budget(max_retries, backoff_base, backoff_cap)
     now = clock.now_iso()
     with db.write(conn):
         from mindos.store import guard  # lazy: only writes that store text load the detector
         guard.check(conn, "task", task_id, {"reason": reason})
         task = leases.holder_task(conn, task_id, owner, epoch, "fail", now)
+        cited = _cited_receipts(conn, task["id"], receipt_ids)
         count = task["retry_count"] + 1
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "previous_status": task["status"],
                    "reason": reason, "retry_count": count, "max_retries": max_retries}
+        extra = {}
+        if cause is not None:
+            extra["cause"] = cause
+        if receipt_ids:
+            extra["receipts"] = cited
+        payload.update(extra)
+        if not no_retry and count <= max_retries and cause == "defect":
+            leases.guarded_update(conn, task, [
+                "status = 'queued'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
+                "recover_after = NULL", "updated_at = ?"], [count, now], now)
+            correction, created = _correction(conn, task, reason, cited)
+            payload.update({"correction_task": correction, "correction_created": created})
+            ledger.append_event(conn, "task", task["id"], "task_failed", payload)
+            result = _get(conn, task["id"])
+            result.update({"retry_scheduled": True, "backoff_seconds": 0, "correction_task": correction,
+                           "correction_created": created, **extra})
+            return result
         if not no_retry and count <= max_retries:
             seconds = sweeps.backoff_seconds(count, backoff_base, backoff_cap)
             after = sweeps.recover_after(now, seconds)
@@ -166,7 +192,7 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
             payload.update({"recover_after": after, "backoff_seconds": seconds})
             ledger.append_event(conn, "task", task["id"], "task_failed", payload)
             result = _get(conn, task["id"])
-            result.update({"retry_scheduled": True, "backoff_seconds": seconds})
+            result.update({"retry_scheduled": True, "backoff_seconds": seconds, **extra})
             return result
         leases.guarded_update(conn, task, [
             "status = 'failed'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
@@ -176,8 +202,44 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
         payload.update({"no_retry": bool(no_retry), "dependents_stranded": stranded})
         ledger.append_event(conn, "task", task["id"], "task_failed_terminal", payload)
         result = _get(conn, task["id"])
-    result.update({"retry_scheduled": False, "dependents_stranded": stranded})
+    result.update({"retry_scheduled": False, "dependents_stranded": stranded, **extra})
     return result
+
+
+def open_corrections(conn, task_id):
+    """Ids of the open (non-terminal) correction tasks of ``task_id``, oldest first."""
+    return [row[0] for row in conn.execute(
+        f"SELECT id FROM tasks WHERE correction_of = ? AND status NOT IN {sql.TERMINAL_SQL} ORDER BY created_at, id",
+        (task_id,))]
+
+
+def _correction(conn, task, reason, cited):
+    """The correction task of a defect failure of ``task``, inside the open write transaction:
+    ``(id, created)``.  An open correction is reused (never a second one); otherwise a new
+    task inherits the failed task's project, priority and tags, carries the reason and the
+    cited receipts, and becomes its prerequisite.  The failed task is audited
+    ``correction_task_created`` (or, on reuse, nothing beyond its ``task_failed``)."""
+    from mindos.work import graph, tasks  # lazy: only a defect failure creates a task
+
+    existing = open_corrections(conn, task["id"])
+    if existing:
+        graph.add_edges(conn, task["id"], existing[:1])  # re-linked if someone removed the edge
+        return existing[0], False
+    prefix = "Correct the defect in: "
+    title = prefix + " ".join(task["title"].split())[: validate.MAX_TITLE - len(prefix)]
+    lines = [f"Correction for task {task['id']} ({' '.join(task['title'].split())}), which failed with a defect."]
+    lines.append(f"Reason: {reason}" if reason else "Reason: (none given)")
+    if cited:
+        lines.append("Evidence (receipts of the failed task): " + ", ".join(cited))
+    lines.append(f"When this is completed, task {task['id']} is dispatchable again.")
+    correction = tasks.create(conn, project=task["project"], title=title, description="\n".join(lines),
+                              priority=task["priority"], tags=task.get("tags") or (), correction_of=task["id"])
+    graph.add_edges(conn, task["id"], [correction["id"]])
+    event = {"correction_task": correction["id"], "cause": "defect", "reason": reason, "depends_on": correction["id"]}
+    if cited:
+        event["receipts"] = cited
+    ledger.append_event(conn, "task", task["id"], "correction_task_created", event)
+    return correction["id"], True
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,7 +368,7 @@ def defer(conn, task_id, owner, *, until):
 
 
 def metrics(conn):
-    """Lifecycle counters: deferrals, failures and the definition of done."""
+    """Lifecycle counters: deferrals, failures, correction tasks and the definition of done."""
     now = clock.now_iso()
     deferred = conn.execute(
         "SELECT count(*) FROM tasks WHERE status = 'queued' AND not_before IS NOT NULL AND not_before > ?", (now,),
@@ -320,36 +382,7 @@ def metrics(conn):
         "queued_deferred": deferred,
         "failures_retried_total": ledger.count_action(conn, "task_failed"),
         "failures_terminal_total": ledger.count_action(conn, "task_failed_terminal"),
+        "correction_tasks_created_total": ledger.count_action(conn, "correction_task_created"),
         "tasks_missing_required_evidence": missing,
         "completions_blocked_by_evidence": ledger.count_action(conn, "completion_blocked_evidence"),
     }
-
-
-# ---------------------------------------------------------------------------------------
-# The operator override (``update --status``)
-
-
-def status_override_gate(conn, task, new_status, approved_by, payload):
-    """Check an operator's ``update --status`` against the rules; add what they record to ``payload``.
-
-    Moving to ``completed`` must meet the definition of done (the generic update is no
-    loophole around it); ``ready_to_merge`` / ``ready_to_deploy`` pass the project's
-    readiness gate.  Raises Refused otherwise.
-    """
-    if new_status == "completed":
-        payload.update(evidence_gate(conn, task, via="update") or {})
-        return
-    if new_status in ("ready_to_merge", "ready_to_deploy"):
-        from mindos.work import policies  # lazy: only readiness changes read policy files
-
-        gate = policies.readiness_gate(conn, task["project"], new_status, approved_by)
-        if gate:
-            payload.update(gate)
-
-
-def status_override_sets(task, new_status, payload):
-    """The extra SET clauses of an override: a terminal status releases any held lease."""
-    if new_status in validate.TERMINAL_STATUSES and task["lease_owner"]:
-        payload["lease_released"] = task["lease_owner"]
-        return ["lease_owner = ''", "lease_expires_at = NULL"]
-    return []

@@ -9,6 +9,14 @@ receipt leaves neither a row nor a file.  A process killed between the file writ
 commit leaves a complete, self-describing file that no row indexes (never a torn file or
 a row without its file); ``metrics`` counts such files as ``receipt_files_unindexed``.
 Rows store the path relative to the home (``receipts/<id>.json``) so a home can move.
+
+A run receipt (``run-receipt``) is an ordinary sealed receipt whose payload records one
+agent run on the task: the harness, model, session and workspace, how it ended, and
+optionally its timeout and capabilities.  Its kind carries the outcome -- ``run`` for a run
+that ended ok, ``run:failed`` / ``run:timeout`` / ``run:cancelled`` otherwise -- so a
+definition of done that requires ``run`` (``create --requires-receipt run``) is met by a
+successful run and never by a failed one, through the same kind check every receipt
+passes.  Recording the same run twice (same task, same payload) returns the first receipt.
 """
 
 import json
@@ -186,3 +194,57 @@ def metrics(conn):
     ids = {name[:-5] for name in names if name.endswith(".json") and not name.startswith(".")}
     indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")} if ids else set()
     return {"receipt_files_unindexed": len(ids - indexed) + temp}
+
+
+RUN_OUTCOMES = ("ok", "failed", "timeout", "cancelled")
+MAX_RUN_FIELD = 200
+MAX_WORKSPACE = 4096
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+
+
+def run_kind(outcome):
+    """The receipt kind of a run that ended with ``outcome``: ``run`` when ok, else ``run:<outcome>``."""
+    return "run" if outcome == "ok" else f"run:{outcome}"
+
+
+def add_run(conn, task_id, *, harness, model, session, workspace, outcome, timeout_seconds=None, capabilities=()):
+    """Seal one agent run on a task as a receipt (see the module docstring); return its record.
+
+    The record is :func:`add`'s plus ``run`` (the sealed payload) and ``deduplicated``
+    (True when an identical run receipt of this task already existed and is returned
+    instead).  Every text field passes the secret guard (a credential-shaped one is refused,
+    audited ``secret_blocked``).  Audited ``receipt_added`` with the run's kind.
+    """
+    task_id = validate.identifier(task_id, "task id")
+    run = {"harness": validate.line(harness, "--harness", required=True, max_len=MAX_RUN_FIELD),
+           "model": validate.line(model, "--model", required=True, max_len=MAX_RUN_FIELD),
+           "session": validate.line(session, "--session", required=True, max_len=MAX_RUN_FIELD),
+           "workspace": validate.line(workspace, "--workspace", required=True, max_len=MAX_WORKSPACE)}
+    if outcome not in RUN_OUTCOMES:
+        raise InvalidInput(f"invalid --outcome: {validate.shown(outcome, 40)} (choose from {', '.join(RUN_OUTCOMES)})")
+    run["outcome"] = outcome
+    if timeout_seconds is not None:
+        run["timeout_seconds"] = validate.positive_int(timeout_seconds, "--timeout-seconds",
+                                                       maximum=MAX_TIMEOUT_SECONDS)
+    run["capabilities"] = validate.tags(capabilities, "--capability")
+    kind = run_kind(outcome)
+    with db.write(conn):
+        # guarded here as well as in add(), so a refused run names its own fields, and before
+        # the duplicate lookup reads any file
+        from mindos.store import guard  # lazy: only writes that store text load the detector
+        guard.check(conn, "task", task_id, {name: run[name] for name in ("harness", "model", "session", "workspace")})
+        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
+            raise NotFound(f"unknown task '{task_id}'")
+        for row in conn.execute("SELECT id FROM receipts WHERE task_id = ? AND kind = ? ORDER BY created_at, id",
+                                (task_id, kind)).fetchall():
+            existing = load(conn, row[0])
+            document = existing["document"] if isinstance(existing["document"], dict) else {}
+            if existing["hash_ok"] and document.get("payload") == run:
+                path = file_path(conn, existing["receipt_id"])
+                return {"receipt_id": existing["receipt_id"], "task_id": task_id, "kind": kind,
+                        "file_hash": existing["file_hash"], "stored_path": existing["path"], "file": path,
+                        "path": path, "created_at": existing["created_at"], "bytes": os.path.getsize(path),
+                        "run": run, "deduplicated": True}
+        record = add(conn, task_id, kind, run)
+    record.update(run=run, deduplicated=False)
+    return record

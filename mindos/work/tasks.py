@@ -40,8 +40,11 @@ def init(conn):
 
 
 def create(conn, *, project, title, description="", priority="P2", next_action="", task_id=None,
-           depends_on=(), tags=(), due_at=None, owner="", not_before=None, requires_receipts=()):
+           depends_on=(), tags=(), due_at=None, owner="", not_before=None, requires_receipts=(), correction_of=""):
     """Create a queued task (with its dependency edges and tags) and return it.
+
+    ``correction_of`` (set by ``fail --cause defect``, never by a flag) links a correction
+    task to the task whose defect it fixes.
 
     The returned dict adds ``missing_dependencies`` (prerequisite ids that do not exist yet)
     when any were named, and ``similar_open_tasks`` (open same-project near-duplicates, see
@@ -74,15 +77,15 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
             raise Conflict(f"task '{task_id}' already exists")
         conn.execute(
             "INSERT INTO tasks(id, project, title, description, priority, next_action, owner, tags, due_at,"
-            " not_before, requires_receipts, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " not_before, requires_receipts, correction_of, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (task_id, project, title, description, priority, next_action, owner, json.dumps(tag_list),
-             due, deferred, json.dumps(kinds), now, now),
+             due, deferred, json.dumps(kinds), correction_of, now, now),
         )
         edges = graph.add_edges(conn, task_id, depends_on) if depends_on else {"added": [], "missing": []}
         payload = {"project": project, "title": title, "priority": priority, "tags": tag_list,
                    "depends_on": edges["added"]}
         for key, value in (("due_at", due), ("not_before", deferred), ("owner", owner),
-                           ("requires_receipts", kinds)):
+                           ("requires_receipts", kinds), ("correction_of", correction_of)):
             if value:
                 payload[key] = value
         if edges["missing"]:
@@ -155,7 +158,7 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
     for name in ("title", "project", "priority"):
         if name in changes and changes[name] in ("", None):
             raise InvalidInput(f"invalid --{name}: cannot be cleared")
-    from mindos.work import lifecycle  # lazy: only status overrides need the lifecycle rules
+    from mindos.work import evidence  # lazy: only status overrides need the definition of done
 
     with db.write(conn):
         texts = {name: value for name, value in changes.items()
@@ -170,12 +173,12 @@ def update(conn, task_id, *, status=None, approved_by=None, **fields):
             params.append(value)
         payload = {name: (json.loads(v) if name == "requires_receipts" else v) for name, v in changes.items()}
         if status is not None and status != before["status"]:
-            lifecycle.status_override_gate(conn, before, status, approved_by, payload)
+            evidence.status_override_gate(conn, before, status, approved_by, payload)
             sets.append("status = ?")
             params.append(status)
             payload["status"] = status
             payload["previous_status"] = before["status"]
-            sets.extend(lifecycle.status_override_sets(before, status, payload))
+            sets.extend(evidence.status_override_sets(before, status, payload))
         sets.append("updated_at = ?")
         params.append(clock.now_iso())
         conn.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE id = ?", (*params, task_id))

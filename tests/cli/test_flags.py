@@ -46,3 +46,23 @@ def test_file_flags_refuse_cleanly(conn, tmp_path, cli, cli_json):
         rc, out, err = cli("autopilot", *argv)
         assert rc == 2 and out == "" and needle in err and len(err.splitlines()) == 1, (argv, err)
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+
+
+def test_file_flags_read_only_regular_files(conn, tmp_path, cli, cli_json):
+    """A *-file path names a regular file: a symlink (which could point anywhere), a FIFO
+    (which would block the call forever) and a device are refused before anything is read."""
+    cli_json("autopilot", "create", "--project", "P", "--title", "x", "--id", "t1")
+    real = tmp_path / "note.txt"
+    real.write_text("plain note", encoding="utf-8")
+    link = tmp_path / "note-link.txt"
+    os.symlink(real, link)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, needle in [(link, "is a symbolic link"), (fifo, "is not a regular file"),
+                         ("/dev/zero", "is not a regular file")]:
+        for argv in (["note", "t1", "--source", "a", "--content-file", str(path)],
+                     ["receipt", "t1", "--kind", "ci", "--payload-file", str(path)]):
+            rc, out, err = cli("autopilot", *argv)
+            assert rc == 2 and out == "" and needle in err and len(err.splitlines()) == 1, (argv, err)
+    assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    assert cli_json("autopilot", "note", "t1", "--source", "a", "--content-file", str(real))["content"] == "plain note"

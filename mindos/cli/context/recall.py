@@ -14,7 +14,7 @@ def add_section_flags(p):
     p.add_argument("--related-handoffs", type=flags.integer, metavar="N",
                    help="also pack up to N live handoffs of other tasks matching this task's text, newest first")
     p.add_argument("--dep-context", type=flags.integer, metavar="N",
-                   help="also pack up to N completed prerequisites with their live handoff and latest receipt")
+                   help="also pack up to N completed prerequisites with their live handoff, latest receipt and recap")
     p.add_argument("--related-sessions", type=flags.integer, metavar="N",
                    help="also pack up to N snippets of ingested session messages matching this task's text,"
                         " newest first (at, session, seq) with their provenance")

@@ -14,33 +14,44 @@ def add_complete(sub):
     p.add_argument("--receipt", action="append", default=[], metavar="RECEIPT_ID",
                    help="sealed receipt of this task backing the completion (repeatable)")
     p.add_argument("--recall-digest", default="", help="sha256 of the recall the work was done against")
+    flags.long_text(p, "recap", default="",
+                    help=f"what was done, in one paragraph (at most {lifecycle.MAX_RECAP} characters; guarded):"
+                         " shown by show, handoffs and the packs of dependent tasks")
     flags.epoch(p)
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_complete)
 
 
 def cmd_complete(conn, args):
     return lifecycle.complete(conn, args.task_id, args.owner, epoch=args.epoch, note=args.note,
-                              receipts=args.receipt, recall_digest=args.recall_digest)
+                              receipts=args.receipt, recall_digest=args.recall_digest, recap=args.recap)
 
 
 def add_fail(sub):
     p = make_parser(sub, "fail",
-                    'autopilot.py fail t-1a2b3c4d --owner codex --reason "tests red after rebase"')
+                    'autopilot.py fail t-1a2b3c4d --owner codex --cause defect --reason "parser drops the last row"')
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="the lease holder")
     p.add_argument("--reason", default="", help="why it failed (kept in blocked_reason when terminal)")
+    p.add_argument("--cause", choices=lifecycle.CAUSES,
+                   help="transient or infra: requeue under backoff (as without --cause); defect: requeue behind one"
+                        " correction task (same project, priority and tags) that must be completed first")
+    p.add_argument("--receipt", action="append", default=[], metavar="RECEIPT_ID",
+                   help="sealed receipt of this task as evidence of the failure (repeatable; a correction task"
+                        " cites it)")
     p.add_argument("--no-retry", action="store_true", help="fail terminally now")
     p.add_argument("--max-retries", type=flags.integer, default=3, help="retry budget (default 3)")
     p.add_argument("--backoff-base", type=flags.integer, default=60, help="cooldown base seconds (default 60; 0 disables)")
     p.add_argument("--backoff-cap", type=flags.integer, default=3600, help="cooldown cap seconds (default 3600)")
     flags.epoch(p)
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_fail)
 
 
 def cmd_fail(conn, args):
     return lifecycle.fail(conn, args.task_id, args.owner, epoch=args.epoch, reason=args.reason,
                           no_retry=args.no_retry, max_retries=args.max_retries, backoff_base=args.backoff_base,
-                          backoff_cap=args.backoff_cap)
+                          backoff_cap=args.backoff_cap, cause=args.cause, receipts=args.receipt)
 
 
 def add_cancel(sub):
