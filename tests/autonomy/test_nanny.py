@@ -319,7 +319,7 @@ def test_a_busy_tick_still_reports_an_open_breaker(conn, home, monkeypatch):
 
 def test_the_nanny_can_only_run_registered_repair_commands():
     # the safety boundary as data: no deploy, merge, message or arbitrary command is reachable
-    assert sorted(repairs.COMMANDS) == ["fts-rebuild", "receipts-sweep", "recover"]
+    assert sorted(repairs.COMMANDS) == ["escalate-stalled", "fts-rebuild", "receipts-sweep", "recover"]
 
 
 def test_metrics_count_grants_ticks_and_breakers(conn, cli_json):
