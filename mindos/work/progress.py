@@ -42,8 +42,9 @@ _STALLED_FROM = (
     " FROM tasks t JOIN heartbeats h ON h.task_id = t.id"
     f" WHERE t.lease_owner <> '' AND t.lease_expires_at > ? AND {sql.open_condition('t')}"
     " AND h.lease_epoch = t.lease_epoch AND h.stall_at IS NOT NULL AND h.stall_at <= ?")
-_STALLED_COLUMNS = ("t.id AS task_id, t.lease_owner AS owner, t.lease_epoch, t.lease_expires_at, h.progress_state,"
-                    " h.progress_changed_at, h.stall_minutes, h.stall_at, h.escalated_at")
+# "+t.id": ordering by the id index would walk every task instead of the held leases
+STALLED_SQL = ("SELECT t.id AS task_id, t.lease_owner AS owner, t.lease_epoch, t.lease_expires_at, h.progress_state,"
+               " h.progress_changed_at, h.stall_minutes, h.stall_at, h.escalated_at" + _STALLED_FROM + " ORDER BY +t.id")
 
 
 def check_state(value):
@@ -146,7 +147,7 @@ def stalled(conn, *, now=None, limit=None):
     progress_changed_at, stall_minutes, stall_at, escalated_at.
     """
     now = now or clock.now_iso()
-    query = f"SELECT {_STALLED_COLUMNS}{_STALLED_FROM} ORDER BY t.id"
+    query = STALLED_SQL
     params = [now, now]
     if limit is not None:
         query += " LIMIT ?"
