@@ -42,6 +42,7 @@ _STALLED_FROM = (
     " FROM tasks t JOIN heartbeats h ON h.task_id = t.id"
     f" WHERE t.lease_owner <> '' AND t.lease_expires_at > ? AND {sql.open_condition('t')}"
     " AND h.lease_epoch = t.lease_epoch AND h.stall_at IS NOT NULL AND h.stall_at <= ?")
+STALLED_COUNT_SQL = "SELECT count(*), count(h.escalated_at)" + _STALLED_FROM
 # "+t.id": ordering by the id index would walk every task instead of the held leases
 STALLED_SQL = ("SELECT t.id AS task_id, t.lease_owner AS owner, t.lease_epoch, t.lease_expires_at, h.progress_state,"
                " h.progress_changed_at, h.stall_minutes, h.stall_at, h.escalated_at" + _STALLED_FROM + " ORDER BY +t.id")
@@ -158,7 +159,7 @@ def stalled(conn, *, now=None, limit=None):
 def stalled_counts(conn, now=None):
     """``(stalled, of which escalated)`` counted in SQL."""
     now = now or clock.now_iso()
-    row = conn.execute(f"SELECT count(*), count(h.escalated_at){_STALLED_FROM}", (now, now)).fetchone()
+    row = conn.execute(STALLED_COUNT_SQL, (now, now)).fetchone()
     return row[0], row[1]
 
 
