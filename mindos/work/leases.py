@@ -534,14 +534,14 @@ def _diagnose_transfer(conn, task, from_owner, to_owner, cap, wip, now):
 # Fleet view and metrics
 
 
-def list_leases(conn, *, include_expired=False, owner=None):
+def list_leases(conn, *, include_expired=False, owner=None, stalled=False):
     """Held leases, soonest expiry first.
 
     Each entry: task_id, project, title, status, priority, owner, lease_expires_at,
     lease_epoch, live, seconds_remaining (0 once expired), progress (the lease's progress
     record, None when it never reported any) and stalled (live, and its progress state
     unchanged past its stall deadline).  Expired-but-held leases (what recover will sweep)
-    appear only with ``include_expired``.
+    appear only with ``include_expired``; ``stalled`` keeps only the stalled ones.
     """
     from mindos.work import progress  # lazy: only the listing joins the progress records
 
@@ -570,7 +570,7 @@ def list_leases(conn, *, include_expired=False, owner=None):
     for entry in entries:
         entry["progress"] = found.get(entry["task_id"])
         entry["stalled"] = bool(entry["live"] and entry["progress"] and entry["progress"]["stalled"])
-    return entries
+    return [entry for entry in entries if entry["stalled"]] if stalled else entries
 
 
 def metrics(conn):

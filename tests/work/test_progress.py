@@ -137,6 +137,8 @@ def test_a_live_lease_past_its_stall_deadline_is_stalled_everywhere(held, cli_js
     listed = {entry["task_id"]: entry for entry in cli_json("autopilot", "leases")}
     assert listed["t1"]["stalled"] is True and listed["t2"]["stalled"] is False
     assert listed["t1"]["progress"]["state"] == "tests-running"
+    assert [entry["task_id"] for entry in cli_json("autopilot", "leases", "--stalled")] == ["t1"]
+    assert cli_json("autopilot", "leases", "--stalled", "--owner", "codex") == []
     view = cli_json("autopilot", "show", "t1")
     assert view["progress"]["stalled"] is True and view["progress"]["changed_at"] == "2026-08-21T09:00:00Z"
     counters = cli_json("autopilot", "metrics")

@@ -104,14 +104,16 @@ def cmd_transfer(conn, args):
 
 def add_leases(sub):
     p = make_parser(sub, "leases",
-                    "autopilot.py leases --all --owner hermes")
+                    "autopilot.py leases --all --owner hermes --stalled")
     p.add_argument("--all", action="store_true", help="include expired-but-held leases (recovery candidates)")
     p.add_argument("--owner", help="only leases held by this owner")
+    p.add_argument("--stalled", action="store_true",
+                   help="only stalled leases (live, progress state unchanged past the stall deadline)")
     p.set_defaults(handler=cmd_leases)
 
 
 def cmd_leases(conn, args):
-    return leases.list_leases(conn, include_expired=args.all, owner=args.owner)
+    return leases.list_leases(conn, include_expired=args.all, owner=args.owner, stalled=args.stalled)
 
 
 COMMANDS = {
