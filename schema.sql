@@ -93,7 +93,17 @@ CREATE TABLE heartbeats (
     task_id TEXT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
     owner   TEXT NOT NULL,
     note    TEXT NOT NULL DEFAULT '',
-    at      TEXT NOT NULL
+    at      TEXT NOT NULL,
+    -- progress on the lease (migration 14): bound to the lease epoch it was written under
+    lease_epoch         INTEGER NOT NULL DEFAULT 0,
+    action              TEXT NOT NULL DEFAULT '',
+    intent              TEXT NOT NULL DEFAULT '',
+    evidence            TEXT NOT NULL DEFAULT '',
+    progress_state      TEXT NOT NULL DEFAULT '',
+    progress_changed_at TEXT,
+    stall_minutes       INTEGER,
+    stall_at            TEXT,
+    escalated_at        TEXT
 );
 
 -- Tag index: one row per (tag, task), kept in step with tasks.tags by triggers (migration 4),

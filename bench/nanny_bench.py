@@ -5,8 +5,11 @@ Two figures, both as separate processes:
   * **Busy home**: ``--tasks`` tasks (default 100k, seeded by ``bench.seed_tasks`` with the
     audit event each creation writes) and a ledger topped up to ``--events`` events
     (default 500k), with work for the tick to find: ``--stale`` expired leases (repaired by
-    stale-lease-recover), blocked and waiting-for-user tasks, and the overdue tasks the seed
-    produces.  Timed: ``sense``, ``nanny --dry-run``, the first real tick (repairs, findings
+    stale-lease-recover), ``--stalled`` live leases whose progress state is past its stall
+    deadline (escalated by stalled-lease-escalate) among ``--live`` live leases still making
+    progress, ``--progress-history`` progress records left by earlier leases of completed
+    tasks (what a lived-in home accumulates; the stall query must not read them), blocked
+    and waiting-for-user tasks, and the overdue tasks the seed produces.  Timed: ``sense``, ``nanny --dry-run``, the first real tick (repairs, findings
     remembered), a second tick (everything carried forward).  Target: each under 10 s.
   * **Idle home**: a fresh home with nothing to do.  ``ops.py nanny`` is timed interleaved
     with the bare baseline ``python3 -c "import sqlite3, json, argparse"`` (the same
@@ -48,7 +51,29 @@ def _run(argv, env):
     return (time.perf_counter() - started) * 1000.0, proc
 
 
-def seed_busy(home, tasks, events, stale):
+def seed_progress(conn, ids, *, stalled, live, history):
+    """Live leases with progress records: ``stalled`` of them past their stall deadline, the
+    rest of ``live`` still inside it; ``history`` completed tasks keeping an earlier lease's
+    record (its deadline long past).  Taken from the end of ``ids``."""
+    now = clock.now_iso()
+    expires, changed, recent = clock.shift(now, 4 * 3600), clock.shift(now, -2 * 3600), clock.shift(now, -600)
+    row = ("INSERT INTO heartbeats(task_id, owner, note, at, lease_epoch, action, progress_state, progress_changed_at,"
+           " stall_minutes, stall_at) VALUES (?, ?, '', ?, ?, 'running the suite', 'tests-running', ?, 30, ?)")
+    leased = ids[len(ids) - live:] if live else []
+    with db.write(conn):
+        for index, task_id in enumerate(leased):
+            owner = bench.AGENTS[index % len(bench.AGENTS)]
+            since = changed if index < stalled else recent
+            conn.execute("UPDATE tasks SET status = 'running', lease_owner = ?, lease_expires_at = ?, lease_epoch = 2,"
+                         " blocked_reason = '' WHERE id = ?", (owner, expires, task_id))
+            conn.execute(row, (task_id, owner, now, 2, since, clock.shift(since, 1800)))
+        for index, task_id in enumerate(ids[len(ids) - live - history:len(ids) - live]):
+            conn.execute("UPDATE tasks SET status = 'completed' WHERE id = ?", (task_id,))
+            conn.execute(row, (task_id, bench.AGENTS[index % len(bench.AGENTS)], changed, 1, changed,
+                               clock.shift(changed, 1800)))
+
+
+def seed_busy(home, tasks, events, stale, stalled=0, live=0, history=0):
     """Seed the busy home; return seeding facts."""
     started = time.perf_counter()
     info = bench.seed_tasks(home, tasks, dag=False)
@@ -69,11 +94,13 @@ def seed_busy(home, tasks, events, stale):
                 conn.execute("UPDATE tasks SET status = 'blocked', blocked_reason = 'vendor' WHERE id = ?", (task_id,))
             for task_id in info.ids[stale + 100:stale + 120]:
                 conn.execute("UPDATE tasks SET status = 'waiting_for_user' WHERE id = ?", (task_id,))
+        seed_progress(conn, info.ids, stalled=stalled, live=max(live, stalled), history=history)
         counts = {"tasks": conn.execute("SELECT count(*) FROM tasks").fetchone()[0],
                   "events": ledger.height(conn)}
     finally:
         conn.close()
-    return {**counts, "stale_leases": stale, "seed_seconds": round(time.perf_counter() - started, 1)}
+    return {**counts, "stale_leases": stale, "stalled_leases": stalled, "live_leases": max(live, stalled),
+            "progress_history": history, "seed_seconds": round(time.perf_counter() - started, 1)}
 
 
 def time_busy(home):
@@ -123,6 +150,10 @@ def main(argv=None):
     parser.add_argument("--tasks", type=int, default=100000)
     parser.add_argument("--events", type=int, default=500000)
     parser.add_argument("--stale", type=int, default=50, help="expired leases seeded for the tick to recover")
+    parser.add_argument("--stalled", type=int, default=20, help="live leases past their stall deadline")
+    parser.add_argument("--live", type=int, default=500, help="live leases with a progress record (stalled included)")
+    parser.add_argument("--progress-history", type=int, default=20000,
+                        help="completed tasks keeping an earlier lease's progress record")
     parser.add_argument("--reps", type=int, default=21, help="idle tick / baseline pairs")
     parser.add_argument("--skip-busy", action="store_true")
     parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
@@ -148,7 +179,8 @@ def main(argv=None):
                 finally:
                     conn.close()
             else:
-                results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale)
+                results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale, args.stalled, args.live,
+                                                 args.progress_history)
             results["busy"] = time_busy(home)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

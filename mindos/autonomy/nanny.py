@@ -217,8 +217,11 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     failures = {}  # digest -> (repair, error) for this tick
     if runs and not dry_run:
-        kinds = {entry["finding"] for entry, _ in runs}
-        again = sense.sense(conn, only=sense.sources_for(kinds))
+        names = sense.sources_for({entry["finding"] for entry, _ in runs})
+        again = sense.sense(conn, only=names)
+        # every kind the re-run sources produce is replaced: a repair may turn one kind into
+        # another (an escalated stall becomes a decision this tick, not the next)
+        kinds = {entry["finding"] for entry, _ in runs} | sense.kinds_of(names)
         findings = [item for item in findings if item["kind"] not in kinds] + \
             [item for item in again["findings"] if item["kind"] in kinds]
         by_kind = {kind: count for kind, count in by_kind.items() if kind not in kinds}

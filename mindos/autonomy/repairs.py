@@ -66,11 +66,19 @@ def _receipts_sweep(conn, dry_run):
     return {"changed": bool(report["adopted"] or report["quarantined"]), "report": report}
 
 
+def _escalate_stalled(conn, dry_run):
+    from mindos.work import progress  # lazy: only a repair run loads it
+
+    report = progress.escalate(conn, dry_run=dry_run)
+    return {"changed": bool(report["escalated"]), "report": report}
+
+
 # command -> function (None would mark a command this build does not have: command_unavailable)
 COMMANDS = {
     "recover": _recover,                  # ops.py recover
     "fts-rebuild": _fts_rebuild,          # ops.py fts-rebuild
     "receipts-sweep": _receipts_sweep,    # ops.py receipts-sweep --apply
+    "escalate-stalled": _escalate_stalled,  # ops.py escalate-stalled
 }
 
 

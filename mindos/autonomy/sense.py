@@ -14,7 +14,8 @@ Severities say what a finding asks of the fleet:
 Sources are small adapters over the domains that own each rule, declared in
 :data:`SOURCES` with the kinds they produce: the doctor (integrity, foreign keys, receipt
 files, the audit chain and checkpoints, supersession, FTS drift), the lease, deadline,
-heartbeat and status sweeps, expired grants, recall-stale and orphan receipt files.
+heartbeat and status sweeps, stalled leases (progress unchanged past the stall deadline),
+expired grants, recall-stale and orphan receipt files.
 :data:`NARROW` re-checks one kind cheaply, so the nanny can re-sense just the kinds a repair
 touched and compare digests.  None of them writes: sense leaves the database and every file
 byte-identical (tested by comparing bytes before and after).
@@ -127,6 +128,21 @@ def _stalled(conn, out, now):
         out.add("stalled_running", [row[0]], "snag", {"owner": row[1], "last_activity_at": row[2]})
 
 
+def _stalled_leases(conn, out, now):
+    """Stalled leases: live, yet their progress state has not changed by their stall deadline
+    (:mod:`mindos.work.progress`).  One escalated already is a person's decision."""
+    from mindos.work import progress  # lazy: the stall rule lives with the progress records
+
+    for row in progress.stalled(conn, now=now):
+        detail = {"owner": row["owner"], "lease_epoch": row["lease_epoch"], "progress_state": row["progress_state"],
+                  "progress_changed_at": row["progress_changed_at"], "stall_at": row["stall_at"]}
+        if row["escalated_at"]:
+            out.add("stalled_lease_escalated", [row["task_id"]], "decision",
+                    {**detail, "escalated_at": row["escalated_at"]})
+        else:
+            out.add("stalled_lease", [row["task_id"]], "snag", detail)
+
+
 def _parked(conn, out, now):
     """Work parked on a human (the approval seams: awaiting_decision) or blocked (a snag)."""
     statuses = (*DECISION_STATUSES, "blocked")
@@ -199,6 +215,7 @@ SOURCES = (
     ("leases", _leases, ("stale_lease",)),
     ("overdue", _overdue, ("overdue_task",)),
     ("stalled", _stalled, ("stalled_running",)),
+    ("stalled-leases", _stalled_leases, ("stalled_lease", "stalled_lease_escalated")),
     ("parked", _parked, ("awaiting_decision", "blocked_task")),
     ("grants", _grants, ("grant_expired",)),
     ("recall-stale", _recall, ("recall_stale", "unproven_recall_digest", "unknown_recall_params")),
@@ -212,7 +229,7 @@ NARROW = (
 
 # the severity each kind carries (exact by_severity totals even when listings are capped)
 SEVERITY = {"hash_mismatch": "decision", "broken_link": "decision", "awaiting_decision": "decision",
-            "grant_expired": "decision", "unknown_recall_params": "info"}
+            "grant_expired": "decision", "stalled_lease_escalated": "decision", "unknown_recall_params": "info"}
 
 
 def source_names():
@@ -228,6 +245,11 @@ def sources_for(kinds):
             chosen.append(name)
             wanted -= set(produced)
     return chosen
+
+
+def kinds_of(names):
+    """Every kind the sources called ``names`` produce (as declared)."""
+    return {kind for name, _, produced in NARROW + SOURCES if name in names for kind in produced}
 
 
 def sense(conn, *, limit=LIMIT, only=None):

@@ -64,7 +64,7 @@ AUTOPILOT = Door(
             ('claim', 'work.leases',
              'Take the lease on a task (bumps its fencing epoch).'),
             ('heartbeat', 'work.leases',
-             'Report liveness: status running, lease extended to --minutes (default 15), never shortened.'),
+             'Report liveness and progress: status running, lease extended to --minutes (default 15), never shortened; --progress-state with --stall-deadline arms stall detection.'),
             ('renew', 'work.leases',
              'Extend a live lease from now, keeping status and epoch.'),
             ('release', 'work.leases',
@@ -220,6 +220,8 @@ OPS = Door(
              'Requeue stale leases under backoff; fail tasks past the retry budget.'),
             ('escalate', 'work.sweeps',
              'Bump every overdue non-terminal task one priority level (SLA sweep).'),
+            ('escalate-stalled', 'work.progress',
+             'Escalate every stalled lease (live, progress state unchanged past its stall deadline) once: audited, then a decision for a person.'),
         )),
         ('Approvals and policy', (
             ('approval', 'work.approvals',

@@ -45,6 +45,11 @@ def set_now(value):
         _override = parse(value, "clock")
 
 
+def pinned():
+    """The instant :func:`set_now` pinned (None while the clock runs free), to restore later."""
+    return _override
+
+
 def advance(seconds=0, *, minutes=0, hours=0, days=0):
     """Move a pinned clock forward (pins it at the current time first if needed)."""
     set_now(now() + timedelta(seconds=seconds, minutes=minutes, hours=hours, days=days))

@@ -8,6 +8,8 @@ Design decisions
     explicitly, and ``HERMES_AUTOPILOT_HOME`` points at it while the tour runs (so nothing
     that resolves the home on its own can wander off); it is removed afterwards unless
     ``keep``.
+  * **The clock moves only inside the tour.**  A stall needs time to pass: the stall step
+    advances the package clock, and :func:`run` puts the caller's clock back as it was.
   * **Refusals are part of the story.**  The stale-epoch completion and the credential-shaped
     note are expected to fail; those steps record the refusal in the words the command
     would print.  Anything unexpected is not caught (a refusal that does not happen raises
@@ -20,6 +22,7 @@ import os
 import shutil
 import tempfile
 
+from mindos.core import clock
 from mindos.store import db, ledger
 from mindos.errors import Refused
 from mindos.context import pack, recall
@@ -209,6 +212,30 @@ def _recall(ctx):
                  sections_changed=moved["sections_changed"], notes_added=moved["changes"]["notes"]["added"])
 
 
+def _stall(ctx):
+    from mindos.autonomy import nanny, sense  # lazy: only this step ticks the nanny
+
+    conn = ctx["conn"]
+    task = leases.claim(conn, "demo-tests", "claude-code", minutes=120)
+    leases.heartbeat(conn, "demo-tests", "claude-code", epoch=task["lease_epoch"],
+                     action="running the retry integration tests", intent="prove retries survive a restart",
+                     progress_state="tests-running", stall_deadline=10)
+    clock.advance(minutes=11)  # the demo's own clock; run() restores the caller's
+    beat = leases.heartbeat(conn, "demo-tests", "claude-code", epoch=task["lease_epoch"],
+                            progress_state="tests-running")
+    found = [item for item in sense.sense(conn)["findings"] if item["kind"] == "stalled_lease"]
+    report = nanny.tick(conn)
+    runs = [run["repair"] for run in report["repairs"] if run["changed"]]
+    decisions = [item["kind"] for item in report["decisions"]]
+    return _step("stall", "A live lease stops making progress: sensed, then escalated by the nanny", [
+        f"claude-code heartbeats demo-tests at state {beat['progress']['state']} with a 10-minute stall deadline;"
+        f" 11 minutes later it is alive but stalled: {str(beat['progress']['stalled']).lower()}",
+        f"sense finds {len(found)} stalled_lease finding(s) on {', '.join(f['subjects'][0] for f in found)}",
+        f"the nanny ran {', '.join(runs) or 'nothing'} and reports {report['state']}: {', '.join(decisions)}",
+    ], task_id="demo-tests", stalled=beat["progress"]["stalled"], findings=[f["subjects"][0] for f in found],
+                 repairs=runs, state=report["state"], decisions=decisions)
+
+
 def _verify_chain(ctx):
     report = ledger.verify_chain(ctx["conn"])
     if not report["ok"]:
@@ -221,7 +248,7 @@ def _verify_chain(ctx):
 
 
 STEPS = (_init, _create, _search, _plan, _claim, _fencing, _receipt, _complete, _next_claim, _notes, _handoff,
-         _context, _recall, _verify_chain)
+         _context, _recall, _stall, _verify_chain)
 
 
 def narrative(result):
@@ -245,6 +272,7 @@ def run(*, keep=False):
     saved = {name: os.environ.get(name) for name in ("HERMES_AUTOPILOT_HOME", "MINDOS_HOME")}
     os.environ["HERMES_AUTOPILOT_HOME"] = home
     os.environ.pop("MINDOS_HOME", None)
+    pinned = clock.pinned()
     steps = []
     try:
         conn = db.connect(home)
@@ -255,6 +283,7 @@ def run(*, keep=False):
         finally:
             conn.close()
     finally:
+        clock.set_now(pinned)  # the stall step moves the demo's clock
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

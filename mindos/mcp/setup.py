@@ -59,8 +59,9 @@ This machine's agents share one MindOS ledger. Work in this loop, through the `m
 
 1. **Recall** before acting: `prime` with your agent name (your leases, handoffs to you, pinned
    constraints, the next task and the pack of the task you hold); `context` for one task.
-2. **Claim** before you touch a task: `next` with `claim: true`, or `claim`; `heartbeat` or `renew`
-   while you work; `release` if you stop early.
+2. **Claim** before you touch a task: `next` with `claim: true`, or `claim`; `heartbeat` (with
+   `action` and a `progress_state` that changes as you advance) or `renew` while you work;
+   `release` if you stop early.
 3. **Act**, then record what you learned with `note` (constraints and decisions pinned) and your
    evidence with `receipt` (test output, commit, CI link).
 4. **Finish**: `complete` (or `fail` with the reason), then `handoff` with objective, evidence,

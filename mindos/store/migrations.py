@@ -655,6 +655,26 @@ CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of
 """
 
 
+def m014_lease_progress():
+    """Progress on a lease: each heartbeat may say what the holder is doing (action, intent,
+    a cited receipt) and how far it is (a progress state).  The heartbeat row keeps the last
+    state, when it last changed and the stall deadline armed for it, bound to the lease
+    epoch it was written under, plus when a stall was escalated.  The stall query starts
+    from the held leases (``idx_tasks_lease_owner``) and reads this row by its key, so it
+    needs no index of its own."""
+    return """
+ALTER TABLE heartbeats ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE heartbeats ADD COLUMN action TEXT NOT NULL DEFAULT '';
+ALTER TABLE heartbeats ADD COLUMN intent TEXT NOT NULL DEFAULT '';
+ALTER TABLE heartbeats ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
+ALTER TABLE heartbeats ADD COLUMN progress_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE heartbeats ADD COLUMN progress_changed_at TEXT;
+ALTER TABLE heartbeats ADD COLUMN stall_minutes INTEGER;
+ALTER TABLE heartbeats ADD COLUMN stall_at TEXT;
+ALTER TABLE heartbeats ADD COLUMN escalated_at TEXT;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
-              m012_mood_wake_lines, m013_recaps_corrections]
+              m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress]

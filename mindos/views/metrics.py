@@ -8,7 +8,7 @@ from mindos.core import load_module
 
 PROVIDERS = [
     "mindos.memory.notes", "mindos.memory.guard",
-    "mindos.work.leases", "mindos.work.lifecycle", "mindos.work.policies", "mindos.work.sweeps",
+    "mindos.work.leases", "mindos.work.progress", "mindos.work.lifecycle", "mindos.work.policies", "mindos.work.sweeps",
     "mindos.work.approvals", "mindos.work.graph",
     "mindos.memory.handoffs",
     "mindos.work.tasks",

@@ -2,8 +2,9 @@
 
 The task row (with its ``recap`` and, for a correction task, ``correction_of``), its
 receipts, its audit trail, its dependency edges both ways, the correction tasks opened by
-its defect failures and its live handoff, plus the sections higher dimensions declare in :data:`SECTION_PROVIDERS` (the
-autonomy grant).  A view: it reads, never writes.
+its defect failures and its live handoff, plus the sections other modules declare in
+:data:`SECTION_PROVIDERS` (the lease's progress, the autonomy grant).  A view: it reads,
+never writes.
 """
 
 from mindos.core import load_module, validate
@@ -24,7 +25,7 @@ SHOW_AUDIT_LIMIT = 200
 # Modules of later dimensions adding keys to a task's view: each defines
 # ``show_section(conn, task_id) -> dict``.  Named here (like metrics.PROVIDERS) and loaded
 # by name, so a view never imports upward.
-SECTION_PROVIDERS = ["mindos.autonomy.grants"]
+SECTION_PROVIDERS = ["mindos.work.progress", "mindos.autonomy.grants"]
 
 
 def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):

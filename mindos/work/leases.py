@@ -343,38 +343,61 @@ def holder_task(conn, task_id, owner, epoch, verb, now):
     return task
 
 
-def heartbeat(conn, task_id, owner, *, note="", epoch=None, minutes=HEARTBEAT_MINUTES):
-    """Record liveness: status ``running``, lease extended to ``minutes`` (default 15) from now
-    -- never shortened: a longer live lease (a 2-hour claim) keeps its expiry; return the task.
+def heartbeat(conn, task_id, owner, *, note="", epoch=None, minutes=HEARTBEAT_MINUTES, action=None, intent=None,
+              progress_state=None, stall_deadline=None, evidence=None):
+    """Record liveness and progress: status ``running``, lease extended to ``minutes`` (default
+    15) from now -- never shortened: a longer live lease (a 2-hour claim) keeps its expiry;
+    return the task with ``heartbeat`` and ``progress``.
 
-    Upserts the heartbeats row and audits ``heartbeat``.
+    ``action``/``intent`` (one line each), ``progress_state`` (a tag-shaped token),
+    ``stall_deadline`` (minutes) and ``evidence`` (a receipt id of this task) update the
+    lease's progress record (:mod:`mindos.work.progress`; None keeps the last value).  Free
+    text passes the secret guard.  Upserts the heartbeats row and audits ``heartbeat`` with
+    the fields given and the progress it leaves.
     """
+    from mindos.work import progress  # lazy: only heartbeats read the progress rules
+
     minutes = check_minutes(minutes)
     owner = validate.agent(owner)
     note = validate.text(note or "", "--note", max_len=4096)
     epoch = check_epoch(epoch)
+    if stall_deadline is not None:
+        stall_deadline = check_minutes(stall_deadline, "--stall-deadline")
+    fields = progress.check_fields(action=action, intent=intent, progress_state=progress_state,
+                                   stall_deadline=stall_deadline, evidence=evidence)
     now = clock.now_iso()
     with db.write(conn):
         from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"note": note})
+        guard.check(conn, "task", task_id, {"note": note, "action": fields["action"] or "",
+                                            "intent": fields["intent"] or ""})
         task = holder_task(conn, task_id, owner, epoch, "heartbeat", now)
+        if fields["evidence"] is not None:
+            progress.check_evidence(conn, task["id"], fields["evidence"])
         expires = expiry(minutes, now)
         if task["lease_expires_at"] and task["lease_expires_at"] > expires:
             expires = task["lease_expires_at"]  # a heartbeat proves liveness; it never shortens a lease
         guarded_update(conn, task, ["status = 'running'", "lease_expires_at = ?", "updated_at = ?"],
                        [expires, now], now)
-        conn.execute(
-            "INSERT INTO heartbeats(task_id, owner, note, at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT(task_id) DO UPDATE SET owner = excluded.owner, note = excluded.note, at = excluded.at",
-            (task["id"], owner, note, now),
-        )
+        made = progress.record(conn, task, owner, note, now, fields)
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "lease_expires_at": expires,
                    "previous_status": task["status"]}
         if note:
             payload["note"] = note
+        for key in ("action", "intent", "evidence"):
+            if fields[key]:
+                payload[key] = fields[key]
+        if made["state"] or made["stall_at"]:
+            payload.update(progress_state=made["state"], progress_changed=made["changed"],
+                           progress_changed_at=made["changed_at"])
+        if made["stall_at"]:
+            payload.update(stall_deadline_minutes=made["stall_deadline_minutes"], stall_at=made["stall_at"],
+                           stalled=made["stalled"])
         ledger.append_event(conn, "task", task["id"], "heartbeat", payload)
         result = rows.get(conn, task["id"])
-    result["heartbeat"] = {"owner": owner, "note": note, "at": now}
+    result["heartbeat"] = {"owner": owner, "note": note, "at": now, "action": made["action"],
+                           "intent": made["intent"], "evidence": made["evidence"]}
+    result["progress"] = {key: made[key] for key in ("state", "changed", "changed_at", "stall_deadline_minutes",
+                                                     "stall_at", "stalled", "escalated_at")}
     return result
 
 
@@ -511,13 +534,17 @@ def _diagnose_transfer(conn, task, from_owner, to_owner, cap, wip, now):
 # Fleet view and metrics
 
 
-def list_leases(conn, *, include_expired=False, owner=None):
+def list_leases(conn, *, include_expired=False, owner=None, stalled=False):
     """Held leases, soonest expiry first.
 
     Each entry: task_id, project, title, status, priority, owner, lease_expires_at,
-    lease_epoch, live, seconds_remaining (0 once expired).  Expired-but-held leases (what
-    recover will sweep) appear only with ``include_expired``.
+    lease_epoch, live, seconds_remaining (0 once expired), progress (the lease's progress
+    record, None when it never reported any) and stalled (live, and its progress state
+    unchanged past its stall deadline).  Expired-but-held leases (what recover will sweep)
+    appear only with ``include_expired``; ``stalled`` keeps only the stalled ones.
     """
+    from mindos.work import progress  # lazy: only the listing joins the progress records
+
     now = clock.now_iso()
     sql = ("SELECT id, project, title, status, priority, lease_owner, lease_expires_at, lease_epoch FROM tasks"
            f" WHERE lease_owner <> '' AND status NOT IN {_TERMINAL_SQL}")
@@ -539,7 +566,11 @@ def list_leases(conn, *, include_expired=False, owner=None):
             "lease_epoch": row["lease_epoch"], "live": live,
             "seconds_remaining": clock.seconds_between(now, expires) if live else 0,
         })
-    return entries
+    found = progress.of_leases(conn, [entry["task_id"] for entry in entries], now)
+    for entry in entries:
+        entry["progress"] = found.get(entry["task_id"])
+        entry["stalled"] = bool(entry["live"] and entry["progress"] and entry["progress"]["stalled"])
+    return [entry for entry in entries if entry["stalled"]] if stalled else entries
 
 
 def metrics(conn):

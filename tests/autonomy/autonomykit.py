@@ -29,6 +29,17 @@ def stalled(conn, task_id="t-stall", owner="codex"):
     clock.advance(minutes=61)
 
 
+def stuck_lease(conn, task_id="t-stuck", owner="claude", deadline=30):
+    """A live 4-hour lease whose holder keeps heartbeating the same progress state past its
+    ``deadline``-minute stall deadline (moves the clock deadline + 1 minutes)."""
+    make_task(conn, task_id)
+    leases.claim(conn, task_id, owner, minutes=240)
+    leases.heartbeat(conn, task_id, owner, action="running the suite", progress_state="tests-running",
+                     stall_deadline=deadline)
+    clock.advance(minutes=deadline + 1)
+    leases.heartbeat(conn, task_id, owner, progress_state="tests-running")
+
+
 def parked(conn, task_id, status, reason=""):
     make_task(conn, task_id)
     conn.execute("UPDATE tasks SET status = ?, blocked_reason = ? WHERE id = ?", (status, reason, task_id))

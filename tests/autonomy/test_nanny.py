@@ -319,10 +319,54 @@ def test_a_busy_tick_still_reports_an_open_breaker(conn, home, monkeypatch):
 
 def test_the_nanny_can_only_run_registered_repair_commands():
     # the safety boundary as data: no deploy, merge, message or arbitrary command is reachable
-    assert sorted(repairs.COMMANDS) == ["fts-rebuild", "receipts-sweep", "recover"]
+    assert sorted(repairs.COMMANDS) == ["escalate-stalled", "fts-rebuild", "receipts-sweep", "recover"]
 
 
 def test_metrics_count_grants_ticks_and_breakers(conn, cli_json):
     tick(conn)
     snapshot = cli_json("autopilot", "metrics")
     assert (snapshot["nanny_ticks_total"], snapshot["nanny_breakers_open"], snapshot["grants_active"]) == (1, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------
+# Stalled leases: escalated within the caps
+
+
+def test_a_stalled_lease_is_escalated_once_and_becomes_a_decision(conn):
+    from autonomykit import stuck_lease
+
+    stuck_lease(conn)
+    stalled, = [item for item in sense.sense(conn)["findings"] if item["kind"] == "stalled_lease"]
+    report = tick(conn)
+    run, = report["repairs"]
+    assert (run["repair"], run["ok"], run["changed"], run["resolved"]) == (
+        "stalled-lease-escalate", True, True, [stalled["digest"]])
+    assert run["result"]["escalated"][0]["task_id"] == "t-stuck"
+    assert report["state"] == "decision_needed"
+    decision, = report["decisions"]
+    assert (decision["kind"], decision["subjects"], decision["reason"]) == (
+        "stalled_lease_escalated", ["t-stuck"], "stalled_lease_escalated")
+    assert report["findings"]["by_kind"] == {"stalled_lease_escalated": 1}
+    assert last_event(conn, "lease_stall_escalated")["owner"] == "claude"
+    again = tick(conn)
+    assert (again["state"], again["repairs"], again["findings"]["carried"]) == ("decision_needed", [], 1)
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'lease_stall_escalated'").fetchone()[0] == 1
+    leases.heartbeat(conn, "t-stuck", "claude", progress_state="fixing")  # progress moves: nothing to decide
+    assert tick(conn)["state"] == "working"
+
+
+def test_more_stalls_than_the_policy_allows_stay_a_snag(conn, home):
+    from autonomykit import stuck_lease
+
+    write_policy(home, "stalled-lease-escalate", "finding: stalled_lease\ntier: 0\ncommand: escalate-stalled\n"
+                                                 "max_subjects: 1\nmax_per_day: 48\n")
+    make_task(conn, "t-other")
+    leases.claim(conn, "t-other", "codex", minutes=240)
+    leases.heartbeat(conn, "t-other", "codex", progress_state="editing", stall_deadline=30)
+    stuck_lease(conn)
+    report = tick(conn)
+    assert report["repairs"] == []
+    assert {"repair": "stalled-lease-escalate", "reason": "over_subject_cap", "findings": 2} in \
+        report["skipped_repairs"]
+    assert report["state"] == "hit_snag" and report["findings"]["by_kind"] == {"stalled_lease": 2}
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'lease_stall_escalated'").fetchone()[0] == 0

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from autonomykit import fts_drift, home_bytes, orphan_receipt, stale_lease
+from autonomykit import fts_drift, home_bytes, orphan_receipt, stale_lease, stuck_lease
 from conftest import last_event, script
 from mindos.autonomy import repairs, sense
 from mindos.core import clock, policyfile
@@ -21,9 +21,11 @@ def write_policy(home, name, text):
 
 def test_the_shipped_policies_parse_and_list(conn):
     listing = repairs.listing(conn)
-    assert [p["name"] for p in listing["eligible"]] == ["fts-rebuild", "receipts-sweep", "stale-lease-recover"]
+    assert [p["name"] for p in listing["eligible"]] == ["fts-rebuild", "receipts-sweep", "stale-lease-recover",
+                                                        "stalled-lease-escalate"]
     assert {p["name"]: (p["finding"], p["tier"], p["command"]) for p in listing["eligible"]} == {
         "fts-rebuild": ("fts_index_drift", 0, "fts-rebuild"),
+        "stalled-lease-escalate": ("stalled_lease", 0, "escalate-stalled"),
         "receipts-sweep": ("receipt_file_unindexed", 0, "receipts-sweep"),
         "stale-lease-recover": ("stale_lease", 0, "recover")}
     assert all(p["runs_today"] == 0 and p["origin"] == "shipped" for p in listing["eligible"])
@@ -134,11 +136,12 @@ def test_caps_per_day_and_per_subject_count(conn, home):
         repairs.find(conn, "missing")
 
 
-@pytest.mark.parametrize("name", ["stale-lease-recover", "fts-rebuild", "receipts-sweep"])
+@pytest.mark.parametrize("name", ["stale-lease-recover", "fts-rebuild", "receipts-sweep", "stalled-lease-escalate"])
 def test_every_repair_dry_run_leaves_the_home_byte_identical(conn, home, name):
     stale_lease(conn)
     fts_drift(conn)
     orphan_receipt(conn)
+    stuck_lease(conn)
     before = home_bytes(conn)
     proc = script("ops.py", "repair", name, "--dry-run", home=home, env={"MINDOS_NOW": clock.now_iso()})
     assert proc.returncode == 0 and proc.stderr == ""

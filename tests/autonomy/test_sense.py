@@ -3,7 +3,7 @@
 import json
 
 from autonomykit import (expired_grant, fts_drift, home_bytes, orphan_receipt, overdue, parked, stale_lease,
-                         stalled, tamper)
+                         stalled, stuck_lease, tamper)
 from conftest import make_task, script
 from mindos.autonomy import sense
 from mindos.core import canonical, clock
@@ -31,10 +31,11 @@ def test_every_source_reports_its_kind_with_severity_subjects_and_digest(conn):
     orphan_receipt(conn)
     fts_drift(conn)
     tamper(conn, 1)
+    stuck_lease(conn)
     report = sense.sense(conn)
     assert kinds(report) == ["awaiting_decision", "blocked_task", "fts_index_drift", "grant_expired",
                              "hash_mismatch", "overdue_task", "receipt_file_unindexed", "stale_lease",
-                             "stalled_running"]
+                             "stalled_lease", "stalled_running"]
     by = {(item["kind"], tuple(item["subjects"])): item for item in report["findings"]}
     assert by[("stale_lease", ("t-stale",))]["severity"] == "snag"
     assert by[("stale_lease", ("t-stale",))]["detail"]["owner"] == "hermes"
@@ -49,7 +50,11 @@ def test_every_source_reports_its_kind_with_severity_subjects_and_digest(conn):
     for item in report["findings"]:
         body = {"kind": item["kind"], "subjects": item["subjects"], "detail": item["detail"]}
         assert item["digest"] == canonical.digest(body)
-    assert report["by_severity"] == {"decision": 4, "snag": 6}
+    assert by[("stalled_lease", ("t-stuck",))]["detail"] == {
+        "owner": "claude", "lease_epoch": 1, "progress_state": "tests-running",
+        "progress_changed_at": "2026-08-21T12:09:00Z", "stall_at": "2026-08-21T12:39:00Z"}
+    assert by[("stalled_lease", ("t-stuck",))]["source"] == "stalled-leases"
+    assert report["by_severity"] == {"decision": 4, "snag": 7}
 
 
 def test_identical_state_gives_identical_findings_and_time_alone_does_not_move_them(conn):
@@ -78,10 +83,11 @@ def test_sense_leaves_the_database_and_receipts_byte_identical(conn, home):
     overdue(conn)
     orphan_receipt(conn)
     fts_drift(conn)
+    stuck_lease(conn)
     before = home_bytes(conn)
     proc = script("ops.py", "sense", home=home, env={"MINDOS_NOW": clock.now_iso()})
     assert proc.returncode == 0 and proc.stderr == ""
-    assert len(json.loads(proc.stdout)["findings"]) == 5
+    assert len(json.loads(proc.stdout)["findings"]) == 6
     assert home_bytes(conn) == before
     sense.sense(conn)
     assert home_bytes(conn) == before

@@ -56,11 +56,28 @@ def test_steps_carry_the_facts_they_narrate():
     recalled = steps["recall"]
     assert recalled["fresh"] is False and recalled["current_digest"] != recalled["digest"]
     assert recalled["sections_changed"] == ["notes"] and len(recalled["notes_added"]) == 1
+    stall = steps["stall"]
+    assert (stall["stalled"], stall["findings"], stall["repairs"], stall["state"], stall["decisions"]) == (
+        True, ["demo-tests"], ["stalled-lease-escalate"], "decision_needed", ["stalled_lease_escalated"])
     assert steps["verify-chain"]["ok"] is True
     for action in ("created", "task_tagged", "claimed", "heartbeat", "lease_released", "receipt_added",
                    "completed", "note_added", "secret_blocked", "handoff_recorded", "handoff_acknowledged",
-                   "context_recalled"):
+                   "context_recalled", "lease_stall_escalated", "repair_applied", "nanny_tick"):
         assert action in steps["verify-chain"]["actions"]
+
+
+def test_the_demo_puts_the_callers_clock_back():
+    from mindos.core import clock
+
+    before = clock.pinned()
+    tour.run()
+    assert clock.pinned() == before
+    clock.set_now(None)
+    try:
+        tour.run()
+        assert clock.pinned() is None
+    finally:
+        clock.set_now(before)
 
 
 def test_keep_leaves_a_verifiable_home_without_the_secret():
@@ -92,7 +109,8 @@ def test_cli_narrative_mentions_each_step(cli, home):
         assert f"\n{number:2d}. " in out
     for phrase in ("wave 1: demo-schema", "lease superseded", "newly unblocked: demo-retry, demo-tests",
                    "-> demo-retry (P1)", "secret guard", "codex -> claude-code", "claude-code acknowledged",
-                   "pinned first", "chain ok", "has been removed"):
+                   "pinned first", "alive but stalled: true", "1 stalled_lease finding(s) on demo-tests",
+                   "the nanny ran stalled-lease-escalate and reports decision_needed", "chain ok", "has been removed"):
         assert phrase in out
     assert FAKE_KEY not in out
     assert not home.exists()

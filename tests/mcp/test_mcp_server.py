@@ -266,3 +266,20 @@ def test_sdk_high_level_client_in_auto_mode_falls_back_to_initialize(home):
 
     names, created = anyio.run(main)
     assert "claim" in names and created.is_error is False
+
+
+def test_heartbeat_tool_takes_the_progress_arguments_of_the_cli(srv, conn):
+    from mindos.work import leases
+    from tests.conftest import make_task
+
+    make_task(conn, "t1")
+    leases.claim(conn, "t1", "codex", minutes=120)
+    schema = tools.exposed()["heartbeat"].schema["properties"]
+    assert schema["stall_deadline"]["type"] == "integer"
+    assert all(schema[name]["type"] == "string" for name in ("action", "intent", "progress_state", "evidence"))
+    answer = tool(srv, "heartbeat", {"task_id": "t1", "owner": "codex", "action": "running the suite",
+                                     "progress_state": "tests-running", "stall_deadline": 30})
+    beat = json.loads(answer["content"][0]["text"])
+    assert answer["isError"] is False and beat["progress"]["stall_deadline_minutes"] == 30
+    refused = tool(srv, "heartbeat", {"task_id": "t1", "owner": "codex", "progress_state": "Not A Token"})
+    assert refused["isError"] and refused["structuredContent"]["error"]["code"] == "invalid"

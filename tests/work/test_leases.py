@@ -628,7 +628,7 @@ def test_leases_view_orders_filters_and_hides_expired(conn, cli_json):
     assert [e["task_id"] for e in live] == ["b", "a"]
     assert live[0] == {"task_id": "b", "project": "Trove", "title": "task b", "status": "claimed",
                        "priority": "P2", "owner": "codex", "lease_expires_at": "2026-08-21T09:10:00Z",
-                       "lease_epoch": 1, "live": True, "seconds_remaining": 480}
+                       "lease_epoch": 1, "live": True, "seconds_remaining": 480, "progress": None, "stalled": False}
     everything = cli_json("autopilot", "leases", "--all")
     assert [(e["task_id"], e["live"], e["seconds_remaining"]) for e in everything] == \
         [("c", False, 0), ("b", True, 480), ("a", True, 2880)]

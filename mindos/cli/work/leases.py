@@ -27,7 +27,8 @@ def cmd_claim(conn, args):
 
 def add_heartbeat(sub):
     p = make_parser(sub, "heartbeat",
-                    'autopilot.py heartbeat t-1a2b3c4d --owner hermes --epoch 1 --note "Running verification"')
+                    'autopilot.py heartbeat t-1a2b3c4d --owner hermes --epoch 1 --action "pytest tests/work"'
+                    ' --progress-state tests-running --stall-deadline 45')
     p.add_argument("task_id", help="task id")
     p.add_argument("--owner", required=True, help="the lease holder")
     p.add_argument("--note", default="", help="what is happening now")
@@ -35,11 +36,22 @@ def add_heartbeat(sub):
                   help=f"extend the lease to this many minutes from now (default {leases.HEARTBEAT_MINUTES});"
                        " a longer live lease is never shortened")
     flags.epoch(p)
+    p.add_argument("--action", help="what the holder is doing now (one line; kept until the next --action)")
+    p.add_argument("--intent", help="what the holder is trying to achieve (one line; kept until the next --intent)")
+    p.add_argument("--progress-state", metavar="STATE",
+                   help="how far the work is, a token of a-z 0-9 : _ . / - (e.g. tests-running); progress changes"
+                        " only when the state does")
+    p.add_argument("--stall-deadline", type=flags.integer, metavar="MINUTES",
+                   help="the lease is stalled when its progress state has not changed for this many minutes"
+                        " (kept for the lease until given again)")
+    p.add_argument("--evidence", metavar="RECEIPT", help="a receipt id of this task backing the progress")
     p.set_defaults(handler=cmd_heartbeat)
 
 
 def cmd_heartbeat(conn, args):
-    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch, minutes=args.minutes)
+    return leases.heartbeat(conn, args.task_id, args.owner, note=args.note, epoch=args.epoch, minutes=args.minutes,
+                            action=args.action, intent=args.intent, progress_state=args.progress_state,
+                            stall_deadline=args.stall_deadline, evidence=args.evidence)
 
 
 def add_renew(sub):
@@ -92,14 +104,16 @@ def cmd_transfer(conn, args):
 
 def add_leases(sub):
     p = make_parser(sub, "leases",
-                    "autopilot.py leases --all --owner hermes")
+                    "autopilot.py leases --all --owner hermes --stalled")
     p.add_argument("--all", action="store_true", help="include expired-but-held leases (recovery candidates)")
     p.add_argument("--owner", help="only leases held by this owner")
+    p.add_argument("--stalled", action="store_true",
+                   help="only stalled leases (live, progress state unchanged past the stall deadline)")
     p.set_defaults(handler=cmd_leases)
 
 
 def cmd_leases(conn, args):
-    return leases.list_leases(conn, include_expired=args.all, owner=args.owner)
+    return leases.list_leases(conn, include_expired=args.all, owner=args.owner, stalled=args.stalled)
 
 
 COMMANDS = {
