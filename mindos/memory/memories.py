@@ -170,13 +170,20 @@ def forget(conn, mid, *, superseded_by=None):
 # Reads
 
 
-def list_memories(conn, *, project=None, query=None, include_all=False, limit=100):
+def list_memories(conn, *, project=None, query=None, kind=None, since=None, include_all=False, limit=100):
     """``memory-list``: memories newest first (``created_at DESC, id``), live only unless
     ``include_all``; ``project`` keeps exactly that project's rows; ``query`` is a literal
-    substring of the content."""
+    substring of the content; ``kind`` keeps one kind; ``since`` keeps memories created at
+    or after that instant (ISO 8601)."""
     project = _project(project) or None
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     clauses, params = [], []
+    if kind is not None:
+        clauses.append("kind = ?")
+        params.append(validate.tag(kind, "--kind"))
+    if since is not None:
+        clauses.append("created_at >= ?")
+        params.append(clock.normalize(since, "--since"))
     if not include_all:
         clauses.append("retracted_at IS NULL")
     if project is not None:

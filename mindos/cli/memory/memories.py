@@ -27,17 +27,19 @@ def cmd_memory_retain(conn, args):
 
 def add_memory_list(sub):
     p = make_parser(sub, "memory-list",
-                    "autopilot.py memory-list --project Auth --query sessions")
+                    "autopilot.py memory-list --project Auth --kind decision --since 2026-08-01T00:00:00Z")
     p.add_argument("--project", help="only this project's memories")
     p.add_argument("--query", help="only memories whose text contains this substring")
+    p.add_argument("--kind", help="only memories of this kind (decision, fact, commit, ...)")
+    p.add_argument("--since", help="only memories created at or after this ISO 8601 instant")
     p.add_argument("--all", action="store_true", help="include retracted memories")
     p.add_argument("--limit", type=flags.integer, default=100, help="at most this many (default 100)")
     p.set_defaults(handler=cmd_memory_list)
 
 
 def cmd_memory_list(conn, args):
-    return memories.list_memories(conn, project=args.project, query=args.query, include_all=args.all,
-                                  limit=args.limit)
+    return memories.list_memories(conn, project=args.project, query=args.query, kind=args.kind, since=args.since,
+                                  include_all=args.all, limit=args.limit)
 
 
 def add_memory_forget(sub):

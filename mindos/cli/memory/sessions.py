@@ -18,18 +18,21 @@ def cmd_session_scan(conn, args):
 def add_session_ingest(sub):
     p = make_parser(sub, "session-ingest",
                     "autopilot.py session-ingest --source claude-code --root ~/.claude/projects/-home-me-proj-a"
-                    " --project Auth --apply --redact")
+                    " --project Auth --since 7d --apply --redact")
     p.add_argument("--source", required=True, help="source label stored with every message (e.g. claude-code, codex)")
     p.add_argument("--root", required=True, help="transcript store to index (read-only; symlinks never followed)")
     flags.project(p, help="project label stored with every session")
     p.add_argument("--profile", help="profile label stored with every session")
+    p.add_argument("--since", help="only transcript files modified at or after this: a relative age (7d, 12h, 90m)"
+                                   " or an ISO timestamp; older files are counted in skipped.before_since")
     p.add_argument("--apply", action="store_true", help="write the index (default: a dry-run report, nothing written)")
     flags.secret(p, "messages")
     p.set_defaults(handler=cmd_session_ingest)
 
 
 def cmd_session_ingest(conn, args):
-    return sessions.ingest(conn, args.source, args.root, project=args.project, profile=args.profile, apply=args.apply,
+    return sessions.ingest(conn, args.source, args.root, project=args.project, profile=args.profile, since=args.since,
+                           apply=args.apply,
                            redact=args.redact, allow_secret=args.allow_secret)
 
 
