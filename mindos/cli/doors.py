@@ -129,6 +129,8 @@ AUTOPILOT = Door(
              'Retract a memory so it never packs again (never deleted; audited).'),
             ('memory-import', 'memory.memories',
              'Import a legacy Hindsight bank.jsonl (dry run unless --apply; the file is only read).'),
+            ('memory-ingest-git', 'memory.memories',
+             "Retain a repository's commit messages as project memories, one per commit (dry run unless --apply; bounded, guarded, re-runs add nothing)."),
             ('memory-search', 'memory.retrieval',
              'One ranked list across live notes, memories, facts and handoffs (stems, prefixes, synonyms, recency; outdated rows only with --include-history, always below their replacement).'),
             ('fact-assert', 'memory.facts',

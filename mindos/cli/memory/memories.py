@@ -66,9 +66,33 @@ def cmd_memory_import(conn, args):
     return memories.import_bank(conn, args.bank, apply=args.apply)
 
 
+def add_memory_ingest_git(sub):
+    from mindos.memory import git_history  # lazy: only this declaration reads its bounds
+
+    p = make_parser(sub, "memory-ingest-git",
+                    "autopilot.py memory-ingest-git --repo ~/src/gateway --project Trove --since 2026-06-01 --apply")
+    p.add_argument("--repo", required=True,
+                   help="the repository's top directory (read-only; a symlink, or a symlinked .git, is refused)")
+    p.add_argument("--project", required=True, help="the project the commit memories belong to")
+    p.add_argument("--since", help="only commits made at or after this ISO 8601 date or instant")
+    p.add_argument("--max-commits", type=flags.integer, default=git_history.DEFAULT_MAX_COMMITS,
+                   help=f"read at most this many commits, newest first (default {git_history.DEFAULT_MAX_COMMITS},"
+                        f" at most {git_history.MAX_COMMITS}); more_commits says when older ones were left")
+    p.add_argument("--apply", action="store_true", help="write the new memories (default: report only)")
+    p.set_defaults(handler=cmd_memory_ingest_git)
+
+
+def cmd_memory_ingest_git(conn, args):
+    from mindos.memory import git_history  # lazy: only this command loads the git reader
+
+    return git_history.ingest(conn, args.repo, args.project, since=args.since, max_commits=args.max_commits,
+                              apply=args.apply)
+
+
 COMMANDS = {
     "memory-retain": add_memory_retain,
     "memory-list": add_memory_list,
     "memory-forget": add_memory_forget,
     "memory-import": add_memory_import,
+    "memory-ingest-git": add_memory_ingest_git,
 }
