@@ -204,6 +204,10 @@ AUTOPILOT = Door(
             ('grant-check', 'autonomy.grants',
              'Check whether a model may continue a task at a level now (exit 1 refused: no grant, expired, wrong model, level too low).'),
         )),
+        ('Self-description', (
+            ('protocol', 'protocol',
+             "The sealed, machine-readable catalogue of every door's commands, flags, output keys, error and exit codes, and versions (generated from the declarations)."),
+        )),
         ('Tour', (
             ('demo', 'demo.tour',
              'Run the main cycle in a throwaway home and narrate it (never touches your home).'),

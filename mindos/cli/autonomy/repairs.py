@@ -34,3 +34,10 @@ COMMANDS = {
     "repair-list": add_repair_list,
     "repair": add_repair,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "repair-list": "{eligible home_dir ineligible shipped_dir}",
+    "repair": "{changed command dry_run error findings ok repair result skipped tier}",
+}

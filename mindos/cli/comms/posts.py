@@ -74,3 +74,12 @@ def cmd_arrive(conn, args):
 
 
 COMMANDS = {"post": add_post, "posts": add_posts, "typing": add_typing, "arrive": add_arrive}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "post": "{author body created_at full_tools id kind mood via}",
+    "posts": "{posts}",
+    "typing": "{kind mood until who}",
+    "arrive": "{arrival created_at mood via who}",
+}

@@ -96,3 +96,14 @@ COMMANDS = {
     "memory-import": add_memory_import,
     "memory-ingest-git": add_memory_ingest_git,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "memory-retain": "{@memory deduplicated ?secret_action ?secret_kinds}",
+    "memory-list": "[{@memory}]",
+    "memory-forget": "{@memory}",
+    "memory-import": "{already_present applied ids lines malformed secret_blocked source ?imported ?would_import}",
+    "memory-ingest-git": "{already_present applied commits_read empty ids log_truncated max_commits"
+                         " messages_truncated more_commits project repo secret_skipped since ?ingested ?would_ingest}",
+}

@@ -75,3 +75,13 @@ COMMANDS = {
     "search-sessions": add_search_sessions,
     "sessions-prune": add_sessions_prune,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "session-scan": "{files root secret_kinds skipped totals}",
+    "session-ingest": "{applied changed files messages_written new profile project root secret_kinds skipped source"
+                      " totals unchanged unreadable unsupported ?secret_action ?since}",
+    "search-sessions": "[{at content message_id profile project role seq session_id source ?score}]",
+    "sessions-prune": "{applied by_source bytes candidates cutoff filters messages older_than sessions}",
+}

@@ -58,3 +58,12 @@ COMMANDS = {
     "home-select": add_home_select,
     "home-deselect": add_home_deselect,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "home-doctor": "{checks counts home notes ok problems problems_by_kind}",
+    "home-show": "{home overridden_by rollback_default selector selector_path source}",
+    "home-select": "{active_home active_source doctor previous selected selector_path}",
+    "home-deselect": "{active_home active_source apply falls_back_to present removed selected_home selector_path}",
+}

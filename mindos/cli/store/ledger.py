@@ -48,3 +48,10 @@ COMMANDS = {
     "events": add_events,
     "verify-chain": add_verify_chain,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "events": "{events total_matching truncated ?verify}",
+    "verify-chain": "{events ok problems ?checkpoint}",
+}

@@ -20,3 +20,9 @@ def cmd_show(conn, args):
 COMMANDS = {
     "show": add_show,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "show": "{audit audit_total audit_truncated dependencies dependents grant handoff receipts task}",
+}

@@ -34,3 +34,10 @@ COMMANDS = {
     "approval": add_approval,
     "unverified-completions": add_unverified_completions,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "approval": "{approved_at approved_by file_hash receipt receipt_id task_id ?reason}",
+    "unverified-completions": "{checked evidence_receipt_missing findings no_receipts}",
+}

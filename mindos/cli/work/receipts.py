@@ -21,3 +21,9 @@ def cmd_receipt(conn, args):
 COMMANDS = {
     "receipt": add_receipt,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "receipt": "{bytes created_at file file_hash kind path receipt_id stored_path task_id}",
+}
