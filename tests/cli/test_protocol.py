@@ -268,3 +268,22 @@ def test_the_readme_tables_are_the_published_vocabulary():
     assert [(code, int(exit_code), meaning) for code, exit_code, meaning in codes] == list(errors.CODES)
     exits = re.findall(r"^\| (\d+) \| (.+) \|$", readme, re.M)
     assert [(int(exit_code), meaning) for exit_code, meaning in exits] == list(errors.EXIT_CODES)
+
+
+@pytest.mark.parametrize("door, command, flag", [
+    ("autopilot", "memory-ingest-git", "--repo"), ("autopilot", "memory-ingest-git", "--max-commits"),
+    ("autopilot", "events", "--entity-type"), ("autopilot", "memory-list", "--kind"),
+    ("autopilot", "memory-list", "--since"), ("autopilot", "show", "--limit"), ("ops", "repair", "--finding-hash"),
+    ("ops", "approval", "--reason"), ("ops", "home-select", "--selector"), ("ops", "home-deselect", "--selector"),
+    ("autopilot", "session-ingest", "--since"), ("autopilot", "protocol", "--format"),
+])
+def test_the_new_capabilities_are_described(doc, door, command, flag):
+    entry = _commands(doc)[(door, command)]
+    described = {arg["name"]: arg for arg in entry["arguments"]}
+    assert flag in described and described[flag]["help"]
+    if flag in ("--max-commits", "--limit"):
+        assert described[flag]["type"] == "integer" and isinstance(described[flag]["default"], int)
+    if flag == "--format":
+        assert described[flag]["choices"] == ["json", "text"] and described[flag]["default"] == "json"
+    if flag == "--repo":
+        assert described[flag]["required"] is True
