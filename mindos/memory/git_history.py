@@ -6,11 +6,12 @@ repository's log and retains each commit's subject and body as a memory of kind
 ``commit`` in one project, through the same content-addressed insert as ``memory-retain``.
 
 Design decisions
-  * **Keyed by commit hash.**  The stored text starts with the commit's full hash, so the
-    memory's content address is a function of the commit: a re-run, or a run over an
-    overlapping range, adds nothing.  Each memory is tagged ``git`` and
-    ``commit:<hash>``, its ``created_at`` is the commit's committer date, and it is
-    audited ``memory_git_ingested`` with the commit hash.
+  * **Keyed by commit hash.**  Each memory is tagged ``commit:<hash>`` (and ``git``), and a
+    commit whose tag the project already holds is never retained again -- live or
+    forgotten -- so a re-run, or a run over an overlapping range, adds nothing.  The stored
+    text starts with the full hash (so two commits with one message are two memories), its
+    ``created_at`` is the commit's committer date, and it is audited
+    ``memory_git_ingested`` with the commit hash.
   * **A dry run unless --apply**, like every import: the plan reports what would land.
   * **Bounded.**  At most ``--max-commits`` commits (merges left out), at most
     :data:`MAX_LOG_BYTES` of log read (git is stopped past it and the partial commit
@@ -31,7 +32,6 @@ Design decisions
 import os
 
 from mindos.core import clock, validate
-from mindos.core.canonical import canonical_json
 from mindos.errors import InvalidInput, MindosError, NotFound, Refused
 from mindos.memory import memories
 from mindos.store import db
@@ -242,29 +242,35 @@ def ingest(conn, repo, project, *, since=None, max_commits=DEFAULT_MAX_COMMITS, 
             blocked.append({"commit": commit_hash, "kinds": kinds})
             continue
         truncated += was_cut
-        entries.setdefault(memories.memory_id(project, text), (commit_hash, text, committed_at))
+        entries.setdefault(_tag(commit_hash), (commit_hash, text, committed_at))
     result = {"repo": path, "project": project, "applied": bool(apply), "since": since, "max_commits": max_commits,
               "commits_read": len(commits), "more_commits": more, "log_truncated": cut,
               "messages_truncated": truncated, "empty": empty, "secret_skipped": blocked}
-
-    def present_ids():
-        rows = conn.execute("SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                            (canonical_json(list(entries)),))
-        return {row[0] for row in rows}
-
     if not apply:
-        present = present_ids()
-        new = [mid for mid in entries if mid not in present]
+        present = ingested(conn, project) & set(entries)
+        new = [tag for tag in entries if tag not in present]
     else:
         with db.write(conn):
-            present = present_ids()
-            new = [mid for mid in entries if mid not in present]
-            for mid in new:
-                commit_hash, text, committed_at = entries[mid]
-                memories.insert(conn, text, KIND, project, validate.tags(["commit:" + commit_hash[:40], SOURCE]), SOURCE,
-                                committed_at,
-                                ACTION, {"commit": commit_hash, "repo": path, "created_at": committed_at})
+            present = ingested(conn, project) & set(entries)
+            new = [tag for tag in entries if tag not in present]
+            for tag in new:
+                commit_hash, text, committed_at = entries[tag]
+                memories.insert(conn, text, KIND, project, validate.tags([tag, SOURCE]), SOURCE, committed_at, ACTION,
+                                {"commit": commit_hash, "repo": path, "created_at": committed_at})
     result["already_present"] = len(present)
     result["ingested" if apply else "would_ingest"] = len(new)
-    result["ids"] = new
+    result["ids"] = [memories.memory_id(project, entries[tag][1]) for tag in new]
     return result
+
+
+def _tag(commit_hash):
+    """The tag that keys a commit's memory (at most 40 hex digits: a tag is 64 characters)."""
+    return "commit:" + commit_hash[:40]
+
+
+def ingested(conn, project):
+    """The commit tags already retained in ``project`` (live or retracted: a forgotten
+    commit memory is not brought back by a re-run)."""
+    rows = conn.execute("SELECT j.value FROM memories m, json_each(m.tags) j WHERE m.project = ? AND m.kind = ?"
+                        " AND j.value LIKE 'commit:%'", (project, KIND))
+    return {row[0] for row in rows}

@@ -186,3 +186,16 @@ def test_a_hostile_environment_and_repo_config_cannot_redirect_or_run_anything(c
     contents = [m["content"] for m in memories.list_memories(conn, kind="commit")]
     assert not any("some other repository" in text for text in contents)
     assert not marker.exists()
+
+
+def test_the_commit_hash_is_the_key_even_when_the_text_would_differ(conn, cli, repo, monkeypatch):
+    rc, done, _ = ingest(cli, "--repo", str(repo), "--project", "Trove", "--apply")
+    assert done["ingested"] == 3
+    forgotten = done["ids"][0]
+    memories.forget(conn, forgotten)
+    monkeypatch.setattr(git_history, "content", lambda h, a, m: (f"reworded {h} {m}", False))
+    rc, again, _ = ingest(cli, "--repo", str(repo), "--project", "Trove", "--apply")
+    assert again["ingested"] == 0 and again["already_present"] == 3  # a forgotten commit is not brought back
+    assert memories.get(conn, forgotten)["live"] is False
+    rc, other, _ = ingest(cli, "--repo", str(repo), "--project", "Billing", "--apply")
+    assert other["ingested"] == 3  # another project keeps its own memories of the same commits
