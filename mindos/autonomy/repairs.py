@@ -32,6 +32,7 @@ KEYS = {"finding": str, "tier": range(0, 4), "command": str, "max_subjects": int
 REQUIRED = ("finding", "tier", "command")
 DEFAULTS = {"max_subjects": 100, "max_per_day": 24}
 UNATTENDED_TIER = 0
+FINDING_LOOKUP_LIMIT = 100000  # findings sense lists per kind when one is named by --finding-hash
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # the wheel's copy first (setup.py puts it there), then the checkout's policies/repairs/
@@ -229,7 +230,9 @@ def run(conn, name, *, dry_run=False, finding_hash=None):
     entry = find(conn, name)
     if not entry["valid"]:
         raise Refused(entry["error"])
-    found = sense.sense(conn, only=sense.sources_for([entry["finding"]]))
+    # one named finding may sit past the listing's per-kind limit: look through all of them
+    found = sense.sense(conn, only=sense.sources_for([entry["finding"]]),
+                        limit=FINDING_LOOKUP_LIMIT if finding_hash is not None else sense.LIMIT)
     matching = [item for item in found["findings"] if item["kind"] == entry["finding"]]
     count = found["by_kind"].get(entry["finding"], 0)
     if finding_hash is not None:

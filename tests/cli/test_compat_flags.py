@@ -255,3 +255,18 @@ def test_session_ingest_since_skips_older_files(conn, cli_json, store):
 def test_session_ingest_since_bad_input(conn, cli, store, value):
     refused(cli, conn, "autopilot", "session-ingest", "--source", "generic", "--root", store, f"--since={value}",
             "--apply", match="--since")
+
+
+def test_repair_finds_a_named_finding_past_the_listing_limit(conn, cli_json, monkeypatch):
+    from mindos.work import leases
+
+    for n in range(3):
+        make_task(conn, f"t-{n}")
+        leases.claim(conn, f"t-{n}", "codex", minutes=1)
+    clock.advance(minutes=2)
+    monkeypatch.setattr(sense, "LIMIT", 1)  # a repair's own listing: one stale lease per kind
+    listed = sense.sense(conn, limit=3)["findings"]
+    last = [f for f in listed if f["kind"] == "stale_lease"][-1]
+    assert last["digest"] not in [f["digest"] for f in sense.sense(conn, limit=1)["findings"]]
+    record = cli_json("ops", "repair", "stale-lease-recover", "--finding-hash", last["digest"])
+    assert record["result"]["recovered"] == last["subjects"]
