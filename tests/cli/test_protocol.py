@@ -287,3 +287,12 @@ def test_the_new_capabilities_are_described(doc, door, command, flag):
         assert described[flag]["choices"] == ["json", "text"] and described[flag]["default"] == "json"
     if flag == "--repo":
         assert described[flag]["required"] is True
+
+
+def test_the_digest_does_not_depend_on_the_caller(monkeypatch, tmp_path, doc):
+    """Same code, same digest: the home, HOME, the terminal width and the selector never leak in."""
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("COLUMNS", "37")
+    monkeypatch.setenv("HERMES_AUTOPILOT_HOME", str(tmp_path / "another-home"))
+    monkeypatch.setenv("AUTOPILOT_HOME_SELECTOR", str(tmp_path / "selector.json"))
+    assert protocol.describe()["seal"]["digest"] == doc["seal"]["digest"]
