@@ -241,6 +241,9 @@ def run(conn, name, *, dry_run=False, finding_hash=None):
             raise NotFound(f"no current {entry['finding']} finding with hash {finding_hash}"
                            f" (already repaired, or not this repair's; see ops.py sense)")
         count = 1
+        if not _narrows(COMMANDS.get(entry["command"])):
+            raise Refused(f"repair '{entry['name']}' cannot be narrowed to one finding: its command"
+                          f" '{entry['command']}' always sweeps every finding (run it without --finding-hash)")
     reason = gate(conn, entry, count)
     if reason is not None:
         raise Refused(f"repair '{entry['name']}' refused: {reason}")
@@ -249,6 +252,12 @@ def run(conn, name, *, dry_run=False, finding_hash=None):
                 "dry_run": bool(dry_run), "findings": [], "ok": True, "changed": False, "result": None,
                 "error": None, "skipped": "no_findings"}
     return execute(conn, entry, matching, dry_run=dry_run, trigger="manual", scoped=finding_hash is not None)
+
+
+def _narrows(command):
+    """True when a registered command takes ``subjects`` (it can repair one finding)."""
+    code = getattr(command, "__code__", None)
+    return code is not None and "subjects" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 def _finding_hash(value):

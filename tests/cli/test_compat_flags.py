@@ -270,3 +270,15 @@ def test_repair_finds_a_named_finding_past_the_listing_limit(conn, cli_json, mon
     assert last["digest"] not in [f["digest"] for f in sense.sense(conn, limit=1)["findings"]]
     record = cli_json("ops", "repair", "stale-lease-recover", "--finding-hash", last["digest"])
     assert record["result"]["recovered"] == last["subjects"]
+
+
+def test_a_command_that_cannot_narrow_is_refused_not_run(conn, cli, monkeypatch):
+    from mindos.autonomy import repairs
+
+    calls = []
+    monkeypatch.setitem(repairs.COMMANDS, "recover", lambda conn, dry_run: calls.append(1))
+    stale_lease(conn)
+    digest = next(f["digest"] for f in sense.sense(conn)["findings"] if f["kind"] == "stale_lease")
+    refused(cli, conn, "ops", "repair", "stale-lease-recover", "--finding-hash", digest, rc=1,
+            match="cannot be narrowed")
+    assert calls == []
