@@ -282,3 +282,15 @@ def test_a_command_that_cannot_narrow_is_refused_not_run(conn, cli, monkeypatch)
     refused(cli, conn, "ops", "repair", "stale-lease-recover", "--finding-hash", digest, rc=1,
             match="cannot be narrowed")
     assert calls == []
+
+
+SLACK = "xoxb-" + "1234567890-1234567890-abcdefghijklmnopqrstuvwx"
+
+
+@pytest.mark.parametrize("argv", [["events", "--entity-type", SLACK], ["memory-list", "--kind", SLACK]])
+def test_a_credential_typed_into_a_filter_is_refused_and_never_echoed(conn, cli, argv):
+    before = [line for line in db_state(conn)[0] if "audit_events" not in line]
+    rc, out, err = cli("autopilot", *argv, "--json-errors")
+    assert (rc, out) == (1, "") and json.loads(err)["error"]["code"] == "secret_blocked"
+    assert SLACK not in err
+    assert [line for line in db_state(conn)[0] if "audit_events" not in line] == before
