@@ -229,7 +229,8 @@ def _text_output(shape):
         return "undeclared"
     if shape.get("variants"):
         plain = {key: value for key, value in shape.items() if key != "variants"}
-        return " | ".join([_text_output(plain)] + [f"{v['flag']} {_text_output(v['shape'])}" for v in shape["variants"]])
+        variants = [f"{variant['flag']} {_text_output(variant['shape'])}" for variant in shape["variants"]]
+        return " | ".join([_text_output(plain), *variants])
     if shape["type"] in ("object", "array"):
         keys = shape.get("keys", shape.get("item_keys")) + [key + "?" for key in shape["optional"]]
         keys += ["..."] if shape["open"] else []
