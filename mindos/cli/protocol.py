@@ -49,7 +49,7 @@ def describe():
     body = {
         "mindos_version": __version__,
         "schema_version": db.SCHEMA_VERSION,
-        "doors": {name: door_entry(name, door) for name, door in doors.DOORS.items()},
+        "doors": {name: door_entry(door) for name, door in doors.DOORS.items()},
         "mcp": mcp_entry(),
         "global_flags": global_flags(),
         "errors": [{"code": code, "exit": exit_code, "meaning": meaning} for code, exit_code, meaning in errors.CODES],
@@ -88,7 +88,7 @@ def mcp_entry():
             "allowable": tools.allowable()}
 
 
-def door_entry(name, door):
+def door_entry(door):
     """One door: its scripts, description and commands (a list, in help order)."""
     parser = parsers.build_parser(door, door.script)
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
