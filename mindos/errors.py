@@ -1,9 +1,39 @@
-"""The one exception family core code raises.
+"""The one exception family core code raises, and the error codes and exit codes they map to.
 
 Each error carries a one-line message in the spec's words.  ``mindos.cli`` is the only
 place that turns them into exit codes: :class:`InvalidInput` is a usage problem (exit 2),
-everything else is a refusal or a failed check (exit 1).
+everything else is a refusal or a failed check (exit 1).  :data:`CODES` and
+:data:`EXIT_CODES` are the stable vocabulary ``--json-errors`` prints and ``protocol``
+publishes; a test checks every code raised in the package against them, and the README's
+tables against them.
 """
+
+# (code, exit code, meaning): every code an error line may carry
+CODES = (
+    ("invalid", 2, "a value failed validation (id, timestamp, priority, control character, non-ASCII digits, JSON)"),
+    ("usage", 2, "argparse: unknown command or flag, a missing required flag"),
+    ("not_found", 1, "an id names nothing in this home"),
+    ("no_database", 1, "the home has no database: run `init` there, or fix the home variables"),
+    ("refused", 1, "well-formed, but the rules say no right now (terminal task, foreign lease, gate)"),
+    ("conflict", 1, "the state moved between check and write (duplicate id, lost race): re-read and retry"),
+    ("lease_superseded", 1, "the `--epoch` you hold is stale: another claim fenced you out"),
+    ("secret_blocked", 1, "the secret guard refused credential-shaped text (kinds only, audited)"),
+    ("busy", 1, "the write lock stayed taken past the wait limit; nothing was changed, retry"),
+    ("storage", 1, "SQLite failed (disk full at commit, I/O error); the transaction rolled back"),
+    ("io_error", 1, "a file or stdout could not be written (disk full, `/dev/full`, closed stdout)"),
+    ("integrity", 1, "stored data failed a check (schema newer than the code, broken seal)"),
+    ("no_git", 1, "`git` is not installed or cannot be run (`memory-ingest-git`)"),
+    ("interrupted", 130, "Ctrl-C"),
+    ("error", 1, "any other refusal"),
+)
+
+# (exit code, meaning): every exit status a front door ends with
+EXIT_CODES = (
+    (0, "done"),
+    (1, "refused, not found, conflict, or a check that ran and found problems (`verify-chain`, lints)"),
+    (2, "invalid input or usage (bad id, timestamp, priority, unknown flag)"),
+    (130, "interrupted (Ctrl-C); a write either committed whole or not at all"),
+)
 
 
 class MindosError(Exception):

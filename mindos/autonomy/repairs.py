@@ -24,7 +24,7 @@ the command's own dry run and writes nothing.
 import os
 
 from mindos.core import clock, policyfile, validate
-from mindos.errors import MindosError, NotFound, Refused
+from mindos.errors import InvalidInput, MindosError, NotFound, Refused
 from mindos.store import db, ledger
 from mindos.autonomy import sense
 
@@ -32,6 +32,7 @@ KEYS = {"finding": str, "tier": range(0, 4), "command": str, "max_subjects": int
 REQUIRED = ("finding", "tier", "command")
 DEFAULTS = {"max_subjects": 100, "max_per_day": 24}
 UNATTENDED_TIER = 0
+FINDING_LOOKUP_LIMIT = 100000  # findings sense lists per kind when one is named by --finding-hash
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # the wheel's copy first (setup.py puts it there), then the checkout's policies/repairs/
@@ -41,28 +42,29 @@ SHIPPED_CANDIDATES = (os.path.join(_HERE, "policies"),
 
 # ---------------------------------------------------------------------------------------
 # The command registry: what a repair may run.  Each takes (conn, dry_run) and returns a
-# dict with "changed" (bool) plus the command's own report.
+# dict with "changed" (bool) plus the command's own report; ``subjects`` (the subjects of one
+# finding, for ``repair --finding-hash``) narrows the command to exactly those.
 
 
-def _recover(conn, dry_run):
+def _recover(conn, dry_run, subjects=None):
     from mindos.work import sweeps  # lazy: only a repair run loads the sweep
 
-    report = sweeps.recover(conn, dry_run=dry_run)
+    report = sweeps.recover(conn, dry_run=dry_run, task_ids=subjects)
     changed = bool(report["recovered"] or report["failed"])
     return {"changed": changed, "report": report}
 
 
-def _fts_rebuild(conn, dry_run):
+def _fts_rebuild(conn, dry_run, subjects=None):
     from mindos.recovery import reindex  # lazy: only a repair run loads it
 
-    report = reindex.rebuild(conn, dry_run=dry_run)
+    report = reindex.rebuild(conn, dry_run=dry_run, only=subjects)
     return {"changed": any(entry["rebuilt"] for entry in report["indexes"]), "report": report}
 
 
-def _receipts_sweep(conn, dry_run):
+def _receipts_sweep(conn, dry_run, subjects=None):
     from mindos.recovery import receipt_sweep  # lazy: only a repair run loads it
 
-    report = receipt_sweep.sweep(conn, apply=not dry_run)
+    report = receipt_sweep.sweep(conn, apply=not dry_run, only=subjects)
     return {"changed": bool(report["adopted"] or report["quarantined"]), "report": report}
 
 
@@ -189,8 +191,11 @@ def gate(conn, entry, count):
     return None
 
 
-def execute(conn, entry, matching, *, dry_run=False, trigger="manual"):
+def execute(conn, entry, matching, *, dry_run=False, trigger="manual", scoped=False):
     """Run one repair's command against its findings; return the run record.
+
+    ``scoped``: run the command on the subjects of ``matching`` alone (one finding, from
+    ``repair --finding-hash``) instead of the whole sweep.
 
     ``{"repair", "command", "tier", "dry_run", "ok", "changed", "findings", "result",
     "error"}``.  A command that raises is caught here (``ok: false``, the message kept)
@@ -202,7 +207,11 @@ def execute(conn, entry, matching, *, dry_run=False, trigger="manual"):
               "findings": digests, "ok": True, "changed": False, "result": None, "error": None,
               "skipped": None}
     try:
-        outcome = COMMANDS[entry["command"]](conn, dry_run)
+        command = COMMANDS[entry["command"]]
+        if scoped:
+            outcome = command(conn, dry_run, subjects=[subject for item in matching for subject in item["subjects"]])
+        else:
+            outcome = command(conn, dry_run)
         record.update(changed=outcome["changed"], result=outcome["report"])
     except MindosError as exc:
         record.update(ok=False, error=str(exc))
@@ -215,23 +224,53 @@ def execute(conn, entry, matching, *, dry_run=False, trigger="manual"):
     return record
 
 
-def run(conn, name, *, dry_run=False):
+def run(conn, name, *, dry_run=False, finding_hash=None):
     """``ops.py repair <name>``: run one repair by hand against the current findings.
 
     Refused when the policy is invalid, its command unavailable or a cap is reached.  With
     no finding for it to answer nothing runs (``skipped: "no_findings"``).  Operators may
-    run any tier by hand; only tier 0 runs unattended.
+    run any tier by hand; only tier 0 runs unattended.  ``finding_hash`` (a finding's
+    ``digest`` from ``sense``) repairs that one finding alone: NotFound when no current
+    finding of the policy's kind has it (already repaired, or never there).
     """
+    if finding_hash is not None:
+        finding_hash = _finding_hash(finding_hash)
     entry = find(conn, name)
     if not entry["valid"]:
         raise Refused(entry["error"])
-    found = sense.sense(conn, only=sense.sources_for([entry["finding"]]))
+    # one named finding may sit past the listing's per-kind limit: look through all of them
+    found = sense.sense(conn, only=sense.sources_for([entry["finding"]]),
+                        limit=FINDING_LOOKUP_LIMIT if finding_hash is not None else sense.LIMIT)
     matching = [item for item in found["findings"] if item["kind"] == entry["finding"]]
-    reason = gate(conn, entry, found["by_kind"].get(entry["finding"], 0))
+    count = found["by_kind"].get(entry["finding"], 0)
+    if finding_hash is not None:
+        matching = [item for item in matching if item["digest"] == finding_hash]
+        if not matching:
+            raise NotFound(f"no current {entry['finding']} finding with hash {finding_hash}"
+                           f" (already repaired, or not this repair's; see ops.py sense)")
+        count = 1
+        if not _narrows(COMMANDS.get(entry["command"])):
+            raise Refused(f"repair '{entry['name']}' cannot be narrowed to one finding: its command"
+                          f" '{entry['command']}' always sweeps every finding (run it without --finding-hash)")
+    reason = gate(conn, entry, count)
     if reason is not None:
         raise Refused(f"repair '{entry['name']}' refused: {reason}")
     if not matching:
         return {"repair": entry["name"], "command": entry["command"], "tier": entry["tier"],
                 "dry_run": bool(dry_run), "findings": [], "ok": True, "changed": False, "result": None,
                 "error": None, "skipped": "no_findings"}
-    return execute(conn, entry, matching, dry_run=dry_run, trigger="manual")
+    return execute(conn, entry, matching, dry_run=dry_run, trigger="manual", scoped=finding_hash is not None)
+
+
+def _narrows(command):
+    """True when a registered command takes ``subjects`` (it can repair one finding)."""
+    code = getattr(command, "__code__", None)
+    return code is not None and "subjects" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+def _finding_hash(value):
+    """A finding digest: 64 lowercase hex digits."""
+    if not validate.within(value, validate.HEX_DIGITS, shortest=64, longest=64):
+        raise InvalidInput(f"invalid --finding-hash: {validate.shown(value, 80)} (expected the 64 hex digits of a"
+                           " finding's digest, as ops.py sense prints it)")
+    return value

@@ -131,6 +131,8 @@ AUTOPILOT = Door(
              'Retract a memory so it never packs again (never deleted; audited).'),
             ('memory-import', 'memory.memories',
              'Import a legacy Hindsight bank.jsonl (dry run unless --apply; the file is only read).'),
+            ('memory-ingest-git', 'memory.memories',
+             "Retain a repository's commit messages as project memories, one per commit (dry run unless --apply; bounded, guarded, re-runs add nothing)."),
             ('memory-search', 'memory.retrieval',
              'One ranked list across live notes, memories, facts and handoffs (stems, prefixes, synonyms, recency; outdated rows only with --include-history, always below their replacement).'),
             ('fact-assert', 'memory.facts',
@@ -203,6 +205,10 @@ AUTOPILOT = Door(
              'Grant a task time-limited, model-bound autonomous continuation (audited; supersedes the live grant).'),
             ('grant-check', 'autonomy.grants',
              'Check whether a model may continue a task at a level now (exit 1 refused: no grant, expired, wrong model, level too low).'),
+        )),
+        ('Self-description', (
+            ('protocol', 'protocol',
+             "The sealed, machine-readable catalogue of every door's commands, flags, output keys, error and exit codes, and versions (generated from the declarations)."),
         )),
         ('Tour', (
             ('demo', 'demo.tour',

@@ -65,6 +65,11 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
+def json_type(kind):
+    """The JSON type of an argparse ``type`` (by name: ``int`` and ``flags.integer`` alike),
+    as the MCP tool schemas and ``protocol`` publish it."""
+    name = getattr(kind, "__name__", None)
+    return {"int": "integer", "integer": "integer", "float": "number", "number": "number"}.get(name, "string")
 
 
 def _listing(door):

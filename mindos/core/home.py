@@ -22,9 +22,10 @@ def selector_path():
     return os.path.expanduser(os.environ.get("AUTOPILOT_HOME_SELECTOR") or DEFAULT_SELECTOR)
 
 
-def read_selector():
-    """Return the home named by the selector file, or None when it should be ignored."""
-    path = selector_path()
+def read_selector(path=None):
+    """Return the home named by the selector file (``path``, default :func:`selector_path`),
+    or None when it should be ignored."""
+    path = selector_path() if path is None else path
     try:
         with open(path, encoding="utf-8") as handle:
             raw = handle.read(65536)

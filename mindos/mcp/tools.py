@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from mindos import errors
 from mindos.cli import build_parser, doors, safe_line
+from mindos.cli.parsers import json_type
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +88,6 @@ def _raise_exit(status=0, message=None):
 
 class Unsupported(Exception):
     """An argparse construct with no faithful JSON-schema form (the command is not exposed)."""
-
-
-def json_type(kind):
-    """The JSON type of an argparse ``type`` (by name: ``int`` and ``flags.integer`` alike)."""
-    name = getattr(kind, "__name__", None)
-    return {"int": "integer", "integer": "integer", "float": "number", "number": "number"}.get(name, "string")
 
 
 def _is_array(action):

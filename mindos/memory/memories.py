@@ -94,8 +94,9 @@ def _clean(text, kind, project, tags, source, flag="--text"):
     return text, kind, project, tags, source
 
 
-def _insert(conn, text, kind, project, tags, source, created_at, action, extra=None):
-    """Insert one memory (the caller holds the write lock); return (memory, created)."""
+def insert(conn, text, kind, project, tags, source, created_at, action, extra=None):
+    """Insert one memory (the caller holds the write lock and has guarded and validated
+    it); return (memory, created).  Audited ``action`` with ``extra`` in the payload."""
     mid = memory_id(project, text)
     row = _get_row(conn, mid)
     if row is not None:
@@ -125,7 +126,7 @@ def retain(conn, text, *, kind=DEFAULT_KIND, project=None, tags=(), source=None,
     with db.write(conn):
         fields, outcome = guard.guard_record(conn, "memory", memory_id(project, text), {"text": text},
                                                {"source": source}, redact=redact, allow_secret=allow_secret)
-        memory, created = _insert(conn, fields["text"], kind, project, tags, source, clock.now_iso(),
+        memory, created = insert(conn, fields["text"], kind, project, tags, source, clock.now_iso(),
                                   "memory_retained")
     memory["deduplicated"] = not created
     if outcome:
@@ -170,13 +171,20 @@ def forget(conn, mid, *, superseded_by=None):
 # Reads
 
 
-def list_memories(conn, *, project=None, query=None, include_all=False, limit=100):
+def list_memories(conn, *, project=None, query=None, kind=None, since=None, include_all=False, limit=100):
     """``memory-list``: memories newest first (``created_at DESC, id``), live only unless
     ``include_all``; ``project`` keeps exactly that project's rows; ``query`` is a literal
-    substring of the content."""
+    substring of the content; ``kind`` keeps one kind; ``since`` keeps memories created at
+    or after that instant (ISO 8601)."""
     project = _project(project) or None
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     clauses, params = [], []
+    if kind is not None:
+        clauses.append("kind = ?")
+        params.append(validate.tag(kind, "--kind"))
+    if since is not None:
+        clauses.append("created_at >= ?")
+        params.append(clock.normalize(since, "--since"))
     if not include_all:
         clauses.append("retracted_at IS NULL")
     if project is not None:
@@ -273,7 +281,7 @@ def import_bank(conn, path, *, apply=False):
             new = [mid for mid in entries if mid not in present]
             for mid in new:
                 text, kind, project, tags, created_at = entries[mid]
-                _insert(conn, text, kind, project, tags, "import", created_at, "memory_imported",
+                insert(conn, text, kind, project, tags, "import", created_at, "memory_imported",
                         {"created_at": created_at})
     result["already_present"] = len(present)
     result["imported" if apply else "would_import"] = len(new)

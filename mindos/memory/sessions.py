@@ -25,6 +25,7 @@ Design decisions
   * **Provenance on every hit**: source, profile, project, session id, seq, role, at.
 """
 
+import datetime
 import hashlib
 import os
 import re
@@ -91,6 +92,23 @@ def walk(root, *, max_files=MAX_FILES):
                 continue
             paths.append(path)
     return paths, skipped
+
+
+def _modified_since(paths, since):
+    """``(paths last modified at or after since, how many were left out)``; the file's own
+    mtime (``lstat``: a symlink is never followed), compared at second precision."""
+    kept, older = [], 0
+    for path in paths:
+        try:
+            mtime = clock.format_ts(datetime.datetime.fromtimestamp(os.lstat(path).st_mtime, datetime.timezone.utc))
+        except (OSError, OverflowError, ValueError):
+            kept.append(path)  # unstatable: the read below reports it
+            continue
+        if mtime >= since:
+            kept.append(path)
+        else:
+            older += 1
+    return kept, older
 
 
 def _read(path):
@@ -222,7 +240,8 @@ def scan(root):
 # Ingestion
 
 
-def ingest(conn, source, root, *, project=None, profile=None, apply=False, redact=False, allow_secret=False):
+def ingest(conn, source, root, *, project=None, profile=None, since=None, apply=False, redact=False,
+           allow_secret=False):
     """``session-ingest``: index the transcripts under ``root`` as ``source`` (dry run unless ``apply``).
 
     Each file is ``new``, ``changed`` (re-indexed: delete + insert; a known file that now
@@ -232,15 +251,21 @@ def ingest(conn, source, root, *, project=None, profile=None, apply=False, redac
     "totals", "new", "changed", "unchanged", "unsupported", "messages_written",
     "secret_kinds", "skipped"}``; ``secret_action`` when the guard redacted or allowed.
     Dry run writes nothing.  Under ``apply`` one transaction writes every file plus a
-    ``session_ingested`` event (none when nothing changed).
+    ``session_ingested`` event (none when nothing changed).  ``since`` (a relative age like
+    ``7d`` or an ISO instant) leaves out files last modified before it, counted in
+    ``skipped["before_since"]`` (and ``since`` names the instant used): their cached rows,
+    if any, are kept as they are.
     """
     source = validate.identifier(source, "--source")
     project = _label(project, "--project")
     profile = _label(profile, "--profile")
     if redact and allow_secret:
         raise InvalidInput("pass at most one of --redact and --allow-secret")
+    since = cutoff(since, "--since") if since is not None else None
     root = _root(root)
     paths, skipped = walk(root)
+    if since is not None:
+        paths, skipped["before_since"] = _modified_since(paths, since)
     known = {row[0]: (row[1], row[2]) for row in conn.execute(
         "SELECT path, file_hash, id FROM session_files WHERE source = ?", (source,))}
     files, pending = [], []
@@ -276,6 +301,8 @@ def ingest(conn, source, root, *, project=None, profile=None, apply=False, redac
     result = {"source": source, "root": root, "project": project, "profile": profile, "applied": False,
               "files": files, "totals": totals, "secret_kinds": kinds, "skipped": skipped,
               "messages_written": 0, **by_status}
+    if since is not None:
+        result["since"] = since
     if not apply:
         return result
     if not work:
@@ -384,20 +411,20 @@ def snippets(conn, matches_cte, params, limit):
 # Retention
 
 
-def cutoff(older_than):
-    """The instant ``--older-than`` names: a relative age ``Nd``/``Nh``/``Nm`` before now, or
-    an absolute ISO timestamp."""
+def cutoff(older_than, flag="--older-than"):
+    """The instant ``older_than`` names (read from ``flag``): a relative age ``Nd``/``Nh``/``Nm``
+    before now, or an absolute ISO timestamp."""
     if not isinstance(older_than, str) or not older_than.strip():
-        raise InvalidInput("invalid --older-than: required (a relative age like 30d, 12h, 90m, or an ISO timestamp)")
+        raise InvalidInput(f"invalid {flag}: required (a relative age like 30d, 12h, 90m, or an ISO timestamp)")
     match = _AGE.match(older_than.strip())
     if match:
         amount, unit = int(match.group(1)), match.group(2)
         seconds = amount * {"d": 86400, "h": 3600, "m": 60}[unit]
         return clock.shift(clock.now_iso(), -seconds)
     try:
-        return clock.normalize(older_than, "--older-than")
+        return clock.normalize(older_than, flag)
     except InvalidInput:
-        raise InvalidInput(f"invalid --older-than: {validate.shown(older_than, 40)}"
+        raise InvalidInput(f"invalid {flag}: {validate.shown(older_than, 40)}"
                            " (a relative age like 30d, 12h, 90m, or an ISO timestamp)") from None
 
 

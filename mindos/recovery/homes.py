@@ -55,13 +55,42 @@ def _same(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def select(home):
+def _selector(value):
+    """The selector file to act on: ``--selector PATH`` when given (absolute; never a
+    symlink, never a file that is not a selector), else the one in force."""
+    if value is None:
+        return homes_core.selector_path()
+    path = _path(value, "--selector")
+    if os.path.islink(path):
+        raise Refused(f"refused --selector {path}: it is a symlink (symlinks are never followed)")
+    if os.path.isdir(path):
+        raise InvalidInput(f"invalid --selector: {path} is a directory (name the selector file)")
+    if os.path.exists(path) and not _is_selector(path):
+        raise Refused(f"refused --selector {path}: the file there is not a home selector; it is left alone")
+    return path
+
+
+def _is_selector(path):
+    """True when ``path`` holds a home selector: a JSON object with a ``home`` key."""
+    import json  # lazy: only a named --selector is read
+
+    try:
+        with open(path, "rb") as handle:
+            doc = json.loads(handle.read(65536).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and "home" in doc
+
+
+def select(home, *, selector=None):
     """Point the selector at ``home`` after a clean doctor sweep; return the selection report.
 
     Refuses the rollback default, a path without a database and an unhealthy home (naming
-    every problem).  Writes only the selector file (atomic, 0600).
+    every problem).  Writes only the selector file (atomic, 0600): ``selector`` names it
+    (default: the one in force), and an existing file there must already be a selector.
     """
     target = _path(home)
+    chosen = _selector(selector)
     if _same(target, rollback_default()):
         raise Refused(f"home-select refused: {target} is the rollback default; use home-deselect --apply to return to it")
     report = doctor.run(target)
@@ -69,8 +98,8 @@ def select(home):
         named = "; ".join(_describe(p) for p in report["problems"])
         raise Refused(f"home-select refused: {target} is unhealthy ({sum(report['problems_by_kind'].values())}"
                       f" problem(s): {named})")
-    path = homes_core.selector_path()
-    previous = homes_core.read_selector()
+    path = chosen
+    previous = homes_core.read_selector(path)
     artifacts.seal_write(path, SELECTOR_FORMAT, {"home": target, "selected_at": clock.now_iso()})
     now_home, source = homes_core.resolve()
     return {"selected": target, "selector_path": path, "previous": previous, "doctor": {"ok": True,
@@ -82,12 +111,17 @@ def _describe(problem):
     return f"{problem['kind']} ({ids})" if ids else problem["kind"]
 
 
-def deselect(*, apply=False):
-    """Plan (or with ``apply`` carry out) removing the selector; return the report."""
-    path = homes_core.selector_path()
+def deselect(*, apply=False, selector=None):
+    """Plan (or with ``apply`` carry out) removing the selector; return the report.
+
+    ``selector`` names the selector file (default: the one in force); a file there that is
+    not a selector, or a symlink, is refused and left alone.
+    """
+    path = _selector(selector)
     present = os.path.exists(path)
     report = {"apply": bool(apply), "selector_path": path, "present": present,
-              "selected_home": homes_core.read_selector(), "falls_back_to": rollback_default(), "removed": False}
+              "selected_home": homes_core.read_selector(path), "falls_back_to": rollback_default(),
+              "removed": False}
     if apply and present:
         try:
             os.unlink(path)

@@ -53,8 +53,9 @@ def _quarantine_target(home, name):
     return target
 
 
-def sweep(conn, *, apply=False):
-    """Plan (and with ``apply`` carry out) adoption or quarantine of orphan receipt files.
+def sweep(conn, *, apply=False, only=None):
+    """Plan (and with ``apply`` carry out) adoption or quarantine of orphan receipt files
+    (``only``: just these receipt ids or leftover file names).
 
     Returns ``{"apply", "adopt": [{"receipt_id", "task_id"}], "quarantine": [{"file",
     "reason"}], "adopted": [...], "quarantined": [...]}``.
@@ -63,6 +64,8 @@ def sweep(conn, *, apply=False):
     receipts_dir = db.receipts_dir(home)
     indexed = {row[0] for row in conn.execute("SELECT id FROM receipts")}
     orphans, temp = doctor.orphan_files(home, indexed)
+    if only is not None:
+        orphans, temp = [rid for rid in orphans if rid in only], [name for name in temp if name in only]
     plan_adopt, plan_quarantine = [], []
     for receipt_id in orphans:
         action, reason, found = _classify(conn, receipts_dir, receipt_id)

@@ -14,14 +14,15 @@ def _brief(found):
                                         "stale_total", "ok")}
 
 
-def rebuild(conn, *, dry_run=False):
-    """Report drift per index and, unless ``dry_run``, rebuild each drifted one.
+def rebuild(conn, *, dry_run=False, only=None):
+    """Report drift per index and, unless ``dry_run``, rebuild each drifted one (``only``:
+    just these indexes).
 
     Returns ``{"dry_run", "indexes": [{"index", "drift", "rebuilt", "after"}],
     "drift_found": [names], "fixed": [names], "would_fix": [names]}``.
     """
     report = {"dry_run": bool(dry_run), "indexes": [], "drift_found": [], "fixed": [], "would_fix": []}
-    present = [name for name in fts.INDEXES if fts.has(conn, name)]
+    present = [name for name in fts.INDEXES if fts.has(conn, name) and (only is None or name in only)]
     found = {name: fts.drift(conn, name) for name in present}
     drifted = [name for name in present if not found[name]["ok"]]
     report["drift_found"] = drifted

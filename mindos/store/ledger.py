@@ -139,13 +139,18 @@ def parse_payload(event, payload_json):
     return event
 
 
-def events(conn, *, action=None, entity_id=None, since=None, until=None, limit=50, verify=False):
-    """Query the ledger newest first with parsed payloads.
+def events(conn, *, action=None, entity_id=None, entity_type=None, since=None, until=None, limit=50,
+           verify=False):
+    """Query the ledger newest first with parsed payloads (``entity_type``: only events about
+    that kind of entity, ``task``, ``memory``, ``note`` ...).
 
     Returns ``{"events", "total_matching", "truncated"}`` plus ``"verify"`` when asked.
     """
     limit = validate.positive_int(limit, "--limit", maximum=100000)
     clauses, params = [], []
+    if entity_type is not None:
+        clauses.append("entity_type = ?")
+        params.append(validate.tag(entity_type, "--entity-type"))
     if action:
         clauses.append("action = ?")
         params.append(action)

@@ -22,6 +22,7 @@ def receipts_for(conn, task_id):
 
 
 SHOW_AUDIT_LIMIT = 200
+MAX_AUDIT_LIMIT = 100000
 # Modules of later dimensions adding keys to a task's view: each defines
 # ``show_section(conn, task_id) -> dict``.  Named here (like metrics.PROVIDERS) and loaded
 # by name, so a view never imports upward.
@@ -38,12 +39,14 @@ def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
             for r in reversed(rows)]
 
 
-def show(conn, task_id):
+def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT):
     """The task with its receipts, audit trail, dependencies, dependents, corrections and live handoff.
 
-    The trail holds the newest SHOW_AUDIT_LIMIT events (oldest first); ``audit_total`` and
-    ``audit_truncated`` say whether older ones exist (``events --entity-id`` pages them).
+    The trail holds the newest ``limit`` events (default SHOW_AUDIT_LIMIT, oldest first);
+    ``audit_total`` and ``audit_truncated`` say whether older ones exist (``events
+    --entity-id`` pages them).
     """
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_AUDIT_LIMIT)
     task = rows.get(conn, validate.identifier(task_id, "task id"))
     deps = conn.execute(
         "SELECT d.depends_on AS id, t.status, t.title FROM dependencies d LEFT JOIN tasks t ON t.id = d.depends_on"
@@ -57,7 +60,7 @@ def show(conn, task_id):
     )
     corrections = conn.execute(
         "SELECT id, status, title FROM tasks WHERE correction_of = ? ORDER BY created_at, id", (task_id,))
-    trail = audit_trail(conn, task_id, SHOW_AUDIT_LIMIT)
+    trail = audit_trail(conn, task_id, limit)
     total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
     view = {
         "task": task,

@@ -11,36 +11,53 @@ The approval itself is audited ``approval_granted`` in the same transaction.
 """
 
 from mindos.core import clock, validate
+from mindos.errors import InvalidInput
 from mindos.store import db, ledger
 from mindos.work import rows
 
 APPROVAL_KIND = "approval"
 
 
-def approve(conn, task_id, by, *, note=""):
+MAX_REASON = 4096
+
+
+def approve(conn, task_id, by, *, note="", reason=None):
     """Record ``by``'s approval of ``task_id`` as a sealed ``approval`` receipt.
 
-    Returns ``{"task_id", "approved_by", "approved_at", "receipt_id", "file_hash",
-    "receipt"}``.  Audited ``approval_granted`` with the receipt id and file hash.
+    ``reason`` (why it was approved) is sealed in the receipt and carried by the audit
+    event; like the note it passes the receipt's secret guard (a credential-shaped reason
+    is refused, nothing written).  Returns ``{"task_id", "approved_by", "approved_at",
+    "receipt_id", "file_hash", "receipt"}`` plus ``reason`` when one was given.  Audited
+    ``approval_granted`` with the receipt id and file hash.
     """
     from mindos.work import receipts  # lazy: loaded only on the path that needs it
 
     task_id = validate.identifier(task_id, "task id")
     by = validate.agent(by, "--by")
     note = validate.text(note or "", "--note", max_len=4096)
+    if reason is not None:
+        reason = validate.text(reason, "--reason", required=True, max_len=MAX_REASON).strip()
+        if not reason:
+            raise InvalidInput("invalid --reason: must not be blank")
     now = clock.now_iso()
     with db.write(conn):
         task = rows.get(conn, task_id)
         payload = {"approved_by": by, "approved_at": now, "task_status": task["status"]}
         if note:
             payload["note"] = note
+        if reason is not None:
+            payload["reason"] = reason
         receipt = receipts.add(conn, task_id, APPROVAL_KIND, payload)
-        ledger.append_event(conn, "task", task_id, "approval_granted", {
-            "approved_by": by, "receipt_id": receipt["receipt_id"], "file_hash": receipt["file_hash"],
-            "task_status": task["status"],
-        })
-    return {"task_id": task_id, "approved_by": by, "approved_at": now, "receipt_id": receipt["receipt_id"],
-            "file_hash": receipt["file_hash"], "receipt": receipt}
+        event = {"approved_by": by, "receipt_id": receipt["receipt_id"], "file_hash": receipt["file_hash"],
+                 "task_status": task["status"]}
+        if reason is not None:
+            event["reason"] = reason  # already through the receipt's guard above
+        ledger.append_event(conn, "task", task_id, "approval_granted", event)
+    result = {"task_id": task_id, "approved_by": by, "approved_at": now, "receipt_id": receipt["receipt_id"],
+              "file_hash": receipt["file_hash"], "receipt": receipt}
+    if reason is not None:
+        result["reason"] = reason
+    return result
 
 
 def unverified_completions(conn):

@@ -55,8 +55,9 @@ def _expired_leases(conn, now):
 
 
 def recover(conn, *, dry_run=False, max_retries=DEFAULT_MAX_RETRIES, backoff_base=DEFAULT_BACKOFF_BASE,
-            backoff_cap=DEFAULT_BACKOFF_CAP):
-    """Requeue expired held leases (consuming retry budget) or fail them past the budget.
+            backoff_cap=DEFAULT_BACKOFF_CAP, task_ids=None):
+    """Requeue expired held leases (consuming retry budget) or fail them past the budget;
+    ``task_ids`` narrows the sweep to those tasks (one repaired finding).
 
     Returns ``{"dry_run", "recovered", "failed", "would_recover", "would_fail", "backoff",
     "skipped"}``: id lists, plus ``backoff`` mapping each requeued id to its retry_count,
@@ -68,6 +69,9 @@ def recover(conn, *, dry_run=False, max_retries=DEFAULT_MAX_RETRIES, backoff_bas
     report = {"dry_run": bool(dry_run), "recovered": [], "failed": [], "would_recover": [], "would_fail": [],
               "backoff": {}, "skipped": []}
     candidates = _expired_leases(conn, now)
+    if task_ids is not None:
+        wanted = set(task_ids)
+        candidates = [task for task in candidates if task["id"] in wanted]
     if dry_run:
         for task in candidates:
             count = task["retry_count"] + 1

@@ -39,3 +39,11 @@ COMMANDS = {
     "declare": add_declare,
     "grant-check": add_grant_check,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "declare": "{active autonomy_level expired expires_at granted_at granted_by id model superseded_at superseded_by"
+               " task_id}",
+    "grant-check": "{authorized grant level model reason task_id}",
+}

@@ -32,3 +32,10 @@ COMMANDS = {
     "github": add_github,
     "sentry": add_sentry,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "github": "{registry tool}",
+    "sentry": "{registry tool}",
+}

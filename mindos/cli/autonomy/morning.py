@@ -22,3 +22,9 @@ def cmd_morning(conn, args):
 COMMANDS = {
     "morning": add_morning,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "morning": "text | --json {counts decisions failed finished nanny now since since_rule stuck ?marked}",
+}

@@ -20,3 +20,10 @@ def cmd_nanny(conn, args):
 COMMANDS = {
     "nanny": add_nanny,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "nanny": "{active_leases because decisions dry_run findings index_upkeep lock max_repairs repairs"
+             " skipped_repairs state tick_at ?state_basis}",
+}

@@ -18,3 +18,9 @@ def cmd_processes(conn, args):
 COMMANDS = {
     "processes": add_processes,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "processes": "{leases now os_processes owners}",
+}

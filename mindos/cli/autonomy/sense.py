@@ -18,3 +18,9 @@ def cmd_sense(conn, args):
 COMMANDS = {
     "sense": add_sense,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "sense": "{by_kind by_severity digest findings sensed_at sources total truncated}",
+}

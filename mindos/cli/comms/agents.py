@@ -46,3 +46,14 @@ def cmd_list(conn, args):
 
 
 COMMANDS = {"agent": add_agent}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "agent": {
+        "create": "{agent aliases command created_at instructions moods page updated_at}",
+        "update": "{agent aliases command created_at instructions moods page updated_at}",
+        "show": "{agent aliases command created_at instructions moods page updated_at}",
+        "list": "{agents}",
+    },
+}

@@ -153,3 +153,22 @@ COMMANDS = {
     "botmail-receipts": add_receipts,
     "botmail-context": add_context,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "botmail-peer-allow": "{changed classes created_at epoch peer profile recipient replay_budget"
+                          " replay_window_seconds revoked revoked_at updated_at}",
+    "botmail-peer-revoke": "{changed classes created_at epoch peer profile recipient replay_budget"
+                           " replay_window_seconds revoked revoked_at updated_at}",
+    "botmail-peers": "[{classes created_at epoch peer profile recipient replay_budget replay_window_seconds revoked"
+                     " revoked_at updated_at}]",
+    "botmail-send": "{created_at detail envelope_hash envelope_id message_id outcome reason receipt_id recipient"
+                    " sender}",
+    "botmail-inbox": "{count messages recipient unacked}",
+    "botmail-ack": "{acked acked_at already_acked body class delivered_at envelope_hash envelope_id epoch expires_at"
+                   " harness id profile provenance recipient sender sent_at thread}",
+    "botmail-receipts": "[{created_at detail envelope_hash envelope_id id message_id outcome reason recipient"
+                        " sender}]",
+    "botmail-context": "{budget digest messages profile recipient truncated used_chars}",
+}

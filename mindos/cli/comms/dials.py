@@ -31,3 +31,9 @@ def cmd_set(conn, args):
 
 
 COMMANDS = {"set": add_set}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "set": "{agent dial effective mood scope value}",
+}

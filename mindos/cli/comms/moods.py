@@ -61,3 +61,16 @@ def cmd_leave(conn, args):
 
 
 COMMANDS = {"mood": add_mood}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "mood": {
+        "create": "{aliases created_at description instructions_page last_post_at members mood posts title}",
+        "update": "{aliases created_at description instructions_page last_post_at members mood posts title}",
+        "show": "{aliases created_at description instructions_page last_post_at members mood posts title}",
+        "list": "{moods}",
+        "join": "{agent member mood}",
+        "leave": "{agent member mood}",
+    },
+}

@@ -59,3 +59,15 @@ def cmd_untrust(conn, args):
 
 
 COMMANDS = {"page": add_page}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "page": {
+        "set": "{created_at editor page revision trusted}",
+        "show": "{in_use page revision revisions ?history}",
+        "list": "{editors pages}",
+        "trust": "{editor trusted updated_at}",
+        "untrust": "{editor trusted updated_at}",
+    },
+}

@@ -94,3 +94,13 @@ def cmd_arrive(conn, args):
 
 
 COMMANDS = {"post": add_post, "react": add_react, "posts": add_posts, "typing": add_typing, "arrive": add_arrive}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "post": "{author body created_at full_tools id kind mood reply_to to_agent via}",
+    "react": "{changed created_at mood post reaction who}",
+    "posts": "{posts}",
+    "typing": "{kind mood until who}",
+    "arrive": "{arrival created_at mood via who}",
+}

@@ -54,3 +54,12 @@ def cmd_explain(conn, args):
 
 
 COMMANDS = {"tick": add_tick, "explain": add_explain}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "tick": "{agents_in_moods budget deferred dry_run holds moods now raced screens waiting wakes}"
+            " | --cycles [{agents_in_moods budget deferred dry_run holds moods now raced screens waiting wakes}]",
+    "explain": "{action agent budget considers_last_hour_in_mood cursors dials mood now posts wakes_last_hour why ?due"
+               " ?screen ?screen_verdict_builtin ?tools ?wake}",
+}

@@ -63,3 +63,13 @@ def cmd_budget(conn, args):
 
 
 COMMANDS = {"wakes": add_wakes, "show-wake": add_show_wake, "bundle": add_bundle, "budget": add_budget}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "wakes": "{total_matching truncated wakes} | --duplicates {count duplicates within_seconds}",
+    "show-wake": "{agent block bundle created_at detail finished_at fresh_failed id kind loop_guard mood outcome posts"
+                 " reply_post text tokens tools usd warm why} | --text text",
+    "bundle": "{agent bundle created_at layers text} | --text text",
+    "budget": "{by_kind daily_budget_usd day exempt_usd spent_usd}",
+}

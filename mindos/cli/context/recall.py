@@ -145,3 +145,17 @@ COMMANDS = {
     "resume": add_resume,
     "recall-stale": add_recall_stale,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "recall": "{agent budget core_digest dependencies dependencies_packed dependencies_total digest grant handoff"
+              " handoff_packed lease notes notes_dropped notes_expired_excluded notes_expired_pinned_packed"
+              " notes_packed notes_pinned_packed notes_total_live recalled_at receipts sections task task_id"
+              " truncated used_chars ...}",
+    "recall-verify": "{current_core_digest current_digest digest fresh params task_id}",
+    "recall-diff": "{agent changes current_core_digest current_digest digest event_id fresh recalled_at"
+                   " sections_changed task_id unchanged}",
+    "resume": "{action agent lease_epoch lease_expires_at recall recall_digest task_id}",
+    "recall-stale": "{checked counts items ok}",
+}

@@ -23,3 +23,9 @@ def cmd_demo(conn, args):
 COMMANDS = {
     "demo": add_demo,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "demo": "text | --json {home kept steps}",
+}

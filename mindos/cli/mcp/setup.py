@@ -26,3 +26,9 @@ def cmd_setup(conn, args):
 COMMANDS = {
     "setup": add_setup,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "setup": "{agent changed dry_run files harness remove}",
+}

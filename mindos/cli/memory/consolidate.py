@@ -22,3 +22,9 @@ def cmd_consolidate(conn, args):
 COMMANDS = {
     "consolidate": add_consolidate,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "consolidate": "{clusters clusters_total dry_run notes_consolidated tasks_scanned threshold}",
+}

@@ -70,3 +70,12 @@ COMMANDS = {
     "facts": add_facts,
     "search-facts": add_search_facts,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "fact-assert": "{@fact deduplicated ?secret_action ?secret_kinds}",
+    "fact-retract": "{@fact live}",
+    "facts": "[{@fact ?live}]",
+    "search-facts": "[{@fact ?score}]",
+}

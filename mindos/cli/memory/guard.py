@@ -20,3 +20,10 @@ def cmd_secret_scan(conn, args):
 COMMANDS = {
     "secret-scan": add_secret_scan,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "secret-scan": "{by_kind findings findings_total handoffs_scanned include_superseded notes_scanned"
+                   " tasks_scanned}",
+}

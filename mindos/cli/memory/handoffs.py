@@ -141,3 +141,16 @@ COMMANDS = {
     "search-handoffs": add_search_handoffs,
     "handoff-check": add_handoff_check,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "handoff": "{@handoff deduplicated ?secret_action ?secret_kinds}",
+    "handoff-current": "{@handoff task_recap}",
+    "handoffs": "[{@handoff}]",
+    "handoff-history": "{chain handoff_id length live_id task_id}",
+    "ack": "{@handoff already_acked}",
+    "handoff-inbox": "{agent count items unacked}",
+    "search-handoffs": "[{@handoff project task_title ?score}]",
+    "handoff-check": "{ack_sla_hours checked counts ok problems}",
+}

@@ -106,3 +106,14 @@ COMMANDS = {
     "search-notes": add_search_notes,
     "notes-expired": add_notes_expired,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "note": "{@note deduplicated similar_to ?promoted_to_pinned ?revived ?secret_action ?secret_kinds}",
+    "notes": "[{@note}]",
+    "supersede-note": "{note superseded ?secret_action ?secret_kinds}",
+    "note-history": "{chain head_id length note_id}",
+    "search-notes": "[{@note project task_status task_title ?rank_score ?score}]",
+    "notes-expired": "{notes revive supersede total}",
+}

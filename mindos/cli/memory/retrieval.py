@@ -25,3 +25,9 @@ def cmd_memory_search(conn, args):
 COMMANDS = {
     "memory-search": add_memory_search,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "memory-search": "[{created_at id kind project task_id text ?score ...}]",
+}

@@ -18,18 +18,21 @@ def cmd_session_scan(conn, args):
 def add_session_ingest(sub):
     p = make_parser(sub, "session-ingest",
                     "autopilot.py session-ingest --source claude-code --root ~/.claude/projects/-home-me-proj-a"
-                    " --project Auth --apply --redact")
+                    " --project Auth --since 7d --apply --redact")
     p.add_argument("--source", required=True, help="source label stored with every message (e.g. claude-code, codex)")
     p.add_argument("--root", required=True, help="transcript store to index (read-only; symlinks never followed)")
     flags.project(p, help="project label stored with every session")
     p.add_argument("--profile", help="profile label stored with every session")
+    p.add_argument("--since", help="only transcript files modified at or after this: a relative age (7d, 12h, 90m)"
+                                   " or an ISO timestamp; older files are counted in skipped.before_since")
     p.add_argument("--apply", action="store_true", help="write the index (default: a dry-run report, nothing written)")
     flags.secret(p, "messages")
     p.set_defaults(handler=cmd_session_ingest)
 
 
 def cmd_session_ingest(conn, args):
-    return sessions.ingest(conn, args.source, args.root, project=args.project, profile=args.profile, apply=args.apply,
+    return sessions.ingest(conn, args.source, args.root, project=args.project, profile=args.profile, since=args.since,
+                           apply=args.apply,
                            redact=args.redact, allow_secret=args.allow_secret)
 
 
@@ -71,4 +74,14 @@ COMMANDS = {
     "session-ingest": add_session_ingest,
     "search-sessions": add_search_sessions,
     "sessions-prune": add_sessions_prune,
+}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "session-scan": "{files root secret_kinds skipped totals}",
+    "session-ingest": "{applied changed files messages_written new profile project root secret_kinds skipped source"
+                      " totals unchanged unreadable unsupported ?secret_action ?since}",
+    "search-sessions": "[{at content message_id profile project role seq session_id source ?score}]",
+    "sessions-prune": "{applied by_source bytes candidates cutoff filters messages older_than sessions}",
 }

@@ -42,3 +42,11 @@ COMMANDS = {
     "archive-check": add_archive_check,
     "archive-restore": add_archive_restore,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "archive": "{before counts dry_run task_ids ?file_sha256 ?path}",
+    "archive-check": "{before counts created_at format ok path task_ids}",
+    "archive-restore": "{counts path reattached receipt_files_written replaced restored}",
+}

@@ -48,3 +48,12 @@ COMMANDS = {
     "brain-inventory-check": add_brain_inventory_check,
     "brain-import": add_brain_import,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "brain-inventory": "{blocked content_digest digest fail_closed file_sha256 format homes out sources}",
+    "brain-inventory-check": "{blocked content_digest created_at digest fail_closed format homes ok sources}",
+    "brain-import": "{applied external import_count imports inventory inventory_digest quarantine quarantine_count"
+                    " target}",
+}

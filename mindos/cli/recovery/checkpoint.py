@@ -29,3 +29,10 @@ COMMANDS = {
     "checkpoint": add_checkpoint,
     "checkpoint-check": add_checkpoint_check,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "checkpoint": "{created_at event_count file_sha256 head_hash last_event_id path}",
+    "checkpoint-check": "{checkpoint live ok path problems}",
+}

@@ -17,3 +17,9 @@ def cmd_doctor(conn, args):
 COMMANDS = {
     "doctor": add_doctor,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "doctor": "{checks counts home notes ok problems problems_by_kind}",
+}

@@ -45,3 +45,14 @@ COMMANDS = {
     "migrate-import": add_migrate_import,
     "migrate-rollback": add_migrate_rollback,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "migrate-import": "{applied deduplicated inventory inventory_digest secret_kinds source_id source_path"
+                      " source_root target_home ...}",
+    "migrate-rollback": "{applied by_table deduplicated directories drifted drifted_total events_in_scope"
+                        " events_journaled files forced local_dependents local_dependents_total needs_force result"
+                        " result_digest rows_already_gone rows_to_remove source_id ?chain ?directories_removed"
+                        " ?files_removed ?files_withheld ?step}",
+}

@@ -29,3 +29,12 @@ COMMANDS = {
     "migrate-inventory": add_migrate_inventory,
     "migrate-inventory-check": add_migrate_inventory_check,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "migrate-inventory": "{blocked by_kind caps content_digest digest fail_closed file_sha256 format out plan root"
+                         " sources sources_total}",
+    "migrate-inventory-check": "{blocked content_digest created_at digest fail_closed format ok plan root"
+                               " sources_total}",
+}

@@ -28,3 +28,9 @@ def cmd_onboard(conn, args):
 COMMANDS = {
     "onboard": add_onboard,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "onboard": "{applied failed_stage inventory inventory_digest ok probe source_id stages}",
+}

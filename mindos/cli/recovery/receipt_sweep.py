@@ -18,3 +18,9 @@ def cmd_receipts_sweep(conn, args):
 COMMANDS = {
     "receipts-sweep": add_receipts_sweep,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "receipts-sweep": "{adopt adopted apply quarantine quarantined}",
+}

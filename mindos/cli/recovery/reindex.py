@@ -17,3 +17,9 @@ def cmd_fts_rebuild(conn, args):
 COMMANDS = {
     "fts-rebuild": add_fts_rebuild,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "fts-rebuild": "{drift_found dry_run fixed indexes would_fix}",
+}

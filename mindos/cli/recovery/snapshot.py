@@ -40,3 +40,11 @@ COMMANDS = {
     "snapshot-check": add_snapshot_check,
     "snapshot-restore": add_snapshot_restore,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "snapshot": "{audit counts created_at file_sha256 path receipt_files schema_version}",
+    "snapshot-check": "{audit counts created_at format ok path receipt_files schema_version}",
+    "snapshot-restore": "{audit foreign_keys path receipt_files_written replaced restored tables}",
+}

@@ -36,3 +36,11 @@ COMMANDS = {
     "export-task": add_export_task,
     "import-task": add_import_task,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "export-task": "{content_digest counts file_sha256 path task_id ?secret_action ?secret_kinds}",
+    "import-task": "{content_digest created deduplicated dry_run inserted lease_sanitized receipt_files_written"
+                   " skipped_deps task_id}",
+}

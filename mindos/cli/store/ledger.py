@@ -9,6 +9,7 @@ def add_events(sub):
                     "autopilot.py events --action claimed --since 2026-08-21T00:00:00Z --limit 20 --verify")
     p.add_argument("--action", help="only this action")
     p.add_argument("--entity-id", help="only events about this entity")
+    p.add_argument("--entity-type", help="only events about this kind of entity (task, memory, note, handoff, ...)")
     p.add_argument("--since", help="ISO 8601 lower bound (inclusive)")
     p.add_argument("--until", help="ISO 8601 upper bound (inclusive)")
     flags.limit(p, 50, "at most this many (default 50)")
@@ -17,7 +18,8 @@ def add_events(sub):
 
 
 def cmd_events(conn, args):
-    result = ledger.events(conn, action=args.action, entity_id=args.entity_id, since=args.since, until=args.until,
+    result = ledger.events(conn, action=args.action, entity_id=args.entity_id, entity_type=args.entity_type,
+                          since=args.since, until=args.until,
                           limit=args.limit, verify=args.verify)
     broken = args.verify and not result["verify"]["ok"]
     return result, (1 if broken else 0)
@@ -45,4 +47,11 @@ def cmd_verify_chain(conn, args):
 COMMANDS = {
     "events": add_events,
     "verify-chain": add_verify_chain,
+}
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "events": "{events total_matching truncated ?verify}",
+    "verify-chain": "{events ok problems ?checkpoint}",
 }

@@ -17,3 +17,9 @@ def cmd_dashboard(conn, args):
 COMMANDS = {
     "dashboard": add_dashboard,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "dashboard": "text",
+}

@@ -38,3 +38,10 @@ COMMANDS = {
     "similar": add_similar,
     "dup-tasks": add_dup_tasks,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "similar": "{count project similar task_id threshold title}",
+    "dup-tasks": "{clusters clusters_total dry_run duplicate_tasks open_tasks read_only threshold}",
+}

@@ -54,3 +54,9 @@ def cmd_next(conn, args):
 COMMANDS = {
     "next": add_next,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "next": "{task ?considered ?recall ?recall_digest ?skipped}",
+}

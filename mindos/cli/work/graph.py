@@ -82,3 +82,14 @@ COMMANDS = {
     "critical-path": add_critical_path,
     "plan": add_plan,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "dep": "{added already_present blockers depends_on missing missing_dependencies task_id}",
+    "dep-remove": "{blockers depends_on removed task_id}",
+    "blocked-by": "{blocked blockers status task_id unsatisfied}",
+    "impact": "{by_status dependents impacted open status task_id}",
+    "critical-path": "{by_status length open_tasks path}",
+    "plan": "{open_tasks scheduled_tasks unschedulable waves waves_total}",
+}

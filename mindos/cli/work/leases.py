@@ -124,3 +124,15 @@ COMMANDS = {
     "transfer": add_transfer,
     "leases": add_leases,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "claim": "{@task ?policy_overrides ?seam_overrides}",
+    "heartbeat": "{@task heartbeat progress}",
+    "renew": "{@task}",
+    "release": "{@task}",
+    "transfer": "{@task from_epoch from_owner ?policy_overrides ?seam_overrides}",
+    "leases": "[{lease_epoch lease_expires_at live owner priority progress project seconds_remaining stalled status task_id"
+              " title}]",
+}

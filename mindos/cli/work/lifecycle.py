@@ -113,3 +113,14 @@ COMMANDS = {
     "block": add_block,
     "unblock": add_unblock,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "complete": "{@task newly_unblocked ?receipts}",
+    "fail": "{@task retry_scheduled ?backoff_seconds ?dependents_stranded}",
+    "cancel": "{@task}",
+    "defer": "{@task}",
+    "block": "{@task}",
+    "unblock": "{@task}",
+}

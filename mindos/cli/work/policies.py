@@ -21,3 +21,10 @@ def cmd_policy(conn, args):
 COMMANDS = {
     "policy": add_policy,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "policy": "{action decision policy policy_file policy_found project requires_user ?dispatch_requires_tag"
+              " ?max_wip_per_owner ?rule}",
+}

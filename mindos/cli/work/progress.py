@@ -19,3 +19,9 @@ def cmd_escalate_stalled(conn, args):
 COMMANDS = {
     "escalate-stalled": add_escalate_stalled,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "escalate-stalled": "{already_escalated dry_run escalated skipped would_escalate}",
+}

@@ -46,3 +46,11 @@ COMMANDS = {
     "receipt": add_receipt,
     "run-receipt": add_run_receipt,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "receipt": "{bytes created_at file file_hash kind path receipt_id stored_path task_id}",
+    "run-receipt": "{bytes created_at deduplicated file file_hash kind path receipt_id run stored_path task_id"
+                   " ?replayed}",
+}

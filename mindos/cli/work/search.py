@@ -26,3 +26,9 @@ def cmd_search(conn, args):
 COMMANDS = {
     "search": add_search,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "search": "[{@task ?score}]",
+}

@@ -35,3 +35,10 @@ COMMANDS = {
     "recover": add_recover,
     "escalate": add_escalate,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "recover": "{backoff dry_run failed recovered skipped would_fail would_recover}",
+    "escalate": "{already_p0 dry_run escalated skipped would_escalate}",
+}

@@ -32,3 +32,10 @@ COMMANDS = {
     "tag": add_tag,
     "untag": add_untag,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "tag": "{added already_present tags task_id}",
+    "untag": "{removed tags task_id}",
+}

@@ -93,3 +93,12 @@ COMMANDS = {
     "list": add_list,
     "update": add_update,
 }
+
+
+# the shape of each command's output, for protocol (see mindos.cli.outputs)
+OUTPUTS = {
+    "init": "{database fts5 home home_rule receipts_dir schema_version}",
+    "create": "{@task depends_on ?similar_open_tasks}",
+    "list": "[{@task}]",
+    "update": "{@task}",
+}
