@@ -43,7 +43,7 @@ from mindos.recovery import artifacts, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
-BOOKKEEPING = ("migration_inventory_sealed", "onboarding_planned", "onboarding_completed", "onboarding_failed")
+BOOKKEEPING = migrate_inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
 ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 # not carried: the ledger (merged separately), liveness and replay caches, derived indexes and
 # the session cache (rebuildable from its transcripts)
