@@ -33,7 +33,7 @@ import json
 from mindos.context import sections
 from mindos.core import validate
 from mindos.errors import InvalidInput
-from mindos.memory import fact_valid
+from mindos.memory import fact_in_scope, fact_valid, memory_in_scope
 
 OPTIONS = ("receipts", "facts", "semantic", "sessions")
 DEFAULTS = {"receipts": 3, "facts": 5, "semantic": 5, "sessions": 3}
@@ -75,6 +75,14 @@ def _marks(values):
     return ", ".join("?" * len(values))
 
 
+def _any_of(rule, alias, projects):
+    """SQL: the package's scope ``rule`` seen from any of ``projects`` (one placeholder each),
+    or from no project at all (what is fleet-wide by construction) when there are none."""
+    if not projects:
+        return rule(alias, "''")
+    return "(" + " OR ".join(rule(alias) for _ in projects) + ")"
+
+
 def _keys(name, state, found, packed):
     task = focus(state)
     return {name: packed, f"{name}_total": len(found), "focus_task_id": task["id"] if task else None}
@@ -111,8 +119,7 @@ def _section_facts(state, budget):
     if matches is not None or not focused:
         cte, params = matches if matches is not None else ("", [])
         source = "matches m CROSS JOIN facts f ON f.id = m.rowid" if matches is not None else "facts f"
-        scope = ("f.task_id IS NULL OR coalesce((SELECT project FROM tasks WHERE id = f.task_id), '')"
-                 f" IN ('', {_marks(projects)})" if projects else "f.task_id IS NULL")
+        scope = _any_of(fact_in_scope, "f", projects)
         columns = ", ".join(f"f.{name}" for name in _FACT_FIELDS)
         found = [dict(row) for row in conn.execute(
             f"{cte} SELECT {columns} FROM {source} WHERE {fact_valid('f')} AND ({scope})"
@@ -127,7 +134,7 @@ def _section_semantic(state, budget):
     if matches is not None or not focused:
         cte, params = matches if matches is not None else ("", [])
         source = "matches x CROSS JOIN memories m ON m.seq = x.rowid" if matches is not None else "memories m"
-        scope = f"m.project IN ('', {_marks(projects)})" if projects else "m.project = ''"
+        scope = _any_of(memory_in_scope, "m", projects)
         found = [{**dict(row), "tags": json.loads(row["tags"])} for row in conn.execute(
             f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
             f" FROM {source} WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
