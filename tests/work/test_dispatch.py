@@ -361,6 +361,19 @@ def test_explain_reports_skips_ranked_below_the_pick(conn):
     assert actions(conn) == [a for (_, a, _) in before[2]] + ["claimed"]
 
 
+def test_cli_explain_reports_the_dependency_waits_of_four_queued_tasks(conn, cli_json):
+    mk(conn, "t1", "P1")
+    mk(conn, "t2", "P1", depends_on=["t1"])
+    mk(conn, "t3", "P1")
+    mk(conn, "t4", "P1", depends_on=["t3", "t1"])
+    explained = cli_json("autopilot", "next", "--explain")
+    assert explained["task"]["id"] == "t1" and explained["considered"] == 4
+    assert explained["skipped"] == [
+        {"task_id": "t2", "reason": "unsatisfied_dependencies", "blocked_by": ["t1"]},
+        {"task_id": "t4", "reason": "unsatisfied_dependencies", "blocked_by": ["t1", "t3"]}]
+    assert set(explained) == {"task", "considered", "skipped"}
+
+
 def test_explain_past_the_pick_is_capped_and_says_so(conn, monkeypatch):
     monkeypatch.setattr(dispatch, "EXPLAIN_LIMIT", 2)
     for number in range(6):
