@@ -30,6 +30,11 @@ Design decisions
     byte-identical documents modulo ``created_at`` (and the seal that covers it), and the same
     ``content_digest`` (everything but those two), so a resumed migration can tell it faces
     the same plan.
+  * **A database is known by its content.**  Its file entry carries ``content_sha256``, a
+    digest of its schema and rows read through one consistent snapshot (:func:`content_digest`);
+    its ``-wal``/``-shm`` files are a live home's runtime state, read through and never recorded,
+    so a home in use can be inventoried and imported, and only a real change is drift.  A file
+    named like a database (``state.db``, ``*.sqlite``) that SQLite cannot read blocks too.
   * **Every byte sealed.**  ``created_at`` is inside the seal like every other field and the
     document is read back byte-exact (:mod:`mindos.recovery.artifacts`): any single changed
     byte, a timestamp or whitespace included, is refused.
@@ -612,18 +617,25 @@ def check(path):
             "plan": doc["plan"], "created_at": doc.get("created_at")}
 
 
-def verify_source(doc, src):
+def verify_source(doc, src, database=None):
     """Re-hash every file of ``src`` (a source of the verified inventory ``doc``) without
-    following a symlink; Refused naming the changed or missing files (drift since discovery)."""
+    following a symlink; Refused naming the changed or missing files (drift since discovery).
+
+    A database is checked by its content (:func:`content_digest`), read consistently: through
+    ``database`` when given (the :class:`open_readonly` connection the caller goes on to read,
+    so what it reads is exactly what was verified), else through a connection of its own."""
     changed = []
     for entry in src["files"]:
         path = os.path.join(doc["root"], entry["path"])
         try:
             if "content_sha256" in entry:  # a database: its content, read consistently, not its bytes
-                if os.path.islink(path) or not os.path.isfile(path):
-                    raise FileNotFoundError(path)
-                with open_readonly(path) as conn:
-                    same = content_digest(conn) == entry["content_sha256"]
+                if database is not None:
+                    same = content_digest(database) == entry["content_sha256"]
+                else:
+                    if os.path.islink(path) or not os.path.isfile(path):
+                        raise FileNotFoundError(path)
+                    with open_readonly(path) as conn:
+                        same = content_digest(conn) == entry["content_sha256"]
             else:
                 same = file_digest(path)[0] == entry["sha256"]
         except (OSError, sqlite3.Error):
