@@ -232,3 +232,35 @@ def test_inventorying_this_very_home_then_importing_it_elsewhere(conn, home, tmp
         assert target.execute("SELECT count(*) FROM tasks WHERE id = 't-live'").fetchone()[0] == 1
     finally:
         target.close()
+
+
+def test_a_copy_that_raced_a_writer_is_taken_again_and_a_busy_one_fails_closed(conn, tmp_path, monkeypatch):
+    from mindos.store import db
+    from mindos.work import tasks
+    root = migratekit.machine(str(tmp_path / "old"))
+    live = db.connect(os.path.join(root, "autopilot"))
+    try:
+        live.execute("PRAGMA wal_autocheckpoint=0")
+        tasks.create(live, project="Trove", title="only in the log", task_id="t-log")
+        real, calls = inv._stamp, {"n": 0}
+
+        def moving_once(path):  # the log grows between the first stamp and the copy's end, once
+            calls["n"] += 1
+            stamp = real(path)
+            return (stamp[0] + 1,) + stamp[1:] if calls["n"] == 3 and stamp else stamp
+
+        monkeypatch.setattr(inv, "_stamp", moving_once)
+        _, code, doc = _run(conn, root, tmp_path / "a.json")
+        assert code == 0 and doc["sources"][0]["row_counts"]["tasks"] == 6 and calls["n"] > 4
+
+        def always_moving(path):
+            calls["n"] += 1
+            stamp = real(path)
+            return stamp and (calls["n"],) + stamp[1:]
+
+        monkeypatch.setattr(inv, "_stamp", always_moving)
+        summary, code, doc = _run(conn, root, tmp_path / "b.json")
+        assert code == 1 and doc["fail_closed"] is True
+        assert "kept changing" in summary["blocked"][0]["reason"]
+    finally:
+        live.close()
