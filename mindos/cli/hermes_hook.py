@@ -13,26 +13,32 @@ import sys
 from mindos.mcp import hermes
 
 
+def sentinel(argv, prog):
+    """``<prog> sentinel [--json]``: run :func:`mindos.mcp.hermes.sentinel` and print it (the
+    JSON report, or one ``ok``/``FAIL`` line per check); exit 0 only when every check held."""
+    unknown = [a for a in argv if a != "--json"]
+    if unknown:
+        print(f"{prog}: error: unknown argument {unknown[0]!r}", file=sys.stderr)
+        return 2
+    try:
+        report = hermes.sentinel()
+    except Exception as exc:  # the proof itself broke: a failed sentinel, one line
+        print(f"{prog}: sentinel failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
+    if "--json" in argv:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        for item in report["checks"]:
+            sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
+        sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
+    return 0 if report["ok"] else 1
+
+
 def main(argv=None):
     """``mindos_gateway_hook.py`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "sentinel":
-        unknown = [a for a in argv[1:] if a != "--json"]
-        if unknown:
-            print(f"mindos_gateway_hook.py: error: unknown argument {unknown[0]!r}", file=sys.stderr)
-            return 2
-        try:
-            report = hermes.sentinel()
-        except Exception as exc:  # the proof itself broke: a failed sentinel, one line
-            print(f"mindos_gateway_hook.py: sentinel failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
-            return 1
-        if "--json" in argv:
-            sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
-        else:
-            for item in report["checks"]:
-                sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
-            sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
-        return 0 if report["ok"] else 1
+        return sentinel(argv[1:], "mindos_gateway_hook.py")
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(hermes.__doc__)
         return 0

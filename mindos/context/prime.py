@@ -38,6 +38,7 @@ Design decisions
     boundary with a final ``[truncated]`` line; the first line carries the digest.
 """
 
+import json
 import sqlite3
 import time
 
@@ -132,6 +133,7 @@ def _section_next(state, budget):
     from mindos.work import dispatch  # lazy: the dispatcher's own ranking, read-only
 
     picked = dispatch.next_task(state["conn"], project=state["project"], owner=state["agent"])["task"]
+    state["next_pick"] = picked  # the first-turn sections' focus when nothing is held
     item = {k: picked[k] for k in _NEXT_FIELDS} if picked else None
     packed = item is not None and budget.take(item)
     return {"next": item if packed else None}
@@ -171,17 +173,30 @@ def _options(agent, project, budget, seconds, fmt):
     return agent, project, budget, float(seconds), fmt
 
 
-def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS):
+def _extras(extras):
+    if extras is None:
+        return {}
+    from mindos.context import first_turn  # lazy: the first-turn sections load only when asked for
+
+    first_turn.register(SECTIONS)
+    return first_turn.checked(extras)
+
+
+def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, extras=None):
     """Build the prime pack of ``agent``; read-only.
 
-    Returns ``{"agent", "project", "budget", "used_chars", "truncated", "degraded",
-    "sections_skipped", "sections": [(name, keys)], "digest", "held_task_id", "held_recall"}``
-    (``held_recall``: the held task's standard recall bundle, or None).
+    ``extras`` ({"receipts"|"facts"|"semantic"|"sessions": count}) adds those first-turn
+    sections (:mod:`mindos.context.first_turn`) after ``held``; without it the pack is
+    exactly the legacy one.  Returns ``{"agent", "project", "budget", "used_chars",
+    "truncated", "degraded", "sections_skipped", "sections": [(name, keys)], "digest",
+    "held_task_id", "held_recall"}`` (``held_recall``: the held task's standard recall
+    bundle, or None).
     """
     agent, project, budget, seconds, _ = _options(agent, project, budget, seconds, "json")
+    options = _extras(extras)
     from mindos.work import rows  # lazy: the held task's full row
 
-    state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso()}
+    state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso(), "options": options}
     meter = RedactingBudget(budget)
     sections, skipped = [], []
     with _Deadline(conn, seconds) as deadline:
@@ -195,7 +210,7 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
         except sqlite3.OperationalError:
             state.update(leases=[], inbox=[], projects=[project] if project else [], held=None)
             skipped.append("scope")
-        for section in SECTIONS.active({}):
+        for section in SECTIONS.active(options):
             if deadline.passed():
                 skipped.append(section.name)
                 continue
@@ -221,11 +236,13 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     }
 
 
-def _audit(conn, built):
+def _audit(conn, built, extras=None):
     held = built["held_recall"]
     payload = {"agent": built["agent"], "project": built["project"], "digest": built["digest"],
                "budget": built["budget"], "used_chars": built["used_chars"], "degraded": built["degraded"],
                "held_task_id": built["held_task_id"], "held_recall_digest": held["digest"] if held else None}
+    if extras:
+        payload["first_turn"] = extras
     with db.write(conn):
         ledger.append_event(conn, "agent", built["agent"], "context_primed", payload)
         if held:  # the same event recall writes, so every recall check can find this citation
@@ -235,9 +252,10 @@ def _audit(conn, built):
                 "prime_digest": built["digest"]})
 
 
-def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, fmt="text"):
+def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, fmt="text", extras=None):
     """``prime``: the session-start pack of ``agent``; audits ``context_primed`` (and
-    ``context_recalled`` on the held task, with its standard recall digests).
+    ``context_recalled`` on the held task, with its standard recall digests).  ``extras``:
+    the first-turn sections to add (see :func:`build`), recorded in the audit as ``first_turn``.
 
     Returns the text rendering (``fmt="text"``, at most ``budget`` UTF-8 bytes) or the
     flattened pack dict (``fmt="json"``): ``{"agent", "project", "budget", "used_chars",
@@ -245,8 +263,8 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     "held_recall_digest", <every section's keys>}``.
     """
     _options(agent, project, budget, seconds, fmt)
-    built = build(conn, agent, project=project, budget=budget, seconds=seconds)
-    _audit(conn, built)
+    built = build(conn, agent, project=project, budget=budget, seconds=seconds, extras=extras)
+    _audit(conn, built, _extras(extras))
     if fmt == "text":
         return render(built)
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
@@ -313,6 +331,7 @@ def render(built):
                   for d in held.get("dependencies", [])]
         lines += [f"- {'pinned ' if n['pinned'] else ''}{n['kind']} by {n['source']}: {_one_line(n['content'])}"
                   for n in held.get("notes", [])]
+    lines += _render_first_turn(keys)
     if len(lines) == 1:
         lines.append("Nothing held, handed to you or dispatchable right now.")
     held_recall = built["held_recall"]
@@ -320,6 +339,35 @@ def render(built):
             if held_recall else " (recall <task> --agent before acting: cite its digest)")
     lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff" + cite + ".")
     return clamp(scrub("\n".join(lines)) + "\n", built["budget"])
+
+
+def _render_first_turn(keys):
+    """The first-turn sections' blocks (:mod:`mindos.context.first_turn`), each with provenance."""
+    lines = []
+    about = f" relevant to {keys['focus_task_id']}" if keys.get("focus_task_id") else ""
+    if keys.get("receipts"):
+        lines.append(f"## Latest receipts ({len(keys['receipts'])} of {keys['receipts_total']})")
+        for r in keys["receipts"]:
+            seal = ("seal ok" if r["hash_ok"] else "SEAL BROKEN" if r["hash_ok"] is False else "unsealed")
+            lines.append(f"- {r['receipt_id']} on {r['task_id']}: {r['kind']} at {r['created_at']} ({seal})"
+                         + (f" {_one_line(json.dumps(r['payload'], sort_keys=True), 200)}"
+                            if r.get("payload") is not None else ""))
+    if keys.get("facts"):
+        lines.append(f"## Facts true now{about} ({len(keys['facts'])} of {keys['facts_total']})")
+        lines += [f"- {f['subject']} {f['predicate']} {f['object']} (source {f['source']}"
+                  + (f", task {f['task_id']}" if f["task_id"] else "") + f", since {f['valid_from']}"
+                  + (f", until {f['valid_until']}" if f["valid_until"] else "") + ")" for f in keys["facts"]]
+    if keys.get("semantic"):
+        lines.append(f"## Semantic memory{about} ({len(keys['semantic'])} of {keys['semantic_total']})")
+        lines += [f"- {_one_line(m['content'])} ({m['id']}, {m['kind']}"
+                  + (f", project {m['project']}" if m["project"] else "") + f", {m['engine']}, {m['created_at']})"
+                  for m in keys["semantic"]]
+    if keys.get("sessions"):
+        lines.append(f"## Session history{about} ({len(keys['sessions'])} of {keys['sessions_total']})")
+        lines += [f"- {s['role']} in {s['source']}/{s['session_id']}#{s['seq']}"
+                  + (f" at {s['at']}" if s["at"] else "") + f": {_one_line(s['snippet'], 200)}"
+                  for s in keys["sessions"]]
+    return lines
 
 
 def clamp(text, limit):

@@ -10,6 +10,11 @@ Design decisions
     ``conversation_history``) *and* this session id was never served before (a small
     bounded record in the MindOS home).  Continuation turns, repeated first-turn events and
     payloads that prove nothing get ``{}``.
+  * **What the pack holds.**  ``prime``'s sections (the agent's leases, handoffs handed to
+    it, pinned constraints, the next task, the held task with its live handoff and notes)
+    plus the first-turn sections (:mod:`mindos.context.first_turn`): the latest receipts,
+    currently-valid temporal facts, semantic memory and session history, each with its
+    provenance and relevant to the task the agent holds (else would get next).
   * **Bounded.**  The pack is ``prime`` in text form for the profile's agent, within
     ``context_pack_max_bytes`` UTF-8 bytes and ``context_pack_seconds`` (read from the
     ``mindos_bridge:`` block of ``$HERMES_HOME/config.yaml``; ``context_pack: false`` turns
@@ -19,9 +24,11 @@ Design decisions
   * **Never breaks the agent.**  Any failure is one line on stderr and ``{}`` on stdout,
     exit 0.
   * **``sentinel``** proves the whole path in a disposable home (a temporary MindOS home,
-    Hermes home and HOME, deleted afterwards): first turn gets a pack within the byte
-    budget with no secret; a continuation turn, a repeated first turn, the opt-out and
-    another profile get nothing of it.
+    Hermes home and HOME, deleted afterwards; the live homes are never opened): the first
+    turn gets a pack within the byte budget with no secret, carrying the seeded receipt,
+    fact, memory and session snippet; a continuation turn, a repeated first turn, the
+    opt-out and another profile get nothing of it.  ``mindos_context_pack.py sentinel
+    --json`` and ``mindos_gateway_hook.py sentinel --json`` both run it.
 """
 
 import json
@@ -33,6 +40,11 @@ OFF_WORDS = ("off", "0", "false", "no", "disabled")
 SEEN_FILE = "hermes_sessions.json"
 SEEN_MAX = 2000
 MIN_BYTES = 400
+SENTINEL_BYTES = 4096
+SENTINEL_CHECKS = ("first_turn_gets_a_pack", "pack_within_max_bytes", "no_secret_in_pack", "pack_carries_receipts",
+                   "pack_carries_facts", "pack_carries_semantic_memory", "pack_carries_session_history",
+                   "continuation_turn_gets_nothing", "repeated_first_turn_gets_nothing", "opt_out_gets_nothing",
+                   "other_profile_sees_nothing_of_it")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -125,7 +137,7 @@ def respond(payload, env=None):
     settings = bridge_settings(env)
     if not settings["context_pack"] or settings["context_pack_max_bytes"] < MIN_BYTES:
         return {}
-    from mindos.context import prime  # lazy: an ignored event never opens the store
+    from mindos.context import first_turn, prime  # lazy: an ignored event never opens the store
     from mindos.store import db
 
     conn = db.connect()
@@ -135,7 +147,8 @@ def respond(payload, env=None):
             return {}
         seconds = max(0.5, min(float(settings["context_pack_seconds"]) * 0.6, prime.MAX_SECONDS))
         text = prime.prime(conn, agent_for(payload, env), project=env.get("MINDOS_PROJECT") or None,
-                           budget=min(settings["context_pack_max_bytes"], 10_000_000), seconds=seconds)
+                           budget=min(settings["context_pack_max_bytes"], 10_000_000), seconds=seconds,
+                           extras=first_turn.DEFAULTS)
         _remember(conn.home, seen, session)
     finally:
         conn.close()
@@ -157,9 +170,9 @@ def sentinel():
     import subprocess
     import tempfile
 
-    from mindos.memory import notes  # lazy: only the sentinel seeds a throwaway home
+    from mindos.memory import facts, memories, notes, sessions  # lazy: only the sentinel seeds a throwaway home
     from mindos.store import db  # lazy: as above
-    from mindos.work import leases, tasks  # lazy: as above
+    from mindos.work import leases, receipts, tasks  # lazy: as above
 
     base = tempfile.mkdtemp(prefix="mindos-sentinel-")
     checks = []
@@ -168,13 +181,24 @@ def sentinel():
         home, hermes = os.path.join(base, "autopilot"), os.path.join(base, "hermes")
         os.makedirs(hermes)
         with open(os.path.join(hermes, "config.yaml"), "w", encoding="utf-8") as handle:
-            handle.write("mindos_bridge:\n  context_pack: true\n  context_pack_max_bytes: 1024\n"
+            handle.write(f"mindos_bridge:\n  context_pack: true\n  context_pack_max_bytes: {SENTINEL_BYTES}\n"
                          "  context_pack_seconds: 15\n")
+        transcripts = os.path.join(base, "transcripts")
+        os.makedirs(transcripts)
+        with open(os.path.join(transcripts, "sentinel-session.jsonl"), "w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"role": "user", "content": "sentinel proof: keep the path disposable",
+                                     "timestamp": "2026-01-01T00:00:00Z"}) + "\n")
         conn = db.connect(home)
         try:
             task = tasks.create(conn, project="Sentinel", title="sentinel proof task", next_action="prove the path")
             leases.claim(conn, task["id"], "hermes-sentinel")
             notes.add(conn, task["id"], content=f"credential {secret}", allow_secret=True, source="sentinel")
+            receipt = receipts.add(conn, task["id"], "verification", {"sentinel": "receipt"})
+            fact = facts.assert_fact(conn, subject="sentinel-proof", predicate="uses", obj="disposable-home",
+                                     source="sentinel", task=task["id"])
+            memory = memories.retain(conn, "sentinel proof memory: the first turn carries semantic memory",
+                                     project="Sentinel", source="sentinel")
+            sessions.ingest(conn, "hermes", transcripts, project="Sentinel", profile="sentinel", apply=True)
         finally:
             conn.close()
         env = {key: value for key, value in os.environ.items()
@@ -197,8 +221,12 @@ def sentinel():
         rc, out, err = run(first)
         context = (out or {}).get("context", "")
         check("first_turn_gets_a_pack", rc == 0 and task["id"] in context, err.strip()[:200])
-        check("pack_within_max_bytes", 0 < len(context.encode("utf-8")) <= 1024)
+        check("pack_within_max_bytes", 0 < len(context.encode("utf-8")) <= SENTINEL_BYTES)
         check("no_secret_in_pack", secret not in context and "ghp_" not in context)
+        check("pack_carries_receipts", receipt["receipt_id"] in context)
+        check("pack_carries_facts", "sentinel-proof uses disposable-home" in context)
+        check("pack_carries_semantic_memory", memory["id"] in context)
+        check("pack_carries_session_history", "hermes/" in context and "keep the path disposable" in context)
         rc, out, err = run({**first, "extra": {"is_first_turn": False}})
         check("continuation_turn_gets_nothing", rc == 0 and out == {}, err.strip()[:200])
         rc, out, err = run(first)
@@ -212,5 +240,5 @@ def sentinel():
     finally:
         shutil.rmtree(base, ignore_errors=True)
     check_names = [c["name"] for c in checks]
-    return {"ok": all(c["ok"] for c in checks) and len(check_names) == 7, "checks": checks,
+    return {"ok": all(c["ok"] for c in checks) and check_names == list(SENTINEL_CHECKS), "checks": checks,
             "home": "disposable (deleted)"}

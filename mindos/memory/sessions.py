@@ -407,6 +407,24 @@ def snippets(conn, matches_cte, params, limit):
     return [_hit(row, SNIPPET_CHARS) for row in rows]
 
 
+def scoped_snippets(conn, projects, limit, matches=None):
+    """Up to ``limit`` ingested messages of sessions ingested under one of ``projects``, as
+    provenance-tagged snippets, newest first (at DESC, session, seq); with ``matches`` (a
+    ``(cte, params)`` as :func:`snippets` takes) only among those.  A session-start pack's
+    history: it never reaches a session of another project, or one ingested without any."""
+    if not projects or not limit:
+        return []
+    cte, params = matches if matches is not None else ("", [])
+    source = ("matches x CROSS JOIN session_messages m ON m.id = x.rowid" if matches is not None
+              else "session_messages m")
+    rows = conn.execute(
+        f"{cte} SELECT {_SELECT} FROM {source} JOIN session_files f ON f.id = m.file_id"
+        f" WHERE f.project IN ({', '.join('?' * len(projects))})"
+        " ORDER BY m.at IS NULL, m.at DESC, f.session_id, m.seq, m.id LIMIT ?",
+        (*params, *projects, limit)).fetchall()
+    return [_hit(row, SNIPPET_CHARS) for row in rows]
+
+
 # ---------------------------------------------------------------------------------------
 # Retention
 

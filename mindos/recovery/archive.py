@@ -201,7 +201,10 @@ def restore(conn, path, *, force=False):
                 if name == "tasks" and "seq" in block["columns"]:
                     block = _free_seq(conn, block)
                 try:
-                    loaded[name] = tables.insert(conn, name, block)
+                    tables.insert(conn, name, block)
+                    # a plain INSERT lands every row or raises; the connection's change count
+                    # would also count what triggers wrote (search indexes, the tag index)
+                    loaded[name] = len(block["rows"])
                 except sqlite3.IntegrityError as exc:
                     raise Refused(f"archive-restore refused: rows of {name} collide with this database ({exc})") \
                         from None

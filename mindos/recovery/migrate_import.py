@@ -8,7 +8,8 @@ document.
 
 Design decisions
   * **Nothing moves before every check passed.**  The inventory seal, ``fail_closed``, the
-    source's checksums (database, log and receipt files: drift since discovery is refused),
+    source's checksums (the database's content, read through the very snapshot that is then
+    imported, and its receipt files: drift since discovery is refused),
     ``PRAGMA foreign_key_check`` on the source (orphans named), receipt files against their
     ``file_hash``, the secret guard and the audit-chain rule are all decided before the one
     write transaction opens.
@@ -33,7 +34,9 @@ Design decisions
     restored receipt file only while it still matches its sealed hash.
 """
 
+import contextlib
 import os
+import sqlite3
 
 from mindos.core import canonical, clock, secrets
 from mindos.core.atomic import atomic_write
@@ -43,7 +46,7 @@ from mindos.recovery import artifacts, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
-BOOKKEEPING = ("migration_inventory_sealed", "onboarding_planned", "onboarding_completed", "onboarding_failed")
+BOOKKEEPING = migrate_inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
 ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 # not carried: the ledger (merged separately), liveness and replay caches, derived indexes and
 # the session cache (rebuildable from its transcripts)
@@ -120,6 +123,24 @@ def _source_paths(doc, src):
     return os.path.join(root, src["path"]), root
 
 
+@contextlib.contextmanager
+def _verified_source(doc, src, db_path):
+    """The source database open read-only and verified against the inventory through that
+    very connection (one consistent snapshot), so what is imported is what was verified."""
+    try:
+        reader = migrate_inventory.open_readonly(db_path)
+        source = reader.__enter__()
+    except (OSError, sqlite3.Error):
+        migrate_inventory.verify_source(doc, src)  # names the missing or unreadable database
+        raise Refused(f"source database {src['path']} cannot be opened read-only; re-run migrate-inventory") \
+            from None
+    try:
+        migrate_inventory.verify_source(doc, src, source)
+        yield source
+    finally:
+        reader.__exit__(None, None, None)
+
+
 def _fk_orphans(source):
     orphans = []
     for row in source.execute("PRAGMA foreign_key_check"):
@@ -162,10 +183,9 @@ def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, r
 def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
     """:func:`plan` for the autopilot_sqlite source ``src`` of the verified inventory ``doc``."""
     source_id = src["source_id"]
-    migrate_inventory.verify_source(doc, src)
     db_path, _ = _source_paths(doc, src)
     source_home = os.path.dirname(db_path)
-    with migrate_inventory.open_readonly(db_path) as source:
+    with _verified_source(doc, src, db_path) as source:
         _fk_orphans(source)
         tables = _plan_tables(source, conn)
         specs = {table: _spec(source, conn, table) for table in tables}

@@ -30,6 +30,11 @@ Design decisions
     byte-identical documents modulo ``created_at`` (and the seal that covers it), and the same
     ``content_digest`` (everything but those two), so a resumed migration can tell it faces
     the same plan.
+  * **A database is known by its content.**  Its file entry carries ``content_sha256``, a
+    digest of its schema and rows read through one consistent snapshot (:func:`content_digest`);
+    its ``-wal``/``-shm`` files are a live home's runtime state, read through and never recorded,
+    so a home in use can be inventoried and imported, and only a real change is drift.  A file
+    named like a database (``state.db``, ``*.sqlite``) that SQLite cannot read blocks too.
   * **Every byte sealed.**  ``created_at`` is inside the seal like every other field and the
     document is read back byte-exact (:mod:`mindos.recovery.artifacts`): any single changed
     byte, a timestamp or whitespace included, is refused.
@@ -53,6 +58,11 @@ MAX_SCAN_BYTES = 1024 * 1024
 PARALLEL_WORKERS = 4
 PARALLEL_MIN_FILES = 2000  # below this many text files, scanning in-process beats starting workers
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# named like a database: inspected (and fail closed when unreadable) even without the SQLite header
+DB_NAMES = ("state.db",)
+DB_SUFFIXES = (".sqlite", ".sqlite3")
+# migration bookkeeping in a ledger: never execution truth, never a source's drift
+BOOKKEEPING = ("migration_inventory_sealed", "onboarding_planned", "onboarding_completed", "onboarding_failed")
 AUTOPILOT_TABLES = ("tasks", "dependencies", "receipts", "audit_events")
 TEXT_SUFFIXES = (".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".env", ".sh")
 PLAN = {  # kind -> (rank, action, what the step does)
@@ -74,14 +84,18 @@ def readonly_uri(path, immutable=False):
 
 
 class open_readonly:
-    """``with open_readonly(path) as conn:`` a read-only connection that creates nothing beside
-    the source.
+    """``with open_readonly(path) as conn:`` a consistent read-only connection that creates
+    nothing beside the source.
 
-    ``mode=ro`` alone still creates ``-shm``/``-wal`` files next to a WAL database, which would
-    mutate the tree being inventoried.  A database with no ``-wal`` file holds everything in
-    its main file, so it opens ``immutable``.  One with a ``-wal`` (not checkpointed) is copied
-    with its log into a private temporary directory and read there, so committed transactions
-    still in the log are seen and the source is still never touched.
+    ``mode=ro`` alone still creates ``-shm``/``-wal`` files next to a WAL database (and a
+    reader writes its read marks into a live ``-shm``), which would mutate the tree being
+    inventoried.  A database with no ``-wal`` file holds everything in its main file, so it
+    opens ``immutable``.  One with a ``-wal`` (a live home, or a log not checkpointed) is
+    copied with its log into a private temporary directory and read there, so committed
+    transactions still in the log are seen and the source is still never touched.  The copy
+    is consistent: the main file and the log must be unchanged (size, mtime, inode) across
+    it, else it is taken again (``COPY_ATTEMPTS`` times, then refused as busy), so a
+    checkpoint landing mid-copy can never pair an old main file with a newer log.
     """
 
     def __init__(self, path):
@@ -92,15 +106,15 @@ class open_readonly:
     def __enter__(self):
         wal = self.path + "-wal"
         if os.path.lexists(wal):
-            import shutil  # lazy: only a database with a live log needs the copy
-            import tempfile
+            import tempfile  # lazy: only a database with a live log needs the copy
 
             self.tmp = tempfile.mkdtemp(prefix="mindos-ro-")
             copy = os.path.join(self.tmp, "source.db")
-            for src, dst in ((self.path, copy), (wal, copy + "-wal")):
-                fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-                with os.fdopen(fd, "rb") as reader, open(dst, "wb") as writer:
-                    shutil.copyfileobj(reader, writer)
+            try:
+                _consistent_copy(((self.path, copy), (wal, copy + "-wal")))
+            except (OSError, sqlite3.Error):
+                self._cleanup()
+                raise
             uri = readonly_uri(copy)
         else:
             uri = readonly_uri(self.path, immutable=True)
@@ -124,6 +138,85 @@ class open_readonly:
             self.conn.close()
         self._cleanup()
         return False
+
+
+COPY_ATTEMPTS = 5
+
+
+def _stamp(path):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _consistent_copy(pairs):
+    """Copy each ``(src, dst)`` (no symlink followed) so that the set is one moment's state:
+    every source unchanged (size, mtime, inode) from before the first byte to after the last,
+    else taken again.  A source absent throughout (a log checkpointed away) is not copied."""
+    import shutil  # lazy: only a database with a live log needs the copy
+
+    for _ in range(COPY_ATTEMPTS):
+        before = [_stamp(src) for src, _ in pairs]
+        if before[0] is None:
+            raise FileNotFoundError(pairs[0][0])
+        for (src, dst), stamp in zip(pairs, before):
+            if os.path.exists(dst):
+                os.remove(dst)
+            if stamp is None:
+                continue
+            try:
+                fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except FileNotFoundError:  # went away mid-copy: the stamps below tell
+                continue
+            with os.fdopen(fd, "rb") as reader, open(dst, "wb") as writer:
+                shutil.copyfileobj(reader, writer)
+        if [_stamp(src) for src, _ in pairs] == before:
+            return
+    raise sqlite3.OperationalError(f"database kept changing through {COPY_ATTEMPTS} consistent-read attempts "
+                                   "(a busy live home): retry")
+
+
+def content_digest(conn):
+    """The sha256 of a database's content read through ``conn`` (one read transaction).
+
+    Covers the schema version, every table's definition and rows in a fixed order (its
+    primary key, else every column); leaves out derived search indexes (``*_fts*``) and the
+    audit ledger's migration bookkeeping (:data:`BOOKKEEPING`, which never changes execution
+    truth), so a live home's identity does not move when its log is checkpointed or when this
+    very inventory audits itself there.  Rows are hashed in chunks of their ``ascii()`` form:
+    plain ASCII whatever the interpreter's Unicode tables, and several times cheaper than JSON.
+    """
+    sha = hashlib.sha256()
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute("BEGIN")
+    try:
+        sha.update(ascii(("user_version", cursor.execute("PRAGMA user_version").fetchone()[0])).encode())
+        tables = cursor.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            " AND name NOT LIKE '%\\_fts%' ESCAPE '\\' ORDER BY name").fetchall()
+        marks = ", ".join("?" * len(BOOKKEEPING))
+        for name, sql in tables:
+            sha.update(ascii(("table", name, sql)).encode())
+            info = cursor.execute(f'PRAGMA table_info("{name}")').fetchall()
+            columns = [row[1] for row in info]
+            key = [row[1] for row in sorted(info, key=lambda row: row[5]) if row[5]] or columns
+            where = f" WHERE action NOT IN ({marks})" if name == "audit_events" and "action" in columns else ""
+            cursor.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in columns)} FROM "{name}"{where}'
+                           f' ORDER BY {", ".join(chr(34) + c + chr(34) for c in key)}', BOOKKEEPING if where else ())
+            while True:
+                rows = cursor.fetchmany(DIGEST_CHUNK)
+                if not rows:
+                    break
+                sha.update(ascii(rows).encode())
+    finally:
+        cursor.execute("COMMIT")
+    return sha.hexdigest()
+
+
+DIGEST_CHUNK = 5000
 
 
 def file_digest(path):
@@ -194,6 +287,8 @@ def inspect_sqlite(path):
     try:
         with open_readonly(path) as conn:
             _inspect(conn, path, info)
+            if info["problem"] is None:
+                info["content_sha256"] = content_digest(conn)
     except sqlite3.DatabaseError as exc:
         info.setdefault("kind", "autopilot_sqlite" if os.path.basename(path) == "state.db" else "unrecognized_sqlite")
         info["integrity"] = "failed"
@@ -222,6 +317,15 @@ def _inspect(conn, path, info):
         for name in tables:
             if "_fts" not in name:
                 info["row_counts"][name] = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+
+
+def _looks_like_database(path, head):
+    """A file carrying the SQLite header, or named like a database (a corrupted one must block,
+    not pass as an unclassified file)."""
+    name = os.path.basename(path)
+    if head == SQLITE_MAGIC:
+        return True
+    return name in DB_NAMES or name.lower().endswith(DB_SUFFIXES)
 
 
 def _db_secret_findings(path):
@@ -330,14 +434,14 @@ def discover(root):
         except OSError:
             caps["unreadable"] += 1
     dir_sources = _classify_dirs(root, [p for p in files if p in digests])
-    sources, claimed = [], set()
+    sources, claimed, content = [], set(), {}
     # SQLite files first: an Autopilot home's database with its receipts
     for path in files:
-        if path not in digests or digests[path][2] != SQLITE_MAGIC:
+        if path not in digests or not _looks_like_database(path, digests[path][2]):
             continue
         rel = _rel(path, root)
         info = inspect_sqlite(path)
-        members = [path] + [p for p in (path + "-wal",) if p in digests]
+        members = [path]  # its -wal/-shm are a live home's runtime state: read through, never recorded
         receipts = []
         if info["kind"] == "autopilot_sqlite":
             receipt_dir = os.path.join(os.path.dirname(path), "receipts")
@@ -349,6 +453,8 @@ def discover(root):
             source["tables"] = info["tables"]
         if info["problem"]:
             source["blocked"] = info["problem"]
+        if info.get("content_sha256"):
+            content[path] = info["content_sha256"]
         if info["kind"] == "autopilot_sqlite" and not info["problem"]:
             findings = _db_secret_findings(path)
             source["db_secret_findings"] = dict(sorted(findings.items()))
@@ -356,7 +462,7 @@ def discover(root):
         source["_members"] = members + receipts
         # runtime artifacts beside a database (the lock file, a shared-memory index) belong to it
         # but hold no data: claimed, counted, never checksummed into the source
-        runtime = [p for p in (path + ".lock", path + "-shm") if p in digests]
+        runtime = [p for p in (path + ".lock", path + "-shm", path + "-wal") if p in digests]
         source["runtime_files_skipped"] = len(runtime)
         claimed.update(members + receipts + runtime)
         sources.append(source)
@@ -432,6 +538,8 @@ def discover(root):
             sha, size, _ = digests[path]
             found = scanned.get(path, [])
             entry = {"path": _rel(path, root), "sha256": sha, "bytes": size}
+            if path in content:
+                entry["content_sha256"] = content[path]
             if found:
                 entry["secret_kinds"] = found
                 for kind in found:
@@ -509,17 +617,31 @@ def check(path):
             "plan": doc["plan"], "created_at": doc.get("created_at")}
 
 
-def verify_source(doc, src):
+def verify_source(doc, src, database=None):
     """Re-hash every file of ``src`` (a source of the verified inventory ``doc``) without
-    following a symlink; Refused naming the changed or missing files (drift since discovery)."""
+    following a symlink; Refused naming the changed or missing files (drift since discovery).
+
+    A database is checked by its content (:func:`content_digest`), read consistently: through
+    ``database`` when given (the :class:`open_readonly` connection the caller goes on to read,
+    so what it reads is exactly what was verified), else through a connection of its own."""
     changed = []
     for entry in src["files"]:
+        path = os.path.join(doc["root"], entry["path"])
         try:
-            sha = file_digest(os.path.join(doc["root"], entry["path"]))[0]
-        except OSError:
-            changed.append(entry["path"] + " (missing)")
+            if "content_sha256" in entry:  # a database: its content, read consistently, not its bytes
+                if database is not None:
+                    same = content_digest(database) == entry["content_sha256"]
+                else:
+                    if os.path.islink(path) or not os.path.isfile(path):
+                        raise FileNotFoundError(path)
+                    with open_readonly(path) as conn:
+                        same = content_digest(conn) == entry["content_sha256"]
+            else:
+                same = file_digest(path)[0] == entry["sha256"]
+        except (OSError, sqlite3.Error):
+            changed.append(entry["path"] + (" (missing)" if not os.path.lexists(path) else " (unreadable)"))
             continue
-        if sha != entry["sha256"]:
+        if not same:
             changed.append(entry["path"])
     if changed:
         more = f" (+{len(changed) - 20} more)" if len(changed) > 20 else ""

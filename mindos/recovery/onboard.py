@@ -13,10 +13,12 @@ Stages run in the spec's order and the first failure stops the run, naming what 
   import_apply       only under --apply: the import, then those steps; each one's sealed
                      rollback journal lands in <home>/migrations/ so every onboard is
                      undoable by migrate-rollback
-  doctor             the post-apply consistency sweep must come back clean
+  doctor             always (a dry run too): the consistency sweep of this home must come
+                     back clean; only import_apply and protocol_probe need --apply
   protocol_probe     --probe (needs --apply): hermes hands off, codex picks up -- handoff ->
-                     recall (the context pack) -> ack -> claim -> receipt -> complete on a
-                     dedicated onboard-probe task, through the real CLI
+                     recall (audited context_recalled) -> ack -> resume (audited
+                     session_resumed) -> receipt -> complete on a dedicated onboard-probe
+                     task, through the real CLI
 
 Design decisions
   * **Idempotent.**  Init re-runs harmlessly, an identical import deduplicates to nothing (and
@@ -88,9 +90,9 @@ def _step_view(item, result):
 
 
 def doctor(conn):
-    """The doctor stage: the recovery doctor's full read-only sweep of this home, which must
-    come back clean (``{"ok", "problems_by_kind", "problems", "checks"}``)."""
-    from mindos.recovery import doctor as recovery_doctor  # lazy: only an applied onboarding sweeps
+    """The doctor stage (run with or without --apply): the recovery doctor's full read-only
+    sweep of this home, which must come back clean (``{"ok", "problems_by_kind", "problems", "checks"}``)."""
+    from mindos.recovery import doctor as recovery_doctor  # lazy: only onboarding's last stage sweeps
 
     report = recovery_doctor.run(conn.home)
     return {"ok": report["ok"], "problems_by_kind": report["problems_by_kind"], "problems": report["problems"][:20],
@@ -131,13 +133,16 @@ def probe(conn):
     steps.append("handoff:hermes->codex")
     _cli(home, "release", PROBE_TASK, "--owner", "hermes")
     steps.append("release:hermes")
-    pack = json.loads(_cli(home, "context", PROBE_TASK))
-    if not pack.get("handoff") or pack["handoff"].get("to_agent") != "codex":
-        raise Refused("probe step 'recall' failed: the context pack does not carry the live handoff")
+    recalled = json.loads(_cli(home, "recall", PROBE_TASK, "--agent", "codex"))
+    handoff = recalled.get("handoff")
+    if not handoff or handoff.get("to_agent") != "codex":
+        raise Refused("probe step 'recall' failed: the recall bundle does not carry the live handoff")
     steps.append("recall:codex")
-    _cli(home, "ack", PROBE_TASK, "--agent", "codex")
+    _cli(home, "ack", PROBE_TASK, "--agent", "codex", "--recall-digest", recalled["digest"])
     steps.append("ack:codex")
-    _cli(home, "claim", PROBE_TASK, "--owner", "codex")
+    resumed = json.loads(_cli(home, "resume", PROBE_TASK, "--agent", "codex"))
+    if resumed.get("action") not in ("claimed", "already_held"):
+        raise Refused(f"probe step 'resume' failed: unexpected action {resumed.get('action')!r:.40}")
     steps.append("resume:codex")
     receipt = json.loads(_cli(home, "receipt", PROBE_TASK, "--kind", "verification",
                               "--payload", json.dumps({"probe": "ok"})))
@@ -236,7 +241,7 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
         run("import_plan", import_plan)
     if apply and not failed:
         run("import_apply", import_apply)
-    if apply and not failed:
+    if not failed:  # unconditional: only import_apply and protocol_probe need --apply
         run("doctor", lambda: doctor(conn))
     if probe_flag and not failed:
         run("protocol_probe", lambda: probe(conn))

@@ -58,6 +58,9 @@ MAX_AGING_MINUTES = 10**6
 # own index instead of streamed from a global one: a small --project scope, or a tier's dated rows.
 SMALL_SCOPE_FLOOR = 64
 SMALL_SCOPE = 4000
+# Candidates --explain examines past the pick (it walks on to say why lower-ranked ones were
+# skipped); beyond this it stops and reports truncated: true.
+EXPLAIN_LIMIT = 1000
 # Dependency nodes one tier may visit probing upward for inherited urgency before it walks down.
 PROBE_BUDGET = 2000
 
@@ -103,8 +106,10 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
 
     Returns ``{"task": <task dict> | None}``; with ``claim`` the task is the claimed one
     (status ``claimed``, its new ``lease_epoch``).  Optional keys appear only under their flag:
-    ``prefer_unblocking`` adds ``unblocks`` to the pick; ``explain`` adds ``considered``,
-    ``skipped`` (``[{"task_id", "reason", ...}]`` for every candidate ranked above the pick)
+    ``prefer_unblocking`` adds ``unblocks`` to the pick; ``explain`` adds ``considered`` (the
+    queued candidates in scope examined: all of them, or up to ``EXPLAIN_LIMIT`` past the pick
+    with ``truncated: true`` when more remain), ``skipped`` (``[{"task_id", "reason", ...}]``
+    for every one that could not be dispatched, above or below the pick)
     and, on the pick, ``effective_priority``, ``priority_boost`` and ``inherited_via``
     (plus ``unblock_scheduling: true`` with ``prefer_unblocking``).  Claiming audits
     ``claimed`` (via ``next``); nothing else is written.
@@ -145,9 +150,12 @@ def _dispatch(conn, plan, owner, claim):
     """Walk the candidates in order; return the result dict (see :func:`next_task`)."""
     from mindos.work import policies  # lazy: loaded only on the path that needs it
 
-    skipped, considered, picked = [], 0, None
+    skipped, considered, picked, truncated = [], 0, None, False
     try:
         for tier, row in plan.candidates():
+            if picked is not None and considered - picked[4] >= EXPLAIN_LIMIT:
+                truncated = True  # more candidates remain past the cap: say so, never pretend
+                break
             considered += 1
             task = rows.row_to_task(row)
             unblocks = task.pop("_unblocks", None)
@@ -157,19 +165,23 @@ def _dispatch(conn, plan, owner, claim):
                 skip = _seam_skip(conn, task, owner, plan.now)
             if skip is None:
                 skip = _policy_skip(conn, policies, task, owner)
-            if skip is None and claim is not None:
+            if skip is None and claim is not None and picked is None:
                 task, skip = _acquire(conn, task, owner, tier, claim)
             if skip is not None:
                 if plan.explain:
                     skipped.append({"task_id": row["id"], **skip})
                 continue
-            picked = (tier, row, task, unblocks)
-            break
+            if picked is None:
+                picked = (tier, row, task, unblocks, considered)
+                if not plan.explain:
+                    break
+            # --explain walks on past the pick: a ready candidate ranked below it was
+            # outranked, not skipped; one that could not be dispatched is reported with why
     finally:
         plan.close()
     result = {"task": None}
     if picked is not None:
-        tier, row, task, unblocks = picked
+        tier, row, task, unblocks, _ = picked
         if plan.prefer_unblocking:
             task["unblocks"] = unblocks
         if plan.explain:
@@ -180,6 +192,8 @@ def _dispatch(conn, plan, owner, claim):
     if plan.explain:
         result["considered"] = considered
         result["skipped"] = skipped
+        if truncated:
+            result["truncated"] = True
         if plan.prefer_unblocking:
             result["unblock_scheduling"] = True
     return result

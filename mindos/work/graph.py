@@ -468,8 +468,11 @@ def plan(conn, *, project=None, tag=None):
     work included with its live status); wave n+1 holds what waves 1..n unblock.  Tasks that
     can never start in scope are listed under ``unschedulable`` with ``blocked_by``: their
     unsatisfied direct prerequisites that are blockers (missing, out of scope, cancelled,
-    failed) or unschedulable themselves, each ``{"id", "status"}``.  ``waves_total`` equals
-    the critical-path length of the same scope.  Read-only.
+    failed) or unschedulable themselves, each ``{"id", "status"}``.  ``waves_total`` is the
+    number of waves in ``waves`` and ``scheduled_tasks`` the tasks in them, so the three always
+    agree; with nothing unschedulable ``waves_total`` equals the critical-path length of the
+    same scope (a chain hanging off a blocker is on the critical path but in no wave: it is
+    reported under ``unschedulable``).  Read-only.
     """
     graph = _OpenGraph(conn, project, tag)
     waves = {}
@@ -491,7 +494,7 @@ def plan(conn, *, project=None, tag=None):
         ]
         unschedulable.append(entry)
     scheduled = sum(len(tasks) for tasks in waves.values())
-    return {"waves": wave_list, "unschedulable": unschedulable, "waves_total": graph.length,
+    return {"waves": wave_list, "unschedulable": unschedulable, "waves_total": len(wave_list),
             "scheduled_tasks": scheduled, "open_tasks": len(graph.nodes)}
 
 

@@ -110,5 +110,60 @@ def test_sentinel_proves_the_path_in_a_disposable_home(home):
     done = _hook(["sentinel", "--json"], "", {"HERMES_AUTOPILOT_HOME": str(home)})
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["ok"] is True, report
-    assert len(report["checks"]) == 7
+    assert [c["name"] for c in report["checks"]] == list(hermes.SENTINEL_CHECKS)
     assert not os.path.exists(os.path.join(str(home), "autopilot.db"))  # the live home was never touched
+
+
+def test_the_first_turn_carries_receipts_facts_semantic_memory_and_sessions(held, env, tmp_path):
+    from mindos.memory import facts, memories, sessions
+    from mindos.work import receipts
+
+    receipt = receipts.add(held, "t-held", "verification", {"tests": "pass"})
+    facts.assert_fact(held, subject="held-task", predicate="uses", obj="postgres-14", source="codex", task="t-held")
+    memory = memories.retain(held, "the held task needs the staging database", project="Trove")
+    root = tmp_path / "transcripts"
+    root.mkdir()
+    (root / "s.jsonl").write_text(json.dumps({"role": "assistant", "content": "the held task: do it after lunch",
+                                              "timestamp": "2026-08-20T10:00:00Z"}) + "\n")
+    sessions.ingest(held, "claude-code", str(root), project="Trove", apply=True)
+    env = dict(env)
+    (tmp_path / "hermes" / "config.yaml").write_text("mindos_bridge:\n  context_pack_max_bytes: 4096\n")
+    context = hermes.respond(first("f1"), env)["context"]
+    assert receipt["receipt_id"] in context and "held-task uses postgres-14 (source codex" in context
+    assert memory["id"] in context and "claude-code/" in context and "after lunch" in context
+    assert SECRET not in context and len(context.encode("utf-8")) <= 4096
+    other = hermes.respond(first("f2", profile="work"), env)["context"]
+    assert receipt["receipt_id"] not in other and memory["id"] not in other and "after lunch" not in other
+
+
+def _tree(path):
+    found = {}
+    for directory, _dirs, files in os.walk(path):
+        for name in files:
+            with open(os.path.join(directory, name), "rb") as handle:
+                found[os.path.relpath(os.path.join(directory, name), path)] = handle.read()
+    return found
+
+
+def test_mindos_context_pack_sentinel_json_touches_no_live_home(held, env, tmp_path):
+    fake_home = tmp_path / "user-home"
+    fake_home.mkdir()
+    live = os.path.dirname(held.path)
+    held.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before, hermes_before = _tree(live), _tree(env["HERMES_HOME"])
+    script = os.path.join(ROOT, "mindos_context_pack.py")
+    done = subprocess.run([sys.executable, script, "sentinel", "--json"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env, "HOME": str(fake_home)})
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and done.stderr == "" and report["ok"] is True, report
+    assert [c["name"] for c in report["checks"]] == list(hermes.SENTINEL_CHECKS)
+    assert report["home"] == "disposable (deleted)"
+    assert _tree(live) == before and _tree(env["HERMES_HOME"]) == hermes_before and os.listdir(fake_home) == []
+    plain = subprocess.run([sys.executable, script, "sentinel"], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, **env, "HOME": str(fake_home)})
+    assert plain.returncode == 0 and plain.stdout.splitlines()[-1] == "sentinel: ok"
+    for argv, code in ((["bogus"], 2), ([], 2), (["sentinel", "--yaml"], 2), (["--help"], 0)):
+        done = subprocess.run([sys.executable, script, *argv], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **env})
+        assert done.returncode == code
+        assert (done.stdout == "" and done.stderr.count("\n") == 1) if code else done.stdout.startswith("usage: mindos_context_pack.py sentinel")

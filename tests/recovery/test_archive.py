@@ -141,3 +141,22 @@ def test_receipt_paths_outside_the_home_are_refused(conn, home):
 def test_bad_before_is_a_usage_error(conn, cli):
     rc, out, err = cli("ops", "archive", "--before", "yesterday")
     assert rc == 2 and out == "" and "--before" in err and err.count("\n") == 1
+
+
+def test_restore_reports_and_audits_true_counts(conn, cli):
+    """Two tasks restored says tasks: 2 -- in the output and in the archive_restored event --
+    however many rows the search-index and tag triggers wrote beside them."""
+    for task_id in ("a1", "a2"):
+        tasks.create(conn, project="Trove", title=f"retire {task_id} cookie redirect", task_id=task_id,
+                     tags=["infra", "client:trove"], description="a long description " * 5)
+        tasks.update(conn, task_id, status="completed")
+    made = archive.archive(conn, BEFORE)
+    assert made["counts"]["tasks"] == 2
+    rc, out, err = cli("ops", "archive-restore", made["path"])
+    restored = json.loads(out)
+    assert (rc, err) == (0, "")
+    expected = {name: len(block["rows"]) for name, block in archive.load(made["path"])["tables"].items()}
+    assert restored["counts"]["tasks"] == 2 and restored["counts"] == expected
+    event = json.loads(conn.execute("SELECT payload_json FROM audit_events WHERE action = 'archive_restored'"
+                                    " ORDER BY id DESC LIMIT 1").fetchone()[0])
+    assert event["tasks"] == 2 and event["counts"] == expected

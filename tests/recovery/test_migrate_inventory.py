@@ -8,7 +8,7 @@ import pytest
 import migratekit
 from conftest import last_event
 from mindos.core import clock, seal
-from mindos.errors import IntegrityError, NotFound
+from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.recovery import migrate_inventory as inv
 
 
@@ -150,6 +150,117 @@ def test_a_database_with_a_live_log_is_read_from_a_private_copy(conn, tmp_path):
         assert migratekit.tree_state(root) == before
         ap = doc["sources"][0]
         assert code == 0 and ap["row_counts"]["tasks"] == 6
-        assert any(f["path"].endswith("state.db-wal") for f in ap["files"])
+        # the log is read through, never recorded: the database's identity is its content
+        main = [f for f in ap["files"] if f["path"] == os.path.join("autopilot", "state.db")]
+        assert not any(f["path"].endswith(("-wal", "-shm")) for f in ap["files"])
+        assert ap["runtime_files_skipped"] == 3 and len(main[0]["content_sha256"]) == 64
+        live.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the live home checkpoints its log...
+        inv.verify_source(doc, ap)  # ...and the source has not changed
+        tasks.create(live, project="Trove", title="new work after the inventory", task_id="t-new")
+        with pytest.raises(Refused, match="source changed since the inventory: autopilot/state.db$|autopilot/state.db;"):
+            inv.verify_source(doc, ap)
+    finally:
+        live.close()
+
+
+# ---------------------------------------------------------------------------------------
+# A corrupted database fails closed (spec: "any corrupted database (integrity_check != ok,
+# unreadable bytes) ... marks the inventory fail_closed and exits non-zero, naming every
+# blocked source")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "header", "empty", "sqlite-suffix"])
+def test_a_corrupted_database_fails_closed_naming_it(conn, cli, tmp_path, damage):
+    root = migratekit.machine(str(tmp_path / "old"))
+    path = os.path.join(root, "autopilot", "state.db")
+    if damage == "garbage":
+        open(path, "wb").write(b"this was a database once\n" * 400)
+    elif damage == "header":
+        data = bytearray(open(path, "rb").read())
+        data[0:16] = b"\0" * 16  # the SQLite header itself is gone
+        open(path, "wb").write(bytes(data))
+    elif damage == "empty":
+        open(path, "wb").close()
+    else:
+        path = os.path.join(root, "clutter", "old.sqlite")
+        open(path, "wb").write(b"\xff" * 4096)
+    rel = os.path.relpath(path, root)
+    out = str(tmp_path / "inv.json")
+    rc, stdout, err = cli("ops", "migrate-inventory", "--root", root, "--out", out)
+    assert rc == 1
+    summary = json.loads(stdout)
+    assert summary["fail_closed"] is True
+    assert rel in [b["path"] for b in summary["blocked"]]
+    doc = json.loads(open(out).read())
+    assert doc["fail_closed"] is True and rel in [b["path"] for b in doc["blocked"]]
+    assert not any(f["path"] == rel for s in doc["sources"] if not s.get("blocked") for f in s["files"])
+    assert all(step["path"] != rel for step in doc["plan"])
+    assert last_event(conn, "migration_inventory_sealed")["fail_closed"] is True
+
+
+def test_a_non_database_with_a_db_like_name_elsewhere_is_not_guessed_at(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    open(os.path.join(root, "clutter", "notes.db.txt"), "w").write("plain text")
+    _, code, doc = _run(conn, root, tmp_path / "inv.json")
+    assert code == 0 and doc["fail_closed"] is False
+
+
+# ---------------------------------------------------------------------------------------
+# A live home: inventoried through a consistent read, never its -wal/-shm files
+
+
+def test_inventorying_this_very_home_then_importing_it_elsewhere(conn, home, tmp_path):
+    from mindos.recovery import onboard
+    from mindos.store import db
+    from mindos.work import tasks
+
+    tasks.create(conn, project="Trove", title="live work", task_id="t-live")
+    assert os.path.exists(os.path.join(str(home), "state.db-wal"))  # this connection keeps the log live
+    out = str(tmp_path / "inv.json")
+    summary, code = inv.inventory(conn, str(home), out)  # audits itself into the very source it read
+    assert code == 0 and summary["fail_closed"] is False
+    doc = inv.load(out)
+    src = [s for s in doc["sources"] if s["kind"] == "autopilot_sqlite"][0]
+    assert [f["path"] for f in src["files"]] == ["state.db"]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    target = db.connect(str(tmp_path / "new-home"))
+    try:
+        report, rc = onboard.onboard(target, out)
+        assert rc == 0, report
+        report, rc = onboard.onboard(target, out, apply=True)
+        assert rc == 0, report
+        assert target.execute("SELECT count(*) FROM tasks WHERE id = 't-live'").fetchone()[0] == 1
+    finally:
+        target.close()
+
+
+def test_a_copy_that_raced_a_writer_is_taken_again_and_a_busy_one_fails_closed(conn, tmp_path, monkeypatch):
+    from mindos.store import db
+    from mindos.work import tasks
+    root = migratekit.machine(str(tmp_path / "old"))
+    live = db.connect(os.path.join(root, "autopilot"))
+    try:
+        live.execute("PRAGMA wal_autocheckpoint=0")
+        tasks.create(live, project="Trove", title="only in the log", task_id="t-log")
+        real, calls = inv._stamp, {"n": 0}
+
+        def moving_once(path):  # the log grows between the first stamp and the copy's end, once
+            calls["n"] += 1
+            stamp = real(path)
+            return (stamp[0] + 1,) + stamp[1:] if calls["n"] == 3 and stamp else stamp
+
+        monkeypatch.setattr(inv, "_stamp", moving_once)
+        _, code, doc = _run(conn, root, tmp_path / "a.json")
+        assert code == 0 and doc["sources"][0]["row_counts"]["tasks"] == 6 and calls["n"] > 4
+
+        def always_moving(path):
+            calls["n"] += 1
+            stamp = real(path)
+            return stamp and (calls["n"],) + stamp[1:]
+
+        monkeypatch.setattr(inv, "_stamp", always_moving)
+        summary, code, doc = _run(conn, root, tmp_path / "b.json")
+        assert code == 1 and doc["fail_closed"] is True
+        assert "kept changing" in summary["blocked"][0]["reason"]
     finally:
         live.close()

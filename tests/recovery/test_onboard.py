@@ -32,10 +32,12 @@ def test_dry_run_plans_and_writes_only_bookkeeping(conn, tmp_path):
     before = [line for line in db_state(conn)[0] if "audit_events" not in line]
     report, code = onboard.onboard(conn, out)
     assert code == 0 and report["ok"] and report["applied"] is False
+    # the spec lists doctor as unconditional: only import_apply and protocol_probe need --apply
     assert [s["stage"] for s in report["stages"]] == ["preflight", "init_control_plane", "select_source",
-                                                      "import_plan"]
+                                                      "import_plan", "doctor"]
+    assert report["stages"][-1]["ok"] is True and "audit_chain" in report["stages"][-1]["checks"]
     assert [line for line in db_state(conn)[0] if "audit_events" not in line] == before
-    assert last_event(conn, "onboarding_planned")["stages"][-1] == "import_plan"
+    assert last_event(conn, "onboarding_planned")["stages"][-1] == "doctor"
     with pytest.raises(InvalidInput, match="--probe requires --apply"):
         onboard.onboard(conn, out, probe_flag=True)
 
@@ -61,6 +63,34 @@ def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     assert stages["import_apply"]["deduplicated"] and stages["protocol_probe"]["skipped"]
     assert open(journal, "rb").read() == journal_bytes  # the working journal is never overwritten
     assert ledger.verify_chain(conn)["ok"]
+
+
+def test_dry_run_fails_closed_when_the_doctor_finds_problems(conn, tmp_path):
+    _, out = _inventory(conn, tmp_path)
+    conn.execute("UPDATE audit_events SET payload_json = '{}' WHERE id = 1")  # a tampered ledger
+    report, code = onboard.onboard(conn, out)
+    assert code == 1 and report["ok"] is False and report["failed_stage"] == "doctor"
+    assert "doctor found problems" in report["stages"][-1]["error"]
+    assert last_event(conn, "onboarding_planned")["failed_stage"] == "doctor"
+
+
+def test_probe_recalls_and_resumes_as_the_spec_s_probe_does(conn, tmp_path):
+    _, out = _inventory(conn, tmp_path)
+    report, code = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    assert code == 0, report
+    probe = report["stages"][-1]
+    assert probe["stage"] == "protocol_probe"
+    assert probe["steps"] == ["create", "claim:hermes", "handoff:hermes->codex", "release:hermes", "recall:codex",
+                              "ack:codex", "resume:codex", "receipt:codex", "complete:codex"]
+    trail = [(action, json.loads(payload)) for action, payload in conn.execute(
+        "SELECT action, payload_json FROM audit_events WHERE entity_id = ? ORDER BY id", (onboard.PROBE_TASK,))]
+    actions = [action for action, _ in trail]
+    for earlier, later in (("handoff_recorded", "context_recalled"), ("context_recalled", "handoff_acknowledged"),
+                           ("handoff_acknowledged", "session_resumed"), ("session_resumed", "completed")):
+        assert actions.index(earlier) < actions.index(later), actions
+    recalled = dict(trail)["context_recalled"]
+    resumed = dict(trail)["session_resumed"]
+    assert recalled["agent"] == "codex" and resumed["agent"] == "codex" and resumed["action"] == "claimed"
 
 
 def test_stops_at_the_first_failure(conn, tmp_path):

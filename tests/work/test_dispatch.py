@@ -322,7 +322,7 @@ def test_explain_reports_every_skip_with_its_reason(conn):
     mk(conn, "ready", "P1")
     result = dispatch.next_task(conn, explain=True)
     assert result["task"]["id"] == "prereq"  # P3, but it inherits P0 from 'blocked'
-    assert result["considered"] == 4
+    assert result["considered"] == 5  # 'ready' ranks below the pick: considered, outranked, not skipped
     assert result["skipped"] == [
         {"task_id": "blocked", "reason": "unsatisfied_dependencies", "blocked_by": ["ghost", "prereq"]},
         {"task_id": "deferred", "reason": "deferred_until", "not_before": "2026-08-22T09:00:00Z"},
@@ -336,6 +336,52 @@ def test_explain_reports_every_skip_with_its_reason(conn):
     assert pick(conn) == "deferred"  # due now, and made before cooling
     leases.claim(conn, "deferred", "codex")
     assert pick(conn) == "cooling"
+
+
+def test_explain_reports_skips_ranked_below_the_pick(conn):
+    """Four queued tasks, two waiting on dependencies: every one is considered and each
+    dependency-blocked one is reported with its blocking ids, though the pick ranks first."""
+    mk(conn, "t1", "P0")
+    mk(conn, "t2", "P1", depends_on=["t1"])
+    mk(conn, "t3", "P2")
+    mk(conn, "t4", "P3", depends_on=["t2", "t3"])
+    result = dispatch.next_task(conn, project="Trove", explain=True)
+    assert result["task"]["id"] == "t1"
+    assert result["considered"] == 4
+    assert result["skipped"] == [
+        {"task_id": "t2", "reason": "unsatisfied_dependencies", "blocked_by": ["t1"]},
+        {"task_id": "t4", "reason": "unsatisfied_dependencies", "blocked_by": ["t2", "t3"]},
+    ]
+    assert "truncated" not in result
+    before = state(conn)
+    claimed = dispatch.next_task(conn, claim=True, owner="codex", explain=True)
+    assert claimed["task"]["id"] == "t1" and claimed["considered"] == 4
+    assert [s["task_id"] for s in claimed["skipped"]] == ["t2", "t4"]
+    assert rows.get(conn, "t3")["lease_owner"] == ""  # walking past the pick claims nothing more
+    assert actions(conn) == [a for (_, a, _) in before[2]] + ["claimed"]
+
+
+def test_cli_explain_reports_the_dependency_waits_of_four_queued_tasks(conn, cli_json):
+    mk(conn, "t1", "P1")
+    mk(conn, "t2", "P1", depends_on=["t1"])
+    mk(conn, "t3", "P1")
+    mk(conn, "t4", "P1", depends_on=["t3", "t1"])
+    explained = cli_json("autopilot", "next", "--explain")
+    assert explained["task"]["id"] == "t1" and explained["considered"] == 4
+    assert explained["skipped"] == [
+        {"task_id": "t2", "reason": "unsatisfied_dependencies", "blocked_by": ["t1"]},
+        {"task_id": "t4", "reason": "unsatisfied_dependencies", "blocked_by": ["t1", "t3"]}]
+    assert set(explained) == {"task", "considered", "skipped"}
+
+
+def test_explain_past_the_pick_is_capped_and_says_so(conn, monkeypatch):
+    monkeypatch.setattr(dispatch, "EXPLAIN_LIMIT", 2)
+    for number in range(6):
+        mk(conn, f"t{number}", "P2", depends_on=["t0"] if number else None)
+    result = dispatch.next_task(conn, explain=True)
+    assert result["task"]["id"] == "t0"
+    assert result["considered"] == 3 and result["truncated"] is True
+    assert [s["task_id"] for s in result["skipped"]] == ["t1", "t2"]
 
 
 def test_explain_with_nothing_dispatchable(conn):
@@ -793,10 +839,10 @@ def test_matches_brute_force_model(conn, monkeypatch, seed, budget, path):
             got = result["task"]["id"] if result["task"] else None
             assert got == expected, (mode, now, order[:6])
             if mode.get("explain"):
-                ranked = [task_id for task_id, _ in order]
-                prefix = ranked[: ranked.index(expected)] if expected else ranked
-                assert [s["task_id"] for s in result["skipped"]] == prefix, mode
-                assert result["considered"] == len(prefix) + (1 if expected else 0)
+                # --explain considers every queued candidate in scope and reports each one
+                # that could not be dispatched, above or below the pick, in dispatch order
+                assert [s["task_id"] for s in result["skipped"]] == [t for t, ok in order if not ok], mode
+                assert result["considered"] == len(order)
                 if expected:
                     shown = {k: result["task"][k] for k in ("effective_priority", "priority_boost", "inherited_via")}
                     assert shown == notes[expected], mode
@@ -845,7 +891,7 @@ def test_rare_tag_scope_reads_the_tag_index_and_keeps_the_order(conn):
     finally:
         conn.set_trace_callback(None)
     assert picked["task"]["id"] == "r1"  # P0 beats the older P1; fillers are out of scope
-    assert picked["considered"] == 1
+    assert picked["considered"] == 2 and picked["skipped"] == []  # r2 was outranked, not skipped
     assert any("FROM task_tags g" in sql for sql in statements)
     assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r1"
     assert dispatch.next_task(conn, tags=["rare"], claim=True, owner="codex")["task"]["id"] == "r2"

@@ -355,7 +355,23 @@ def test_critical_path_counts_missing_and_dead_prerequisites_as_nodes(conn):
         ("v", [{"id": "w", "status": "queued"}]),
         ("w", [{"id": "ghost", "status": "missing"}]),
     ]
-    assert plan["waves_total"] == result["length"] == 3
+    # the plan agrees with itself: no wave is scheduled, and what is blocked says why
+    assert plan["waves_total"] == 0 and result["length"] == 3
+
+
+def test_plan_agrees_with_itself_when_a_chain_hangs_off_a_missing_prerequisite(conn):
+    mk(conn, "a", deps=["ghost"])
+    mk(conn, "b", deps=["a"])
+    mk(conn, "ready")
+    mk(conn, "after-ready", deps=["ready"])
+    plan = graph.plan(conn)
+    assert [[t["id"] for t in w["tasks"]] for w in plan["waves"]] == [["ready"], ["after-ready"]]
+    assert plan["waves_total"] == len(plan["waves"]) == 2
+    assert plan["scheduled_tasks"] == sum(len(w["tasks"]) for w in plan["waves"]) == 2
+    assert [(u["id"], u["blocked_by"]) for u in plan["unschedulable"]] == [
+        ("a", [{"id": "ghost", "status": "missing"}]), ("b", [{"id": "a", "status": "queued"}])]
+    assert plan["scheduled_tasks"] + len(plan["unschedulable"]) == plan["open_tasks"] == 4
+    assert graph.critical_path(conn)["length"] == 3  # ghost -> a -> b: the missing node still counts there
 
 
 def test_cancelled_prerequisite_blocks_forever(conn):
@@ -420,13 +436,14 @@ def test_plan_project_scope_treats_other_projects_as_blockers(conn):
     ]
     assert plan["scheduled_tasks"] == 3 and plan["open_tasks"] == 6
     path = graph.critical_path(conn, project="Trove")
-    assert path["length"] == plan["waves_total"] == 3
+    assert path["length"] == 3 and plan["waves_total"] == 2  # d (wave 3 if c could start) is unschedulable
     assert [p["id"] for p in path["path"]] == ["a", "b", "d"]  # a < ext at the first step
     assert path["open_tasks"] == 6
     # fleet-wide, ext is a real open task and c is schedulable
     fleet = graph.plan(conn)
     assert [u["id"] for u in fleet["unschedulable"]] == ["e"]
-    assert fleet["waves_total"] == graph.critical_path(conn)["length"] == 3
+    assert fleet["waves_total"] == 3 == len(fleet["waves"])
+    assert graph.critical_path(conn)["length"] == 3
 
 
 def test_plan_tag_scope(conn):
@@ -440,7 +457,7 @@ def test_plan_tag_scope(conn):
     assert plan["unschedulable"][0]["id"] == "c"
     assert plan["unschedulable"][0]["blocked_by"] == [{"id": "manual", "status": "queued"}]
     assert plan["open_tasks"] == 3
-    assert graph.critical_path(conn, tag="autopilot-safe")["length"] == plan["waves_total"] == 2
+    assert graph.critical_path(conn, tag="autopilot-safe")["length"] == 2 == plan["waves_total"]
     both = graph.plan(conn, project="P", tag="infra")
     assert [[t["id"] for t in w["tasks"]] for w in both["waves"]] == [["manual"]]
     assert both["unschedulable"][0]["blocked_by"] == [{"id": "a", "status": "queued"}]
@@ -552,7 +569,11 @@ def test_randomized_plan_and_critical_path_match_brute_force(conn):
             plan = graph.plan(conn, **scope)
             path = graph.critical_path(conn, **scope)
             context = (round_number, scope, edges, spec)
-            assert plan["waves_total"] == path["length"] == expected["length"], context
+            assert path["length"] == expected["length"], context
+            assert plan["waves_total"] == len(expected["waves"]) == len(plan["waves"]), context
+            assert plan["scheduled_tasks"] == sum(len(w["tasks"]) for w in plan["waves"])
+            if not plan["unschedulable"]:  # nothing blocked: the schedule is as long as the chain
+                assert plan["waves_total"] == path["length"], context
             assert [p["id"] for p in path["path"]] == expected["path"], context
             assert [p["status"] for p in path["path"]] == [expected["statuses"][i] for i in expected["path"]]
             assert [[t["id"] for t in w["tasks"]] for w in plan["waves"]] == expected["waves"], context

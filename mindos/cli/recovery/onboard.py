@@ -9,9 +9,10 @@ def add_onboard(sub):
     p.add_argument("--inventory", required=True, help="the sealed stage-one inventory")
     p.add_argument("--apply", action="store_true",
                    help="import (the control plane, then the plan's memory-import, hermes-register and archive-copy "
-                        "steps) and run the doctor (default: plan + verify only)")
+                        "steps) before the doctor (default: plan + doctor, nothing imported)")
     p.add_argument("--probe", action="store_true",
-                   help="after --apply, prove the cross-agent protocol (hermes -> codex) through the real CLI")
+                   help="after --apply, prove the cross-agent protocol through the real CLI (hermes hands off; "
+                        "codex recalls, acks, resumes, posts a receipt and completes)")
     p.add_argument("--out", help="write the sealed autopilot-onboarding-v1 report")
     p.add_argument("--source-id", help="the autopilot_sqlite source (needed when the inventory holds several)")
     flags.secret(p, "notes, handoffs, receipts and copied files")
