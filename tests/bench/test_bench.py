@@ -63,6 +63,7 @@ TINY_COMMANDS = ("show", "create", "list --limit 20", "claim", "complete", "next
                  "search-notes --rank", "recall (all sections)", "memory-search", "recall-stale")
 
 
+@pytest.mark.slow
 @pytest.mark.bare_home
 def test_tiny_run_times_every_section(tmp_path, home):
     out = tmp_path / "results"

@@ -148,6 +148,7 @@ def test_readme_newcomer_hour_install_zsh_and_cron():
         assert "HERMES_AUTOPILOT_HOME=/" in line
 
 
+@pytest.mark.slow
 @pytest.mark.bare_home
 def test_readme_tour_runs_in_a_real_posix_shell(home):
     import re

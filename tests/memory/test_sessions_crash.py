@@ -20,6 +20,8 @@ from mindos.core import clock
 from mindos.memory import sessions
 from mindos.store import db, ledger
 
+pytestmark = pytest.mark.slow  # killed processes and races: the full suite runs them, the fast loop skips them
+
 NOW = "2026-08-21T10:00:00Z"
 
 AWS = "AKIA" + "Z7QW3RTY6UIO2PAS"

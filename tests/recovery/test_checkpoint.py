@@ -75,6 +75,7 @@ def test_rewrite_then_regrow_is_still_caught_by_count(conn, home):
     assert [p["kind"] for p in problems] == ["events_removed_since_checkpoint"]
 
 
+@pytest.mark.slow
 def test_every_single_byte_change_is_refused(conn, home):
     populate(conn)
     path = checkpoint.create(conn)["path"]

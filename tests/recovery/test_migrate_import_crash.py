@@ -16,6 +16,8 @@ from mindos.core import clock
 from mindos.recovery import migrate_inventory as inv
 from mindos.store import db, ledger
 
+pytestmark = pytest.mark.slow  # killed processes and races: the full suite runs them, the fast loop skips them
+
 NOW = "2026-08-21T10:00:00Z"
 TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs", "audit_events")
 

@@ -147,6 +147,7 @@ def _seed_history(path, n=1000):
     return extra
 
 
+@pytest.mark.slow
 def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     import shutil
     from mindos.demo import tour

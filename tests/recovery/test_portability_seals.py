@@ -89,6 +89,7 @@ def _sample(data):
     return sorted(offsets)
 
 
+@pytest.mark.slow
 def test_every_single_byte_change_is_refused(documents, tmp_path):
     kinds, checked = set(), 0
     for kind, path, fmt, consume in documents:

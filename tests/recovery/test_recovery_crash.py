@@ -53,7 +53,8 @@ from mindos.cli.ops import main
 sys.exit(main({argv!r}))
 """
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+pytestmark = [pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals"),
+              pytest.mark.slow]  # killed processes: the full suite runs them, the fast loop skips them
 
 
 def _run(work, argv, kill_at, count_file):

@@ -91,6 +91,7 @@ def test_check_reports_and_refuses_changes(conn, home, cli):
     assert rc == 1 and out == "" and "seal mismatch" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_every_single_byte_change_is_refused(conn, home):
     tasks.create(conn, project="P", title="one", task_id="t1")
     path = snapshot.create(conn)["path"]

@@ -42,6 +42,7 @@ def test_a_clone_without_symlinks_builds_a_database(tmp_path, home):
     assert schema == str(clone / "schema.sql") and int(count) == _tables(home)
 
 
+@pytest.mark.slow
 def test_an_installed_wheel_builds_a_database(tmp_path, home):
     wheels = tmp_path / "wheels"
     source = tmp_path / "src"  # build from a copy: setuptools writes build/ and *.egg-info beside the source

@@ -4,6 +4,8 @@ import json
 import threading
 from collections import Counter
 
+import pytest
+
 from conftest import script
 
 from mindos.core import validate
@@ -14,6 +16,7 @@ CLAIMS_EACH = 10
 POOL = 60
 
 
+@pytest.mark.slow
 def test_concurrent_next_claim_never_double_claims(conn, home):
     for index in range(POOL):
         tasks.create(conn, project=f"proj-{index % 3}", title=f"pool task {index}", task_id=f"pool-{index:02d}",
