@@ -267,6 +267,8 @@ def _run(door_name, argv, argv0, as_json):
     try:
         emit(result)
         sys.stdout.flush()
+        if conn is not None and conn.readonly:  # a read-only home: the read worked, say what will not
+            sys.stderr.write(f"note: {conn.readonly}: reads work, writes are refused\n")
     except BrokenPipeError:
         # the reader went away (e.g. piped into head); nothing more to say
         _silence_stdout()

@@ -81,11 +81,12 @@ def _gather(conn, ids, ids_json):
     return blocks, detached, events, paths
 
 
-def archive(conn, before, *, dry_run=False, out=None):
+def archive(conn, before, *, dry_run=False, out=None, force=False):
     """Archive terminal tasks updated at or before ``before`` (see the module docstring).
 
     Returns ``{"dry_run", "before", "task_ids", "counts", "path", "file_sha256"}``
-    (``path`` only when written).  Audits ``tasks_archived`` with the counts.
+    (``path`` only when written).  Audits ``tasks_archived`` with the counts.  An existing
+    ``out`` is refused unless ``force``.
     """
     before = clock.normalize(before, "--before")
     if dry_run:
@@ -115,7 +116,7 @@ def archive(conn, before, *, dry_run=False, out=None):
         if detached:
             body["detached"] = detached
         path = os.path.abspath(out or artifacts.default_path(conn.home, "archive"))
-        doc, digest = artifacts.seal_write(path, FORMAT, body)  # sealed and fsynced before any row goes
+        doc, digest = artifacts.seal_write(path, FORMAT, body, force=bool(force))  # sealed and fsynced before any row goes
         for name, column in _soft_links(conn).items():
             conn.execute(f'UPDATE {name} SET "{column}" = NULL WHERE "{column}" IN {_IDS}', (ids_json,))
         for name in reversed(list(_child_tables(conn))):
@@ -221,7 +222,7 @@ def restore(conn, path, *, force=False):
             ledger.append_event(conn, "archive", _entity(doc), "archive_restored",
                                 {"tasks": len(ids), "replaced": taken, "counts": loaded})
             for stored, (target, data) in sorted(files.items()):
-                artifacts.atomic_write_bytes(target, data)
+                artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(stored)
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"archive-restore failed: {exc} (rolled back)") from None

@@ -318,25 +318,31 @@ def health(conn, baseline_fk=()):
 
 
 def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, redact=False, allow_secret=False,
-                   relink_audit=False):
+                   relink_audit=False, force=None):
     """``migrate-import``: the dry-run plan, or under ``apply`` the import in one transaction.
 
     An autopilot_sqlite source is imported here; any other planned source runs its plan
     step (:mod:`mindos.recovery.migrate_steps`: memory-import, hermes-register, archive-copy).
     Returns ``(result, exit_code)``; exit 1 when the post-apply health report has problems.
-    With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal).
+    With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal);
+    ``force`` (True / False) marks ``out`` as the user's ``--out`` (an existing file refused
+    unless True, checked before anything is imported), None as a path MindOS chose.
     """
+    if out is not None and force is not None:
+        from mindos.core import files  # lazy: --out only
+
+        files.check_out(out, force=force)
     doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
     if src["kind"] != "autopilot_sqlite":
         result, journal, code = migrate_steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
                                                   allow_secret=allow_secret)
-        return _finish(result, out, journal), code
+        return _finish(result, out, journal, force), code
     result, private = _plan(conn, inventory_path, doc, src, redact=redact, relink_audit=relink_audit)
     result["applied"] = False
     if not apply:
         if private["events"] and private["lived_in"] and not relink_audit:
             result["refusal_on_apply"] = "home has its own audit history: pass --relink-audit"
-        return _finish(result, out, None), 0
+        return _finish(result, out, None, force), 0
     if private["events"] and private["lived_in"] and not relink_audit:
         raise Refused("this home has audit history of its own; importing a foreign chain would break tamper "
                       "evidence: pass --relink-audit to relink the combined ledger")
@@ -421,18 +427,18 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
             f'SELECT 1 FROM "{table}" WHERE {where}', [row[k] for k in key]).fetchone())
         coverage[table] = {"source": len(data[table]), "present": present}
     result["health"]["coverage"] = coverage
-    result = _finish(result, out, journal)
+    result = _finish(result, out, journal, force)
     return result, (0 if result["health"]["ok"] else 1)
 
 
-def _finish(result, out, journal):
+def _finish(result, out, journal, force=None):
     if out is None:
         return result
     body = dict(result)
     body["journal"] = journal if journal is not None else {"rows": {}, "events": [], "files": []}
     body["created_at"] = clock.now_iso()
     path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body)
+    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body, force=force)
     result["out"] = path
     result["result_digest"] = doc["seal"]["digest"]
     result["result_sha256"] = file_hash

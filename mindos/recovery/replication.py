@@ -36,14 +36,20 @@ def replica_paths(text):
 
 
 def _newest(path):
+    from mindos.core import files  # lazy: only a configured replica is walked
+    from mindos.errors import MindosError
+
     newest = None
-    for root, _, names in os.walk(path):
-        for name in names:
-            try:
-                mtime = os.stat(os.path.join(root, name)).st_mtime
-            except OSError:
-                continue
-            newest = mtime if newest is None or mtime > newest else newest
+    try:
+        found, _ = files.walk(os.path.realpath(path), max_files=100_000)  # the configured replica itself may be a link
+    except MindosError:
+        return None
+    for _, name in found:
+        try:
+            mtime = os.lstat(name).st_mtime
+        except OSError:
+            continue
+        newest = mtime if newest is None or mtime > newest else newest
     return newest
 
 

@@ -107,8 +107,9 @@ def _one_override(redact, allow_secret):
         raise InvalidInput("pass at most one of --redact and --allow-secret")
 
 
-def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
-    """Seal task ``task_id`` into a work order at ``out``; return the export report."""
+def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=False):
+    """Seal task ``task_id`` into a work order at ``out``; return the export report.  An
+    existing ``out`` is refused unless ``force``."""
     task_id = validate.identifier(task_id, "task id")
     _one_override(redact, allow_secret)
     if not out:
@@ -128,7 +129,7 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
         body["receipt_files"] = artifacts.receipt_files(conn.home, paths)
         outcome = _guard(conn, task_id, body, redact, allow_secret)
         body["created_at"] = clock.now_iso()
-        doc, digest = artifacts.seal_write(out, FORMAT, body)
+        doc, digest = artifacts.seal_write(out, FORMAT, body, force=bool(force))
         ledger.append_event(conn, "task", task_id, "workorder_exported",
                             {"content_digest": artifacts.content_digest(doc), "file_sha256": digest})
     report = {"task_id": task_id, "path": os.path.abspath(out), "file_sha256": digest,
@@ -276,7 +277,7 @@ def _merge(conn, doc, path, *, dry_run, force, redact, allow_secret):
             for stored, (target, data) in sorted(files.items()):
                 if os.path.exists(target):
                     continue
-                artifacts.atomic_write_bytes(target, data)
+                artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(target)
     except BaseException:
         for target in written:

@@ -93,7 +93,7 @@ def test_tampered_or_fail_closed_inventory_is_refused(conn, tmp_path):
     with pytest.raises(IntegrityError):
         mi.migrate_import(conn, out, source_id)
     migratekit.plain_sqlite(os.path.join(root, "clutter", "x.sqlite"))
-    inv.inventory(conn, root, out)
+    inv.inventory(conn, root, out, force=True)
     with pytest.raises(Refused, match="fail_closed"):
         mi.migrate_import(conn, out, source_id)
 

@@ -13,6 +13,7 @@ def add_onboard(sub):
     p.add_argument("--probe", action="store_true",
                    help="after --apply, prove the cross-agent protocol (hermes -> codex) through the real CLI")
     p.add_argument("--out", help="write the sealed autopilot-onboarding-v1 report")
+    flags.force_out(p)
     p.add_argument("--source-id", help="the autopilot_sqlite source (needed when the inventory holds several)")
     flags.secret(p, "notes, handoffs, receipts and copied files")
     p.add_argument("--relink-audit", action="store_true", help="forwarded to the import unchanged")
@@ -22,7 +23,7 @@ def add_onboard(sub):
 def cmd_onboard(conn, args):
     return onboard.onboard(conn, args.inventory, apply=args.apply, probe_flag=args.probe, out=args.out,
                            source_id=args.source_id, redact=args.redact, allow_secret=args.allow_secret,
-                           relink_audit=args.relink_audit)
+                           relink_audit=args.relink_audit, force=args.force)
 
 
 COMMANDS = {
