@@ -42,7 +42,8 @@ import stat
 from mindos.errors import NotFound, Refused
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_FOLLOW_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = _FOLLOW_FLAGS | _NOFOLLOW
 CHUNK = 1024 * 1024
 MAX_DEPTH = 64
 STALE_TEMP_SECONDS = 3600
@@ -83,18 +84,20 @@ def _too_large(label, size, cap):
     return Refused(f"{label} is too large: {size} bytes, the limit is {cap} bytes", code="too_large")
 
 
-def open_regular(path, *, max_bytes=None, what=None):
+def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
     """Open ``path`` read-only as a regular file; return ``(fd, st)`` (the caller closes ``fd``).
 
     Never follows a final symlink, never blocks (a FIFO opens and is refused at once) and
     refuses anything but a regular file, or one larger than ``max_bytes``, before reading.
-    ``what`` names the file in messages (default: the path).
+    ``what`` names the file in messages (default: the path).  ``follow_symlinks`` is for the
+    user's own configuration files only (dotfile managers link them), never for content
+    that is sealed, imported or shared.
     """
     import errno  # lazy: only the refusal paths read it
 
     label = what or _shown(path)
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, _FOLLOW_FLAGS if follow_symlinks else _READ_FLAGS)
     except FileNotFoundError:
         raise NotFound(f"{label}: no such file", code="no_such_file") from None
     except OSError as exc:
@@ -120,10 +123,10 @@ def open_regular(path, *, max_bytes=None, what=None):
     return fd, st
 
 
-def read_bytes(path, *, max_bytes, what=None):
+def read_bytes(path, *, max_bytes, what=None, follow_symlinks=False):
     """The bytes of the regular file ``path`` (see :func:`open_regular`), at most ``max_bytes``:
     a file past the cap, before or while reading, is refused (``too_large``)."""
-    fd, st = open_regular(path, max_bytes=max_bytes, what=what)
+    fd, _ = open_regular(path, max_bytes=max_bytes, what=what, follow_symlinks=follow_symlinks)
     try:
         return read_fd(fd, max_bytes=max_bytes, what=what or _shown(path))
     finally:
