@@ -124,7 +124,7 @@ def read_text_file(path, flag):
     except MindosError as exc:
         if exc.code == "too_large":
             raise InvalidInput(too_large) from None
-        raise InvalidInput(f"invalid {flag}: cannot read {exc}" if exc.code == "no_such_file" else
+        raise InvalidInput(f"invalid {flag}: cannot read {exc}" if exc.code == "not_found" else
                            f"invalid {flag}: {exc}") from None
     except OSError as exc:
         raise InvalidInput(f"invalid {flag}: cannot read {path!r:.80} ({exc.strerror})") from None

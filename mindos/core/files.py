@@ -31,9 +31,10 @@ place instead of being re-derived by each command:
     snapshot left there.
 
 Refusals are :class:`mindos.errors.Refused` with a stable ``code`` (``not_regular``,
-``symlink``, ``too_large``, ``exists``, ``protected``, ``system_directory``,
-``not_empty``, ``unreadable``, ``unwritable``) and a message naming the path and what it is; a missing file
-is :class:`mindos.errors.NotFound` (code ``no_such_file``).
+``symlink``, ``too_large``, ``exists``, ``protected``, ``system_directory``, ``not_empty``;
+``io_error`` when the system refused) and a message naming the path and what it is; a
+missing file is :class:`mindos.errors.NotFound` (``not_found``).  All are listed in the
+README's error table.
 """
 
 import os
@@ -99,7 +100,7 @@ def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
     try:
         fd = os.open(path, _FOLLOW_FLAGS if follow_symlinks else _READ_FLAGS)
     except FileNotFoundError:
-        raise NotFound(f"{label}: no such file", code="no_such_file") from None
+        raise NotFound(f"{label}: no such file") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO, errno.EOPNOTSUPP):
             try:  # ELOOP: a symlink; ENXIO / EOPNOTSUPP: a socket
@@ -110,7 +111,7 @@ def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
                 code = "symlink" if stat.S_ISLNK(mode) else "not_regular"
                 tail = "; symlinks are never followed" if code == "symlink" else ", not a regular file"
                 raise Refused(f"{label} is a {kind_of(mode)}{tail}", code=code) from None
-        raise Refused(f"cannot read {label}: {exc.strerror or exc}", code="unreadable") from None
+        raise Refused(f"cannot read {label}: {exc.strerror or exc}", code="io_error") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -162,9 +163,9 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
     try:
         mode = os.lstat(root).st_mode
     except FileNotFoundError:
-        raise NotFound(f"{_shown(root)}: no such directory", code="no_such_file") from None
+        raise NotFound(f"{_shown(root)}: no such directory") from None
     except OSError as exc:
-        raise Refused(f"cannot read {_shown(root)}: {exc.strerror or exc}", code="unreadable") from None
+        raise Refused(f"cannot read {_shown(root)}: {exc.strerror or exc}", code="io_error") from None
     if stat.S_ISLNK(mode):
         raise Refused(f"{_shown(root)} is a symlink; symlinks are never followed", code="symlink")
     if not stat.S_ISDIR(mode):
@@ -242,7 +243,7 @@ def check_out(path, *, force=False):
     except FileNotFoundError:
         return path
     except OSError as exc:
-        raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", code="unwritable") from None
+        raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", code="io_error") from None
     if not stat.S_ISREG(mode):
         raise Refused(f"refusing to write {_shown(path)}: it is a {kind_of(mode)} (never replaced, even with"
                       " --force)", code="protected")
