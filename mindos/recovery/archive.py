@@ -108,7 +108,8 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
         if not ids:
             return {"dry_run": False, "before": before, "task_ids": [], "counts": {}, "path": None}
         blocks, detached, events, paths = _gather(conn, ids, ids_json)
-        files = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        files = artifacts.receipt_files(conn.home, paths, refused)
         counts = _counts(blocks, detached, events, files)
         body = {"before": before, "task_ids": ids, "tables": blocks, "audit_events": events,
                 "receipt_files": files, "counts": counts, "schema_version": conn.execute(
@@ -131,8 +132,11 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
             os.unlink(target)
         except OSError:
             pass
-    return {"dry_run": False, "before": before, "task_ids": ids, "counts": counts, "path": path,
-            "file_sha256": digest}
+    report = {"dry_run": False, "before": before, "task_ids": ids, "counts": counts, "path": path,
+              "file_sha256": digest}
+    if refused:  # planted links or special files: left out (and left in place), and said so
+        report["receipt_files_refused"] = refused
+    return report
 
 
 def _entity(doc):

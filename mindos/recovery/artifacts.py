@@ -120,18 +120,31 @@ def receipt_target(home, stored_path):
     return os.path.join(db.receipts_dir(home), stored_path.split("/", 1)[1])
 
 
-def receipt_files(home, paths):
-    """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``."""
+def receipt_files(home, paths, refused=None):
+    """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``.
+
+    A receipt file that is a symlink, a FIFO or device, over MAX_RECEIPT_BYTES, or under a
+    symlinked ``receipts/`` is never read, so a planted link cannot seal what it points at:
+    it is left out and, when ``refused`` (a list) is given, recorded there as ``{"path",
+    "reason"}``.  A missing file is simply absent (doctor reports it).
+    """
     from mindos.core import files  # lazy: only artifact writers carry receipt files
 
     carried = {}
+    linked = os.path.islink(db.receipts_dir(home))
     for stored in sorted(set(paths)):
         try:
             target = receipt_target(home, stored)
+            if linked:
+                raise Refused("the receipts directory is a symlink; symlinks are never followed", code="symlink")
             # never through a symlink or a FIFO: a planted link must not seal its target
             data = files.read_bytes(target, max_bytes=MAX_RECEIPT_BYTES)
             text = data.decode("utf-8")
-        except (Refused, NotFound, OSError, UnicodeDecodeError):
+        except Refused as exc:
+            if refused is not None:
+                refused.append({"path": stored, "reason": str(exc)})
+            continue
+        except (NotFound, OSError, UnicodeDecodeError):
             continue
         carried[stored] = {"sha256": canonical.sha256_hex(data), "text": text}
     return carried

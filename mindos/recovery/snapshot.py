@@ -39,7 +39,8 @@ def create(conn, *, out=None, force=False):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         head = checkpoint.head(conn)
         paths = [row[0] for row in conn.execute("SELECT path FROM receipts")] if "receipts" in dumped else []
-        files = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        files = artifacts.receipt_files(conn.home, paths, refused)
     finally:
         conn.execute("COMMIT")
     now = clock.now_iso()
@@ -48,8 +49,11 @@ def create(conn, *, out=None, force=False):
     _, digest = artifacts.seal_write(path, FORMAT, force=bool(force), body={
         "schema_version": version, "tables": dumped, "sqlite_sequence": sequence, "counts": counts, "audit": head,
         "receipt_files": files, "created_at": now})
-    return {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
-            "receipt_files": len(files), "schema_version": version, "created_at": now}
+    report = {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
+              "receipt_files": len(files), "schema_version": version, "created_at": now}
+    if refused:  # planted links or special files: left out, and said so
+        report["receipt_files_refused"] = refused
+    return report
 
 
 def load(path):

@@ -126,7 +126,8 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=F
         if _has_facts(conn):
             body["facts"] = tables.dump(conn, FACTS[0], f'"{FACTS[1]}" = ?', (task_id,))
         paths = [row[0] for row in conn.execute("SELECT path FROM receipts WHERE task_id = ?", (task_id,))]
-        body["receipt_files"] = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        body["receipt_files"] = artifacts.receipt_files(conn.home, paths, refused)
         outcome = _guard(conn, task_id, body, redact, allow_secret)
         body["created_at"] = clock.now_iso()
         doc, digest = artifacts.seal_write(out, FORMAT, body, force=bool(force))
@@ -136,6 +137,8 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=F
               "content_digest": artifacts.content_digest(doc),
               "counts": {name: len(block["rows"]) for name, block in body["tables"].items()}}
     report["counts"]["receipt_files"] = len(body["receipt_files"])
+    if refused:  # planted links or special files: left out, and said so
+        report["receipt_files_refused"] = refused
     if "facts" in body:
         report["counts"]["facts"] = len(body["facts"]["rows"])
     if outcome:

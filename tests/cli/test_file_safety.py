@@ -103,14 +103,18 @@ def test_artifacts_never_seal_what_a_symlinked_receipt_points_at(conn, home, cli
     secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
     from mindos.work import lifecycle
 
-    _plant_receipt_link(conn, home, secret)
+    made = _plant_receipt_link(conn, home, secret)
     lifecycle.cancel(conn, "t3", "op", reason="done with it")
     outs = {"snapshot": tmp_path / "snap.json", "export-task": tmp_path / "t3.json",
             "archive": tmp_path / "archive.json"}
-    assert cli("ops", "snapshot", "--out", str(outs["snapshot"]))[0] == 0
-    assert cli("ops", "export-task", "t3", "--out", str(outs["export-task"]))[0] == 0
-    rc, out, err = cli("ops", "archive", "--before", "2027-01-01T00:00:00Z", "--out", str(outs["archive"]))
-    assert rc == 0, err
+    reports = [cli("ops", "snapshot", "--out", str(outs["snapshot"])),
+               cli("ops", "export-task", "t3", "--out", str(outs["export-task"])),
+               cli("ops", "archive", "--before", "2027-01-01T00:00:00Z", "--out", str(outs["archive"]))]
+    for rc, out, err in reports:
+        assert rc == 0, err
+        refused = json.loads(out)["receipt_files_refused"]  # left out, and said so
+        assert refused == [{"path": f"receipts/{made['receipt_id']}.json", "reason": refused[0]["reason"]}]
+        assert "symlink" in refused[0]["reason"]
     for name, path in outs.items():
         assert "SECRETHASH" not in path.read_text(), name
     assert secret.read_text().startswith("root:")  # and the target is still there, untouched
