@@ -36,8 +36,9 @@ Design decisions
 import os
 
 from mindos.core import canonical, clock, secrets
+from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
-from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
+from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
 from mindos.memory import guard as secret_guard
 from mindos.recovery import artifacts, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
@@ -51,6 +52,8 @@ NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "sess
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
 NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
+
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # one source receipt file carried into this home
 
 
 # ---------------------------------------------------------------------------------------
@@ -205,10 +208,12 @@ def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
     for row in data.get("receipts", []):
         stored = row.get("path") or ""
         source_file = stored if os.path.isabs(stored) else os.path.join(source_home, stored)
-        try:
-            with open(source_file, "rb") as handle:
-                blob = handle.read()
-        except OSError:
+        inside = os.path.realpath(os.path.dirname(source_file)) == os.path.realpath(db.receipts_dir(source_home))
+        try:  # only a regular file in the source's own receipts/: never a link, a FIFO or a file elsewhere
+            if not inside:
+                raise OSError("outside the source home's receipts directory")
+            blob = file_safety.read_bytes(source_file, max_bytes=MAX_RECEIPT_BYTES)
+        except (OSError, MindosError):
             missing.append(row["id"])
             continue
         if row.get("file_hash") and canonical.sha256_hex(blob) != row["file_hash"]:
