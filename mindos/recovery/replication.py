@@ -55,11 +55,13 @@ def _newest(path):
 
 def status(home):
     """``None`` without a config; else ``{"config", "replicas": [{"path", "lag_seconds", "status"}]}``."""
+    from mindos.core import files  # lazy: only a doctor sweep looks for the config
+    from mindos.errors import MindosError
+
     config = config_path(home)
-    try:
-        with open(config, encoding="utf-8") as handle:
-            text = handle.read(65536)
-    except (OSError, UnicodeDecodeError):
+    try:  # a FIFO planted as the config must not hang the doctor
+        text = files.read_bytes(config, max_bytes=1 << 20, follow_symlinks=True).decode("utf-8")
+    except (MindosError, OSError, UnicodeDecodeError):
         return None
     database = os.path.join(home, "state.db")
     written = [os.stat(p).st_mtime for p in (database, database + "-wal") if os.path.exists(p)]
