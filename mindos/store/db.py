@@ -446,6 +446,10 @@ class write:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 _release(self.conn)
+                why = _not_writable(self.conn.home, self.conn.path) if "readonly" in str(exc) else None
+                if why:
+                    raise MindosError(f"{why}: reads work, writes are refused; nothing was changed",
+                                      code="read_only") from None
                 raise MindosError(f"database busy: {exc}", code="busy") from None
             except BaseException:
                 _release(self.conn)

@@ -244,6 +244,12 @@ def _read_only_home(runner, tmp_path, home):
     assert made.returncode == 1 and made.stdout == ""
     assert made.stderr.strip() == f"home {home} is read-only: reads work, writes are refused; nothing was changed"
     assert {name: _bytes(home / name) for name in before} == before
+    home.chmod(0o777)  # a writable directory, a database file this user cannot write
+    (home / "receipts").chmod(0o777)
+    made = run("--json-errors", "create", "--project", "P", "--title", "x")
+    assert made.returncode == 1 and made.stdout == ""
+    assert json.loads(made.stderr)["error"]["code"] == "read_only"
+    assert _bytes(home / "state.db") == before["state.db"]
 
 
 def test_brain_import_refuses_system_directories_and_existing_trees(cli, tmp_path, monkeypatch):
