@@ -376,7 +376,11 @@ def _acquire(conn):
     import fcntl  # lazy: the write path only
 
     if conn._lock_fd is None:
-        fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        except PermissionError:  # another user's home, or one made read-only
+            raise MindosError(f"the write lock {lock_path(conn)} is not writable by this user: reads work, writes are"
+                              " refused; nothing was changed", code="read_only") from None
         conn._lock_fd = fd
     fd = conn._lock_fd
     try:
