@@ -196,6 +196,11 @@ def _create_home(home, path):
     from mindos.core import files  # lazy: only init creates a home
 
     files.check_new_tree(home, what="home", allow=lambda names: True)  # a system directory never
+    if os.path.isdir(home):  # a killed init's private database (and its side files), once stale
+        for name in files.sweep_stale_temps(home):
+            for side in (".lock", "-wal", "-shm", "-journal"):
+                if os.path.lexists(os.path.join(home, name + side)):
+                    os.unlink(os.path.join(home, name + side))
     temp = os.path.join(home, f".state.db.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         created = not os.path.isdir(home)

@@ -355,3 +355,18 @@ def _dead_pid():
         except PermissionError:
             pass
         pid += 1
+
+
+@pytest.mark.bare_home
+def test_init_sweeps_the_private_database_a_killed_init_left(home, cli):
+    from mindos.core import clock, files
+
+    home.mkdir()
+    stale = home / f".state.db.{_dead_pid()}.0123abcd.tmp"
+    live = home / f".state.db.{os.getpid()}.89abcdef.tmp"
+    old = clock.now().timestamp() - files.STALE_TEMP_SECONDS - 60
+    for path in (stale, live, home / (stale.name + ".lock"), home / (stale.name + "-wal")):
+        path.write_bytes(b"")
+        os.utime(path, (old, old))
+    assert cli("autopilot", "init")[0] == 0
+    assert sorted(os.listdir(home)) == sorted([live.name, "receipts", "state.db"])
