@@ -30,7 +30,7 @@ place instead of being re-derived by each command:
     artifact written to ``backups/`` (or any ``--out`` directory) clears what a killed
     snapshot left there.
 
-The API, all of it: :func:`open_regular`, :func:`read_bytes`, :func:`walk`,
+The API, all of it: :func:`open_regular`, :func:`read_bytes`, :func:`walk`, :func:`kind_of`,
 :func:`check_out`, :func:`write_new`, :func:`check_new_tree`, :func:`stale_temps`,
 :func:`sweep_stale_temps`.  Symlinks are followed only where a caller asks
 (``follow_symlinks=True``), and only for the user's own configuration files (a selector, an
@@ -66,7 +66,7 @@ SYSTEM_DIRS = ("/", "/home", "/Users", "/var", "/tmp", "/opt", "/root", "/srv", 
                "/private/tmp", "/private/var", "/Volumes")
 
 
-def _kind(mode):
+def kind_of(mode):
     """What a ``st_mode`` is, in words: ``regular file``, ``directory``, ``FIFO`` ..."""
     if stat.S_ISREG(mode):
         return "regular file"
@@ -118,12 +118,12 @@ def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
             if mode is not None and not stat.S_ISREG(mode):
                 code = "symlink" if stat.S_ISLNK(mode) else "not_regular"
                 tail = "; symlinks are never followed" if code == "symlink" else ", not a regular file"
-                raise Refused(f"{label} is a {_kind(mode)}{tail}", code=code) from None
+                raise Refused(f"{label} is a {kind_of(mode)}{tail}", code=code) from None
         raise Refused(f"cannot read {label}: {exc.strerror or exc}", code="io_error") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{label} is a {_kind(st.st_mode)}, not a regular file", code="not_regular")
+            raise Refused(f"{label} is a {kind_of(st.st_mode)}, not a regular file", code="not_regular")
         if max_bytes is not None and st.st_size > max_bytes:
             raise _too_large(label, st.st_size, max_bytes)
     except BaseException:
@@ -177,7 +177,7 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
     if stat.S_ISLNK(mode):
         raise Refused(f"{_shown(root)} is a symlink; symlinks are never followed", code="symlink")
     if not stat.S_ISDIR(mode):
-        raise Refused(f"{_shown(root)} is a {_kind(mode)}, not a directory", code="not_regular")
+        raise Refused(f"{_shown(root)} is a {kind_of(mode)}, not a directory", code="not_regular")
     found, counts = [], {"symlinks": 0, "special": 0, "overflow": 0, "too_deep": 0, "unreadable_dirs": 0}
     stack = [(root, "", 0)]
     while stack:
@@ -253,7 +253,7 @@ def check_out(path, *, force=False):
     except OSError as exc:
         raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", code="io_error") from None
     if not stat.S_ISREG(mode):
-        raise Refused(f"refusing to write {_shown(path)}: it is a {_kind(mode)} (never replaced, even with"
+        raise Refused(f"refusing to write {_shown(path)}: it is a {kind_of(mode)} (never replaced, even with"
                       " --force)", code="protected")
     if _is_sqlite(path):
         raise Refused(f"refusing to write {_shown(path)}: it is an SQLite database (never overwritten, even with"
@@ -368,7 +368,7 @@ def check_new_tree(target, *, what="--target", allow=None):
     except OSError as exc:
         raise Refused(f"refusing {what} {_shown(target)}: {exc.strerror or exc}", code="protected") from None
     if not stat.S_ISDIR(mode):
-        raise Refused(f"refusing {what} {_shown(target)}: it is a {_kind(mode)}, not a directory",
+        raise Refused(f"refusing {what} {_shown(target)}: it is a {kind_of(mode)}, not a directory",
                       code="protected")
     names = os.listdir(target)
     if names and not (allow is not None and allow(names)):

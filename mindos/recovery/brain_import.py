@@ -189,6 +189,6 @@ def brain_import(inventory_path, target, *, apply=False, redact=False, out=None,
 def load_report(path, format=FORMAT):
     """Read and verify a sealed brain-import report (or, with ``format=PROVENANCE_FORMAT``, a
     provenance file) byte-exact; IntegrityError on any changed byte."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"brain-import document {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"brain-import document {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, format)

@@ -253,8 +253,8 @@ def inventory(out, *, home=None, hermes=None, claude=None, force=False):
 
 def load(path):
     """Read and verify a sealed brain inventory byte-exact (IntegrityError on any changed byte)."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"brain inventory {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"brain inventory {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)
 
 

@@ -545,8 +545,8 @@ def rollback(conn, result_path, *, apply=False, force=False):
     The journal of an autopilot_sqlite import names rows, merged events and receipt files;
     that of a copy step (hermes-register, archive-copy) the files it wrote and the
     directories it created, which go once empty; that of memory-import the memory rows."""
-    if not isinstance(result_path, str) or not os.path.isfile(result_path):
-        raise NotFound(f"result document {result_path} not found")
+    if not isinstance(result_path, str) or not os.path.lexists(result_path):
+        raise NotFound(f"result document {result_path} not found")  # a FIFO or link: named by the reader
     doc = artifacts.read(result_path, RESULT_FORMAT)
     journal = doc.get("journal")
     if not isinstance(journal, dict) or "rows" not in journal:

@@ -501,8 +501,8 @@ def load(path):
     any changed byte)."""
     if not isinstance(path, str) or not path:
         raise InvalidInput("invalid inventory path")
-    if not os.path.isfile(path):
-        raise NotFound(f"inventory {path} not found")
+    if not os.path.lexists(path):
+        raise NotFound(f"inventory {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)
 
 

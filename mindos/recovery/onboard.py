@@ -264,6 +264,6 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
 def load_report(path):
     """Read and verify a sealed onboarding report byte-exact; return it (IntegrityError on any
     changed byte, ``created_at`` and the seal included)."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"onboarding report {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"onboarding report {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)

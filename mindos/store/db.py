@@ -142,7 +142,7 @@ def _open(path, home, rule, readonly=None):
                                    isolation_level=None, factory=Connection)
             conn.immutable, conn.readonly = immutable, readonly
     except sqlite3.Error as exc:
-        raise MindosError(f"cannot open database {path}: {exc}") from None
+        raise MindosError(_special(path) or f"cannot open database {path}: {exc}") from None
     conn.home = home
     conn.path = path
     conn.home_rule = rule
@@ -165,8 +165,25 @@ def _not_writable(home, path):
     return None
 
 
+def _special(path):
+    """The refusal for a ``state.db`` that is not a regular file (a FIFO, a device), or None."""
+    import stat  # lazy: failure paths only
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    from mindos.core import files  # lazy: failure paths only
+
+    return f"cannot use database {path}: it is a {files.kind_of(mode)}, not a regular file"
+
+
 def _unusable(path, exc):
     """The one-line refusal for a ``state.db`` that is not a usable SQLite database."""
+    if _special(path):
+        return _special(path)
     if "not a database" in str(exc) or "malformed" in str(exc):
         return (f"cannot use database {path}: it is not a valid SQLite database ({exc}); MindOS never repairs or"
                 " replaces it: restore it from a snapshot (ops.py snapshot-restore into a new home) or move it aside")
@@ -547,6 +564,8 @@ def connect_readonly(home, *, live=False):
 
     path = database_path(home)
     if not os.path.isfile(path):
+        if os.path.lexists(path):
+            raise IntegrityError(_special(path) or f"cannot use database {path}: not a regular file")
         raise NotFound(f"no MindOS database at {path}")
     try:
         immutable = not live and not os.path.exists(path + "-wal")

@@ -370,3 +370,19 @@ def test_init_sweeps_the_private_database_a_killed_init_left(home, cli):
         os.utime(path, (old, old))
     assert cli("autopilot", "init")[0] == 0
     assert sorted(os.listdir(home)) == sorted([live.name, "receipts", "state.db"])
+
+
+@pytest.mark.bare_home
+def test_a_fifo_named_state_db_or_given_as_an_inventory_is_named_as_such(home, cli, tmp_path):
+    home.mkdir()
+    os.mkfifo(home / "state.db")
+    for door, argv in (("autopilot", ["list"]), ("autopilot", ["init"])):
+        rc, out, err = cli(door, *argv)
+        assert (rc, out) == (1, "") and "is a FIFO (named pipe), not a regular file" in err, err
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and "FIFO" in json.loads(out)["problems"][0]["detail"]
+    fifo = tmp_path / "inventory.json"
+    os.mkfifo(fifo)
+    for argv in (["brain-inventory-check", str(fifo)], ["onboard", "--inventory", str(fifo)]):
+        rc, out, err = cli("ops", *argv)
+        assert rc == 1 and "FIFO" in err and "not found" not in err, (argv, err)
