@@ -3,9 +3,11 @@
 Every reader and writer of a user-named path goes through here, so the rules hold in one
 place instead of being re-derived by each command:
 
-  * :func:`open_regular` / :func:`read_bytes` open **without following a final symlink**
-    (``O_NOFOLLOW``) and **with ``O_NONBLOCK``**, then ``fstat`` the descriptor: a FIFO,
-    device, socket or directory is refused *before any byte is read*, so naming a FIFO or
+  * :func:`open_regular` / :func:`read_bytes` look first (``lstat``: a FIFO, device,
+    socket, directory or symlink is refused without being opened, since opening some
+    devices acts), then open **without following a final symlink** (``O_NOFOLLOW``) and
+    **with ``O_NONBLOCK``**, and ``fstat`` the descriptor, which decides: an entry swapped
+    in between is still refused *before any byte is read*.  So naming a FIFO or
     ``/dev/zero`` can never hang a command or fill memory.  The size is checked against the
     caller's cap before reading and the cap is enforced again while reading (a file that
     grows, or a filesystem that lies about sizes, still stops at ``cap + 1`` bytes).
@@ -93,37 +95,47 @@ def _too_large(label, size, cap):
     return Refused(f"{label} is too large: {size} bytes, the limit is {cap} bytes", code="too_large")
 
 
+def _not_regular(label, mode):
+    if stat.S_ISLNK(mode):
+        return Refused(f"{label} is a symlink; symlinks are never followed", code="symlink")
+    return Refused(f"{label} is a {kind_of(mode)}, not a regular file", code="not_regular")
+
+
 def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
     """Open ``path`` read-only as a regular file; return ``(fd, st)`` (the caller closes ``fd``).
 
-    Never follows a final symlink, never blocks (a FIFO opens and is refused at once) and
-    refuses anything but a regular file, or one larger than ``max_bytes``, before reading.
+    Never follows a final symlink, never opens a device or FIFO (an ``lstat`` first), never
+    blocks (``O_NONBLOCK``, should one be swapped in) and refuses anything but a regular
+    file, or one larger than ``max_bytes``, before reading.
     ``what`` names the file in messages (default: the path).  ``follow_symlinks`` is for the
     user's own configuration files only (dotfile managers link them), never for content
     that is sealed, imported or shared.
     """
-    import errno  # lazy: only the refusal paths read it
-
     label = what or _shown(path)
     try:
+        # a look before opening: a device is never opened at all (opening one can act: a tape
+        # rewinds); the fstat below still decides, should the entry be swapped in between
+        mode = (os.stat if follow_symlinks else os.lstat)(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(label, mode)
         fd = os.open(path, _FOLLOW_FLAGS if follow_symlinks else _READ_FLAGS)
     except FileNotFoundError:
         raise NotFound(f"{label}: no such file") from None
     except OSError as exc:
+        import errno  # lazy: only the refusal paths read it
+
         if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO, errno.EOPNOTSUPP):
-            try:  # ELOOP: a symlink; ENXIO / EOPNOTSUPP: a socket
+            try:  # swapped since the look: ELOOP, a symlink; ENXIO / EOPNOTSUPP, a socket
                 mode = os.lstat(path).st_mode
             except OSError:
                 mode = None
             if mode is not None and not stat.S_ISREG(mode):
-                code = "symlink" if stat.S_ISLNK(mode) else "not_regular"
-                tail = "; symlinks are never followed" if code == "symlink" else ", not a regular file"
-                raise Refused(f"{label} is a {kind_of(mode)}{tail}", code=code) from None
+                raise _not_regular(label, mode) from None
         raise Refused(f"cannot read {label}: {exc.strerror or exc}", code="io_error") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{label} is a {kind_of(st.st_mode)}, not a regular file", code="not_regular")
+            raise _not_regular(label, st.st_mode)
         if max_bytes is not None and st.st_size > max_bytes:
             raise _too_large(label, st.st_size, max_bytes)
     except BaseException:
