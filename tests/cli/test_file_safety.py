@@ -197,9 +197,12 @@ def _readonly_runner():
     """A way to run a front door as a user who cannot write the home, or None."""
     if os.geteuid() != 0:
         return []
-    if shutil.which("setpriv"):
-        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    return None
+    if not shutil.which("setpriv"):
+        return None
+    runner = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run(runner + [sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); import mindos"],
+                           capture_output=True, timeout=60)
+    return runner if probe.returncode == 0 else None  # this interpreter or checkout unreadable to nobody
 
 
 def test_a_read_only_home_can_be_read_and_refuses_writes_clearly():
