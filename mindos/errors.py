@@ -23,6 +23,18 @@ CODES = (
     ("io_error", 1, "a file or stdout could not be written (disk full, `/dev/full`, closed stdout)"),
     ("integrity", 1, "stored data failed a check (schema newer than the code, broken seal)"),
     ("no_git", 1, "`git` is not installed or cannot be run (`memory-ingest-git`)"),
+    ("empty_database", 1, "`state.db` is empty (0 bytes) or has no MindOS schema: refused by every command, `init`"
+                          " included; restore it or move it aside"),
+    ("read_only", 1, "the home (or its database) is not writable: reads work (with a `note:` line on stderr),"
+                     " writes are refused"),
+    ("exists", 1, "`--out` names a file that exists: pass `--force` to replace it"),
+    ("protected", 1, "`--out` names a path never written, even with `--force`: a database or its"
+                     " `-wal`/`-shm`/`-journal`/`.lock`, a symlink, a FIFO, device or directory"),
+    ("not_regular", 1, "a file to read is a FIFO, device, socket or directory: refused before reading"),
+    ("symlink", 1, "a file to read is a symlink (never followed): refused before reading"),
+    ("too_large", 1, "a file to read is over its size limit (the message gives the limit)"),
+    ("system_directory", 1, "a new home or import target is a system directory (`/etc`, `/usr`, your `HOME`, ...)"),
+    ("not_empty", 1, "a new home or import target is an existing non-empty directory"),
     ("interrupted", 130, "Ctrl-C"),
     ("error", 1, "any other refusal"),
 )

@@ -253,6 +253,9 @@ def _run(door_name, argv, argv0, as_json):
         return fail(str(exc) or exc.__class__.__name__, exc.code, exc.exit_code, as_json)
     except sqlite3_errors() as exc:
         text = str(exc)
+        if "readonly" in text:  # a database file this user cannot write (the home itself may be writable)
+            return fail(f"database error: {text}: reads work, writes are refused; nothing was changed", "read_only",
+                        1, as_json)
         code = "busy" if "locked" in text or "busy" in text else "storage"
         return fail(f"database error: {text}; nothing was changed", code, 1, as_json)
     except OSError as exc:
@@ -267,6 +270,8 @@ def _run(door_name, argv, argv0, as_json):
     try:
         emit(result)
         sys.stdout.flush()
+        if conn is not None and conn.readonly:  # a read-only home: the read worked, say what will not
+            sys.stderr.write(f"note: {conn.readonly}: reads work, writes are refused\n")
     except BrokenPipeError:
         # the reader went away (e.g. piped into head); nothing more to say
         _silence_stdout()

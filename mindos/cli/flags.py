@@ -100,38 +100,43 @@ def long_text(p, name, *, required=False, default=None, help=None):
     p.set_defaults(text_files=files)
 
 
+def force_out(p):
+    """``--force``: replace an existing ``--out`` file.  Never a database or its side files,
+    a symlink or a non-regular file (see :func:`mindos.core.files.check_out`)."""
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (never a database or its -wal/-shm/-journal, a symlink or"
+                        " a non-regular file)")
+
+
 def read_text_file(path, flag):
     """The UTF-8 text of ``path`` (``-``: stdin) for a ``*-file`` flag; InvalidInput when unreadable.
 
-    A named path must be a regular file: a symlink is refused (opened ``O_NOFOLLOW``), and so
-    are FIFOs, sockets and devices (opened non-blocking, so a FIFO with no writer never hangs
-    the call); at most MAX_FILE_BYTES are read either way.
+    A named path must be a regular file, read through :mod:`mindos.core.files`: a symlink,
+    FIFO, socket or device is refused before anything is read (a FIFO with no writer never
+    hangs the call); at most MAX_FILE_BYTES are read either way.
     """
-    import os  # lazy: only a *-file flag reads a file
-    import stat
-    import sys
+    import sys  # lazy: only a *-file flag reads a file
 
-    from mindos.errors import InvalidInput  # lazy: only a *-file flag reads a file
+    from mindos.core import files  # lazy: only a *-file flag reads a file
+    from mindos.errors import InvalidInput, MindosError  # lazy: as above
 
+    too_large = f"invalid {flag}: {path!r:.80} is too large: the limit is {MAX_FILE_BYTES} bytes"
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES) if sys.stdin is not None else b""
-        else:
-            mode = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-            try:
-                fd = os.open(path, mode)
-            except OSError as exc:
-                if os.path.islink(path):
-                    raise InvalidInput(f"invalid {flag}: {path!r:.80} is a symbolic link; name the file itself") from None
-                raise
-            with os.fdopen(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    raise InvalidInput(f"invalid {flag}: {path!r:.80} is not a regular file")
-                data = handle.read(MAX_FILE_BYTES)
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+        else:  # no symlink, never blocking on a FIFO or reading a device, at most the cap
+            data = files.read_bytes(path, max_bytes=MAX_FILE_BYTES)
+    except MindosError as exc:
+        if exc.code == "too_large":
+            raise InvalidInput(too_large) from None
+        raise InvalidInput(f"invalid {flag}: cannot read {exc}" if exc.code == "not_found" else
+                           f"invalid {flag}: {exc}") from None
     except OSError as exc:
         raise InvalidInput(f"invalid {flag}: cannot read {path!r:.80} ({exc.strerror})") from None
     except AttributeError:  # an in-process stdin without a byte buffer
-        data = sys.stdin.read(MAX_FILE_BYTES).encode("utf-8", "surrogatepass")
+        data = sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8", "surrogatepass")
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInput(too_large)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

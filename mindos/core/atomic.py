@@ -16,8 +16,11 @@ from mindos.errors import Refused
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def atomic_write(path, data, mode=0o600, *, confined=None):
+def atomic_write(path, data, mode=0o600, *, confined=None, exclusive=False):
     """Write bytes to ``path`` atomically with permissions ``mode``; return the bytes' SHA-256.
+
+    ``exclusive``: the file must be new; it is linked into place, so a path that exists (or
+    appears meanwhile) raises FileExistsError and is never replaced.
 
     ``confined`` (a directory): the file must stay inside it, so every path component from
     there down must be a real directory, never a symlink (Refused otherwise), and the write
@@ -31,7 +34,10 @@ def atomic_write(path, data, mode=0o600, *, confined=None):
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         _fill(fd, data, mode)
-        os.replace(temp, path)
+        if exclusive:
+            _link_new(temp, path)
+        else:
+            os.replace(temp, path)
     except BaseException:
         try:
             os.unlink(temp)
@@ -40,6 +46,20 @@ def atomic_write(path, data, mode=0o600, *, confined=None):
         raise
     _fsync_dir(directory)
     return sha256_hex(data)
+
+
+def _link_new(temp, path):
+    """Move ``temp`` to the new name ``path`` without ever replacing an existing one."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # a filesystem without hard links: check, then rename
+        if os.path.lexists(path):
+            raise FileExistsError(path) from None
+        os.replace(temp, path)
+        return
+    os.unlink(temp)
 
 
 def _fill(fd, data, mode):

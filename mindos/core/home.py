@@ -25,11 +25,13 @@ def selector_path():
 def read_selector(path=None):
     """Return the home named by the selector file (``path``, default :func:`selector_path`),
     or None when it should be ignored."""
+    from mindos.core import files  # lazy: only a call without a home variable reads the selector
+    from mindos.errors import MindosError
+
     path = selector_path() if path is None else path
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = handle.read(65536)
-    except (OSError, ValueError):  # missing, unreadable, or not UTF-8
+    try:  # never blocks on a FIFO planted as the selector; a linked dotfile is fine
+        raw = files.read_bytes(path, max_bytes=65536, follow_symlinks=True).decode("utf-8")
+    except (MindosError, OSError, ValueError):  # missing, unreadable, special, too large, or not UTF-8
         return None
     import json  # only paid for when a selector exists
 

@@ -17,6 +17,7 @@ from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import IntegrityError
 
 SEAL_KEY = "seal"
+MAX_READ_BYTES = 4 * 1024 * 1024 * 1024  # a sealed document file read whole
 DEFAULT_OUTSIDE = ("created_at",)
 
 
@@ -170,9 +171,11 @@ def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False):
 
 def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False):
     """Read and verify a sealed document file; return the document."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise IntegrityError(f"cannot read sealed document {path}: {exc.strerror}") from None
+    from mindos.core import files  # lazy: only file readers
+    from mindos.errors import MindosError
+
+    try:  # no symlink, no FIFO or device, at most MAX_READ_BYTES
+        data = files.read_bytes(path, max_bytes=MAX_READ_BYTES)
+    except MindosError as exc:
+        raise IntegrityError(f"cannot read sealed document {path}: {exc}") from None
     return loads(data, format, outside, exact)

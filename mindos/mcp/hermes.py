@@ -63,10 +63,13 @@ def bridge_settings(env):
     of the YAML (whatever features it uses) never matters.
     """
     found = dict(DEFAULTS)
-    try:
-        with open(os.path.join(hermes_home(env), "config.yaml"), encoding="utf-8") as handle:
-            lines = handle.read(1 << 20).splitlines()
-    except (OSError, UnicodeDecodeError):
+    from mindos.core import files  # lazy: only the Hermes hook reads its config
+    from mindos.errors import MindosError
+
+    try:  # a linked dotfile is fine; a FIFO or device is refused, never read
+        lines = files.read_bytes(os.path.join(hermes_home(env), "config.yaml"), max_bytes=1 << 20,
+                                 follow_symlinks=True).decode("utf-8").splitlines()
+    except (MindosError, OSError, UnicodeDecodeError):
         return found
     inside = False
     for line in lines:

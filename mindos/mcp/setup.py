@@ -366,13 +366,20 @@ def _plan_hermes(paths, agent, remove):
 # ---------------------------------------------------------------------------------------
 
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # an agent's configuration file
+
+
 def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
+    from mindos.core import files  # lazy: only setup reads agent configuration
+    from mindos.errors import NotFound
+
+    try:  # a linked dotfile is followed; a FIFO or device is refused, never read
+        return files.read_bytes(path, max_bytes=MAX_CONFIG_BYTES, follow_symlinks=True).decode("utf-8")
+    except NotFound:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise Refused(f"cannot read {path}: {exc}") from None
+    except Refused as exc:
         raise Refused(f"cannot read {path}: {exc}") from None
 
 

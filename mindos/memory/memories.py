@@ -23,10 +23,11 @@ expire after 30 days"), optionally scoped to a project.  Design decisions:
 """
 
 import json
+import os
 
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
-from mindos.errors import Conflict, InvalidInput, MindosError, NotFound
+from mindos.errors import Conflict, InvalidInput, MindosError, NotFound, Refused
 from mindos.store import db, fts, ledger
 
 ENGINE = "memory-fts-v1"
@@ -37,6 +38,7 @@ MAX_QUERY = 1000
 MAX_LIMIT = 10000
 MAX_IMPORT_LINE = 65536
 MAX_IMPORT_LINES = 1_000_000
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024  # a bank file: checked before reading and while reading
 _ID_PREFIX = "mem-"
 _COLUMNS = ("id", "project", "kind", "content", "tags", "source", "engine", "retracted_at", "superseded_by",
             "created_at")
@@ -227,6 +229,28 @@ def _bank_entry(line):
     return text, kind, project, tags, clock.normalize(created_at, "created_at")
 
 
+def _bank_lines(handle, path):
+    """The lines of a bank file, each read with a bound: a line past MAX_IMPORT_LINE is
+    yielded as its first MAX_IMPORT_LINE + 1 bytes (counted malformed) and the rest skipped,
+    and the whole read stops at MAX_IMPORT_BYTES (a file that grew since it was checked)."""
+    total = 0
+    while True:
+        raw = handle.readline(MAX_IMPORT_LINE + 1)
+        if not raw:
+            return
+        total += len(raw)
+        rest = raw
+        while len(rest) > MAX_IMPORT_LINE and not rest.endswith(b"\n"):  # skip the rest of an overlong line
+            rest = handle.readline(MAX_IMPORT_LINE + 1)
+            total += len(rest)
+            if total > MAX_IMPORT_BYTES:
+                break
+        if total > MAX_IMPORT_BYTES:
+            raise Refused(f"cannot read bank: {validate.shown(path)} is too large: more than {MAX_IMPORT_BYTES}"
+                          f" bytes, the limit is {MAX_IMPORT_BYTES} bytes", code="too_large")
+        yield raw
+
+
 def import_bank(conn, path, *, apply=False):
     """``memory-import``: import a legacy Hindsight ``bank.jsonl``; a dry run unless ``apply``.
 
@@ -240,14 +264,16 @@ def import_bank(conn, path, *, apply=False):
     """
     from mindos.core import secrets  # lazy: only imports pay for the detector
 
+    from mindos.core import files  # lazy: only imports read a bank
+
     path = validate.text(path, "bank path", required=True, max_len=4096)
-    try:
-        handle = open(path, "rb")  # read-only: the legacy bank is never mutated
-    except OSError as exc:
-        raise MindosError(f"cannot read bank {validate.shown(path)}: {exc.strerror}") from None
+    try:  # read-only, no symlink, never a FIFO or device (/dev/zero would never end)
+        fd, _ = files.open_regular(path, max_bytes=MAX_IMPORT_BYTES)
+    except MindosError as exc:
+        raise exc.__class__(f"cannot read bank: {exc}", code=exc.code) from None
     entries, lines, malformed, blocked = {}, 0, 0, 0
-    with handle:
-        for raw in handle:
+    with os.fdopen(fd, "rb") as handle:
+        for raw in _bank_lines(handle, path):
             lines += 1
             if lines > MAX_IMPORT_LINES:
                 raise InvalidInput(f"bank has more than {MAX_IMPORT_LINES} lines; split it")

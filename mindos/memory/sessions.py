@@ -67,31 +67,13 @@ def walk(root, *, max_files=MAX_FILES):
     Returns ``(paths, skipped)`` where ``skipped`` counts ``symlinks``, ``overflow`` (files
     past ``max_files``) and ``unreadable_dirs``.
     """
-    paths, skipped = [], {"symlinks": 0, "overflow": 0, "unreadable_dirs": 0}
+    from mindos.core import files  # lazy: the walk only
 
-    def onerror(_exc):
-        skipped["unreadable_dirs"] += 1
-
-    for directory, dirs, files in os.walk(root, onerror=onerror, followlinks=False):
-        keep = []
-        for name in sorted(dirs):
-            if os.path.islink(os.path.join(directory, name)):
-                skipped["symlinks"] += 1
-            else:
-                keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
-            if not name.endswith(SUFFIXES):
-                continue
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                skipped["symlinks"] += 1
-                continue
-            if len(paths) >= max_files:
-                skipped["overflow"] += 1
-                continue
-            paths.append(path)
-    return paths, skipped
+    found, counts = files.walk(root, keep=lambda rel: rel.endswith(SUFFIXES), max_files=max_files)
+    skipped = {"symlinks": counts["symlinks"], "overflow": counts["overflow"],
+               "unreadable_dirs": counts["unreadable_dirs"] + counts["too_deep"]}
+    # a FIFO or device named *.jsonl is listed: _read refuses it without blocking
+    return [path for _, path in found], skipped
 
 
 def _modified_since(paths, since):
@@ -112,22 +94,17 @@ def _modified_since(paths, since):
 
 
 def _read(path):
-    """``(bytes, error)`` of a regular file, opened read-only without following a final symlink."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    """``(bytes, error)`` of a regular file, opened read-only without following a final
+    symlink and without blocking (a FIFO or device is ``not_regular``, never read)."""
+    from mindos.core import files  # lazy: readers only
+    from mindos.errors import MindosError
+
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        return None, exc.strerror or "unreadable"
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_FILE_BYTES:
-            return None, "too_large"
-        with os.fdopen(fd, "rb") as handle:
-            fd = None
-            return handle.read(), None
-    finally:
-        if fd is not None:
-            os.close(fd)
+        return files.read_bytes(path, max_bytes=MAX_FILE_BYTES), None
+    except MindosError as exc:
+        if exc.code in ("too_large", "not_regular", "symlink"):
+            return None, exc.code
+        return None, str(exc).rsplit(": ", 1)[-1]  # the system's reason, as before
 
 
 def _scan_file(path, data, messages):

@@ -81,11 +81,12 @@ def _gather(conn, ids, ids_json):
     return blocks, detached, events, paths
 
 
-def archive(conn, before, *, dry_run=False, out=None):
+def archive(conn, before, *, dry_run=False, out=None, force=False):
     """Archive terminal tasks updated at or before ``before`` (see the module docstring).
 
     Returns ``{"dry_run", "before", "task_ids", "counts", "path", "file_sha256"}``
-    (``path`` only when written).  Audits ``tasks_archived`` with the counts.
+    (``path`` only when written).  Audits ``tasks_archived`` with the counts.  An existing
+    ``out`` is refused unless ``force``.
     """
     before = clock.normalize(before, "--before")
     if dry_run:
@@ -107,7 +108,8 @@ def archive(conn, before, *, dry_run=False, out=None):
         if not ids:
             return {"dry_run": False, "before": before, "task_ids": [], "counts": {}, "path": None}
         blocks, detached, events, paths = _gather(conn, ids, ids_json)
-        files = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        files = artifacts.receipt_files(conn.home, paths, refused)
         counts = _counts(blocks, detached, events, files)
         body = {"before": before, "task_ids": ids, "tables": blocks, "audit_events": events,
                 "receipt_files": files, "counts": counts, "schema_version": conn.execute(
@@ -115,7 +117,7 @@ def archive(conn, before, *, dry_run=False, out=None):
         if detached:
             body["detached"] = detached
         path = os.path.abspath(out or artifacts.default_path(conn.home, "archive"))
-        doc, digest = artifacts.seal_write(path, FORMAT, body)  # sealed and fsynced before any row goes
+        doc, digest = artifacts.seal_write(path, FORMAT, body, force=bool(force))  # sealed and fsynced before any row goes
         for name, column in _soft_links(conn).items():
             conn.execute(f'UPDATE {name} SET "{column}" = NULL WHERE "{column}" IN {_IDS}', (ids_json,))
         for name in reversed(list(_child_tables(conn))):
@@ -130,8 +132,11 @@ def archive(conn, before, *, dry_run=False, out=None):
             os.unlink(target)
         except OSError:
             pass
-    return {"dry_run": False, "before": before, "task_ids": ids, "counts": counts, "path": path,
-            "file_sha256": digest}
+    report = {"dry_run": False, "before": before, "task_ids": ids, "counts": counts, "path": path,
+              "file_sha256": digest}
+    if refused:  # planted links or special files: left out (and left in place), and said so
+        report["receipt_files_refused"] = refused
+    return report
 
 
 def _entity(doc):
@@ -224,7 +229,7 @@ def restore(conn, path, *, force=False):
             ledger.append_event(conn, "archive", _entity(doc), "archive_restored",
                                 {"tasks": len(ids), "replaced": taken, "counts": loaded})
             for stored, (target, data) in sorted(files.items()):
-                artifacts.atomic_write_bytes(target, data)
+                artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(stored)
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"archive-restore failed: {exc} (rolled back)") from None

@@ -16,10 +16,11 @@ import os
 import re
 
 from mindos.core import canonical, clock, seal
-from mindos.errors import IntegrityError, Refused
+from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.store import db
 
 OUTSIDE = ()
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # a receipt file carried in an artifact
 _RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
 
 
@@ -28,13 +29,25 @@ def seal_doc(format, body):
     return seal.seal(format, body, outside=OUTSIDE)
 
 
-def seal_write(path, format, body):
+def seal_write(path, format, body, *, force=None):
     """Seal ``body`` as ``format`` and write it atomically (0600) in one serialization pass;
-    return ``(doc, file sha256)``."""
+    return ``(doc, file sha256)``.
+
+    ``force`` (True or False) marks ``path`` as a user-named ``--out``: it goes through
+    :func:`mindos.core.files.write_new` (an existing path refused unless ``force``; a
+    database, its side files, a symlink or a non-regular file always).  ``None``: a path
+    MindOS chose itself, replaced atomically.
+    """
     from mindos.core.atomic import atomic_write  # lazy: only writers need it
 
+    if force is not None:
+        from mindos.core import files  # lazy: only --out writers need it
+
+        files.check_out(path, force=force)  # before sealing a large body
     doc, data = seal.seal_bytes(format, body, outside=OUTSIDE)
     try:
+        if force is not None:
+            return doc, files.write_new(path, data, force=force)
         return doc, atomic_write(path, data)
     except OSError as exc:
         raise Refused(f"cannot write {path}: {exc.strerror}") from None
@@ -48,22 +61,33 @@ def write(path, doc):
         raise Refused(f"cannot write {path}: {exc.strerror}") from None
 
 
-def atomic_write_bytes(path, data):
-    """Write a (receipt) file atomically with mode 0600; return its SHA-256."""
+def atomic_write_bytes(path, data, *, home):
+    """Write a receipt file atomically with mode 0600 inside ``home``; return its SHA-256.
+    Like ``receipt`` itself, never through a symlinked ``receipts/`` (Refused)."""
     from mindos.core.atomic import atomic_write  # lazy: only restores write receipt files
 
     try:
-        return atomic_write(path, data)
+        return atomic_write(path, data, confined=home)
     except OSError as exc:
         raise Refused(f"cannot write {path}: {exc.strerror}") from None
 
 
+MAX_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024  # a sealed document read back whole: 4 GiB at most
+
+
 def read(path, format):
-    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError."""
-    if not os.path.isfile(path):
-        raise IntegrityError(f"no such file: {path}")
+    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError.
+    A missing path, a symlink or a non-regular file (FIFO, device) is refused as such."""
+    from mindos.core import files  # lazy: only readers of artifacts
+
     try:
-        return seal.read(path, format, outside=OUTSIDE, exact=True)
+        data = files.read_bytes(path, max_bytes=MAX_ARTIFACT_BYTES, what=str(path))
+    except NotFound:
+        raise IntegrityError(f"no such file: {path}") from None
+    except Refused as exc:
+        raise IntegrityError(str(exc), code=exc.code) from None
+    try:
+        return seal.loads(data, format, outside=OUTSIDE, exact=True)
     except IntegrityError as exc:
         raise IntegrityError(f"{path}: {exc}") from None
 
@@ -96,16 +120,31 @@ def receipt_target(home, stored_path):
     return os.path.join(db.receipts_dir(home), stored_path.split("/", 1)[1])
 
 
-def receipt_files(home, paths):
-    """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``."""
+def receipt_files(home, paths, refused=None):
+    """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``.
+
+    A receipt file that is a symlink, a FIFO or device, over MAX_RECEIPT_BYTES, or under a
+    symlinked ``receipts/`` is never read, so a planted link cannot seal what it points at:
+    it is left out and, when ``refused`` (a list) is given, recorded there as ``{"path",
+    "reason"}``.  A missing file is simply absent (doctor reports it).
+    """
+    from mindos.core import files  # lazy: only artifact writers carry receipt files
+
     carried = {}
+    linked = os.path.islink(db.receipts_dir(home))
     for stored in sorted(set(paths)):
         try:
             target = receipt_target(home, stored)
-            with open(target, "rb") as handle:
-                data = handle.read()
+            if linked:
+                raise Refused("the receipts directory is a symlink; symlinks are never followed", code="symlink")
+            # never through a symlink or a FIFO: a planted link must not seal its target
+            data = files.read_bytes(target, max_bytes=MAX_RECEIPT_BYTES)
             text = data.decode("utf-8")
-        except (Refused, OSError, UnicodeDecodeError):
+        except Refused as exc:
+            if refused is not None:
+                refused.append({"path": stored, "reason": str(exc)})
+            continue
+        except (NotFound, OSError, UnicodeDecodeError):
             continue
         carried[stored] = {"sha256": canonical.sha256_hex(data), "text": text}
     return carried

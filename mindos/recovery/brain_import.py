@@ -43,6 +43,7 @@ from mindos.recovery import migrate_inventory as mig
 
 FORMAT = "mindos-brain-import-v1"
 PROVENANCE_FORMAT = "mindos-brain-provenance-v1"
+MAX_COPY_BYTES = 4 * 1024 * 1024 * 1024  # one imported file, read whole
 PROFILE_DECLARATIONS = ("config.yaml", "config.yml", "config.json", "profile.yaml", "profile.yml", "profile.json")
 TARGETS = {"temporal": "", "claude_sync": "claude", "claude_memory": os.path.join("claude", "projects"),
            "sessions": "sessions", "profiles": os.path.join("hermes", "profiles"),
@@ -72,7 +73,13 @@ def plan(inventory_path, target, *, redact=False):
         raise Refused(f"brain inventory is fail_closed: {names}; resolve them and re-run brain-inventory")
     if not isinstance(target, str) or not os.path.isabs(target):
         raise InvalidInput("invalid --target: an explicit absolute path to the new home is required")
+    from mindos.core import files  # lazy: plans only
+
     target = os.path.normpath(target)
+    # the target is a new home: never a system directory, never someone's existing tree
+    # (only this same inventory's earlier import, whose re-run is a verified no-op)
+    provenance = os.path.join(target, "provenance", f"brain-import-{doc['seal']['digest'][:16]}.json")
+    files.check_new_tree(target, allow=lambda names: os.path.isfile(provenance) and not os.path.islink(provenance))
     imports, quarantine, external = [], [], []
     for source in doc["sources"]:
         name = source["source"]
@@ -117,17 +124,23 @@ def _payload(item):
     if sha != item["sha256"]:
         raise Refused(f"source drift since the brain inventory: {item['source']}/{item['path']}; re-run "
                       "brain-inventory")
-    fd = os.open(item["source_path"], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read()
+    from mindos.core import files  # lazy: applies only
+
+    data = files.read_bytes(item["source_path"], max_bytes=MAX_COPY_BYTES, what=f"{item['source']}/{item['path']}")
     if item["redacted"]:
         data = secrets.redact(data.decode("utf-8", errors="replace"))[0].encode("utf-8")
     return data
 
 
-def brain_import(inventory_path, target, *, apply=False, redact=False, out=None):
-    """``brain-import``: the plan, or under ``apply`` the verified copy.  Returns the report."""
+def brain_import(inventory_path, target, *, apply=False, redact=False, out=None, force=False):
+    """``brain-import``: the plan, or under ``apply`` the verified copy.  Returns the report.
+    ``target`` must be a new (absent or empty) directory outside the system's own trees; an
+    existing ``out`` is refused unless ``force``."""
     result = plan(inventory_path, target, redact=redact)
+    if apply and out:
+        from mindos.core import files  # lazy: --out only
+
+        files.check_out(out, force=force)  # before anything is copied
     result["applied"] = False
     public = [{k: v for k, v in item.items() if k != "source_path"} for item in result["imports"]]
     if not apply:
@@ -168,7 +181,7 @@ def brain_import(inventory_path, target, *, apply=False, redact=False, out=None)
                                              "external", "created", "verified")}
         body["provenance"] = os.path.relpath(provenance_path, result["target"])
         body["created_at"] = clock.now_iso()
-        doc, _ = artifacts.seal_write(report_path, FORMAT, body)
+        doc, _ = artifacts.seal_write(report_path, FORMAT, body, force=bool(force) if out else None)
         result["report_digest"] = doc["seal"]["digest"]
     return result
 
@@ -176,6 +189,6 @@ def brain_import(inventory_path, target, *, apply=False, redact=False, out=None)
 def load_report(path, format=FORMAT):
     """Read and verify a sealed brain-import report (or, with ``format=PROVENANCE_FORMAT``, a
     provenance file) byte-exact; IntegrityError on any changed byte."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"brain-import document {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"brain-import document {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, format)

@@ -51,30 +51,16 @@ ORDER = tuple(ROLES)
 
 def _files(base, *, keep=None):
     """Sorted regular files under ``base`` (relative paths), symlinks never followed, capped."""
-    found, caps = [], {"over_cap": 0, "symlinks_skipped": 0}
+    from mindos.core import files  # lazy: the walk only
+
+    caps = {"over_cap": 0, "symlinks_skipped": 0}
     if not os.path.isdir(base) or os.path.islink(base):
-        return found, caps
-    for directory, dirs, names in os.walk(base, followlinks=False):
-        kept = []
-        for name in sorted(dirs):
-            if os.path.islink(os.path.join(directory, name)):
-                caps["symlinks_skipped"] += 1
-            else:
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(names):
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                caps["symlinks_skipped"] += 1
-                continue
-            rel = os.path.relpath(path, base)
-            if keep is not None and not keep(rel):
-                continue
-            if len(found) >= MAX_FILES:
-                caps["over_cap"] += 1
-                continue
-            found.append(rel)
-    return found, caps
+        return [], caps
+    # special files (a FIFO, a device) are listed: reading them is refused, so they show unreadable
+    found, counts = files.walk(base, keep=None if keep is None else lambda rel: keep(rel.replace("/", os.sep)),
+                               max_files=MAX_FILES)
+    caps.update(over_cap=counts["overflow"], symlinks_skipped=counts["symlinks"])
+    return [rel.replace("/", os.sep) for rel, _ in found], caps
 
 
 def _entries(base, rels):
@@ -245,15 +231,18 @@ def discover(*, home=None, hermes=None, claude=None):
             "blocked": blocked, "fail_closed": bool(blocked)}
 
 
-def inventory(out, *, home=None, hermes=None, claude=None):
+def inventory(out, *, home=None, hermes=None, claude=None, force=False):
     """``brain-inventory``: seal the manifest into ``out`` (atomic, 0600).  ``(summary, exit)``:
     exit 1 when fail_closed.  Appends no audit event (the live home is a source)."""
     if not isinstance(out, str) or not out:
         raise InvalidInput("invalid --out: expected a file path")
+    from mindos.core import files  # lazy: the writer only
+
+    files.check_out(out, force=force)  # before walking every source
     body = discover(home=home, hermes=hermes, claude=claude)
     body["created_at"] = clock.now_iso()
     path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, FORMAT, body)
+    doc, file_hash = artifacts.seal_write(path, FORMAT, body, force=bool(force))
     summary = {"format": FORMAT, "out": path, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
                "content_digest": artifacts.content_digest(doc),
                "homes": body["homes"], "fail_closed": body["fail_closed"], "blocked": body["blocked"],
@@ -264,8 +253,8 @@ def inventory(out, *, home=None, hermes=None, claude=None):
 
 def load(path):
     """Read and verify a sealed brain inventory byte-exact (IntegrityError on any changed byte)."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"brain inventory {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"brain inventory {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)
 
 

@@ -27,11 +27,12 @@ def head(conn):
             "event_count": count}
 
 
-def create(conn, *, out=None):
+def create(conn, *, out=None, force=False):
     """Seal the current chain head into a checkpoint file (default ``<home>/backups/``).
 
     Returns ``{"path", "file_sha256", "last_event_id", "head_hash", "event_count",
-    "created_at"}``.  Writes only the file (the ledger is not touched).
+    "created_at"}``.  Writes only the file (the ledger is not touched); an existing ``out``
+    is refused unless ``force``.
     """
     conn.execute("BEGIN")
     try:
@@ -40,7 +41,7 @@ def create(conn, *, out=None):
         conn.execute("COMMIT")
     now = clock.now_iso()
     path = out or artifacts.default_path(conn.home, "checkpoint", suffix=str(pinned["last_event_id"]))
-    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now})
+    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now}, force=bool(force))
     return {"path": os.path.abspath(path), "file_sha256": digest, **pinned, "created_at": now}
 
 

@@ -21,12 +21,14 @@ Design decisions
 import os
 import sqlite3
 
-from mindos.core import clock
+from mindos.core import clock, files
 from mindos.core.canonical import sha256_hex
 from mindos.recovery import checkpoint, replication, tables
+from mindos.errors import IntegrityError, MindosError
 from mindos.store import db, fts, ledger
 
 LIMIT = 100  # problems listed per kind; the counts stay exact
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # a receipt file larger than this is reported missing
 
 _NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
                   "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
@@ -55,7 +57,14 @@ def run(home=None):
         home = home_dir()
     home = os.path.abspath(home)
     before = _fingerprint(home)
-    conn = db.connect_readonly(home)
+    try:
+        conn = db.connect_readonly(home)
+    except IntegrityError as exc:  # not SQLite at all: named, never repaired
+        report = _Report()
+        report.add("database_unusable", detail=str(exc)[:300],
+                   hint="restore it from a snapshot or move it aside; MindOS never repairs it in place")
+        return {"ok": False, "home": home, "problems": report.problems, "problems_by_kind": dict(report.by_kind),
+                "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
         report = sweep(conn)
     except sqlite3.DatabaseError:
@@ -90,7 +99,11 @@ def sweep(conn):
     existing = set(tables.data_tables(conn))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     checks.append("schema_version")
-    if version > db.latest_version():  # this code cannot open it at all
+    if version == 0:  # MindOS never leaves a database without its schema: a truncated or foreign file
+        size = os.path.getsize(conn.path) if os.path.exists(conn.path) else 0
+        report.add("database_empty" if size == 0 else "database_without_schema", bytes=size,
+                   hint="every command refuses it; restore it from a snapshot or move it aside and run init")
+    elif version > db.latest_version():  # this code cannot open it at all
         report.add("schema_version_mismatch", version=version, expected=db.latest_version())
     elif version < db.latest_version():  # the next ordinary connection migrates it forward
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
@@ -207,10 +220,9 @@ def _receipts(conn, report, notes):
         if not (real == os.path.realpath(receipts_dir) or real.startswith(os.path.realpath(receipts_dir) + os.sep)):
             report.add("receipt_path_outside_home", receipt_id=row[0], task_id=row[1])
             continue
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
+        try:  # never through a symlink, never blocking on a FIFO planted as a receipt
+            data = files.read_bytes(path, max_bytes=MAX_RECEIPT_BYTES)
+        except (MindosError, OSError):
             report.add("receipt_file_missing", receipt_id=row[0], task_id=row[1], path=stored)
             continue
         if row[3] and sha256_hex(data) != row[3]:

@@ -39,8 +39,9 @@ import os
 import sqlite3
 
 from mindos.core import canonical, clock, secrets
+from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
-from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
+from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
 from mindos.memory import guard as secret_guard
 from mindos.recovery import artifacts, migrate_inventory, migrate_steps
 from mindos.store import db, ledger
@@ -54,6 +55,8 @@ NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "sess
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
 NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
+
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # one source receipt file carried into this home
 
 
 # ---------------------------------------------------------------------------------------
@@ -225,10 +228,12 @@ def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
     for row in data.get("receipts", []):
         stored = row.get("path") or ""
         source_file = stored if os.path.isabs(stored) else os.path.join(source_home, stored)
-        try:
-            with open(source_file, "rb") as handle:
-                blob = handle.read()
-        except OSError:
+        inside = os.path.realpath(os.path.dirname(source_file)) == os.path.realpath(db.receipts_dir(source_home))
+        try:  # only a regular file in the source's own receipts/: never a link, a FIFO or a file elsewhere
+            if not inside:
+                raise OSError("outside the source home's receipts directory")
+            blob = file_safety.read_bytes(source_file, max_bytes=MAX_RECEIPT_BYTES)
+        except (OSError, MindosError):
             missing.append(row["id"])
             continue
         if row.get("file_hash") and canonical.sha256_hex(blob) != row["file_hash"]:
@@ -338,25 +343,31 @@ def health(conn, baseline_fk=()):
 
 
 def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, redact=False, allow_secret=False,
-                   relink_audit=False):
+                   relink_audit=False, force=None):
     """``migrate-import``: the dry-run plan, or under ``apply`` the import in one transaction.
 
     An autopilot_sqlite source is imported here; any other planned source runs its plan
     step (:mod:`mindos.recovery.migrate_steps`: memory-import, hermes-register, archive-copy).
     Returns ``(result, exit_code)``; exit 1 when the post-apply health report has problems.
-    With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal).
+    With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal);
+    ``force`` (True / False) marks ``out`` as the user's ``--out`` (an existing file refused
+    unless True, checked before anything is imported), None as a path MindOS chose.
     """
+    if out is not None and force is not None:
+        from mindos.core import files  # lazy: --out only
+
+        files.check_out(out, force=force)
     doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
     if src["kind"] != "autopilot_sqlite":
         result, journal, code = migrate_steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
                                                   allow_secret=allow_secret)
-        return _finish(result, out, journal), code
+        return _finish(result, out, journal, force), code
     result, private = _plan(conn, inventory_path, doc, src, redact=redact, relink_audit=relink_audit)
     result["applied"] = False
     if not apply:
         if private["events"] and private["lived_in"] and not relink_audit:
             result["refusal_on_apply"] = "home has its own audit history: pass --relink-audit"
-        return _finish(result, out, None), 0
+        return _finish(result, out, None, force), 0
     if private["events"] and private["lived_in"] and not relink_audit:
         raise Refused("this home has audit history of its own; importing a foreign chain would break tamper "
                       "evidence: pass --relink-audit to relink the combined ledger")
@@ -441,18 +452,18 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
             f'SELECT 1 FROM "{table}" WHERE {where}', [row[k] for k in key]).fetchone())
         coverage[table] = {"source": len(data[table]), "present": present}
     result["health"]["coverage"] = coverage
-    result = _finish(result, out, journal)
+    result = _finish(result, out, journal, force)
     return result, (0 if result["health"]["ok"] else 1)
 
 
-def _finish(result, out, journal):
+def _finish(result, out, journal, force=None):
     if out is None:
         return result
     body = dict(result)
     body["journal"] = journal if journal is not None else {"rows": {}, "events": [], "files": []}
     body["created_at"] = clock.now_iso()
     path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body)
+    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body, force=force)
     result["out"] = path
     result["result_digest"] = doc["seal"]["digest"]
     result["result_sha256"] = file_hash
@@ -554,8 +565,8 @@ def rollback(conn, result_path, *, apply=False, force=False):
     The journal of an autopilot_sqlite import names rows, merged events and receipt files;
     that of a copy step (hermes-register, archive-copy) the files it wrote and the
     directories it created, which go once empty; that of memory-import the memory rows."""
-    if not isinstance(result_path, str) or not os.path.isfile(result_path):
-        raise NotFound(f"result document {result_path} not found")
+    if not isinstance(result_path, str) or not os.path.lexists(result_path):
+        raise NotFound(f"result document {result_path} not found")  # a FIFO or link: named by the reader
     doc = artifacts.read(result_path, RESULT_FORMAT)
     journal = doc.get("journal")
     if not isinstance(journal, dict) or "rows" not in journal:

@@ -48,13 +48,15 @@ import sqlite3
 import urllib.parse
 
 from mindos.core import clock, secrets
-from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.core import files as file_safety
+from mindos.errors import InvalidInput, MindosError, NotFound, Refused
 from mindos.recovery import artifacts
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-migration-inventory-v1"
 MAX_FILES = 50_000
 MAX_SCAN_BYTES = 1024 * 1024
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # a definition file (jobs.json, a sync file) read whole
 PARALLEL_WORKERS = 4
 PARALLEL_MIN_FILES = 2000  # below this many text files, scanning in-process beats starting workers
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -167,8 +169,8 @@ def _consistent_copy(pairs):
             if stamp is None:
                 continue
             try:
-                fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            except FileNotFoundError:  # went away mid-copy: the stamps below tell
+                fd = _open(src)
+            except OSError:  # went away (or was swapped) mid-copy: the stamps below tell
                 continue
             with os.fdopen(fd, "rb") as reader, open(dst, "wb") as writer:
                 shutil.copyfileobj(reader, writer)
@@ -219,10 +221,20 @@ def content_digest(conn):
 DIGEST_CHUNK = 5000
 
 
+def _open(path):
+    """A no-follow, non-blocking descriptor of the regular file ``path``
+    (:func:`mindos.core.files.open_regular`); a symlink, FIFO, device or missing file raises
+    OSError with the reason, which every reader here reports as unreadable."""
+    try:
+        return file_safety.open_regular(path)[0]
+    except MindosError as exc:
+        raise OSError(0, str(exc)) from None
+
+
 def file_digest(path):
     """``(sha256 hex, bytes, head)`` of a regular file read without following a symlink; the
     head is its first 16 bytes (the SQLite magic lives there)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = _open(path)
     sha, size, head = hashlib.sha256(), 0, b""
     with os.fdopen(fd, "rb") as handle:
         while True:
@@ -236,40 +248,32 @@ def file_digest(path):
     return sha.hexdigest(), size, head
 
 
+MAX_COPY_BYTES = 4 * 1024 * 1024 * 1024  # one copied file, read whole
+
+
+def _read_bytes(path, max_bytes=MAX_COPY_BYTES):
+    """The bytes of a regular file (see :func:`_open`); OSError with the reason otherwise."""
+    try:
+        return file_safety.read_bytes(path, max_bytes=max_bytes)
+    except MindosError as exc:
+        raise OSError(0, str(exc)) from None
+
+
 def _read_text(path):
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    """The text of a regular file (undecodable bytes replaced), at most MAX_TEXT_BYTES."""
+    return _read_bytes(path, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
 
 
 def _walk(root):
     """Every regular file under ``root`` (sorted, symlinks never followed) plus the caps report."""
-    files, caps = [], {"max_files": MAX_FILES, "files_over_cap": 0, "symlinks_skipped": 0,
-                       "max_scan_bytes": MAX_SCAN_BYTES, "files_not_scanned_over_size": 0, "unreadable": 0}
-
-    def onerror(_exc):
-        caps["unreadable"] += 1
-
-    for directory, dirs, names in os.walk(root, onerror=onerror, followlinks=False):
-        kept = []
-        for name in sorted(dirs):
-            if os.path.islink(os.path.join(directory, name)):
-                caps["symlinks_skipped"] += 1
-            else:
-                kept.append(name)
-        dirs[:] = kept
-        for name in sorted(names):
-            path = os.path.join(directory, name)
-            if os.path.islink(path):
-                caps["symlinks_skipped"] += 1
-                continue
-            if not os.path.isfile(path):
-                continue
-            if len(files) >= MAX_FILES:
-                caps["files_over_cap"] += 1
-                continue
-            files.append(path)
-    return files, caps
+    caps = {"max_files": MAX_FILES, "files_over_cap": 0, "symlinks_skipped": 0,
+            "max_scan_bytes": MAX_SCAN_BYTES, "files_not_scanned_over_size": 0, "unreadable": 0}
+    found, counts = file_safety.walk(root, max_files=MAX_FILES)
+    special = counts["special"]
+    regular = [path for _, path in found if special == 0 or os.path.isfile(path)]
+    caps.update(files_over_cap=counts["overflow"], symlinks_skipped=counts["symlinks"],
+                unreadable=counts["unreadable_dirs"] + counts["too_deep"])
+    return regular, caps
 
 
 # ---------------------------------------------------------------------------------------
@@ -573,15 +577,18 @@ def discover(root):
 # Sealing and checking
 
 
-def inventory(conn, root, out):
+def inventory(conn, root, out, *, force=False):
     """``migrate-inventory``: discover, seal, write ``out`` (0600, atomic), audit
     ``migration_inventory_sealed``.  Returns ``(summary, exit_code)``: 1 when fail_closed."""
     if not isinstance(out, str) or not out:
         raise InvalidInput("invalid --out: expected a file path")
+    from mindos.core import files  # lazy: the writer only
+
+    files.check_out(out, force=force)  # before walking the root
     body = discover(root)
     body["created_at"] = clock.now_iso()
     out = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(out, FORMAT, body)
+    doc, file_hash = artifacts.seal_write(out, FORMAT, body, force=bool(force))
     with db.write(conn):
         ledger.append_event(conn, "migration", doc["seal"]["digest"][:16], "migration_inventory_sealed", {
             "digest": doc["seal"]["digest"], "root": body["root"], "sources": body["sources_total"],
@@ -603,8 +610,8 @@ def load(path):
     any changed byte)."""
     if not isinstance(path, str) or not path:
         raise InvalidInput("invalid inventory path")
-    if not os.path.isfile(path):
-        raise NotFound(f"inventory {path} not found")
+    if not os.path.lexists(path):
+        raise NotFound(f"inventory {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)
 
 

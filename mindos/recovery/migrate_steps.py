@@ -146,23 +146,19 @@ def _select(kind, rel):
 
 
 def _read(path):
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+    """The bytes of a regular file (no symlink, FIFO or device; OSError otherwise)."""
+    return migrate_inventory._read_bytes(path)
 
 
 def _walk_files(folder):
     """``{relative posix path: absolute path}`` of every entry under ``folder`` that is a
     regular file; a symlink or special entry anywhere makes it ``None`` (never followed)."""
-    found = {}
-    for directory, dirs, names in os.walk(folder, followlinks=False):
-        for name in dirs + names:
-            path = os.path.join(directory, name)
-            if os.path.islink(path) or not (os.path.isdir(path) or os.path.isfile(path)):
-                return None
-            if name in names:
-                found[os.path.relpath(path, folder).replace(os.sep, "/")] = path
-    return found
+    from mindos.core import files  # lazy: the walk only
+
+    found, counts = files.walk(folder)
+    if counts["symlinks"] or counts["special"] or counts["too_deep"] or counts["unreadable_dirs"]:
+        return None
+    return dict(found)
 
 
 def _destination_state(conn, dest, fmt, source_id, selected):

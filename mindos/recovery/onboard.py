@@ -154,11 +154,15 @@ def probe(conn):
 
 
 def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, source_id=None, redact=False,
-            allow_secret=False, relink_audit=False):
+            allow_secret=False, relink_audit=False, force=False):
     """``onboard``: run the stages in order, stop at the first failure.  Returns ``(report,
     exit_code)``; with ``out`` the report is sealed as autopilot-onboarding-v1."""
     if probe_flag and not apply:
         raise InvalidInput("--probe requires --apply (a probe mutates by design)")
+    if out:
+        from mindos.core import files  # lazy: --out only
+
+        files.check_out(out, force=force)  # before any stage runs
     stages, failed, selected, digest, steps = [], None, None, None, []
 
     def run(name, step):
@@ -257,7 +261,7 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
         body = dict(report)
         body["created_at"] = clock.now_iso()
         report["out"] = os.path.abspath(out)
-        doc, _ = artifacts.seal_write(report["out"], FORMAT, body)
+        doc, _ = artifacts.seal_write(report["out"], FORMAT, body, force=bool(force))
         report["report_digest"] = doc["seal"]["digest"]
     return report, (0 if failed is None else 1)
 
@@ -265,6 +269,6 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
 def load_report(path):
     """Read and verify a sealed onboarding report byte-exact; return it (IntegrityError on any
     changed byte, ``created_at`` and the seal included)."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise NotFound(f"onboarding report {path} not found")
+    if not isinstance(path, str) or not os.path.lexists(path):
+        raise NotFound(f"onboarding report {path} not found")  # a FIFO or link: named by the reader
     return artifacts.read(path, FORMAT)

@@ -10,8 +10,8 @@ complete orphan whose task exists (indexes it with the hash of its exact bytes, 
 
 import os
 
-from mindos.core import canonical, seal
-from mindos.errors import IntegrityError
+from mindos.core import canonical, files, seal
+from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.recovery import doctor
 from mindos.store import db, ledger
 
@@ -26,12 +26,13 @@ def quarantine_dir(home):
 def _classify(conn, receipts_dir, receipt_id):
     """``(action, reason, document)`` for one orphan ``<receipt_id>.json``."""
     path = os.path.join(receipts_dir, f"{receipt_id}.json")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+    try:  # no symlink, no FIFO: a planted special file is quarantined, never read
+        data = files.read_bytes(path, max_bytes=doctor.MAX_RECEIPT_BYTES)
         doc = seal.loads(data, RECEIPT_FORMAT)
     except IntegrityError as exc:
         return "quarantine", f"not a complete sealed receipt ({exc})", None
+    except (Refused, NotFound) as exc:
+        return "quarantine", f"unreadable ({exc})", None
     except OSError as exc:
         return "quarantine", f"unreadable ({exc.strerror})", None
     if doc.get("receipt_id") != receipt_id:

@@ -36,24 +36,32 @@ def replica_paths(text):
 
 
 def _newest(path):
+    from mindos.core import files  # lazy: only a configured replica is walked
+    from mindos.errors import MindosError
+
     newest = None
-    for root, _, names in os.walk(path):
-        for name in names:
-            try:
-                mtime = os.stat(os.path.join(root, name)).st_mtime
-            except OSError:
-                continue
-            newest = mtime if newest is None or mtime > newest else newest
+    try:
+        found, _ = files.walk(os.path.realpath(path), max_files=100_000)  # the configured replica itself may be a link
+    except MindosError:
+        return None
+    for _, name in found:
+        try:
+            mtime = os.lstat(name).st_mtime
+        except OSError:
+            continue
+        newest = mtime if newest is None or mtime > newest else newest
     return newest
 
 
 def status(home):
     """``None`` without a config; else ``{"config", "replicas": [{"path", "lag_seconds", "status"}]}``."""
+    from mindos.core import files  # lazy: only a doctor sweep looks for the config
+    from mindos.errors import MindosError
+
     config = config_path(home)
-    try:
-        with open(config, encoding="utf-8") as handle:
-            text = handle.read(65536)
-    except (OSError, UnicodeDecodeError):
+    try:  # a FIFO planted as the config must not hang the doctor
+        text = files.read_bytes(config, max_bytes=1 << 20, follow_symlinks=True).decode("utf-8")
+    except (MindosError, OSError, UnicodeDecodeError):
         return None
     database = os.path.join(home, "state.db")
     written = [os.stat(p).st_mtime for p in (database, database + "-wal") if os.path.exists(p)]

@@ -17,7 +17,7 @@ import os
 import sqlite3
 
 from mindos.core import clock
-from mindos.errors import IntegrityError, Refused
+from mindos.errors import IntegrityError, MindosError, Refused
 from mindos.recovery import artifacts, checkpoint, tables
 from mindos.store import db, ledger
 
@@ -25,26 +25,35 @@ FORMAT = "autopilot-snapshot-v1"
 BULK_CACHE_KIB = -262144  # 256 MiB page cache while reloading
 
 
-def create(conn, *, out=None):
+def create(conn, *, out=None, force=False):
     """Write a snapshot of the whole database; return ``{"path", "file_sha256", "counts",
-    "audit", "receipt_files", "created_at"}``.  Reads only."""
+    "audit", "receipt_files", "created_at"}``.  Reads only.  An existing ``out`` is refused
+    unless ``force`` (a database, a symlink or a special file always)."""
+    if out is not None:
+        from mindos.core import files as file_safety  # lazy: --out only
+
+        file_safety.check_out(out, force=force)  # before reading every table
     conn.execute("BEGIN")
     try:
         dumped, sequence = tables.dump_all(conn)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         head = checkpoint.head(conn)
         paths = [row[0] for row in conn.execute("SELECT path FROM receipts")] if "receipts" in dumped else []
-        files = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        files = artifacts.receipt_files(conn.home, paths, refused)
     finally:
         conn.execute("COMMIT")
     now = clock.now_iso()
     counts = {name: len(block["rows"]) for name, block in dumped.items()}
     path = out or artifacts.default_path(conn.home, "snapshot")
-    _, digest = artifacts.seal_write(path, FORMAT, {
+    _, digest = artifacts.seal_write(path, FORMAT, force=bool(force), body={
         "schema_version": version, "tables": dumped, "sqlite_sequence": sequence, "counts": counts, "audit": head,
         "receipt_files": files, "created_at": now})
-    return {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
-            "receipt_files": len(files), "schema_version": version, "created_at": now}
+    report = {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
+              "receipt_files": len(files), "schema_version": version, "created_at": now}
+    if refused:  # planted links or special files: left out, and said so
+        report["receipt_files_refused"] = refused
+    return report
 
 
 def load(path):
@@ -128,7 +137,7 @@ def restore(conn, path, *, force=False):
             for stored, (target, data) in sorted(files.items()):
                 if _same_bytes(target, data):
                     continue
-                artifacts.atomic_write_bytes(target, data)
+                artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(stored)
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
@@ -182,8 +191,9 @@ def _upgrade(doc, path):
 
 
 def _same_bytes(target, data):
+    from mindos.core import files  # lazy: restores only
+
     try:
-        with open(target, "rb") as handle:
-            return handle.read() == data
-    except OSError:
+        return files.read_bytes(target, max_bytes=len(data)) == data
+    except MindosError:  # absent, too large, a symlink or not a regular file: rewritten
         return False

@@ -107,8 +107,9 @@ def _one_override(redact, allow_secret):
         raise InvalidInput("pass at most one of --redact and --allow-secret")
 
 
-def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
-    """Seal task ``task_id`` into a work order at ``out``; return the export report."""
+def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=False):
+    """Seal task ``task_id`` into a work order at ``out``; return the export report.  An
+    existing ``out`` is refused unless ``force``."""
     task_id = validate.identifier(task_id, "task id")
     _one_override(redact, allow_secret)
     if not out:
@@ -125,16 +126,19 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False):
         if _has_facts(conn):
             body["facts"] = tables.dump(conn, FACTS[0], f'"{FACTS[1]}" = ?', (task_id,))
         paths = [row[0] for row in conn.execute("SELECT path FROM receipts WHERE task_id = ?", (task_id,))]
-        body["receipt_files"] = artifacts.receipt_files(conn.home, paths)
+        refused = []
+        body["receipt_files"] = artifacts.receipt_files(conn.home, paths, refused)
         outcome = _guard(conn, task_id, body, redact, allow_secret)
         body["created_at"] = clock.now_iso()
-        doc, digest = artifacts.seal_write(out, FORMAT, body)
+        doc, digest = artifacts.seal_write(out, FORMAT, body, force=bool(force))
         ledger.append_event(conn, "task", task_id, "workorder_exported",
                             {"content_digest": artifacts.content_digest(doc), "file_sha256": digest})
     report = {"task_id": task_id, "path": os.path.abspath(out), "file_sha256": digest,
               "content_digest": artifacts.content_digest(doc),
               "counts": {name: len(block["rows"]) for name, block in body["tables"].items()}}
     report["counts"]["receipt_files"] = len(body["receipt_files"])
+    if refused:  # planted links or special files: left out, and said so
+        report["receipt_files_refused"] = refused
     if "facts" in body:
         report["counts"]["facts"] = len(body["facts"]["rows"])
     if outcome:
@@ -276,7 +280,7 @@ def _merge(conn, doc, path, *, dry_run, force, redact, allow_secret):
             for stored, (target, data) in sorted(files.items()):
                 if os.path.exists(target):
                     continue
-                artifacts.atomic_write_bytes(target, data)
+                artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(target)
     except BaseException:
         for target in written:

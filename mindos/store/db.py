@@ -14,6 +14,17 @@ Design decisions
   * Every audit event is appended inside the caller's transaction
     (:func:`append_event`), so a change and its event commit together or not at all.
     Refusals that must survive a rollback go through :func:`append_refusal`.
+  * **The database file is never created or repaired implicitly.**  Only a connection with
+    ``create=True`` (``init``, ``onboard``) makes one, and it builds the whole schema in a
+    private temporary file that is linked into place complete: ``state.db`` never exists
+    empty because of MindOS.  So a 0-byte or schema-less ``state.db`` is someone else's
+    (a truncation, a stray ``touch``) and every connection refuses it, ``init`` included,
+    before writing a byte; a file that is not SQLite at all is refused too.
+  * **A read-only home can still be read.**  When the first read fails because the home or
+    its database is not writable, the connection is reopened read-only (``immutable`` when
+    no ``-wal`` exists, else ``mode=ro``) and marked ``readonly``; :class:`write` then
+    refuses with a clear message instead of SQLite's.  A writable home pays nothing for
+    this: the check runs only after a failure.
 """
 
 import os
@@ -52,6 +63,7 @@ class Connection(sqlite3.Connection):
     path = None
     home_rule = None
     immutable = False
+    readonly = None  # why writes are refused (a read-only home), or None
     _lock_fd = None
     _pending_refusals = None
     _fts_tables = None
@@ -96,10 +108,41 @@ def connect(home=None, *, create=True):
         if os.path.exists(home) and not os.path.isdir(home):
             raise MindosError(f"home {home} exists and is not a directory")
         _create_home(home, path)
+    conn = _open(path, home, rule)
     try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, factory=Connection)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.OperationalError:
+            why = _not_writable(home, path)
+            if why is None:
+                raise
+            conn.close()
+            conn = _open(path, home, rule, readonly=why)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != latest_version():
+            _bring_current(conn, version)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise IntegrityError(_unusable(path, exc)) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open(path, home, rule, readonly=None):
+    """A :class:`Connection` to ``path`` (read-only and marked so when ``readonly`` says why)."""
+    try:
+        if readonly is None:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, factory=Connection)
+        else:
+            immutable = not os.path.exists(path + "-wal")
+            flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+            conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+                                   isolation_level=None, factory=Connection)
+            conn.immutable, conn.readonly = immutable, readonly
     except sqlite3.Error as exc:
-        raise MindosError(f"cannot open database {path}: {exc}") from None
+        raise MindosError(_special(path) or f"cannot open database {path}: {exc}") from None
     conn.home = home
     conn.path = path
     conn.home_rule = rule
@@ -107,16 +150,44 @@ def connect(home=None, *, create=True):
     try:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != latest_version():
-            _bring_current(conn, version)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise IntegrityError(f"cannot use database {path}: {exc}") from None
-    except BaseException:
-        conn.close()
-        raise
+        raise IntegrityError(_unusable(path, exc)) from None
     return conn
+
+
+def _not_writable(home, path):
+    """Why the home cannot be written (its directory or database file is read-only), or None."""
+    if not os.access(home, os.W_OK):
+        return f"home {home} is read-only"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"database {path} is read-only"
+    return None
+
+
+def _special(path):
+    """The refusal for a ``state.db`` that is not a regular file (a FIFO, a device), or None."""
+    import stat  # lazy: failure paths only
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    from mindos.core import files  # lazy: failure paths only
+
+    return f"cannot use database {path}: it is a {files.kind_of(mode)}, not a regular file"
+
+
+def _unusable(path, exc):
+    """The one-line refusal for a ``state.db`` that is not a usable SQLite database."""
+    if _special(path):
+        return _special(path)
+    if "not a database" in str(exc) or "malformed" in str(exc):
+        return (f"cannot use database {path}: it is not a valid SQLite database ({exc}); MindOS never repairs or"
+                " replaces it: restore it from a snapshot (ops.py snapshot-restore into a new home) or move it aside")
+    return f"cannot use database {path}: {exc}"
 
 
 def describe_rule(rule):
@@ -130,24 +201,58 @@ def describe_rule(rule):
 
 
 def _create_home(home, path):
-    """Create the home (0700), its receipts directory (0700) and an empty 0600 database file.
+    """Create the home (0700), its receipts directory (0700) and a complete 0600 database.
 
-    SQLite gives the -wal and -shm files the database file's mode, so creating the file
-    ourselves (O_EXCL, 0600) keeps all three private whatever the umask.
+    The schema is built in a private ``.state.db.<pid>.<hex>.tmp`` and linked into place
+    only when complete, so ``state.db`` never exists empty (an empty one is refused by
+    every connection, see :func:`connect`); if another process linked its own first, ours is
+    dropped.  SQLite gives the -wal and -shm files the database file's mode, so creating the
+    file ourselves (O_EXCL, 0600) keeps all three private whatever the umask.  A system
+    directory (``/etc``, ``/usr``, the user's ``HOME`` itself, ...) is never made a home.
     """
+    from mindos.core import files  # lazy: only init creates a home
+
+    files.check_new_tree(home, what="home", allow=lambda names: True)  # a system directory never
+    if os.path.isdir(home):  # a killed init's private database (and its side files), once stale
+        for name in files.sweep_stale_temps(home):
+            for side in (".lock", "-wal", "-shm", "-journal"):
+                if os.path.lexists(os.path.join(home, name + side)):
+                    os.unlink(os.path.join(home, name + side))
+    temp = os.path.join(home, f".state.db.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         created = not os.path.isdir(home)
         os.makedirs(receipts_dir(home), mode=0o700, exist_ok=True)
         if created:
             os.chmod(home, 0o700)
         os.chmod(receipts_dir(home), 0o700)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        except FileExistsError:  # another process created it first
-            return
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         os.close(fd)
     except OSError as exc:
         raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
+    try:
+        conn = sqlite3.connect(temp, isolation_level=None, factory=Connection)
+        conn.home, conn.path = home, temp
+        try:
+            _bring_current(conn, 0, fresh=True)
+        finally:
+            conn.close()
+            for side in (temp + ".lock", temp + "-wal", temp + "-shm"):
+                if os.path.exists(side):
+                    os.unlink(side)
+        try:
+            os.link(temp, path)
+        except FileExistsError:  # another process created it first: theirs is complete too
+            pass
+        except OSError:  # a filesystem without hard links
+            if not os.path.exists(path):
+                os.rename(temp, path)
+    except OSError as exc:
+        raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
+    except sqlite3.Error as exc:
+        raise MindosError(f"cannot create home {home}: {exc}") from None
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
 
 
 # ---------------------------------------------------------------------------------------
@@ -207,11 +312,23 @@ def schema_statements(with_fts=True):
         return split_statements(handle.read(), with_fts=with_fts)
 
 
+def _empty_database(conn):
+    """The refusal for a ``state.db`` with no MindOS schema (MindOS never makes one)."""
+    size = os.path.getsize(conn.path) if os.path.exists(conn.path) else 0
+    tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+    what = "is empty (0 bytes)" if size == 0 else (
+        "has tables but no MindOS schema version" if tables else "is an SQLite file without a MindOS schema")
+    return IntegrityError(
+        f"database {conn.path} {what}: MindOS never creates or repairs a database in place, so it is refused"
+        " (nothing was written); restore it from a snapshot or checkpointed backup, or move it aside and run"
+        " 'init' to start a new, empty home", code="empty_database")
+
+
 def _user_version(conn):
     return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-def _bring_current(conn, version):
+def _bring_current(conn, version, *, fresh=False):
     latest = latest_version()
     if version > latest:
         raise IntegrityError(
@@ -219,6 +336,12 @@ def _bring_current(conn, version):
         )
     from mindos.store.migrations import MIGRATIONS  # lazy: loaded only on the path that needs it
 
+    if version == 0 and not fresh:  # only _create_home builds a schema, in its own new file
+        raise _empty_database(conn)
+    if conn.readonly:
+        raise MindosError(f"{conn.readonly} and its database is schema version {version}, not {latest}: it cannot"
+                          " be migrated read-only; make the home writable once (any command migrates it)",
+                          code="read_only")
     with_fts = fts5_supported()
     if version == 0:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -275,7 +398,11 @@ def _acquire(conn):
     import fcntl  # lazy: the write path only
 
     if conn._lock_fd is None:
-        fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        except PermissionError:  # another user's home, or one made read-only
+            raise MindosError(f"the write lock {lock_path(conn)} is not writable by this user: reads work, writes are"
+                              " refused; nothing was changed", code="read_only") from None
         conn._lock_fd = fd
     fd = conn._lock_fd
     try:
@@ -333,6 +460,9 @@ class write:
 
     def __enter__(self):
         if not self.conn.in_transaction:
+            if self.conn.readonly:
+                raise MindosError(f"{self.conn.readonly}: reads work, writes are refused; nothing was changed",
+                                  code="read_only")
             # Parse the schema now, outside the lock: a fresh connection's first statement
             # reads every CREATE in it (about a millisecond), which would otherwise be paid
             # while every other writer waits.
@@ -342,6 +472,10 @@ class write:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 _release(self.conn)
+                why = _not_writable(self.conn.home, self.conn.path) if "readonly" in str(exc) else None
+                if why:
+                    raise MindosError(f"{why}: reads work, writes are refused; nothing was changed",
+                                      code="read_only") from None
                 raise MindosError(f"database busy: {exc}", code="busy") from None
             except BaseException:
                 _release(self.conn)
@@ -430,6 +564,8 @@ def connect_readonly(home, *, live=False):
 
     path = database_path(home)
     if not os.path.isfile(path):
+        if os.path.lexists(path):
+            raise IntegrityError(_special(path) or f"cannot use database {path}: not a regular file")
         raise NotFound(f"no MindOS database at {path}")
     try:
         immutable = not live and not os.path.exists(path + "-wal")

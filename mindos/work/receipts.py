@@ -27,6 +27,7 @@ from mindos.store import db, ledger
 from mindos.errors import InvalidInput, NotFound
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a receipt file read back (its payload plus the envelope)
 _FORMAT = "mindos-receipt-v1"
 
 
@@ -162,11 +163,12 @@ def load(conn, receipt_id):
     record = {"receipt_id": row["id"], "task_id": row["task_id"], "kind": row["kind"], "path": row["path"],
               "file_hash": row["file_hash"], "created_at": row["created_at"]}
     path = row["path"] if os.path.isabs(row["path"] or "") else os.path.join(conn.home, row["path"] or "")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # a symlink is not evidence
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    from mindos.core import files  # lazy: reading a receipt back only
+    from mindos.errors import MindosError
+
+    try:  # a symlink is not evidence, and a FIFO must not hang the reader
+        data = files.read_bytes(path, max_bytes=MAX_FILE_BYTES)
+    except (MindosError, OSError):
         record.update(file_present=False, document=None, actual_hash=None,
                       hash_ok=None if not row["file_hash"] else False)
         return record

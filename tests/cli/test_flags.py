@@ -58,8 +58,8 @@ def test_file_flags_read_only_regular_files(conn, tmp_path, cli, cli_json):
     os.symlink(real, link)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for path, needle in [(link, "is a symbolic link"), (fifo, "is not a regular file"),
-                         ("/dev/zero", "is not a regular file")]:
+    for path, needle in [(link, "is a symlink"), (fifo, "is a FIFO (named pipe), not a regular file"),
+                         ("/dev/zero", "is a character device, not a regular file")]:
         for argv in (["note", "t1", "--source", "a", "--content-file", str(path)],
                      ["receipt", "t1", "--kind", "ci", "--payload-file", str(path)]):
             rc, out, err = cli("autopilot", *argv)

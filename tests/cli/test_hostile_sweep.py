@@ -93,6 +93,38 @@ ENVIRONMENTS = [
 ]
 
 
+def file_cases(home):
+    """Hostile paths (issue 27): a FIFO, a device, a symlink to a system file, a directory, the
+    live database and its WAL, as every --out, file argument and *-file flag."""
+    scratch = home + "-files"
+    os.makedirs(os.path.join(scratch, "tree"), exist_ok=True)
+    fifo = os.path.join(scratch, "pipe.jsonl")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+        os.mkfifo(os.path.join(scratch, "tree", "pipe.jsonl"))
+        os.symlink("/etc/passwd", os.path.join(scratch, "link.json"))
+        with open(os.path.join(scratch, "existing.json"), "w") as handle:
+            handle.write("keep")
+    database = os.path.join(home, "state.db")
+    hostile = [fifo, "/dev/zero", os.path.join(scratch, "link.json"), scratch, database, database + "-wal",
+               os.path.join(scratch, "existing.json")]
+    cases = []
+    for path in hostile:
+        for extra in ([], ["--force"]):
+            cases += [("ops", ["snapshot", "--out", path, *extra]), ("ops", ["checkpoint", "--out", path, *extra]),
+                      ("ops", ["export-task", "t1", "--out", path, *extra])]
+        cases += [("autopilot", ["memory-import", path]), ("autopilot", ["memory-import", path, "--apply"]),
+                  ("autopilot", ["note", "t1", "--content-file", path, "--source", "a"]),
+                  ("ops", ["snapshot-check", path]), ("ops", ["snapshot-restore", path, "--force"]),
+                  ("ops", ["archive-restore", path]), ("ops", ["import-task", path]),
+                  ("ops", ["brain-import", "--inventory", path, "--target", os.path.join(scratch, "new")]),
+                  ("mood_poller", ["page", "set", "Moods/X", "--editor", "re", "--file", path])]
+    for root in (fifo, os.path.join(scratch, "tree"), os.path.join(scratch, "link.json")):
+        cases += [("autopilot", ["session-scan", "--root", root]),
+                  ("autopilot", ["session-ingest", "--source", "claude-code", "--root", root])]
+    return cases
+
+
 def _state(conn):
     dump = [line for line in conn.iterdump() if "audit_events" not in line]
     return dump, sorted(os.listdir(os.path.join(conn.home, "receipts")))
@@ -128,6 +160,7 @@ def sweep(home):
     cases = [(door, [arg.replace("{v}", value) for arg in argv], None)
              for door, argv in SLOTS for value in VALUES]
     cases += [("autopilot", ["create", "--project", "P", "--title", "env"], env) for env in ENVIRONMENTS]
+    cases += [(door, argv, None) for door, argv in file_cases(home)]
     for door, argv, env in cases:
         saved = {}
         if env:
@@ -168,7 +201,7 @@ def sweep(home):
 
 def test_hostile_sweep(tmp_path):
     figures, problems = sweep(str(tmp_path / "home"))
-    assert figures["cases"] >= 150
+    assert figures["cases"] >= 150 + 150  # the value slots and the hostile paths
     assert problems == []
     assert figures["tracebacks"] == 0 and figures["db_changed_after_refusal"] == 0
     assert figures["clean_refusals"] >= 150

@@ -127,7 +127,7 @@ def test_drift_and_foreign_destination_refuse_before_any_write(tmp_path):
     out, _, _, _ = _inv(tmp_path, homes, "b3.json")
     os.makedirs(target / "hermes" / "cron")
     open(target / "hermes" / "cron" / "jobs.json", "w").write("local")
-    with pytest.raises(Refused, match="different file already exists"):
+    with pytest.raises(Refused, match="exists and is not empty"):  # a foreign tree: refused before planning
         bi.brain_import(out, str(target), apply=True)
     assert not (target / "temporal.db").exists()
 

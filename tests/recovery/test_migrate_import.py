@@ -93,7 +93,7 @@ def test_tampered_or_fail_closed_inventory_is_refused(conn, tmp_path):
     with pytest.raises(IntegrityError):
         mi.migrate_import(conn, out, source_id)
     migratekit.plain_sqlite(os.path.join(root, "clutter", "x.sqlite"))
-    inv.inventory(conn, root, out)
+    inv.inventory(conn, root, out, force=True)
     with pytest.raises(Refused, match="fail_closed"):
         mi.migrate_import(conn, out, source_id)
 
@@ -247,3 +247,29 @@ def test_an_import_reads_and_verifies_its_inventory_and_source_once(conn, tmp_pa
     assert calls == {"load": 1, "verify_source": 1}
     result, code = mi.migrate_import(conn, out, source_id, apply=True)
     assert code == 0 and result["applied"] and calls == {"load": 2, "verify_source": 2}
+
+
+def test_source_receipt_paths_outside_its_receipts_or_links_are_never_carried(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    source = os.path.join(root, "autopilot")
+    secret = tmp_path / "shadow"
+    secret.write_text("root:SECRETHASH\n")
+    legacy = sqlite3.connect(os.path.join(source, "state.db"))
+    receipt_id, stored = legacy.execute("SELECT id, path FROM receipts").fetchone()
+    legacy.execute("UPDATE receipts SET path = ?, file_hash = '' WHERE id = ?", (str(secret), receipt_id))
+    legacy.commit()
+    legacy.close()
+    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"))
+    source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
+    plan, _ = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
+    assert plan["receipt_files"] == 0 and plan["receipt_files_missing"] == [receipt_id]  # an absolute path elsewhere
+    linked = os.path.join(source, stored)
+    os.unlink(linked)
+    os.symlink(secret, linked)  # and a planted link inside receipts/
+    legacy = sqlite3.connect(os.path.join(source, "state.db"))
+    legacy.execute("UPDATE receipts SET path = ? WHERE id = ?", (stored, receipt_id))
+    legacy.commit()
+    legacy.close()
+    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"), force=True)
+    plan, _ = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
+    assert plan["receipt_files"] == 0 and plan["receipt_files_missing"] == [receipt_id]

@@ -39,7 +39,7 @@ def _prepare(tmp_path, name, root, out):
     shutil.rmtree(home, ignore_errors=True)
     conn = db.connect(str(home))
     clock.set_now(NOW)
-    summary, _ = inv.inventory(conn, root, out)
+    summary, _ = inv.inventory(conn, root, out, force=True)
     conn.close()
     return home, summary["plan"][0]["source_id"]
 

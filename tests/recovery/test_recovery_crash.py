@@ -134,7 +134,7 @@ def test_archive_survives_sigkill(tmp_path):
     lifecycle.complete(conn, "t2", "claude")
     conn.close()
     killed, total = _kill_matrix(tmp_path, path, ["archive", "--before", "2026-08-21T10:00:00Z",
-                                                  "--out", str(tmp_path / "archive.json")])
+                                                  "--out", str(tmp_path / "archive.json"), "--force"])
     assert killed >= 10
     print(f"archive: {killed} kill points of {total}")
 

@@ -81,7 +81,7 @@ def test_changed_export_needs_force_which_merges(conn, other, tmp_path):
     workorder.import_task(other, path)
     notes.add(other, "t1", content="a local note stays")
     notes.add(conn, "t1", content="a new note at the source")
-    workorder.export_task(conn, "t1", out=path)
+    workorder.export_task(conn, "t1", out=path, force=True)
     state = db_state(other)
     with pytest.raises(Refused, match="already exists here with different content; pass --force"):
         workorder.import_task(other, path)

@@ -51,8 +51,9 @@ def test_recap_file_refuses_symlinks_fifos_devices_and_directories(conn, cli, tm
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)  # no writer: a blocking open would hang the call forever
     before = db_state(conn)
-    for path, phrase in [(link, "is a symbolic link"), (fifo, "is not a regular file"),
-                         ("/dev/null", "is not a regular file"), (tmp_path, "cannot read"),
+    for path, phrase in [(link, "is a symlink"), (fifo, "is a FIFO (named pipe), not a regular file"),
+                         ("/dev/null", "is a character device, not a regular file"),
+                         (tmp_path, "is a directory, not a regular file"),
                          (tmp_path / "missing", "cannot read")]:
         rc, out, err = cli("autopilot", "complete", "t1", "--owner", "hermes", "--recap-file", str(path))
         assert (rc, out) == (2, "") and phrase in err and len(err.strip().splitlines()) == 1, (path, err)
@@ -67,14 +68,14 @@ def test_recap_is_bounded_and_refuses_blank_and_binary_text(conn, cli, tmp_path)
     big = tmp_path / "big.txt"
     big.write_text("y" * (lifecycle.MAX_RECAP + 1), encoding="utf-8")
     huge = tmp_path / "huge.txt"
-    huge.write_bytes(b"z" * (3 * 1024 * 1024))  # read capped, then refused by the recap limit
+    huge.write_bytes(b"z" * (3 * 1024 * 1024))  # refused by the file-size cap before it is read
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xff\xfe not utf-8")
     before = db_state(conn)
     for argv, phrase in [
         (["--recap", "y" * (lifecycle.MAX_RECAP + 1)], f"over the limit of {lifecycle.MAX_RECAP}"),
         (["--recap-file", str(big)], f"over the limit of {lifecycle.MAX_RECAP}"),
-        (["--recap-file", str(huge)], f"over the limit of {lifecycle.MAX_RECAP}"),
+        (["--recap-file", str(huge)], "is too large"),
         (["--recap-file", str(bad)], "not valid UTF-8"),
         (["--recap", "   \n\t "], "must not be empty"),
         (["--recap", "a\x00b"], "NUL"),

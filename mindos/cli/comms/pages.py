@@ -2,7 +2,6 @@
 
 from mindos.cli import Parser, flags, make_parser
 from mindos.comms import pages
-from mindos.errors import InvalidInput
 
 
 def add_page(sub):
@@ -34,11 +33,7 @@ def add_page(sub):
 def cmd_set(conn, args):
     text = args.text
     if args.file is not None:
-        try:
-            with open(args.file, encoding="utf-8") as handle:
-                text = handle.read(pages.MAX_PAGE + 1)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"invalid --file: cannot read {args.file!r}: {exc.__class__.__name__}") from None
+        text = flags.read_text_file(args.file, "--file")
     return pages.save(conn, args.name, text, editor=args.editor, note=args.note)
 
 

@@ -8,12 +8,13 @@ def add_archive(sub):
     p = make_parser(sub, "archive", 'ops.py archive --before "2026-09-01T00:00:00Z" --dry-run')
     p.add_argument("--before", required=True, help="archive terminal tasks last updated at or before this instant")
     flags.dry_run(p, "report the candidate ids and per-table counts; write and delete nothing")
-    p.add_argument("--out", help="file to write (default <home>/backups/archive-<time>.json)")
+    p.add_argument("--out", help="new file to write (default <home>/backups/archive-<time>.json)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_archive)
 
 
 def cmd_archive(conn, args):
-    return archive.archive(conn, args.before, dry_run=args.dry_run, out=args.out)
+    return archive.archive(conn, args.before, dry_run=args.dry_run, out=args.out, force=args.force)
 
 
 def add_archive_check(sub):

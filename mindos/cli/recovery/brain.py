@@ -1,7 +1,7 @@
 """Brain commands: brain-inventory, brain-inventory-check, brain-import."""
 
 from mindos.recovery import brain_import, brain_inventory
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_brain_inventory(sub):
@@ -10,11 +10,13 @@ def add_brain_inventory(sub):
     p.add_argument("--home", help="the Autopilot home (default: the home in force)")
     p.add_argument("--hermes-home", help="the Hermes home (default: ~/.hermes)")
     p.add_argument("--claude-home", help="the Claude home (default: ~/.claude)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_brain_inventory, needs_db=False)
 
 
 def cmd_brain_inventory(conn, args):
-    return brain_inventory.inventory(args.out, home=args.home, hermes=args.hermes_home, claude=args.claude_home)
+    return brain_inventory.inventory(args.out, home=args.home, hermes=args.hermes_home, claude=args.claude_home,
+                                     force=args.force)
 
 
 def add_brain_inventory_check(sub):
@@ -31,16 +33,19 @@ def add_brain_import(sub):
     p = make_parser(sub, "brain-import",
                     "ops.py brain-import --inventory brain.json --target /absolute/new/mindos --apply --redact")
     p.add_argument("--inventory", required=True, help="the sealed brain inventory")
-    p.add_argument("--target", required=True, help="the new home (an explicit absolute path)")
+    p.add_argument("--target", required=True,
+                   help="the new home: an explicit absolute path, absent or empty, never a system directory")
     p.add_argument("--apply", action="store_true", help="copy (default: the no-write plan)")
     p.add_argument("--redact", action="store_true",
                    help="copy a [REDACTED:<kind>] derivative of credential-shaped text instead of quarantining it")
     p.add_argument("--out", help="where to seal the mindos-brain-import-v1 report (default: <target>/migrations/)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_brain_import, needs_db=False)
 
 
 def cmd_brain_import(conn, args):
-    return brain_import.brain_import(args.inventory, args.target, apply=args.apply, redact=args.redact, out=args.out)
+    return brain_import.brain_import(args.inventory, args.target, apply=args.apply, redact=args.redact, out=args.out,
+                                     force=args.force)
 
 
 COMMANDS = {

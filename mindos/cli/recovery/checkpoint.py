@@ -1,17 +1,18 @@
 """Audit checkpoints: checkpoint, checkpoint-check."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.recovery import checkpoint
 
 
 def add_checkpoint(sub):
     p = make_parser(sub, "checkpoint", "ops.py checkpoint --out backups/checkpoint-manual.json")
-    p.add_argument("--out", help="file to write (default <home>/backups/checkpoint-<time>-<event id>.json)")
+    p.add_argument("--out", help="new file to write (default <home>/backups/checkpoint-<time>-<event id>.json)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_checkpoint)
 
 
 def cmd_checkpoint(conn, args):
-    return checkpoint.create(conn, out=args.out)
+    return checkpoint.create(conn, out=args.out, force=args.force)
 
 
 def add_checkpoint_check(sub):

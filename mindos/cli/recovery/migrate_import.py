@@ -16,6 +16,7 @@ def add_migrate_import(sub):
                         "<home>/archive/obsidian/<id>/)")
     p.add_argument("--apply", action="store_true", help="do the step (default: the dry-run plan, nothing written)")
     p.add_argument("--out", help="write the sealed autopilot-migration-result-v1 document (the rollback journal)")
+    flags.force_out(p)
     flags.secret(p, "notes, handoffs, receipts and copied files")
     p.add_argument("--relink-audit", action="store_true",
                    help="into a home with its own history: relink the foreign chain onto this ledger")
@@ -25,7 +26,7 @@ def add_migrate_import(sub):
 def cmd_migrate_import(conn, args):
     return migrate_import.migrate_import(conn, args.inventory, args.source_id, apply=args.apply, out=args.out,
                                          redact=args.redact, allow_secret=args.allow_secret,
-                                         relink_audit=args.relink_audit)
+                                         relink_audit=args.relink_audit, force=args.force)
 
 
 def add_migrate_rollback(sub):

@@ -1,18 +1,19 @@
 """Migration inventory commands: migrate-inventory, migrate-inventory-check."""
 
 from mindos.recovery import migrate_inventory
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_migrate_inventory(sub):
     p = make_parser(sub, "migrate-inventory", "ops.py migrate-inventory --root /Volumes/old-machine --out inventory.json")
     p.add_argument("--root", required=True, help="tree to discover (read-only; symlinks never followed)")
     p.add_argument("--out", required=True, help="where to write the sealed inventory (0600, atomic)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_migrate_inventory)
 
 
 def cmd_migrate_inventory(conn, args):
-    return migrate_inventory.inventory(conn, args.root, args.out)
+    return migrate_inventory.inventory(conn, args.root, args.out, force=args.force)
 
 
 def add_migrate_inventory_check(sub):

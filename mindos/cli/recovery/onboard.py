@@ -14,6 +14,7 @@ def add_onboard(sub):
                    help="after --apply, prove the cross-agent protocol through the real CLI (hermes hands off; "
                         "codex recalls, acks, resumes, posts a receipt and completes)")
     p.add_argument("--out", help="write the sealed autopilot-onboarding-v1 report")
+    flags.force_out(p)
     p.add_argument("--source-id", help="the autopilot_sqlite source (needed when the inventory holds several)")
     flags.secret(p, "notes, handoffs, receipts and copied files")
     p.add_argument("--relink-audit", action="store_true", help="forwarded to the import unchanged")
@@ -23,7 +24,7 @@ def add_onboard(sub):
 def cmd_onboard(conn, args):
     return onboard.onboard(conn, args.inventory, apply=args.apply, probe_flag=args.probe, out=args.out,
                            source_id=args.source_id, redact=args.redact, allow_secret=args.allow_secret,
-                           relink_audit=args.relink_audit)
+                           relink_audit=args.relink_audit, force=args.force)
 
 
 COMMANDS = {

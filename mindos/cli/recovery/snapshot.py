@@ -1,17 +1,18 @@
 """Snapshots: snapshot, snapshot-check, snapshot-restore."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.recovery import snapshot
 
 
 def add_snapshot(sub):
     p = make_parser(sub, "snapshot", "ops.py snapshot --out /backups/mindos-snapshot.json")
-    p.add_argument("--out", help="file to write (default <home>/backups/snapshot-<time>.json)")
+    p.add_argument("--out", help="new file to write (default <home>/backups/snapshot-<time>.json)")
+    flags.force_out(p)
     p.set_defaults(handler=cmd_snapshot)
 
 
 def cmd_snapshot(conn, args):
-    return snapshot.create(conn, out=args.out)
+    return snapshot.create(conn, out=args.out, force=args.force)
 
 
 def add_snapshot_check(sub):

@@ -7,14 +7,15 @@ from mindos.recovery import workorder
 def add_export_task(sub):
     p = make_parser(sub, "export-task", "ops.py export-task t1 --out /tmp/t1.json")
     p.add_argument("task_id", help="the task to export")
-    p.add_argument("--out", required=True, help="file to write (sealed autopilot-workorder-v1, mode 0600)")
+    p.add_argument("--out", required=True, help="new file to write (sealed autopilot-workorder-v1, mode 0600)")
+    flags.force_out(p)
     flags.secret(p, "text in the work order")
     p.set_defaults(handler=cmd_export_task)
 
 
 def cmd_export_task(conn, args):
     return workorder.export_task(conn, args.task_id, out=args.out, redact=args.redact,
-                                 allow_secret=args.allow_secret)
+                                 allow_secret=args.allow_secret, force=args.force)
 
 
 def add_import_task(sub):
