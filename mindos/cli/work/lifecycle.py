@@ -15,6 +15,7 @@ def add_complete(sub):
                    help="sealed receipt of this task backing the completion (repeatable)")
     p.add_argument("--recall-digest", default="", help="sha256 of the recall the work was done against")
     flags.epoch(p)
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_complete)
 
 
