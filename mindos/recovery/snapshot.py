@@ -43,8 +43,10 @@ def create(conn, *, out=None):
     _, digest = artifacts.seal_write(path, FORMAT, {
         "schema_version": version, "tables": dumped, "sqlite_sequence": sequence, "counts": counts, "audit": head,
         "receipt_files": files, "created_at": now})
+    pin = checkpoint.auto_pin(conn)  # every snapshot also pins the head (inside and outside the home)
     return {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
-            "receipt_files": len(files), "schema_version": version, "created_at": now}
+            "receipt_files": len(files), "schema_version": version, "created_at": now,
+            "checkpoint_pin": {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}}
 
 
 def load(path):
