@@ -28,12 +28,18 @@ def seal_doc(format, body):
     return seal.seal(format, body, outside=OUTSIDE)
 
 
-def seal_write(path, format, body):
+def seal_write(path, format, body, *, home=None):
     """Seal ``body`` as ``format`` and write it atomically (0600) in one serialization pass;
-    return ``(doc, file sha256)``."""
+    return ``(doc, file sha256)``.  ``home``: sign it with that home's key (created on
+    first use, see :mod:`mindos.recovery.keys`)."""
     from mindos.core.atomic import atomic_write  # lazy: only writers need it
 
-    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE)
+    key = None
+    if home is not None:
+        from mindos.recovery import keys  # lazy: only signed artifacts read the key
+
+        key = keys.home_key(home, create=True)
+    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE, key=key)
     try:
         return doc, atomic_write(path, data)
     except OSError as exc:
@@ -66,6 +72,36 @@ def read(path, format):
         return seal.read(path, format, outside=OUTSIDE, exact=True)
     except IntegrityError as exc:
         raise IntegrityError(f"{path}: {exc}") from None
+
+
+def read_signed(path, format, home):
+    """Read and verify an artifact of ``format`` and say who signed it: ``(doc, provenance)``
+    with provenance ``{"trust": signed_by_this_home | signed_by_trusted_key | unsigned,
+    "key_id": the signing key's id or None}``.  A signature that does not match a known key
+    raises IntegrityError (the file was changed and resealed)."""
+    from mindos.recovery import keys  # lazy: only restores and checks weigh signatures
+
+    if not os.path.isfile(path):
+        raise IntegrityError(f"no such file: {path}")
+    try:
+        doc, (trust, key_id) = seal.read(path, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{path}: {exc}") from None
+    return doc, {"trust": trust, "key_id": key_id}
+
+
+def require_trusted(provenance, path, action, trust_unsigned):
+    """Refuse an artifact that neither this home nor a trusted key signed, unless
+    ``trust_unsigned`` (the operator's ``--trust-unsigned``)."""
+    from mindos.recovery import keys  # lazy: as read_signed
+
+    if provenance["trust"] != keys.UNSIGNED or trust_unsigned:
+        return
+    what = (f"signed by key {provenance['key_id']}, which this home does not trust" if provenance["key_id"]
+            else "unsigned")
+    raise Refused(f"{action} refused: {path} is {what}; nothing was changed (add the signing home's seal.key"
+                  f" to {keys.TRUSTED_DIR}/ in this home, or pass --trust-unsigned to accept it anyway)",
+                  code="untrusted_artifact")
 
 
 def content_digest(doc, leave_out=("created_at",)):

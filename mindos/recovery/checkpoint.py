@@ -51,7 +51,7 @@ def create(conn, *, out=None):
         conn.execute("COMMIT")
     now = clock.now_iso()
     path = out or artifacts.default_path(conn.home, "checkpoint", suffix=str(pinned["last_event_id"]))
-    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now})
+    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now}, home=conn.home)
     return {"path": os.path.abspath(path), "file_sha256": digest, **pinned, "created_at": now}
 
 
@@ -169,7 +169,7 @@ def auto_pin(conn):
         if current is not None and all(current[key] == pinned[key] for key in pinned):
             continue
         try:
-            artifacts.seal_write(path, FORMAT, body)
+            artifacts.seal_write(path, FORMAT, body, home=conn.home)
         except (OSError, Refused) as exc:
             problems.append({"kind": "checkpoint_pin_failed", "path": path, "detail": str(exc)[:200]})
             continue

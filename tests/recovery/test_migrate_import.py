@@ -247,3 +247,18 @@ def test_an_import_reads_and_verifies_its_inventory_and_source_once(conn, tmp_pa
     assert calls == {"load": 1, "verify_source": 1}
     result, code = mi.migrate_import(conn, out, source_id, apply=True)
     assert code == 0 and result["applied"] and calls == {"load": 2, "verify_source": 2}
+
+
+def test_a_legacy_row_that_breaks_the_write_rules_refuses_the_whole_import(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    legacy = sqlite3.connect(os.path.join(root, "autopilot", "state.db"))
+    legacy.execute("UPDATE tasks SET status = 'bogus_status', title = 'two' || char(10) || 'lines' WHERE id = 't3'")
+    legacy.commit()
+    legacy.close()
+    out = str(tmp_path / "inv.json")
+    summary, _ = inv.inventory(conn, root, out)
+    source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match=r"migrate-import refused: table tasks row \d+ \(id 't3'\) field title"):
+        mi.migrate_import(conn, out, source_id, apply=True)
+    assert db_state(conn) == state

@@ -23,18 +23,19 @@ def add_archive_check(sub):
 
 
 def cmd_archive_check(conn, args):
-    return archive.check(args.file)
+    return archive.check(args.file, flags.trust_home())
 
 
 def add_archive_restore(sub):
     p = make_parser(sub, "archive-restore", "ops.py archive-restore backups/archive-20260901T000000Z.json --force")
     p.add_argument("file", help="the archive file (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace tasks whose ids already exist")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_archive_restore)
 
 
 def cmd_archive_restore(conn, args):
-    return archive.restore(conn, args.file, force=args.force)
+    return archive.restore(conn, args.file, force=args.force, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {

@@ -1,6 +1,6 @@
 """Snapshots: snapshot, snapshot-check, snapshot-restore."""
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.recovery import snapshot
 
 
@@ -21,18 +21,19 @@ def add_snapshot_check(sub):
 
 
 def cmd_snapshot_check(conn, args):
-    return snapshot.check(args.file)
+    return snapshot.check(args.file, flags.trust_home())
 
 
 def add_snapshot_restore(sub):
     p = make_parser(sub, "snapshot-restore", "ops.py snapshot-restore backups/snapshot-20260821T090000Z.json --force")
     p.add_argument("file", help="the snapshot file (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace a non-empty database")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_snapshot_restore)
 
 
 def cmd_snapshot_restore(conn, args):
-    return snapshot.restore(conn, args.file, force=args.force)
+    return snapshot.restore(conn, args.file, force=args.force, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {

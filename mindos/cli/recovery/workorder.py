@@ -24,12 +24,13 @@ def add_import_task(sub):
     p.add_argument("--force", action="store_true",
                    help="merge a changed export into an existing task (local rows kept; never bypasses the seal)")
     flags.secret(p, "text in the work order")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_import_task)
 
 
 def cmd_import_task(conn, args):
     return workorder.import_task(conn, args.file, dry_run=args.dry_run, force=args.force, redact=args.redact,
-                                 allow_secret=args.allow_secret)
+                                 allow_secret=args.allow_secret, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {
