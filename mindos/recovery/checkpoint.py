@@ -32,7 +32,8 @@ AUTO_NAME = "checkpoint-auto.json"
 
 def head(conn):
     """``{"last_event_id", "head_hash", "event_count"}`` of the live ledger."""
-    row = conn.execute("SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    rows = ledger.fetch_rows(conn, "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1")
+    row = rows[0] if rows else None  # a hash that is not UTF-8 is read, and then mismatches
     count = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
     return {"last_event_id": row[0] if row else 0, "head_hash": row[1] if row else ledger.GENESIS_HASH,
             "event_count": count}
@@ -71,7 +72,8 @@ def compare(conn, doc):
     problems = []
     pinned_id, pinned_hash = doc["last_event_id"], doc["head_hash"]
     if pinned_id:
-        row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (pinned_id,)).fetchone()
+        rows = ledger.fetch_rows(conn, "SELECT hash FROM audit_events WHERE id = ?", (pinned_id,))
+        row = rows[0] if rows else None
         if row is None:
             problems.append({"kind": "chain_truncated", "event_id": pinned_id,
                              "detail": f"pinned event {pinned_id} is missing from the ledger"})

@@ -289,3 +289,19 @@ def test_a_ledger_row_with_invalid_utf8_is_named_by_every_reader(conn, home, cli
     assert json.loads(out)["audit"][0]["undecodable"] == ["payload_json"]
     rc, out, err = cli("autopilot", "show", "t2")  # an intact task's trail is unchanged
     assert "undecodable" not in out
+
+
+@pytest.mark.parametrize("column", ["entity_id", "hash", "created_at"])
+def test_any_undecodable_ledger_column_is_named_not_fatal(conn, home, cli, column):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    make_task(conn, "t2")
+    raw(home).execute(f"UPDATE audit_events SET {column} = CAST(x'74ff31' AS TEXT) WHERE id = 1")
+    rc, out, err = cli("autopilot", "verify-chain")
+    assert rc == 1 and err == ""
+    found = [p for p in json.loads(out)["problems"] if p["kind"] == "undecodable_event"]
+    assert found == [{"detail": found[0]["detail"], "event_id": 1, "fields": [column], "kind": "undecodable_event"}]
+    for argv in (("ops", "doctor"), ("autopilot", "events"), ("ops", "checkpoint"), ("ops", "nanny")):
+        rc, out, err = cli(*argv)
+        assert "Traceback" not in err and "user-defined function" not in err and "decode" not in err, (argv, err)
