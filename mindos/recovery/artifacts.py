@@ -20,7 +20,7 @@ from mindos.errors import IntegrityError, Refused
 from mindos.store import db
 
 OUTSIDE = ()
-_RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
+RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
 
 
 def seal_doc(format, body):
@@ -127,7 +127,7 @@ def default_path(home, kind, suffix=""):
 
 def receipt_target(home, stored_path):
     """The file a receipt row's stored path names, refusing any path outside ``<home>/receipts/``."""
-    if not isinstance(stored_path, str) or not _RECEIPT_PATH.fullmatch(stored_path):
+    if not isinstance(stored_path, str) or not RECEIPT_PATH.fullmatch(stored_path):
         raise Refused(f"refused receipt path {str(stored_path)[:80]!r}: outside the home's receipts directory")
     return os.path.join(db.receipts_dir(home), stored_path.split("/", 1)[1])
 

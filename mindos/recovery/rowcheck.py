@@ -76,6 +76,15 @@ def _hex_or_empty(value, field):
     return validate.digest(value, field) if value else value
 
 
+def _receipt_path(value, field):
+    """A receipt row's file: ``receipts/<id>.json`` inside the home, nothing else."""
+    from mindos.recovery.artifacts import RECEIPT_PATH  # lazy: the one confinement rule
+
+    if not isinstance(value, str) or not RECEIPT_PATH.fullmatch(value):
+        raise InvalidInput(f"{field} {validate.shown(value, 60)} is not a file under the home's receipts directory")
+    return value
+
+
 _id = validate.identifier
 _agent = _empty_or(validate.agent)
 _ts = _timestamp
@@ -94,8 +103,8 @@ RULES = {
         "requires_receipts": _json_list(validate.tag), "recall_digest": _hex_or_empty,
     },
     "dependencies": {"task_id": _id, "depends_on": _id, "created_at": _ts},
-    "receipts": {"id": _id, "task_id": _id, "kind": lambda v, f: validate.tag(v, f), "file_hash": _hex_or_empty,
-                 "created_at": _ts},
+    "receipts": {"id": _id, "task_id": _id, "kind": lambda v, f: validate.tag(v, f), "path": _receipt_path,
+                 "file_hash": _hex_or_empty, "created_at": _ts},
     "heartbeats": {"task_id": _id, "owner": validate.agent, "note": _text(4096), "at": _ts},
     "task_tags": {"tag": lambda v, f: validate.tag(v, f), "task_id": _id},
     "notes": {"id": _integer(minimum=1), "task_id": _id, "kind": _line(64), "content": _text(),
@@ -169,14 +178,16 @@ def _row_name(columns, row, number):
     return f"row {number}"
 
 
-def check_blocks(blocks, *, action, limit):
+def check_blocks(blocks, *, action, limit, skip=()):
     """Validate every row of ``blocks`` (``{table: {"columns", "rows"}}``); raise
     IntegrityError naming the first invalid table, row and field.  ``limit``: the artifact's
-    creation time, the reference for lease lengths."""
+    creation time, the reference for lease lengths; ``skip``: ``(table, column)`` pairs whose
+    own rule the caller applies instead (the storage rules still hold)."""
     for table in sorted(blocks):
         block = blocks[table]
         columns = block["columns"]
-        rules = [(index, name, RULES.get(table, {}).get(name)) for index, name in enumerate(columns)]
+        rules = [(index, name, None if (table, name) in skip else RULES.get(table, {}).get(name))
+                 for index, name in enumerate(columns)]
         for number, row in enumerate(block["rows"], 1):
             for index, name, rule in rules:
                 value = row[index]
@@ -208,6 +219,11 @@ _OPAQUE = frozenset({"hash", "prev_hash", "file_hash", "payload_hash", "recall_d
                      "args_digest", "digest", "content_hash", "sha256"})
 
 
+# tables MindOS derives from text it already guarded (event payloads, remembered results):
+# large, and scanned a column at a time first, each value only where the column has a hit
+_DERIVED = frozenset({"audit_events", "request_replays"})
+
+
 def guard_blocks(blocks, *, action):
     """Run the secret guard over every text value of ``blocks``; raise IntegrityError naming
     the first table, row and field holding credential-shaped text (kinds only, never the value)."""
@@ -215,13 +231,20 @@ def guard_blocks(blocks, *, action):
 
     for table in sorted(blocks):
         block = blocks[table]
-        columns = block["columns"]
-        for number, row in enumerate(block["rows"], 1):
-            for index, value in enumerate(row):
-                if isinstance(value, str) and len(value) >= 8 and columns[index] not in _OPAQUE:
+        columns, rows = block["columns"], block["rows"]
+        for index, column in enumerate(columns):
+            if column in _OPAQUE:
+                continue
+            if table in _DERIVED:  # one scan of the whole column rules most of it out
+                joined = "\n".join(row[index] for row in rows if isinstance(row[index], str))
+                if not secrets.scan(joined):
+                    continue
+            for number, row in enumerate(rows, 1):
+                value = row[index]
+                if isinstance(value, str) and len(value) >= 8:
                     kinds = secrets.scan(value)
                     if kinds:
                         raise IntegrityError(
                             f"{action} refused: secret guard: table {table} {_row_name(columns, row, number)} field"
-                            f" {columns[index]} holds credential-shaped text ({', '.join(kinds)}) in an unsigned"
+                            f" {column} holds credential-shaped text ({', '.join(kinds)}) in an unsigned"
                             " artifact; nothing was changed")

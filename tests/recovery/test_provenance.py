@@ -145,6 +145,8 @@ def test_a_genuine_snapshot_round_trips_byte_exact(conn, home, tmp_path):
                                                            "eve\nmallory"), "notes", "source"),
     (lambda d: d["tables"]["facts"]["rows"][0].__setitem__(d["tables"]["facts"]["columns"].index("subject"),
                                                            "Service Auth"), "facts", "subject"),
+    (lambda d: d["tables"]["receipts"]["rows"][0].__setitem__(d["tables"]["receipts"]["columns"].index("path"),
+                                                              "/etc/shadow"), "receipts", "path"),
 ])
 def test_a_resealed_snapshot_is_refused_and_its_rows_are_validated(conn, home, cli, mutate, table, field):
     populate(conn)
@@ -318,3 +320,17 @@ def test_a_resealed_work_order_is_refused_and_its_rows_are_validated(conn, home,
     with pytest.raises(IntegrityError, match="signature mismatch"):
         workorder.import_task(other, path, trust_unsigned=True)
     assert db_state(other) == state
+
+
+def test_an_unsigned_snapshot_hiding_a_credential_in_the_ledger_is_refused(conn, home):
+    populate(conn)
+    path = snapshot.create(conn)["path"]
+    secret = "AKIA" + "Z7QW3RTY6UIO2PAS"
+
+    def plant(doc):
+        block = doc["tables"]["audit_events"]
+        block["rows"][-1][block["columns"].index("payload_json")] = json.dumps({"note": f"key {secret}"})
+
+    _reseal(path, plant)
+    with pytest.raises(IntegrityError, match=r"secret guard: table audit_events row \d+ .*field payload_json"):
+        snapshot.restore(conn, path, force=True, trust_unsigned=True)
