@@ -91,37 +91,62 @@ _ts = _timestamp
 _maybe_ts = _optional(_timestamp)
 _count = _integer(minimum=0)
 
+def _tag(value, field):
+    return validate.tag(value, field)
+
+
+def _status(value, field):
+    return validate.status(value, field)
+
+
+def _priority(value, field):
+    return validate.priority(value, field)
+
+
+def _title(value, field):
+    return validate.title(value, field)
+
+
+_id_or_none = _optional(_empty_or(_id))
+_tags = _json_list(validate.tag)
+_serial = _integer(minimum=1)
+_maybe_serial = _optional(_serial)
+_flag = _integer(0, 1)
+# rules whose values are proven free of credentials once they pass (see guard_blocks)
+_STRUCTURED = frozenset({_id, _agent, _ts, _maybe_ts, _count, _tag, _status, _priority, _id_or_none, _tags,
+                         _serial, _maybe_serial, _flag, _hex_or_empty, validate.agent})
+
 # table -> {column: rule(value, field)}; columns a table lacks are skipped (older schemas)
 RULES = {
     "tasks": {
-        "id": _id, "project": _id, "title": lambda v, f: validate.title(v, f), "description": _text(),
-        "status": lambda v, f: validate.status(v, f), "priority": lambda v, f: validate.priority(v, f),
-        "next_action": _text(4096), "blocked_reason": _text(4096), "owner": _agent, "tags": _json_list(validate.tag),
+        "id": _id, "project": _id, "title": _title, "description": _text(),
+        "status": _status, "priority": _priority,
+        "next_action": _text(4096), "blocked_reason": _text(4096), "owner": _agent, "tags": _tags,
         "due_at": _maybe_ts, "worktree": _line(), "branch": _line(), "pr_url": _line(), "lease_owner": _agent,
         "lease_expires_at": _maybe_ts, "created_at": _ts, "updated_at": _ts, "lease_epoch": _count,
         "retry_count": _count, "recover_after": _maybe_ts, "not_before": _maybe_ts,
-        "requires_receipts": _json_list(validate.tag), "recall_digest": _hex_or_empty,
+        "requires_receipts": _tags, "recall_digest": _hex_or_empty,
     },
     "dependencies": {"task_id": _id, "depends_on": _id, "created_at": _ts},
-    "receipts": {"id": _id, "task_id": _id, "kind": lambda v, f: validate.tag(v, f), "path": _receipt_path,
+    "receipts": {"id": _id, "task_id": _id, "kind": _tag, "path": _receipt_path,
                  "file_hash": _hex_or_empty, "created_at": _ts},
     "heartbeats": {"task_id": _id, "owner": validate.agent, "note": _text(4096), "at": _ts},
-    "task_tags": {"tag": lambda v, f: validate.tag(v, f), "task_id": _id},
-    "notes": {"id": _integer(minimum=1), "task_id": _id, "kind": _line(64), "content": _text(),
-              "source": _agent, "pinned": _integer(0, 1), "expires_at": _maybe_ts,
-              "supersedes": _optional(_integer(minimum=1)), "superseded_by": _optional(_integer(minimum=1)),
+    "task_tags": {"tag": _tag, "task_id": _id},
+    "notes": {"id": _serial, "task_id": _id, "kind": _line(64), "content": _text(),
+              "source": _agent, "pinned": _flag, "expires_at": _maybe_ts,
+              "supersedes": _maybe_serial, "superseded_by": _maybe_serial,
               "superseded_at": _maybe_ts, "created_at": _ts},
-    "handoffs": {"id": _integer(minimum=1), "task_id": _id, "from_agent": _agent, "to_agent": _agent,
+    "handoffs": {"id": _serial, "task_id": _id, "from_agent": _agent, "to_agent": _agent,
                  "status": _text(), "objective": _text(), "evidence": _json_list(_text()),
                  "constraints": _json_list(_text()), "decisions": _json_list(_text()), "files": _json_list(_text()),
                  "commit_ref": _text(), "next_actions": _json_list(_text()), "risks": _json_list(_text()),
                  "recall_digest": _hex_or_empty, "payload_hash": _hex_or_empty,
-                 "supersedes": _optional(_integer(minimum=1)), "superseded_by": _optional(_integer(minimum=1)),
+                 "supersedes": _maybe_serial, "superseded_by": _maybe_serial,
                  "superseded_at": _maybe_ts, "acked_by": _agent, "acked_at": _maybe_ts,
                  "ack_recall_digest": _hex_or_empty, "created_at": _ts},
-    "facts": {"id": _integer(minimum=1), "subject": lambda v, f: validate.tag(v, f),
-              "predicate": lambda v, f: validate.tag(v, f), "object": lambda v, f: validate.tag(v, f),
-              "source": _agent, "task_id": _optional(_empty_or(_id)), "valid_from": _ts, "valid_until": _maybe_ts,
+    "facts": {"id": _serial, "subject": _tag,
+              "predicate": _tag, "object": _tag,
+              "source": _agent, "task_id": _id_or_none, "valid_from": _ts, "valid_until": _maybe_ts,
               "retracted_at": _maybe_ts, "retract_reason": _text(4096), "created_at": _ts},
     "memories": {"id": _line(128), "project": _empty_or(_id), "kind": _line(64), "content": _text(),
                  "source": _agent, "retracted_at": _maybe_ts, "created_at": _ts},
@@ -226,14 +251,18 @@ _DERIVED = frozenset({"audit_events", "request_replays"})
 
 def guard_blocks(blocks, *, action):
     """Run the secret guard over every text value of ``blocks``; raise IntegrityError naming
-    the first table, row and field holding credential-shaped text (kinds only, never the value)."""
+    the first table, row and field holding credential-shaped text (kinds only, never the value).
+
+    Run after :func:`check_blocks`: the columns it proved structured (ids, names and tags,
+    which their validators already ran the guard over, and timestamps, enums, counts and
+    digests, which cannot hold one) are not scanned again."""
     from mindos.core import secrets  # lazy: only unsigned artifacts pay for the detector
 
     for table in sorted(blocks):
         block = blocks[table]
         columns, rows = block["columns"], block["rows"]
         for index, column in enumerate(columns):
-            if column in _OPAQUE:
+            if column in _OPAQUE or RULES.get(table, {}).get(column) in _STRUCTURED:
                 continue
             if table in _DERIVED:  # one scan of the whole column rules most of it out
                 joined = "\n".join(row[index] for row in rows if isinstance(row[index], str))
