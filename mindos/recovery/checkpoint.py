@@ -167,7 +167,7 @@ def auto_pin(conn):
         try:
             current = load(path) if os.path.exists(path) else None
         except IntegrityError:
-            current = None  # sweep() reported nothing, so it is not ours to keep: replace it
+            current = None  # changed since the sweep above found it valid: rewrite it
         if current is not None and all(current[key] == pinned[key] for key in pinned):
             continue
         try:

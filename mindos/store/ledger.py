@@ -61,7 +61,6 @@ def mark_undecodable(event, row):
     return event
 
 
-
 def preimage(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at):
     """The text an event's hash is taken over: its fields joined by the unit separator."""
     return "\x1f".join((str(event_id), prev_hash, entity_type, entity_id, action, payload_json, created_at))
