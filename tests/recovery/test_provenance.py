@@ -334,3 +334,21 @@ def test_an_unsigned_snapshot_hiding_a_credential_in_the_ledger_is_refused(conn,
     _reseal(path, plant)
     with pytest.raises(IntegrityError, match=r"secret guard: table audit_events row \d+ .*field payload_json"):
         snapshot.restore(conn, path, force=True, trust_unsigned=True)
+
+
+@pytest.mark.parametrize("value, reason", [("nul \x00 inside", "NUL"), ({"nested": 1}, "JSON dict"),
+                                           ([1, 2], "JSON list")])
+def test_values_sqlite_cannot_store_are_refused_by_name_in_any_table(conn, home, cli, value, reason):
+    populate(conn)
+    path = snapshot.create(conn)["path"]
+
+    def plant(doc):
+        block = doc["tables"]["audit_events"]
+        block["rows"][2][block["columns"].index("payload_json")] = value
+
+    _reseal(path, plant)
+    state = db_state(conn)
+    rc, out, err = cli("ops", "snapshot-restore", path, "--force", "--trust-unsigned")
+    assert rc == 1 and out == "" and err.count("\n") == 1
+    assert "table audit_events row 3 (id 3) field payload_json" in err and reason in err, err
+    assert db_state(conn) == state
