@@ -223,11 +223,15 @@ def _storable(rows):
     return True
 
 
+_REMEMBERED = 128  # the longest value whose verdict is remembered (ids, names, times; not prose)
+
+
 def check_blocks(blocks, *, action, limit, skip=()):
     """Validate every row of ``blocks`` (``{table: {"columns", "rows"}}``); raise
     IntegrityError naming the first invalid table, row and field.  ``limit``: the artifact's
     creation time, the reference for lease lengths; ``skip``: ``(table, column)`` pairs whose
     own rule the caller applies instead (the storage rules still hold)."""
+    passed = set()  # (rule, value) pairs already proven: a rule's verdict depends on the value only
     for table in sorted(blocks):
         block = blocks[table]
         columns = block["columns"]
@@ -240,6 +244,8 @@ def check_blocks(blocks, *, action, limit, skip=()):
         for number, row in enumerate(block["rows"], 1):
             for index, name, rule in rules:
                 value = row[index]
+                if storage is None and (rule, value) in passed:  # ids and times recur across tables
+                    continue
                 try:
                     if storage is not None:
                         storage(value, name)
@@ -248,6 +254,8 @@ def check_blocks(blocks, *, action, limit, skip=()):
                 except InvalidInput as exc:
                     raise IntegrityError(f"{action} refused: table {table} {_row_name(columns, row, number)} field"
                                          f" {name}: {_reason(exc, name)}; nothing was changed") from None
+                if type(value) is str and len(value) <= _REMEMBERED:
+                    passed.add((rule, value))
             if table == "tasks":
                 problem = _lease(dict(zip(columns, row)), limit)
                 if problem is not None:
