@@ -10,7 +10,7 @@ in storage form) plus the row rules no single field shows (a lease's owner, stat
 expiry agree), and refuses the whole artifact at the first invalid row, naming the table,
 the row and the field.  Every table, known or not, also gets the storage rules (text is
 UTF-8 without NUL), and :func:`guard_blocks` runs the secret guard over every text value of
-an artifact this home did not sign.
+an unsigned artifact (one whose text no home this one trusts has guarded).
 
 Foreign keys are checked by SQLite after the load (inside the restore's transaction) and the
 audit ledger by re-deriving its chain, so neither is repeated here.
@@ -89,7 +89,7 @@ _id = validate.identifier
 _agent = _empty_or(validate.agent)
 _ts = _timestamp
 _maybe_ts = _optional(_timestamp)
-_count = _integer(minimum=0)
+_count = _integer(minimum=0, maximum=2 ** 62)  # the write path's epoch bound
 
 def _tag(value, field):
     return validate.tag(value, field)
