@@ -305,3 +305,24 @@ def test_any_undecodable_ledger_column_is_named_not_fatal(conn, home, cli, colum
     for argv in (("ops", "doctor"), ("autopilot", "events"), ("ops", "checkpoint"), ("ops", "nanny")):
         rc, out, err = cli(*argv)
         assert "Traceback" not in err and "user-defined function" not in err and "decode" not in err, (argv, err)
+
+
+def test_full_doctor_names_a_damaged_table_and_says_a_restore_repairs_it(conn, home, cli):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    conn.close()
+    path = os.path.join(str(home), "state.db")
+    link = raw(home)
+    root = link.execute("SELECT rootpage FROM sqlite_master WHERE name = 'notes'").fetchone()[0]
+    size = link.execute("PRAGMA page_size").fetchone()[0]
+    link.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    link.close()
+    with open(path, "r+b") as handle:  # the page header claims cells it does not hold
+        handle.seek((root - 1) * size + 3)
+        handle.write(b"\x00\x09")
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and err == ""
+    damaged = [p for p in json.loads(out)["problems"] if p["kind"] == "database_integrity"]
+    assert damaged and all(p.get("table") == "notes" for p in damaged)
+    assert "snapshot-restore" in damaged[0]["repair"] and "REINDEX cannot repair a table" in damaged[0]["repair"]
