@@ -284,6 +284,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
             "carried": carried, "resolved": len(resolved), "max_repairs": max_repairs,
             "repairs": [{"repair": r["repair"], "ok": r["ok"], "changed": r["changed"]} for r in records],
             "decisions": [d["digest"] for d in decisions][:LISTED], "index_upkeep": upkeep})
+    from mindos.recovery import checkpoint  # lazy: only real ticks pin the head
+
+    pin = checkpoint.auto_pin(conn)  # after the tick's own event: the pin covers it
+    report["checkpoint_pin"] = {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}
     return report
 
 

@@ -243,10 +243,7 @@ def _run(door_name, argv, argv0, as_json):
             from mindos.store import db  # lazy: --help and db-less commands never open the store
 
             conn = db.connect(create=getattr(args, "creates_home", False))
-        if getattr(args, "request_id", None) is not None and conn is not None:
-            result = _replayable(conn, args)
-        else:
-            result = args.handler(conn, args)
+        result = call_handler(conn, args)
     except MindosError as exc:
         if conn is not None and getattr(exc, "audit", None):
             _record_refusal(conn, exc.audit)
@@ -285,6 +282,14 @@ def _run(door_name, argv, argv0, as_json):
 
 
 _NOT_ARGUMENTS = ("handler", "request_id", "replay_actor", "needs_db", "creates_home", "text_files")
+
+
+def call_handler(conn, args):
+    """Run a parsed command's handler the one way every front door does (the CLI and the MCP
+    tools alike): through the replay table when it carries a ``--request-id``."""
+    if getattr(args, "request_id", None) is not None and conn is not None:
+        return _replayable(conn, args)
+    return args.handler(conn, args)
 
 
 def _replayable(conn, args):

@@ -84,6 +84,20 @@ def request_id(p, actor=None):
     p.set_defaults(replay_actor=actor)
 
 
+def trust_unsigned(p):
+    """``--trust-unsigned``: accept an artifact neither this home nor a trusted key signed."""
+    p.add_argument("--trust-unsigned", action="store_true",
+                   help="accept an artifact that is unsigned or signed by a key this home does not trust"
+                        " (its seal and every row are still checked; see SECURITY.md)")
+
+
+def trust_home():
+    """The home whose keys judge an artifact's signature in the db-less checks."""
+    from mindos.core.home import home_dir  # lazy: only the artifact checks resolve it here
+
+    return home_dir()
+
+
 # the most a *-file flag reads: the largest value any long text flag accepts (a 1 MiB receipt
 # payload), plus one byte so the command's own limit, not a truncation, reports the excess
 MAX_FILE_BYTES = 1024 * 1024 + 1

@@ -7,6 +7,15 @@ from the same state differ only there).  The seal records which fields it leaves
 :func:`verify` refuses a document whose list differs from the one the reader expects, so a
 tamperer cannot move a field out of the seal.
 
+A seal can also be *signed* (:func:`seal_bytes` with a ``key``): an HMAC-SHA256 over the
+same canonical body rides inside the seal stamp as ``signature`` (``algorithm``, ``key_id``,
+``mac``), and the digest of a signed document covers the signature too (the body's bytes,
+a unit separator, the signature's canonical JSON), so no byte of it can change unnoticed
+even by a reader without the key.  The digest alone proves integrity (anyone can recompute
+it); the signature proves which key made the document, so a reader that holds the key
+(:func:`signer`) can tell a document it made from one that was edited and resealed.  Unsigned documents stay valid
+sealed documents; what to trust is the reader's decision.
+
 Receipts use it today; snapshots, archives, checkpoints, work orders, inventories and
 reports use it as they arrive.  Files are written with the one atomic 0600 write, as
 canonical JSON plus a newline, and :func:`read` verifies before returning anything.
@@ -19,11 +28,32 @@ from mindos.errors import IntegrityError
 SEAL_KEY = "seal"
 MAX_READ_BYTES = 4 * 1024 * 1024 * 1024  # a sealed document file read whole
 DEFAULT_OUTSIDE = ("created_at",)
+SIGNATURE_ALGORITHM = "hmac-sha256"
+
+
+def key_id(key):
+    """The public name of a signing key: 16 hex characters of a digest of it."""
+    return sha256_hex(b"mindos-seal-key-id\x1f" + key)[:16]
+
+
+def _mac(key, data):
+    import hashlib  # lazy: only signed documents pay for hmac
+    import hmac
+
+    return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
 def _sealed_digest(doc, outside):
     inside = {key: value for key, value in doc.items() if key != SEAL_KEY and key not in outside}
-    return sha256_hex(canonical_json(inside))
+    return _digest_of(canonical_json(inside).encode("utf-8"), doc[SEAL_KEY].get("signature"))
+
+
+def _digest_of(body, signature):
+    """The seal digest of ``body`` (bytes): of the body alone when unsigned, else of the body,
+    a unit separator and the signature's canonical JSON (so the signature is sealed too)."""
+    if signature is not None:
+        body = body + b"\x1f" + canonical_json(signature).encode("utf-8")
+    return sha256_hex(body)
 
 
 def seal(format, body, outside=DEFAULT_OUTSIDE):
@@ -32,7 +62,8 @@ def seal(format, body, outside=DEFAULT_OUTSIDE):
         raise ValueError("a sealed body may not carry its own 'format' or 'seal' field")
     outside = tuple(sorted(outside))
     doc = {"format": format, **body}
-    doc[SEAL_KEY] = {"algorithm": "sha256", "digest": _sealed_digest(doc, outside), "outside": list(outside)}
+    doc[SEAL_KEY] = {"algorithm": "sha256", "outside": list(outside)}
+    doc[SEAL_KEY]["digest"] = _sealed_digest(doc, outside)
     return doc
 
 
@@ -77,11 +108,12 @@ def _join(members, keys):
     return "{" + ",".join(members[key] for key in sorted(keys)) + "}"
 
 
-def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
+def seal_bytes(format, body, outside=DEFAULT_OUTSIDE, key=None):
     """:func:`seal` and :func:`dumps` in one pass: return ``(doc, bytes)``.
 
     Large documents (snapshots) are serialized once instead of twice: the sealed text is
     the top-level members joined without the seal, the file the same members with it.
+    ``key`` (bytes): also sign the sealed text (HMAC-SHA256), see :func:`signer`.
     """
     from mindos.core.canonical import sha256  # lazy: bulk hashing only here
 
@@ -92,8 +124,13 @@ def seal_bytes(format, body, outside=DEFAULT_OUTSIDE):
     members = _members(doc)
     inside = _join(members, [key for key in doc if key not in outside])
     data = inside.encode("utf-8")
-    digest = sha256()(data).hexdigest()
-    doc[SEAL_KEY] = {"algorithm": "sha256", "digest": digest, "outside": list(outside)}
+    signature = None
+    if key is not None:
+        signature = {"algorithm": SIGNATURE_ALGORITHM, "key_id": key_id(key), "mac": _mac(key, data)}
+    doc[SEAL_KEY] = {"algorithm": "sha256", "digest": _digest_of(data, signature),
+                     "outside": list(outside)}
+    if signature is not None:
+        doc[SEAL_KEY]["signature"] = signature
     members[SEAL_KEY] = canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])
     return doc, (_join(members, doc) + "\n").encode("utf-8")
 
@@ -122,7 +159,7 @@ def _verify_exact(data, doc, format):
         inside = data[:at] + (rest[1:] if rest.startswith(b",") else rest)
     else:
         raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
-    if sha256()(inside).hexdigest() != doc[SEAL_KEY].get("digest"):
+    if _digest_of(inside, doc[SEAL_KEY].get("signature")) != doc[SEAL_KEY].get("digest"):
         raise IntegrityError("seal mismatch: the document was changed after it was sealed")
     # the hashed bytes are proven; the seal must also sit at its sorted place
     after = data[at + len(member):]
@@ -130,6 +167,33 @@ def _verify_exact(data, doc, format):
         else b"}\n"
     if not after.startswith(expected):
         raise IntegrityError("sealed document is not in canonical form: the file was changed after it was sealed")
+    return inside
+
+
+def signer(doc, body, keys):
+    """Who signed a verified sealed document: ``(label, key id)``.
+
+    ``body`` is the exact sealed text (what :func:`loads` proved with ``exact``); ``keys``
+    maps key ids to ``(label, key bytes)``.  Returns ``("unsigned", None)`` without a
+    signature, ``("unsigned", key id)`` when the signing key is not among ``keys`` (it cannot
+    be checked, so it proves nothing), ``(label, key id)`` when the signature is true.  A
+    signature that does not match its known key raises IntegrityError: the document was
+    changed (and resealed) after it was signed.
+    """
+    signature = doc[SEAL_KEY].get("signature")
+    if signature is None:
+        return "unsigned", None
+    if (not isinstance(signature, dict) or signature.get("algorithm") != SIGNATURE_ALGORITHM
+            or not isinstance(signature.get("key_id"), str) or not isinstance(signature.get("mac"), str)):
+        raise IntegrityError("the seal's signature is malformed")
+    known = keys.get(signature["key_id"])
+    if known is None:
+        return "unsigned", signature["key_id"]
+    import hmac  # lazy: as _mac
+
+    if not hmac.compare_digest(_mac(known[1], body), signature["mac"]):
+        raise IntegrityError(f"signature mismatch: the document was changed after key {signature['key_id']} signed it")
+    return known[0], signature["key_id"]
 
 
 def verify_stamp(doc, format=None, outside=DEFAULT_OUTSIDE):
@@ -143,12 +207,13 @@ def verify_stamp(doc, format=None, outside=DEFAULT_OUTSIDE):
         raise IntegrityError("seal does not match this document's format (algorithm or unsealed fields differ)")
 
 
-def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False):
+def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False, keys=None):
     """Parse and verify the bytes of a sealed document; return the document.
 
     ``exact`` (only with nothing outside the seal): the bytes must be exactly what
     :func:`seal_bytes` / :func:`dumps` wrote, so no byte can change without refusal
     (whitespace, escapes and key order included); used by the recovery artifacts.
+    ``keys`` (with ``exact``): return ``(doc, (label, key id))`` with :func:`signer`'s answer.
     """
     import json  # lazy: only readers of sealed files pay for the parser
 
@@ -162,15 +227,15 @@ def loads(data, format=None, outside=DEFAULT_OUTSIDE, exact=False):
         if tuple(outside):
             raise ValueError("exact reading needs every field inside the seal (outside=())")
         try:
-            _verify_exact(data, doc, format)
+            body = _verify_exact(data, doc, format)
         except (TypeError, ValueError):
             raise IntegrityError("sealed document holds values canonical JSON cannot express") from None
-        return doc
+        return doc if keys is None else (doc, signer(doc, body, keys))
     return verify(doc, format, outside)
 
 
-def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False):
-    """Read and verify a sealed document file; return the document."""
+def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False, keys=None):
+    """Read and verify a sealed document file; return the document (see :func:`loads`)."""
     from mindos.core import files  # lazy: only file readers
     from mindos.errors import MindosError
 
@@ -178,4 +243,4 @@ def read(path, format=None, outside=DEFAULT_OUTSIDE, exact=False):
         data = files.read_bytes(path, max_bytes=MAX_READ_BYTES)
     except MindosError as exc:
         raise IntegrityError(f"cannot read sealed document {path}: {exc}") from None
-    return loads(data, format, outside, exact)
+    return loads(data, format, outside, exact, keys)

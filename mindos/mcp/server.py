@@ -24,7 +24,7 @@ import json
 import logging
 
 from mindos import __version__
-from mindos.cli import safe_line
+from mindos.cli import call_handler, safe_line
 from mindos.errors import MindosError
 from mindos.mcp import tools
 
@@ -122,7 +122,7 @@ class Server:
         """Run one tool call through its CLI handler; return the CallToolResult dict."""
         try:
             namespace = tool.namespace(args)
-            result = namespace.handler(self.conn, namespace)
+            result = call_handler(self.conn, namespace)  # request_id replays as through the CLI
         except MindosError as exc:
             return _tool_error(tools.error_code(exc), str(exc), exc.exit_code)
         except Exception as exc:  # a bug: keep serving, keep the traceback on stderr

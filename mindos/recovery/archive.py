@@ -26,7 +26,7 @@ import sqlite3
 
 from mindos.core import clock
 from mindos.errors import IntegrityError, Refused
-from mindos.recovery import artifacts, tables
+from mindos.recovery import artifacts, rowcheck, tables
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-archive-v1"
@@ -117,7 +117,8 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
         if detached:
             body["detached"] = detached
         path = os.path.abspath(out or artifacts.default_path(conn.home, "archive"))
-        doc, digest = artifacts.seal_write(path, FORMAT, body, force=bool(force))  # sealed and fsynced before any row goes
+        doc, digest = artifacts.seal_write(path, FORMAT, body, force=bool(force),  # sealed and fsynced
+                                           home=conn.home)  # before any row goes
         for name, column in _soft_links(conn).items():
             conn.execute(f'UPDATE {name} SET "{column}" = NULL WHERE "{column}" IN {_IDS}', (ids_json,))
         for name in reversed(list(_child_tables(conn))):
@@ -152,9 +153,10 @@ def _counts(blocks, detached, events, files):
     return counts
 
 
-def load(path):
-    """Read, verify and structurally check an archive; return the document."""
-    doc = artifacts.read(path, FORMAT)
+def load(path, home=None):
+    """Read, verify and structurally check an archive; return ``(document, provenance)``
+    (who signed it, see :func:`mindos.recovery.artifacts.read_signed`)."""
+    doc, provenance = artifacts.read_signed(path, FORMAT, home)
     blocks = doc.get("tables")
     if not isinstance(blocks, dict) or "tasks" not in blocks or not isinstance(doc.get("task_ids"), list):
         raise IntegrityError(f"{path}: archive has no tasks")
@@ -163,21 +165,29 @@ def load(path):
                 or not isinstance(block.get("rows"), list)
                 or not tables.rows_fit(block)):
             raise IntegrityError(f"{path}: archive table {name} is malformed")
-    return doc
+    return doc, provenance
 
 
-def check(path):
-    """Verify an archive file; return ``{"ok", "path", "before", "task_ids", "counts", "created_at"}``."""
-    doc = load(path)
+def check(path, home=None):
+    """Verify an archive file; return ``{"ok", "path", "before", "task_ids", "counts", "created_at",
+    "trust", "key_id"}`` (``trust``: who signed it, as ``home`` sees it)."""
+    doc, provenance = load(path, home)
     return {"ok": True, "path": os.path.abspath(path), "format": doc["format"], "before": doc.get("before"),
-            "task_ids": doc["task_ids"], "counts": doc.get("counts"), "created_at": doc.get("created_at")}
+            "task_ids": doc["task_ids"], "counts": doc.get("counts"), "created_at": doc.get("created_at"),
+            **provenance}
 
 
-def restore(conn, path, *, force=False):
-    """Re-import an archive: verified first, task-id collisions refused unless ``force``
-    (which replaces them), rows reinserted parents first, receipt files recreated 0600,
-    foreign keys re-checked (rolled back on failure).  Audits ``archive_restored``."""
-    doc = load(path)
+def restore(conn, path, *, force=False, trust_unsigned=False):
+    """Re-import an archive: verified first (seal, then signature: one neither this home nor
+    a trusted key signed is refused unless ``trust_unsigned``), every row checked against the
+    write path's rules, task-id collisions refused unless ``force`` (which replaces them),
+    rows reinserted parents first, receipt files recreated 0600, foreign keys re-checked
+    (rolled back on failure).  Audits ``archive_restored``."""
+    doc, provenance = load(path, conn.home)
+    artifacts.require_trusted(provenance, path, "archive-restore", trust_unsigned)
+    rowcheck.check_blocks(doc["tables"], action="archive-restore", limit=rowcheck.artifact_time(doc))
+    if provenance["trust"] == "unsigned":  # text this home never guarded: the secret guard runs now
+        rowcheck.guard_blocks(doc["tables"], action="archive-restore")
     files = artifacts.check_receipt_files(conn.home, doc.get("receipt_files") or {})
     blocks = doc["tables"]
     present = set(tables.data_tables(conn))
@@ -234,7 +244,7 @@ def restore(conn, path, *, force=False):
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold
         raise IntegrityError(f"archive-restore failed: {exc} (rolled back)") from None
     return {"restored": ids, "replaced": taken, "counts": loaded, "receipt_files_written": len(written),
-            "reattached": reattached, "path": os.path.abspath(path)}
+            "reattached": reattached, "path": os.path.abspath(path), **provenance}
 
 
 def _free_seq(conn, block):

@@ -21,7 +21,7 @@ from mindos.store import db
 
 OUTSIDE = ()
 MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # a receipt file carried in an artifact
-_RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
+RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
 
 
 def seal_doc(format, body):
@@ -29,14 +29,15 @@ def seal_doc(format, body):
     return seal.seal(format, body, outside=OUTSIDE)
 
 
-def seal_write(path, format, body, *, force=None):
+def seal_write(path, format, body, *, force=None, home=None):
     """Seal ``body`` as ``format`` and write it atomically (0600) in one serialization pass;
     return ``(doc, file sha256)``.
 
     ``force`` (True or False) marks ``path`` as a user-named ``--out``: it goes through
     :func:`mindos.core.files.write_new` (an existing path refused unless ``force``; a
     database, its side files, a symlink or a non-regular file always).  ``None``: a path
-    MindOS chose itself, replaced atomically.
+    MindOS chose itself, replaced atomically.  ``home``: sign it with that home's key
+    (created on first use, see :mod:`mindos.recovery.keys`).
     """
     from mindos.core.atomic import atomic_write  # lazy: only writers need it
 
@@ -44,7 +45,12 @@ def seal_write(path, format, body, *, force=None):
         from mindos.core import files  # lazy: only --out writers need it
 
         files.check_out(path, force=force)  # before sealing a large body
-    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE)
+    key = None
+    if home is not None:
+        from mindos.recovery import keys  # lazy: only signed artifacts read the key
+
+        key = keys.home_key(home, create=True)
+    doc, data = seal.seal_bytes(format, body, outside=OUTSIDE, key=key)
     try:
         if force is not None:
             return doc, files.write_new(path, data, force=force)
@@ -75,21 +81,55 @@ def atomic_write_bytes(path, data, *, home):
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024  # a sealed document read back whole: 4 GiB at most
 
 
-def read(path, format):
-    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError.
-    A missing path, a symlink or a non-regular file (FIFO, device) is refused as such."""
+def _read_bytes(path):
+    """The bytes of the artifact file ``path``: a missing path, a symlink or a non-regular
+    file (FIFO, device) is refused as such, before anything is read."""
     from mindos.core import files  # lazy: only readers of artifacts
 
     try:
-        data = files.read_bytes(path, max_bytes=MAX_ARTIFACT_BYTES, what=str(path))
+        return files.read_bytes(path, max_bytes=MAX_ARTIFACT_BYTES, what=str(path))
     except NotFound:
         raise IntegrityError(f"no such file: {path}") from None
     except Refused as exc:
         raise IntegrityError(str(exc), code=exc.code) from None
+
+
+def read(path, format):
+    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError."""
+    data = _read_bytes(path)
     try:
         return seal.loads(data, format, outside=OUTSIDE, exact=True)
     except IntegrityError as exc:
         raise IntegrityError(f"{path}: {exc}") from None
+
+
+def read_signed(path, format, home):
+    """Read and verify an artifact of ``format`` and say who signed it: ``(doc, provenance)``
+    with provenance ``{"trust": signed_by_this_home | signed_by_trusted_key | unsigned,
+    "key_id": the signing key's id or None}``.  A signature that does not match a known key
+    raises IntegrityError (the file was changed and resealed)."""
+    from mindos.recovery import keys  # lazy: only restores and checks weigh signatures
+
+    data = _read_bytes(path)
+    try:
+        doc, (trust, key_id) = seal.loads(data, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{path}: {exc}") from None
+    return doc, {"trust": trust, "key_id": key_id}
+
+
+def require_trusted(provenance, path, action, trust_unsigned):
+    """Refuse an artifact that neither this home nor a trusted key signed, unless
+    ``trust_unsigned`` (the operator's ``--trust-unsigned``)."""
+    from mindos.recovery import keys  # lazy: as read_signed
+
+    if provenance["trust"] != keys.UNSIGNED or trust_unsigned:
+        return
+    what = (f"signed by key {provenance['key_id']}, which this home does not trust" if provenance["key_id"]
+            else "unsigned")
+    raise Refused(f"{action} refused: {path} is {what}; nothing was changed (add the signing home's seal.key"
+                  f" to {keys.TRUSTED_DIR}/ in this home, or pass --trust-unsigned to accept it anyway)",
+                  code="untrusted_artifact")
 
 
 def content_digest(doc, leave_out=("created_at",)):
@@ -115,7 +155,7 @@ def default_path(home, kind, suffix=""):
 
 def receipt_target(home, stored_path):
     """The file a receipt row's stored path names, refusing any path outside ``<home>/receipts/``."""
-    if not isinstance(stored_path, str) or not _RECEIPT_PATH.fullmatch(stored_path):
+    if not isinstance(stored_path, str) or not RECEIPT_PATH.fullmatch(stored_path):
         raise Refused(f"refused receipt path {str(stored_path)[:80]!r}: outside the home's receipts directory")
     return os.path.join(db.receipts_dir(home), stored_path.split("/", 1)[1])
 

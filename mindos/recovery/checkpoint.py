@@ -7,21 +7,33 @@ rewritten (``chain_truncated``, ``checkpoint_head_mismatch``,
 ``events_removed_since_checkpoint``).  Growth past the pin is normal and never flagged.
 Every field is inside the seal and the file must be byte-exact, so a changed checkpoint is
 refused rather than trusted.
+
+Automatic pins (:func:`auto_pin`): every nanny tick and every snapshot pin the head to
+``<home>/backups/checkpoint-auto.json`` and, when ``MINDOS_CHECKPOINT_DIR`` names a
+directory, to ``checkpoint-<home tag>-auto.json`` there too (the tag is a digest of the
+home's real path, so one directory can hold the pins of several homes).  A pin directory
+outside the home is what catches tail truncation by someone who can write the home: they
+can delete ``backups/`` but not the pin kept elsewhere.  A pin is never moved backwards:
+when the live ledger no longer contains an existing pin, the new one is not written and the
+problem is reported instead, so the evidence stays.
 """
 
 import os
 
 from mindos.core import clock
-from mindos.errors import IntegrityError
+from mindos.errors import IntegrityError, Refused
 from mindos.recovery import artifacts
 from mindos.store import ledger
 
 FORMAT = "autopilot-checkpoint-v1"
+PIN_DIR_ENV = "MINDOS_CHECKPOINT_DIR"
+AUTO_NAME = "checkpoint-auto.json"
 
 
 def head(conn):
     """``{"last_event_id", "head_hash", "event_count"}`` of the live ledger."""
-    row = conn.execute("SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    rows = ledger.fetch_rows(conn, "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1")
+    row = rows[0] if rows else None  # a hash that is not UTF-8 is read, and then mismatches
     count = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
     return {"last_event_id": row[0] if row else 0, "head_hash": row[1] if row else ledger.GENESIS_HASH,
             "event_count": count}
@@ -41,7 +53,8 @@ def create(conn, *, out=None, force=False):
         conn.execute("COMMIT")
     now = clock.now_iso()
     path = out or artifacts.default_path(conn.home, "checkpoint", suffix=str(pinned["last_event_id"]))
-    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now}, force=bool(force))
+    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now}, force=bool(force),
+                                     home=conn.home)
     return {"path": os.path.abspath(path), "file_sha256": digest, **pinned, "created_at": now}
 
 
@@ -61,7 +74,8 @@ def compare(conn, doc):
     problems = []
     pinned_id, pinned_hash = doc["last_event_id"], doc["head_hash"]
     if pinned_id:
-        row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (pinned_id,)).fetchone()
+        rows = ledger.fetch_rows(conn, "SELECT hash FROM audit_events WHERE id = ?", (pinned_id,))
+        row = rows[0] if rows else None
         if row is None:
             problems.append({"kind": "chain_truncated", "event_id": pinned_id,
                              "detail": f"pinned event {pinned_id} is missing from the ledger"})
@@ -93,21 +107,83 @@ def check(conn, path):
             "problems": problems}
 
 
-def files(home):
-    """Every ``checkpoint-*.json`` under ``<home>/backups/``, sorted (none when the directory
-    is missing or unreadable).  A plain listing, not glob: the nanny's doctor sweep lists
-    these on every tick, and glob would load fnmatch and contextlib for one pattern."""
-    backups = os.path.join(home, "backups")
+def _listed(directory, prefix):
     try:
-        names = os.listdir(backups)
+        names = os.listdir(directory)
     except OSError:
         return []
-    return sorted(os.path.join(backups, name) for name in names
-                  if name.startswith("checkpoint-") and name.endswith(".json"))
+    return sorted(os.path.join(directory, name) for name in names
+                  if name.startswith(prefix) and name.endswith(".json"))
+
+
+def pin_dir():
+    """The directory ``MINDOS_CHECKPOINT_DIR`` names (absolute), or None when unset."""
+    value = os.environ.get(PIN_DIR_ENV, "")
+    return os.path.abspath(value) if value.strip() else None
+
+
+def home_tag(home):
+    """A short digest of the home's real path: names its pins in a shared pin directory."""
+    from mindos.core.canonical import sha256_hex  # lazy: only pin directories need it
+
+    return sha256_hex(os.path.realpath(home).encode("utf-8", "surrogateescape"))[:16]
+
+
+def files(home):
+    """Every ``checkpoint-*.json`` under ``<home>/backups/`` and this home's
+    ``checkpoint-<home tag>-*.json`` in the pin directory, sorted (none where a directory is
+    missing or unreadable).  A plain listing, not glob: the nanny's doctor sweep lists these
+    on every tick, and glob would load fnmatch and contextlib for one pattern."""
+    found = _listed(os.path.join(home, "backups"), "checkpoint-")
+    outside = pin_dir()
+    if outside is not None and os.path.realpath(outside) != os.path.realpath(os.path.join(home, "backups")):
+        found += _listed(outside, f"checkpoint-{home_tag(home)}-")
+    return found
+
+
+def auto_pin(conn):
+    """Pin the live head to the automatic pin files (see the module docstring); return
+    ``{"pinned", "head", "written", "problems"}`` (``written``: the paths rewritten now;
+    ``problems``: why nothing was written).  Writes files only, never the database."""
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        pinned = head(conn)
+        problems = sweep(conn)
+    finally:
+        if own:
+            conn.execute("COMMIT")
+    if problems:  # an earlier pin is no longer contained: keep the evidence, pin nothing
+        return {"pinned": False, "head": pinned, "written": [], "problems": problems[:10]}
+    targets = [os.path.join(artifacts.backups_dir(conn.home), AUTO_NAME)]
+    outside = pin_dir()
+    if outside is not None:
+        if not os.path.isdir(outside):
+            problems.append({"kind": "checkpoint_dir_missing", "path": outside,
+                             "detail": f"{PIN_DIR_ENV} names a directory that does not exist"})
+        else:
+            targets.append(os.path.join(outside, f"checkpoint-{home_tag(conn.home)}-auto.json"))
+    written, body = [], {**pinned, "created_at": clock.now_iso()}
+    for path in targets:
+        try:
+            current = load(path) if os.path.exists(path) else None
+        except IntegrityError:
+            current = None  # changed since the sweep above found it valid: rewrite it
+        if current is not None and all(current[key] == pinned[key] for key in pinned):
+            continue
+        try:
+            artifacts.seal_write(path, FORMAT, body, home=conn.home)
+        except (OSError, Refused) as exc:
+            problems.append({"kind": "checkpoint_pin_failed", "path": path, "detail": str(exc)[:200]})
+            continue
+        written.append(path)
+    return {"pinned": not problems, "head": pinned, "written": written, "problems": problems}
 
 
 def sweep(conn):
-    """Doctor's pass: every checkpoint under backups/ checked; return a list of problems."""
+    """Doctor's pass: every checkpoint under backups/ and in the pin directory checked;
+    return a list of problems."""
     problems = []
     for path in files(conn.home):
         try:

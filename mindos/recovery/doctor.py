@@ -19,6 +19,7 @@ Design decisions
 """
 
 import os
+import re
 import sqlite3
 
 from mindos.core import clock, files
@@ -45,8 +46,11 @@ class _Report:
             self.problems.append({"kind": kind, **fields})
 
 
-def run(home=None):
+def run(home=None, *, full=False):
     """Sweep ``home`` (default: the home in force); return the report.
+
+    ``full``: a complete ``integrity_check`` (every index compared with its table) instead
+    of the quick structural check; each damaged index or table is named with its repair.
 
     ``{"ok", "home", "problems", "problems_by_kind", "notes", "checks", "counts"}``.
     Raises NotFound when the home has no database.
@@ -66,7 +70,7 @@ def run(home=None):
         return {"ok": False, "home": home, "problems": report.problems, "problems_by_kind": dict(report.by_kind),
                 "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
-        report = sweep(conn)
+        report = sweep(conn, full=full)
     except sqlite3.DatabaseError:
         if not conn.immutable:
             raise
@@ -78,7 +82,7 @@ def run(home=None):
     # an agent started writing during the sweep: read again through its WAL (mode=ro)
     conn = db.connect_readonly(home, live=True)
     try:
-        return sweep(conn)
+        return sweep(conn, full=full)
     finally:
         conn.close()
 
@@ -93,8 +97,9 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn):
-    """The doctor's checks over an open (read-only or not) connection; reads only."""
+def sweep(conn, *, full=False):
+    """The doctor's checks over an open (read-only or not) connection; reads only.
+    ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``."""
     report, notes, checks = _Report(), {}, []
     existing = set(tables.data_tables(conn))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -108,10 +113,8 @@ def sweep(conn):
     elif version < db.latest_version():  # the next ordinary connection migrates it forward
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
                                    "status": "behind: migrated on next use"}
-    checks.append("integrity")
-    for (line,) in conn.execute("PRAGMA main.quick_check(20)"):
-        if line != "ok":
-            report.add("database_integrity", detail=str(line)[:200])
+    checks.append("integrity_full" if full else "integrity")
+    _integrity(conn, report, full)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing}
     now = clock.now_iso()
@@ -172,6 +175,54 @@ def sweep(conn):
     return {"ok": not report.by_kind, "home": conn.home, "problems": report.problems,
             "problems_by_kind": dict(sorted(report.by_kind.items())), "notes": notes, "checks": checks,
             "counts": counts}
+
+
+_INDEX_NAMED = re.compile(r"\bindex (\w+)")
+_TABLE_NAMED = re.compile(r"\b(?:in|of) (?:table )?(\w+)(?:\.\w+)?(?:\s|$)")
+_TREE = re.compile(r"\b[Tt]ree (\d+)|\bon tree page (\d+)|\bpage (\d+)")
+
+
+def _integrity(conn, report, full):
+    """``database_integrity`` problems from ``quick_check`` or (``full``) ``integrity_check``,
+    each naming the damaged index or table where SQLite's message allows, with its repair:
+    an index is rebuilt from its table (``REINDEX``), a table comes back from a snapshot."""
+    lines = [str(line) for (line,) in conn.execute(f"PRAGMA main.{'integrity_check' if full else 'quick_check'}(100)")
+             if line != "ok"]
+    if not lines:
+        return
+    objects = {name: (kind, table) for kind, name, table in conn.execute(
+        "SELECT type, name, tbl_name FROM main.sqlite_master WHERE type IN ('table', 'index')")}
+    roots = {root: name for name, root in conn.execute(
+        "SELECT name, rootpage FROM main.sqlite_master WHERE rootpage > 0")}
+    for line in lines:
+        name = _damaged_object(line, objects, roots)
+        fields = {"detail": line[:200]}
+        if name is not None:
+            kind, table = objects[name]
+            fields[kind] = name
+            if kind == "index":
+                fields["table"] = table
+                fields["repair"] = (f"rebuild the index from its table: sqlite3 <home>/state.db 'REINDEX {name}'"
+                                    " (or restore a snapshot: ops.py snapshot-restore FILE --force)")
+            else:
+                fields["repair"] = "restore a snapshot (ops.py snapshot-restore FILE --force); REINDEX cannot repair a table"
+        else:
+            fields["repair"] = ("run REINDEX (sqlite3 <home>/state.db 'REINDEX') if only indexes are damaged,"
+                                " else restore a snapshot (ops.py snapshot-restore FILE --force)")
+        report.add("database_integrity", **fields)
+
+
+def _damaged_object(line, objects, roots):
+    """The index or table an integrity message names (by name or by its b-tree root page)."""
+    for pattern in (_INDEX_NAMED, _TABLE_NAMED):
+        for match in pattern.finditer(line):
+            if match.group(1) in objects:
+                return match.group(1)
+    for match in _TREE.finditer(line):
+        page = int(next(group for group in match.groups() if group))
+        if page in roots and roots[page] in objects:
+            return roots[page]
+    return None
 
 
 def _foreign_keys(conn, report, existing):

@@ -43,7 +43,7 @@ from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
 from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
 from mindos.memory import guard as secret_guard
-from mindos.recovery import artifacts, migrate_inventory, migrate_steps
+from mindos.recovery import artifacts, migrate_inventory, migrate_steps, rowcheck
 from mindos.store import db, ledger
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
@@ -209,6 +209,11 @@ def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
                 row["lease_owner"] = ""
             if "lease_expires_at" in row:
                 row["lease_expires_at"] = None
+    # every row must be one this home's commands could have written (refused whole otherwise)
+    rowcheck.check_blocks({table: {"columns": specs[table][0], "rows": [[row[c] for c in specs[table][0]]
+                                                                        for row in data[table]]}
+                           for table in tables}, action="migrate-import", limit=clock.now_iso(),
+                          skip={("receipts", "path")})  # a legacy receipt path is judged with its file below
     # secret findings (kind only) over agent text and receipt files
     findings, flagged = {}, []
     for table in tables:

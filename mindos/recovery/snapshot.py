@@ -3,8 +3,10 @@
 ``snapshot`` reads every data table (whatever domains exist: the list comes from the
 schema, see :mod:`mindos.recovery.tables`) inside one read transaction, plus the receipt
 files the receipts rows index, into an ``autopilot-snapshot-v1`` document written
-atomically with mode 0600.  ``snapshot-restore`` verifies the seal before touching
-anything, refuses a non-empty database without ``force``, and reloads every table in one
+atomically with mode 0600 and signed with the home's key.  ``snapshot-restore`` verifies
+the seal before touching anything, refuses a snapshot neither this home nor a trusted key
+signed (unless ``trust_unsigned``), validates every row with the write path's rules
+(:mod:`mindos.recovery.rowcheck`), refuses a non-empty database without ``force``, and reloads every table in one
 write transaction (FTS rebuilt in step), then re-checks foreign keys and the audit chain
 inside that same transaction: if either fails, it rolls back and the database is exactly
 as before.  No audit event is appended, so the restored ledger is the snapshotted one,
@@ -18,7 +20,7 @@ import sqlite3
 
 from mindos.core import clock
 from mindos.errors import IntegrityError, MindosError, Refused
-from mindos.recovery import artifacts, checkpoint, tables
+from mindos.recovery import artifacts, checkpoint, rowcheck, tables
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-snapshot-v1"
@@ -48,17 +50,20 @@ def create(conn, *, out=None, force=False):
     path = out or artifacts.default_path(conn.home, "snapshot")
     _, digest = artifacts.seal_write(path, FORMAT, force=bool(force), body={
         "schema_version": version, "tables": dumped, "sqlite_sequence": sequence, "counts": counts, "audit": head,
-        "receipt_files": files, "created_at": now})
+        "receipt_files": files, "created_at": now}, home=conn.home)
+    pin = checkpoint.auto_pin(conn)  # every snapshot also pins the head (inside and outside the home)
     report = {"path": os.path.abspath(path), "file_sha256": digest, "counts": counts, "audit": head,
-              "receipt_files": len(files), "schema_version": version, "created_at": now}
+              "receipt_files": len(files), "schema_version": version, "created_at": now,
+              "checkpoint_pin": {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}}
     if refused:  # planted links or special files: left out, and said so
         report["receipt_files_refused"] = refused
     return report
 
 
-def load(path):
-    """Read, verify and structurally check a snapshot; return the document."""
-    doc = artifacts.read(path, FORMAT)
+def load(path, home=None):
+    """Read, verify and structurally check a snapshot; return ``(document, provenance)``
+    (provenance: who signed it, see :func:`mindos.recovery.artifacts.read_signed`)."""
+    doc, provenance = artifacts.read_signed(path, FORMAT, home)
     blocks = doc.get("tables")
     if not isinstance(blocks, dict) or not isinstance(doc.get("counts"), dict):
         raise IntegrityError(f"{path}: snapshot has no tables")
@@ -71,16 +76,17 @@ def load(path):
             raise IntegrityError(f"{path}: snapshot table {name} does not match its count")
     if not isinstance(doc.get("schema_version"), int):
         raise IntegrityError(f"{path}: snapshot has no schema_version")
-    return doc
+    return doc, provenance
 
 
-def check(path):
+def check(path, home=None):
     """Verify a snapshot file; return ``{"ok", "path", "format", "schema_version", "counts",
-    "audit", "receipt_files", "created_at"}`` (IntegrityError when it was changed)."""
-    doc = load(path)
+    "audit", "receipt_files", "created_at", "trust", "key_id"}`` (IntegrityError when it was
+    changed; ``trust`` says who signed it, as ``home`` sees it)."""
+    doc, provenance = load(path, home)
     return {"ok": True, "path": os.path.abspath(path), "format": doc["format"], "schema_version": doc["schema_version"],
             "counts": doc["counts"], "audit": doc.get("audit"), "receipt_files": len(doc.get("receipt_files") or {}),
-            "created_at": doc.get("created_at")}
+            "created_at": doc.get("created_at"), **provenance}
 
 
 def _check_schema(conn, doc, path):
@@ -97,19 +103,25 @@ def _check_schema(conn, doc, path):
             raise Refused(f"snapshot-restore refused: columns of table {name} differ from this database")
 
 
-def restore(conn, path, *, force=False):
+def restore(conn, path, *, force=False, trust_unsigned=False):
     """Rebuild the database from a verified snapshot; return the restore report.
 
-    Refuses (nothing changed) when the file fails its seal, its schema differs, or the
-    database is not empty and ``force`` is false.  Raises IntegrityError (rolled back) when
-    the restored rows fail the foreign-key check or the audit chain.
+    Refuses (nothing changed) when the file fails its seal or signature, neither this home
+    nor a trusted key signed it (unless ``trust_unsigned``), a row breaks the write path's
+    rules, its schema differs, or the database is not empty and ``force`` is false.  Raises
+    IntegrityError (rolled back) when the restored rows fail the foreign-key check or the
+    audit chain.
     """
-    doc = load(path)
+    doc, provenance = load(path, conn.home)
+    artifacts.require_trusted(provenance, path, "snapshot-restore", trust_unsigned)
     upgraded_from = None
     if doc["schema_version"] < conn.execute("PRAGMA user_version").fetchone()[0]:
         upgraded_from = doc["schema_version"]
         doc = _upgrade(doc, path)
     _check_schema(conn, doc, path)
+    rowcheck.check_blocks(doc["tables"], action="snapshot-restore", limit=rowcheck.artifact_time(doc))
+    if provenance["trust"] == "unsigned":  # text this home never guarded: the secret guard runs now
+        rowcheck.guard_blocks(doc["tables"], action="snapshot-restore")
     files = artifacts.check_receipt_files(conn.home, doc.get("receipt_files") or {})
     occupied = {name: tables.row_count(conn, name) for name in tables.data_tables(conn)}
     occupied = {name: n for name, n in occupied.items() if n}
@@ -145,7 +157,7 @@ def restore(conn, path, *, force=False):
         conn.execute(f"PRAGMA cache_size={cache}")
     report = {"restored": True, "path": os.path.abspath(path), "tables": loaded,
             "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
-            "receipt_files_written": len(written), "replaced": sorted(occupied)}
+            "receipt_files_written": len(written), "replaced": sorted(occupied), **provenance}
     if upgraded_from is not None:
         report["upgraded_from_schema_version"] = upgraded_from
     return report

@@ -28,7 +28,7 @@ import sqlite3
 
 from mindos.core import canonical, clock, secrets, validate
 from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
-from mindos.recovery import artifacts, tables
+from mindos.recovery import artifacts, rowcheck, tables
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-workorder-v1"
@@ -130,7 +130,7 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=F
         body["receipt_files"] = artifacts.receipt_files(conn.home, paths, refused)
         outcome = _guard(conn, task_id, body, redact, allow_secret)
         body["created_at"] = clock.now_iso()
-        doc, digest = artifacts.seal_write(out, FORMAT, body, force=bool(force))
+        doc, digest = artifacts.seal_write(out, FORMAT, body, force=bool(force), home=conn.home)
         ledger.append_event(conn, "task", task_id, "workorder_exported",
                             {"content_digest": artifacts.content_digest(doc), "file_sha256": digest})
     report = {"task_id": task_id, "path": os.path.abspath(out), "file_sha256": digest,
@@ -146,9 +146,10 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=F
     return report
 
 
-def load(path):
-    """Read, verify and structurally check a work order; return the document."""
-    doc = artifacts.read(path, FORMAT)
+def load(path, home=None):
+    """Read, verify and structurally check a work order; return ``(document, provenance)``
+    (who signed it, see :func:`mindos.recovery.artifacts.read_signed`)."""
+    doc, provenance = artifacts.read_signed(path, FORMAT, home)
     blocks = doc.get("tables")
     if (not isinstance(blocks, dict) or not isinstance(blocks.get("tasks"), dict) or len(blocks["tasks"].get("rows") or []) != 1
             or not isinstance(doc.get("task_id"), str)):
@@ -161,7 +162,7 @@ def load(path):
             raise IntegrityError(f"{path}: work order table {name} is malformed")
     if dict(zip(blocks["tasks"]["columns"], blocks["tasks"]["rows"][0])).get("id") != doc["task_id"]:
         raise IntegrityError(f"{path}: work order task row does not match its task_id")
-    return doc
+    return doc, provenance
 
 
 def _integer_pk(conn, table):
@@ -191,18 +192,26 @@ def _sanitize(task):
     return sanitized
 
 
-def import_task(conn, path, *, dry_run=False, force=False, redact=False, allow_secret=False):
+def import_task(conn, path, *, dry_run=False, force=False, redact=False, allow_secret=False, trust_unsigned=False):
     """Merge a work order into this home (see the module docstring); return the report.
 
     ``{"task_id", "dry_run", "deduplicated", "created", "inserted": {table: n},
-    "skipped_deps", "lease_sanitized", "receipt_files_written", ...}``.
+    "skipped_deps", "lease_sanitized", "receipt_files_written", "trust", "key_id", ...}``.
+    A work order neither this home nor a trusted key signed is refused unless
+    ``trust_unsigned``; every row must pass the write path's rules either way.
     """
     _one_override(redact, allow_secret)
-    doc = load(path)
+    doc, provenance = load(path, conn.home)
+    artifacts.require_trusted(provenance, path, "import-task", trust_unsigned)
+    blocks = dict(doc["tables"])
+    if isinstance(doc.get("facts"), dict):
+        blocks["facts"] = doc["facts"]
+    rowcheck.check_blocks(blocks, action="import-task", limit=rowcheck.artifact_time(doc))
     try:
-        return _merge(conn, doc, path, dry_run=dry_run, force=force, redact=redact, allow_secret=allow_secret)
+        return {**_merge(conn, doc, path, dry_run=dry_run, force=force, redact=redact, allow_secret=allow_secret),
+                **provenance}
     except _DryRun as done:
-        return done.report
+        return {**done.report, **provenance}
     except sqlite3.IntegrityError as exc:
         raise Refused(f"import-task refused: rows collide with this home ({exc}); nothing was imported") from None
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer SQLite cannot hold

@@ -9,12 +9,56 @@ re-derives every hash and reports each broken row instead of stopping at the fir
 """
 
 import json
+import sqlite3
 
 from mindos.core import canonical, clock, validate
 
 GENESIS_HASH = "0" * 64
+# the text columns of a ledger row, in preimage order (a row that cannot be decoded names them)
+_TEXT_FIELDS = ("prev_hash", "entity_type", "entity_id", "action", "payload_json", "created_at", "hash")
 
 
+class Undecodable(str):
+    """A ledger value that is not valid UTF-8, shown with U+FFFD in place of the bad bytes.
+
+    Nothing MindOS writes can produce one (every value is a Python str), so a row holding
+    one was edited outside MindOS: readers name it instead of failing on it."""
+
+
+def _lenient_text(data):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Undecodable(data.decode("utf-8", "replace"))
+
+
+def fetch_rows(conn, sql, params=()):
+    """``conn.execute(sql, params).fetchall()`` for ledger reads that must survive a row with
+    invalid UTF-8: on the decode failure the query runs again with such values read as
+    :class:`Undecodable` (the common path pays nothing)."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc):
+            raise
+    saved = conn.text_factory
+    conn.text_factory = _lenient_text
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = saved
+
+
+def mark_undecodable(event, row):
+    """Name the undecodable fields of ``row`` on ``event`` (``undecodable`` and a ``tampered``
+    flag); return ``event``.  A payload that could not be decoded is shown raw, never parsed."""
+    bad = [key for key in row.keys() if isinstance(row[key], Undecodable)]
+    if bad:
+        event["undecodable"] = bad
+        event["tampered"] = True
+        if "payload_json" in bad:
+            event["payload"], event["payload_raw"] = None, str(row["payload_json"])
+    return event
 
 
 def preimage(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at):
@@ -73,7 +117,7 @@ def verify_chain(conn):
     order, the links are re-derived by an indexed query instead.
     """
     state = {"prev": GENESIS_HASH, "prev_id": None, "last_id": 0, "ordered": True}
-    broken, mismatched = [], []
+    broken, mismatched, undecodable = [], [], []
 
     def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
         if event_id <= state["last_id"]:
@@ -91,16 +135,47 @@ def verify_chain(conn):
             mismatched.append(event_id)
         return 0
 
+    def check_bytes(event_id, *fields):
+        # the fallback scan: text arrives as bytes so a row with invalid UTF-8 is named, not fatal
+        decoded, bad = [], []
+        for name, value in zip(_TEXT_FIELDS, fields):
+            if isinstance(value, bytes):
+                try:
+                    value = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    bad.append(name)
+                    value = None
+            decoded.append(value)
+        if bad:
+            undecodable.append((event_id, bad))
+            if event_id <= state["last_id"]:
+                state["ordered"] = False
+            state["last_id"] = event_id
+            if "prev_hash" not in bad and decoded[0] != state["prev"]:
+                broken.append((event_id, state["prev_id"]))
+            state["prev"], state["prev_id"] = decoded[-1], event_id
+            return 0
+        return check(event_id, *decoded)
+
     conn.create_function("mindos_event_check", 8, check)
+    conn.create_function("mindos_event_check_bytes", 8, check_bytes)
     own_snapshot = not conn.in_transaction
     if own_snapshot:
         conn.execute("BEGIN")  # one read snapshot for the scan and any follow-up query
     try:
         sha = canonical.sha256()
-        count = conn.execute(
-            "SELECT count(*) FROM audit_events WHERE mindos_event_check("
-            " id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0"
-        ).fetchone()[0]
+        try:
+            count = conn.execute(
+                "SELECT count(*) FROM audit_events WHERE mindos_event_check("
+                " id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0"
+            ).fetchone()[0]
+        except sqlite3.OperationalError:
+            # a value SQLite cannot hand over as text (invalid UTF-8): scan again with bytes
+            state.update(prev=GENESIS_HASH, prev_id=None, last_id=0, ordered=True)
+            del broken[:], mismatched[:], undecodable[:]
+            blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
+            count = conn.execute(
+                f"SELECT count(*) FROM audit_events WHERE mindos_event_check_bytes(id, {blobs}) = 0").fetchone()[0]
         if not state["ordered"]:
             broken = broken_links(conn)
     finally:
@@ -111,7 +186,11 @@ def verify_chain(conn):
     problems = [{"event_id": event_id, "kind": "broken_link", "previous_event_id": previous}
                 for event_id, previous in broken]
     problems += [{"event_id": event_id, "kind": "hash_mismatch"} for event_id in mismatched]
-    problems.sort(key=lambda problem: (problem["event_id"], problem["kind"] != "broken_link"))
+    # nothing MindOS writes is undecodable: the row was edited outside it (tampering)
+    problems += [{"event_id": event_id, "kind": "undecodable_event", "fields": fields,
+                  "detail": "the row holds bytes that are not valid UTF-8: it was edited outside MindOS"}
+                 for event_id, fields in undecodable]
+    problems.sort(key=lambda problem: (problem["event_id"], problem["kind"] != "broken_link", problem["kind"]))
     return {"ok": not problems, "events": count, "problems": problems}
 
 
@@ -165,14 +244,15 @@ def events(conn, *, action=None, entity_id=None, entity_type=None, since=None, u
         params.append(clock.normalize(until, "--until"))
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
     total = conn.execute(f"SELECT count(*) FROM audit_events{where}", params).fetchone()[0]
-    rows = conn.execute(
+    rows = fetch_rows(
+        conn,
         "SELECT id, entity_type, entity_id, action, payload_json, created_at, prev_hash, hash"
         f" FROM audit_events{where} ORDER BY id DESC LIMIT ?",
         (*params, limit),
     )
     result = {
         "events": [
-            parse_payload({
+            mark_undecodable(parse_payload({
                 "id": r["id"],
                 "entity_type": r["entity_type"],
                 "entity_id": r["entity_id"],
@@ -180,7 +260,7 @@ def events(conn, *, action=None, entity_id=None, entity_type=None, since=None, u
                 "created_at": r["created_at"],
                 "prev_hash": r["prev_hash"],
                 "hash": r["hash"],
-            }, r["payload_json"])
+            }, r["payload_json"]), r)
             for r in rows
         ],
         "total_matching": total,

@@ -9,7 +9,7 @@ never writes.
 
 from mindos.core import load_module, validate
 from mindos.memory import handoffs
-from mindos.store.ledger import parse_payload
+from mindos.store.ledger import fetch_rows, mark_undecodable, parse_payload
 from mindos.work import receipts, rows
 
 def receipts_for(conn, task_id):
@@ -31,11 +31,13 @@ SECTION_PROVIDERS = ["mindos.work.progress", "mindos.autonomy.grants"]
 
 def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
     """The task's audit events, oldest first (at most ``limit``, the newest ones)."""
-    rows = conn.execute(
+    rows = fetch_rows(
+        conn,
         "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? ORDER BY id DESC LIMIT ?",
         (task_id, limit),
-    ).fetchall()
-    return [parse_payload({"id": r["id"], "action": r["action"], "created_at": r["created_at"]}, r["payload_json"])
+    )
+    return [mark_undecodable(parse_payload({"id": r["id"], "action": r["action"], "created_at": r["created_at"]},
+                                           r["payload_json"]), r)
             for r in reversed(rows)]
 
 

@@ -119,7 +119,7 @@ def test_readme_documents_every_code():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
         readme = handle.read()
     for code in ("not_found", "invalid", "usage", "refused", "conflict", "lease_superseded", "secret_blocked",
-                 "busy", "no_database", "storage", "io_error", "interrupted", "integrity"):
+                 "busy", "no_database", "storage", "io_error", "interrupted", "integrity", "untrusted_artifact"):
         assert f"`{code}`" in readme, code
 
 

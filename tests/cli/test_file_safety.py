@@ -345,7 +345,7 @@ def test_the_next_snapshot_sweeps_a_killed_snapshots_stale_temp_file(conn, home,
     assert rc == 0, err
     names = os.listdir(backups)
     assert stale.name not in names and live.name in names
-    assert len([n for n in names if n.endswith(".json") and not n.startswith(".")]) == 1
+    assert len([n for n in names if n.startswith("snapshot-") and n.endswith(".json")]) == 1
 
 
 def _dead_pid():

@@ -86,3 +86,31 @@ def test_a_body_may_not_carry_its_own_seal_or_format():
         seal.seal("f-v1", {"seal": "x"})
     with pytest.raises(ValueError):
         seal.seal("f-v1", {"format": "other"})
+
+
+# -- signed seals -----------------------------------------------------------------------------
+
+
+def test_a_signed_seal_names_its_signer_and_seals_the_signature_too():
+    from mindos.errors import IntegrityError
+
+    key, other = b"k" * 32, b"o" * 32
+    doc, data = seal.seal_bytes("demo-v1", {"a": 1, "b": "two"}, outside=(), key=key)
+    signature = doc["seal"]["signature"]
+    assert signature["algorithm"] == "hmac-sha256" and signature["key_id"] == seal.key_id(key)
+    keys = {seal.key_id(key): ("mine", key)}
+    loaded, (label, key_id) = seal.loads(data, "demo-v1", outside=(), exact=True, keys=keys)
+    assert loaded == doc and (label, key_id) == ("mine", seal.key_id(key))
+    assert seal.loads(data, "demo-v1", outside=(), exact=True, keys={})[1] == ("unsigned", seal.key_id(key))
+    # the same key id with another key: the mac cannot match
+    with pytest.raises(IntegrityError, match="signature mismatch"):
+        seal.loads(data, "demo-v1", outside=(), exact=True, keys={seal.key_id(key): ("mine", other)})
+    # any change of the signature itself breaks the digest, even for a reader without keys
+    forged = data.replace(signature["mac"].encode(), ("0" * 64).encode())
+    with pytest.raises(IntegrityError, match="seal mismatch"):
+        seal.loads(forged, "demo-v1", outside=(), exact=True)
+    # unsigned documents are unchanged: the digest is the body's alone
+    plain, plain_bytes = seal.seal_bytes("demo-v1", {"a": 1, "b": "two"}, outside=())
+    assert "signature" not in plain["seal"]
+    assert seal.loads(plain_bytes, "demo-v1", outside=(), exact=True, keys=keys)[1] == ("unsigned", None)
+    assert plain["seal"]["digest"] == seal.seal("demo-v1", {"a": 1, "b": "two"}, outside=())["seal"]["digest"]

@@ -283,3 +283,38 @@ def test_heartbeat_tool_takes_the_progress_arguments_of_the_cli(srv, conn):
     assert answer["isError"] is False and beat["progress"]["stall_deadline_minutes"] == 30
     refused = tool(srv, "heartbeat", {"task_id": "t1", "owner": "codex", "progress_state": "Not A Token"})
     assert refused["isError"] and refused["structuredContent"]["error"]["code"] == "invalid"
+# -- request_id replays through MCP exactly as through the CLI --------------------------------
+
+
+def test_request_id_replays_create_and_next_claim_through_mcp(srv, conn):
+    args = {"title": "one task", "project": "Trove", "request_id": "k-create-1"}
+    first = tool(srv, "create", args)
+    second = tool(srv, "create", args, request_id=2)
+    assert not first["isError"] and not second["isError"]
+    assert first["structuredContent"]["replayed"] is False
+    assert second["structuredContent"]["replayed"] is True
+    assert second["structuredContent"]["id"] == first["structuredContent"]["id"]
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+    tool(srv, "create", {"title": "two", "project": "Trove"})
+    claim = {"project": "Trove", "claim": True, "owner": "codex", "request_id": "k-next-1"}
+    a, b = tool(srv, "next", claim), tool(srv, "next", claim, request_id=3)
+    assert b["structuredContent"]["replayed"] is True
+    assert a["structuredContent"]["task"]["id"] == b["structuredContent"]["task"]["id"]
+    assert conn.execute("SELECT count(*) FROM tasks WHERE lease_owner = 'codex'").fetchone()[0] == 1
+
+
+def test_request_id_replays_claim_and_complete_through_mcp(srv, conn):
+    from tests.conftest import make_task
+
+    make_task(conn, "t1")
+    args = {"task_id": "t1", "owner": "codex", "request_id": "k-claim"}
+    first, again = tool(srv, "claim", args), tool(srv, "claim", args, request_id=2)
+    assert again["structuredContent"]["replayed"] is True and not again["isError"]
+    epochs = conn.execute("SELECT lease_epoch FROM tasks WHERE id = 't1'").fetchone()[0]
+    assert epochs == first["structuredContent"]["lease_epoch"]
+    done = {"task_id": "t1", "owner": "codex", "request_id": "k-done"}
+    ok, replay = tool(srv, "complete", done), tool(srv, "complete", done, request_id=2)
+    assert not ok["isError"] and replay["structuredContent"]["replayed"] is True and not replay["isError"]
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'completed'").fetchone()[0] == 1
+    clash = tool(srv, "claim", {"task_id": "t1", "owner": "codex", "request_id": "k-done"})
+    assert clash["isError"] and "different complete request" in clash["content"][0]["text"]

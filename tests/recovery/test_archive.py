@@ -134,7 +134,7 @@ def test_receipt_paths_outside_the_home_are_refused(conn, home):
     artifacts.write(path, artifacts.seal_doc(fmt, doc))
     state = db_state(conn)
     with pytest.raises(Refused, match="outside the home's receipts directory"):
-        archive.restore(conn, path)
+        archive.restore(conn, path, trust_unsigned=True)
     assert db_state(conn) == state
 
 
@@ -155,7 +155,7 @@ def test_restore_reports_and_audits_true_counts(conn, cli):
     rc, out, err = cli("ops", "archive-restore", made["path"])
     restored = json.loads(out)
     assert (rc, err) == (0, "")
-    expected = {name: len(block["rows"]) for name, block in archive.load(made["path"])["tables"].items()}
+    expected = {name: len(block["rows"]) for name, block in archive.load(made["path"])[0]["tables"].items()}
     assert restored["counts"]["tasks"] == 2 and restored["counts"] == expected
     event = json.loads(conn.execute("SELECT payload_json FROM audit_events WHERE action = 'archive_restored'"
                                     " ORDER BY id DESC LIMIT 1").fetchone()[0])

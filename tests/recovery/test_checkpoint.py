@@ -116,3 +116,69 @@ def test_files_lists_only_checkpoints_in_name_order(tmp_path):
                                                 "checkpoint-[x].json")]
     (tmp_path / "backups-file").write_text("", encoding="utf-8")
     assert checkpoint.files(str(tmp_path / "backups-file")) == []  # a home that is a file: nothing, no error
+
+
+# -- automatic pins, kept inside and outside the home --------------------------------------
+
+
+def test_nanny_ticks_and_snapshots_pin_the_head_inside_and_outside_the_home(conn, home, tmp_path, monkeypatch, cli):
+    import shutil
+
+    from mindos.autonomy import nanny
+    from mindos.recovery import snapshot
+
+    outside = tmp_path / "pins"
+    outside.mkdir()
+    monkeypatch.setenv(checkpoint.PIN_DIR_ENV, str(outside))
+    populate(conn)
+    report = nanny.tick(conn)
+    assert report["checkpoint_pin"]["pinned"] is True and len(report["checkpoint_pin"]["written"]) == 2
+    inside = os.path.join(str(home), "backups", checkpoint.AUTO_NAME)
+    external = str(outside / f"checkpoint-{checkpoint.home_tag(str(home))}-auto.json")
+    assert sorted(report["checkpoint_pin"]["written"]) == sorted([inside, external])
+    assert checkpoint.load(external)["last_event_id"] == checkpoint.head(conn)["last_event_id"]
+    assert os.stat(external).st_mode & 0o777 == 0o600
+    # a snapshot pins too; an unchanged head is not rewritten
+    tasks.create(conn, project="P", title="later", task_id="t9")
+    made = snapshot.create(conn, out=str(tmp_path / "snap.json"))
+    assert made["checkpoint_pin"]["written"] and checkpoint.load(external)["last_event_id"] == \
+        checkpoint.head(conn)["last_event_id"]
+    assert checkpoint.auto_pin(conn)["written"] == []
+    # tail truncation with backups/ deleted: the pin kept outside the home still catches it
+    pinned = checkpoint.head(conn)["last_event_id"]
+    r = _raw(home)
+    r.execute("DELETE FROM audit_events WHERE id >= ?", (pinned - 1,))
+    r.close()
+    shutil.rmtree(os.path.join(str(home), "backups"))
+    rc, out, _ = cli("autopilot", "verify-chain")
+    assert rc == 0  # the chain alone cannot see it
+    rc, out, _ = cli("ops", "doctor")
+    report = json.loads(out)
+    assert rc == 1 and "chain_truncated" in report["problems_by_kind"]
+    assert any(p.get("path") == external for p in report["problems"])
+    # the next tick reports the problem and keeps the evidence instead of re-pinning lower
+    before = open(external, "rb").read()
+    again = nanny.tick(conn)
+    assert again["checkpoint_pin"]["pinned"] is False and again["checkpoint_pin"]["written"] == []
+    assert again["checkpoint_pin"]["problems"][0]["kind"] == "chain_truncated"
+    assert open(external, "rb").read() == before
+    assert "chain_truncated" in again["findings"]["by_kind"]
+
+
+def test_a_pin_directory_that_does_not_exist_is_reported_not_created(conn, home, tmp_path, monkeypatch):
+    missing = tmp_path / "nowhere"
+    monkeypatch.setenv(checkpoint.PIN_DIR_ENV, str(missing))
+    populate(conn)
+    pin = checkpoint.auto_pin(conn)
+    assert pin["pinned"] is False and pin["problems"][0]["kind"] == "checkpoint_dir_missing"
+    assert not missing.exists() and os.path.exists(os.path.join(str(home), "backups", checkpoint.AUTO_NAME))
+
+
+def test_pins_of_other_homes_in_a_shared_directory_are_not_this_homes(conn, home, tmp_path, monkeypatch):
+    outside = tmp_path / "pins"
+    outside.mkdir()
+    monkeypatch.setenv(checkpoint.PIN_DIR_ENV, str(outside))
+    (outside / "checkpoint-0123456789abcdef-auto.json").write_text("not a checkpoint")
+    populate(conn)
+    assert checkpoint.auto_pin(conn)["pinned"] is True
+    assert checkpoint.sweep(conn) == []

@@ -216,16 +216,113 @@ def test_a_write_during_an_immutable_sweep_is_swept_again_live(conn, home, monke
     assert not os.path.exists(os.path.join(str(home), "state.db-wal"))
     real_sweep, calls = doctor.sweep, []
 
-    def sweep_while_an_agent_writes(connection):
+    def sweep_while_an_agent_writes(connection, **options):
         calls.append(connection.immutable)
         if len(calls) == 1:
             writer = db.connect(str(home))
             from mindos.work import tasks
             tasks.create(writer, project="P", title="written mid-sweep", task_id="t-mid")
             writer.close()
-        return real_sweep(connection)
+        return real_sweep(connection, **options)
 
     monkeypatch.setattr(doctor, "sweep", sweep_while_an_agent_writes)
     report = doctor.run(str(home))
     assert calls == [True, False]
     assert report["ok"] and report["counts"]["tasks"] == 5
+
+
+def _flip_index_page(home, index):
+    """Flip the last bytes of ``index``'s root page (its one leaf while the table is small)."""
+    path = os.path.join(str(home), "state.db")
+    link = raw(home)
+    root = link.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (index,)).fetchone()[0]
+    size = link.execute("PRAGMA page_size").fetchone()[0]
+    link.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    link.close()
+    with open(path, "r+b") as handle:
+        handle.seek(root * size - 12)
+        data = bytearray(handle.read(10))
+        handle.seek(root * size - 12)
+        handle.write(bytes(b ^ 0x01 for b in data))
+
+
+def test_full_doctor_names_a_damaged_index_and_its_repair(conn, home, cli):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    conn.close()
+    _flip_index_page(home, "idx_tasks_status_priority")
+    assert raw(home).execute("PRAGMA quick_check").fetchone()[0] == "ok"  # the quick check cannot see it
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and err == ""
+    report = json.loads(out)
+    assert "integrity_full" in report["checks"]
+    damaged = [p for p in report["problems"] if p["kind"] == "database_integrity"]
+    assert damaged and damaged[0]["index"] == "idx_tasks_status_priority" and damaged[0]["table"] == "tasks"
+    assert "REINDEX idx_tasks_status_priority" in damaged[0]["repair"] and "snapshot-restore" in damaged[0]["repair"]
+    rc, out, _ = cli("ops", "doctor", "--quick")
+    assert "database_integrity" not in json.loads(out)["problems_by_kind"]
+    raw(home).execute("REINDEX idx_tasks_status_priority")
+    rc, out, _ = cli("ops", "doctor")
+    assert rc == 0, out
+
+
+def test_a_ledger_row_with_invalid_utf8_is_named_by_every_reader(conn, home, cli):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    make_task(conn, "t2")
+    raw(home).execute("UPDATE audit_events SET payload_json = CAST(x'7b2261223a22ff227d' AS TEXT) WHERE id = 1")
+    rc, out, err = cli("autopilot", "verify-chain")
+    assert rc == 1 and err == ""
+    problems = json.loads(out)["problems"]
+    assert problems[0]["kind"] == "undecodable_event" and problems[0]["event_id"] == 1
+    assert problems[0]["fields"] == ["payload_json"]
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and "undecodable_event" in json.loads(out)["problems_by_kind"]
+    rc, out, err = cli("autopilot", "events")
+    assert (rc, err) == (0, "")
+    bad = [e for e in json.loads(out)["events"] if e["id"] == 1][0]
+    assert bad["tampered"] is True and bad["undecodable"] == ["payload_json"] and bad["payload"] is None
+    rc, out, err = cli("autopilot", "show", "t1")
+    assert (rc, err) == (0, "")
+    assert json.loads(out)["audit"][0]["undecodable"] == ["payload_json"]
+    rc, out, err = cli("autopilot", "show", "t2")  # an intact task's trail is unchanged
+    assert "undecodable" not in out
+
+
+@pytest.mark.parametrize("column", ["entity_id", "hash", "created_at"])
+def test_any_undecodable_ledger_column_is_named_not_fatal(conn, home, cli, column):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    make_task(conn, "t2")
+    raw(home).execute(f"UPDATE audit_events SET {column} = CAST(x'74ff31' AS TEXT) WHERE id = 1")
+    rc, out, err = cli("autopilot", "verify-chain")
+    assert rc == 1 and err == ""
+    found = [p for p in json.loads(out)["problems"] if p["kind"] == "undecodable_event"]
+    assert found == [{"detail": found[0]["detail"], "event_id": 1, "fields": [column], "kind": "undecodable_event"}]
+    for argv in (("ops", "doctor"), ("autopilot", "events"), ("ops", "checkpoint"), ("ops", "nanny")):
+        rc, out, err = cli(*argv)
+        assert "Traceback" not in err and "user-defined function" not in err and "decode" not in err, (argv, err)
+
+
+def test_full_doctor_names_a_damaged_table_and_says_a_restore_repairs_it(conn, home, cli):
+    from conftest import make_task
+
+    make_task(conn, "t1")
+    conn.close()
+    path = os.path.join(str(home), "state.db")
+    link = raw(home)
+    root = link.execute("SELECT rootpage FROM sqlite_master WHERE name = 'notes'").fetchone()[0]
+    size = link.execute("PRAGMA page_size").fetchone()[0]
+    link.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    link.close()
+    with open(path, "r+b") as handle:  # the page header claims cells it does not hold
+        handle.seek((root - 1) * size + 3)
+        handle.write(b"\x00\x09")
+    rc, out, err = cli("ops", "doctor")
+    assert rc == 1 and err == ""
+    damaged = [p for p in json.loads(out)["problems"] if p["kind"] == "database_integrity"]
+    assert damaged and all(p.get("table") == "notes" for p in damaged)
+    assert "snapshot-restore" in damaged[0]["repair"] and "REINDEX cannot repair a table" in damaged[0]["repair"]

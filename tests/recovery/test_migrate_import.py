@@ -273,3 +273,16 @@ def test_source_receipt_paths_outside_its_receipts_or_links_are_never_carried(co
     summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"), force=True)
     plan, _ = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
     assert plan["receipt_files"] == 0 and plan["receipt_files_missing"] == [receipt_id]
+def test_a_legacy_row_that_breaks_the_write_rules_refuses_the_whole_import(conn, tmp_path):
+    root = migratekit.machine(str(tmp_path / "old"))
+    legacy = sqlite3.connect(os.path.join(root, "autopilot", "state.db"))
+    legacy.execute("UPDATE tasks SET status = 'bogus_status', title = 'two' || char(10) || 'lines' WHERE id = 't3'")
+    legacy.commit()
+    legacy.close()
+    out = str(tmp_path / "inv.json")
+    summary, _ = inv.inventory(conn, root, out)
+    source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match=r"migrate-import refused: table tasks row \d+ \(id 't3'\) field title"):
+        mi.migrate_import(conn, out, source_id, apply=True)
+    assert db_state(conn) == state

@@ -34,7 +34,13 @@ def test_round_trip_into_a_fresh_home_is_exact(conn, home, tmp_path, cli):
     fresh_home = str(tmp_path / "fresh")
     fresh = db.connect(fresh_home)
     try:
+        with pytest.raises(Refused, match="which this home does not trust"):
+            snapshot.restore(fresh, made["path"])
+        os.makedirs(os.path.join(fresh_home, "trusted-keys"))
+        with open(os.path.join(fresh_home, "trusted-keys", "old-machine.key"), "w") as handle:
+            handle.write(open(os.path.join(str(home), "seal.key")).read())
         report = snapshot.restore(fresh, made["path"])
+        assert report["trust"] == "signed_by_trusted_key"
         assert report["restored"] and report["audit"]["ok"] and report["receipt_files_written"] == 1
         assert table_rows(fresh) == table_rows(conn)
         assert [tuple(r) for r in fresh.execute("SELECT * FROM audit_events ORDER BY id")] == \
@@ -119,7 +125,7 @@ def test_tampered_file_never_touches_the_database(conn, home, cli):
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(schema_version=99), "schema version 99"),
     (lambda d: d.update(schema_version=1), "tables differ"),
-    (lambda d: d["tables"]["tasks"]["rows"][0].__setitem__(19, 2 ** 70), "snapshot-restore failed"),
+    (lambda d: d["tables"]["tasks"]["rows"][0].__setitem__(19, 2 ** 70), "field lease_epoch: .*out of range"),
     (lambda d: d["tables"]["notes"]["rows"][0].__setitem__(1, "no-such-task"), "foreign-key"),
     (lambda d: d["tables"]["audit_events"]["rows"][1].__setitem__(3, "forged"), "audit chain"),
     (lambda d: d["receipt_files"].update({"receipts/../../evil.json": {"sha256": "x", "text": ""}}), "outside"),
@@ -136,7 +142,7 @@ def test_validly_sealed_but_bad_snapshots_change_nothing(conn, home, mutate, mes
     _forge(path, bad)
     state = db_state(conn)
     with pytest.raises((IntegrityError, Refused), match=message):
-        snapshot.restore(conn, path, force=True)
+        snapshot.restore(conn, path, force=True, trust_unsigned=True)
     assert db_state(conn) == state
 
 
@@ -185,7 +191,7 @@ def test_a_snapshot_from_an_older_schema_is_upgraded_like_a_home(tmp_path, home)
     assert made["schema_version"] == 4
     fresh = db.connect(str(tmp_path / "new"))
     try:
-        report = snapshot.restore(fresh, made["path"])
+        report = snapshot.restore(fresh, made["path"], trust_unsigned=True)
         assert report["upgraded_from_schema_version"] == 4
         assert fresh.execute("SELECT title, tags FROM tasks").fetchall()[0][:] == ("from before the upgrade", '["infra"]')
         assert [r[0] for r in fresh.execute("SELECT tag FROM task_tags")] == ["infra"]

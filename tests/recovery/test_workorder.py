@@ -16,8 +16,15 @@ SECRET = "ghp_" + "a1B2" * 9
 
 
 @pytest.fixture
-def other(tmp_path):
+def other(tmp_path, home):
+    """A second home that trusts the test home's signing key (its seal.key copied into
+    trusted-keys/), as an operator moving work between their own homes sets it up."""
+    from mindos.recovery import keys
+
     connection = db.connect(str(tmp_path / "other"))
+    os.makedirs(keys.trusted_dir(connection.home), mode=0o700)
+    with open(os.path.join(keys.trusted_dir(connection.home), "source.key"), "w") as handle:
+        handle.write(keys.home_key(str(home), create=True).hex() + "\n")
     yield connection
     connection.close()
 
@@ -146,8 +153,10 @@ def test_work_orders_without_facts_import_unchanged(conn, other, tmp_path):
     fmt = doc.pop("format")
     doc.pop("facts")  # a work order sealed before the fact graph existed
     artifacts.write(path, artifacts.seal_doc(fmt, doc))
-    report = workorder.import_task(other, path)
-    assert report["created"] and "facts_skipped" not in report
+    with pytest.raises(Refused, match="is unsigned"):  # resealed without the key: no longer signed
+        workorder.import_task(other, path)
+    report = workorder.import_task(other, path, trust_unsigned=True)
+    assert report["created"] and "facts_skipped" not in report and report["trust"] == "unsigned"
 
 
 def test_secret_guard_at_both_ends(conn, other, tmp_path):
@@ -193,7 +202,7 @@ def test_receipt_paths_outside_the_home_are_refused(conn, other, tmp_path):
     artifacts.write(path, artifacts.seal_doc(fmt, doc))
     state = db_state(other)
     with pytest.raises(Refused, match="outside the home's receipts directory"):
-        workorder.import_task(other, path)
+        workorder.import_task(other, path, trust_unsigned=True)
     assert db_state(other) == state
 
 

@@ -87,3 +87,20 @@ def test_an_older_home_gains_the_table_by_migration(conn):
 
     assert any(m.__name__.endswith("_request_replays") for m in migrations.MIGRATIONS)
     assert _count(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'request_replays'") == 1
+
+
+def test_claim_and_complete_take_a_request_id(conn, cli, cli_json):
+    cli_json("autopilot", "create", "--project", "P", "--title", "x", "--id", "t1")
+    first = cli_json("autopilot", "claim", "t1", "--owner", "a", "--request-id", "c-1")
+    again = cli_json("autopilot", "claim", "t1", "--owner", "a", "--request-id", "c-1")
+    assert (first["replayed"], again["replayed"]) == (False, True)
+    assert again["lease_epoch"] == first["lease_epoch"] == _count(conn, "SELECT lease_epoch FROM tasks")
+    done = cli_json("autopilot", "complete", "t1", "--owner", "a", "--request-id", "d-1")
+    redo = cli_json("autopilot", "complete", "t1", "--owner", "a", "--request-id", "d-1")
+    assert (done["replayed"], redo["replayed"]) == (False, True)
+    assert _count(conn, "SELECT count(*) FROM audit_events WHERE action = 'completed'") == 1
+    # without the key the retry is evaluated afresh and refused (the task is no longer leased)
+    rc, out, err = cli("autopilot", "complete", "t1", "--owner", "a")
+    assert rc == 1 and out == ""
+    rc, _, err = cli("autopilot", "claim", "t1", "--owner", "a", "--request-id", "bad key")
+    assert rc != 0 and "--request-id" in err

@@ -24,18 +24,19 @@ def add_archive_check(sub):
 
 
 def cmd_archive_check(conn, args):
-    return archive.check(args.file)
+    return archive.check(args.file, flags.trust_home())
 
 
 def add_archive_restore(sub):
     p = make_parser(sub, "archive-restore", "ops.py archive-restore backups/archive-20260901T000000Z.json --force")
     p.add_argument("file", help="the archive file (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace tasks whose ids already exist")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_archive_restore)
 
 
 def cmd_archive_restore(conn, args):
-    return archive.restore(conn, args.file, force=args.force)
+    return archive.restore(conn, args.file, force=args.force, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {
@@ -47,7 +48,7 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "archive": "{before counts dry_run task_ids ?file_sha256 ?path}",
-    "archive-check": "{before counts created_at format ok path task_ids}",
-    "archive-restore": "{counts path reattached receipt_files_written replaced restored}",
+    "archive": "{before counts dry_run task_ids ?file_sha256 ?path ?receipt_files_refused}",
+    "archive-check": "{before counts created_at format key_id ok path task_ids trust}",
+    "archive-restore": "{counts key_id path reattached receipt_files_written replaced restored trust}",
 }

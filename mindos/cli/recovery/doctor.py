@@ -6,11 +6,13 @@ from mindos.recovery import doctor
 
 def add_doctor(sub):
     p = make_parser(sub, "doctor", "ops.py doctor")
+    p.add_argument("--quick", action="store_true",
+                   help="check the database structure only (quick_check), not every index against its table")
     p.set_defaults(handler=cmd_doctor, needs_db=False)
 
 
 def cmd_doctor(conn, args):
-    report = doctor.run()
+    report = doctor.run(full=not args.quick)
     return report, (0 if report["ok"] else 1)
 
 

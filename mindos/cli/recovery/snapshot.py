@@ -22,18 +22,19 @@ def add_snapshot_check(sub):
 
 
 def cmd_snapshot_check(conn, args):
-    return snapshot.check(args.file)
+    return snapshot.check(args.file, flags.trust_home())
 
 
 def add_snapshot_restore(sub):
     p = make_parser(sub, "snapshot-restore", "ops.py snapshot-restore backups/snapshot-20260821T090000Z.json --force")
     p.add_argument("file", help="the snapshot file (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace a non-empty database")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_snapshot_restore)
 
 
 def cmd_snapshot_restore(conn, args):
-    return snapshot.restore(conn, args.file, force=args.force)
+    return snapshot.restore(conn, args.file, force=args.force, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {
@@ -45,7 +46,8 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "snapshot": "{audit counts created_at file_sha256 path receipt_files schema_version}",
-    "snapshot-check": "{audit counts created_at format ok path receipt_files schema_version}",
-    "snapshot-restore": "{audit foreign_keys path receipt_files_written replaced restored tables}",
+    "snapshot": "{audit checkpoint_pin counts created_at file_sha256 path receipt_files schema_version"
+                " ?receipt_files_refused}",
+    "snapshot-check": "{audit counts created_at format key_id ok path receipt_files schema_version trust}",
+    "snapshot-restore": "{audit foreign_keys key_id path receipt_files_written replaced restored tables trust}",
 }

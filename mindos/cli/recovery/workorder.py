@@ -25,12 +25,13 @@ def add_import_task(sub):
     p.add_argument("--force", action="store_true",
                    help="merge a changed export into an existing task (local rows kept; never bypasses the seal)")
     flags.secret(p, "text in the work order")
+    flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_import_task)
 
 
 def cmd_import_task(conn, args):
     return workorder.import_task(conn, args.file, dry_run=args.dry_run, force=args.force, redact=args.redact,
-                                 allow_secret=args.allow_secret)
+                                 allow_secret=args.allow_secret, trust_unsigned=args.trust_unsigned)
 
 
 COMMANDS = {
@@ -41,7 +42,8 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "export-task": "{content_digest counts file_sha256 path task_id ?secret_action ?secret_kinds}",
-    "import-task": "{content_digest created deduplicated dry_run inserted lease_sanitized receipt_files_written"
-                   " skipped_deps task_id}",
+    "export-task": "{content_digest counts file_sha256 path task_id ?receipt_files_refused ?secret_action"
+                   " ?secret_kinds}",
+    "import-task": "{content_digest created deduplicated dry_run inserted key_id lease_sanitized"
+                   " receipt_files_written skipped_deps task_id trust}",
 }

@@ -17,6 +17,7 @@ def add_claim(sub):
                         " AUTOPILOT_MAX_ACTIVE_PER_OWNER, else unlimited; 0 = unlimited)")
     p.add_argument("--force", action="store_true",
                    help="override seam conflicts and project dispatch policy (recorded in the audit event)")
+    flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_claim)
 
 
