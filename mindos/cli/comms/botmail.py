@@ -81,14 +81,20 @@ def cmd_send(conn, args):
             envelope = sys.stdin.read(MAX_STDIN + 1)
             if len(envelope) > MAX_STDIN:
                 raise InvalidInput(f"--envelope -: stdin is over {MAX_STDIN} characters")
-        return botmail.deliver(conn, envelope)
+        return _exit_by_outcome(botmail.deliver(conn, envelope))
     if any(value is None for value in composed):
         raise InvalidInput("botmail-send needs --envelope, or --from, --to, --profile and --body")
     epoch = args.epoch if args.epoch is not None else botmail.current_epoch(conn, args.recipient, args.sender)
     envelope = botmail.compose(args.sender, args.recipient, args.profile, args.body, klass=args.klass, epoch=epoch,
                                harness=args.harness, thread=args.thread, envelope_id=args.envelope_id,
                                ttl_seconds=args.ttl_seconds)
-    return botmail.deliver(conn, envelope)
+    return _exit_by_outcome(botmail.deliver(conn, envelope))
+
+
+def _exit_by_outcome(receipt):
+    """The receipt, with exit 1 unless the envelope was delivered (accepted, or a duplicate of
+    one that was): a rejected, expired or failed delivery is printed and fails the call."""
+    return receipt, 0 if receipt["outcome"] in ("accepted", "duplicate") else 1
 
 
 def add_inbox(sub):
