@@ -262,7 +262,8 @@ def _check(conn, envelope, digest, now):
         raise _Reject("content_class", f"class '{klass}' is not allowed for this peer")
     if len(envelope["body"]) > MAX_BODY:
         raise _Reject("too_large", f"body is over {MAX_BODY} characters")
-    kinds = secrets.scan(envelope["body"]) + secrets.scan(envelope.get("thread") or "")
+    kinds = secrets.scan(envelope["body"]) + secrets.scan(envelope.get("thread") or "") \
+        + secrets.scan(envelope["id"]) + secrets.scan(canonical.canonical_json(envelope["provenance"]))
     if kinds:
         raise _Reject("secret", "credential-shaped content: " + ", ".join(sorted(set(kinds))))
     if envelope.get("expires_at") and clock.normalize(envelope["expires_at"], "expires_at") <= now:
@@ -280,6 +281,8 @@ def _receipt(conn, envelope, outcome, reason, detail, message_id, digest):
     """Record one receipt row and its audit event; return the receipt dict."""
     env = envelope if isinstance(envelope, dict) else {}
     ids = {key: (env.get(key) if isinstance(env.get(key), str) else "")[:64] for key in ("id", "from", "to")}
+    # a credential-shaped id is left out of the record (an id can be neither redacted nor kept)
+    ids = {key: "" if value and secrets.scan(value) else value for key, value in ids.items()}
     detail = secrets.redact(detail)[0] if secrets.scan(detail) else detail
     now = clock.now_iso()
     cursor = conn.execute(

@@ -11,7 +11,7 @@ The tick reads every setting in one query (:func:`load`) and resolves in memory
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 
 def _choice(*options):
@@ -103,6 +103,7 @@ def set_dial(conn, name, value, *, mood=None, agent=None, by="", note=""):
     mood_id = mood_row["id"] if mood_row else 0
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_dial", name, {"note": note, "value": value or ""})
         if value is None:
             conn.execute("DELETE FROM mood_settings WHERE mood_id = ? AND agent = ? AND name = ?",
                          (mood_id, agent_name, name))

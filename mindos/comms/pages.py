@@ -9,7 +9,7 @@ sent to an agent.
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput, NotFound
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 MAX_PAGE = 200_000
 # how many trusted revisions a reader walks back looking for a usable one
@@ -37,6 +37,7 @@ def save(conn, name, body, *, editor, note=""):
     note = validate.text(note, "--note", max_len=500)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_page", "-", {"page": name, "text": body, "note": note})
         conn.execute("INSERT OR IGNORE INTO mood_pages(name, created_at) VALUES (?, ?)", (name, now))
         cursor = conn.execute(
             "INSERT INTO mood_page_revisions(page, editor, body, note, created_at) VALUES (?, ?, ?, ?, ?)",
