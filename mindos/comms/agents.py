@@ -25,7 +25,8 @@ def command_argv(value, flag="--command"):
     """Parse a delivery command line into an argv list ('' clears it)."""
     if value is None:
         return None
-    validate.text(value, flag, max_len=4096)
+    # one line: shlex would split a newline into two arguments of the command run
+    validate.line(value, flag, max_len=4096)
     if not value.strip():
         return []
     try:

@@ -25,10 +25,9 @@ def _choice(*options):
 
 def _integer(low, high):
     def parse(text):
-        try:
-            value = int(text)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"expected an integer from {low} to {high}") from None
+        if not validate.ascii_integer(text):  # int() would also take "٣", "+3", " 3" and "1_0"
+            raise InvalidInput(f"expected an integer from {low} to {high} in ASCII digits")
+        value = int(text)
         if not low <= value <= high:
             raise InvalidInput(f"expected an integer from {low} to {high}")
         return value
@@ -36,10 +35,9 @@ def _integer(low, high):
 
 
 def _dollars(text):
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise InvalidInput("expected a dollar amount such as 2.50") from None
+    if not validate.ascii_number(text):  # float() would also take "٣", "1e3", "nan" and "inf"
+        raise InvalidInput("expected a dollar amount such as 2.50")
+    value = float(text)
     if not 0 <= value <= 100000 or value != value:
         raise InvalidInput("expected a dollar amount from 0 to 100000")
     return round(value, 4)
@@ -99,7 +97,7 @@ def set_dial(conn, name, value, *, mood=None, agent=None, by="", note=""):
     mood_row = moods.resolve(conn, mood) if mood else None
     agent_name = agents.resolve(conn, agent)["name"] if agent else ""
     by = validate.agent(by, "--by") if by else ""
-    note = validate.text(note, "--note", max_len=500)
+    note = validate.line(note, "--note", max_len=500)
     mood_id = mood_row["id"] if mood_row else 0
     now = clock.now_iso()
     with db.write(conn):

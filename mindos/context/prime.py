@@ -42,6 +42,7 @@ import sqlite3
 import time
 
 from mindos.core import clock, secrets, validate
+from mindos.core.text import inert
 from mindos.context import builder, pack, params, recall
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
@@ -319,7 +320,8 @@ def render(built):
     cite = (f" (cite --recall-digest {held_recall['digest']}, the recall of {held_recall['task_id']})"
             if held_recall else " (recall <task> --agent before acting: cite its digest)")
     lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff" + cite + ".")
-    return clamp(scrub("\n".join(lines)) + "\n", built["budget"])
+    # inert: a stored ESC sequence or bidi override reaches the reader as a visible escape
+    return clamp(inert(scrub("\n".join(lines)), multiline=True) + "\n", built["budget"])
 
 
 def clamp(text, limit):

@@ -60,6 +60,18 @@ def ascii_integer(value):
     return within(digits, _DIGITS, longest=18)
 
 
+def ascii_number(value):
+    """True when ``value`` is a decimal number written in ASCII: an optional leading ``-``,
+    digits with at most one ``.`` among or around them, nothing else (no exponent, ``nan``,
+    ``inf``, ``_``, spaces, fullwidth or other-script digits, which ``float()`` takes)."""
+    if not isinstance(value, str):
+        return False
+    digits = value[1:] if value.startswith("-") else value
+    whole, _, fraction = digits.partition(".")
+    return (0 < len(digits) <= 32 and (whole or fraction) != "" and (not whole or within(whole, _DIGITS, longest=32))
+            and (not fraction or within(fraction, _DIGITS, longest=32)))
+
+
 def shown(value, width=80):
     """How an error message shows a rejected value: its repr clipped to ``width`` characters,
     or ``<redacted>`` when the secret guard flags it (never echo a credential to stderr).
@@ -194,6 +206,15 @@ def integer(value, flag):
     if not ascii_integer(value):
         raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
     return int(value)
+
+
+def number(value, flag):
+    """A decimal number written in ASCII (:func:`ascii_number`); an int or float passes as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if not ascii_number(value):
+        raise InvalidInput(f"invalid {flag}: expected a number in ASCII digits, got {shown(value, 40)}")
+    return float(value)
 
 
 def timestamp(value, flag):

@@ -17,9 +17,9 @@ def add_peer_allow(sub):
     p.add_argument("--profile", required=True, help="the one profile scope this peer may write in")
     p.add_argument("--class", dest="classes", action="append", default=[],
                    help=f"an allowed content class (repeatable; default chat): {', '.join(botmail.CONTENT_CLASSES)}")
-    p.add_argument("--replay-budget", type=int, default=botmail.DEFAULT_REPLAY_BUDGET,
+    p.add_argument("--replay-budget", type=flags.integer, default=botmail.DEFAULT_REPLAY_BUDGET,
                    help=f"most accepted messages per window (default {botmail.DEFAULT_REPLAY_BUDGET})")
-    p.add_argument("--window-seconds", type=int, default=botmail.DEFAULT_WINDOW_SECONDS,
+    p.add_argument("--window-seconds", type=flags.integer, default=botmail.DEFAULT_WINDOW_SECONDS,
                    help=f"the replay window (default {botmail.DEFAULT_WINDOW_SECONDS})")
     p.set_defaults(handler=cmd_peer_allow)
 
@@ -64,7 +64,7 @@ def add_send(sub):
     p.add_argument("--thread", default="", help="a thread name")
     p.add_argument("--harness", default="other", help=f"provenance harness: {', '.join(botmail.HARNESSES)}")
     p.add_argument("--id", dest="envelope_id", help="idempotency key (reuse it to retry; default random)")
-    p.add_argument("--ttl-seconds", type=int, help="expire undelivered after this many seconds")
+    p.add_argument("--ttl-seconds", type=flags.integer, help="expire undelivered after this many seconds")
     flags.epoch(p, help="capability epoch (default: the peer entry's current one)")
     p.set_defaults(handler=cmd_send)
 
@@ -140,7 +140,7 @@ def add_context(sub):
     p = make_parser(sub, "botmail-context", "autopilot.py botmail-context --recipient hermes --profile work --budget 2000")
     p.add_argument("--recipient", required=True, help="the receiving bot")
     p.add_argument("--profile", required=True, help="the profile whose bot chat to pack")
-    p.add_argument("--budget", type=int, default=botmail.DEFAULT_CONTEXT_BUDGET,
+    p.add_argument("--budget", type=flags.integer, default=botmail.DEFAULT_CONTEXT_BUDGET,
                    help=f"character budget (default {botmail.DEFAULT_CONTEXT_BUDGET})")
     p.set_defaults(handler=cmd_context)
 
