@@ -281,21 +281,13 @@ def _check(conn, envelope, digest, now):
     return "accepted", "", "", None
 
 
-def _one_line(value):
-    try:
-        validate.line(value, "id")
-    except InvalidInput:
-        return False
-    return True
-
-
 def _receipt(conn, envelope, outcome, reason, detail, message_id, digest):
     """Record one receipt row and its audit event; return the receipt dict."""
     env = envelope if isinstance(envelope, dict) else {}
     ids = {key: (env.get(key) if isinstance(env.get(key), str) else "")[:64] for key in ("id", "from", "to")}
     # an id that is credential-shaped or holds a line break is left out of the record (an id
     # can be neither redacted nor kept, and a second line would forge a listing's row)
-    ids = {key: "" if value and (secrets.scan(value) or not _one_line(value)) else value for key, value in ids.items()}
+    ids = {key: "" if value and (secrets.scan(value) or not validate.single_line(value)) else value for key, value in ids.items()}
     detail = secrets.redact(detail)[0] if secrets.scan(detail) else detail
     if not detail.isprintable():  # a rejected value quoted in the reason: its controls as escapes
         from mindos.core.text import inert  # lazy: only such a detail pays for it

@@ -182,14 +182,19 @@ def text(value, flag, *, required=False, max_len=MAX_TEXT):
     return value
 
 
+def single_line(value):
+    """True when the str ``value`` holds no line break, NUL or other control character (tab
+    allowed): the one test of a one-line field, which :func:`line` enforces."""
+    return re.search(_LINE_BREAKING, value) is None
+
+
 def line(value, flag, *, required=False, max_len=4096):
     """Single-line free text (a title, a reason, a branch): :func:`text` that also refuses
     newlines, carriage returns, NUL and the other control characters (tab allowed)."""
     value = text(value, flag, required=required, max_len=max_len)
-    found = re.search(_LINE_BREAKING, value)
-    if found:
-        raise InvalidInput(f"invalid {flag}: contains a control character ({found.group()!r});"
-                           " this field is a single line")
+    if not single_line(value):
+        found = re.search(_LINE_BREAKING, value).group()
+        raise InvalidInput(f"invalid {flag}: contains a control character ({found!r}); this field is a single line")
     return value
 
 
