@@ -184,3 +184,14 @@ def test_the_gateway_hook_context_is_inert(cli_json, monkeypatch, tmp_path):
 def test_an_error_echoing_a_value_is_inert(cli):
     rc, _, err = cli("autopilot", "show", "t\x1b]0;x\x07")
     assert rc == 2 and _inert(err.rstrip("\n"))
+
+
+def test_a_wake_reaches_the_agent_inert(tmp_path):
+    import sys
+
+    from mindos.comms import delivery
+
+    script = "import sys; print(repr(sys.stdin.read()))"
+    result = delivery.run([sys.executable, "-c", script], "hi \x1b]0;pwned\x07\n\u202eevil")
+    assert result["outcome"] == "replied" and "\\\\x1b]0;pwned\\\\x07" in result["text"]
+    assert "\\\\u202eevil" in result["text"] and "\\n" in result["text"]
