@@ -17,17 +17,28 @@ import shutil
 import pytest
 
 import door_cases
+from conftest import START
 from door_cases import AWS
+from mindos.core import clock
 
 CREDENTIAL_TEXT = f"the deploy key is {AWS} for now"
 # flags whose value is a path the command reads: fed a file holding the credential
 READ_FILES = {"payload_file", "content_file", "objective_file", "file", "bank"}
-# JSON arguments: fed JSON holding the credential
+# JSON arguments: fed JSON holding the credential (None: the botmail envelope, fed whole by the
+# test, since it excludes the flags that compose one)
 JSON_VALUES = {"payload": json.dumps({"key": AWS}), "envelope": None}
 # arguments that are not stored text: where a command writes its artifact, a directory it
 # reads or a home to act on (a credential-named path is a path, and nothing of it is stored)
 NOT_TEXT = {"out", "root", "home", "target", "project_dir", "hermes_home", "claude_home", "inventory",
-            "result", "file_positional", "checkpoint"}
+            "result", "checkpoint"}
+# single-token arguments (ids, names, tags): a credential there is the bare token
+IDENTIFIER_LIKE = {"id", "owner", "project", "source", "from_agent", "to_agent", "agent", "by", "editor",
+                   "recipient", "peer", "profile", "sender", "granted_by", "model", "alias",
+                   "rename", "mood", "author", "request_id", "envelope_id", "receipt", "kind", "tag", "subject",
+                   "predicate", "object", "task", "commit", "branch", "worktree", "thread", "harness", "klass",
+                   "from_owner", "to_owner", "superseded_by", "depends_on", "requires_receipt", "approved_by",
+                   "instructions_page", "page", "action", "entity_id", "source_id", "name"}
+
 # the fields an earlier build stored with a credential in them
 ONCE_STORED = {(("autopilot", "declare"), "model"), (("mood_poller", "mood create"), "title"),
                (("mood_poller", "mood update"), "title"), (("mood_poller", "agent create"), "command"),
@@ -106,15 +117,6 @@ def variants(key, values):
     return out
 
 
-# single-token arguments (ids, names, tags): a credential there is the bare token
-IDENTIFIER_LIKE = {"id", "owner", "project", "source", "from_agent", "to_agent", "agent", "by", "editor",
-                   "recipient", "peer", "profile", "sender", "recipient_", "granted_by", "model", "alias",
-                   "rename", "mood", "author", "request_id", "envelope_id", "receipt", "kind", "tag", "subject",
-                   "predicate", "object", "task", "commit", "branch", "worktree", "thread", "harness", "klass",
-                   "from_owner", "to_owner", "superseded_by", "depends_on", "requires_receipt", "approved_by",
-                   "instructions_page", "page", "action", "entity_id", "source_id", "name"}
-
-
 def stored_anywhere(conn, home, needle):
     """Where ``needle`` is stored: ``table.column`` names, and home files (other than the database) holding it."""
     places = []
@@ -150,6 +152,7 @@ def seeded(tmp_path_factory):
     os.environ.pop("MINDOS_HOME", None)
     os.environ["AUTOPILOT_HOME_SELECTOR"] = str(root / "no-selector.json")
     home = str(root / "home")
+    clock.set_now(START)  # the seed runs before the per-test home fixture pins the clock
     values = door_cases.seed(home, str(root / "scratch"))
     shutil.copytree(home, home + ".seed")
     yield values
