@@ -42,7 +42,7 @@ import sqlite3
 import time
 
 from mindos.core import clock, secrets, validate
-from mindos.core.text import inert
+from mindos.core.text import inert, one_line
 from mindos.context import builder, pack, params, recall
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
@@ -267,8 +267,7 @@ def metrics(conn):
 
 
 def _one_line(text, width=240):
-    line = " ".join(str(text).split())
-    return line if len(line) <= width else line[:width - 1] + "…"
+    return one_line(text, width)
 
 
 def render(built):

@@ -88,3 +88,11 @@ def inert(value, *, multiline=False):
 def _escaped(match):
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def one_line(value, width=None):
+    """``value`` as one line of a text view: every run of whitespace (line breaks included) one
+    space, every other active character a visible escape (:func:`inert`), clipped to ``width``
+    characters with an ellipsis."""
+    line = inert(" ".join(str(value if value is not None else "").split()))
+    return line if width is None or len(line) <= width else line[:width - 1] + "\u2026"

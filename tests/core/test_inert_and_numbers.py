@@ -38,3 +38,10 @@ def test_other_numbers_are_refused(value):
     assert not validate.ascii_number(value)
     with pytest.raises(InvalidInput, match="ASCII digits"):
         validate.number(value, "--x")
+
+
+def test_one_line_is_one_inert_line_clipped_to_its_width():
+    assert text.one_line("a\n b\r\n\tc  d") == "a b c d"
+    assert text.one_line("evil\x1b[2J\u202etitle") == "evil\\x1b[2J\\u202etitle"
+    assert text.one_line("x" * 50, 10) == "x" * 9 + "\u2026"
+    assert text.one_line(None) == "" and text.one_line(42) == "42"
