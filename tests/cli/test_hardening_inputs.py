@@ -195,3 +195,11 @@ def test_a_wake_reaches_the_agent_inert(tmp_path):
     result = delivery.run([sys.executable, "-c", script], "hi \x1b]0;pwned\x07\n\u202eevil")
     assert result["outcome"] == "replied" and "\\\\x1b]0;pwned\\\\x07" in result["text"]
     assert "\\\\u202eevil" in result["text"] and "\\n" in result["text"]
+
+
+def test_a_transcript_timestamp_in_other_script_digits_is_not_a_timestamp():
+    from mindos.memory import transcripts
+
+    assert transcripts._timestamp("2026-08-20T10:00:05.123Z") == "2026-08-20T10:00:05Z"
+    assert transcripts._timestamp("２０２６-08-20T10:00:05.123Z") is None
+    assert transcripts._timestamp("2026-08-20T10:00:0٥Z") is None
