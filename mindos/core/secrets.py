@@ -235,6 +235,8 @@ def _label():
         kinds = sorted({kind for detector in _detectors() for kind in detector.kinds}, key=lambda k: (-len(k), k))
         _LABEL = _Lazy(r"\[REDACTED:(?:" + "|".join(kinds) + r")\]")
     return _LABEL()
+
+
 _PLACEHOLDER = _Lazy(r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)")
 _SKIP_KEY = _Lazy(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
                   r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
@@ -1568,8 +1570,9 @@ def url_userinfo(text):
 
 def scan(text):
     """Return the sorted unique finding kinds in ``text`` (never the values); reads the
-    normalized view (:func:`_view`), and the view of its percent-decoded forms
-    (:func:`_percent_decoded`): ``https%3A%2F%2Fuser%3Apw@host`` is the URL it encodes."""
+    normalized view (:func:`_view`), and the view of the percent-decoded text around each
+    run of escapes (:func:`_percent_windows`): ``https%3A%2F%2Fuser%3Apw@host`` is the URL it
+    encodes."""
     if not text:
         return []
     view, wide = _view_wide(text)
