@@ -35,6 +35,7 @@ CODES = (
     ("too_large", 1, "a file to read is over its size limit (the message gives the limit)"),
     ("system_directory", 1, "a new home or import target is a system directory (`/etc`, `/usr`, your `HOME`, ...)"),
     ("not_empty", 1, "a new home or import target is an existing non-empty directory"),
+    ("unproven_recall_digest", 1, "`recall-diff` was given a digest no audited recall of that task produced"),
     ("untrusted_artifact", 1, "a restore or import was handed a file neither this home nor a trusted key signed"
                               " (`--trust-unsigned`, SECURITY.md)"),
     ("interrupted", 130, "Ctrl-C"),

@@ -28,12 +28,13 @@ _COLUMNS = "id, task_id, model, autonomy_level, granted_by, granted_at, expires_
 
 
 def model(value, flag="--model"):
-    """A model/provider binding: 1-128 characters of [A-Za-z0-9._:/@+-], starting alphanumeric."""
+    """A model/provider binding: 1-128 characters of [A-Za-z0-9._:/@+-], starting alphanumeric, and
+    not credential-shaped (it is stored in the grant and every event that checks it)."""
     if (not isinstance(value, str) or not 0 < len(value) <= MAX_MODEL or not value[0].isalnum()
             or not value.isascii() or set(value) - _MODEL_CHARS):
         raise InvalidInput(f"invalid {flag}: {validate.shown(value)}"
                            " (use 1-128 characters of A-Z a-z 0-9 . _ : / @ + -, starting with a letter or digit)")
-    return value
+    return validate.not_secret(value, flag)
 
 
 def level(value, flag="--autonomy-level"):

@@ -10,6 +10,7 @@ line.  Text for a person; ``--json`` gives the same data.
 """
 
 from mindos.core import clock
+from mindos.core.text import one_line
 from mindos.store import db, ledger
 from mindos.autonomy import nanny, sense
 
@@ -19,9 +20,7 @@ DEFAULT_HOURS = 24
 
 
 def _clean(text, width=TITLE_WIDTH):
-    text = "".join(ch if ch.isprintable() else " " for ch in (text or ""))
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return one_line(text or "", width)
 
 
 def last_brief(conn):

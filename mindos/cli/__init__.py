@@ -92,7 +92,11 @@ def emit(result):
     backslash escape instead of failing.
     """
     if isinstance(result, str):
-        text = result if result.endswith("\n") else result + "\n"
+        from mindos.core.text import inert  # lazy: only text views load it
+
+        # stored text may hold ESC sequences or bidi overrides: a text view shows them as escapes
+        text = inert(result, multiline=True)
+        text = text if text.endswith("\n") else text + "\n"
     elif _terminal(sys.stdout):
         text = json.dumps(result, indent=2, sort_keys=True) + "\n"
     else:
@@ -134,6 +138,10 @@ def _json_errors(argv):
 def fail(message, code, exit_code, as_json):
     """Print one error line on stderr (text, or ``{"error": {"code", "message"}}``); return ``exit_code``."""
     line = safe_line(message) or code
+    if not line.isprintable():  # an echoed value: its controls become visible escapes
+        from mindos.core.text import inert  # lazy: the error path only
+
+        line = inert(line)
     text = json.dumps({"error": {"code": code, "message": line}}, sort_keys=True) if as_json else line
     try:
         sys.stderr.write(text + "\n")

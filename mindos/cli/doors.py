@@ -166,7 +166,7 @@ AUTOPILOT = Door(
             ('botmail-peers', 'comms.botmail',
              'List the botmail peer allowlist.'),
             ('botmail-send', 'comms.botmail',
-             'Deliver one botmail envelope (or compose it from flags); prints its receipt: accepted, rejected (with reason), duplicate, expired or failed.'),
+             'Deliver one botmail envelope (or compose it from flags); prints its receipt: accepted, rejected (with reason), duplicate, expired or failed (exit 1 unless accepted or duplicate).'),
             ('botmail-inbox', 'comms.botmail',
              "List a bot's delivered messages, newest first."),
             ('botmail-ack', 'comms.botmail',

@@ -21,6 +21,18 @@ def integer(text):
     return int(text)
 
 
+def number(text):
+    """argparse ``type`` for every decimal flag: ASCII digits with an optional leading ``-`` and
+    one ``.`` (``float()`` would also take ``1e3``, ``nan``, ``inf``, ``1_0`` and other-script digits)."""
+    from mindos.core import validate  # lazy: see integer
+
+    if not validate.ascii_number(text):
+        import argparse  # lazy: see integer
+
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {text!r:.40}")
+    return float(text)
+
+
 def epoch(p, help="fencing epoch you were issued; a stale one is refused"):
     """``--epoch N``: the lease epoch the caller holds (fencing)."""
     p.add_argument("--epoch", type=integer, help=help)

@@ -61,8 +61,29 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._mindos_argv = list(args) if args is not None else None
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        # argparse reports a missing required flag before an unknown one, so a misspelt
+        # flag (``--pro`` for ``--project``) would read as "required: --project": name it
+        unknown = self._unknown_flags() if message.startswith("the following arguments are required") else []
+        if unknown:
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         raise UsageError(f"{self.prog}: error: {message}")
+
+    def _unknown_flags(self):
+        """The long flags of the arguments this parser read that it does not declare."""
+        if self._subparsers is not None:  # a nested command's flags belong to its own parser
+            return []
+        unknown = []
+        for arg in getattr(self, "_mindos_argv", None) or ():
+            if arg == "--":
+                break
+            if arg.startswith("--") and arg.partition("=")[0] not in self._option_string_actions:
+                unknown.append(arg.partition("=")[0])
+        return unknown
 
 
 def json_type(kind):

@@ -10,7 +10,7 @@ import shlex
 
 from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 MAX_INSTRUCTIONS = 65536
 MAX_ALIASES = 32
@@ -31,7 +31,8 @@ def command_argv(value, flag="--command"):
     Text that starts with ``[`` or ``{`` is read as JSON only; what cannot be parsed is refused."""
     if value is None:
         return None
-    validate.text(value, flag, max_len=4096)
+    # one line: shlex would split a newline into two arguments of the command run
+    validate.line(value, flag, max_len=4096)
     if not value.strip():
         return []
     if value.lstrip().startswith(("[", "{")):
@@ -83,6 +84,7 @@ def create(conn, who, *, page="", instructions="", command="", aliases=()):
         raise InvalidInput(f"invalid --alias: {len(aliases)} aliases is over the limit of {MAX_ALIASES}")
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_agent", who, {"instructions": instructions, "page": page, "command": command or ""})
         for candidate in (who, *aliases):
             if _claimed(conn, candidate):
                 raise Conflict(f"the agent name {candidate!r} is already taken")
@@ -121,6 +123,8 @@ def update(conn, who, *, page=None, instructions=None, command=None, add_aliases
         raise InvalidInput("nothing to change: pass --page, --instructions, --command, --alias or --rename")
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_agent", current, {"instructions": changes.get("instructions", ""),
+                                                  "page": changes.get("page", ""), "command": command or ""})
         for alias in add_aliases:
             owner = _claimed(conn, alias)
             if owner and owner != current:

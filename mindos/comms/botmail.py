@@ -109,7 +109,7 @@ def _shape(envelope):
         validate.agent(envelope["to"], "to")
         validate.identifier(envelope["profile"], "profile")
         validate.text(envelope["body"], "body", required=True, max_len=10 * MAX_BODY)
-        validate.text(envelope.get("thread", "") or "", "thread", max_len=200)
+        validate.line(envelope.get("thread", "") or "", "thread", max_len=200)
         clock.normalize(envelope["sent_at"], "sent_at")
         if envelope.get("expires_at") is not None:
             clock.normalize(envelope["expires_at"], "expires_at")
@@ -117,6 +117,10 @@ def _shape(envelope):
         raise _Reject("malformed", str(exc)) from None
     if not isinstance(envelope["class"], str) or not envelope["class"]:
         raise _Reject("malformed", "class must be a non-empty string")
+    try:
+        validate.line(envelope["class"], "class", max_len=64)
+    except InvalidInput as exc:
+        raise _Reject("malformed", str(exc)) from None
     if isinstance(envelope["epoch"], bool) or not isinstance(envelope["epoch"], int) or envelope["epoch"] < 0:
         raise _Reject("malformed", "epoch must be a non-negative integer")
     if not isinstance(envelope["provenance"], dict):
@@ -262,7 +266,8 @@ def _check(conn, envelope, digest, now):
         raise _Reject("content_class", f"class '{klass}' is not allowed for this peer")
     if len(envelope["body"]) > MAX_BODY:
         raise _Reject("too_large", f"body is over {MAX_BODY} characters")
-    kinds = secrets.scan(envelope["body"]) + secrets.scan(envelope.get("thread") or "")
+    kinds = secrets.scan(envelope["body"]) + secrets.scan(envelope.get("thread") or "") \
+        + secrets.scan(envelope["id"]) + secrets.scan(canonical.canonical_json(envelope["provenance"]))
     if kinds:
         raise _Reject("secret", "credential-shaped content: " + ", ".join(sorted(set(kinds))))
     if envelope.get("expires_at") and clock.normalize(envelope["expires_at"], "expires_at") <= now:
@@ -280,7 +285,14 @@ def _receipt(conn, envelope, outcome, reason, detail, message_id, digest):
     """Record one receipt row and its audit event; return the receipt dict."""
     env = envelope if isinstance(envelope, dict) else {}
     ids = {key: (env.get(key) if isinstance(env.get(key), str) else "")[:64] for key in ("id", "from", "to")}
+    # an id that is credential-shaped or holds a line break is left out of the record (an id
+    # can be neither redacted nor kept, and a second line would forge a listing's row)
+    ids = {key: "" if value and (secrets.scan(value) or not validate.single_line(value)) else value for key, value in ids.items()}
     detail = secrets.redact(detail)[0] if secrets.scan(detail) else detail
+    if not detail.isprintable():  # a rejected value quoted in the reason: its controls as escapes
+        from mindos.core.text import inert  # lazy: only such a detail pays for it
+
+        detail = inert(detail)
     now = clock.now_iso()
     cursor = conn.execute(
         "INSERT INTO botmail_receipts(envelope_id, sender, recipient, outcome, reason, detail, message_id,"
@@ -372,8 +384,8 @@ def inbox(conn, recipient, *, profile=None, unacked_only=False, limit=50):
 def ack(conn, message_id, recipient):
     """Acknowledge a delivered message as its recipient (idempotent); return the message."""
     recipient = validate.agent(recipient, "--recipient")
-    if isinstance(message_id, str) and message_id.isdigit():
-        message_id = int(message_id)
+    if isinstance(message_id, str):
+        message_id = validate.integer(message_id, "message id")  # ASCII digits only
     message_id = validate.positive_int(message_id, "message id")
     with db.write(conn):
         row = conn.execute("SELECT * FROM botmail WHERE id = ?", (message_id,)).fetchone()

@@ -14,7 +14,7 @@ The tick reads every setting in one query (:func:`load`) and resolves in memory
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 
 def _choice(*options):
@@ -28,10 +28,9 @@ def _choice(*options):
 
 def _integer(low, high):
     def parse(text):
-        try:
-            value = int(text)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"expected an integer from {low} to {high}") from None
+        if not validate.ascii_integer(text):  # int() would also take "٣", "+3", " 3" and "1_0"
+            raise InvalidInput(f"expected an integer from {low} to {high} in ASCII digits")
+        value = int(text)
         if not low <= value <= high:
             raise InvalidInput(f"expected an integer from {low} to {high}")
         return value
@@ -39,10 +38,9 @@ def _integer(low, high):
 
 
 def _dollars(text):
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise InvalidInput("expected a dollar amount such as 2.50") from None
+    if not validate.ascii_number(text):  # float() would also take "٣", "1e3", "nan" and "inf"
+        raise InvalidInput("expected a dollar amount such as 2.50")
+    value = float(text)
     if not 0 <= value <= 100000 or value != value:
         raise InvalidInput("expected a dollar amount from 0 to 100000")
     return round(value, 4)
@@ -106,10 +104,11 @@ def set_dial(conn, name, value, *, mood=None, agent=None, by="", note=""):
     mood_row = moods.resolve(conn, mood) if mood else None
     agent_name = agents.resolve(conn, agent)["name"] if agent else ""
     by = validate.agent(by, "--by") if by else ""
-    note = validate.text(note, "--note", max_len=500)
+    note = validate.line(note, "--note", max_len=500)
     mood_id = mood_row["id"] if mood_row else 0
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_dial", name, {"note": note, "value": value or ""})
         if value is None:
             conn.execute("DELETE FROM mood_settings WHERE mood_id = ? AND agent = ? AND name = ?",
                          (mood_id, agent_name, name))

@@ -7,7 +7,7 @@ agents the poller considers for the Mood's wakes.
 
 from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 MAX_DESCRIPTION = 4000
 
@@ -45,6 +45,8 @@ def create(conn, name, *, title, description="", instructions_page=""):
         pages.page_name(instructions_page, "--instructions-page")
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood", name, {"title": title, "description": description,
+                                         "instructions_page": instructions_page})
         if _taken(conn, name):
             raise Conflict(f"a Mood named {name!r} already exists (or had that name)")
         mood_id = conn.execute(
@@ -76,6 +78,8 @@ def update(conn, name, *, title=None, description=None, instructions_page=None, 
         raise InvalidInput("nothing to change: pass --title, --description, --instructions-page or --rename")
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood", row["slug"], {key: changes[key] for key in ("title", "description",
+                                                                              "instructions_page") if key in changes})
         if "slug" in changes:
             owner = conn.execute("SELECT mood_id FROM mood_aliases WHERE alias = ?", (changes["slug"],)).fetchone()
             if conn.execute("SELECT 1 FROM moods WHERE slug = ?", (changes["slug"],)).fetchone() or \

@@ -9,7 +9,7 @@ sent to an agent.
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput, NotFound
-from mindos.store import db, ledger
+from mindos.store import db, guard, ledger
 
 MAX_PAGE = 200_000
 # how many trusted revisions a reader walks back looking for a usable one
@@ -22,11 +22,10 @@ GENERAL_ORDERS = "GeneralOrders"
 
 
 def page_name(value, flag="page"):
-    """A page name: 1-128 printable characters, no leading/trailing space, no control chars."""
-    if not isinstance(value, str) or not value.strip() or len(value) > 128 or value != value.strip() \
-            or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    """A page name: one line (:func:`validate.line`) of 1-128 characters, no leading/trailing space."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 128 or value != value.strip():
         raise InvalidInput(f"invalid {flag}: {validate.shown(value)} (use 1-128 printable characters)")
-    return value
+    return validate.line(value, flag, required=True, max_len=128)
 
 
 def save(conn, name, body, *, editor, note=""):
@@ -34,9 +33,10 @@ def save(conn, name, body, *, editor, note=""):
     name = page_name(name)
     editor = validate.agent(editor, "--editor")
     body = validate.text(body, "page text", required=True, max_len=MAX_PAGE)
-    note = validate.text(note, "--note", max_len=500)
+    note = validate.line(note, "--note", max_len=500)
     now = clock.now_iso()
     with db.write(conn):
+        guard.check(conn, "mood_page", "-", {"page": name, "text": body, "note": note})
         conn.execute("INSERT OR IGNORE INTO mood_pages(name, created_at) VALUES (?, ?)", (name, now))
         cursor = conn.execute(
             "INSERT INTO mood_page_revisions(page, editor, body, note, created_at) VALUES (?, ?, ?, ?, ?)",

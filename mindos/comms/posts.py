@@ -180,6 +180,7 @@ def react(conn, mood, post_id, who, reaction):
         raise InvalidInput(f"invalid post id: {row['slug']} has no post {post_id}")
     now = clock.now_iso()
     with db.write(conn):
+        guard.guard(conn, "mood", row["slug"], {"reaction": reaction})  # a credential is no reaction: refused, audited
         changed = conn.execute("INSERT OR IGNORE INTO mood_reactions(mood_id, post_id, who, reaction, created_at)"
                                " VALUES (?, ?, ?, ?, ?)", (row["id"], post_id, who, reaction, now)).rowcount == 1
         if changed:

@@ -43,6 +43,7 @@ import sqlite3
 import time
 
 from mindos.core import clock, secrets, validate
+from mindos.core.text import inert, one_line
 from mindos.context import builder, pack, params, recall
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
@@ -284,8 +285,7 @@ def metrics(conn):
 
 
 def _one_line(text, width=240):
-    line = " ".join(str(text).split())
-    return line if len(line) <= width else line[:width - 1] + "…"
+    return one_line(text, width)
 
 
 def render(built):
@@ -338,7 +338,8 @@ def render(built):
     cite = (f" (cite --recall-digest {held_recall['digest']}, the recall of {held_recall['task_id']})"
             if held_recall else " (recall <task> --agent before acting: cite its digest)")
     lines.append("Loop: prime/recall -> claim -> act -> note -> receipt -> complete|fail -> handoff" + cite + ".")
-    return clamp(scrub("\n".join(lines)) + "\n", built["budget"])
+    # inert: a stored ESC sequence or bidi override reaches the reader as a visible escape
+    return clamp(inert(scrub("\n".join(lines)), multiline=True) + "\n", built["budget"])
 
 
 def _render_first_turn(keys):

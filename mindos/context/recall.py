@@ -43,7 +43,7 @@ from mindos.context import sections as extra
 from mindos.context.params import PARAM_KEYS, make_params
 from mindos.core import clock, load_module, validate
 from mindos.core.canonical import canonical_json, sha256_hex
-from mindos.errors import InvalidInput, MindosError, Refused
+from mindos.errors import InvalidInput, MindosError, NotFound, Refused
 from mindos.store import db, ledger
 
 RECALL_ACTIONS = ("context_recalled", "session_resumed")
@@ -336,9 +336,9 @@ def diff(conn, task_id, digest):
     """``recall-diff``: what moved, section by section, since the recall that produced ``digest``.
 
     Returns ``{"task_id", "digest", "fresh", "unchanged", "changes", "sections_changed"}``
-    plus ``current_digest``, ``event_id``, ``recalled_at``, ``agent``.  An unproven digest
-    reports ``unproven_recall_digest: true``; an event without a manifest degrades to the
-    plain verdict with ``legacy_event: true``.  Read-only.
+    plus ``current_digest``, ``event_id``, ``recalled_at``, ``agent``.  A digest no audited
+    recall of the task produced raises NotFound (``unproven_recall_digest``); an event without
+    a manifest degrades to the plain verdict with ``legacy_event: true``.  Read-only.
     """
     digest = _cited(digest)
     from mindos.work import rows  # lazy: the task row
@@ -348,8 +348,9 @@ def diff(conn, task_id, digest):
               "sections_changed": []}
     event, kind = find_event(conn, task_id, digest)
     if event is None:
-        result["unproven_recall_digest"] = True
-        return result
+        raise NotFound(f"no audited recall of {task_id} produced digest {digest}: recall-diff compares against"
+                       " a digest printed by recall, resume or next --claim --recall for this task",
+                       code="unproven_recall_digest")
     params, current = _recompute(conn, task_id, event)
     result.update(event_id=event["id"], recalled_at=event["created_at"], agent=current["agent"],
                   current_digest=current["digest"], current_core_digest=current["core_digest"],

@@ -23,9 +23,15 @@ Design decisions
     Cookie headers flag only session-like cookies with long mixed values.
   * Overlaps resolve to the most specific kind when redacting (``api_key=sk-...`` is
     replaced as ``openai_key``), while :func:`scan` reports every kind that fired.
-  * Detection reads a normalized view: NFKC with format characters (zero-width space, word
-    joiner, soft hyphen, bidi controls, ...) removed, so a key split by U+200B or written in
-    fullwidth letters is still the key; redaction replaces the original characters.
+  * Detection reads a normalized view: NFKC with every default-ignorable code point (zero-width
+    space, word joiner, soft hyphen, bidi controls, variation selectors, the combining
+    grapheme joiner, ...) removed, so a key split by U+200B or U+FE0F or written in fullwidth
+    letters is still the key; redaction replaces the original characters.
+  * Percent escapes are read through: :func:`scan` also reads the decoded text around each
+    run of escapes (up to three times over, for a doubly encoded URL), and :func:`redact`
+    replaces the escapes that encode a finding.
+  * Only a ``[REDACTED:<kind>]`` label naming a kind this detector reports is an earlier
+    redaction; a lookalike holding anything else (``[REDACTED:npm_...]``) is read as text.
   * Patterns compile on first use, so commands that never store text never pay for them.
 
 Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed.py``)
@@ -175,7 +181,7 @@ class _Detector:
 def _unlabelled(val):
     """``val`` without its well-formed ``[REDACTED:<kind>]`` placeholders (what the value checks judge)."""
     # a dangling "[REDACTED:" (no kind, no closing bracket) is text like any other
-    return _LABEL().sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
+    return _label().sub("", val).replace("[REDACTED:", "") if "[REDACTED:" in val else val
 
 
 # --- the good flag: the cheap half of a value check, inside the regex ---------------------
@@ -216,8 +222,21 @@ class _Lazy:
 
 
 _COMMAND_RES = {command: _Lazy(pattern) for command, pattern in _COMMANDS.items()}
-# only a complete, well-formed placeholder is exempt; a bare "[REDACTED:" prefix is not
-_LABEL = _Lazy(r"\[REDACTED:[a-z0-9_]{1,48}\]")
+# only a complete, well-formed placeholder naming a kind this detector reports is exempt; a
+# bare "[REDACTED:" prefix is not, nor a lookalike holding anything else (a token written as
+# "[REDACTED:npm_...]" is still the token); built with the detectors (see _label)
+_LABEL = None
+
+
+def _label():
+    """The regex of a well-formed ``[REDACTED:<kind>]`` placeholder (its kind one this detector reports)."""
+    global _LABEL
+    if _LABEL is None:
+        kinds = sorted({kind for detector in _detectors() for kind in detector.kinds}, key=lambda k: (-len(k), k))
+        _LABEL = _Lazy(r"\[REDACTED:(?:" + "|".join(kinds) + r")\]")
+    return _LABEL()
+
+
 _PLACEHOLDER = _Lazy(r"(?i)(?:[$%{<\[*]|\.\.\.|x{4,}|(?:your|my|the)[_-]|redacted|changeme|example|placeholder|dummy)")
 _SKIP_KEY = _Lazy(r"(?i)(?:page|next|cursor|continuation|pagination|sync|csrf_?)[_.-]?tokens?$|"
                   r"(?:max|min|num|total|count|n)[_.-]?tokens?$")
@@ -1066,11 +1085,17 @@ def _private_keys(detector, view):
 # --- the views -------------------------------------------------------------------------------
 
 # Unicode format characters (category Cf: zero-width space and joiners, word joiner, soft
-# hyphen, bidi controls, BOM, tag characters, ...): invisible, so detection removes them
-_FORMAT = _Lazy("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
-                "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
-                "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
-                "\U000e0020-\U000e007f]")
+# hyphen, bidi controls, BOM, tag characters, ...) and every other Default_Ignorable_Code_Point
+# (variation selectors, the combining grapheme joiner, Hangul fillers, Mongolian free
+# variation selectors, the unassigned ignorable ranges): invisible, so detection removes them
+_FORMAT = _Lazy("[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+                "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+                "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+                "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+# the default-ignorable code points that str.isprintable() accepts (combining marks and
+# Hangul fillers): a text can be printable and still hold one of these (see _printable)
+_VISIBLE_IGNORABLE = _Lazy("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0"
+                           "\U000e0100-\U000e01ef]")
 # the runs of non-ASCII characters (what _view_map maps character by character)
 _NON_ASCII = _Lazy(r"[^\x00-\x7f]+")
 _ASCII_BYTES = bytes(range(128))
@@ -1110,9 +1135,11 @@ def _char_kind(char):
 
 def _printable(text):
     """True when ``text`` holds no format character, judged at memory speed: every format
-    character is unprintable, so printable text (line breaks and tabs aside) holds none.
-    False means maybe (other unprintable characters fail it too)."""
-    return text.replace("\n", " ").replace("\t", " ").replace("\r", " ").isprintable()
+    character but the few of _VISIBLE_IGNORABLE is unprintable, so printable text (line
+    breaks and tabs aside) without those holds none.  False means maybe (other unprintable
+    characters fail it too)."""
+    return (text.replace("\n", " ").replace("\t", " ").replace("\r", " ").isprintable()
+            and _VISIBLE_IGNORABLE().search(text) is None)
 
 
 def _without_format(text, chars=None):
@@ -1173,6 +1200,9 @@ def _view_normalized(text, others):
         if whole.isascii():  # no mark, jamo or format character survived: none was there
             return whole
     chars = set(others)
+    # a Hangul filler (U+3164, U+FFA0) normalizes into another ignorable one (U+1160)
+    chars.update(mapped for char in tuple(chars) if _char_kind(char)[0]
+                 for mapped in unicodedata.normalize("NFKC", char))
     if any(_char_kind(char)[1] for char in chars):
         return _view_map(text)[0]
     if not dense:  # mostly ASCII: normalize only the 256-character pieces that are not
@@ -1476,11 +1506,12 @@ class _Present(dict):
         return found
 
 
-def _findings(view, *, first=False, reference=False, wide=None):
+def _findings(view, *, first=False, reference=False, wide=None, known=()):
     """Every detector hit in ``view`` as ``(start, end, kind)``, unresolved (overlaps
     included), in detector order.  ``first``: stop each detector at its first hit (all
     :func:`scan` needs).  ``reference``: run each shape plainly over the view (the slow
-    definition the fast forms must agree with).  ``wide``: see :func:`_narrow`."""
+    definition the fast forms must agree with).  ``wide``: see :func:`_narrow`.  ``known``:
+    kinds a ``first`` scan already holds (their detectors are skipped)."""
     hits = []
     if not view:
         return hits
@@ -1488,7 +1519,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
     # the fast regexes read the narrow copies (the same positions); values are read from the view
     narrow, folded = (view, None) if reference else _narrow_pair(view, wide)
     labelled, labels, label_starts = "[REDACTED:" in view, None, None
-    lines, found, verdicts, shared = {}, set(), {}, {}
+    lines, found, verdicts, shared = {}, set(known), {}, {}
     short = not reference and len(folded) <= _SHORT
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
@@ -1509,7 +1540,7 @@ def _findings(view, *, first=False, reference=False, wide=None):
         for hit in produced:
             if labelled:  # inside an earlier [REDACTED:<kind>] label: already redacted
                 if labels is None:  # (read only once there is a hit to hold against them)
-                    labels = [match.span() for match in _LABEL().finditer(narrow)]
+                    labels = [match.span() for match in _label().finditer(narrow)]
                     label_starts = [span[0] for span in labels]
                 index = bisect.bisect_right(label_starts, hit[0]) - 1
                 if index >= 0 and hit[1] <= labels[index][1]:
@@ -1539,11 +1570,21 @@ def url_userinfo(text):
 
 def scan(text):
     """Return the sorted unique finding kinds in ``text`` (never the values); reads the
-    normalized view (:func:`_view`)."""
+    normalized view (:func:`_view`), and the view of the percent-decoded text around each
+    run of escapes (:func:`_percent_windows`): ``https%3A%2F%2Fuser%3Apw@host`` is the URL it
+    encodes."""
     if not text:
         return []
     view, wide = _view_wide(text)
-    return sorted({kind for _, _, kind in _findings(view, first=True, wide=wide)})
+    kinds = {kind for _, _, kind in _findings(view, first=True, wide=wide)}
+    decoded = text
+    for _ in range(_PERCENT_ROUNDS):
+        decoded = _percent_windows(decoded)
+        if decoded is None:
+            break
+        view, wide = _view_wide(decoded)
+        kinds.update(kind for _, _, kind in _findings(view, first=True, wide=wide, known=kinds))
+    return sorted(kinds)
 
 
 def redact(text):
@@ -1551,24 +1592,92 @@ def redact(text):
     return _redact(text)
 
 
-def _redact(text):
-    """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
+# a run of percent escapes; a text is decoded this many times over (a doubly encoded URL,
+# %253A, is still the URL it encodes)
+_PERCENT = _Lazy(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")  # (opening on its literal: the engine skips ahead)
+_PERCENT_ROUNDS = 3
 
-    Overlapping findings collapse into one replacement labelled with the most specific kind.
-    Findings come from the normalized view and replace the original characters they cover
-    (:func:`_segments` maps them back).
-    """
-    if not text:
-        return text, []
+
+def _unescaped(run):
+    """A run of percent escapes decoded as UTF-8 (an invalid byte becomes U+FFFD)."""
+    return bytes.fromhex(run.replace("%", "")).decode("utf-8", "replace")
+
+
+def _percent_decoded(text):
+    """``text`` with every run of percent escapes decoded, or None when it holds none."""
+    if "%" not in text:
+        return None
+    decoded = _PERCENT().sub(lambda run: _unescaped(run.group()), text)
+    return None if decoded == text else decoded
+
+
+# what a scan decodes around each run of escapes: the whitespace-delimited words it touches
+# and this many characters on either side (a key before a percent-encoded value)
+_PERCENT_CONTEXT = 256
+
+
+def _percent_windows(text):
+    """The decoded text around each run of percent escapes (a window per run, overlapping
+    windows merged, cut at whitespace, joined by blank lines), or None when there is none:
+    what :func:`scan` reads, so a long text with a few escapes is not scanned twice over."""
+    if "%" not in text:
+        return None
+    windows = []
+    for run in _PERCENT().finditer(text):
+        start, end = max(0, run.start() - _PERCENT_CONTEXT), min(len(text), run.end() + _PERCENT_CONTEXT)
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    if not windows:
+        return None
+    pieces = []
+    for start, end in windows:
+        if start:  # widen to whole words: a cut word could read as another shape
+            start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start), text.rfind("\t", 0, start)) + 1
+        cut = min((at for at in (text.find(" ", end), text.find("\n", end), text.find("\t", end)) if at >= 0),
+                  default=len(text))
+        pieces.append(_PERCENT().sub(lambda run: _unescaped(run.group()), text[start:cut]))
+    return "\n\n".join(pieces)
+
+
+def _percent_segments(text):
+    """``(decoded, segments)`` for :func:`_to_text`: each run of escapes one segment, the text
+    between them one for one (the percent twin of :func:`_segments`)."""
+    pieces, segments, cursor, out = [], [], 0, 0
+    for run in _PERCENT().finditer(text):
+        if run.start() > cursor:
+            pieces.append(text[cursor:run.start()])
+            segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
+            out += run.start() - cursor
+        piece = _unescaped(run.group())
+        pieces.append(piece)
+        segments.append((out, run.start(), run.end() - run.start(), len(piece)))
+        out += len(piece)
+        cursor = run.end()
+    if cursor < len(text):
+        pieces.append(text[cursor:])
+        segments.append((out, cursor, len(text) - cursor, len(text) - cursor))
+    return "".join(pieces), segments
+
+
+def _spans(text):
+    """``(spans, kinds)``: the text spans to replace, overlaps merged and labelled with the most
+    specific kind, and every kind found."""
     view, wide = _view_wide(text)
     hits = _findings(view, wide=wide)
     if not hits:
-        return text, []
+        return [], set()
     # findings hold view positions: map them back only now that there is something to replace
     segments = None if view is text else _segments(text)
     if segments is not None:
         starts = [segment[0] for segment in segments]
         hits = [(*_to_text(segments, starts, start, end), kind) for start, end, kind in hits]
+    return _merged(hits), {kind for _, _, kind in hits}
+
+
+def _merged(hits):
+    """Overlapping ``(start, end, kind)`` hits merged, each keeping its most specific kind."""
     hits.sort(key=lambda h: (h[0], h[2] in _GENERIC, -h[1]))
     spans = []
     for start, end, kind in hits:
@@ -1578,10 +1687,45 @@ def _redact(text):
                 spans[-1] = (last[0], end, last[2])
             continue
         spans.append((start, end, kind))
+    return spans
+
+
+def _replace_spans(text, spans):
     pieces, cursor = [], 0
     for start, end, kind in spans:
         pieces.append(text[cursor:start])
         pieces.append(f"[REDACTED:{kind}]")
         cursor = end
     pieces.append(text[cursor:])
-    return "".join(pieces), sorted({kind for _, _, kind in hits})
+    return "".join(pieces)
+
+
+def _redact(text):
+    """Return ``(redacted_text, kinds)``: every finding replaced by ``[REDACTED:<kind>]``.
+
+    Overlapping findings collapse into one replacement labelled with the most specific kind.
+    Findings come from the normalized view and replace the original characters they cover
+    (:func:`_segments` maps them back); a finding of the percent-decoded text replaces the
+    escapes that encode it (:func:`_percent_segments`).
+    """
+    if not text:
+        return text, []
+    spans, kinds = _spans(text)
+    if spans:
+        text = _replace_spans(text, spans)
+    for _ in range(_PERCENT_ROUNDS):  # the shallowest decoded form with a finding, replaced in the text
+        layers, decoded = [], text
+        while len(layers) < _PERCENT_ROUNDS and _percent_decoded(decoded) is not None:
+            decoded, segments = _percent_segments(decoded)
+            layers.append(segments)
+            spans, found = _spans(decoded)
+            if spans:
+                break
+        else:
+            break
+        for segments in reversed(layers):  # each layer's spans back to the one it decodes
+            starts = [segment[0] for segment in segments]
+            spans = _merged([(*_to_text(segments, starts, start, end), kind) for start, end, kind in spans])
+        text = _replace_spans(text, spans)
+        kinds |= found
+    return text, sorted(kinds)

@@ -60,6 +60,18 @@ def ascii_integer(value):
     return within(digits, _DIGITS, longest=18)
 
 
+def ascii_number(value):
+    """True when ``value`` is a decimal number written in ASCII: an optional leading ``-``,
+    digits with at most one ``.`` among or around them, nothing else (no exponent, ``nan``,
+    ``inf``, ``_``, spaces, fullwidth or other-script digits, which ``float()`` takes)."""
+    if not isinstance(value, str):
+        return False
+    digits = value[1:] if value.startswith("-") else value
+    whole, _, fraction = digits.partition(".")
+    return (0 < len(digits) <= 32 and (whole or fraction) != "" and (not whole or within(whole, _DIGITS, longest=32))
+            and (not fraction or within(fraction, _DIGITS, longest=32)))
+
+
 def shown(value, width=80):
     """How an error message shows a rejected value: its repr clipped to ``width`` characters,
     or ``<redacted>`` when the secret guard flags it (never echo a credential to stderr).
@@ -170,14 +182,19 @@ def text(value, flag, *, required=False, max_len=MAX_TEXT):
     return value
 
 
+def single_line(value):
+    """True when the str ``value`` holds no line break, NUL or other control character (tab
+    allowed): the one test of a one-line field, which :func:`line` enforces."""
+    return re.search(_LINE_BREAKING, value) is None
+
+
 def line(value, flag, *, required=False, max_len=4096):
     """Single-line free text (a title, a reason, a branch): :func:`text` that also refuses
     newlines, carriage returns, NUL and the other control characters (tab allowed)."""
     value = text(value, flag, required=required, max_len=max_len)
-    found = re.search(_LINE_BREAKING, value)
-    if found:
-        raise InvalidInput(f"invalid {flag}: contains a control character ({found.group()!r});"
-                           " this field is a single line")
+    if not single_line(value):
+        found = re.search(_LINE_BREAKING, value).group()
+        raise InvalidInput(f"invalid {flag}: contains a control character ({found!r}); this field is a single line")
     return value
 
 
@@ -194,6 +211,15 @@ def integer(value, flag):
     if not ascii_integer(value):
         raise InvalidInput(f"invalid {flag}: expected an integer in ASCII digits, got {shown(value, 40)}")
     return int(value)
+
+
+def number(value, flag):
+    """A decimal number written in ASCII (:func:`ascii_number`); an int or float passes as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if not ascii_number(value):
+        raise InvalidInput(f"invalid {flag}: expected a number in ASCII digits, got {shown(value, 40)}")
+    return float(value)
 
 
 def timestamp(value, flag):

@@ -62,6 +62,8 @@ def bridge_settings(env):
     Only the flat ``key: scalar`` lines of that one top-level block are read, so the rest
     of the YAML (whatever features it uses) never matters.
     """
+    from mindos.core import validate  # lazy: numbers are read in ASCII digits only
+
     found = dict(DEFAULTS)
     from mindos.core import files  # lazy: only the Hermes hook reads its config
     from mindos.errors import MindosError
@@ -84,10 +86,10 @@ def bridge_settings(env):
         if key == "context_pack":
             found[key] = value.lower() not in ("false", "no", "off", "0")
         elif key in ("context_pack_max_bytes", "context_pack_seconds"):
-            try:
-                found[key] = int(value) if key.endswith("bytes") else float(value)
-            except ValueError:
-                pass
+            if key.endswith("bytes") and validate.ascii_integer(value):
+                found[key] = int(value)
+            elif not key.endswith("bytes") and validate.ascii_number(value):
+                found[key] = float(value)
     return found
 
 
@@ -155,7 +157,9 @@ def respond(payload, env=None):
         _remember(conn.home, seen, session)
     finally:
         conn.close()
-    return {"context": text}
+    from mindos.core.text import inert  # lazy: see above (prime renders inert text; the hook says so itself)
+
+    return {"context": inert(text, multiline=True)}
 
 
 # ---------------------------------------------------------------------------------------

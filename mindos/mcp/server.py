@@ -25,6 +25,7 @@ import logging
 
 from mindos import __version__
 from mindos.cli import call_handler, safe_line
+from mindos.core.text import inert
 from mindos.errors import MindosError
 from mindos.mcp import tools
 
@@ -131,7 +132,8 @@ class Server:
         code = 0
         if isinstance(result, tuple):
             result, code = result
-        text = result if isinstance(result, str) else json.dumps(result, indent=2, sort_keys=True)
+        text = inert(result, multiline=True) if isinstance(result, str) else json.dumps(result, indent=2,
+                                                                                          sort_keys=True)
         answer = {"content": [{"type": "text", "text": text}], "isError": code != 0}
         if isinstance(result, dict):
             answer["structuredContent"] = result

@@ -43,9 +43,9 @@ def row_to_fact(row, now=None, with_live=False):
 
 
 def fact_id(value, flag="fact id"):
-    """A fact id: a positive integer (or its decimal text)."""
-    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    if not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= _MAX_ROWID:
+    """A fact id: a positive integer (or its text in ASCII digits: ``１`` and ``٣`` are not ids)."""
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not validate.ascii_integer(text) or not 1 <= int(text) <= _MAX_ROWID:
         raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (expected a positive integer)")
     return int(text)
 
@@ -116,7 +116,7 @@ def retract(conn, fid, *, reason):
     """``fact-retract``: close a currently-valid fact's window at now with ``reason``; audited
     ``fact_retracted``.  A retracted or expired fact is refused.  Returns the fact (``live``)."""
     fid = fact_id(fid)
-    reason = validate.text(reason, "--reason", required=True, max_len=MAX_REASON).strip()
+    reason = validate.line(reason, "--reason", required=True, max_len=MAX_REASON).strip()
     from mindos.memory import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):

@@ -141,9 +141,9 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
     # guard_record audits both names as identities
     from_agent = validate.agent(from_agent, "--from-agent", secret_check=False)
     to_agent = validate.agent(to_agent, "--to-agent", secret_check=False) if to_agent else ""
-    status = validate.text(status or "", "--status", max_len=MAX_STATUS)
+    status = validate.line(status or "", "--status", max_len=MAX_STATUS)
     objective = validate.text(objective or "", "--objective", max_len=MAX_FIELD)
-    commit = validate.text(commit or "", "--commit", max_len=MAX_COMMIT)
+    commit = validate.line(commit or "", "--commit", max_len=MAX_COMMIT)
     recall_digest = validate.digest(recall_digest)
     lists = {
         "evidence": _clean_list(evidence, "evidence"),

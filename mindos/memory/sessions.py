@@ -43,7 +43,7 @@ PARALLEL_WORKERS = 4
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, parsing in-process beats starting workers
 SNIPPET_CHARS = 300
 MAX_QUERY = 2000
-_AGE = re.compile(r"^(\d{1,6})([dhm])$")
+_AGE = re.compile(r"^([0-9]{1,6})([dhm])\Z")  # ASCII digits: \d would also take "٣"
 
 
 # ---------------------------------------------------------------------------------------

@@ -39,7 +39,9 @@ from mindos.core import clock
 from mindos.errors import InvalidInput
 
 ROLES = ("user", "assistant")
-_PLAIN_UTC = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z\Z")
+# (re.ASCII: \d is 0-9 only, so a timestamp in other-script digits takes the full parse and is dropped)
+_PLAIN_UTC = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z\Z",
+                        re.ASCII)
 FORMATS = ("claude-code", "codex", "generic")
 COUNTERS = ("lines", "blank_lines", "malformed_lines", "tool_calls_skipped", "tool_results_skipped",
             "unknown_roles_skipped", "other_records_skipped", "unrecognized_records", "empty_messages_skipped")

@@ -20,7 +20,7 @@ Design decisions
 import json
 import re
 
-from mindos.core import canonical, clock
+from mindos.core import canonical, clock, validate
 from mindos.errors import Conflict, InvalidInput
 from mindos.store import db
 
@@ -28,11 +28,12 @@ _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 
 
 def check_key(value, flag="--request-id"):
-    """A request id: 1-128 characters of A-Z a-z 0-9 . _ : -, starting alphanumeric."""
+    """A request id: 1-128 characters of A-Z a-z 0-9 . _ : -, starting alphanumeric, and not
+    credential-shaped (it is stored with the result it replays)."""
     if not isinstance(value, str) or not _KEY.match(value):
         raise InvalidInput(f"invalid {flag}: use 1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter"
                            " or digit")
-    return value
+    return validate.not_secret(value, flag)
 
 
 def run(conn, actor, request_id, command, arguments, act):

@@ -4,11 +4,12 @@
 the head of the queue) and returns plain data; :func:`render` turns it into text for a
 person.  Every listing is capped so the screen stays one screen on a large fleet, with a
 "... and N more" line instead of silent truncation.  User text (titles, owners) is shown
-on one line with control characters replaced, so a crafted title cannot redraw the
-operator's terminal.
+on one line with control characters shown as escapes (:func:`mindos.core.text.one_line`), so
+a crafted title cannot redraw the operator's terminal.
 """
 
 from mindos.core import clock, validate
+from mindos.core.text import one_line
 from mindos.store import sql
 
 LIST_CAP = 10
@@ -42,9 +43,7 @@ def collect(conn, *, cap=LIST_CAP):
 
 
 def _clean(text, width=TITLE_WIDTH):
-    text = "".join(ch if ch.isprintable() else " " for ch in (text or ""))
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return one_line(text or "", width)
 
 
 def _span(seconds):

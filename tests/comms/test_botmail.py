@@ -220,8 +220,12 @@ def test_cli_round_trip(cli, cli_json):
     receipt = cli_json("autopilot", "botmail-send", "--from", "codex", "--to", "hermes", "--profile", "work",
                        "--class", "status", "--body", "build green", "--harness", "codex", "--id", "s-1")
     assert receipt["outcome"] == "accepted"
-    raw = cli_json("autopilot", "botmail-send", "--envelope", '{"format": "nope"}')
-    assert (raw["outcome"], raw["reason"]) == ("rejected", "malformed")
+    rc, out, err = cli("autopilot", "botmail-send", "--envelope", '{"format": "nope"}')
+    raw = json.loads(out)
+    assert rc == 1 and err == "" and (raw["outcome"], raw["reason"]) == ("rejected", "malformed")
+    rc, out, _ = cli("autopilot", "botmail-send", "--from", "codex", "--to", "hermes", "--profile", "work",
+                     "--class", "status", "--body", "build green", "--harness", "codex", "--id", "s-1")
+    assert rc == 0 and json.loads(out)["outcome"] == "duplicate"  # a retry of a delivered envelope
     assert cli_json("autopilot", "botmail-inbox", "--recipient", "hermes")["count"] == 1
     assert cli_json("autopilot", "botmail-ack", "1", "--recipient", "hermes")["acked"] is True
     assert len(cli_json("autopilot", "botmail-receipts", "--outcome", "rejected")) == 1

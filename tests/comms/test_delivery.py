@@ -54,7 +54,8 @@ def test_a_hanging_crashing_garbage_or_missing_command_never_stops_the_tick(room
 
 def test_a_reply_with_a_credential_is_posted_redacted(room):
     dials.set_dial(room, "listening", "mentions", mood="infra")
-    agents.update(room, "re", command=command("print('the key is AKIAIOSFODNN7EXAMPLE ok')"))
+    # the command itself holds no credential (the guard refuses one): it assembles the key
+    agents.update(room, "re", command=command("print('the key is ' + 'AKIA' + 'IOSFODNN7EXAMPLE ok')"))
     say(room, "@re key?", via="web")
     wake = tick.run(room)["wakes"][0]
     assert wake["outcome"] == "replied"

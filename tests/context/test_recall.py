@@ -196,8 +196,9 @@ def test_diff_reports_facts_memories_dep_context_and_handoffs(conn):
 
 def test_diff_of_an_unproven_or_legacy_digest(conn):
     make_task(conn, "t1")
-    result = recall.diff(conn, "t1", "a" * 64)
-    assert result["unproven_recall_digest"] is True and result["fresh"] is False
+    with pytest.raises(NotFound, match="no audited recall of t1 produced digest a{64}") as raised:
+        recall.diff(conn, "t1", "a" * 64)
+    assert raised.value.code == "unproven_recall_digest"
     sealed = recall.bundle(conn, "t1", "codex", P())
 
     with db.write(conn):  # an event written before manifests and parameters were recorded

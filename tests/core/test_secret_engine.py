@@ -260,12 +260,28 @@ def test_the_combining_table_and_the_format_class_agree_with_unicodedata():
     assert unicodedata.normalize("NFC", "\u1100\u1161") == "\uac00" and "\u1161" in secrets._SECOND
     assert unicodedata.normalize("NFC", "\uac00\u11a8") == "\uac01" and "\u11a8" in secrets._SECOND
     formats = [chr(code) for code in range(0x110000) if secrets._FORMAT().match(chr(code))]
-    assert all(unicodedata.category(char) in ("Cf", "Cn") for char in formats)
-    assert all(unicodedata.normalize("NFKC", char) == char and not char.isprintable() for char in formats)
+    format_set = set(formats)
+    # every format character, and every Default_Ignorable_Code_Point (DerivedCoreProperties.txt)
+    assert {chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"} <= format_set
+    assert DEFAULT_IGNORABLE <= format_set
+    assert all(unicodedata.category(char) in ("Cf", "Cn", "Mn", "Lo") for char in formats)
+    assert all(set(unicodedata.normalize("NFKC", char)) <= format_set for char in formats)
+    # the printable ones are exactly those _printable looks for
+    assert [char for char in formats if char.isprintable()] == \
+        [char for char in formats if secrets._VISIBLE_IGNORABLE().match(char)]
     assert not any(char.isspace() for char in formats)
     # no other character normalizes into a format character
     assert not [code for code in range(0x110000) if unicodedata.decomposition(chr(code))
+                and chr(code) not in format_set
                 and any(secrets._FORMAT().match(c) for c in unicodedata.normalize("NFKC", chr(code)))]
+
+
+# Default_Ignorable_Code_Point, from the Unicode Character Database's DerivedCoreProperties.txt
+DEFAULT_IGNORABLE = {chr(code) for first, last in (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)) for code in range(first, last + 1)}
 
 
 def _unicode_texts(seed, count=1500):
@@ -413,7 +429,7 @@ def _reads_wide_characters_as_classes_only(pattern, flags):
 def test_every_regex_run_on_the_narrow_copies_reads_wide_characters_as_classes_only():
     secrets._detectors()
     regexes = [regex for detector in secrets._detectors() for regex in _regexes(detector)]
-    regexes += [secrets._LABEL, *secrets._PRIVATE_KEY]
+    regexes += [secrets._label(), *secrets._PRIVATE_KEY]
     assert len(regexes) > 60
     assert [regex.pattern[:60] for regex in regexes if not _reads_wide_characters_as_classes_only(regex.pattern,
                                                                                                    regex.flags)] == []

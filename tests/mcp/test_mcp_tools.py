@@ -59,7 +59,8 @@ def test_every_tool_schema_matches_its_cli_flags(name):
         assert prop["type"] == ("array" if many else scalar["type"])
         # int and integer-parsing functions (flags.integer) are integers; float is a number
         type_name = getattr(action.type, "__name__", None)
-        assert scalar["type"] == {"int": "integer", "integer": "integer", "float": "number"}.get(type_name, "string")
+        assert scalar["type"] == {"int": "integer", "integer": "integer", "float": "number", "number": "number"}.get(
+                type_name, "string")
         if action.choices is not None:
             assert scalar["enum"] == list(action.choices)
             value = list(action.choices)[0]

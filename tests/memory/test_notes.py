@@ -62,9 +62,9 @@ def test_note_defaults_kind_and_source(conn, task):
     (["--content", "x", "--source", "bad source!"], "invalid --source"),
     (["--content", "x", "--ttl-hours", "0"], "invalid --ttl-hours"),
     (["--content", "x", "--ttl-hours", "-3"], "invalid --ttl-hours"),
-    (["--content", "x", "--ttl-hours", "nan"], "invalid --ttl-hours"),
-    (["--content", "x", "--ttl-hours", "inf"], "invalid --ttl-hours"),
-    (["--content", "x", "--ttl-hours", "1e12"], "invalid --ttl-hours"),
+    (["--content", "x", "--ttl-hours", "nan"], "--ttl-hours: expected a number in ASCII digits"),
+    (["--content", "x", "--ttl-hours", "inf"], "--ttl-hours: expected a number in ASCII digits"),
+    (["--content", "x", "--ttl-hours", "1e12"], "--ttl-hours: expected a number in ASCII digits"),
     (["--content", "x", "--redact", "--allow-secret"], "at most one of --redact and --allow-secret"),
 ])
 def test_note_rejects_bad_input_without_changing_anything(cli, conn, task, argv, message):
@@ -558,7 +558,7 @@ def test_without_rerank_the_output_is_unchanged(cli, conn, aged):
     (["--recency-half-life-hours", "24"], "need --rerank"),
     (["--pinned-boost", "1"], "need --rerank"),
     (["--rerank", "--recency-half-life-hours", "0"], "invalid --recency-half-life-hours"),
-    (["--rerank", "--recency-half-life-hours", "nan"], "invalid --recency-half-life-hours"),
+    (["--rerank", "--recency-half-life-hours", "nan"], "--recency-half-life-hours: expected a number in ASCII"),
     (["--rerank", "--pinned-boost", "-1"], "invalid --pinned-boost"),
 ])
 def test_rerank_options_are_validated(cli, aged, argv, message):

@@ -68,7 +68,7 @@ def test_user_text_cannot_break_the_screen(conn):
     text = dashboard.render(conn)
     assert "\x1b" not in text and "\r" not in text and "\t" not in text
     line = next(line for line in text.splitlines() if line.startswith("  evil"))
-    assert "evil [2J second line" in line and line.endswith("…")
+    assert "evil\\x1b[2J second line" in line and line.endswith("…")
     assert len(text.splitlines()) == 6  # header, counts, three section heads, one task line
 
 

@@ -17,9 +17,9 @@ def add_peer_allow(sub):
     p.add_argument("--profile", required=True, help="the one profile scope this peer may write in")
     p.add_argument("--class", dest="classes", action="append", default=[],
                    help=f"an allowed content class (repeatable; default chat): {', '.join(botmail.CONTENT_CLASSES)}")
-    p.add_argument("--replay-budget", type=int, default=botmail.DEFAULT_REPLAY_BUDGET,
+    p.add_argument("--replay-budget", type=flags.integer, default=botmail.DEFAULT_REPLAY_BUDGET,
                    help=f"most accepted messages per window (default {botmail.DEFAULT_REPLAY_BUDGET})")
-    p.add_argument("--window-seconds", type=int, default=botmail.DEFAULT_WINDOW_SECONDS,
+    p.add_argument("--window-seconds", type=flags.integer, default=botmail.DEFAULT_WINDOW_SECONDS,
                    help=f"the replay window (default {botmail.DEFAULT_WINDOW_SECONDS})")
     p.set_defaults(handler=cmd_peer_allow)
 
@@ -64,7 +64,7 @@ def add_send(sub):
     p.add_argument("--thread", default="", help="a thread name")
     p.add_argument("--harness", default="other", help=f"provenance harness: {', '.join(botmail.HARNESSES)}")
     p.add_argument("--id", dest="envelope_id", help="idempotency key (reuse it to retry; default random)")
-    p.add_argument("--ttl-seconds", type=int, help="expire undelivered after this many seconds")
+    p.add_argument("--ttl-seconds", type=flags.integer, help="expire undelivered after this many seconds")
     flags.epoch(p, help="capability epoch (default: the peer entry's current one)")
     p.set_defaults(handler=cmd_send)
 
@@ -81,14 +81,20 @@ def cmd_send(conn, args):
             envelope = sys.stdin.read(MAX_STDIN + 1)
             if len(envelope) > MAX_STDIN:
                 raise InvalidInput(f"--envelope -: stdin is over {MAX_STDIN} characters")
-        return botmail.deliver(conn, envelope)
+        return _exit_by_outcome(botmail.deliver(conn, envelope))
     if any(value is None for value in composed):
         raise InvalidInput("botmail-send needs --envelope, or --from, --to, --profile and --body")
     epoch = args.epoch if args.epoch is not None else botmail.current_epoch(conn, args.recipient, args.sender)
     envelope = botmail.compose(args.sender, args.recipient, args.profile, args.body, klass=args.klass, epoch=epoch,
                                harness=args.harness, thread=args.thread, envelope_id=args.envelope_id,
                                ttl_seconds=args.ttl_seconds)
-    return botmail.deliver(conn, envelope)
+    return _exit_by_outcome(botmail.deliver(conn, envelope))
+
+
+def _exit_by_outcome(receipt):
+    """The receipt, with exit 1 unless the envelope was delivered (accepted, or a duplicate of
+    one that was): a rejected, expired or failed delivery is printed and fails the call."""
+    return receipt, 0 if receipt["outcome"] in ("accepted", "duplicate") else 1
 
 
 def add_inbox(sub):
@@ -134,7 +140,7 @@ def add_context(sub):
     p = make_parser(sub, "botmail-context", "autopilot.py botmail-context --recipient hermes --profile work --budget 2000")
     p.add_argument("--recipient", required=True, help="the receiving bot")
     p.add_argument("--profile", required=True, help="the profile whose bot chat to pack")
-    p.add_argument("--budget", type=int, default=botmail.DEFAULT_CONTEXT_BUDGET,
+    p.add_argument("--budget", type=flags.integer, default=botmail.DEFAULT_CONTEXT_BUDGET,
                    help=f"character budget (default {botmail.DEFAULT_CONTEXT_BUDGET})")
     p.set_defaults(handler=cmd_context)
 

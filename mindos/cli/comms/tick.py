@@ -12,11 +12,11 @@ def add_tick(sub):
     p = make_parser(sub, "tick",
                     "mood_poller.py tick --dry-run")
     p.add_argument("--dry-run", action="store_true", help="compose the wakes without delivering or writing anything")
-    p.add_argument("--seconds", type=float, default=50.0,
+    p.add_argument("--seconds", type=flags.number, default=50.0,
                    help="start no new wake after this many seconds (default 50: one cron minute)")
     p.add_argument("--cycles", type=flags.integer, default=1,
                    help="run this many cycles in a loop (default 1: one cycle, for cron); prints a list")
-    p.add_argument("--every", type=float, default=60.0,
+    p.add_argument("--every", type=flags.number, default=60.0,
                    help="seconds between the starts of looped cycles (default 60)")
     p.set_defaults(handler=cmd_tick)
 

@@ -1,7 +1,7 @@
 """The session-start command: prime."""
 
 from mindos.context import prime
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_prime(sub):
@@ -9,10 +9,10 @@ def add_prime(sub):
                     "autopilot.py prime --agent claude-code --project Trove --budget 4000 --format text")
     p.add_argument("--agent", required=True, help="the agent starting a session")
     p.add_argument("--project", help="only this project (default: the projects of your leases and inbox)")
-    p.add_argument("--budget", type=int, default=prime.DEFAULT_BUDGET,
+    p.add_argument("--budget", type=flags.integer, default=prime.DEFAULT_BUDGET,
                    help=f"character budget of the pack; the text form stays within this many bytes"
                         f" (default {prime.DEFAULT_BUDGET}, at least {prime.MIN_BUDGET})")
-    p.add_argument("--seconds", type=float, default=prime.DEFAULT_SECONDS,
+    p.add_argument("--seconds", type=flags.number, default=prime.DEFAULT_SECONDS,
                    help=f"time budget: past it the pack degrades to the sections built so far"
                         f" (default {prime.DEFAULT_SECONDS:g})")
     p.add_argument("--format", choices=prime.FORMATS, default="text",

@@ -24,9 +24,9 @@ def add_section_flags(p):
                    help="also pack up to N live memories in scope matching this task's text (memory-fts-v1)")
     p.add_argument("--rerank", action="store_true", default=None,
                    help="order related notes by normalized BM25 x recency decay + pinned boost (rank_score)")
-    p.add_argument("--recency-half-life-hours", type=float, metavar="H",
+    p.add_argument("--recency-half-life-hours", type=flags.number, metavar="H",
                    help="rerank recency half-life in hours (default 168)")
-    p.add_argument("--pinned-boost", type=float, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
+    p.add_argument("--pinned-boost", type=flags.number, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
 
 
 def add_bundle_flags(p, *, budget_default=None):

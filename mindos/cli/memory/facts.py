@@ -13,7 +13,7 @@ def add_fact_assert(sub):
     p.add_argument("--object", required=True, help="object token ([a-z0-9:_./-])")
     p.add_argument("--source", required=True, help="the asserting agent")
     p.add_argument("--task", help="originating task (must exist; a soft link)")
-    p.add_argument("--valid-hours", type=float, help="validity window in hours (default: open-ended)")
+    p.add_argument("--valid-hours", type=flags.number, help="validity window in hours (default: open-ended)")
     p.set_defaults(handler=cmd_fact_assert)
 
 

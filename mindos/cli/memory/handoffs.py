@@ -121,7 +121,7 @@ def add_handoff_check(sub):
     p = make_parser(sub, "handoff-check",
                     "ops.py handoff-check --task t-1a2b3c4d --ack-sla-hours 24")
     p.add_argument("--task", help="only the live handoff of this task")
-    p.add_argument("--ack-sla-hours", type=float, default=24.0,
+    p.add_argument("--ack-sla-hours", type=flags.number, default=24.0,
                    help="hours an addressed handoff may stay unacknowledged (default 24)")
     p.set_defaults(handler=cmd_handoff_check)
 

@@ -12,7 +12,7 @@ def add_note(sub):
     flags.long_text(p, "content", required=True, help="the note text (non-empty; stored trimmed)")
     p.add_argument("--source", help=f"agent/operator that wrote it (default {notes.DEFAULT_SOURCE})")
     p.add_argument("--pinned", action="store_true", help="critical: packs first and survives tight budgets")
-    p.add_argument("--ttl-hours", type=float, help="lifetime in hours; past it an unpinned note retires")
+    p.add_argument("--ttl-hours", type=flags.number, help="lifetime in hours; past it an unpinned note retires")
     flags.secret(p)
     flags.request_id(p, actor="source")
     p.set_defaults(handler=cmd_note)
@@ -42,7 +42,7 @@ def add_supersede_note(sub):
     flags.long_text(p, "content", required=True, help="the replacement text")
     p.add_argument("--kind", help="kind of the new note (default: the old note's kind)")
     p.add_argument("--source", help="who wrote the replacement (default: the old note's source)")
-    p.add_argument("--ttl-hours", type=float, help="lifetime of the new note (default: none, immortal)")
+    p.add_argument("--ttl-hours", type=flags.number, help="lifetime of the new note (default: none, immortal)")
     flags.secret(p)
     p.set_defaults(handler=cmd_supersede_note)
 
@@ -75,9 +75,9 @@ def add_search_notes(sub):
     p.add_argument("--rerank", action="store_true",
                    help="order by normalized BM25 x recency decay + pinned boost (rank_score); without --rank"
                         " every substring hit counts as a full match")
-    p.add_argument("--recency-half-life-hours", type=float, metavar="H",
+    p.add_argument("--recency-half-life-hours", type=flags.number, metavar="H",
                    help="rerank recency half-life in hours (default 168)")
-    p.add_argument("--pinned-boost", type=float, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
+    p.add_argument("--pinned-boost", type=flags.number, metavar="B", help="rerank bonus for pinned notes (default 0.5)")
     flags.limit(p, 50, "at most this many (default 50)")
     p.set_defaults(handler=cmd_search_notes)
 

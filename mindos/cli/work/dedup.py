@@ -3,14 +3,14 @@
 import argparse
 
 from mindos.work import dedup
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_similar(sub):
     p = make_parser(sub, "similar",
                     "autopilot.py similar t-1a2b3c4d --threshold 0.7")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--threshold", type=float,
+    p.add_argument("--threshold", type=flags.number,
                    help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
     p.set_defaults(handler=cmd_similar)
 
@@ -22,7 +22,7 @@ def cmd_similar(conn, args):
 def add_dup_tasks(sub):
     p = make_parser(sub, "dup-tasks",
                     "ops.py dup-tasks --threshold 0.7")
-    p.add_argument("--threshold", type=float,
+    p.add_argument("--threshold", type=flags.number,
                    help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
     # deprecated and hidden: the sweep is always read-only, so a dry run would be the same call;
     # still accepted so scripts that pass it keep working
