@@ -94,3 +94,28 @@ def test_the_eval_loads_either_corpus():
     retrieval_eval.add_corpus_flag(parser)
     assert parser.parse_args([]).corpus == "first"
     assert parser.parse_args(["--corpus", "heldout"]).corpus == "heldout"
+
+
+def test_the_loader_replaces_each_surface_its_own_way(tmp_path):
+    """Replacing handoffs land on the task of the handoff they replace (superseding it); retracted
+    facts carry the corpus's reason; the labelled rows span the 90 simulated days."""
+    conn, keymap = retrieval_eval.build(str(tmp_path / "home"), 0, "heldout")
+    try:
+        assert len(keymap) == len(corpus.ROWS)
+        by_key = {row[0]: row for row in corpus.ROWS}
+        for old, new in corpus.REPLACED:
+            surface, old_id = keymap[old]
+            if surface == "handoff":
+                row = conn.execute("SELECT superseded_by FROM handoffs WHERE id = ?", (old_id,)).fetchone()
+                assert row[0] == keymap[new][1], (old, new)
+            elif surface == "fact":
+                row = conn.execute("SELECT retract_reason FROM facts WHERE id = ?", (old_id,)).fetchone()
+                assert row[0] == corpus.RETRACT_REASONS[old]
+            elif surface == "note":
+                row = conn.execute("SELECT superseded_by FROM notes WHERE id = ?", (old_id,)).fetchone()
+                assert row[0] == keymap[new][1] and by_key[new][1] == "note"
+        first, last = conn.execute("SELECT min(created_at), max(created_at) FROM notes").fetchone()
+        assert first.startswith("2026-01-05") and last.startswith("2026-04-0")
+    finally:
+        conn.close()
+        retrieval_eval.clock.set_now(None)
