@@ -163,7 +163,7 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
     to check that candidate selection still finds them in a large home; ``limit`` is the
     hits asked of memory-search (an agent's usual 10 sizes its candidate pool smaller than
     the default DEPTH)."""
-    name = corpus if isinstance(corpus, str) else getattr(corpus, "__name__", "custom")
+    corpus_name = corpus if isinstance(corpus, str) else getattr(corpus, "__name__", "custom")
     corpus = load_corpus(corpus)
     if filler_per_project is None:
         filler_per_project = corpus.FILLER_PER_PROJECT
@@ -197,7 +197,7 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
             if name == "engine" and recall < 1:
                 misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
                                "top5": ranked[:TOP]})
-    report = {"corpus": name, "rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS),
+    report = {"corpus": corpus_name, "rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS),
               "engine_limit": limit, "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
               "engine_misses": misses}
     for name in rankers:

@@ -119,3 +119,11 @@ def test_the_loader_replaces_each_surface_its_own_way(tmp_path):
     finally:
         conn.close()
         retrieval_eval.clock.set_now(None)
+
+
+def test_the_report_names_its_corpus_and_its_kinds():
+    report = retrieval_eval.evaluate(filler_per_project=0, corpus="first")
+    retrieval_eval.clock.set_now(None)
+    first = retrieval_eval.load_corpus("first")
+    assert report["corpus"] == "first" and list(report["by_kind"]) == list(first.KINDS)
+    assert retrieval_eval.table(report).splitlines()[-1].startswith("overall")
