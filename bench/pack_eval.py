@@ -16,7 +16,9 @@ packed: the sections never pack superseded, retracted or expired rows, so it sho
 The sections pack a few rows each, newest first or by BM25 (related notes), so this is the
 measure any change to how packs match (stemming, groups, budgets) should be judged by.
 
-Run:  python3 bench/pack_eval.py [--filler N]      (JSON to stdout, a table to stderr)
+``--corpus heldout`` runs the same over bench/heldout_corpus.py, the frozen held-out corpus.
+
+Run:  python3 bench/pack_eval.py [--corpus first|heldout] [--filler N]   (JSON to stdout, a table to stderr)
 """
 
 import json
@@ -30,7 +32,6 @@ for path in (ROOT, HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-import retrieval_corpus as corpus  # noqa: E402
 import retrieval_eval  # noqa: E402
 
 from mindos.context import params as pack_params  # noqa: E402
@@ -53,10 +54,14 @@ def packed_refs(pack):
     return found
 
 
-def evaluate(home=None, filler_per_project=corpus.FILLER_PER_PROJECT):
-    """Build the corpus, pack a task per labelled query; return the report dict."""
+def evaluate(home=None, filler_per_project=None, corpus="first"):
+    """Build the corpus (``first`` or ``heldout``), pack a task per labelled query; return the report dict."""
+    name = corpus
+    corpus = retrieval_eval.load_corpus(corpus)
+    if filler_per_project is None:
+        filler_per_project = corpus.FILLER_PER_PROJECT
     home = home or tempfile.mkdtemp(prefix="mindos-pack-eval-")
-    conn, keymap = retrieval_eval.build(home, filler_per_project)
+    conn, keymap = retrieval_eval.build(home, filler_per_project, corpus)
     now = clock.now_iso()
     params = pack_params.make_params(**PACK)
     by_kind = {kind: {"queries": 0, "found": 0.0, "temporal": 0, "outdated_packed": 0} for kind in corpus.KINDS}
@@ -82,7 +87,8 @@ def evaluate(home=None, filler_per_project=corpus.FILLER_PER_PROJECT):
                            "missed": [key for key in expected if key not in hits]})
     conn.close()
     clock.set_now(None)
-    report = {"queries": len(corpus.QUERIES), "filler_notes": filler_per_project * len(corpus.PROJECTS),
+    report = {"corpus": name if isinstance(name, str) else corpus.__name__, "queries": len(corpus.QUERIES),
+              "filler_notes": filler_per_project * len(corpus.PROJECTS),
               "pack": PACK, "by_kind": {}, "by_section": {}, "misses": misses}
     total_found = total_queries = 0
     for kind, bucket in by_kind.items():
@@ -118,9 +124,10 @@ def main(argv=None):
     import argparse
 
     parser = argparse.ArgumentParser(description="Pack relevance: what recall's related sections carry.")
+    retrieval_eval.add_corpus_flag(parser)
     retrieval_eval.add_filler_flag(parser)
     args = parser.parse_args(argv)
-    report = evaluate(filler_per_project=args.filler)
+    report = evaluate(filler_per_project=args.filler, corpus=args.corpus)
     print(json.dumps(report, indent=2, sort_keys=True))
     print(table(report), file=sys.stderr)
     return 0
