@@ -164,6 +164,7 @@ def seeded(tmp_path_factory):
 
 
 def _fresh(values, monkeypatch):
+    monkeypatch.chdir(values["scratch"])  # a relative path a command writes lands there, never in the checkout
     home = values["home"]
     shutil.rmtree(home)
     shutil.copytree(home + ".seed", home)
