@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture
 def srv(conn):
-    return server.Server(conn, tools.exposed())
+    return server.Server(conn, tools.exposed(profile="all"))
 
 
 def call(srv, payload):
@@ -35,7 +35,8 @@ def test_initialize_negotiates_the_protocol_version(srv):
         answer = call(srv, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                             "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t"}}})
         assert answer["result"]["protocolVersion"] == got
-        assert answer["result"]["capabilities"] == {"tools": {"listChanged": False}}
+        assert answer["result"]["capabilities"] == {"tools": {"listChanged": False}, "resources": {"listChanged": False},
+                                                    "prompts": {"listChanged": False}}
         assert answer["result"]["serverInfo"]["name"] == "mindos"
 
 
@@ -48,7 +49,7 @@ def test_initialize_negotiates_the_protocol_version(srv):
     ('{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600),
     ('{"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}', -32600),
     ('{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]}', -32600),
-    ('{"jsonrpc": "2.0", "id": 1, "method": "resources/list"}', -32601),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe"}', -32601),
     ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}', -32602),
     ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}', -32602),
 ])
@@ -88,7 +89,7 @@ def test_search_notes_tool_takes_the_rerank_options_of_the_cli(srv, conn):
 
     make_task(conn, "t1")
     notes.add(conn, "t1", content="postgres pool sizing", pinned=True)
-    schema = tools.exposed()["search-notes"].schema["properties"]
+    schema = tools.exposed(profile="all")["search-notes"].schema["properties"]
     assert schema["rerank"]["type"] == "boolean" and schema["rank"]["type"] == "boolean"
     assert schema["recency_half_life_hours"]["type"] == schema["pinned_boost"]["type"] == "number"
     answer = tool(srv, "search-notes", {"query": "postgres pool", "rank": True, "rerank": True,
@@ -152,18 +153,20 @@ def test_stdio_process_writes_only_json_lines_and_logs_on_stderr(home):
                                                                 "description": "line one\nline two"}}}),
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
     ]
-    done = _serve(home, lines, "--log-level", "info")
+    done = _serve(home, lines, "--log-level", "info", "--tools", "all")
     assert done.returncode == 0
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a.get("id") for a in answers] == [1, None, 2, 3]
-    assert answers[1]["error"]["code"] == -32700
-    assert answers[2]["result"]["structuredContent"]["description"] == "line one\nline two"
+    # tool calls run on the worker, so answers may overtake them: JSON-RPC matches by id
+    assert sorted([a.get("id") for a in answers], key=str) == sorted([1, None, 2, 3], key=str)
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[2]["result"]["structuredContent"]["description"] == "line one\nline two"
     assert "serving" in done.stderr and "mindos-mcp: INFO" in done.stderr
 
 
 def test_stdio_destructive_commands_need_allow(home):
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    names = [t["name"] for t in json.loads(_serve(home, [listing]).stdout)["result"]["tools"]]
+    names = [t["name"] for t in json.loads(_serve(home, [listing], "--tools", "all").stdout)["result"]["tools"]]
     assert "cancel" not in names and "recover" not in names
     names = [t["name"] for t in json.loads(_serve(home, [listing], "--allow", "cancel").stdout)["result"]["tools"]]
     assert "cancel" in names and "recover" not in names
@@ -175,12 +178,12 @@ def test_stdio_destructive_commands_need_allow(home):
 # -- the official MCP Python SDK as the client -----------------------------------------------
 
 
-def _sdk_session(home, body):
+def _sdk_session(home, body, *extra):
     mcp = pytest.importorskip("mcp")
     anyio = pytest.importorskip("anyio")
 
     async def main():
-        params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mindos.mcp"], cwd=ROOT,
+        params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mindos.mcp", *extra], cwd=ROOT,
                                            env={"HERMES_AUTOPILOT_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"})
         async with mcp.stdio_client(params) as (read, write):
             async with mcp.ClientSession(read, write) as session:
@@ -199,7 +202,7 @@ def test_sdk_initialize_and_list_tools(home):
     init, listed = _sdk_session(home, body)
     assert init.server_info.name == "mindos"
     names = [t.name for t in listed.tools]
-    assert names == list(tools.exposed())
+    assert names == list(tools.exposed(profile=tools.DEFAULT_PROFILE)) == list(tools.PROFILES["agent"])
     claim = next(t for t in listed.tools if t.name == "claim")
     assert claim.input_schema["required"] == ["task_id", "owner"]
     assert claim.input_schema["properties"]["minutes"]["type"] == "integer"
@@ -236,7 +239,7 @@ def test_sdk_full_cycle_claim_note_receipt_complete_handoff(home):
             seen["unknown"] = (exc.error.code, exc.error.message)
         return task_id, seen
 
-    task_id, seen = _sdk_session(home, body)
+    task_id, seen = _sdk_session(home, body, "--tools", "all")
     assert seen["next"]["id"] == task_id and seen["next"]["lease_owner"] == "codex"
     assert seen["note"]["content"] == "use backoff"
     assert seen["heartbeat"].is_error is False
@@ -257,8 +260,9 @@ def test_sdk_high_level_client_in_auto_mode_falls_back_to_initialize(home):
     client_module = pytest.importorskip("mcp.client.client")
 
     async def main():
-        params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mindos.mcp"], cwd=ROOT,
-                                           env={"HERMES_AUTOPILOT_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"})
+        params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "mindos.mcp", "--tools", "all"],
+                                           cwd=ROOT, env={"HERMES_AUTOPILOT_HOME": str(home),
+                                                          "PYTHONDONTWRITEBYTECODE": "1"})
         async with client_module.Client(params, mode="auto") as client:  # probes server/discover first
             listed = await client.list_tools()
             created = await client.call_tool("create", {"project": "P", "title": "via auto mode"})
