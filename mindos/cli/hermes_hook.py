@@ -33,6 +33,11 @@ def main(argv=None):
                 sys.stdout.write(f"{'ok  ' if item['ok'] else 'FAIL'} {item['name']}\n")
             sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
         return 0 if report["ok"] else 1
+    if argv == ["--version"]:
+        from mindos import __version__
+
+        sys.stdout.write(f"mindos_gateway_hook.py {__version__}\n")
+        return 0
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(hermes.__doc__)
         return 0

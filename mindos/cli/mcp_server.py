@@ -39,7 +39,7 @@ def parser():
     p.add_argument("--allow-secret-override", action="store_true",
                    help="honour allow_secret (store credential-shaped text as is); refused otherwise")
     p.add_argument("--allow-force", action="store_true",
-                   help="honour force (take over another agent's lease); refused otherwise")
+                   help="honour force (claim past seam conflicts and dispatch policy); refused otherwise")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve MCP Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free one)")
     p.add_argument("--token-file", metavar="PATH",

@@ -267,11 +267,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _refuse(self, status, message, headers=(), code=protocol.INVALID_REQUEST):
-        """An HTTP error with a JSON-RPC error that has no id as its body."""
+        """An HTTP error with a JSON-RPC error that has no id as its body (a request body
+        left unread closes the connection: it cannot be told from the next request)."""
+        if not self._body_read and (self.headers.get("Content-Length", "0") != "0"
+                                    or "Transfer-Encoding" in self.headers):
+            self.close_connection = True
         self._send(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, headers)
 
     def _guard(self):
         """True when the request may go on; else the refusal has been sent."""
+        self._body_read = False
         if self.path.split("?", 1)[0] != ENDPOINT:
             self._refuse(404, f"Not Found: the MCP endpoint is {ENDPOINT}")
             return False
@@ -310,20 +315,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- methods -----------------------------------------------------------------------
 
+    _body_read = False
+
     def do_POST(self):  # noqa: N802 (http.server's naming)
         if not self._guard():
             return
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
-            self.close_connection = True
             self._refuse(411, "Length Required: send the body with a Content-Length")
             return
         if int(length) > self.server.max_body:
-            self.close_connection = True  # the body is left unread
             self._refuse(413, f"Payload Too Large: a message is limited to {self.server.max_body} bytes")
             return
         kind = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         body = self.rfile.read(int(length))
+        self._body_read = True
         if kind != "application/json":
             self._refuse(415, "Unsupported Media Type: send application/json")
             return

@@ -16,7 +16,7 @@ Design decisions
     ``--tools all`` exposes :data:`AGENT_TOOLS` with every argument.  A text the CLI takes
     as ``--NAME`` or ``--NAME-file`` (one of them required) is a required property here.
   * **Overrides are the operator's.**  :data:`GATED` arguments (``allow_secret`` bypasses
-    the secret guard, ``force`` another agent's lease) are left out of every schema unless
+    the secret guard, ``force`` seam conflicts and dispatch policy) are left out of every schema unless
     the server was started with their flag; a call that passes one anyway is refused.
   * **Operator commands are opt-in.**  Everything else in the doors (``cancel``,
     ``update``, ``transfer``, ``ops.py recover`` ...) is exposed only when the server is
