@@ -34,7 +34,7 @@ def main(argv=None):
             sys.stdout.write("sentinel: " + ("ok" if report["ok"] else "FAILED") + "\n")
         return 0 if report["ok"] else 1
     if argv == ["--version"]:
-        from mindos import __version__
+        from mindos import __version__  # lazy: --version only
 
         sys.stdout.write(f"mindos_gateway_hook.py {__version__}\n")
         return 0

@@ -19,7 +19,7 @@ from mindos.mcp.server import log, serve
 
 
 def parser():
-    from mindos import __version__
+    from mindos import __version__  # lazy: read only when the parser is built
 
     p = argparse.ArgumentParser(
         prog="mindos-mcp", allow_abbrev=False,
@@ -91,7 +91,7 @@ def _say_where(home):
     from mindos.store import db  # lazy: the path rules only
 
     if home is None:
-        from mindos.core.home import resolve
+        from mindos.core.home import resolve  # lazy: only when no --home is given
 
         home, rule = resolve()
     else:
@@ -104,7 +104,7 @@ def _say_where(home):
 
 
 def _serve_http(args, exposed, home):
-    from mindos.mcp import http_transport
+    from mindos.mcp import http_transport  # lazy: stdio never loads http.server
 
     address = http_transport.parse_address(args.http)
     token = http_transport.read_token(os.path.expanduser(args.token_file)) if args.token_file else None

@@ -245,7 +245,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     timeout = IDLE_CONNECTION_SECONDS
 
     def version_string(self):
-        from mindos import __version__
+        from mindos import __version__  # lazy: the Server header only
 
         return f"mindos-mcp/{__version__}"
 
