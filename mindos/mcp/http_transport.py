@@ -355,7 +355,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if found is None:
                 return
             key, session = found
-        answer = self.server.mcp.receive_message(message, session)
+        try:
+            answer = self.server.mcp.receive_message(message, session)
+        except Exception:  # a bug: answer it, keep serving, keep the traceback on stderr
+            log.exception("message failed")
+            self._refuse(500, "Internal error", code=protocol.INTERNAL)
+            return
         if isinstance(answer, protocol.Job):
             answer = self.server.pool.run(answer, session)
             if answer is None:

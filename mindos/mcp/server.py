@@ -335,8 +335,9 @@ class Server:
             return namespace.handler(conn, namespace)
         except MindosError as exc:
             code = tools.error_code(exc)
-            if uri is not None and code == "not_found":
-                raise _RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {safe_line(str(exc))}", {"uri": uri})
+            if uri is not None and code in ("not_found", "invalid", "usage"):  # the URI names no resource
+                raise _RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {safe_line(str(exc))}",
+                                {"uri": safe_line(uri[:200])})
             raise _RpcError(INTERNAL, safe_line(str(exc)) or code, {"code": code}) from None
 
     def list_resources(self, job, store):
@@ -489,7 +490,11 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     def read():
         try:
             for raw in _lines(stdin, max_line):
-                answer = decode(raw, server, session, max_line)
+                try:
+                    answer = decode(raw, server, session, max_line)
+                except Exception:  # a bug: keep reading, keep the traceback on stderr
+                    log.exception("message failed")
+                    answer = _error(None, INTERNAL, "Internal error")
                 if isinstance(answer, Job):
                     jobs.put(answer)
                 elif answer is not None:
