@@ -115,6 +115,13 @@ def _serve_http(args, exposed, home):
     def ready(url):
         print(f"mindos-mcp: serving MCP over Streamable HTTP at {url}", file=sys.stderr, flush=True)
 
+    def stop(signum, frame):
+        raise KeyboardInterrupt  # SIGTERM ends the server the way Ctrl-C does: connections closed
+
+    import signal  # lazy: the HTTP transport only
+
+    signal.signal(signal.SIGTERM, stop)
+
     try:
         http_transport.serve(address, exposed, home=home, token=token, origins=args.allow_origin, ready=ready,
                              **limits)
