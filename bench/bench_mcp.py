@@ -4,11 +4,15 @@
 What is measured
   * **Latency at N tasks** (default 10k, seeded by bench/bench.py's ``seed_tasks``): the
     p50 wall time of ``claim``, ``note`` and ``next --claim`` sent to one long-lived
-    ``python3 -m mindos.mcp`` server (write the request line, read the response line),
-    against the same calls as ``python3 autopilot.py ...`` processes.  MCP and process
-    calls are interleaved so machine noise hits both alike; ``speedup`` is process p50 /
-    MCP p50.  Explicit claims take tasks deferred out of dispatch, so ``next --claim``
-    and ``claim`` never collide.
+    ``python3 -m mindos.mcp`` server over stdio (write the request line, read the response
+    line) and to one ``mindos-mcp --http 127.0.0.1:0`` server over Streamable HTTP (one
+    keep-alive connection, one POST per call), against the same calls as
+    ``python3 autopilot.py ...`` processes.  The three are interleaved so machine noise hits
+    them alike; ``stdio_ratio`` and ``http_ratio`` are MCP p50 / process p50 (``speedup`` is
+    its inverse for stdio).  Explicit claims take tasks deferred out of dispatch, so
+    ``next --claim`` and ``claim`` never collide.
+  * **Tool definitions**: the bytes of the ``tools/list`` result as the server sends it,
+    for the default profile and for ``--tools all``.
   * **Racing servers**: S servers (default 8), each on its own connection, keep calling
     ``next --claim`` for their own owner until the queue of P tasks (default 2,000) is
     empty.  Reported: claims, distinct tasks, double claims (a task handed out twice),
@@ -47,9 +51,9 @@ AUTOPILOT = os.path.join(ROOT, "autopilot.py")
 class Server:
     """One ``python3 -m mindos.mcp`` process and a blocking request/response client."""
 
-    def __init__(self, home):
+    def __init__(self, home, *extra):
         env = bench._env(home)
-        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp"], cwd=ROOT, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp", *extra], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -84,6 +88,59 @@ class Server:
         self.proc.wait(timeout=30)
 
 
+class HttpServer(Server):
+    """One ``mindos-mcp --http 127.0.0.1:0`` process and a keep-alive Streamable HTTP client."""
+
+    def __init__(self, home):
+        import http.client
+        from urllib.parse import urlsplit
+
+        env = bench._env(home)
+        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp", "--http", "127.0.0.1:0"], cwd=ROOT,
+                                     env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        url = None
+        for line in self.proc.stderr:
+            if "Streamable HTTP at " in line:
+                url = urlsplit(line.rsplit(" ", 1)[-1].strip())
+                break
+        if url is None:
+            raise RuntimeError("the HTTP server did not start")
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+        self.path = url.path
+        self.http = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+        self.session = None
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.notify("notifications/initialized")
+
+    def _post(self, message):
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session:
+            headers.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": "2025-11-25"})
+        self.http.request("POST", self.path, body=json.dumps(message).encode(), headers=headers)
+        response = self.http.getresponse()
+        body = response.read()
+        self.session = self.session or response.getheader("Mcp-Session-Id")
+        return json.loads(body) if body else None
+
+    def notify(self, method):
+        self._post({"jsonrpc": "2.0", "method": method})
+
+    def request(self, method, params):
+        self.next_id += 1
+        answer = self._post({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        if answer.get("id") != self.next_id:
+            raise RuntimeError(f"out-of-order answer: {answer}")
+        return answer
+
+    def close(self):
+        self.http.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
 def _p50(samples):
     return round(statistics.median(samples), 2) if samples else None
 
@@ -91,10 +148,12 @@ def _p50(samples):
 def bench_latency(workdir, tasks, reps, python=sys.executable):
     """p50 of claim / note / next --claim through one MCP server vs as processes (run on ``python``)."""
     home = os.path.join(workdir, "home-latency")
-    info = bench.seed_tasks(home, tasks, reserve=2 * reps)
+    info = bench.seed_tasks(home, tasks, reserve=3 * reps)
     env = bench._env(home)
     server = Server(home)
+    remote = HttpServer(home)
     mcp = {"claim": [], "note": [], "next --claim": []}
+    over_http = {"claim": [], "note": [], "next --claim": []}
     proc = {"claim": [], "note": [], "next --claim": []}
     errors = []
     explicit = iter(info.reserved)
@@ -105,30 +164,57 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
             errors.append(bench._error(label, argv, done))
         proc[label].append(ms)
 
-    def served(label, name, arguments):
-        ms, ok, result = server.call(name, arguments)
+    def served(label, name, arguments, via=server, into=mcp):
+        ms, ok, result = via.call(name, arguments)
         if not ok:
-            errors.append({"command": label, "via": "mcp", "answer": result})
-        mcp[label].append(ms)
+            errors.append({"command": label, "via": "http" if via is remote else "mcp", "answer": result})
+        into[label].append(ms)
 
     try:
         for rep in range(reps):
-            mine, theirs = next(explicit), next(explicit)
+            mine, remote_one, theirs = next(explicit), next(explicit), next(explicit)
             served("claim", "claim", {"task_id": mine, "owner": "mcp-agent"})
+            served("claim", "claim", {"task_id": remote_one, "owner": "http-agent"}, remote, over_http)
             process("claim", ["claim", theirs, "--owner", "proc-agent"])
             served("note", "note", {"task_id": mine, "content": f"mcp observation {rep}", "source": "mcp-agent"})
+            served("note", "note", {"task_id": remote_one, "content": f"http observation {rep}",
+                                    "source": "http-agent"}, remote, over_http)
             process("note", ["note", theirs, "--content", f"process observation {rep}", "--source", "proc-agent"])
             served("next --claim", "next", {"claim": True, "owner": "mcp-agent"})
+            served("next --claim", "next", {"claim": True, "owner": "http-agent"}, remote, over_http)
             process("next --claim", ["next", "--claim", "--owner", "proc-agent"])
     finally:
         server.close()
+        remote.close()
         shutil.rmtree(home, ignore_errors=True)
     commands = {}
     for label in mcp:
-        m, p = _p50(mcp[label]), _p50(proc[label])
-        commands[label] = {"mcp_p50_ms": m, "process_p50_ms": p, "speedup": round(p / m, 1) if m and p else None,
+        m, h, p = _p50(mcp[label]), _p50(over_http[label]), _p50(proc[label])
+        commands[label] = {"mcp_p50_ms": m, "http_p50_ms": h, "process_p50_ms": p,
+                           "speedup": round(p / m, 1) if m and p else None,
+                           "stdio_ratio": round(m / p, 3) if m and p else None,
+                           "http_ratio": round(h / p, 3) if h and p else None,
                            "samples": len(mcp[label])}
     return {"tasks": tasks, "reps": reps, "commands": commands}, errors
+
+
+def bench_definitions(workdir):
+    """Bytes of the tools/list result as sent, for the default profile and for --tools all."""
+    home = os.path.join(workdir, "home-definitions")
+    db.connect(home).close()
+    sizes = {}
+    try:
+        for label, extra in (("default", ()), ("all", ("--tools", "all"))):
+            server = Server(home, *extra)
+            try:
+                result = server.request("tools/list", {})["result"]
+            finally:
+                server.close()
+            sizes[label] = {"tools": len(result["tools"]),
+                            "bytes": len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return sizes
 
 
 def bench_race(workdir, servers, pool):
@@ -197,7 +283,8 @@ def build_parser():
     p.add_argument("--reps", type=int, default=30, help="timed calls per command and mode (default 30)")
     p.add_argument("--servers", type=int, default=8, help="racing MCP servers (default 8)")
     p.add_argument("--race-tasks", type=int, default=2000, help="tasks the servers race for (default 2000)")
-    p.add_argument("--sections", default="latency,race", help="comma-separated: latency, race")
+    p.add_argument("--sections", default="definitions,latency,race",
+                   help="comma-separated: definitions, latency, race")
     p.add_argument("--out", help="results directory (default bench/results)")
     p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
     bench.add_interpreter_flag(p)
@@ -211,6 +298,8 @@ def run(argv=None):
     workdir = args.workdir or tempfile.mkdtemp(prefix="mindos-bench-mcp-")
     results, errors = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "interpreter": args.interpreter}, []
     try:
+        if "definitions" in sections:
+            results["definitions"] = bench_definitions(workdir)
         if "latency" in sections:
             python = bench.interpreter(args.interpreter, workdir)
             results["latency"], errs = bench_latency(workdir, args.tasks, args.reps, python)

@@ -38,6 +38,12 @@ CODES = (
     ("unproven_recall_digest", 1, "`recall-diff` was given a digest no audited recall of that task produced"),
     ("untrusted_artifact", 1, "a restore or import was handed a file neither this home nor a trusted key signed"
                               " (`--trust-unsigned`, SECURITY.md)"),
+    ("cancelled", 1, "an MCP client cancelled the call (`notifications/cancelled`) before it committed: nothing was"
+                     " changed"),
+    ("override_refused", 1, "an MCP call sent `allow_secret` or `force` to a server started without"
+                            " `--allow-secret-override` / `--allow-force`"),
+    ("token_required", 1, "`mindos-mcp --http` on a non-loopback address needs `--token-file`"),
+    ("token_file_mode", 1, "the `--token-file` is readable by group or others: make it 0600"),
     ("interrupted", 130, "Ctrl-C"),
     ("error", 1, "any other refusal"),
 )

@@ -39,6 +39,11 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "sentinel":
         return sentinel(argv[1:], "mindos_gateway_hook.py")
+    if argv == ["--version"]:
+        from mindos import __version__  # lazy: --version only
+
+        sys.stdout.write(f"mindos_gateway_hook.py {__version__}\n")
+        return 0
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(hermes.__doc__)
         return 0

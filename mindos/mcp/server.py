@@ -1,63 +1,198 @@
-"""The MCP server over stdio (its front door: :mod:`mindos.cli.mcp_server`).
+"""The MCP protocol layer, shared by the stdio transport (here) and the Streamable HTTP one
+(:mod:`mindos.mcp.http_transport`); the front door is :mod:`mindos.cli.mcp_server`.
 
 Design decisions
-  * **Standard library only, one long-lived connection.**  The server reads
-    newline-delimited JSON-RPC 2.0 from stdin and writes one JSON line per response to
-    stdout; it opens the database once, so a tool call costs a transaction, not a process
-    start and a schema check.  Requests are answered in order, one at a time.
+  * **Standard library only, long-lived connections.**  A tool call costs a transaction,
+    not a process start and a schema check.  Over stdio the server reads newline-delimited
+    JSON-RPC 2.0 from stdin and writes one JSON line per message to stdout.
+  * **Requests are answered concurrently.**  A reading thread answers what needs no
+    database at once (``initialize``, ``ping``, ``tools/list``, ``resources/templates/list``,
+    ``prompts/list``, ``prompts/get``) and queues the rest (``tools/call``,
+    ``resources/list``, ``resources/read``) for a worker that owns the connection, so a call
+    waiting on another process's write lock never holds up a ``ping``.  Answers may
+    therefore come back out of request order (JSON-RPC matches them by id).
+  * **Cancellation is honoured up to the commit.**  ``notifications/cancelled`` drops a
+    queued request unanswered; a running one gets a commit gate on its connection
+    (:attr:`mindos.store.db.Connection.commit_gate`): its next ``BEGIN`` or ``COMMIT``
+    raises :class:`Cancelled` and the transaction rolls back, so a cancelled request that
+    had not committed never does.  One that already committed answers as usual.
+  * **No silent homes.**  The home is resolved with the CLI's rules and never created: a
+    home without a database still answers ``initialize``, ``ping`` and the lists, and every
+    tool call answers the ``no_database`` error with the CLI's hint (the database is looked
+    for again on each call, so ``init`` run later is picked up).
+  * **Bounded input.**  A message is limited to :data:`MAX_LINE_BYTES` and
+    :data:`MAX_DEPTH` levels of nesting; past either it is a JSON-RPC error, never a crash.
   * **stdout is the protocol.**  While the server runs, ``sys.stdout`` points at stderr, so
     nothing a handler (or a stray print) writes can corrupt the stream; logs go to stderr
     through :mod:`logging` (``--log-level``).
-  * **The MCP methods of the initialize era**: ``initialize`` (the client's protocol
-    version when this server speaks it, else the newest it does), ``ping``, ``tools/list``
-    and ``tools/call``; notifications are accepted and never answered; anything else is
-    ``-32601``.  Malformed JSON is ``-32700``, a message that is not a JSON-RPC 2.0 request
-    ``-32600`` (batches included), bad ``tools/call`` params or an unknown tool ``-32602``.
   * **Tool failures are tool results.**  A refused call answers ``isError: true`` with
     ``{"error": {"code", "message", "exit_code"}}`` as its text and structured content, the
     code one of the stable codes of :func:`mindos.mcp.tools.error_code`.  An unexpected
     exception is logged with its traceback on stderr and answered as ``internal_error``;
-    the server keeps serving.
+    the server keeps serving.  Results are compact JSON (no indentation: fewer tokens).
+  * **Resources and a prompt.**  ``mindos://task/{task_id}`` (the task as ``show`` prints
+    it) and ``mindos://context/{task_id}`` (its context pack) are resource templates;
+    ``resources/list`` names the open tasks.  The ``recall-then-act`` prompt walks an agent
+    through the loop (recall, claim, act, note, receipt, complete, handoff).
 """
 
 import json
 import logging
+import queue
+import threading
 
 from mindos import __version__
 from mindos.cli import call_handler, safe_line
 from mindos.core.text import inert
-from mindos.errors import MindosError
+from mindos.errors import MindosError, NotFound
 from mindos.mcp import tools
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = -32700, -32600, -32601, -32602, -32603
-MAX_LINE_BYTES = 16 * 1024 * 1024  # one request line; a longer one is refused without being held in memory
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
+REQUEST_CANCELLED = -32800   # HTTP only: the answer of a POST whose request was cancelled unanswered
+# One message: a receipt payload may hold 1 MiB of JSON, which escaping can double.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 32  # nesting levels of one message (the deepest real request is about 6)
 INSTRUCTIONS = (
-    "MindOS is the shared task ledger and memory of this machine's agents. Start with prime "
-    "(your leases, inbox, constraints, next task and the pack of the task you hold); claim or "
-    "next --claim before acting; note what you learn; receipt your evidence; complete or fail; "
-    "handoff before you stop."
+    "MindOS is the shared task ledger and memory of this machine's agents. Recall before you act; "
+    "claim (or next with claim: true) before acting; note what you learn; receipt your evidence; "
+    "complete or fail; handoff before you stop."
 )
+TASK_URI, CONTEXT_URI = "mindos://task/", "mindos://context/"
+RESOURCE_TEMPLATES = (
+    {"uriTemplate": TASK_URI + "{task_id}", "name": "task", "mimeType": "application/json",
+     "description": "A task with its receipts, audit trail, dependencies and dependents (as `show` prints it)."},
+    {"uriTemplate": CONTEXT_URI + "{task_id}", "name": "context-pack", "mimeType": "application/json",
+     "description": "A task's context pack: header, live handoff, unsatisfied deps, live notes (as `context`)."},
+)
+PROMPT = {
+    "name": "recall-then-act", "title": "Recall, then act",
+    "description": "Work one MindOS task the safe way: recall its memory first, then claim, act, note, "
+                   "receipt, complete and hand off.",
+    "arguments": [{"name": "task_id", "description": "the task to work", "required": True},
+                  {"name": "agent", "description": "your agent name (the lease owner)", "required": True}],
+}
+OPEN_STATUSES = ("running", "claimed", "queued")  # resources/list: the tasks an agent may pick up or hold
+RESOURCE_LIST_LIMIT = 50  # per status
+# Methods answered on the reading thread (no database); the rest go to the worker.
+QUEUED = frozenset({"tools/call", "resources/list", "resources/read"})
+
+
+class Cancelled(MindosError):
+    """The client cancelled the request (``notifications/cancelled``) before it committed."""
+
+    code = "cancelled"
+
+
+class Job:
+    """One queued request: what to run and whether its client has cancelled it."""
+
+    __slots__ = ("request_id", "method", "params", "cancelled")
+
+    def __init__(self, request_id, method, params):
+        self.request_id, self.method, self.params = request_id, method, params
+        self.cancelled = threading.Event()
+
+    def check(self):
+        """The commit gate: raise Cancelled once the request is cancelled."""
+        if self.cancelled.is_set():
+            raise Cancelled("request cancelled by the client; nothing was committed")
+
+
+class Session:
+    """One client's state: whether it initialized, and its requests not yet answered."""
+
+    def __init__(self):
+        self.initialized = False
+        self.protocol_version = None
+        self.pending = {}  # request id -> Job
+        self.lock = threading.Lock()
+
+    def add(self, job):
+        with self.lock:
+            self.pending[_key(job.request_id)] = job
+
+    def done(self, job):
+        with self.lock:
+            if self.pending.get(_key(job.request_id)) is job:
+                del self.pending[_key(job.request_id)]
+
+    def cancel(self, request_id):
+        """Mark the pending request ``request_id`` cancelled; True when there was one."""
+        with self.lock:
+            job = self.pending.get(_key(request_id))
+        if job is None:
+            return False
+        job.cancelled.set()
+        return True
+
+
+def _key(request_id):
+    return (type(request_id).__name__, request_id)  # "1" and 1 are different ids
+
+
+class Store:
+    """The database connection of one worker thread, opened on first use with the CLI's
+    home rules and never created (``create=False``): until the home has a database every
+    :meth:`get` raises the ``no_database`` NotFound, with the CLI's hint."""
+
+    def __init__(self, home=None, conn=None):
+        self.home, self.conn = home, conn
+
+    def get(self):
+        if self.conn is None:
+            from mindos.store import db  # lazy: the protocol layer needs no store until a call
+
+            self.conn = db.connect(self.home, create=False)
+        return self.conn
+
+    def close(self):
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            conn.close()
 
 
 class Server:
-    """One MCP session over one database connection."""
+    """The MCP methods over a tool table; one :class:`Session` per client (``session``
+    is the stdio one).  ``conn``: the connection :meth:`handle_line` and :func:`serve` use
+    (None: opened on demand in ``home``, never created)."""
 
-    def __init__(self, conn, tools):
-        self.conn = conn
+    def __init__(self, conn, tools, *, home=None):
         self.tools = tools
-        self.initialized = False
+        self.home = home
+        self.store = Store(home, conn)
+        self.session = Session()
+        self._readers = {}  # the show / context tools behind the resources, built on first use
+
+    @property
+    def conn(self):
+        return self.store.conn
 
     # -- JSON-RPC framing ------------------------------------------------------------
 
-    def handle_line(self, line):
-        """Answer one input line; return the response dict, or None for a notification."""
+    def handle_line(self, line, session=None):
+        """Answer one input line here and now; return the response dict, or None for a
+        notification (a queued method runs on this thread, on :attr:`store`)."""
+        session = session or self.session
+        answer = self.receive(line, session)
+        if isinstance(answer, Job):
+            return self.execute(answer, self.store, session)
+        return answer
+
+    def receive(self, line, session):
+        """Read one message: its response (dict), None (nothing to answer), or a :class:`Job`
+        to run on a worker with a connection (:meth:`execute`)."""
         try:
-            message = json.loads(line)
-        except ValueError as exc:
-            return _error(None, PARSE_ERROR, f"Parse error: {exc}")
+            message = parse(line)
+        except _RpcError as exc:
+            return _error(None, exc.code, exc.message)
+        return self.receive_message(message, session)
+
+    def receive_message(self, message, session):
+        """:meth:`receive` for a message already parsed (by :func:`parse`)."""
         if isinstance(message, list):
             return _error(None, INVALID_REQUEST, "Invalid Request: batches are not supported")
         if not isinstance(message, dict):
@@ -78,15 +213,19 @@ class Server:
             return _error(request_id, INVALID_REQUEST, "Invalid Request: params must be an object")
         params = params or {}
         if not has_id:
-            if method == "notifications/initialized":
-                self.initialized = True
-            log.debug("notification %s", method)
+            self.notify(session, method, params)
             return None
+        if method in QUEUED:
+            job = Job(request_id, method, params)
+            session.add(job)
+            return job
         handler = {
-            "initialize": self.initialize,
+            "initialize": lambda params: self.initialize(params, session),
             "ping": lambda params: {},
             "tools/list": self.list_tools,
-            "tools/call": self.call_tool,
+            "resources/templates/list": lambda params: {"resourceTemplates": list(RESOURCE_TEMPLATES)},
+            "prompts/list": lambda params: {"prompts": [PROMPT]},
+            "prompts/get": self.get_prompt,
         }.get(method)
         if handler is None:
             return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -95,14 +234,46 @@ class Server:
         except _RpcError as exc:
             return _error(request_id, exc.code, exc.message)
 
+    def notify(self, session, method, params):
+        if method == "notifications/initialized":
+            session.initialized = True
+        elif method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+                found = session.cancel(request_id)
+                log.info("cancel %r: %s", request_id, "pending" if found else "not pending (ignored)")
+        log.debug("notification %s", method)
+
+    def execute(self, job, store, session=None):
+        """Run a queued request on ``store``'s connection; its response, or None when the
+        client cancelled it before it committed (a cancelled request is not answered)."""
+        session = session or self.session
+        try:
+            if job.cancelled.is_set():
+                return None
+            handler = {"tools/call": self.call_tool, "resources/list": self.list_resources,
+                       "resources/read": self.read_resource}[job.method]
+            try:
+                return {"jsonrpc": "2.0", "id": job.request_id, "result": handler(job, store)}
+            except _RpcError as exc:
+                return _error(job.request_id, exc.code, exc.message, exc.data)
+            except Cancelled:
+                log.info("request %r cancelled before it committed", job.request_id)
+                return None
+        finally:
+            session.done(job)
+
     # -- methods ---------------------------------------------------------------------
 
-    def initialize(self, params):
+    def initialize(self, params, session=None):
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        if session is not None:
+            session.protocol_version = version
         return {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {"tools": {"listChanged": False}, "resources": {"listChanged": False},
+                             "prompts": {"listChanged": False}},
             "serverInfo": {"name": "mindos", "version": __version__},
             "instructions": INSTRUCTIONS,
         }
@@ -110,20 +281,32 @@ class Server:
     def list_tools(self, params):
         return {"tools": [tool.definition() for tool in self.tools.values()]}
 
-    def call_tool(self, params):
+    def call_tool(self, job, store):
+        params = job.params
         name = params.get("name")
         if not isinstance(name, str):
             raise _RpcError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
         tool = self.tools.get(name)
         if tool is None:
             raise _RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
-        return self.run(tool, params.get("arguments"))
+        try:
+            conn = store.get()
+        except MindosError as exc:  # no database in the home: the CLI's refusal, as a tool error
+            return _tool_error(tools.error_code(exc), str(exc), exc.exit_code)
+        conn.commit_gate = job.check
+        try:
+            return self.run(tool, params.get("arguments"), conn)
+        finally:
+            conn.commit_gate = None
 
-    def run(self, tool, args):
+    def run(self, tool, args, conn=None):
         """Run one tool call through its CLI handler; return the CallToolResult dict."""
+        conn = self.conn if conn is None else conn
         try:
             namespace = tool.namespace(args)
-            result = call_handler(self.conn, namespace)  # request_id replays as through the CLI
+            result = call_handler(conn, namespace)  # request_id replays as through the CLI
+        except Cancelled:
+            raise
         except MindosError as exc:
             return _tool_error(tools.error_code(exc), str(exc), exc.exit_code)
         except Exception as exc:  # a bug: keep serving, keep the traceback on stderr
@@ -132,27 +315,132 @@ class Server:
         code = 0
         if isinstance(result, tuple):
             result, code = result
-        text = inert(result, multiline=True) if isinstance(result, str) else json.dumps(result, indent=2,
-                                                                                          sort_keys=True)
+        text = inert(result, multiline=True) if isinstance(result, str) else compact(result)
         answer = {"content": [{"type": "text", "text": text}], "isError": code != 0}
         if isinstance(result, dict):
             answer["structuredContent"] = result
         return answer
 
+    # -- resources and the prompt ------------------------------------------------------
+
+    def _reader(self, name):
+        if name not in self._readers:
+            self._readers[name] = tools.build_tool(tools.door_of()[name], name)
+        return self._readers[name]
+
+    def _read(self, store, name, args, uri=None):
+        """The result of read-only command ``name`` (a dict); MindosError becomes a JSON-RPC error."""
+        try:
+            conn = store.get()
+            namespace = self._reader(name).namespace(args)
+            return namespace.handler(conn, namespace)
+        except MindosError as exc:
+            code = tools.error_code(exc)
+            if uri is not None and code in ("not_found", "invalid", "usage"):  # the URI names no resource
+                raise _RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {safe_line(str(exc))}",
+                                {"uri": safe_line(uri[:200])})
+            raise _RpcError(INTERNAL, safe_line(str(exc)) or code, {"code": code}) from None
+
+    def list_resources(self, job, store):
+        found = []
+        for status in OPEN_STATUSES:
+            rows = self._read(store, "list", {"status": status, "limit": RESOURCE_LIST_LIMIT})
+            for task in rows if isinstance(rows, list) else rows.get("tasks", []):
+                found.append({"uri": TASK_URI + task["id"], "name": task["id"], "mimeType": "application/json",
+                              "title": f"{task.get('title', '')} ({status})"[:200]})
+        return {"resources": found}
+
+    def read_resource(self, job, store):
+        uri = job.params.get("uri")
+        if not isinstance(uri, str):
+            raise _RpcError(INVALID_PARAMS, "Invalid params: resources/read needs a uri")
+        from urllib.parse import unquote  # lazy: resources only
+
+        for prefix, name in ((TASK_URI, "show"), (CONTEXT_URI, "context")):
+            if uri.startswith(prefix) and len(uri) > len(prefix) and "/" not in uri[len(prefix):]:
+                result = self._read(store, name, {"task_id": unquote(uri[len(prefix):])}, uri)
+                return {"contents": [{"uri": uri, "mimeType": "application/json", "text": compact(result)}]}
+        raise _RpcError(RESOURCE_NOT_FOUND, "Resource not found: MindOS serves mindos://task/{task_id} and "
+                                            "mindos://context/{task_id}", {"uri": safe_line(uri[:200])})
+
+    def get_prompt(self, params):
+        if params.get("name") != PROMPT["name"]:
+            raise _RpcError(INVALID_PARAMS, f"Unknown prompt: {safe_line(str(params.get('name')))[:100]}")
+        args = params.get("arguments") or {}
+        if not isinstance(args, dict):
+            raise _RpcError(INVALID_PARAMS, "Invalid params: prompt arguments must be an object")
+        values = {}
+        for spec in PROMPT["arguments"]:
+            value = args.get(spec["name"])
+            if not isinstance(value, str) or not value.strip() or len(value) > 200:
+                raise _RpcError(INVALID_PARAMS, f"Invalid params: argument {spec['name']!r} must be a"
+                                                " non-empty string of at most 200 characters")
+            values[spec["name"]] = safe_line(value)
+        task, agent = values["task_id"], values["agent"]
+        text = (
+            f"You are {agent}, working MindOS task {task}. Follow the loop, in order:\n"
+            f"1. Recall first: call recall with task_id {task} and agent {agent}; read the pack (notes, "
+            f"decisions, constraints, the live handoff) and keep its recall_digest.\n"
+            f"2. Claim: call claim with task_id {task} and owner {agent} (a refusal means another agent "
+            f"holds it: stop). Call heartbeat while you work.\n"
+            f"3. Act on the task.\n"
+            f"4. Note what you learn (note: task_id {task}, source {agent}); receipt your evidence "
+            f"(receipt: task_id {task}, a JSON payload).\n"
+            f"5. Complete (or fail with a reason), citing the recall_digest.\n"
+            f"6. Hand off (handoff: from_agent {agent}) with evidence and the next action before you stop."
+        )
+        return {"description": PROMPT["description"],
+                "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+
 
 class _RpcError(Exception):
-    def __init__(self, code, message):
+    def __init__(self, code, message, data=None):
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.data = code, message, data
 
 
-def _error(request_id, code, message):
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def compact(value):
+    """``value`` as compact JSON (keys sorted, no indentation): what results cost in tokens."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse(line):
+    """The JSON value of one message; _RpcError(-32700) when it is not JSON or nests deeper
+    than MAX_DEPTH (checked without recursion, so no message can exhaust the stack)."""
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        raise _RpcError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        raise _RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+    if line.count("[") + line.count("{") > MAX_DEPTH and _too_deep(message):
+        raise _RpcError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
+    return message
+
+
+def _too_deep(value):
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
+
+
+def _error(request_id, code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def _tool_error(code, message, exit_code):
     error = {"code": code, "message": safe_line(message) or code, "exit_code": exit_code}
-    return {"content": [{"type": "text", "text": json.dumps({"error": error}, sort_keys=True)}],
+    return {"content": [{"type": "text", "text": compact({"error": error})}],
             "structuredContent": {"error": error}, "isError": True}
 
 
@@ -170,21 +458,64 @@ def _lines(stdin, limit):
         yield raw
 
 
-def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES):
-    """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input."""
-    server = Server(conn, tools)
-    for raw in _lines(stdin, max_line):
-        if raw is None:
-            response = _error(None, INVALID_REQUEST, f"Invalid Request: a message is limited to {max_line} bytes")
-        elif not raw.strip():
-            continue
-        else:
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                response = _error(None, PARSE_ERROR, "Parse error: input is not UTF-8")
-            else:
-                response = server.handle_line(line)
-        if response is not None:
-            stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+def decode(raw, server, session, limit):
+    """:meth:`Server.receive` for one raw input line (None: a line past ``limit`` bytes)."""
+    if raw is None:
+        return _error(None, INVALID_REQUEST, f"Invalid Request: a message is limited to {limit} bytes")
+    if not raw.strip():
+        return None
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _error(None, PARSE_ERROR, "Parse error: input is not UTF-8")
+    return server.receive(line, session)
+
+
+def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
+    """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input.
+
+    A reading thread answers the immediate methods and queues the rest; this thread runs
+    the queue on ``conn`` (None: the home's database, opened when first needed, never
+    created) and, at end of input, finishes what was queued."""
+    server = Server(conn, tools, home=home)
+    session = server.session
+    jobs = queue.Queue()
+    write_lock = threading.Lock()
+
+    def write(response):
+        data = json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        with write_lock:
+            stdout.write(data)
             stdout.flush()
+
+    def read():
+        try:
+            for raw in _lines(stdin, max_line):
+                try:
+                    answer = decode(raw, server, session, max_line)
+                except Exception:  # a bug: keep reading, keep the traceback on stderr
+                    log.exception("message failed")
+                    answer = _error(None, INTERNAL, "Internal error")
+                if isinstance(answer, Job):
+                    jobs.put(answer)
+                elif answer is not None:
+                    write(answer)
+        except (OSError, ValueError) as exc:  # stdin or stdout went away: stop reading, finish the queue
+            log.info("reader stopped: %s", exc)
+        finally:
+            jobs.put(None)
+
+    reader = threading.Thread(target=read, name="mcp-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            job = jobs.get()
+            if job is None:
+                break
+            response = server.execute(job, server.store, session)
+            if response is not None:
+                write(response)
+    finally:
+        if conn is None:
+            server.store.close()
+    reader.join(timeout=5)

@@ -9,6 +9,15 @@ Design decisions
     (``--next-action`` -> ``next_action``), typed from the action (``store_true`` ->
     boolean, ``append`` -> array, ``type=int`` -> integer, ``choices`` -> enum), required
     exactly when the CLI requires it.
+  * **A lean default profile.**  Every session pays for the tool definitions in its context
+    window, so the default profile (:data:`PROFILES` ``agent``) exposes the eleven tools of
+    the agent loop (recall, claim, act, note, receipt, complete or fail, handoff) with only
+    the arguments that loop uses (the CLI's required ones always), about 10 KB in all;
+    ``--tools all`` exposes :data:`AGENT_TOOLS` with every argument.  A text the CLI takes
+    as ``--NAME`` or ``--NAME-file`` (one of them required) is a required property here.
+  * **Overrides are the operator's.**  :data:`GATED` arguments (``allow_secret`` bypasses
+    the secret guard, ``force`` seam conflicts and dispatch policy) are left out of every schema unless
+    the server was started with their flag; a call that passes one anyway is refused.
   * **Operator commands are opt-in.**  Everything else in the doors (``cancel``,
     ``update``, ``transfer``, ``ops.py recover`` ...) is exposed only when the server is
     started with ``--allow NAME``; :data:`NEVER` (``init``, ``demo``, ``setup``) never is.
@@ -40,6 +49,29 @@ AGENT_TOOLS = (
     "note", "search-notes", "handoff", "handoff-inbox", "ack", "context", "recall", "recall-verify",
     "memory-retain", "memory-search", "fact-assert", "facts", "create", "show", "list", "search",
 )
+# The default profile: tool -> the optional arguments it keeps (the CLI's required ones are
+# always kept), in the order of the agent loop.  Everything else needs --tools all.
+PROFILES = {
+    "agent": {
+        "recall": ("budget",),
+        "memory-search": ("project", "scope", "limit"),
+        "next": ("project", "tag", "claim", "owner", "minutes", "request_id"),
+        "claim": ("minutes", "epoch"),
+        "heartbeat": ("note", "minutes", "epoch"),
+        "show": (),
+        "note": ("kind", "content", "source", "pinned", "request_id"),
+        "receipt": ("payload", "request_id"),
+        "complete": ("note", "receipt", "recall_digest", "recap", "epoch", "request_id"),
+        "fail": ("reason", "cause", "receipt", "no_retry", "epoch", "request_id"),
+        "handoff": ("to_agent", "status", "objective", "evidence", "constraint", "decision", "commit",
+                    "next_action", "risk", "recall_digest", "request_id"),
+    },
+}
+DEFAULT_PROFILE = "agent"
+ALL = "all"  # --tools all: every AGENT_TOOLS name with every argument
+# Arguments that override a guard: exposed and honoured only when the server is started
+# with the flag named here.
+GATED = {"allow_secret": "--allow-secret-override", "force": "--allow-force"}
 # Commands no MCP client may reach, even when allowed: they set up or leave the home.
 NEVER = frozenset({"init", "demo", "setup"})
 READ_ONLY = frozenset({"show", "list", "search", "search-notes", "handoff-inbox", "context", "facts",
@@ -74,6 +106,12 @@ class ArgumentsError(errors.InvalidInput):
     """Tool arguments that do not fit the schema (or that the CLI parser refuses)."""
 
     code = USAGE
+
+
+class OverrideRefused(errors.Refused):
+    """A guard override (``allow_secret``, ``force``) the server was not started to honour."""
+
+    code = "override_refused"
 
 
 def _raise_error(message):
@@ -142,6 +180,7 @@ class Tool(NamedTuple):
     parser: argparse.ArgumentParser      # the door's parser holding just this command
     subparser: argparse.ArgumentParser   # the command's own parser
     schema: dict                         # the tool's inputSchema
+    gated: frozenset = frozenset()       # GATED arguments the command has but this server refuses
 
     def definition(self):
         """The tools/list entry."""
@@ -157,6 +196,11 @@ class Tool(NamedTuple):
         if not isinstance(args, dict):
             raise ArgumentsError("arguments must be an object")
         properties = self.schema["properties"]
+        for name in sorted(self.gated.intersection(args)):
+            if args[name] not in (None, False):
+                raise OverrideRefused(f"argument {name!r} is refused: this MCP server was not started with"
+                                      f" {GATED[name]}")
+        args = {name: value for name, value in args.items() if name not in self.gated}
         unknown = sorted(set(args) - set(properties))
         if unknown:
             raise ArgumentsError(f"unknown argument {unknown[0]!r} (expected one of: {', '.join(properties)})")
@@ -204,22 +248,36 @@ def _check(name, schema, value):
         raise ArgumentsError(f"argument {name!r} must be one of: {', '.join(map(str, schema['enum']))}")
 
 
-def build_tool(door_name, name):
-    """The tool of command ``name`` of door ``door_name``, derived from its parser."""
+def build_tool(door_name, name, keep=None, overrides=()):
+    """The tool of command ``name`` of door ``door_name``, derived from its parser.
+
+    ``keep``: the optional arguments to expose (None: all of them); ``overrides``: the
+    :data:`GATED` arguments this server honours (the others are left out and refused)."""
     door = doors.DOORS[door_name]
     parser = build_parser(door, door.script, only=name)
     subparser = parser._subparsers._group_actions[0].choices[name]
     for each in (parser, subparser):  # the CLI's own parsers, raising instead of exiting
         each.error, each.exit = _raise_error, _raise_exit
+    actions = arguments(subparser)
+    must = {action.dest for action in actions if _required(action)}
+    for group in subparser._mutually_exclusive_groups:  # --NAME or --NAME-file, one required
+        if group.required:
+            kept = [action for action in group._group_actions if action in actions]
+            if len(kept) == 1:
+                must.add(kept[0].dest)
+    gated = frozenset(dest for dest in GATED if dest not in overrides and any(a.dest == dest for a in actions))
     properties, required = {}, []
-    for action in arguments(subparser):
+    for action in actions:
+        if action.dest in gated or (keep is not None and action.dest not in must and action.dest not in keep
+                                    and action.dest not in GATED):
+            continue
         properties[action.dest] = _property(action)
-        if _required(action):
+        if action.dest in must:
             required.append(action.dest)
     schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
     summary = doors.commands(door)[name][1]
     example = subparser.description.split("Example:", 1)[-1].strip()
-    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, subparser, schema)
+    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, subparser, schema, gated)
 
 
 def door_of():
@@ -236,21 +294,26 @@ def allowable():
     return sorted(name for name in door_of() if name not in NEVER and name not in AGENT_TOOLS)
 
 
-def exposed(allow=()):
-    """The exposed tools, ``{name: Tool}`` in tools/list order: the agent tools that exist,
-    then the explicitly allowed operator commands.  An unknown or forbidden ``allow`` name
-    raises InvalidInput."""
+def exposed(allow=(), profile=ALL, overrides=()):
+    """The exposed tools, ``{name: Tool}`` in tools/list order: the tools of ``profile``
+    (``all``: every agent tool with every argument; ``agent``: the lean default of the
+    front door, :data:`DEFAULT_PROFILE`) that exist, then the
+    explicitly allowed operator commands (every argument).  ``overrides``: the :data:`GATED`
+    arguments to honour.  An unknown or forbidden ``allow`` name raises InvalidInput."""
     where = door_of()
+    if profile != ALL and profile not in PROFILES:
+        raise errors.InvalidInput(f"--tools: unknown profile {profile!r} (choose from: {', '.join([*PROFILES, ALL])})")
     for name in allow:
         if name in NEVER or name not in where:
             raise errors.InvalidInput(
                 f"--allow: {name!r} cannot be exposed (choose from: {', '.join(allowable())})")
-    names = [name for name in AGENT_TOOLS if name in where]
+    lean = PROFILES.get(profile, {})
+    names = [name for name in (lean or AGENT_TOOLS) if name in where]
     names += [name for name in dict.fromkeys(allow) if name not in names]
     found = {}
     for name in names:
         try:
-            found[name] = build_tool(where[name], name)
+            found[name] = build_tool(where[name], name, lean.get(name) if name not in allow else None, overrides)
         except Unsupported as exc:  # keep serving the rest; say which command is missing and why
             log.warning("not exposing %s: %s has no JSON-schema form", name, exc)
     return found

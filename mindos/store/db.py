@@ -67,6 +67,10 @@ class Connection(sqlite3.Connection):
     _lock_fd = None
     _pending_refusals = None
     _fts_tables = None
+    # A callable run before each outer write begins and again just before it commits; what
+    # it raises aborts the write (rolled back, nothing committed).  The MCP server sets it
+    # so a request its client cancelled never commits.
+    commit_gate = None
 
     def close(self):
         """Close the connection and its writer-lock descriptor."""
@@ -463,6 +467,8 @@ class write:
             if self.conn.readonly:
                 raise MindosError(f"{self.conn.readonly}: reads work, writes are refused; nothing was changed",
                                   code="read_only")
+            if self.conn.commit_gate is not None:
+                self.conn.commit_gate()
             # Parse the schema now, outside the lock: a fresh connection's first statement
             # reads every CREATE in it (about a millisecond), which would otherwise be paid
             # while every other writer waits.
@@ -493,6 +499,8 @@ class write:
             from mindos.store import ledger  # lazy: only a write holding refusals appends here; reads never load it
         try:
             if exc_type is None:
+                if conn.commit_gate is not None:
+                    conn.commit_gate()  # raising here rolls the whole write back (below)
                 for event in pending:
                     ledger.append_event(conn, *event)
                 conn.execute("COMMIT")

@@ -16,6 +16,10 @@ def test_latency_and_race_sections_report(tmp_path):
     for label in ("claim", "note", "next --claim"):
         row = results["latency"]["commands"][label]
         assert row["samples"] == 2 and row["mcp_p50_ms"] > 0 and row["process_p50_ms"] > 0
+        assert row["http_p50_ms"] > 0 and row["stdio_ratio"] > 0 and row["http_ratio"] > 0
+    sizes = results["definitions"]
+    assert sizes["default"]["bytes"] <= 12 * 1024 < sizes["all"]["bytes"]
+    assert sizes["default"]["tools"] < sizes["all"]["tools"]
     race = results["race"]
     assert race["ok"] is True and race["claims"] == race["distinct_tasks"] == 60
     assert race["double_claims"] == [] and race["failed_calls"] == 0

@@ -372,3 +372,29 @@ def test_writers_queue_on_the_home_write_lock(conn, cli, monkeypatch):
     finally:
         os.close(holder)
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 1
+
+
+def test_a_commit_gate_that_raises_rolls_the_write_back_and_frees_the_lock(conn):
+    from mindos.errors import MindosError
+    from mindos.store import ledger
+
+    calls = []
+
+    def gate():
+        calls.append(conn.in_transaction)
+        if len(calls) == 2:  # passes at BEGIN, refuses at COMMIT
+            raise MindosError("cancelled", code="cancelled")
+
+    before = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+    conn.commit_gate = gate
+    try:
+        with pytest.raises(MindosError, match="cancelled"):
+            with db.write(conn):
+                ledger.append_event(conn, "task", "t1", "probe", {})
+    finally:
+        conn.commit_gate = None
+    assert calls == [False, True] and not conn.in_transaction
+    assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == before
+    with db.write(conn):  # the lock was let go
+        ledger.append_event(conn, "task", "t1", "probe", {})
+    assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == before + 1
