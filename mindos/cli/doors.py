@@ -176,7 +176,9 @@ AUTOPILOT = Door(
         )),
         ('Agent harnesses', (
             ('setup', 'mcp.setup',
-             'Wire MindOS into Claude Code (session-start hooks running prime), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook); idempotent, --dry-run, --remove.'),
+             'Wire MindOS into Claude Code (session-start hooks, MCP server, CLAUDE.md loop), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook) with the home pinned; setup check runs each; idempotent, --dry-run, --remove.'),
+            ('stop-gate', 'mcp.hooks',
+             "Claude Code Stop hook: block the stop once when the session still holds a lease with no handoff or receipt since its claim."),
         )),
         ('Sessions', (
             ('session-scan', 'memory.sessions',
