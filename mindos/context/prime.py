@@ -258,7 +258,7 @@ def audit_bounded(conn, events, timeout):
 def _split(seconds):
     """``(build seconds, reserve)``: the pack and the audit share ``seconds`` less a reserve
     for starting the process, printing and spooling, so the whole call ends within it."""
-    reserve = min(0.5, seconds * 0.25)
+    reserve = min(1.0, seconds * 0.25)
     return seconds - reserve, reserve
 
 

@@ -70,7 +70,14 @@ def split_command(command):
 
 
 def handshake(command, args, env):
-    """Spawn an MCP stdio server and send ``initialize``; return ``{"ok", "server", "protocol", "detail"}``."""
+    """Spawn an MCP stdio server and send ``initialize``; return ``{"ok", "server", "protocol", "detail"}``.
+
+    Not spawned when the pinned home has no database: an older server would create one.
+    """
+    home = (env or {}).get("HERMES_AUTOPILOT_HOME")
+    if home and not _home_part(home)["database"]:
+        return {"ok": False, "server": None, "protocol": None, "seconds": 0.0,
+                "detail": f"not started: no MindOS database in its home {home}"}
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                           "clientInfo": {"name": "mindos-setup-check", "version": "1"}}}

@@ -143,6 +143,8 @@ def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
     ``stop_gate_blocked`` (deferred to the next write when the lock is held past
     ``seconds``).
     """
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 600:
+        raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most 600, got {validate.shown(seconds, 40)}")
     if payload.get("stop_hook_active") is True:
         return {}
     from mindos.context import prime  # lazy: the bounded audit write

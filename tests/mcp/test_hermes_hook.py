@@ -112,3 +112,23 @@ def test_sentinel_proves_the_path_in_a_disposable_home(home):
     assert done.returncode == 0 and report["ok"] is True, report
     assert len(report["checks"]) == 7
     assert not os.path.exists(os.path.join(str(home), "autopilot.db"))  # the live home was never touched
+
+
+@pytest.mark.bare_home
+def test_a_home_without_a_database_is_refused_and_never_created(env, home):
+    from mindos.errors import NotFound
+
+    with pytest.raises(NotFound, match="no MindOS database in home") as caught:
+        hermes.respond(first("n1"), env)
+    assert caught.value.code == "no_database" and not os.path.exists(str(home))
+    done = _hook([], json.dumps(first("n2")), env)
+    assert done.returncode == 0 and json.loads(done.stdout) == {} and done.stderr.count("\n") == 1
+    assert "no MindOS database" in done.stderr and not os.path.exists(str(home))
+
+
+def test_the_gateway_hook_takes_its_time_bound(held, env):
+    done = _hook(["--seconds", "4"], json.dumps(first("sec")), env)
+    assert done.returncode == 0 and "t-held" in json.loads(done.stdout)["context"]
+    for bad in (["--seconds", "0"], ["--seconds", "soon"], ["--seconds", "601"]):
+        done = _hook(bad, json.dumps(first("bad")), env)
+        assert done.returncode == 2 and done.stdout == "" and "invalid --seconds" in done.stderr

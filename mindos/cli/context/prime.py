@@ -31,6 +31,7 @@ def cmd_prime(conn, args):
         from mindos.cli.mcp.hooks import read_hook_input  # lazy: only hook calls read stdin
         from mindos.mcp import hooks  # lazy: as above
 
+        hooks.session_agent({}, args.hook, args.agent)  # a bad --agent is refused before stdin is read
         return hooks.session_start(conn, read_hook_input(), args.hook, agent=args.agent, project=args.project,
                                    budget=args.budget, seconds=args.seconds, fmt=args.format)
     if not args.agent:

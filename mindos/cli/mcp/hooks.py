@@ -25,6 +25,7 @@ def add_stop_gate(sub):
 
 
 def cmd_stop_gate(conn, args):
+    hooks.session_agent({}, args.hook, args.agent)  # a bad --agent is refused before stdin is read
     return hooks.stop_gate(conn, read_hook_input(), args.hook, agent=args.agent, seconds=args.seconds)
 
 
