@@ -2,8 +2,8 @@
 
 Claude Code runs a command hook with the event as JSON on stdin: ``session_id``, ``cwd``,
 ``hook_event_name``, and per event ``source`` (SessionStart: ``startup``, ``resume``,
-``clear``, ``compact``) or ``stop_hook_active`` (Stop).  ``prime --hook claude`` and
-``stop-gate --hook claude`` read it here.
+``clear``, ``compact``) or ``stop_hook_active`` (Stop).  ``session-start --hook claude``
+and ``stop-gate --hook claude`` read it here.
 
 Design decisions
   * **Identity carries the session.**  Without ``--agent`` the agent is the harness's base

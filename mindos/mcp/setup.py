@@ -31,7 +31,8 @@ Design decisions
     ``~/.claude.json`` 0600).
 
 Claude Code: ``SessionStart`` command hooks for the sources ``startup``, ``resume``,
-``clear`` and ``compact`` running ``prime --hook claude`` (on exit 0 Claude Code adds the
+``clear`` and ``compact`` running ``session-start --hook claude`` (``prime`` for the session;
+on exit 0 Claude Code adds the
 hook's stdout to the context; the hook reads the session and working directory from its
 stdin), with ``--stop-gate`` a ``Stop`` hook running ``stop-gate --hook claude``.  Codex:
 ``[mcp_servers.mindos]`` in ``.codex/config.toml`` (``--user``: ``$CODEX_HOME/config.toml``,
@@ -164,7 +165,7 @@ def hook_command(agent, event, home, budget=HOOK_BUDGET):
     prefix = f"{HOOK_MARK}{event} HERMES_AUTOPILOT_HOME={shlex.quote(home)} {autopilot_command()}"
     if event == "Stop":
         return f"{prefix} stop-gate --hook claude{who} --seconds {STOP_SECONDS}"
-    return f"{prefix} prime --hook claude{who} --budget {budget} --seconds {HOOK_SECONDS}"
+    return f"{prefix} session-start --hook claude{who} --budget {budget} --seconds {HOOK_SECONDS}"
 
 
 def mcp_server_entry(home):

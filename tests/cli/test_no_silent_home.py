@@ -23,7 +23,7 @@ CALLS = [
     ("autopilot.py", ["list"], ""),
     ("autopilot.py", ["create", "--project", "P", "--title", "t"], ""),
     ("autopilot.py", ["prime", "--agent", "a"], ""),
-    ("autopilot.py", ["prime", "--hook", "claude"], EVENT),
+    ("autopilot.py", ["session-start", "--hook", "claude"], EVENT),
     ("autopilot.py", ["stop-gate", "--hook", "claude"], json.dumps({"session_id": "s-1", "stop_hook_active": False})),
     ("autopilot.py", ["recall", "t-1", "--agent", "a"], ""),
     ("autopilot.py", ["dashboard"], ""),

@@ -150,7 +150,7 @@ def test_the_claude_hook_and_the_gateway_hook_answer_in_time_while_the_lock_is_h
     event = json.dumps({"session_id": "abc123", "cwd": str(tmp_path), "source": "startup",
                         "hook_event_name": "SessionStart"})
     started = time.monotonic()
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "prime", "--hook", "claude",
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "session-start", "--hook", "claude",
                            "--seconds", "3"], input=event, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "HERMES_AUTOPILOT_HOME": str(home)})
     assert done.returncode == 0 and time.monotonic() - started < 3.0, done.stderr

@@ -149,7 +149,7 @@ def _door(argv, stdin, home):
 
 def test_prime_hook_and_stop_gate_through_the_door(conn, home, tmp_path):
     make_task(conn, "t1", project="Trove")
-    done = _door(["prime", "--hook", "claude"], json.dumps(event(cwd=str(tmp_path))), home)
+    done = _door(["session-start", "--hook", "claude"], json.dumps(event(cwd=str(tmp_path))), home)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("# MindOS prime for claude-code-5e1f0a9b digest=")
     leases.claim(conn, "t1", AGENT)
@@ -161,9 +161,11 @@ def test_prime_hook_and_stop_gate_through_the_door(conn, home, tmp_path):
 
 def test_hook_doors_refuse_bad_input_and_change_nothing(cli, conn):
     before = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
-    rc, out, err = cli("autopilot", "prime")
-    assert rc == 2 and out == "" and "--agent" in err and err.count("\n") == 1
-    rc, out, err = cli("autopilot", "prime", "--hook", "codex")
+    rc, out, err = cli("autopilot", "session-start")
+    assert rc == 2 and out == "" and "--hook" in err
+    rc, out, err = cli("autopilot", "session-start", "--hook", "claude", "--agent", "bad agent!")
+    assert rc == 2 and out == "" and "invalid --agent" in err and err.count("\n") == 1
+    rc, out, err = cli("autopilot", "session-start", "--hook", "codex")
     assert rc == 2 and out == ""
     rc, out, err = cli("autopilot", "stop-gate")
     assert rc == 2 and out == ""
@@ -172,8 +174,21 @@ def test_hook_doors_refuse_bad_input_and_change_nothing(cli, conn):
     assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == before
 
 
+def test_hook_commands_are_not_mcp_tools_and_refuse_to_read_the_protocol_stream(monkeypatch):
+    import sys as system
+
+    from mindos.cli.mcp.hooks import read_hook_input
+    from mindos.errors import Refused
+    from mindos.mcp import tools
+
+    assert "session-start" not in tools.AGENT_TOOLS and "stop-gate" not in tools.AGENT_TOOLS
+    monkeypatch.setitem(system.modules, "mindos.mcp.server", object())
+    with pytest.raises(Refused, match="cannot run as MCP tools"):
+        read_hook_input()
+
+
 def test_hook_door_with_malformed_stdin(conn, home):
     for raw in ("{not json", "[]", "ghp_" + "x" * 40):
-        done = _door(["prime", "--hook", "claude"], raw, home)
+        done = _door(["session-start", "--hook", "claude"], raw, home)
         assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
         assert "ghp_" not in done.stderr

@@ -75,7 +75,7 @@ def test_claude_merges_idempotent_and_reversible(project, user_home, home):
     assert "PreCompact" not in local["hooks"] and "Stop" not in local["hooks"]
     ours = starts[0]["hooks"][0]
     assert ours["type"] == "command" and ours["timeout"] == 15
-    assert f"HERMES_AUTOPILOT_HOME={home} " in ours["command"] and " prime --hook claude " in ours["command"]
+    assert f"HERMES_AUTOPILOT_HOME={home} " in ours["command"] and " session-start --hook claude " in ours["command"]
     assert "--agent" not in ours["command"]  # the hook names the session
     server = json.loads(claude_json.read_text())["projects"][str(project)]["mcpServers"]["mindos"]
     assert server["env"]["HERMES_AUTOPILOT_HOME"] == str(home) and server["type"] == "stdio"
