@@ -366,7 +366,16 @@ class write:
             if self.conn.home is not None and os.path.isdir(os.path.join(self.conn.home, DEFERRED_DIR)):
                 from mindos.store import deferred  # lazy: only a home with deferred events
 
-                self.replayed = deferred.replay(self.conn)
+                # in a savepoint: a replay that fails leaves the files for the next write and
+                # never costs this command its own write
+                self.conn.execute("SAVEPOINT deferred_replay")
+                try:
+                    self.replayed = deferred.replay(self.conn)
+                    self.conn.execute("RELEASE deferred_replay")
+                except (sqlite3.Error, OSError, ValueError):
+                    self.replayed = None
+                    self.conn.execute("ROLLBACK TO deferred_replay")
+                    self.conn.execute("RELEASE deferred_replay")
         return self
 
     def __exit__(self, exc_type, exc, tb):

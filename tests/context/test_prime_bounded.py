@@ -165,3 +165,20 @@ def test_the_claude_hook_and_the_gateway_hook_answer_in_time_while_the_lock_is_h
     assert done.returncode == 0 and time.monotonic() - started < 3.0, done.stderr
     assert "t1" in json.loads(done.stdout)["context"]
     assert len(deferred.pending(str(home))) == 2
+
+
+def test_a_failing_replay_never_costs_the_command_its_write(conn, monkeypatch):
+    deferred.spool(conn.home, [("agent", "a1", "context_primed", {"agent": "a1"})])
+    real = deferred.replay
+
+    def broken(c):
+        ledger.append_event(c, "agent", "a1", "context_primed", {"partial": True})
+        raise OSError("disk trouble")
+
+    monkeypatch.setattr(deferred, "replay", broken)
+    make_task(conn, "t1")
+    assert conn.execute("SELECT count(*) FROM tasks WHERE id = 't1'").fetchone()[0] == 1
+    assert _events(conn, "context_primed") == [] and len(deferred.pending(conn.home)) == 1
+    monkeypatch.setattr(deferred, "replay", real)
+    make_task(conn, "t2")
+    assert len(_events(conn, "context_primed")) == 1 and ledger.verify_chain(conn)["ok"]
