@@ -653,5 +653,31 @@ def setup(harness, *, project_dir=None, user=False, agent=None, dry_run=False, r
         files.append(entry)
         if not dry_run and changes:
             _write(path, before, after, harness)
+    if harness == "claude" and not user and not remove:
+        note = _git_ignore_note(paths["settings"])
+        if note:
+            files[0]["warning"] = note
     return {"harness": harness, "agent": agent, "home": home_report(home, rule), "dry_run": dry_run,
             "remove": remove, "changed": any(f["changes"] for f in files), "files": files}
+
+
+def _git_ignore_note(path):
+    """A warning when ``path`` sits in a git work tree that does not ignore it (None otherwise)."""
+    import subprocess  # lazy: only setup claude asks git
+
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        inside = subprocess.run([git, "-C", os.path.dirname(os.path.dirname(path)), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return None
+        ignored = subprocess.run([git, "-C", os.path.dirname(os.path.dirname(path)), "check-ignore", "-q", path],
+                                 capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if ignored.returncode == 0:
+        return None
+    return (f"{path} holds machine paths and git does not ignore it: add '.claude/settings.local.json' to"
+            " .gitignore (or your global excludes) so it is never committed")

@@ -349,3 +349,18 @@ def test_hermes_refuses_a_hook_file_it_did_not_write(hermes_home):
         setup.setup("hermes")
     with pytest.raises(InvalidInput, match="does not apply"):
         setup.setup("hermes", project_dir=str(hermes_home))
+
+
+def test_claude_warns_when_git_would_commit_the_personal_settings(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    report = setup.setup("claude", project_dir=str(repo))
+    assert "git does not ignore it" in report["files"][0]["warning"]
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    assert "warning" not in setup.setup("claude", project_dir=str(repo), agent="x")["files"][0]
