@@ -80,3 +80,5 @@ def test_nothing_set_up_fails(project, cli):
     assert rc == 1 and report["harnesses"][0]["installed"] is False and "run setup codex" in report["harnesses"][0]["detail"]
     rc, out, err = cli("autopilot", "setup", "claude", "codex")
     assert rc == 2 and out == "" and "setup check codex" in err
+    rc, out, err = cli("autopilot", "setup", "check", "claude", "--remove")
+    assert rc == 2 and out == "" and "takes no --remove" in err

@@ -32,6 +32,13 @@ def cmd_setup(conn, args):
     if args.harness == "check":
         from mindos.mcp import check  # lazy: only setup check spawns the harness commands
 
+        extra = [flag for flag, value in (("--agent", args.agent), ("--home", args.home), ("--stop-gate", args.stop_gate),
+                                          ("--dry-run", args.dry_run), ("--remove", args.remove)) if value]
+        if extra:
+            from mindos.errors import InvalidInput  # lazy: the usage error only
+
+            raise InvalidInput(f"setup check takes no {extra[0]}: it reads what setup wrote (--project-dir or --user)")
+
         report = check.check(args.target, project_dir=args.project_dir, user=args.user)
         return report, 0 if report["ok"] else 1
     if args.target is not None:
