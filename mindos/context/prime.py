@@ -33,9 +33,10 @@ Design decisions
     built in full; past the deadline the running query is interrupted (SQLite progress
     handler) and the remaining sections are left out (``degraded: true``,
     ``sections_skipped``): a shorter pack, never a late one.  The pack is read from a
-    snapshot, which a writer never blocks; the audit write waits for the lock only until
-    the same deadline, then is spooled in the home and landed by the next write of any
-    command (``audit_deferred: true``; :mod:`mindos.store.deferred`).
+    snapshot, which a writer never blocks; the audit write waits for the lock at most
+    AUDIT_WAIT_SECONDS (never past the same deadline), then is spooled in the home and
+    landed by the next write of any command (``audit_deferred: true``;
+    :mod:`mindos.store.deferred`).
   * **Text within the byte budget.**  The text form (what hooks inject) is rendered from the
     packed items and, should its headers push it over ``budget`` bytes, cut at a line
     boundary with a final ``[truncated]`` line; the first line carries the digest.
@@ -57,6 +58,10 @@ DEFAULT_SECONDS = 10.0
 MAX_SECONDS = 600.0
 FORMATS = ("text", "json")
 MAX_CONSTRAINTS = 200
+# The longest a pack waits for the write lock to audit itself.  A write holds the lock for
+# milliseconds; a lock held longer belongs to a long job, and the session should not wait on
+# it: the event is deferred to the next write instead.
+AUDIT_WAIT_SECONDS = 1.0
 _LEASE_FIELDS = ("task_id", "project", "title", "status", "priority", "lease_expires_at", "lease_epoch")
 _INBOX_FIELDS = ("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")
 _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "due_at")
@@ -278,7 +283,8 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     _options(agent, project, budget, seconds, fmt)
     end = time.monotonic() + _split(float(seconds))[0]
     built = build(conn, agent, project=project, budget=budget, seconds=_split(float(seconds))[0])
-    built["audit_deferred"] = audit_bounded(conn, _events(built), max(0.0, end - time.monotonic()))
+    wait = min(AUDIT_WAIT_SECONDS, max(0.0, end - time.monotonic()))
+    built["audit_deferred"] = audit_bounded(conn, _events(built), wait)
     if fmt == "text":
         return render(built)
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
