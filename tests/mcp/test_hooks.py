@@ -144,7 +144,8 @@ def test_a_new_claim_arms_the_gate_again(conn):
 
 def _door(argv, stdin, home):
     return subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), *argv], input=stdin,
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "HERMES_AUTOPILOT_HOME": str(home), "MINDOS_NOW": START})
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HERMES_AUTOPILOT_HOME": str(home), "MINDOS_NOW": START})
 
 
 def test_prime_hook_and_stop_gate_through_the_door(conn, home, tmp_path):

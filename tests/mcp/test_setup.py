@@ -351,12 +351,15 @@ def test_hermes_refuses_a_hook_file_it_did_not_write(hermes_home):
         setup.setup("hermes", project_dir=str(hermes_home))
 
 
-def test_claude_warns_when_git_would_commit_the_personal_settings(tmp_path):
+def test_claude_warns_when_git_would_commit_the_personal_settings(tmp_path, monkeypatch):
     import shutil
     import subprocess
 
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # no global excludes of this machine
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
