@@ -35,7 +35,7 @@ def sentinel(argv, prog):
 
 
 def main(argv=None):
-    """``mindos_gateway_hook.py`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
+    """``mindos_gateway_hook.py [--seconds N]`` (hook: stdin event -> stdout JSON) or ``... sentinel [--json]``."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "sentinel":
         return sentinel(argv[1:], "mindos_gateway_hook.py")
@@ -47,16 +47,27 @@ def main(argv=None):
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(hermes.__doc__)
         return 0
+    seconds = None
+    if len(argv) == 2 and argv[0] == "--seconds":
+        try:
+            seconds = float(argv[1])
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds <= 600:
+            print(f"mindos_gateway_hook.py: error: invalid --seconds: {argv[1]!r} (a number above 0, at most 600)",
+                  file=sys.stderr)
+            return 2
+        argv = []
     if argv:
-        print(f"mindos_gateway_hook.py: error: unknown command {argv[0]!r} (hook: no arguments; or sentinel)",
-              file=sys.stderr)
+        print(f"mindos_gateway_hook.py: error: unknown command {argv[0]!r} (hook: no arguments or --seconds N;"
+              " or sentinel)", file=sys.stderr)
         return 2
     try:
         if hermes.opted_out(os.environ):
             answer = {}
         else:
             raw = sys.stdin.read(1 << 22)
-            answer = hermes.respond(json.loads(raw) if raw.strip() else {})
+            answer = hermes.respond(json.loads(raw) if raw.strip() else {}, seconds=seconds)
     except Exception as exc:  # never break the agent: say why on stderr, answer nothing
         from mindos.cli import safe_line  # lazy: the shared one-line redaction
 

@@ -29,10 +29,14 @@ Design decisions
     ``held_recall_digest`` is then a citation ``handoff --recall-digest``, ``complete
     --recall-digest``, ``handoff-check``, ``recall-verify`` and ``recall-diff`` all
     understand.
-  * **Bounded in time.**  Within ``seconds`` the pack is built in full; past the deadline
-    the running query is interrupted (SQLite progress handler) and the remaining sections
-    are left out (``degraded: true``, ``sections_skipped``): a shorter pack, never a late
-    one.
+  * **Bounded in time, whatever the database is doing.**  Within ``seconds`` the pack is
+    built in full; past the deadline the running query is interrupted (SQLite progress
+    handler) and the remaining sections are left out (``degraded: true``,
+    ``sections_skipped``): a shorter pack, never a late one.  The pack is read from a
+    snapshot, which a writer never blocks; the audit write waits for the lock at most
+    AUDIT_WAIT_SECONDS (never past the same deadline), then is spooled in the home and
+    landed by the next write of any command (``audit_deferred: true``;
+    :mod:`mindos.store.deferred`).
   * **Text within the byte budget.**  The text form (what hooks inject) is rendered from the
     packed items and, should its headers push it over ``budget`` bytes, cut at a line
     boundary with a final ``[truncated]`` line; the first line carries the digest.
@@ -45,7 +49,7 @@ import time
 from mindos.core import clock, secrets, validate
 from mindos.core.text import inert, one_line
 from mindos.context import builder, pack, params, recall
-from mindos.errors import InvalidInput
+from mindos.errors import InvalidInput, MindosError
 from mindos.memory import handoffs, note_live
 from mindos.store import db, ledger
 from mindos.work import leases
@@ -56,6 +60,10 @@ DEFAULT_SECONDS = 10.0
 MAX_SECONDS = 600.0
 FORMATS = ("text", "json")
 MAX_CONSTRAINTS = 200
+# The longest a pack waits for the write lock to audit itself.  A write holds the lock for
+# milliseconds; a lock held longer belongs to a long job, and the session should not wait on
+# it: the event is deferred to the next write instead.
+AUDIT_WAIT_SECONDS = 1.0
 _LEASE_FIELDS = ("task_id", "project", "title", "status", "priority", "lease_expires_at", "lease_epoch")
 _INBOX_FIELDS = ("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")
 _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "due_at")
@@ -200,7 +208,7 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso(), "options": options}
     meter = RedactingBudget(budget)
     sections, skipped = [], []
-    with _Deadline(conn, seconds) as deadline:
+    with db.read(conn), _Deadline(conn, seconds) as deadline:  # one snapshot: a writer never blocks it
         try:
             mine = leases.list_leases(conn, owner=agent)
             state["leases"] = [e for e in mine if project is None or e["project"] == project]
@@ -237,20 +245,44 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     }
 
 
-def _audit(conn, built, extras=None):
+def _events(built, extras=None):
     held = built["held_recall"]
     payload = {"agent": built["agent"], "project": built["project"], "digest": built["digest"],
                "budget": built["budget"], "used_chars": built["used_chars"], "degraded": built["degraded"],
                "held_task_id": built["held_task_id"], "held_recall_digest": held["digest"] if held else None}
     if extras:
         payload["first_turn"] = extras
-    with db.write(conn):
-        ledger.append_event(conn, "agent", built["agent"], "context_primed", payload)
-        if held:  # the same event recall writes, so every recall check can find this citation
-            ledger.append_event(conn, "task", held["task_id"], "context_recalled", {
-                "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
-                "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
-                "prime_digest": built["digest"]})
+    events = [("agent", built["agent"], "context_primed", payload)]
+    if held:  # the same event recall writes, so every recall check can find this citation
+        events.append(("task", held["task_id"], "context_recalled", {
+            "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
+            "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
+            "prime_digest": built["digest"]}))
+    return events
+
+
+def audit_bounded(conn, events, timeout):
+    """Append ``events`` within ``timeout`` seconds of lock wait; past it, spool them for the
+    next write (:mod:`mindos.store.deferred`).  Returns True when they were deferred."""
+    try:
+        with db.write(conn, timeout=timeout):
+            for event in events:
+                ledger.append_event(conn, *event)
+        return False
+    except MindosError as exc:
+        if exc.code != "busy":
+            raise
+    from mindos.store import deferred  # lazy: only a hook that met a held lock
+
+    deferred.spool(conn.home, events)
+    return True
+
+
+def _split(seconds):
+    """``(build seconds, reserve)``: the pack and the audit share ``seconds`` less a reserve
+    for starting the process, printing and spooling, so the whole call ends within it."""
+    reserve = min(1.0, seconds * 0.25)
+    return seconds - reserve, reserve
 
 
 def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_SECONDS, fmt="text", extras=None):
@@ -258,18 +290,24 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     ``context_recalled`` on the held task, with its standard recall digests).  ``extras``:
     the first-turn sections to add (see :func:`build`), recorded in the audit as ``first_turn``.
 
+    The whole call is bounded by ``seconds``: the pack is read from a snapshot, and when
+    another writer holds the lock past the deadline the audit events are deferred to the
+    next write (``audit_deferred: true``) instead of waiting.
+
     Returns the text rendering (``fmt="text"``, at most ``budget`` UTF-8 bytes) or the
     flattened pack dict (``fmt="json"``): ``{"agent", "project", "budget", "used_chars",
     "truncated", "degraded", "sections_skipped", "sections": [names], "digest",
-    "held_recall_digest", <every section's keys>}``.
+    "held_recall_digest", "audit_deferred", <every section's keys>}``.
     """
     _options(agent, project, budget, seconds, fmt)
-    built = build(conn, agent, project=project, budget=budget, seconds=seconds, extras=extras)
-    _audit(conn, built, _extras(extras))
+    end = time.monotonic() + _split(float(seconds))[0]
+    built = build(conn, agent, project=project, budget=budget, seconds=_split(float(seconds))[0], extras=extras)
+    wait = min(AUDIT_WAIT_SECONDS, max(0.0, end - time.monotonic()))
+    built["audit_deferred"] = audit_bounded(conn, _events(built, _extras(extras)), wait)
     if fmt == "text":
         return render(built)
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
-                                        "sections_skipped", "digest")}
+                                        "sections_skipped", "digest", "audit_deferred")}
     flat.update(builder.flatten(built["sections"]))
     flat["held_recall_digest"] = built["held_recall"]["digest"] if built["held_recall"] else None
     return flat
@@ -292,6 +330,8 @@ def render(built):
     """The text pack: one headline with the digest, then a block per non-empty section."""
     keys = dict(builder.flatten(built["sections"]))
     flags = [flag for flag in ("truncated", "degraded") if built[flag]]
+    if built.get("audit_deferred"):
+        flags.append("audit deferred")
     head = (f"# MindOS prime for {built['agent']}" + (f" (project {built['project']})" if built["project"] else "")
             + f" digest={built['digest']} used={built['used_chars']}/{built['budget']}"
             + (f" [{', '.join(flags)}]" if flags else ""))

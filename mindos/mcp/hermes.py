@@ -16,13 +16,16 @@ Design decisions
     currently-valid temporal facts, semantic memory and session history, each with its
     provenance and relevant to the task the agent holds (else would get next).
   * **Bounded.**  The pack is ``prime`` in text form for the profile's agent, within
-    ``context_pack_max_bytes`` UTF-8 bytes and ``context_pack_seconds`` (read from the
+    ``context_pack_max_bytes`` UTF-8 bytes and ``--seconds`` (default 60 % of
+    ``context_pack_seconds``), even while another process holds the write lock (the audit
+    event is then deferred to the next write); both settings are read from the
     ``mindos_bridge:`` block of ``$HERMES_HOME/config.yaml``; ``context_pack: false`` turns
     it off).  prime redacts, so no secret leaves; its agent scope keeps profiles apart.
   * **Opt-out end to end:** ``HERMES_MINDOS_CONTEXT=off`` (or ``0``/``false``/``no``) makes
     the hook answer ``{}`` before it opens anything.
-  * **Never breaks the agent.**  Any failure is one line on stderr and ``{}`` on stdout,
-    exit 0.
+  * **Never breaks the agent, never makes a home.**  Any failure (a home without a
+    database included: the CLI's ``no_database`` words) is one line on stderr and ``{}``
+    on stdout, exit 0; no file or directory is created.
   * **``sentinel``** proves the whole path in a disposable home (a temporary MindOS home,
     Hermes home and HOME, deleted afterwards; the live homes are never opened): the first
     turn gets a pack within the byte budget with no secret, carrying the seeded receipt,
@@ -129,8 +132,13 @@ def _remember(home, seen, session):
     atomic_write(os.path.join(home, SEEN_FILE), json.dumps(seen).encode("utf-8"))
 
 
-def respond(payload, env=None):
-    """The hook's answer to one event: ``{"context": text}`` or ``{}``; records a served session."""
+def respond(payload, env=None, seconds=None):
+    """The hook's answer to one event: ``{"context": text}`` or ``{}``; records a served session.
+
+    The home is resolved by the CLI's rules and a home without a database is refused the
+    same way (NotFound ``no_database``; nothing created).  ``seconds`` (default: 60 % of
+    ``context_pack_seconds``) bounds the whole pack, its audit write included.
+    """
     env = os.environ if env is None else env
     if opted_out(env) or not isinstance(payload, dict):
         return {}
@@ -145,12 +153,14 @@ def respond(payload, env=None):
     from mindos.context import first_turn, prime  # lazy: an ignored event never opens the store
     from mindos.store import db
 
-    conn = db.connect()
+    conn = db.connect(create=False)
     try:
         seen = _seen(conn.home)
         if session in seen:
             return {}
-        seconds = max(0.5, min(float(settings["context_pack_seconds"]) * 0.6, prime.MAX_SECONDS))
+        if seconds is None:
+            seconds = float(settings["context_pack_seconds"]) * 0.6
+        seconds = max(0.5, min(float(seconds), prime.MAX_SECONDS))
         text = prime.prime(conn, agent_for(payload, env), project=env.get("MINDOS_PROJECT") or None,
                            budget=min(settings["context_pack_max_bytes"], 10_000_000), seconds=seconds,
                            extras=first_turn.DEFAULTS)

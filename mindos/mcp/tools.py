@@ -20,7 +20,8 @@ Design decisions
     the server was started with their flag; a call that passes one anyway is refused.
   * **Operator commands are opt-in.**  Everything else in the doors (``cancel``,
     ``update``, ``transfer``, ``ops.py recover`` ...) is exposed only when the server is
-    started with ``--allow NAME``; :data:`NEVER` (``init``, ``demo``, ``setup``) never is.
+    started with ``--allow NAME``; :data:`NEVER` (``init``, ``demo``, ``setup`` and the hook commands,
+which read the harness's event on stdin, the server's protocol stream) never is.
   * **A call is the CLI call.**  :meth:`Tool.namespace` checks the arguments against the
     schema, turns them into the argv the CLI would get (options as ``--flag=value`` so a
     value starting with ``-`` stays a value, positionals after ``--``) and parses them with
@@ -73,7 +74,7 @@ ALL = "all"  # --tools all: every AGENT_TOOLS name with every argument
 # with the flag named here.
 GATED = {"allow_secret": "--allow-secret-override", "force": "--allow-force"}
 # Commands no MCP client may reach, even when allowed: they set up or leave the home.
-NEVER = frozenset({"init", "demo", "setup"})
+NEVER = frozenset({"init", "demo", "setup", "session-start", "stop-gate"})  # hooks read stdin: the protocol stream
 READ_ONLY = frozenset({"show", "list", "search", "search-notes", "handoff-inbox", "context", "facts",
                        "memory-search", "recall-verify", "handoff-current", "handoffs", "notes", "leases"})
 

@@ -373,6 +373,7 @@ def _bring_current(conn, version, *, fresh=False):
 
 
 LOCK_TIMEOUT_SECONDS = BUSY_TIMEOUT_SECONDS
+DEFERRED_DIR = "deferred"  # audit events a time-bounded caller could not write (mindos.store.deferred)
 
 
 class _LockTimeout(Exception):
@@ -388,7 +389,7 @@ def lock_path(conn):
     return conn.path + ".lock"
 
 
-def _acquire(conn):
+def _acquire(conn, timeout=None):
     """Take the home's writer lock: a blocking OS file lock, so waiting writers sleep in the
     kernel and one wakes the moment the holder lets go.
 
@@ -396,8 +397,8 @@ def _acquire(conn):
     concurrent writers a newcomer often won while an old waiter slept: waits of many
     seconds and, at the 30 s timeout, "database is locked" failures, for transactions of
     milliseconds.  The file lock makes the wait prompt; SQLite's busy timeout stays as the
-    backstop for writers that do not take the lock.  The wait is bounded by
-    LOCK_TIMEOUT_SECONDS (a SIGALRM timer in the main thread, polling elsewhere).
+    backstop for writers that do not take the lock.  The wait is bounded by ``timeout``
+    (default LOCK_TIMEOUT_SECONDS; a SIGALRM timer in the main thread, polling elsewhere).
     """
     import fcntl  # lazy: the write path only
 
@@ -417,8 +418,10 @@ def _acquire(conn):
     import signal
     import threading  # lazy: only a contended lock needs them
 
-    timeout = LOCK_TIMEOUT_SECONDS
-    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+    timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
+    if timeout <= 0:
+        pass
+    elif threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
         previous = signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
@@ -439,7 +442,7 @@ def _acquire(conn):
                 return
             except BlockingIOError:
                 time.sleep(0.002)
-    raise MindosError(f"database busy: another writer held the write lock for {timeout:g} s; nothing was changed,"
+    raise MindosError(f"database busy: another writer held the write lock for {timeout:.3g} s; nothing was changed,"
                       " retry", code="busy")
 
 
@@ -456,11 +459,17 @@ class write:
 
     Nested use joins the outer transaction.  On an exception the transaction rolls back and
     any refusal events recorded with :func:`append_refusal` are committed on their own.
+    ``timeout`` (seconds) bounds the wait for the lock below the default (a session-start
+    hook that must answer in time); past it MindosError ``busy`` is raised.  The first
+    write of any command also lands the audit events a bounded caller had to defer
+    (:mod:`mindos.store.deferred`): one ``stat`` when there are none.
     """
 
-    def __init__(self, conn):
+    def __init__(self, conn, timeout=None):
         self.conn = conn
         self.outer = False
+        self.timeout = timeout
+        self.replayed = None
 
     def __enter__(self):
         if not self.conn.in_transaction:
@@ -473,9 +482,15 @@ class write:
             # reads every CREATE in it (about a millisecond), which would otherwise be paid
             # while every other writer waits.
             self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 0")
-            _acquire(self.conn)
+            _acquire(self.conn, self.timeout)
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
+                if self.timeout is not None:  # SQLite's own wait (a writer without the file lock) is bounded too
+                    self.conn.execute(f"PRAGMA busy_timeout = {int(max(self.timeout, 0.05) * 1000)}")
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                finally:
+                    if self.timeout is not None:
+                        self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
             except sqlite3.OperationalError as exc:
                 _release(self.conn)
                 why = _not_writable(self.conn.home, self.conn.path) if "readonly" in str(exc) else None
@@ -488,6 +503,19 @@ class write:
                 raise
             self.outer = True
             self.conn._pending_refusals = []
+            if self.conn.home is not None and os.path.isdir(os.path.join(self.conn.home, DEFERRED_DIR)):
+                from mindos.store import deferred  # lazy: only a home with deferred events
+
+                # in a savepoint: a replay that fails leaves the files for the next write and
+                # never costs this command its own write
+                self.conn.execute("SAVEPOINT deferred_replay")
+                try:
+                    self.replayed = deferred.replay(self.conn)
+                    self.conn.execute("RELEASE deferred_replay")
+                except (sqlite3.Error, OSError, ValueError):
+                    self.replayed = None
+                    self.conn.execute("ROLLBACK TO deferred_replay")
+                    self.conn.execute("RELEASE deferred_replay")
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -504,6 +532,10 @@ class write:
                 for event in pending:
                     ledger.append_event(conn, *event)
                 conn.execute("COMMIT")
+                if self.replayed:
+                    from mindos.store import deferred  # lazy: loaded already by the replay
+
+                    deferred.done(conn, self.replayed)
                 return False
             if conn.in_transaction:
                 conn.execute("ROLLBACK")

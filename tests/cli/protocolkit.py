@@ -101,6 +101,8 @@ def steps(tmp):
         (a, ["recall-diff", "t-deploy", "--digest", "{recall_digest}"]),
         (a, ["resume", "t-deploy", "--agent", "codex"]),
         (a, ["prime", "--agent", "codex"]),
+        (a, ["session-start", "--hook", "claude", "--agent", "hermes", "--format", "json"]),
+        (a, ["stop-gate", "--hook", "claude", "--agent", "hermes"]),
         (a, ["botmail-peer-allow", "--recipient", "hermes", "--peer", "codex", "--profile", "work",
              "--class", "status"]),
         (a, ["botmail-peers"]),
@@ -246,12 +248,30 @@ CAPTURE = {
 }
 
 
+class _stdin:
+    """``sys.stdin`` is ``stream`` inside (the hook commands read the harness's event there)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        import sys
+
+        self.saved, sys.stdin = sys.stdin, self.stream
+
+    def __exit__(self, *exc):
+        import sys
+
+        sys.stdin = self.saved
+
+
 def run(door, argv):
     """``(rc, stdout, stderr)`` of one in-process call."""
     from mindos.cli import run as run_door
 
     out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
+    event = io.StringIO('{"session_id": "s-proto-1", "cwd": "/nonexistent", "source": "startup"}')
+    with redirect_stdout(out), redirect_stderr(err), _stdin(event):
         try:
             rc = run_door(door, argv)
         except SystemExit as exc:

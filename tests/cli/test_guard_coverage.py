@@ -243,9 +243,7 @@ def test_every_mcp_tool_string_argument_is_covered_and_refuses_a_credential(seed
             _fresh(seeded, monkeypatch)
             conn = db.connect(seeded["home"])
             try:
-                mcp = server.Server.__new__(server.Server)
-                mcp.conn = conn
-                server.Server.run(mcp, tool, args)
+                server.Server(conn, {name: tool}).run(tool, args, conn)
                 places = stored_anywhere(conn, seeded["home"], AWS)
             finally:
                 conn.close()

@@ -167,3 +167,23 @@ def test_mindos_context_pack_sentinel_json_touches_no_live_home(held, env, tmp_p
                               env={**os.environ, **env})
         assert done.returncode == code
         assert (done.stdout == "" and done.stderr.count("\n") == 1) if code else done.stdout.startswith("usage: mindos_context_pack.py sentinel")
+
+
+@pytest.mark.bare_home
+def test_a_home_without_a_database_is_refused_and_never_created(env, home):
+    from mindos.errors import NotFound
+
+    with pytest.raises(NotFound, match="no MindOS database in home") as caught:
+        hermes.respond(first("n1"), env)
+    assert caught.value.code == "no_database" and not os.path.exists(str(home))
+    done = _hook([], json.dumps(first("n2")), env)
+    assert done.returncode == 0 and json.loads(done.stdout) == {} and done.stderr.count("\n") == 1
+    assert "no MindOS database" in done.stderr and not os.path.exists(str(home))
+
+
+def test_the_gateway_hook_takes_its_time_bound(held, env):
+    done = _hook(["--seconds", "4"], json.dumps(first("sec")), env)
+    assert done.returncode == 0 and "t-held" in json.loads(done.stdout)["context"]
+    for bad in (["--seconds", "0"], ["--seconds", "soon"], ["--seconds", "601"]):
+        done = _hook(bad, json.dumps(first("bad")), env)
+        assert done.returncode == 2 and done.stdout == "" and "invalid --seconds" in done.stderr

@@ -174,9 +174,9 @@ def test_ping_over_http_while_a_call_waits_on_the_write_lock_and_cancel_before_c
     waiting = threading.Event()
     real = db._acquire
 
-    def acquire(connection):
+    def acquire(connection, timeout=None):
         waiting.set()
-        return real(connection)
+        return real(connection, timeout)
 
     monkeypatch.setattr(db, "_acquire", acquire)
     srv = httpd()

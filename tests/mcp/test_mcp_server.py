@@ -480,9 +480,9 @@ def test_a_cancelled_call_waiting_on_the_lock_never_commits(conn, home, monkeypa
     waiting = threading.Event()
     real = db._acquire
 
-    def acquire(connection):
+    def acquire(connection, timeout=None):
         waiting.set()
-        return real(connection)
+        return real(connection, timeout)
 
     monkeypatch.setattr(db, "_acquire", acquire)
     srv = server.Server(None, tools.exposed(), home=str(home))
