@@ -105,6 +105,19 @@ def _schema_of(tool):
     return {}
 
 
+def reports_error(text):
+    """Does a tool result's text carry a MindOS error object (``{"error": {...}}``)?  Codex
+    prefixes MCP results with ``Wall time: ...\nOutput:\n``, so the JSON is searched for."""
+    start = text.find("{")
+    if start < 0:
+        return False
+    try:
+        doc = json.loads(text[start:])
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("error"), dict)
+
+
 def _text_of(content):
     """The text inside a tool result's content (a string, or a list of blocks)."""
     if isinstance(content, str):
@@ -342,8 +355,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
                     output = item.get("output")
                     failed = isinstance(output, dict) and output.get("success") is False
-                    results.append({"text": _text_of(output.get("content") if isinstance(output, dict) else output),
-                                    "is_error": failed})
+                    text = _text_of(output.get("content") if isinstance(output, dict) else output)
+                    results.append({"text": text, "is_error": failed or reports_error(text)})
             step = self.server.next_step(offered, results, body)
         else:
             step = ("text", SIDE_TEXT)
