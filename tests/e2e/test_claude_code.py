@@ -91,6 +91,39 @@ def test_resumed_session_gets_a_fresh_pack(loop):
     assert URGENT in resumed.transcript(), "SessionStart on resume brought no fresh pack to the model"
 
 
+def _session_after(command, world):
+    """Run a session, then ``command`` (/clear or /compact) in it, then resume what follows;
+    return the model of that last run.  The ledger changes around ``command`` so that a
+    task only the ``clear``/``compact`` hook could have shown tells us that hook fired."""
+    world.create_task(TASK, TITLE)
+    world.setup("claude", "--project-dir", world.project)
+    with ScriptedModel(Script()) as model:
+        first = world.claude("Hello.", model.base_url)
+    assert first.returncode == 0, first.describe()
+    world.autopilot("create", "--project", e2ekit.PROJECT, "--title", URGENT, "--id", "t-e2e00002", "--priority", "P0")
+    # compaction asks the model for a summary: a fixed one, so no pack text survives in it
+    with ScriptedModel(Script(final="<summary>The user said hello.</summary>")) as model:
+        middle = world.claude(command, model.base_url, "--resume", first.json["session_id"])
+    assert middle.returncode == 0, middle.describe()
+    world.autopilot("cancel", "t-e2e00002", "--owner", "e2e", "--reason", "superseded")
+    world.autopilot("create", "--project", e2ekit.PROJECT, "--title", "Later e2e task", "--id", "t-e2e00003",
+                    "--priority", "P0")
+    with ScriptedModel(Script()) as model:
+        last = world.claude("Carry on.", model.base_url, "--resume", middle.json["session_id"])
+    assert last.returncode == 0, last.describe()
+    return model
+
+
+def test_compacted_session_gets_the_pack(claude_client, tmp_path):
+    model = _session_after("/compact", e2ekit.World(tmp_path / "compact"))
+    assert URGENT in model.transcript(), "SessionStart on compact brought no pack to the model"
+
+
+def test_cleared_session_gets_the_pack(claude_client, tmp_path):
+    model = _session_after("/clear", e2ekit.World(tmp_path / "clear"))
+    assert URGENT in model.transcript(), "SessionStart on clear brought no pack to the model"
+
+
 # -- pending the setup claude / MCP work of issue 26 -----------------------------------------
 
 
