@@ -6,6 +6,9 @@ environment variables, so the home must come from what setup wrote, not from the
 scripted model's claim -> note -> receipt -> handoff must land in that home, and no second
 home (``~/.hermes/autopilot``) may appear.  The model provider is given on the command line
 (``-c model_providers.scripted=...``), so ``config.toml`` holds only what setup wrote.
+
+Codex 0.171 ignores a project's ``.codex/config.toml`` (MCP servers included) until the
+project is trusted; the project-scope test trusts it the way a user would.
 """
 
 import json
@@ -67,18 +70,24 @@ def test_setup_codex_reaches_the_model(codex_world):
 # -- pending the "no silent homes" work of issue 26 ------------------------------------------
 
 
-def test_codex_mcp_calls_land_in_the_users_home(codex_world):
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_codex_mcp_calls_land_in_the_users_home(codex_client, world, scope):
+    """``setup codex --user`` ($CODEX_HOME/config.toml), or the project's .codex/config.toml,
+    which Codex reads only in a trusted project (``codex exec --trust`` records the trust)."""
+    world.create_task(TASK, TITLE)
+    world.setup("codex", "--user" if scope == "user" else "--project-dir=" + world.project)
     with ScriptedModel(codex_loop()) as model:
-        run = codex_world.codex("Work on the next MindOS task.", model.base_url)
+        run = world.codex("Work on the next MindOS task.", model.base_url,
+                                *(["--trust"] if scope == "project" else []))
     assert run.returncode == 0, run.describe()
     assert not model.errors, model.errors
     assert model.steps == ["tool:claim", "tool:note", "tool:receipt", "tool:handoff", "final"], model.steps
-    stray = codex_world.stray_homes()
+    stray = world.stray_homes()
     failed = [result["text"][-300:] for result in model.tool_results if result["is_error"]]
     assert not stray and not failed, (
         f"Codex's MCP server used another home ({', '.join(stray) or 'none created'}); "
         f"tool errors: {failed}")
-    actions = [event["action"] for event in codex_world.events(TASK)]
+    actions = [event["action"] for event in world.events(TASK)]
     for action in ("created", "claimed", "note_added", "receipt_added", "handoff_recorded"):
         assert action in actions, f"{action} missing from the user's ledger: {actions}"
     assert len(mcp_calls(run)) == 4, "codex exec --json did not report the four MCP calls"
