@@ -164,6 +164,26 @@ def test_default_mcp_profile_is_lean(loop):
         f"{len(tools)} MindOS tools, {size} bytes of definitions in the model's request"
 
 
+def test_setup_pins_the_home_for_a_claude_started_without_it(claude_client, tmp_path):
+    """The user chose the home with a shell variable when running setup; Claude Code is later
+    started where that variable is not set (an IDE, a login shell): hook and MCP server still
+    use that home, and no other home appears."""
+    world = e2ekit.World(tmp_path / "pinned")
+    world.create_task(TASK, TITLE)
+    world.setup("claude", "--project-dir", world.project)
+    bare = {key: value for key, value in world.env.items() if key != "HERMES_AUTOPILOT_HOME"}
+    with ScriptedModel(loop_script()) as model:
+        run = world.claude("Work on the next MindOS task.", model.base_url, *ALLOW, env=bare)
+    assert run.returncode == 0, run.describe()
+    assert TITLE in model.transcript(), "the SessionStart hook did not find the home setup was run for"
+    assert not model.errors, model.errors
+    failed = [r["text"][-300:] for r in model.tool_results if r["is_error"]]
+    assert not failed, f"MindOS tools answered with errors: {failed}"
+    actions = [event["action"] for event in world.events(TASK)]
+    assert "handoff_recorded" in actions, actions
+    assert world.stray_homes() == [], "a second MindOS home was created"
+
+
 def _stop_world(tmp_path):
     world = e2ekit.World(tmp_path / "stop")
     world.create_task(TASK, TITLE)
