@@ -6,6 +6,12 @@ environment that could steer a client (API keys, base URLs, MindOS variables) is
 Network stays on 127.0.0.1: the model endpoint is there, and every proxy variable points at a
 closed loopback port (``NO_PROXY`` exempts loopback), so a client that tries to reach the
 internet (telemetry, update checks) fails fast instead of leaving the machine.
+
+The fixtures live here, not in a tests/e2e/conftest.py (a second ``conftest`` module would
+shadow the root one that other tests import from); the test modules import them.  Where node
+or npm is missing, or a client is not installed or does not start, the tests skip and the run
+ends with ONE line saying so (tests/conftest.py prints :data:`SKIPPED`); in CI (``CI=true``)
+with node present a missing client is a failure: the install failed.
 """
 
 import json
@@ -16,6 +22,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 E2E_BIN = os.path.join(ROOT, ".e2e", "node_modules", ".bin")
@@ -268,3 +276,49 @@ def node_tools():
     """Why the e2e tests cannot run here at all (no node / npm), else None."""
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     return f"{' and '.join(missing)} not found" if missing else None
+
+
+# -- fixtures (imported by the test modules) ----------------------------------------------
+
+SKIPPED = {}  # client -> why its tests were skipped; reported once at the end of the run
+
+
+def require(client):
+    """The client's ``--version`` line, or skip (fail in CI when the install went missing)."""
+    reason = node_tools()
+    if reason is None:
+        path, reason = which_client(client)
+        if path is None and os.environ.get("CI") == "true":
+            pytest.fail(f"E2E: {reason}; in CI the install must succeed (.ci/run calls tests/e2e/install.sh)")
+        if path is not None:
+            version, reason = client_starts(client)
+            if version is not None:
+                return version
+    SKIPPED[client] = reason
+    pytest.skip(f"E2E SKIPPED ({client}): {reason}")
+
+
+def skipped_line():
+    """The one line the run ends with when e2e tests were skipped, else None."""
+    if not SKIPPED:
+        return None
+    reasons = "; ".join(f"{client}: {reason}" for client, reason in sorted(SKIPPED.items()))
+    return f"E2E SKIPPED: the real-client end-to-end tests did not run ({reasons})"
+
+
+@pytest.fixture(scope="session")
+def claude_client():
+    """The pinned Claude Code's ``--version`` line (skips loudly when it cannot run)."""
+    return require("claude")
+
+
+@pytest.fixture(scope="session")
+def codex_client():
+    """The pinned Codex's ``--version`` line (skips loudly when it cannot run)."""
+    return require("codex")
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A throwaway user home, Codex home, initialized MindOS home and git project."""
+    return World(tmp_path / "e2e")

@@ -17,6 +17,7 @@ import re
 import pytest
 
 import e2ekit
+from e2ekit import claude_client  # noqa: F401 (fixtures)
 from model_server import FINAL_TEXT, Script, ScriptedModel
 
 pytestmark = pytest.mark.slow

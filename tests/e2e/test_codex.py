@@ -16,6 +16,7 @@ import json
 import pytest
 
 import e2ekit
+from e2ekit import codex_client, world  # noqa: F401 (fixtures)
 from model_server import FINAL_TEXT, Script, ScriptedModel
 
 pytestmark = pytest.mark.slow
