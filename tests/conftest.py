@@ -24,6 +24,14 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "bare_home: the test home path is not created (no database yet)")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The end-to-end tests (tests/e2e) say in ONE line when they could not run the real clients."""
+    e2ekit = sys.modules.get("e2ekit")
+    line = e2ekit.skipped_line() if e2ekit is not None else None
+    if line:
+        terminalreporter.write_line(line, red=True, bold=True)
+
+
 @pytest.fixture(scope="session")
 def _template_db(tmp_path_factory):
     """One freshly built database per session; each test home starts as a copy of it."""
