@@ -665,6 +665,11 @@ def setup(harness, *, project_dir=None, user=False, agent=None, dry_run=False, r
         note = _git_ignore_note(paths["settings"])
         if note:
             files[0]["warning"] = note
+    if harness == "codex" and not user and not remove:
+        # Codex ignores a project's .codex/config.toml (MCP servers included) until the project
+        # is trusted: said here, so a project-scope setup never leaves Codex silently without MindOS
+        files[0]["warning"] = (f"Codex reads {paths['config']} only once you trust this project (answer its"
+                               " trust prompt, or run `codex exec --trust` there); --user avoids that")
     return {"harness": harness, "agent": agent, "home": home_report(home, rule), "dry_run": dry_run,
             "remove": remove, "changed": any(f["changes"] for f in files), "files": files}
 

@@ -256,6 +256,16 @@ def test_codex_user_config_follows_codex_home(tmp_path, monkeypatch):
     report = setup.setup("codex", user=True)
     assert [f["path"] for f in report["files"]] == [str(tmp_path / "ch" / "config.toml"),
                                                      str(tmp_path / "ch" / "AGENTS.md")]
+    assert not any("warning" in f for f in report["files"])  # user scope needs no project trust
+
+
+def test_codex_project_scope_says_codex_must_trust_the_project(tmp_path):
+    """Codex ignores an untrusted project's .codex/config.toml, MCP servers included: the
+    report says so instead of leaving Codex silently without MindOS."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    report = setup.setup("codex", project_dir=str(project), dry_run=True)
+    assert "trust" in report["files"][0]["warning"] and "--user" in report["files"][0]["warning"]
 
 
 @pytest.mark.parametrize("content, match", [
