@@ -33,14 +33,29 @@ PACK_FORMAT = 2
 _KEPT = frozenset({"hash_ok"})
 
 
-def compact(entry, implied=()):
+# The default values a packed entry leaves out (absence means the default): a note's and a
+# memory's kind and source (mindos.memory.notes / memories DEFAULT_KIND, DEFAULT_SOURCE) and
+# a task's priority (mindos.work.tasks.create's default).
+NOTE_DEFAULTS = {"kind": "fact", "source": "operator"}
+MEMORY_DEFAULTS = {"kind": "fact", "source": "operator"}
+TASK_DEFAULTS = {"priority": "P2"}
+# What a packed handoff of a task leaves out: the task (the pack or entry names it), ``live``
+# (a pack carries only live handoffs) and ``payload_hash`` (the dedupe key of its payload,
+# bookkeeping no agent acts on).
+HANDOFF_IMPLIED = ("task_id", "live", "payload_hash")
+
+
+def compact(entry, implied=(), defaults=None):
     """``entry`` (a dict) without the keys that say nothing: those whose value is null,
-    false, or an empty string, list or object (absence means that value), and the keys
+    false, or an empty string, list or object (absence means that value), those equal to
+    their entry kind's default in ``defaults`` (absence means the default), and the keys
     named in ``implied`` (what the pack already says: the task of its own notes).  A new
     dict, keys in their original order; values are not walked (a receipt's payload is the
     agent's own data).  ``hash_ok`` always stays: its false and null differ."""
+    defaults = defaults or {}
     return {key: value for key, value in entry.items()
-            if key not in implied and (key in _KEPT or not _is_empty(value))}
+            if key not in implied and (key in _KEPT or not _is_empty(value))
+            and (key not in defaults or value != defaults[key])}
 
 
 def _is_empty(value):

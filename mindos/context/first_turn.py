@@ -31,7 +31,7 @@ Design decisions
 import json
 
 from mindos.context import sections
-from mindos.context.builder import compact
+from mindos.context.builder import MEMORY_DEFAULTS, compact
 from mindos.core import validate
 from mindos.errors import InvalidInput
 from mindos.memory import fact_in_scope, fact_valid, memory_in_scope
@@ -137,7 +137,8 @@ def _section_semantic(state, budget):
         cte, params = matches if matches is not None else ("", [])
         source = "matches x CROSS JOIN memories m ON m.seq = x.rowid" if matches is not None else "memories m"
         scope = _any_of(memory_in_scope, "m", projects)
-        found = [compact({**dict(row), "tags": json.loads(row["tags"])}) for row in conn.execute(
+        found = [compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=MEMORY_DEFAULTS)
+                 for row in conn.execute(
             f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
             f" FROM {source} WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (*params, *projects, count))]

@@ -73,12 +73,12 @@ def _live_notes(state):
 
 def _packed_note(note):
     """A task's own note as a pack carries it: compact, without the task id the pack names."""
-    return builder.compact(note, implied=("task_id",))
+    return builder.compact(note, implied=("task_id",), defaults=builder.NOTE_DEFAULTS)
 
 
 def _section_task(state, budget):
     task = state["task"]
-    header = builder.compact({name: task[name] for name in _HEADER_FIELDS})
+    header = builder.compact({name: task[name] for name in _HEADER_FIELDS}, defaults=builder.TASK_DEFAULTS)
     # the pinned notes' room first: the description yields to them, so a tight budget keeps
     # the critical constraints a long description would otherwise crowd out; when not even
     # the bare header leaves them their room, the header comes first as it always did
@@ -116,7 +116,7 @@ def _fit_header(header, room):
 def _section_handoff(state, budget):
     handoff = handoffs.live(state["conn"], state["task"]["id"])
     if handoff is not None:  # compact: its task is the pack's, and a pack carries only live handoffs
-        handoff = builder.compact(handoff, implied=("task_id", "live"))
+        handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
     packed = handoff is not None and budget.take(handoff)
     return {"handoff": handoff if packed else None, "handoff_packed": packed}
 
@@ -196,7 +196,8 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
             f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [builder.compact(notes.row_to_note(row, now)) for row in rows], len(query_groups), 0
+        return ([builder.compact(notes.row_to_note(row, now), defaults=builder.NOTE_DEFAULTS) for row in rows],
+                len(query_groups), 0)
     with db.read(conn):  # the probe, the window and the ranking come from one snapshot
         expression, used, matched, total = retrieval.bounded(
             conn, "notes_fts", query_groups, RELATED_POSTINGS_BUDGET, shared.setdefault("posting_counts", {}))
@@ -221,7 +222,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
     for row in rows:
         item = notes.row_to_note(row, now)
         item["score"] = round(item.pop("score"), 6)
-        items.append(builder.compact(item))
+        items.append(builder.compact(item, defaults=builder.NOTE_DEFAULTS))
     return items, used, matched - used
 
 

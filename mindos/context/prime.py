@@ -103,7 +103,7 @@ class _Deadline:
 
 def _section_leases(state, budget):
     mine = state["leases"]
-    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}) for e in mine) if budget.take(item)]
+    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS) for e in mine) if budget.take(item)]
     return {"leases": packed, "leases_total": len(mine)}
 
 
@@ -118,7 +118,7 @@ def _section_constraints(state, budget):
     found = []
     if projects:
         marks = ", ".join("?" * len(projects))
-        found = [builder.compact(dict(row)) for row in state["conn"].execute(
+        found = [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) for row in state["conn"].execute(
             "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
             " FROM notes n JOIN tasks t ON t.id = n.task_id"
             f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
@@ -134,7 +134,7 @@ def _section_next(state, budget):
 
     picked = dispatch.next_task(state["conn"], project=state["project"], owner=state["agent"])["task"]
     state["next_pick"] = picked  # the first-turn sections' focus when nothing is held
-    item = builder.compact({k: picked[k] for k in _NEXT_FIELDS}) if picked else None
+    item = builder.compact({k: picked[k] for k in _NEXT_FIELDS}, defaults=builder.TASK_DEFAULTS) if picked else None
     packed = item is not None and budget.take(item)
     return {"next": item if packed else None}
 
@@ -299,7 +299,7 @@ def render(built):
     lines = [head]
     if keys.get("leases"):
         lines.append(f"## Your live leases ({len(keys['leases'])} of {keys['leases_total']})")
-        lines += [f"- {e['task_id']} [{e['priority']} {e['status']}] {_one_line(e['title'])}"
+        lines += [f"- {e['task_id']} [{e.get('priority', 'P2')} {e['status']}] {_one_line(e['title'])}"
                   f" (project {e['project']}, epoch {e['lease_epoch']}, expires {e['lease_expires_at']})"
                   for e in keys["leases"]]
     if keys.get("inbox"):
@@ -313,7 +313,7 @@ def render(built):
     if keys.get("next"):
         n = keys["next"]
         lines.append("## Next task you would get (next --claim)")
-        lines.append(f"- {n['id']} [{n['priority']}] {_one_line(n['title'])} (project {n['project']})"
+        lines.append(f"- {n['id']} [{n.get('priority', 'P2')}] {_one_line(n['title'])} (project {n['project']})"
                      + (f" next: {_one_line(n['next_action'])}" if n.get("next_action") else ""))
     held = keys.get("held")
     if held and held.get("task"):
@@ -330,7 +330,7 @@ def render(built):
             lines += [f"  constraint: {_one_line(c)}" for c in h.get("constraints", [])]
         lines += [f"- unsatisfied dependency {d['id']} ({d['status']}): {_one_line(d.get('title') or '')}"
                   for d in held.get("dependencies", [])]
-        lines += [f"- {'pinned ' if n.get('pinned') else ''}{n['kind']} by {n['source']}: {_one_line(n['content'])}"
+        lines += [f"- {'pinned ' if n.get('pinned') else ''}{n.get('kind', 'fact')} by {n.get('source', 'operator')}: {_one_line(n['content'])}"
                   for n in held.get("notes", [])]
     lines += _render_first_turn(keys)
     if len(lines) == 1:
@@ -360,7 +360,7 @@ def _render_first_turn(keys):
                   + (f", until {f['valid_until']}" if f.get("valid_until") else "") + ")" for f in keys["facts"]]
     if keys.get("semantic"):
         lines.append(f"## Semantic memory{about} ({len(keys['semantic'])} of {keys['semantic_total']})")
-        lines += [f"- {_one_line(m['content'])} ({m['id']}, {m['kind']}"
+        lines += [f"- {_one_line(m['content'])} ({m['id']}, {m.get('kind', 'fact')}"
                   + (f", project {m['project']}" if m.get("project") else "") + f", {m['engine']}, {m['created_at']})"
                   for m in keys["semantic"]]
     if keys.get("sessions"):

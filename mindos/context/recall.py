@@ -53,6 +53,8 @@ DIFF_SECTIONS = ("task", "dependencies", "handoff", "notes", "related_notes", "r
                  "related_sessions", "related_facts", "related_semantic", "lease", "receipts")
 _STATUS_FIELDS = ("status", "priority", "due_at", "next_action", "blocked_reason")
 _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
+# what a compact header's absent status field stands for (due_at: null)
+_HEADER_ABSENT = {**builder.TASK_DEFAULTS, "next_action": "", "blocked_reason": ""}
 
 
 # ---------------------------------------------------------------------------------------
@@ -201,7 +203,8 @@ def manifest(sealed):
     """The compact per-section manifest of a bundle (what recall-diff compares)."""
     found = {}
     header = sealed.get("task")
-    found["task"] = {name: header.get(name) for name in _STATUS_FIELDS} if header else None
+    # a compact header leaves defaults and empty text out: the manifest names them as before
+    found["task"] = {name: header.get(name, _HEADER_ABSENT.get(name)) for name in _STATUS_FIELDS} if header else None
     found["dependencies"] = [[dep["id"], dep["status"]] for dep in sealed["dependencies"]]
     if "handoff" in sealed["sections"]:
         handoff = sealed["handoff"]

@@ -310,7 +310,7 @@ def _fetch_dep_context(state):
     for row in rows:
         handoff = handoffs.live(conn, row["id"])
         if handoff is not None:
-            handoff = builder.compact(handoff, implied=("task_id", "live"))
+            handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
         if handoff is not None and secrets_allowed(state):
             handoff = scrub(handoff)
         receipt = next(iter(latest_receipts(conn, row["id"], 1)), None)
@@ -365,7 +365,8 @@ def _fetch_related_semantic(state):
             " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
             f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (*match_params, *params, requested)).fetchall()
-        return [builder.compact({**dict(row), "tags": json.loads(row["tags"])}) for row in rows]
+        return [builder.compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=builder.MEMORY_DEFAULTS)
+                for row in rows]
 
     return _shared(state, ("related_semantic", cte, *match_params, project, requested), fetch)
 

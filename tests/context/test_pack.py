@@ -77,7 +77,7 @@ def test_pack_sections_in_order_with_header_fields(world):
     header = pack["task"]
     assert header["id"] == "t1" and header["project"] == "Trove" and header["status"] == "queued"
     assert header["due_at"] == "2026-09-01T17:00:00Z"
-    assert header["tags"] == ["infra"] and header["priority"] == "P2"
+    assert header["tags"] == ["infra"] and "priority" not in header  # compact: P2 is the default
     assert header["next_action"] == "measure pool waits"
     assert header["description"] == "Connections time out under load"
     assert "description_truncated" not in header
@@ -124,7 +124,7 @@ def test_handoff_packs_right_after_the_header(world):
     assert pack["sections"].index("handoff") == 1
     assert pack["handoff_packed"] is True
     live = handoffs.live(world, "t1")
-    assert pack["handoff"] == builder.compact(live, implied=("task_id", "live"))
+    assert pack["handoff"] == builder.compact(live, implied=builder.HANDOFF_IMPLIED)
     assert pack["handoff"]["objective"] == live["objective"] and "superseded_by" not in pack["handoff"]
 
 
