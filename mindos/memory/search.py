@@ -8,7 +8,10 @@ Python by the IDF-weighted share of the query's groups it matches times a mild r
 factor, never by BM25.  Outdated rows (superseded notes and handoffs, retracted memories,
 closed fact windows) are left out by default; with history included they sort after every
 current row, so a replaced row never outranks its replacement.  Scope is enforced as for
-packs: a project sees its own rows plus project-less ones.
+packs: a project sees its own rows plus project-less ones.  With history hidden, a top
+answer that replaced a row carries ``change`` (what it replaced, when, and a retraction's
+reason) and the row recording that change ranks right after it (``history_of``; see
+:mod:`mindos.memory.history`).
 """
 
 from mindos.core import clock, validate
@@ -158,7 +161,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
 
     Each hit: ``kind``, ``id``, ``project``, ``task_id``, ``created_at``, ``score`` (higher
     = better) and ``text``; with ``include_history`` also ``outdated`` and ``replaced_by``,
-    and every outdated row sorts after every current one.  ``project`` with scope
+    and every outdated row sorts after every current one.  Without history, a top answer
+    that replaced a hidden row also carries ``change`` ({from, at, reason}) and the row that
+    records the change follows it, marked ``history_of`` (:mod:`mindos.memory.history`).  ``project`` with scope
     ``project`` (the default when a project is given) keeps that project's rows plus
     project-less ones; ``global`` (the default without a project) keeps everything.
     Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
@@ -197,14 +202,24 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
     covered = retrieval.coverage_of(query_groups, idf)
+
+    def scored(row):
+        age = row[_EPOCH]
+        return round(covered(row[_TEXT]) * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+
     hits = []
     for row in found:
-        age = row[_EPOCH]
-        score = round(covered(row[_TEXT])
-                      * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+        score = scored(row)
         if score > 0:
             hits.append(_hit(row, include_history, score))
-    return _best(hits, limit)
+    if include_history or not hits:  # with history the replaced rows show themselves
+        return _best(hits, limit)
+    from mindos.memory import history  # lazy: the change behind each top answer, for current-row searches
+
+    ranked = history.with_history(conn, _best(hits, len(hits)), now=now, params=params,
+                                  surfaces=[_Surface(kind, scoped, False) for kind in ("note", "memory", "handoff")],
+                                  make_hit=lambda row: _hit(row, False, scored(row)))
+    return ranked[:limit]
 
 
 def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
