@@ -58,12 +58,10 @@ def predecessor(conn, hit, now):
                            " WHERE n.id = ?", (ident,)).fetchone()
         return None if row is None else (row[0], row[1], None)
     if kind == "memory":
-        project = hit.get("project")
-        scope = "m.project = ?" if project else "m.project IS NULL"
-        row = conn.execute(f"SELECT m.content, m.retracted_at FROM memories m WHERE {scope}"
+        row = conn.execute("SELECT m.content, m.retracted_at FROM memories m WHERE m.project = ?"
                            " AND m.retracted_at IS NOT NULL AND m.superseded_by = ?"
                            " ORDER BY m.retracted_at DESC, m.id LIMIT 1",
-                           (*([project] if project else []), ident)).fetchone()
+                           (hit.get("project") or "", ident)).fetchone()
         return None if row is None else (row[0], row[1], None)
     if kind == "fact":
         row = conn.execute(

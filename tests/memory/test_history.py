@@ -80,10 +80,11 @@ def test_a_superseded_note_brings_its_change_record(conn):
     assert ("note", first["id"]) not in keys
 
 
-def test_a_change_record_outside_the_candidates_is_probed(conn):
-    mem_old = memories.retain(conn, "Token cache runs on memcached", project="Auth")
+@pytest.mark.parametrize("project", ["Auth", None])  # None: fleet-wide memories
+def test_a_change_record_outside_the_candidates_is_probed(conn, project):
+    mem_old = memories.retain(conn, "Token cache runs on memcached", project=project)
     clock.advance(days=1)
-    mem_new = memories.retain(conn, "Token cache runs on a redis cluster", project="Auth")
+    mem_new = memories.retain(conn, "Token cache runs on a redis cluster", project=project)
     memories.forget(conn, mem_old["id"], superseded_by=mem_new["id"])
     make_task(conn, "ops", project="Auth", title="ops log")
     clock.advance(hours=1)
