@@ -257,7 +257,8 @@ OPS = Door(
             ('doctor', 'recovery.doctor',
              'Read-only consistency sweep naming every problem by kind and ids (exit 1 when not ok); never mutates.'),
             ('fts-rebuild', 'recovery.reindex',
-             'Find drift in every full-text index (fts5vocab) and rebuild the drifted ones (--dry-run reports only).'),
+             'Find drift in every full-text index (fts5vocab) and rebuild the drifted ones, then relearn the'
+             ' term associations memory-search expands queries with (--dry-run reports only).'),
             ('receipts-sweep', 'recovery.receipt_sweep',
              'Adopt complete orphan receipt files whose task exists, quarantine the rest (dry run unless --apply).'),
         )),

@@ -188,6 +188,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
     params = {"now": now, "project": project, "cap": search_candidates(limit), "window": retrieval.SEARCH_POSTINGS}
+    from mindos.memory import learned  # lazy: the home's learned associations, read by searches only
+
+    extra = learned.expansions(conn, query_groups)
     for kind in SURFACES:
         surface = _Surface(kind, scoped, include_history)
         index = surface.index
@@ -199,9 +202,14 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
             found.extend(surface.fetch(conn, [retrieval.read_through(query_groups[position], words[position],
                                                                      retrieval.DF_CAP)
                                               for position in rarest], params))
+        if extra:  # rows that name only what the query's words are learned to go with, a few more
+            seen = {row[_ID] for row in found if row[0] == kind}
+            found.extend(row for row in surface.fetch(conn, [learned.expression(extra)],
+                                                      {**params, "cap": learned.EXTRA_CANDIDATES})
+                         if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    covered = retrieval.coverage_of(query_groups, idf)
+    covered = retrieval.coverage_with(query_groups, idf, extra) if extra else retrieval.coverage_of(query_groups, idf)
 
     def scored(row):
         age = row[_EPOCH]
