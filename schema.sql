@@ -619,12 +619,13 @@ CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
 -- Learned term associations (migration 15, mindos.memory.learned): term row counts, counts of
 -- rows holding two terms near each other, and the highest row id learned per surface.
 CREATE TABLE term_df (
-    term TEXT PRIMARY KEY,
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE,
     df   INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE term_pairs (
-    term  TEXT NOT NULL,
-    other TEXT NOT NULL,
+    term  INTEGER NOT NULL,
+    other INTEGER NOT NULL,
     n     INTEGER NOT NULL,
     PRIMARY KEY (term, other)
 ) WITHOUT ROWID;

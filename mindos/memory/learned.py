@@ -8,7 +8,8 @@ only, and memory-search uses them to bridge vocabulary gaps (:func:`associates`)
 Design decisions
   * **Co-occurrence counts in SQLite.**  Each row's text becomes its distinct terms (the
     retrieval engine's words, stopwords and numbers dropped, at most MAX_TERMS), ``term_df``
-    counts the rows each term occurs in, and ``term_pairs`` counts, in both directions, the
+    numbers the terms and counts the rows each occurs in, and ``term_pairs`` counts (by term
+    number, so a pair costs a few bytes), in both directions, the
     rows in which two terms occur within WINDOW terms of each other (a window, not the
     whole row: the pairs a row adds stay linear in its length, and nearby words are the
     ones that are about the same thing).  Integer counts: the learned state is exactly the
@@ -26,8 +27,9 @@ Design decisions
     more than COMMON_FLOOR rows) are not expanded: a word everything carries has no
     meaning to lend.
   * **Cheap to read.**  A query reads ``term_df`` for its words (one statement), the pair
-    rows of its rare words (a primary-key range each, at most PAIR_ROWS rows), and the
-    df of the candidates (one statement).  Identical state gives identical associations:
+    rows of its MAX_EXPANDED rarest expandable words (a primary-key range each, the first
+    PAIR_ROWS rows seen in at least MIN_PAIR rows, in term-number order), and the df of the
+    candidates (one statement per 500).  Identical state gives identical associations:
     every ordering ends on the term.
 """
 
@@ -36,12 +38,13 @@ import math
 from mindos.memory import retrieval
 
 MAX_TERMS = 32
-WINDOW = 3
+WINDOW = 2
 CATCH_UP = 64
 MIN_PAIR = 2
 MIN_STRENGTH = 0.2
 MAX_ASSOCIATES = 3
-PAIR_ROWS = 400
+PAIR_ROWS = 200
+MAX_EXPANDED = 4  # query words expanded per search, rarest first
 COMMON_SHARE = 0.05
 COMMON_FLOOR = 50
 MIN_LENGTH = 3
@@ -93,13 +96,25 @@ def _learn_texts(conn, texts):
             df[term] = df.get(term, 0) + 1
         for pair in _pairs(sequence):
             pairs[pair] = pairs.get(pair, 0) + 1
-    if df:
-        conn.executemany("INSERT INTO term_df(term, df) VALUES (?, ?)"
-                         " ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", sorted(df.items()))
+    if not df:
+        return
+    conn.executemany("INSERT INTO term_df(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+                     sorted(df.items()))
+    ids = _ids(conn, sorted(df))
     if pairs:
         conn.executemany("INSERT INTO term_pairs(term, other, n) VALUES (?, ?, ?)"
                          " ON CONFLICT(term, other) DO UPDATE SET n = n + excluded.n",
-                         sorted((a, b, n) for (a, b), n in pairs.items()))
+                         sorted((ids[a], ids[b], n) for (a, b), n in pairs.items()))
+
+
+def _ids(conn, words):
+    """``{term: id}`` for ``words`` (those learned)."""
+    found = {}
+    for start in range(0, len(words), 500):
+        chunk = words[start:start + 500]
+        found.update(conn.execute(f"SELECT term, id FROM term_df WHERE term IN ({', '.join('?' * len(chunk))})",
+                                  chunk).fetchall())
+    return found
 
 
 def has(conn):
@@ -165,33 +180,36 @@ def associates(conn, words):
         return {}
     common = max(COMMON_FLOOR, COMMON_SHARE * total)
     marks = ", ".join("?" * len(words))
-    df = dict(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", list(words)).fetchall())
-    found = {}
+    known = {term: (ident, count) for term, ident, count in conn.execute(
+        f"SELECT term, id, df FROM term_df WHERE term IN ({marks})", list(words)).fetchall()}
     wanted = {}
-    for word in words:
-        count = df.get(word, 0)
-        if count < MIN_PAIR or count > common:
-            continue
+    eligible = sorted((count, word) for word, (_, count) in known.items() if MIN_PAIR <= count <= common)
+    for count, word in eligible[:MAX_EXPANDED]:
+        ident = known[word][0]
         rows = conn.execute("SELECT other, n FROM term_pairs WHERE term = ? AND n >= ? LIMIT ?",
-                            (word, MIN_PAIR, PAIR_ROWS)).fetchall()
+                            (ident, MIN_PAIR, PAIR_ROWS)).fetchall()
         if rows:
             wanted[word] = rows
-    others = sorted({other for rows in wanted.values() for other, _ in rows} - set(df))
+    others = sorted({other for rows in wanted.values() for other, _ in rows})
+    named = {}
     for start in range(0, len(others), 500):
         chunk = others[start:start + 500]
-        df.update(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({', '.join('?' * len(chunk))})",
-                               chunk).fetchall())
+        named.update((ident, (term, count)) for ident, term, count in conn.execute(
+            f"SELECT id, term, df FROM term_df WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall())
+    found = {}
     for word, rows in wanted.items():
+        own = known[word][1]
         scored = []
         for other, n in rows:
-            if other in words or df.get(other, 0) > common:
+            term, count = named.get(other, (None, 0))
+            if term is None or term in words or count > common:
                 continue
-            strength = n / math.sqrt(df[word] * df.get(other, n))
+            strength = n / math.sqrt(own * count)
             if strength >= MIN_STRENGTH:
-                scored.append((-round(strength, 6), other))
+                scored.append((-round(strength, 6), term))
         scored.sort()
         if scored:
-            found[word] = [(other, -negative) for negative, other in scored[:MAX_ASSOCIATES]]
+            found[word] = [(term, -negative) for negative, term in scored[:MAX_ASSOCIATES]]
     return found
 
 

@@ -682,12 +682,13 @@ def m015_learned_terms():
     or all at once by ``fts-rebuild``."""
     return """
 CREATE TABLE term_df (
-    term TEXT PRIMARY KEY,
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE,
     df   INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE term_pairs (
-    term  TEXT NOT NULL,
-    other TEXT NOT NULL,
+    term  INTEGER NOT NULL,
+    other INTEGER NOT NULL,
     n     INTEGER NOT NULL,
     PRIMARY KEY (term, other)
 ) WITHOUT ROWID;

@@ -8,8 +8,10 @@ from mindos.recovery import reindex
 
 
 def _counts(conn):
-    return (conn.execute("SELECT term, df FROM term_df ORDER BY term").fetchall(),
-            conn.execute("SELECT term, other, n FROM term_pairs ORDER BY term, other").fetchall())
+    """The learned counts by term text (term numbers depend on the order terms were met)."""
+    return (sorted(tuple(row) for row in conn.execute("SELECT term, df FROM term_df")),
+            sorted(tuple(row) for row in conn.execute("SELECT a.term, b.term, p.n FROM term_pairs p"
+                                                      " JOIN term_df a ON a.id = p.term JOIN term_df b ON b.id = p.other")))
 
 
 def _stream_home(conn):
@@ -46,7 +48,8 @@ def test_every_write_surface_is_learned_in_its_transaction(conn):
     assert set(marks) == {"note", "memory", "fact", "handoff"}
     df = dict(_counts(conn)[0])
     assert df["checkout"] == 4 and df["latency"] == 3 and df["redis"] == 1
-    assert conn.execute("SELECT n FROM term_pairs WHERE term = 'checkout' AND other = 'latency'").fetchone()[0] == 3
+    assert conn.execute("SELECT p.n FROM term_pairs p JOIN term_df a ON a.id = p.term JOIN term_df b ON b.id = p.other"
+                        " WHERE a.term = 'checkout' AND b.term = 'latency'").fetchone()[0] == 3
 
 
 def test_catch_up_is_bounded_and_rebuild_gives_the_same_counts(conn):
