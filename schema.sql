@@ -617,7 +617,8 @@ CREATE TABLE mood_reactions (
 CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
 
 -- Learned term associations (migration 15, mindos.memory.learned): term row counts, counts of
--- rows holding two terms near each other, and the highest row id learned per surface.
+-- rows holding two terms near each other, and the highest row id learned per surface; and
+-- the semantic layer's vectors (mindos.memory.embed), one per row, tagged with their encoder.
 CREATE TABLE term_df (
     id   INTEGER PRIMARY KEY,
     term TEXT NOT NULL UNIQUE,
@@ -632,6 +633,13 @@ CREATE TABLE term_pairs (
 CREATE TABLE learned_upto (
     surface TEXT PRIMARY KEY,
     upto    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE embeddings (
+    surface TEXT NOT NULL,
+    row_id  INTEGER NOT NULL,
+    encoder TEXT NOT NULL,
+    vector  BLOB NOT NULL,
+    PRIMARY KEY (surface, row_id)
 ) WITHOUT ROWID;
 
 -- Full-text indexes merge a level's small segments as soon as 4 exist (migration 11): an

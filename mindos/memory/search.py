@@ -230,6 +230,60 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     return ranked[:limit]
 
 
+def vector_rows(kind, scoped):
+    """``(sql, params)``: the current rows of ``kind`` in scope with a stored vector from
+    ``:encoder``, as ``(id, vector)`` (the hit's id: a memory's text id).  Params: now,
+    project, encoder."""
+    index, _, joins, scope, current, _, _ = _SURFACES[kind]
+    spec = fts.index(index)
+    alias = spec.alias
+    sql = (f"SELECT {alias}.id, e.vector FROM embeddings e JOIN {spec.table} {alias} ON {alias}.{spec.rowid} = e.row_id"
+           f"{joins} WHERE e.surface = :surface AND e.encoder = :encoder{scope if scoped else ''}{current}")
+    return sql, {"surface": kind}
+
+
+def _rows_by_id(conn, kind, ids, now):
+    """The hit rows of ``kind`` with these ids (current or not), as candidate tuples."""
+    if not ids:
+        return []
+    surface = _Surface(kind, False, True)
+    marks = ", ".join("?" * len(ids))
+    sql = (f"SELECT {surface.columns} FROM {surface.table}{surface.joins}"
+           f" WHERE {surface.spec.alias}.id IN ({marks})").replace(":now", "?")
+    return db.tuples(conn).execute(sql, [now] * surface.columns.count(":now") + list(ids)).fetchall()
+
+
+def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None):
+    """``memory-search --semantic``: the lexical ranking and the vector ranking of the
+    configured encoder fused by reciprocal rank (:mod:`mindos.memory.embed`).  Each hit as
+    memory-search's, ``score`` the fused score, plus ``ranks`` ({lexical, vector}: its rank
+    in each, null where it is absent); a lexical hit keeps its ``change`` / ``history_of``."""
+    from mindos.memory import embed  # lazy: the semantic layer loads only when asked for
+
+    now = now or clock.now_iso()
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
+    lexical = memory_search(conn, query, project=project, scope=scope, limit=max(limit, embed.POOL), now=now)
+    scoped = (scope or ("project" if project else "global")) == "project"
+    project = validate.identifier(project, "--project") if project else None
+    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now)
+    by_key = {(hit["kind"], hit["id"]): hit for hit in lexical}
+    fused = embed.fuse(lexical, vectors, limit)
+    missing = {}
+    for key, _, _, _ in fused:
+        if key not in by_key:
+            missing.setdefault(key[0], []).append(key[1])
+    for kind, ids in missing.items():
+        for row in _rows_by_id(conn, kind, ids, now):
+            by_key[(kind, row[_ID])] = _hit(row, False)
+    hits = []
+    for key, score, lexical_rank, vector_rank in fused:
+        hit = dict(by_key[key])
+        hit["score"] = score
+        hit["ranks"] = {"lexical": lexical_rank, "vector": vector_rank}
+        hits.append(hit)
+    return hits
+
+
 def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):
     """memory-search on a SQLite without FTS5: every surface's rows in which any query word
     occurs as a substring of an indexed column, CANDIDATES newest per surface, merged current

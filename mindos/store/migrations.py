@@ -679,7 +679,8 @@ def m015_learned_terms():
     """Learned term associations (:mod:`mindos.memory.learned`): how many rows each term
     occurs in, how many rows hold two terms near each other, and per surface the highest
     row id learned.  Rows already in the home are learned a few at a time by later writes,
-    or all at once by ``fts-rebuild``."""
+    or all at once by ``fts-rebuild``.  And the optional semantic layer's vectors
+    (:mod:`mindos.memory.embed`), one per row, tagged with the encoder that made it."""
     return """
 CREATE TABLE term_df (
     id   INTEGER PRIMARY KEY,
@@ -695,6 +696,13 @@ CREATE TABLE term_pairs (
 CREATE TABLE learned_upto (
     surface TEXT PRIMARY KEY,
     upto    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE embeddings (
+    surface TEXT NOT NULL,
+    row_id  INTEGER NOT NULL,
+    encoder TEXT NOT NULL,
+    vector  BLOB NOT NULL,
+    PRIMARY KEY (surface, row_id)
 ) WITHOUT ROWID;
 """
 
