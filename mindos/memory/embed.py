@@ -326,11 +326,10 @@ def _cosine(query, vector):
     return dot / norm if norm else 0.0
 
 
-def vector_ranking(conn, query, *, project, scoped, now, env=None):
+def vector_ranking(conn, query, *, project, scoped, now, rows_sql, env=None):
     """``[(kind, id), ...]``: the current rows in scope with a vector from the configured
-    encoder, most similar to ``query`` first (ties by kind, id), at most POOL."""
-    from mindos.memory import search  # lazy: the surfaces' scope and current-row filters
-
+    encoder, most similar to ``query`` first (ties by kind, id), at most POOL.
+    ``rows_sql(kind, scoped) -> (sql, params)`` reads them (memory-search's surfaces)."""
     identity, loader = configured(env)
     if not _has_table(conn):
         return []
@@ -340,7 +339,7 @@ def vector_ranking(conn, query, *, project, scoped, now, env=None):
     vector = [value / qnorm for value in vector]
     scored = []
     for kind in SURFACES:
-        sql, params = search.vector_rows(kind, scoped)
+        sql, params = rows_sql(kind, scoped)
         for ident, blob in conn.execute(sql, {"now": now, "project": project, "encoder": identity, **params}):
             stored = _unpack(blob)
             if len(stored) != len(vector):

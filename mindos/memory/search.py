@@ -265,7 +265,7 @@ def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None
     lexical = memory_search(conn, query, project=project, scope=scope, limit=max(limit, embed.POOL), now=now)
     scoped = (scope or ("project" if project else "global")) == "project"
     project = validate.identifier(project, "--project") if project else None
-    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now)
+    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now, rows_sql=vector_rows)
     by_key = {(hit["kind"], hit["id"]): hit for hit in lexical}
     fused = embed.fuse(lexical, vectors, limit)
     missing = {}
