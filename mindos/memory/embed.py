@@ -29,6 +29,10 @@ Design decisions
     the configured encoder in scope) are each cut to their first POOL rows and fused by
     ``sum(1 / (RRF_K + rank))``; ties by kind and id.  Each hit carries ``score`` (the fused
     score) and ``ranks`` (its lexical and vector rank, null where absent).
+
+Measured on bench/bench.py's recall home (70k rows): ``memory-embed --apply`` with the
+built-in encoder in about 4.5 s (64 dimensions, 23 MB of vectors); ``--semantic`` about 0.7 s
+a query (every stored vector in scope is compared, in Python).
 """
 
 import hashlib

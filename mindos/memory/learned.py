@@ -31,6 +31,13 @@ Design decisions
     PAIR_ROWS rows seen in at least MIN_PAIR rows, in term-number order), and the df of the
     candidates (one statement per 500).  Identical state gives identical associations:
     every ordering ends on the term.
+
+Measured on bench/bench.py's recall home (10k tasks, 50k notes, 10k memories, 5k facts, 5k
+handoffs; Python 3.11.7, callgrind instruction counts with warm caches against
+``python3 -c "import sqlite3, json, argparse"``): ``fts-rebuild`` learns its 70k rows in
+about 7 s into 11.4 MB (16 % of the database); ``memory-search`` costs 1.02-1.04x the floor
+(1.01x before), 1.13x for a 12-word query of mid-frequency words; a ``note`` write costs
+about 4M instructions more (2 %).
 """
 
 import math
