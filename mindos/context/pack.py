@@ -22,6 +22,13 @@ Design decisions
   * **The header degrades before it goes.**  When the full header does not fit, its
     description is clipped to the longest prefix that does (``description_truncated``);
     only when even an empty description does not fit is the header dropped (``task: null``).
+    The header is first fitted into what the pinned notes leave (their compact cost is
+    reserved), so a long description yields to them; when not even the bare header fits
+    beside them, it is fitted into the whole budget as before.
+  * **Compact entries.**  Every packed entry goes through :func:`builder.compact`: a task's
+    own notes drop ``task_id`` and the defaults (kind ``fact``, source ``operator``), the
+    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops
+    priority ``P2`` and every empty field.
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.
