@@ -616,6 +616,32 @@ CREATE TABLE mood_reactions (
 );
 CREATE INDEX idx_mood_reactions_mood ON mood_reactions(mood_id, created_at);
 
+-- Learned term associations (migration 15, mindos.memory.learned): term row counts, counts of
+-- rows holding two terms near each other, and the highest row id learned per surface; and
+-- the semantic layer's vectors (mindos.memory.embed), one per row, tagged with their encoder.
+CREATE TABLE term_df (
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE,
+    df   INTEGER NOT NULL
+);
+CREATE TABLE term_pairs (
+    term  INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    n     INTEGER NOT NULL,
+    PRIMARY KEY (term, other)
+) WITHOUT ROWID;
+CREATE TABLE learned_upto (
+    surface TEXT PRIMARY KEY,
+    upto    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE embeddings (
+    surface TEXT NOT NULL,
+    row_id  INTEGER NOT NULL,
+    encoder TEXT NOT NULL,
+    vector  BLOB NOT NULL,
+    PRIMARY KEY (surface, row_id)
+) WITHOUT ROWID;
+
 -- Full-text indexes merge a level's small segments as soon as 4 exist (migration 11): an
 -- index written one row per transaction otherwise keeps up to 22, each read by every query.
 -- @fts5

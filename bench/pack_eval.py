@@ -16,6 +16,23 @@ packed: the sections never pack superseded, retracted or expired rows, so it sho
 The sections pack a few rows each, newest first or by BM25 (related notes), so this is the
 measure any change to how packs match (stemming, groups, budgets) should be judged by.
 
+A second figure, ``efficiency``, measures how a pack spends its characters: the share of
+a pack's characters that are content (titles, descriptions and next actions, note, memory
+and snippet text, handoff text, fact triples; :data:`CONTENT_KEYS`) against the whole
+pack as printed (canonical JSON: field names, ids, timestamps, counters and digests
+included).  It is taken over every kind of pack on the same home: ``context`` of each
+project's knowledge and chatter tasks, ``recall`` of each labelled query's task with every
+related section on, ``resume`` and ``next --claim --recall`` with the default parameters,
+and ``prime --format json`` of an agent holding a task per project; ``entries`` is the
+same share over the packed entries alone (what the budget charges).
+
+Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, entries):
+
+  pack format 1 (every entry carried all of its row's keys):  corpus home 0.125, 0.213;
+                                                             bench home 0.290, 0.365
+  pack format 2 (compact entries):                            corpus home 0.194, 0.396;
+                                                             bench home 0.383, 0.525
+
 ``--corpus heldout`` runs the same over bench/heldout_corpus.py, the frozen held-out corpus.
 
 Run:  python3 bench/pack_eval.py [--corpus first|heldout] [--filler N]   (JSON to stdout, a table to stderr)
@@ -35,7 +52,8 @@ for path in (ROOT, HERE):
 import retrieval_eval  # noqa: E402
 
 from mindos.context import params as pack_params  # noqa: E402
-from mindos.context import recall  # noqa: E402
+from mindos.context import prime, recall  # noqa: E402
+from mindos.core.canonical import canonical_json  # noqa: E402
 from mindos.core import clock  # noqa: E402
 from mindos.work import rows, tasks  # noqa: E402
 
@@ -43,6 +61,109 @@ SECTION_OF = {"note": "related_notes", "handoff": "related_handoffs", "fact": "r
               "memory": "related_semantic"}
 PACK = dict(budget=200_000, related=5, related_scope="project", related_handoffs=3, related_facts=5,
             related_semantic=5)
+
+
+# the keys whose values are content an agent reads (strings, or lists of strings)
+CONTENT_KEYS = frozenset({"title", "via_task_title", "description", "next_action", "blocked_reason", "recap",
+                          "content", "snippet", "objective", "evidence", "constraints", "decisions", "next_actions",
+                          "risks", "files", "subject", "predicate", "object"})
+# where each kind of pack keeps its packed entries (the rest is its envelope)
+ENTRY_KEYS = ("task", "handoff", "dependencies", "notes", "related_notes", "related_handoffs", "dep_context",
+              "related_sessions", "related_facts", "related_semantic", "receipts", "leases", "inbox", "constraints",
+              "next", "held", "facts", "semantic", "sessions")
+
+
+def content_chars(value):
+    """The characters of ``value`` that are content (:data:`CONTENT_KEYS`), walked through."""
+    if isinstance(value, dict):
+        total = 0
+        for key, item in value.items():
+            if key in CONTENT_KEYS and isinstance(item, str):
+                total += len(item)
+            elif key in CONTENT_KEYS and isinstance(item, list):  # a handoff's lists; prime's constraints are notes
+                total += sum(len(part) if isinstance(part, str) else content_chars(part) for part in item)
+            else:
+                total += content_chars(item)
+        return total
+    if isinstance(value, list):
+        return sum(content_chars(item) for item in value)
+    return 0
+
+
+def _entries(pack):
+    """The packed entries of a flattened pack (recall bundles nest theirs under ``recall``)."""
+    if isinstance(pack.get("recall"), dict):
+        return _entries(pack["recall"])
+    return [pack[key] for key in ENTRY_KEYS if pack.get(key)]
+
+
+def efficiency(conn, corpus):
+    """The content share of every kind of pack on the loaded ``corpus`` (see the module docstring)."""
+    from mindos.context import pack as context
+
+    packs = {"context": [], "recall": [], "resume": [], "next_recall": [], "prime_json": []}
+    for project in corpus.PROJECTS:
+        for suffix in ("notes", "filler"):
+            packs["context"].append(context.pack_context(conn, f"{project.lower()}-{suffix}"))
+    params = pack_params.make_params(**{**PACK, "budget": pack_params.DEFAULT_BUDGET})
+    for number in range(len(corpus.QUERIES)):
+        packs["recall"].append(recall.bundle(conn, f"probe-{number}", "eval-agent", params))
+    default = pack_params.make_params()
+    for project in corpus.PROJECTS:
+        agent = f"agent-{project.lower()}"
+        packs["resume"].append(recall.resume(conn, f"{project.lower()}-notes", agent=agent, params=default))
+        packs["prime_json"].append(prime.prime(conn, agent, fmt="json"))
+        packs["next_recall"].append(recall.next_and_recall(conn, params=default, claim=True, owner=f"next-{agent}",
+                                                           project=project))
+    return _shares(packs)
+
+
+def bench_home_efficiency(tasks_count=400, seed=7):
+    """The content share of ``context``, ``recall`` (default parameters), ``resume`` and
+    ``prime --format json`` on a home seeded the way bench/bench.py seeds its memory home
+    (tasks with 5 notes each of 8-30 words on average, a handoff on one task in ten), at a
+    small scale: a pack's share does not depend on how many other tasks there are."""
+    import importlib.util
+
+    # bench/bench.py by its path: a package named ``bench`` (the tests') may shadow it
+    spec = importlib.util.spec_from_file_location("mindos_bench_seeding", os.path.join(HERE, "bench.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    home = tempfile.mkdtemp(prefix="mindos-pack-eff-")
+    info = bench.seed_tasks(home, tasks_count, seed=seed)
+    bench.seed_memory(info, 5 * tasks_count, tasks_count // 10)
+    from mindos.context import pack as context
+    from mindos.store import db
+
+    conn = db.connect(home)
+    try:
+        default = pack_params.make_params()
+        picked = info.ids[:: max(1, len(info.ids) // 40)][:40]
+        packs = {"context": [context.pack_context(conn, task_id) for task_id in picked],
+                 "recall": [recall.bundle(conn, task_id, "eval-agent", default) for task_id in picked],
+                 "resume": [], "prime_json": []}
+        for number, task_id in enumerate(info.roots[:10]):
+            agent = f"bench-agent-{number}"
+            packs["resume"].append(recall.resume(conn, task_id, agent=agent, params=default))
+            packs["prime_json"].append(prime.prime(conn, agent, fmt="json"))
+        return _shares(packs)
+    finally:
+        conn.close()
+
+
+def _shares(packs):
+    report = {}
+    all_content = all_chars = all_entry_chars = 0
+    for name, found in packs.items():
+        content = sum(content_chars(pack) for pack in found)
+        chars = sum(len(canonical_json(pack)) for pack in found)
+        entry_chars = sum(len(canonical_json(entry)) for pack in found for entry in _entries(pack))
+        report[name] = {"packs": len(found), "content_share": round(content / chars, 3),
+                        "entries_content_share": round(content / entry_chars, 3) if entry_chars else None}
+        all_content, all_chars, all_entry_chars = all_content + content, all_chars + chars, all_entry_chars + entry_chars
+    report["overall"] = {"content_share": round(all_content / all_chars, 3),
+                         "entries_content_share": round(all_content / all_entry_chars, 3)}
+    return report
 
 
 def packed_refs(pack):
@@ -85,10 +206,12 @@ def evaluate(home=None, filler_per_project=None, corpus="first"):
         if len(hits) < len(expected):
             misses.append({"kind": kind, "query": text, "project": project,
                            "missed": [key for key in expected if key not in hits]})
+    pack_efficiency = efficiency(conn, corpus)
     conn.close()
     clock.set_now(None)
     report = {"corpus": name if isinstance(name, str) else corpus.__name__, "queries": len(corpus.QUERIES),
               "filler_notes": filler_per_project * len(corpus.PROJECTS),
+              "efficiency": pack_efficiency, "efficiency_bench_home": bench_home_efficiency(),
               "pack": PACK, "by_kind": {}, "by_section": {}, "misses": misses}
     total_found = total_queries = 0
     for kind, bucket in by_kind.items():
@@ -113,6 +236,12 @@ def table(report):
         outdated = f"{entry['outdated_packed']:.3f}" if "outdated_packed" in entry else "-"
         lines.append(f"{kind:<14} {entry['queries']:>3}  {entry['found']:>6.3f}  {outdated:>15}")
     lines.append(f"{'overall':<14} {report['queries']:>3}  {report['overall']['found']:>6.3f}")
+    lines.append("")
+    for title, key in (("corpus home", "efficiency"), ("bench home", "efficiency_bench_home")):
+        lines.append(f"{'pack (' + title + ')':<24} {'content share':>13}  {'of entries':>10}")
+        for name, entry in report[key].items():
+            share = "-" if entry["entries_content_share"] is None else f"{entry['entries_content_share']:.3f}"
+            lines.append(f"{name:<24} {entry['content_share']:>13.3f}  {share:>10}")
     lines.append("")
     for section, entry in report["by_section"].items():
         found = "-" if entry["found"] is None else f"{entry['found']:.3f}"

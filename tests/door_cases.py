@@ -59,6 +59,8 @@ CASES = {
     ("autopilot", "memory-ingest-git"): ["memory-ingest-git", "--repo", "{scratch}/repo", "--project", "P",
                                          "--max-commits", "5"],
     ("autopilot", "protocol"): ["protocol", "--format", "json"],
+    ("autopilot", "memory-embed"): ["memory-embed", "--apply"],
+    ("autopilot", "memory-status"): ["memory-status"],
     ("autopilot", "session-start"): ["session-start", "--hook", "claude", "--agent", "a", "--project", "P",
                                      "--seconds", "5", "--format", "json"],
     ("autopilot", "stop-gate"): ["stop-gate", "--hook", "claude", "--agent", "a", "--seconds", "5"],

@@ -12,6 +12,11 @@ hooks as they arrive) is built here the same way:
     ``len(canonical_json(item))`` characters (:func:`cost`); :class:`Budget` charges items
     as sections offer them, drops one that does not fit (``truncated``) and lets a later,
     smaller item still fit.  ``used`` never exceeds the limit.
+  * **Compact entries.**  A packed entry carries only the keys that say something
+    (:func:`compact`): a key whose value is null, false, an empty string, list or object
+    is left out, and so is a key the pack already implies (a task's own notes do not
+    repeat its id).  Absence means exactly that value; the README documents the packed
+    entry schema.  ``PACK_FORMAT`` names this shape in every pack (``pack_format``).
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
     ``(name, keys)`` list as canonical JSON, optionally leaving sections out (a recall's
     ``core_digest`` leaves out the live handoff), so identical state gives an identical
@@ -19,6 +24,43 @@ hooks as they arrive) is built here the same way:
 """
 
 from mindos.core.canonical import canonical_json, sha256_hex
+
+# The shape of packed entries.  1: every entry carried all of its row's keys; 2: compact
+# entries (see :func:`compact`).  Bumped whenever the bytes of a pack entry change shape.
+PACK_FORMAT = 2
+# keys whose false or null value says something of its own (a receipt's ``hash_ok``: false
+# is a broken seal, null no seal at all): never left out
+_KEPT = frozenset({"hash_ok"})
+
+
+# The default values a packed entry leaves out (absence means the default): a note's and a
+# memory's kind and source (mindos.memory.notes / memories DEFAULT_KIND, DEFAULT_SOURCE) and
+# a task's priority (mindos.work.tasks.create's default).
+NOTE_DEFAULTS = {"kind": "fact", "source": "operator"}
+MEMORY_DEFAULTS = {"kind": "fact", "source": "operator"}
+TASK_DEFAULTS = {"priority": "P2"}
+# What a packed handoff of a task leaves out: the task (the pack or entry names it), ``live``
+# (a pack carries only live handoffs) and ``payload_hash`` (the dedupe key of its payload,
+# bookkeeping no agent acts on).
+HANDOFF_IMPLIED = ("task_id", "live", "payload_hash")
+
+
+def compact(entry, implied=(), defaults=None):
+    """``entry`` (a dict) without the keys that say nothing: those whose value is null,
+    false, or an empty string, list or object (absence means that value), those equal to
+    their entry kind's default in ``defaults`` (absence means the default), and the keys
+    named in ``implied`` (what the pack already says: the task of its own notes).  A new
+    dict, keys in their original order; values are not walked (a receipt's payload is the
+    agent's own data).  ``hash_ok`` always stays: its false and null differ."""
+    defaults = defaults or {}
+    return {key: value for key, value in entry.items()
+            if key not in implied and (key in _KEPT or not _is_empty(value))
+            and (key not in defaults or value != defaults[key])}
+
+
+def _is_empty(value):
+    # ``0`` and ``0.0`` say something (an epoch, a score); only false itself is empty
+    return value is None or value is False or (not value and isinstance(value, (str, list, tuple, dict)))
 
 
 def cost(item):

@@ -31,6 +31,7 @@ Design decisions
 import json
 
 from mindos.context import sections
+from mindos.context.builder import MEMORY_DEFAULTS, compact
 from mindos.core import validate
 from mindos.errors import InvalidInput
 from mindos.memory import fact_in_scope, fact_valid, memory_in_scope
@@ -108,7 +109,8 @@ def _section_receipts(state, budget):
 
             for receipt_id in ids:
                 record = receipts.load(conn, receipt_id)
-                found.append(sections.scrub({"task_id": record.get("task_id"), **sections.receipt_entry(record)}))
+                found.append(sections.scrub(compact({"task_id": record.get("task_id"),
+                                                     **sections.receipt_entry(record)})))
     return _keys("receipts", state, found, budget.take_all(found))
 
 
@@ -121,7 +123,7 @@ def _section_facts(state, budget):
         source = "matches m CROSS JOIN facts f ON f.id = m.rowid" if matches is not None else "facts f"
         scope = _any_of(fact_in_scope, "f", projects)
         columns = ", ".join(f"f.{name}" for name in _FACT_FIELDS)
-        found = [dict(row) for row in conn.execute(
+        found = [compact(dict(row)) for row in conn.execute(
             f"{cte} SELECT {columns} FROM {source} WHERE {fact_valid('f')} AND ({scope})"
             " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (*params, state["now"], *projects, count))]
     return _keys("facts", state, found, budget.take_all(found))
@@ -135,7 +137,8 @@ def _section_semantic(state, budget):
         cte, params = matches if matches is not None else ("", [])
         source = "matches x CROSS JOIN memories m ON m.seq = x.rowid" if matches is not None else "memories m"
         scope = _any_of(memory_in_scope, "m", projects)
-        found = [{**dict(row), "tags": json.loads(row["tags"])} for row in conn.execute(
+        found = [compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=MEMORY_DEFAULTS)
+                 for row in conn.execute(
             f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
             f" FROM {source} WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (*params, *projects, count))]
@@ -149,7 +152,8 @@ def _section_sessions(state, budget):
     matches, focused = _matches(state, "session_messages_fts")
     found = []
     if matches is not None or not focused:
-        found = [sections.scrub(item) for item in sessions.scoped_snippets(state["conn"], projects, count, matches)]
+        found = [sections.scrub(compact(item))
+                 for item in sessions.scoped_snippets(state["conn"], projects, count, matches)]
     return _keys("sessions", state, found, budget.take_all(found))
 
 

@@ -22,6 +22,13 @@ Design decisions
   * **The header degrades before it goes.**  When the full header does not fit, its
     description is clipped to the longest prefix that does (``description_truncated``);
     only when even an empty description does not fit is the header dropped (``task: null``).
+    The header is first fitted into what the pinned notes leave (their compact cost is
+    reserved), so a long description yields to them; when not even the bare header fits
+    beside them, it is fitted into the whole budget as before.
+  * **Compact entries.**  Every packed entry goes through :func:`builder.compact`: a task's
+    own notes drop ``task_id`` and the defaults (kind ``fact``, source ``operator``), the
+    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops
+    priority ``P2`` and every empty field.
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.
@@ -63,31 +70,60 @@ _HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tag
 # Sections.  Each takes the shared state and the budget and returns the keys it adds.
 
 
+def _live_notes(state):
+    """The task's live notes for the pack (:func:`mindos.memory.notes.live_for_pack`), read
+    once per pack: the header reserves room for the pinned ones."""
+    if "live_notes" not in state:
+        state["live_notes"] = notes.live_for_pack(state["conn"], state["task"]["id"])
+    return state["live_notes"]
+
+
+def _packed_note(note):
+    """A task's own note as a pack carries it: compact, without the task id the pack names."""
+    return builder.compact(note, implied=("task_id",), defaults=builder.NOTE_DEFAULTS)
+
+
 def _section_task(state, budget):
     task = state["task"]
-    header = {name: task[name] for name in _HEADER_FIELDS}
-    if budget.take(header):
-        return {"task": header}
-    description = header["description"]
-    header["description_truncated"] = True
+    header = builder.compact({name: task[name] for name in _HEADER_FIELDS}, defaults=builder.TASK_DEFAULTS)
+    # the pinned notes' room first: the description yields to them, so a tight budget keeps
+    # the critical constraints a long description would otherwise crowd out; when not even
+    # the bare header leaves them their room, the header comes first as it always did
+    reserve = sum(cost(_packed_note(note)) for note in _live_notes(state)["notes"] if note["pinned"])
+    for room in (budget.left() - reserve, budget.left()):
+        fitted = _fit_header(header, room)
+        if fitted is not None:
+            budget.take(fitted)
+            budget.truncated = budget.truncated or fitted is not header
+            return {"task": fitted}
+    budget.truncated = True
+    return {"task": None}
+
+
+def _fit_header(header, room):
+    """``header`` within ``room`` characters: whole, else with its description clipped to the
+    longest prefix that fits (``description_truncated``), else None."""
+    if cost(header) <= room:
+        return header
+    description = header.get("description", "")
+    bare = {key: value for key, value in header.items() if key != "description"}
+    bare["description_truncated"] = True
+    if cost(bare) > room:
+        return None
     low, high = 0, len(description)
-    header["description"] = ""
-    if cost(header) > budget.left():
-        return {"task": None}
     while low < high:  # the longest description prefix that still fits
         middle = (low + high + 1) // 2
-        header["description"] = description[:middle]
-        if cost(header) <= budget.left():
+        if cost({**bare, "description": description[:middle]}) <= room:
             low = middle
         else:
             high = middle - 1
-    header["description"] = description[:low]
-    budget.take(header)
-    return {"task": header}
+    return {**bare, "description": description[:low]} if low else bare
 
 
 def _section_handoff(state, budget):
     handoff = handoffs.live(state["conn"], state["task"]["id"])
+    if handoff is not None:  # compact: its task is the pack's, and a pack carries only live handoffs
+        handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
     packed = handoff is not None and budget.take(handoff)
     return {"handoff": handoff if packed else None, "handoff_packed": packed}
 
@@ -103,23 +139,23 @@ def _section_dependencies(state, budget):
     packed, total = [], 0
     for depends_on, status, title in rows:
         total += 1
-        item = {"id": depends_on, "status": status, "title": title}
+        item = builder.compact({"id": depends_on, "status": status, "title": title})
         if budget.take(item):
             packed.append(item)
     return {"dependencies": packed, "dependencies_total": total, "dependencies_packed": len(packed)}
 
 
 def _section_notes(state, budget):
-    live = notes.live_for_pack(state["conn"], state["task"]["id"])
+    live = _live_notes(state)
     ordered = sorted(live["notes"], key=lambda note: not note["pinned"])  # stable: oldest first within each group
-    packed = budget.take_all(ordered)
+    packed = budget.take_all([_packed_note(note) for note in ordered])
     return {
         "notes": packed,
         "notes_total_live": len(live["notes"]) + live["notes_expired_excluded"],
         "notes_packed": len(packed),
-        "notes_pinned_packed": sum(note["pinned"] for note in packed),
+        "notes_pinned_packed": sum(note.get("pinned", False) for note in packed),
         "notes_expired_excluded": live["notes_expired_excluded"],
-        "notes_expired_pinned_packed": sum(note["expired"] for note in packed),
+        "notes_expired_pinned_packed": sum(note.get("expired", False) for note in packed),
         "notes_dropped": len(ordered) - len(packed),
     }
 
@@ -167,7 +203,8 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
             f" WHERE {' AND '.join(clauses)} ORDER BY n.created_at DESC, n.id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [notes.row_to_note(row, now) for row in rows], len(query_groups), 0
+        return ([builder.compact(notes.row_to_note(row, now), defaults=builder.NOTE_DEFAULTS) for row in rows],
+                len(query_groups), 0)
     with db.read(conn):  # the probe, the window and the ranking come from one snapshot
         expression, used, matched, total = retrieval.bounded(
             conn, "notes_fts", query_groups, RELATED_POSTINGS_BUDGET, shared.setdefault("posting_counts", {}))
@@ -192,7 +229,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
     for row in rows:
         item = notes.row_to_note(row, now)
         item["score"] = round(item.pop("score"), 6)
-        items.append(item)
+        items.append(builder.compact(item, defaults=builder.NOTE_DEFAULTS))
     return items, used, matched - used
 
 
@@ -255,5 +292,6 @@ def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_
     """
     built = assemble(conn, task_id, budget=budget, related=related, related_scope=related_scope)
     pack = {key: built[key] for key in ("task_id", "budget", "used_chars", "truncated")}
+    pack["pack_format"] = builder.PACK_FORMAT
     pack.update(builder.flatten(built["sections"]))
     return pack

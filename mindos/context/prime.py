@@ -112,13 +112,13 @@ class _Deadline:
 
 def _section_leases(state, budget):
     mine = state["leases"]
-    packed = [item for item in ({k: e[k] for k in _LEASE_FIELDS} for e in mine) if budget.take(item)]
+    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS) for e in mine) if budget.take(item)]
     return {"leases": packed, "leases_total": len(mine)}
 
 
 def _section_inbox(state, budget):
     items = state["inbox"]
-    packed = [item for item in ({k: i[k] for k in _INBOX_FIELDS} for i in items) if budget.take(item)]
+    packed = [item for item in (builder.compact({k: i[k] for k in _INBOX_FIELDS}) for i in items) if budget.take(item)]
     return {"inbox": packed, "inbox_total": len(items)}
 
 
@@ -127,7 +127,7 @@ def _section_constraints(state, budget):
     found = []
     if projects:
         marks = ", ".join("?" * len(projects))
-        found = [dict(row) for row in state["conn"].execute(
+        found = [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) for row in state["conn"].execute(
             "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
             " FROM notes n JOIN tasks t ON t.id = n.task_id"
             f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
@@ -143,7 +143,7 @@ def _section_next(state, budget):
 
     picked = dispatch.next_task(state["conn"], project=state["project"], owner=state["agent"])["task"]
     state["next_pick"] = picked  # the first-turn sections' focus when nothing is held
-    item = {k: picked[k] for k in _NEXT_FIELDS} if picked else None
+    item = builder.compact({k: picked[k] for k in _NEXT_FIELDS}, defaults=builder.TASK_DEFAULTS) if picked else None
     packed = item is not None and budget.take(item)
     return {"next": item if packed else None}
 
@@ -308,6 +308,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
         return render(built)
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
                                         "sections_skipped", "digest", "audit_deferred")}
+    flat["pack_format"] = builder.PACK_FORMAT
     flat.update(builder.flatten(built["sections"]))
     flat["held_recall_digest"] = built["held_recall"]["digest"] if built["held_recall"] else None
     return flat
@@ -338,12 +339,12 @@ def render(built):
     lines = [head]
     if keys.get("leases"):
         lines.append(f"## Your live leases ({len(keys['leases'])} of {keys['leases_total']})")
-        lines += [f"- {e['task_id']} [{e['priority']} {e['status']}] {_one_line(e['title'])}"
+        lines += [f"- {e['task_id']} [{e.get('priority', 'P2')} {e['status']}] {_one_line(e['title'])}"
                   f" (project {e['project']}, epoch {e['lease_epoch']}, expires {e['lease_expires_at']})"
                   for e in keys["leases"]]
     if keys.get("inbox"):
         lines.append(f"## Handed to you, not yet acked ({len(keys['inbox'])} of {keys['inbox_total']})")
-        lines += [f"- {i['task_id']} from {i['from_agent']}: {_one_line(i['objective'] or i['title'])}"
+        lines += [f"- {i['task_id']} from {i['from_agent']}: {_one_line(i.get('objective') or i.get('title', ''))}"
                   f" (project {i['project']}; accept with: ack {i['task_id']} --agent {built['agent']})"
                   for i in keys["inbox"]]
     if keys.get("constraints"):
@@ -352,8 +353,8 @@ def render(built):
     if keys.get("next"):
         n = keys["next"]
         lines.append("## Next task you would get (next --claim)")
-        lines.append(f"- {n['id']} [{n['priority']}] {_one_line(n['title'])} (project {n['project']})"
-                     + (f" next: {_one_line(n['next_action'])}" if n["next_action"] else ""))
+        lines.append(f"- {n['id']} [{n.get('priority', 'P2')}] {_one_line(n['title'])} (project {n['project']})"
+                     + (f" next: {_one_line(n['next_action'])}" if n.get("next_action") else ""))
     held = keys.get("held")
     if held and held.get("task"):
         task = held["task"]
@@ -364,12 +365,12 @@ def render(built):
             lines.append(f"description: {_one_line(task['description'], 600)}")
         if held.get("handoff"):
             h = held["handoff"]
-            lines.append(f"live handoff from {h['from_agent']}: {_one_line(h['objective'])}")
+            lines.append(f"live handoff from {h['from_agent']}: {_one_line(h.get('objective', ''))}")
             lines += [f"  next: {_one_line(a)}" for a in h.get("next_actions", [])]
             lines += [f"  constraint: {_one_line(c)}" for c in h.get("constraints", [])]
-        lines += [f"- unsatisfied dependency {d['id']} ({d['status']}): {_one_line(d['title'] or '')}"
+        lines += [f"- unsatisfied dependency {d['id']} ({d['status']}): {_one_line(d.get('title') or '')}"
                   for d in held.get("dependencies", [])]
-        lines += [f"- {'pinned ' if n['pinned'] else ''}{n['kind']} by {n['source']}: {_one_line(n['content'])}"
+        lines += [f"- {'pinned ' if n.get('pinned') else ''}{n.get('kind', 'fact')} by {n.get('source', 'operator')}: {_one_line(n['content'])}"
                   for n in held.get("notes", [])]
     lines += _render_first_turn(keys)
     if len(lines) == 1:
@@ -396,17 +397,17 @@ def _render_first_turn(keys):
     if keys.get("facts"):
         lines.append(f"## Facts true now{about} ({len(keys['facts'])} of {keys['facts_total']})")
         lines += [f"- {f['subject']} {f['predicate']} {f['object']} (source {f['source']}"
-                  + (f", task {f['task_id']}" if f["task_id"] else "") + f", since {f['valid_from']}"
-                  + (f", until {f['valid_until']}" if f["valid_until"] else "") + ")" for f in keys["facts"]]
+                  + (f", task {f['task_id']}" if f.get("task_id") else "") + f", since {f['valid_from']}"
+                  + (f", until {f['valid_until']}" if f.get("valid_until") else "") + ")" for f in keys["facts"]]
     if keys.get("semantic"):
         lines.append(f"## Semantic memory{about} ({len(keys['semantic'])} of {keys['semantic_total']})")
-        lines += [f"- {_one_line(m['content'])} ({m['id']}, {m['kind']}"
-                  + (f", project {m['project']}" if m["project"] else "") + f", {m['engine']}, {m['created_at']})"
+        lines += [f"- {_one_line(m['content'])} ({m['id']}, {m.get('kind', 'fact')}"
+                  + (f", project {m['project']}" if m.get("project") else "") + f", {m['engine']}, {m['created_at']})"
                   for m in keys["semantic"]]
     if keys.get("sessions"):
         lines.append(f"## Session history{about} ({len(keys['sessions'])} of {keys['sessions_total']})")
-        lines += [f"- {s['role']} in {s['source']}/{s['session_id']}#{s['seq']}"
-                  + (f" at {s['at']}" if s["at"] else "") + f": {_one_line(s['snippet'], 200)}"
+        lines += [f"- {s.get('role', '')} in {s.get('source', '')}/{s.get('session_id', '')}#{s.get('seq', '')}"
+                  + (f" at {s['at']}" if s.get("at") else "") + f": {_one_line(s['snippet'], 200)}"
                   for s in keys["sessions"]]
     return lines
 

@@ -53,6 +53,8 @@ DIFF_SECTIONS = ("task", "dependencies", "handoff", "notes", "related_notes", "r
                  "related_sessions", "related_facts", "related_semantic", "lease", "receipts")
 _STATUS_FIELDS = ("status", "priority", "due_at", "next_action", "blocked_reason")
 _OUTSIDE_DIGEST = ("digest", "core_digest", "recalled_at")
+# what a compact header's absent status field stands for (due_at: null)
+_HEADER_ABSENT = {**builder.TASK_DEFAULTS, "next_action": "", "blocked_reason": ""}
 
 
 # ---------------------------------------------------------------------------------------
@@ -94,8 +96,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
             build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
         names.append(name)
         keys.update(build(state, meter))
-    pack = {"task_id": task["id"], "budget": params["budget"], "used_chars": meter.used,
-            "truncated": meter.truncated, "sections": names}
+    pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
+            "used_chars": meter.used, "truncated": meter.truncated, "sections": names}
     pack.update(keys)
     return pack
 
@@ -201,21 +203,22 @@ def manifest(sealed):
     """The compact per-section manifest of a bundle (what recall-diff compares)."""
     found = {}
     header = sealed.get("task")
-    found["task"] = {name: header.get(name) for name in _STATUS_FIELDS} if header else None
+    # a compact header leaves defaults and empty text out: the manifest names them as before
+    found["task"] = {name: header.get(name, _HEADER_ABSENT.get(name)) for name in _STATUS_FIELDS} if header else None
     found["dependencies"] = [[dep["id"], dep["status"]] for dep in sealed["dependencies"]]
     if "handoff" in sealed["sections"]:
         handoff = sealed["handoff"]
-        found["handoff"] = ({"id": handoff["id"], "from_agent": handoff["from_agent"], "to_agent": handoff["to_agent"]}
+        found["handoff"] = ({"id": handoff["id"], "from_agent": handoff["from_agent"], "to_agent": handoff.get("to_agent", "")}
                             if handoff else None)
-    found["notes"] = [[note["id"], note["pinned"], note["expired"]] for note in sealed["notes"]]
+    found["notes"] = [[note["id"], note.get("pinned", False), note.get("expired", False)] for note in sealed["notes"]]
     if "related_notes" in sealed["sections"]:
         found["related_notes"] = sorted(item["id"] for item in sealed["related_notes"])  # BM25 order is not sealed
     for name in ("related_handoffs", "related_facts", "related_semantic"):
         if name in sealed["sections"]:
             found[name] = [item["id"] for item in sealed[name]]
     if "dep_context" in sealed["sections"]:
-        found["dep_context"] = [[item["id"], item["handoff"]["id"] if item["handoff"] else None,
-                                 item["receipt"]["receipt_id"] if item["receipt"] else None]
+        found["dep_context"] = [[item["id"], item["handoff"]["id"] if item.get("handoff") else None,
+                                 item["receipt"]["receipt_id"] if item.get("receipt") else None]
                                 for item in sealed["dep_context"]]
     lease = sealed["lease"]
     found["lease"] = {name: lease[name] for name in ("owner", "epoch", "expires_at", "live")}

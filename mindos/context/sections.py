@@ -267,7 +267,7 @@ def _fetch_related_handoffs(state):
             " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id = h.task_id"
             f" WHERE h.superseded_by IS NULL{scope} ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
             (*match_params, *params, requested + 1)).fetchall()
-        return [dict(row) for row in rows]
+        return [builder.compact(dict(row)) for row in rows]
 
     items = _shared(state, ("related_handoffs", cte, *match_params, project, requested), fetch)
     return [item for item in items if item["task_id"] != task["id"]][:requested]
@@ -291,8 +291,9 @@ def latest_receipts(conn, task_id, limit):
 def receipt_entry(record):
     """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
     document = record["document"] if isinstance(record["document"], dict) else {}
-    return {"receipt_id": record["receipt_id"], "kind": record["kind"], "created_at": record["created_at"],
-            "file_hash": record["file_hash"], "hash_ok": record["hash_ok"], "payload": document.get("payload")}
+    return builder.compact({"receipt_id": record["receipt_id"], "kind": record["kind"],
+                            "created_at": record["created_at"], "file_hash": record["file_hash"],
+                            "hash_ok": record["hash_ok"], "payload": document.get("payload")})
 
 
 def _fetch_dep_context(state):
@@ -308,15 +309,17 @@ def _fetch_dep_context(state):
     items = []
     for row in rows:
         handoff = handoffs.live(conn, row["id"])
+        if handoff is not None:
+            handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
         if handoff is not None and secrets_allowed(state):
             handoff = scrub(handoff)
         receipt = next(iter(latest_receipts(conn, row["id"], 1)), None)
         if receipt is not None:
             receipt = scrub(receipt)  # receipt payloads never pass the write guard
         item = {"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt}
-        if row["recap"]:  # only when there is one: packs of prerequisites without a recap stay byte-identical
+        if row["recap"]:
             item["recap"] = scrub(row["recap"]) if secrets_allowed(state) else row["recap"]
-        items.append(item)
+        items.append(builder.compact(item))
     return items
 
 
@@ -341,7 +344,7 @@ def _fetch_related_facts(state):
             f"{cte} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
             f" WHERE {fact_valid('f')}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
             (*match_params, state["now"], *params, requested)).fetchall()
-        return [dict(row) for row in rows]
+        return [builder.compact(dict(row)) for row in rows]
 
     return _shared(state, ("related_facts", cte, *match_params, project, requested, state["now"]), fetch)
 
@@ -362,7 +365,8 @@ def _fetch_related_semantic(state):
             " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
             f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
             (*match_params, *params, requested)).fetchall()
-        return [{**dict(row), "tags": json.loads(row["tags"])} for row in rows]
+        return [builder.compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=builder.MEMORY_DEFAULTS)
+                for row in rows]
 
     return _shared(state, ("related_semantic", cte, *match_params, project, requested), fetch)
 
@@ -378,7 +382,8 @@ def _fetch_related_sessions(state):
         return []
     cte, match_params = matches
     return _shared(state, ("related_sessions", cte, *match_params, requested),
-                   lambda: sessions.snippets(state["conn"], cte, match_params, requested))
+                   lambda: [builder.compact(item) for item in sessions.snippets(state["conn"], cte, match_params,
+                                                                                 requested)])
 
 
 # Registered with the context pack's builder after the legacy sections, each behind its own

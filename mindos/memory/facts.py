@@ -106,6 +106,8 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
         if valid_until is not None:
             payload["valid_until"] = valid_until
         ledger.append_event(conn, "fact", str(fid), "fact_asserted", payload)
+        from mindos.memory import learned  # lazy: writes learn the home's term associations
+        learned.after_write(conn)
         fact = get(conn, fid, now)
     del fact["live"]
     fact["deduplicated"] = False

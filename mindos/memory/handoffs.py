@@ -198,6 +198,8 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
             event["recall_digest"] = recall_digest
         if outcome:
             event.update(outcome)
+        from mindos.memory import learned  # lazy: writes learn the home's term associations
+        learned.after_write(conn)
         ledger.append_event(conn, "handoff", task_id, "handoff_recorded", event)
         handoff = live(conn, task_id)
     handoff["deduplicated"] = False

@@ -112,6 +112,8 @@ def insert(conn, text, kind, project, tags, source, created_at, action, extra=No
                "engine": ENGINE}
     payload.update(extra or {})
     ledger.append_event(conn, "memory", mid, action, payload)
+    from mindos.memory import learned  # lazy: writes learn the home's term associations
+    learned.after_write(conn)
     return row_to_memory(_get_row(conn, mid)), True
 
 

@@ -213,6 +213,8 @@ def _insert(conn, task_id, kind_value, content, source, pinned, expires_at, now,
         if similar:
             payload["similar_notes"] = similar
         ledger.append_event(conn, "note", task_id, "note_added", payload)
+    from mindos.memory import learned  # lazy: writes learn the home's term associations
+    learned.after_write(conn)
     note = get(conn, nid)
     note["deduplicated"] = False
     note["similar_to"] = similar

@@ -70,7 +70,7 @@ def score(note, best, now, half_life, boost):
     candidate has one."""
     lexical = 1.0 if "score" not in note or not best else note["score"] / best
     value = lexical * math.pow(0.5, _age_hours(note["created_at"], now) / half_life)
-    return round(value + (boost if note["pinned"] else 0.0), 6)
+    return round(value + (boost if note.get("pinned") else 0.0), 6)
 
 
 def rerank(candidates, now, half_life, boost):

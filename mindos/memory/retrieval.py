@@ -272,6 +272,30 @@ def coverage_of(query_groups, idf):
     return score
 
 
+def coverage_with(query_groups, idf, extra):
+    """:func:`coverage_of` where a group a row does not match may still count through
+    ``extra`` ({group position: [(word, weight), ...]}: learned associates, each worth
+    ``weight`` of the group, :mod:`mindos.memory.learned`)."""
+    total = sum(idf) or 1.0
+    weighted = [(group.weight_in, weight, extra.get(position, ()))
+                for position, (group, weight) in enumerate(zip(query_groups, idf)) if weight]
+
+    def score(text):
+        tokens = words(text)
+        token_set = set(tokens)
+        joined = " " + " ".join(tokens) + " "
+        got = 0.0
+        for weight_in, weight, others in weighted:
+            best = weight_in(token_set, joined)
+            for word, worth in others:
+                if worth > best and word in token_set:
+                    best = worth
+            got += weight * best
+        return got / total
+
+    return score
+
+
 def recency(created_at, now, half_life_hours=RECENCY_HALF_LIFE_HOURS):
     """A factor in (1 - RECENCY_WEIGHT, 1]: newer rows win near-ties.  Ages are floored to
     whole hours so scores are stable within the hour."""

@@ -8,7 +8,10 @@ Python by the IDF-weighted share of the query's groups it matches times a mild r
 factor, never by BM25.  Outdated rows (superseded notes and handoffs, retracted memories,
 closed fact windows) are left out by default; with history included they sort after every
 current row, so a replaced row never outranks its replacement.  Scope is enforced as for
-packs: a project sees its own rows plus project-less ones.
+packs: a project sees its own rows plus project-less ones.  With history hidden, a top
+answer that replaced a row carries ``change`` (what it replaced, when, and a retraction's
+reason) and the row recording that change ranks right after it (``history_of``; see
+:mod:`mindos.memory.history`).
 """
 
 from mindos.core import clock, validate
@@ -158,7 +161,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
 
     Each hit: ``kind``, ``id``, ``project``, ``task_id``, ``created_at``, ``score`` (higher
     = better) and ``text``; with ``include_history`` also ``outdated`` and ``replaced_by``,
-    and every outdated row sorts after every current one.  ``project`` with scope
+    and every outdated row sorts after every current one.  Without history, a top answer
+    that replaced a hidden row also carries ``change`` ({from, at, reason}) and the row that
+    records the change follows it, marked ``history_of`` (:mod:`mindos.memory.history`).  ``project`` with scope
     ``project`` (the default when a project is given) keeps that project's rows plus
     project-less ones; ``global`` (the default without a project) keeps everything.
     Read-only; tokenless queries return [].  On a SQLite without FTS5 the hits are the
@@ -183,6 +188,9 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         return _substring_search(conn, query_groups, scoped, project, limit, include_history, now)
     found, indexes, counts = [], [], {}
     params = {"now": now, "project": project, "cap": search_candidates(limit), "window": retrieval.SEARCH_POSTINGS}
+    from mindos.memory import learned  # lazy: the home's learned associations, read by searches only
+
+    extra = learned.expansions(conn, query_groups)
     for kind in SURFACES:
         surface = _Surface(kind, scoped, include_history)
         index = surface.index
@@ -194,17 +202,86 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
             found.extend(surface.fetch(conn, [retrieval.read_through(query_groups[position], words[position],
                                                                      retrieval.DF_CAP)
                                               for position in rarest], params))
+        if extra:  # rows that name only what the query's words are learned to go with, a few more
+            seen = {row[_ID] for row in found if row[0] == kind}
+            found.extend(row for row in surface.fetch(conn, [learned.expression(extra)],
+                                                      {**params, "cap": learned.EXTRA_CANDIDATES})
+                         if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    covered = retrieval.coverage_of(query_groups, idf)
+    covered = retrieval.coverage_with(query_groups, idf, extra) if extra else retrieval.coverage_of(query_groups, idf)
+
+    def scored(row):
+        age = row[_EPOCH]
+        return round(covered(row[_TEXT]) * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+
     hits = []
     for row in found:
-        age = row[_EPOCH]
-        score = round(covered(row[_TEXT])
-                      * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+        score = scored(row)
         if score > 0:
             hits.append(_hit(row, include_history, score))
-    return _best(hits, limit)
+    if include_history or not hits:  # with history the replaced rows show themselves
+        return _best(hits, limit)
+    from mindos.memory import history  # lazy: the change behind each top answer, for current-row searches
+
+    ranked = history.with_history(conn, _best(hits, len(hits)), now=now, params=params,
+                                  surfaces=[_Surface(kind, scoped, False) for kind in ("note", "memory", "handoff")],
+                                  make_hit=lambda row: _hit(row, False, scored(row)))
+    return ranked[:limit]
+
+
+def vector_rows(kind, scoped):
+    """``(sql, params)``: the current rows of ``kind`` in scope with a stored vector from
+    ``:encoder``, as ``(id, vector)`` (the hit's id: a memory's text id).  Params: now,
+    project, encoder."""
+    index, _, joins, scope, current, _, _ = _SURFACES[kind]
+    spec = fts.index(index)
+    alias = spec.alias
+    sql = (f"SELECT {alias}.id, e.vector FROM embeddings e JOIN {spec.table} {alias} ON {alias}.{spec.rowid} = e.row_id"
+           f"{joins} WHERE e.surface = :surface AND e.encoder = :encoder{scope if scoped else ''}{current}")
+    return sql, {"surface": kind}
+
+
+def _rows_by_id(conn, kind, ids, now):
+    """The hit rows of ``kind`` with these ids (current or not), as candidate tuples."""
+    if not ids:
+        return []
+    surface = _Surface(kind, False, True)
+    marks = ", ".join("?" * len(ids))
+    sql = (f"SELECT {surface.columns} FROM {surface.table}{surface.joins}"
+           f" WHERE {surface.spec.alias}.id IN ({marks})").replace(":now", "?")
+    return db.tuples(conn).execute(sql, [now] * surface.columns.count(":now") + list(ids)).fetchall()
+
+
+def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None):
+    """``memory-search --semantic``: the lexical ranking and the vector ranking of the
+    configured encoder fused by reciprocal rank (:mod:`mindos.memory.embed`).  Each hit as
+    memory-search's, ``score`` the fused score, plus ``ranks`` ({lexical, vector}: its rank
+    in each, null where it is absent); a lexical hit keeps its ``change`` / ``history_of``."""
+    from mindos.memory import embed  # lazy: the semantic layer loads only when asked for
+
+    now = now or clock.now_iso()
+    limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
+    lexical = memory_search(conn, query, project=project, scope=scope, limit=max(limit, embed.POOL), now=now)
+    scoped = (scope or ("project" if project else "global")) == "project"
+    project = validate.identifier(project, "--project") if project else None
+    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now, rows_sql=vector_rows)
+    by_key = {(hit["kind"], hit["id"]): hit for hit in lexical}
+    fused = embed.fuse(lexical, vectors, limit)
+    missing = {}
+    for key, _, _, _ in fused:
+        if key not in by_key:
+            missing.setdefault(key[0], []).append(key[1])
+    for kind, ids in missing.items():
+        for row in _rows_by_id(conn, kind, ids, now):
+            by_key[(kind, row[_ID])] = _hit(row, False)
+    hits = []
+    for key, score, lexical_rank, vector_rank in fused:
+        hit = dict(by_key[key])
+        hit["score"] = score
+        hit["ranks"] = {"lexical": lexical_rank, "vector": vector_rank}
+        hits.append(hit)
+    return hits
 
 
 def _substring_search(conn, query_groups, scoped, project, limit, include_history, now):

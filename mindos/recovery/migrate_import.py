@@ -50,8 +50,10 @@ RESULT_FORMAT = "autopilot-migration-result-v1"
 BOOKKEEPING = migrate_inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
 ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 # not carried: the ledger (merged separately), liveness and replay caches, derived indexes and
-# the session cache (rebuildable from its transcripts)
-NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "session_messages", "request_replays")
+# the session cache (rebuildable from its transcripts), and the learned term associations and
+# vectors (the target learns the carried rows itself, and memory-embed embeds them)
+NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "session_messages", "request_replays",
+               "term_df", "term_pairs", "learned_upto", "embeddings")
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
 NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step

@@ -4,6 +4,10 @@ Each index of the registry (:data:`mindos.store.fts.INDEXES`) present in the dat
 compared with its content table through ``fts5vocab`` (:func:`mindos.store.fts.drift`);
 a drifted index is rebuilt from its content table in one write transaction, re-checked,
 and the repair is audited (``fts_rebuilt``).  ``dry_run`` only reports the drift found.
+With ``relearn`` (``ops.py fts-rebuild``; the nanny's repair runs leave it off) and unless
+``dry_run``, the learned term associations (:mod:`mindos.memory.learned`) are then
+learned again from every row, in their own write transaction (``learned``: rows, terms and
+pairs; null on a database without them).
 """
 
 from mindos.store import db, fts, ledger
@@ -14,7 +18,17 @@ def _brief(found):
                                         "stale_total", "ok")}
 
 
-def rebuild(conn, *, dry_run=False, only=None):
+def _relearn(conn):
+    """Learn the term associations again from every row (one write transaction)."""
+    from mindos.memory import learned  # lazy: only a real rebuild relearns associations
+
+    if not learned.has(conn):
+        return None
+    with db.write(conn):
+        return learned.rebuild(conn)
+
+
+def rebuild(conn, *, dry_run=False, only=None, relearn=False):
     """Report drift per index and, unless ``dry_run``, rebuild each drifted one (``only``:
     just these indexes).
 
@@ -26,6 +40,8 @@ def rebuild(conn, *, dry_run=False, only=None):
     found = {name: fts.drift(conn, name) for name in present}
     drifted = [name for name in present if not found[name]["ok"]]
     report["drift_found"] = drifted
+    if relearn and not dry_run:
+        report["learned"] = _relearn(conn)
     if dry_run or not drifted:
         report["would_fix"] = list(drifted) if dry_run else []
         report["indexes"] = [{"index": name, "drift": _brief(found[name]), "rebuilt": False} for name in present]

@@ -675,6 +675,39 @@ ALTER TABLE heartbeats ADD COLUMN escalated_at TEXT;
 """
 
 
+def m015_learned_terms():
+    """Learned term associations (:mod:`mindos.memory.learned`): how many rows each term
+    occurs in, how many rows hold two terms near each other, and per surface the highest
+    row id learned.  Rows already in the home are learned a few at a time by later writes,
+    or all at once by ``fts-rebuild``.  And the optional semantic layer's vectors
+    (:mod:`mindos.memory.embed`), one per row, tagged with the encoder that made it."""
+    return """
+CREATE TABLE term_df (
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE,
+    df   INTEGER NOT NULL
+);
+CREATE TABLE term_pairs (
+    term  INTEGER NOT NULL,
+    other INTEGER NOT NULL,
+    n     INTEGER NOT NULL,
+    PRIMARY KEY (term, other)
+) WITHOUT ROWID;
+CREATE TABLE learned_upto (
+    surface TEXT PRIMARY KEY,
+    upto    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE embeddings (
+    surface TEXT NOT NULL,
+    row_id  INTEGER NOT NULL,
+    encoder TEXT NOT NULL,
+    vector  BLOB NOT NULL,
+    PRIMARY KEY (surface, row_id)
+) WITHOUT ROWID;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
-              m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress]
+              m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
+              m015_learned_terms]

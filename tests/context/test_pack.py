@@ -5,7 +5,7 @@ import json
 import pytest
 from conftest import script
 
-from mindos.context import pack as context
+from mindos.context import builder, pack as context
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.work import tasks
@@ -77,7 +77,7 @@ def test_pack_sections_in_order_with_header_fields(world):
     header = pack["task"]
     assert header["id"] == "t1" and header["project"] == "Trove" and header["status"] == "queued"
     assert header["due_at"] == "2026-09-01T17:00:00Z"
-    assert header["tags"] == ["infra"] and header["priority"] == "P2"
+    assert header["tags"] == ["infra"] and "priority" not in header  # compact: P2 is the default
     assert header["next_action"] == "measure pool waits"
     assert header["description"] == "Connections time out under load"
     assert "description_truncated" not in header
@@ -89,7 +89,7 @@ def test_unsatisfied_dependencies_only_in_edge_order(world):
     pack = context.pack_context(world, "t1")
     assert pack["dependencies"] == [
         {"id": "dep-open", "status": "queued", "title": "Write migration"},
-        {"id": "ghost", "status": "missing", "title": None},
+        {"id": "ghost", "status": "missing"},  # compact: a missing prerequisite has no title
     ]
     assert pack["dependencies_total"] == 2 and pack["dependencies_packed"] == 2
 
@@ -103,7 +103,8 @@ def test_notes_pinned_first_oldest_to_newest_within_each_group(world):
         "pool size is 10 today",
         "waits spike at 09:00 when the batch starts",
     ]
-    assert [n["pinned"] for n in pack["notes"]] == [True, True, False, False]
+    assert [n.get("pinned", False) for n in pack["notes"]] == [True, True, False, False]
+    assert "pinned" not in pack["notes"][2]  # compact: absence is false
     assert pack["notes_packed"] == 4 and pack["notes_pinned_packed"] == 2
     assert pack["notes_total_live"] == 4 and pack["notes_dropped"] == 0
 
@@ -122,7 +123,9 @@ def test_handoff_packs_right_after_the_header(world):
     pack = context.pack_context(world, "t1")
     assert pack["sections"].index("handoff") == 1
     assert pack["handoff_packed"] is True
-    assert pack["handoff"] == handoffs.live(world, "t1")
+    live = handoffs.live(world, "t1")
+    assert pack["handoff"] == builder.compact(live, implied=builder.HANDOFF_IMPLIED)
+    assert pack["handoff"]["objective"] == live["objective"] and "superseded_by" not in pack["handoff"]
 
 
 def test_handoff_survives_a_budget_that_drops_deps_and_notes(world):
@@ -173,7 +176,7 @@ def test_truncated_flips_exactly_when_something_is_dropped(world):
 
 def test_pinned_notes_survive_a_budget_that_drops_unpinned(world):
     full = context.pack_context(world, "t1", budget=100000)
-    pinned = [n for n in full["notes"] if n["pinned"]]
+    pinned = [n for n in full["notes"] if n.get("pinned")]
     head = sum(len(canonical_json(x)) for x in [full["task"], full["handoff"], *full["dependencies"]])
     budget = head + sum(len(canonical_json(n)) for n in pinned) + 10
     pack = context.pack_context(world, "t1", budget=budget)
@@ -224,11 +227,11 @@ def test_expired_unpinned_notes_are_excluded_and_counted_expired_pins_pack(conn)
     note(conn, "t1", "immortal fact")
     before = context.pack_context(conn, "t1")
     assert before["notes_packed"] == 3 and before["notes_expired_excluded"] == 0
-    assert not any(n["expired"] for n in before["notes"])
+    assert not any("expired" in n for n in before["notes"])
     clock.advance(hours=2)
     pack = context.pack_context(conn, "t1")
     assert [n["content"] for n in pack["notes"]] == ["short lived pinned constraint", "immortal fact"]
-    assert pack["notes"][0]["expired"] is True and pack["notes"][1]["expired"] is False
+    assert pack["notes"][0]["expired"] is True and "expired" not in pack["notes"][1]
     assert pack["notes_expired_excluded"] == 1 and pack["notes_expired_pinned_packed"] == 1
     assert pack["notes_total_live"] == 3 and pack["notes_dropped"] == 0
     assert pack["truncated"] is False

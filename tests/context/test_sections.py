@@ -52,8 +52,9 @@ def test_related_handoffs_live_other_tasks_newest_first_in_scope(conn):
     _fleet(conn)
     pack = _pack(conn, related_handoffs=3)
     assert [h["objective"] for h in pack["related_handoffs"]] == ["auth database step 3"]  # one live per task
+    # compact: an empty status and commit ref are left out
     assert set(pack["related_handoffs"][0]) == {"id", "task_id", "via_task_title", "from_agent", "to_agent",
-                                                "status", "objective", "commit_ref"}
+                                                "objective"}
     assert "score" not in pack["related_handoffs"][0]
     wide = _pack(conn, related_handoffs=3, related_scope="global")
     assert [h["task_id"] for h in wide["related_handoffs"]] == ["x1", "t2"]

@@ -259,7 +259,7 @@ def test_related_sessions_section_is_flag_gated_and_deterministic(conn, store):
     items = packed["related_sessions"]
     assert 0 < len(items) <= 3 and packed["related_sessions_packed"] == len(items)
     assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)
-    assert {"source", "profile", "project", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])
+    assert {"source", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])  # compact: no empty profile
     assert recall.pack(conn, "t1", recall.make_params(related_sessions=3)) == packed
     # after dep context, before facts (the spec's order)
     both = recall.pack(conn, "t1", recall.make_params(related_sessions=2, related_facts=2, dep_context=2))
@@ -279,7 +279,7 @@ def test_related_sessions_without_fts5_match_any_word_by_substring(plain_conn, s
     assert 0 < len(items) <= 3 and packed["related_sessions_matched"] == len(items)
     assert all("redirect" in i["snippet"].lower() or "cookie" in i["snippet"].lower() for i in items)
     assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)
-    assert {"source", "profile", "project", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])
+    assert {"source", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])  # compact: no empty profile
     make_task(plain_conn, "t2", title="...")
     assert recall.pack(plain_conn, "t2", recall.make_params(related_sessions=3))["related_sessions_matched"] == 0
 

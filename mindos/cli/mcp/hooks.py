@@ -72,6 +72,6 @@ COMMANDS = {
 OUTPUTS = {
     "session-start": "text | --format=json {agent audit_deferred budget constraints constraints_total degraded"
                      " digest held held_recall_digest held_task_id inbox inbox_total leases leases_total next"
-                     " project projects scope sections sections_skipped truncated used_chars}",
+                     " pack_format project projects scope sections sections_skipped truncated used_chars}",
     "stop-gate": "{?decision ?reason}",
 }

@@ -11,7 +11,7 @@ def add_fts_rebuild(sub):
 
 
 def cmd_fts_rebuild(conn, args):
-    return reindex.rebuild(conn, dry_run=args.dry_run)
+    return reindex.rebuild(conn, dry_run=args.dry_run, relearn=True)
 
 
 COMMANDS = {
@@ -21,5 +21,5 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "fts-rebuild": "{drift_found dry_run fixed indexes would_fix}",
+    "fts-rebuild": "{drift_found dry_run fixed indexes would_fix ?learned}",
 }

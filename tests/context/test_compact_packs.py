@@ -1,0 +1,180 @@
+"""Compact packs: every packed entry carries only the keys that say something, in every
+pack (context, recall, resume, next --claim --recall, prime --format json); pinned notes
+survive the tight budgets that drop unpinned ones."""
+
+import json
+
+import pytest
+
+from mindos.context import builder, params as pack_params, prime, recall
+from mindos.context import pack as context
+from mindos.core import clock
+from mindos.core.canonical import canonical_json
+from mindos.memory import facts, handoffs, memories, notes
+from mindos.work import graph, leases, lifecycle, receipts, tasks
+
+ALL = dict(related=5, related_handoffs=3, dep_context=3, related_facts=3, related_semantic=3)
+EMPTY = (None, False, "", [], {})
+
+
+def _world(conn):
+    tasks.create(conn, task_id="t1", project="Shop", title="Deploy the checkout service",
+                 description="Roll the checkout service to production behind the flag")
+    tasks.create(conn, task_id="t2", project="Shop", title="Checkout latency on deploy")
+    tasks.create(conn, task_id="dep", project="Shop", title="Provision the checkout database")
+    graph.add_dependency(conn, "t1", "dep")
+    leases.claim(conn, "dep", "hermes")
+    receipts.add(conn, "dep", "verification", {"tests": "pass"})
+    handoffs.record(conn, "dep", from_agent="hermes", objective="checkout database ready", evidence=["migrated"])
+    lifecycle.complete(conn, "dep", "hermes")
+    notes.add(conn, "t1", content="checkout deploys go through the canary first")
+    notes.add(conn, "t1", content="MUST NOT deploy on Friday", kind="constraint", pinned=True)
+    notes.add(conn, "t2", content="checkout service deploy doubled p99 latency")
+    handoffs.record(conn, "t2", from_agent="hermes", to_agent="codex", objective="checkout deploy latency traced")
+    handoffs.record(conn, "t1", from_agent="codex", objective="checkout deploy prepared")
+    memories.retain(conn, "checkout service deploys take ten minutes", project="Shop")
+    facts.assert_fact(conn, subject="service-checkout", predicate="deploys-to", obj="cluster-eu", source="codex")
+
+
+def _entries(pack):
+    """Every packed entry of a flattened pack, nested ones included (dep_context's handoff
+    and receipt, prime's held pack)."""
+    for key in ("task", "handoff", "next"):
+        if isinstance(pack.get(key), dict):
+            yield pack[key]
+    for key in ("dependencies", "notes", "related_notes", "related_handoffs", "related_facts", "related_semantic",
+                "related_sessions", "receipts", "leases", "inbox", "constraints"):
+        yield from pack.get(key) or ()
+    for item in pack.get("dep_context") or ():
+        yield item
+        yield from (item[key] for key in ("handoff", "receipt") if key in item)
+    if isinstance(pack.get("held"), dict):
+        yield from _entries(pack["held"])
+
+
+def _assert_compact(pack):
+    found = list(_entries(pack))
+    assert found
+    for entry in found:
+        for key, value in entry.items():
+            if key == "hash_ok":
+                continue
+            assert value not in EMPTY or value == 0 and value is not False, (key, entry)
+        assert entry.get("kind") != "fact" or "engine" in entry or "subject" in entry  # a note's default kind is left out
+        assert entry.get("source") != "operator" and entry.get("priority") != "P2" and "payload_hash" not in entry
+    assert pack["pack_format"] == builder.PACK_FORMAT == 2
+    return found
+
+
+def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_something():
+    entry = {"a": None, "b": False, "c": 0, "d": "", "e": [], "f": {}, "g": "x", "hash_ok": False, "h": True,
+             "kind": "fact", "source": "codex", "task_id": "t1"}
+    assert builder.compact(entry, implied=("task_id",), defaults=builder.NOTE_DEFAULTS) == {
+        "c": 0, "g": "x", "hash_ok": False, "h": True, "source": "codex"}
+    assert builder.compact({"hash_ok": None})["hash_ok"] is None  # no seal differs from a broken one
+
+
+def test_the_defaults_match_the_stores_defaults():
+    assert builder.NOTE_DEFAULTS == {"kind": notes.DEFAULT_KIND, "source": notes.DEFAULT_SOURCE}
+    assert builder.MEMORY_DEFAULTS == {"kind": memories.DEFAULT_KIND, "source": memories.DEFAULT_SOURCE}
+    import inspect
+
+    assert builder.TASK_DEFAULTS["priority"] == inspect.signature(tasks.create).parameters["priority"].default
+
+
+def test_every_pack_carries_compact_entries(conn):
+    _world(conn)
+    own = context.pack_context(conn, "t1")
+    entries = _assert_compact(own)
+    assert own["handoff"] == {"id": own["handoff"]["id"], "from_agent": "codex", "objective": "checkout deploy prepared",
+                              "created_at": own["handoff"]["created_at"]}
+    pinned, plain = own["notes"]
+    assert pinned["pinned"] is True and pinned["kind"] == "constraint" and "kind" not in plain and "pinned" not in plain
+    assert "task_id" not in pinned and "expires_at" not in pinned and "superseded_at" not in pinned
+    assert len(entries) >= 4
+    bundle = recall.recall(conn, "t1", agent="codex", params=recall.make_params(**ALL))
+    _assert_compact(bundle)
+    assert bundle["related_notes"] and bundle["related_handoffs"] and bundle["dep_context"]
+    assert bundle["related_facts"] and bundle["related_semantic"]
+    assert bundle["dep_context"][0]["handoff"]["objective"] == "checkout database ready"
+    assert bundle["dep_context"][0]["receipt"]["hash_ok"] is True
+    resumed = recall.resume(conn, "t1", agent="codex", params=recall.make_params(**ALL))
+    _assert_compact(resumed["recall"])
+    tasks.create(conn, task_id="t3", project="Shop", title="Checkout deploy dashboard")
+    dispatched = recall.next_and_recall(conn, params=recall.make_params(**ALL), claim=True, owner="opencode",
+                                        project="Shop")
+    assert dispatched["task"]["id"] in ("t2", "t3")
+    _assert_compact(dispatched["recall"])
+    primed = prime.prime(conn, "codex", fmt="json")
+    _assert_compact(primed)
+    assert primed["constraints"] and "source" not in primed["constraints"][0]
+
+
+def test_compact_packs_stay_deterministic(conn):
+    _world(conn)
+    params = recall.make_params(**ALL)
+    first = recall.bundle(conn, "t1", "codex", params)
+    clock.advance(seconds=30)
+    again = recall.bundle(conn, "t1", "codex", params)
+    assert (first["digest"], first["core_digest"]) == (again["digest"], again["core_digest"])
+    assert canonical_json(context.pack_context(conn, "t1")) == canonical_json(context.pack_context(conn, "t1"))
+    assert prime.build(conn, "codex")["digest"] == prime.build(conn, "codex")["digest"]
+
+
+def test_used_chars_is_the_compact_cost(conn):
+    _world(conn)
+    pack = recall.pack(conn, "t1", recall.make_params(**ALL))
+    charged = [pack["task"], pack["handoff"], *pack["dependencies"], *pack["notes"], *pack["related_notes"],
+               *pack["related_handoffs"], *pack["dep_context"], *pack["related_facts"], *pack["related_semantic"]]
+    assert pack["used_chars"] == sum(len(canonical_json(item)) for item in charged)
+
+
+def _friday(conn, description=""):
+    tasks.create(conn, task_id="t1", project="Shop", title="Deploy the checkout service", description=description)
+    for n in range(3):
+        notes.add(conn, "t1", content=f"checkout deploy observation number {n} about the canary rollout")
+    notes.add(conn, "t1", content="MUST NOT deploy on Friday", kind="constraint", pinned=True)
+
+
+def test_budget_300_keeps_the_pinned_friday_constraint_through_the_door(conn, cli_json):
+    _friday(conn)
+    pack = cli_json("autopilot", "context", "t1", "--budget", "300")
+    assert [n["content"] for n in pack["notes"]] == ["MUST NOT deploy on Friday"]
+    assert pack["notes_pinned_packed"] == 1 and pack["notes_dropped"] == 3 and pack["truncated"] is True
+    assert pack["task"]["title"] == "Deploy the checkout service" and pack["used_chars"] <= 300
+
+
+def test_a_long_description_yields_to_the_pinned_notes(conn):
+    _friday(conn, description="Roll the checkout service to every region " * 20)
+    pack = context.pack_context(conn, "t1", budget=300)
+    assert [n["content"] for n in pack["notes"]] == ["MUST NOT deploy on Friday"]
+    assert pack["task"]["description_truncated"] is True and pack["used_chars"] <= 300
+    roomy = context.pack_context(conn, "t1", budget=4000)
+    assert "description_truncated" not in roomy["task"] and len(roomy["notes"]) == 4
+
+
+def test_a_budget_too_small_for_header_and_pins_keeps_the_header_first(conn):
+    _friday(conn)
+    bare = len(canonical_json({"description_truncated": True, "id": "t1", "project": "Shop", "status": "queued",
+                               "title": "Deploy the checkout service"}))
+    pack = context.pack_context(conn, "t1", budget=bare + 10)
+    assert pack["task"]["title"] == "Deploy the checkout service" and pack["notes"] == []
+    assert pack["truncated"] is True
+
+
+@pytest.mark.parametrize("budget", ["0", "-1", "abc", ""])
+def test_bad_budgets_are_refused_and_nothing_changes(conn, cli, budget):
+    _friday(conn)
+    before = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+    rc, out, err = cli("autopilot", "context", "t1", "--budget", budget)
+    assert rc in (1, 2) and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == before
+
+
+def test_the_pack_format_is_in_every_pack_json(conn, cli_json):
+    _friday(conn)
+    assert cli_json("autopilot", "context", "t1")["pack_format"] == 2
+    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 2
+    leases.claim(conn, "t1", "codex")
+    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 2
+    assert json.loads(json.dumps(pack_params.DEFAULT_BUDGET)) == 4000
