@@ -37,7 +37,7 @@ import stat
 import threading
 import time
 
-from mindos.errors import InvalidInput, Refused
+from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.mcp import server as protocol
 
 log = logging.getLogger(__name__)
@@ -76,14 +76,13 @@ def is_loopback(host):
 
 def read_token(path):
     """The bearer token in ``path``: a regular file only its owner may read (Refused otherwise)."""
+    from mindos.core import files  # lazy: only --http with a token reads it
+
+    try:  # no symlink, no FIFO or device, at most 4 KiB
+        fd, info = files.open_regular(path, max_bytes=4097, what=f"--token-file {path!r:.200}")
+    except MindosError as exc:
+        raise InvalidInput(f"--token-file: {exc}") from None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise InvalidInput(f"--token-file: cannot open {path!r:.200}: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInput(f"--token-file: {path!r:.200} is not a regular file")
         if info.st_mode & 0o077:
             raise Refused(f"--token-file: {path!r:.200} is readable by others (mode {stat.S_IMODE(info.st_mode):04o});"
                           " run chmod 600 on it", code="token_file_mode")

@@ -20,10 +20,9 @@ Design decisions
 """
 
 import os
-import stat
 
 from mindos.core import seal
-from mindos.errors import IntegrityError
+from mindos.errors import IntegrityError, MindosError, NotFound
 
 KEY_FILE = "seal.key"
 TRUSTED_DIR = "trusted-keys"
@@ -47,23 +46,15 @@ def trusted_dir(home):
 def read_key(path):
     """The key a key file holds (bytes); IntegrityError when the file is not a plain,
     well-formed key file; FileNotFoundError when there is none."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise IntegrityError(f"cannot read key file {path}: {exc.strerror} (a key file must be a regular file,"
+    from mindos.core import files  # lazy: only signed artifacts read keys
+
+    try:  # no symlink, no FIFO or device, at most MAX_KEY_FILE bytes
+        data = files.read_bytes(path, max_bytes=MAX_KEY_FILE, what=f"key file {path}")
+    except NotFound:
+        raise FileNotFoundError(path) from None
+    except MindosError as exc:
+        raise IntegrityError(f"cannot read key file {path}: {exc} (a key file must be a regular file,"
                              " not a symlink)") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise IntegrityError(f"key file {path} is not a regular file")
-        if info.st_size > MAX_KEY_FILE:
-            raise IntegrityError(f"key file {path} is {info.st_size} bytes, over the limit of {MAX_KEY_FILE}")
-        data = os.read(fd, MAX_KEY_FILE + 1)
-    finally:
-        os.close(fd)
     text = data.strip()
     if len(text) != 64 or text.strip(b"0123456789abcdefABCDEF"):
         raise IntegrityError(f"key file {path} does not hold a key (expected 64 hex characters)")
@@ -80,22 +71,14 @@ def home_key(home, *, create=False):
         if not create or not os.path.isdir(home):
             return None
     key = os.urandom(32)
-    temp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key.hex() + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp, path)  # fails when another writer placed its key first: use that one
-        except FileExistsError:
-            return read_key(path)
-    finally:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+    from mindos.core import files  # lazy: only the first signed artifact writes the key
+
+    try:  # linked into place whole (0600): a key another writer placed first is never replaced
+        files.write_new(path, (key.hex() + "\n").encode("ascii"))
+    except MindosError as exc:
+        if exc.code != "exists":
+            raise
+        return read_key(path)  # another writer placed its key first: use that one
     return key
 
 
