@@ -49,10 +49,9 @@ def main(argv=None):
         return 0
     seconds = None
     if len(argv) == 2 and argv[0] == "--seconds":
-        try:
-            seconds = float(argv[1])
-        except ValueError:
-            seconds = -1.0
+        from mindos.core import validate  # lazy: only a hook given --seconds
+
+        seconds = float(argv[1]) if validate.ascii_number(argv[1]) else -1.0  # ASCII digits only, as every flag
         if not 0 < seconds <= 600:
             print(f"mindos_gateway_hook.py: error: invalid --seconds: {argv[1]!r} (a number above 0, at most 600)",
                   file=sys.stderr)

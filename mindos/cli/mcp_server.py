@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 
-from mindos.cli import safe_line
+from mindos.cli import flags, safe_line
 from mindos.errors import MindosError
 from mindos.mcp import tools
 from mindos.mcp.server import log, serve
@@ -46,9 +46,9 @@ def parser():
                    help="bearer token clients must send (a mode 0600 file; required for a non-loopback --http)")
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a browser Origin to accept besides loopback ones (repeatable, e.g. https://app.example)")
-    p.add_argument("--max-sessions", type=int, default=64, metavar="N",
+    p.add_argument("--max-sessions", type=flags.integer, default=64, metavar="N",
                    help="--http: live sessions at most (default 64)")
-    p.add_argument("--max-body", type=int, default=None, metavar="BYTES",
+    p.add_argument("--max-body", type=flags.integer, default=None, metavar="BYTES",
                    help="--http: request body limit in bytes (default 4 MiB)")
     p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                    help="stderr log level (default warning)")

@@ -82,8 +82,8 @@ def mcp_entry():
     from mindos.mcp import tools  # lazy: only protocol reads the MCP allowlist
 
     where = tools.door_of()
-    default = [name for name in tools.AGENT_TOOLS if name in where]
-    return {"module": "python3 -m mindos.mcp", "installed": "mindos-mcp", "default_tools": default,
+    return {"module": "python3 -m mindos.mcp", "installed": "mindos-mcp",
+            "default_tools": tools.profile_names(tools.DEFAULT_PROFILE, where),
             "read_only": sorted(tools.READ_ONLY & set(where)), "never": sorted(tools.NEVER),
             "allowable": tools.allowable()}
 

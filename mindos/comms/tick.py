@@ -358,7 +358,7 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
                 payload["handed"] = [post_id for post_id in handed if post_id]
         if result.get("loop_guard"):
             payload["loop_guard"] = result["loop_guard"]
-        elif outcome == "took":
+        if outcome == "took":
             for post_id in post_ids:
                 conn.execute("INSERT OR IGNORE INTO mood_takes(post_id, agent, words, wake_id, created_at)"
                              " VALUES (?, ?, ?, ?, ?)", (post_id, unit["agent"], result["to"], wake_id, now))

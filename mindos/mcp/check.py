@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from mindos.errors import InvalidInput
+from mindos.errors import InvalidInput, MindosError
 from mindos.mcp import setup
 
 CHECK_SESSION = "setup-check"
@@ -107,12 +107,19 @@ def _home_part(home):
     return {"home": home, "database": os.path.isfile(db.database_path(home))}
 
 
+def _read_text(path):
+    """What setup reads at ``path`` (through the one file-safety reader: a FIFO or device is
+    refused, never waited on), or '' when it is absent or unreadable."""
+    try:
+        return setup._read(path) or ""
+    except MindosError:
+        return ""
+
+
 def _read_json(path):
     try:
-        with open(path, encoding="utf-8") as handle:
-            doc = json.load(handle)
-        return doc if isinstance(doc, dict) else {}
-    except (OSError, ValueError):
+        return setup._load_json(path, _read_text(path))
+    except MindosError:
         return {}
 
 
@@ -178,9 +185,8 @@ def check_codex(project_dir=None, user=False):
 
     paths = setup.targets("codex", project_dir=project_dir, user=user)
     try:
-        with open(paths["config"], "rb") as handle:
-            entry = (tomllib.load(handle).get("mcp_servers") or {}).get("mindos")
-    except (OSError, tomllib.TOMLDecodeError):
+        entry = (tomllib.loads(_read_text(paths["config"])).get("mcp_servers") or {}).get("mindos")
+    except tomllib.TOMLDecodeError:
         entry = None
     report = {"harness": "codex", "installed": isinstance(entry, dict), "files": [paths["config"]]}
     if not report["installed"]:
@@ -197,11 +203,7 @@ def check_codex(project_dir=None, user=False):
 
 def check_hermes():
     paths = setup.targets("hermes")
-    try:
-        with open(paths["hook"], encoding="utf-8") as handle:
-            shim = handle.read(65536)
-    except OSError:
-        shim = ""
+    shim = _read_text(paths["hook"])
     report = {"harness": "hermes", "installed": setup.SHIM_MARK in shim, "files": [paths["hook"], paths["config"]]}
     if not report["installed"]:
         return {**report, **_home_part(None), "interpreter": None, "version": None, "hook": None, "mcp": None,

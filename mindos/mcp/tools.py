@@ -295,6 +295,13 @@ def allowable():
     return sorted(name for name in door_of() if name not in NEVER and name not in AGENT_TOOLS)
 
 
+def profile_names(profile, where=None):
+    """The tool names of ``profile`` (``all``: every :data:`AGENT_TOOLS` name) that exist, in
+    tools/list order; ``where``: :func:`door_of`, when the caller has it already."""
+    where = door_of() if where is None else where
+    return [name for name in (PROFILES.get(profile) or AGENT_TOOLS) if name in where]
+
+
 def exposed(allow=(), profile=ALL, overrides=()):
     """The exposed tools, ``{name: Tool}`` in tools/list order: the tools of ``profile``
     (``all``: every agent tool with every argument; ``agent``: the lean default of the
@@ -309,7 +316,7 @@ def exposed(allow=(), profile=ALL, overrides=()):
             raise errors.InvalidInput(
                 f"--allow: {name!r} cannot be exposed (choose from: {', '.join(allowable())})")
     lean = PROFILES.get(profile, {})
-    names = [name for name in (lean or AGENT_TOOLS) if name in where]
+    names = profile_names(profile, where)
     names += [name for name in dict.fromkeys(allow) if name not in names]
     found = {}
     for name in names:

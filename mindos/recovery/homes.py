@@ -11,7 +11,7 @@ touched: the doctor opens the target read-only and the selector lives outside ev
 import os
 
 from mindos.core import clock, home as homes_core
-from mindos.errors import IntegrityError, InvalidInput, Refused
+from mindos.errors import IntegrityError, InvalidInput, MindosError, Refused
 from mindos.recovery import artifacts, doctor
 
 SELECTOR_FORMAT = "autopilot-home-selector-v1"
@@ -74,10 +74,11 @@ def _is_selector(path):
     """True when ``path`` holds a home selector: a JSON object with a ``home`` key."""
     import json  # lazy: only a named --selector is read
 
-    try:
-        with open(path, "rb") as handle:
-            doc = json.loads(handle.read(65536).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+    from mindos.core import files  # lazy: as above
+
+    try:  # a FIFO, device or oversized file named as --selector is not a selector (never blocks)
+        doc = json.loads(files.read_bytes(path, max_bytes=65536).decode("utf-8"))
+    except (MindosError, OSError, ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and "home" in doc
 

@@ -24,8 +24,10 @@ Design decisions
 import json
 import os
 
-from mindos.core import clock
+from mindos.core import clock, files
 from mindos.core.atomic import atomic_write
+from mindos.core.canonical import canonical_json
+from mindos.errors import MindosError, NotFound
 from mindos.store import ledger
 
 DIR = "deferred"
@@ -49,7 +51,7 @@ def spool(home, events):
     at = clock.now_iso()
     doc = {"id": spool_id, "at": at,
            "events": [{"entity_type": e[0], "entity_id": e[1], "action": e[2], "payload": e[3] or {}} for e in events]}
-    data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    data = canonical_json(doc).encode("utf-8")
     name = f"{at.replace(':', '')}-{spool_id}.json"
     folder = directory(home)
     for attempt in (1, 2):
@@ -60,7 +62,6 @@ def spool(home, events):
         except FileNotFoundError:  # a replay removed the emptied directory in between: once more
             if attempt == 2:
                 raise
-    return spool_id
 
 
 def pending(home):
@@ -72,8 +73,9 @@ def pending(home):
 
 
 def _load(path):
-    with open(path, encoding="utf-8") as handle:
-        doc = json.loads(handle.read(MAX_FILE_BYTES + 1))
+    """The spool document at ``path`` (read without following a link, never blocking on a
+    FIFO, at most MAX_FILE_BYTES: it is read while the write lock is held)."""
+    doc = json.loads(files.read_bytes(path, max_bytes=MAX_FILE_BYTES).decode("utf-8"))
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not isinstance(doc.get("events"), list):
         raise ValueError("not a spool document")
     for event in doc["events"]:
@@ -99,16 +101,18 @@ def replay(conn):
         path = os.path.join(directory(conn.home), name)
         try:
             doc = _load(path)
-        except FileNotFoundError:
+        except NotFound:
             continue  # another writer landed it first
-        except (OSError, ValueError, RecursionError):
+        except (MindosError, OSError, ValueError, RecursionError):
             _reject(conn.home, path)
             continue
+        # a file's events land together (one transaction), so its first event tells for all
+        first = doc["events"][0] if doc["events"] else None
         mark = f'%"deferred_id":{json.dumps(doc["id"])}%'
-        for event in doc["events"]:
-            seen = conn.execute("SELECT 1 FROM audit_events WHERE entity_id = ? AND action = ? AND payload_json LIKE ?"
-                                " LIMIT 1", (event["entity_id"], event["action"], mark)).fetchone()
-            if seen is None:
+        if first is None or conn.execute(
+                "SELECT 1 FROM audit_events WHERE entity_id = ? AND action = ? AND payload_json LIKE ? LIMIT 1",
+                (first["entity_id"], first["action"], mark)).fetchone() is None:
+            for event in doc["events"]:
                 payload = {**event["payload"], "deferred_id": doc["id"], "deferred_at": doc.get("at")}
                 ledger.append_event(conn, event["entity_type"], event["entity_id"], event["action"], payload)
         landed.append(path)

@@ -205,7 +205,10 @@ def test_selector_refuses_symlinks_foreign_files_and_bad_paths(tmp_path, cli, ta
     precious.write_text("keep me\n")
     link = tmp_path / "link.json"
     os.symlink(str(precious), str(link))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(str(fifo))  # a plain open would wait for a writer forever
     for argv, rc, match in (
+        (["home-deselect", "--selector", str(fifo), "--apply"], 1, "not a home selector"),
         (["home-deselect", "--selector", str(precious), "--apply"], 1, "not a home selector"),
         (["home-select", "--home", target, "--selector", str(precious)], 1, "not a home selector"),
         (["home-deselect", "--selector", str(link), "--apply"], 1, "symlink"),

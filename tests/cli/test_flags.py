@@ -66,3 +66,24 @@ def test_file_flags_read_only_regular_files(conn, tmp_path, cli, cli_json):
             assert rc == 2 and out == "" and needle in err and len(err.splitlines()) == 1, (argv, err)
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
     assert cli_json("autopilot", "note", "t1", "--source", "a", "--content-file", str(real))["content"] == "plain note"
+
+
+def test_no_flag_parses_numbers_with_int_or_float():
+    """One integer rule and one number rule (ASCII digits only): every numeric flag of every
+    front door goes through flags.integer / flags.number, never int() or float(), which take
+    fullwidth digits, '1_0' and exponents."""
+    import ast
+
+    from conftest import ROOT
+
+    found = []
+    for folder, _, names in os.walk(os.path.join(ROOT, "mindos")):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    tree = ast.parse(handle.read(), path)
+                found += [f"{os.path.relpath(path, ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                          if isinstance(node, ast.keyword) and node.arg == "type"
+                          and isinstance(node.value, ast.Name) and node.value.id in ("int", "float")]
+    assert found == []

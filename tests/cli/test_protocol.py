@@ -82,6 +82,9 @@ def test_every_command_of_every_door_is_described_with_an_output_shape(doc):
     assert described[("autopilot", "create")]["idempotency_key"] is True
     assert "replayed" in described[("autopilot", "create")]["output"]["optional"]
     assert "memory-search" in doc["mcp"]["default_tools"] and "init" in doc["mcp"]["never"]
+    from mindos.mcp import tools  # the catalogue names exactly what a default mindos-mcp serves
+
+    assert doc["mcp"]["default_tools"] == list(tools.exposed(profile=tools.DEFAULT_PROFILE))
 
 
 # --- agreement with --help ------------------------------------------------------------

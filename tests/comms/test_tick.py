@@ -402,6 +402,15 @@ def test_a_take_marks_the_post_taken_for_wakes_that_start_after_it(room, agent, 
     assert ledger.count_action(room, "mood_take") == 1
 
 
+def test_a_take_the_tool_loop_guard_ended_is_still_recorded(room, agent, run_tick):
+    agent.replies["magent"] = ['<take to="check step 4"/>\n<loop-guard why="40 tool calls"/>', "step 4 is fine"]
+    say(room, "@magent check step 4", via="web")
+    took = run_tick()["wakes"][0]
+    assert (took["outcome"], took["loop_guard"]) == ("took", "40 tool calls")
+    assert ledger.count_action(room, "mood_take") == 1
+    assert room.execute("SELECT count(*) FROM mood_takes WHERE agent = 'magent'").fetchone()[0] == 1
+
+
 def test_a_take_that_lands_while_a_wake_runs_is_not_seen_and_the_duplicate_is_counted(room, agent, run_tick):
     from mindos.core import clock
     from mindos.store import db

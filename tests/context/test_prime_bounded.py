@@ -182,3 +182,19 @@ def test_a_failing_replay_never_costs_the_command_its_write(conn, monkeypatch):
     monkeypatch.setattr(deferred, "replay", real)
     make_task(conn, "t2")
     assert len(_events(conn, "context_primed")) == 1 and ledger.verify_chain(conn)["ok"]
+
+
+def test_a_fifo_planted_in_the_spool_is_rejected_without_blocking_the_write(conn, home):
+    """The spool is read while the write lock is held: a FIFO there (which a plain open
+    would wait on forever) is moved aside, and the write it rides on still lands."""
+    from mindos.store import deferred
+    from mindos.work import tasks
+
+    folder = deferred.directory(str(home))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    fifo = os.path.join(folder, "2026-08-21T090000Z-planted.json")
+    os.mkfifo(fifo)
+    tasks.create(conn, project="P", title="lands anyway", task_id="t-fifo")
+    assert conn.execute("SELECT count(*) FROM tasks WHERE id = 't-fifo'").fetchone()[0] == 1
+    assert not os.path.exists(fifo)
+    assert os.path.exists(os.path.join(str(home), deferred.REJECTED_DIR, os.path.basename(fifo)))

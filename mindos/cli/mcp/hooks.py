@@ -3,7 +3,7 @@
 Neither is an MCP tool (``mindos.mcp.tools.NEVER``): over MCP, stdin is the protocol stream.
 """
 
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 from mindos.mcp import hooks
 
 
@@ -30,9 +30,9 @@ def add_session_start(sub):
     p.add_argument("--agent", help="the agent the session speaks as (default: claude-code-<first 8 of the session id>)")
     p.add_argument("--project", help="only this project (default: the nearest .mindos-project file above cwd, else"
                                      " the repository's directory name when the ledger has that project)")
-    p.add_argument("--budget", type=int, default=prime.DEFAULT_BUDGET,
+    p.add_argument("--budget", type=flags.integer, default=prime.DEFAULT_BUDGET,
                    help=f"character budget of the pack (default {prime.DEFAULT_BUDGET}, at least {prime.MIN_BUDGET})")
-    p.add_argument("--seconds", type=float, default=prime.DEFAULT_SECONDS,
+    p.add_argument("--seconds", type=flags.number, default=prime.DEFAULT_SECONDS,
                    help="the whole call's time bound, even while another process holds the write lock (the audit"
                         f" event is then deferred to the next write; default {prime.DEFAULT_SECONDS:g})")
     p.add_argument("--format", choices=prime.FORMATS, default="text",
@@ -51,7 +51,7 @@ def add_stop_gate(sub):
     p.add_argument("--hook", required=True, choices=sorted(hooks.HARNESS_AGENTS),
                    help="the harness whose Stop event arrives on stdin (JSON: session_id, stop_hook_active)")
     p.add_argument("--agent", help="the agent the session speaks as (default: claude-code-<session>)")
-    p.add_argument("--seconds", type=float, default=hooks.STOP_SECONDS,
+    p.add_argument("--seconds", type=flags.number, default=hooks.STOP_SECONDS,
                    help=f"longest wait for the write lock to audit a block (default {hooks.STOP_SECONDS:g});"
                         " past it the event is deferred to the next write")
     p.set_defaults(handler=cmd_stop_gate)
