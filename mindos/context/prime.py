@@ -242,6 +242,7 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
         "sections": sections, "digest": builder.digest(sections),
         "held_task_id": held["id"] if held else None,
         "held_recall": recalled,
+        "first_turn": options,  # the checked first-turn section counts ({} without extras)
     }
 
 
@@ -300,10 +301,11 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     "held_recall_digest", "audit_deferred", <every section's keys>}``.
     """
     _options(agent, project, budget, seconds, fmt)
-    end = time.monotonic() + _split(float(seconds))[0]
-    built = build(conn, agent, project=project, budget=budget, seconds=_split(float(seconds))[0], extras=extras)
+    build_seconds = _split(float(seconds))[0]
+    end = time.monotonic() + build_seconds
+    built = build(conn, agent, project=project, budget=budget, seconds=build_seconds, extras=extras)
     wait = min(AUDIT_WAIT_SECONDS, max(0.0, end - time.monotonic()))
-    built["audit_deferred"] = audit_bounded(conn, _events(built, _extras(extras)), wait)
+    built["audit_deferred"] = audit_bounded(conn, _events(built, built["first_turn"]), wait)
     if fmt == "text":
         return render(built)
     flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",

@@ -22,7 +22,7 @@ canonical JSON plus a newline, and :func:`read` verifies before returning anythi
 """
 
 from mindos.core.atomic import atomic_write
-from mindos.core.canonical import canonical_json, sha256_hex
+from mindos.core.canonical import canonical_json, sha256, sha256_hex
 from mindos.errors import IntegrityError
 
 SEAL_KEY = "seal"
@@ -37,10 +37,9 @@ def key_id(key):
 
 
 def _mac(key, data):
-    import hashlib  # lazy: only signed documents pay for hmac
-    import hmac
+    import hmac  # lazy: only signed documents pay for hmac
 
-    return hmac.new(key, data, hashlib.sha256).hexdigest()
+    return hmac.new(key, data, sha256()).hexdigest()
 
 
 def _sealed_digest(doc, outside):
@@ -51,9 +50,10 @@ def _sealed_digest(doc, outside):
 def _digest_of(body, signature):
     """The seal digest of ``body`` (bytes): of the body alone when unsigned, else of the body,
     a unit separator and the signature's canonical JSON (so the signature is sealed too)."""
+    digest = sha256()(body)  # streamed: a signed snapshot's body is never copied to append the signature
     if signature is not None:
-        body = body + b"\x1f" + canonical_json(signature).encode("utf-8")
-    return sha256_hex(body)
+        digest.update(b"\x1f" + canonical_json(signature).encode("utf-8"))
+    return digest.hexdigest()
 
 
 def seal(format, body, outside=DEFAULT_OUTSIDE):
@@ -115,8 +115,6 @@ def seal_bytes(format, body, outside=DEFAULT_OUTSIDE, key=None):
     the top-level members joined without the seal, the file the same members with it.
     ``key`` (bytes): also sign the sealed text (HMAC-SHA256), see :func:`signer`.
     """
-    from mindos.core.canonical import sha256  # lazy: bulk hashing only here
-
     if SEAL_KEY in body or "format" in body:
         raise ValueError("a sealed body may not carry its own 'format' or 'seal' field")
     outside = tuple(sorted(outside))
@@ -143,8 +141,6 @@ def _verify_exact(data, doc, format):
     canonical text and the digest is recomputed over the bytes without it, so no byte of
     the file can change unnoticed and nothing is serialized again.
     """
-    from mindos.core.canonical import sha256  # lazy: bulk hashing only here
-
     verify_stamp(doc, format, ())
     member = (canonical_json(SEAL_KEY) + ":" + canonical_json(doc[SEAL_KEY])).encode("utf-8")
     keys = sorted(doc)

@@ -162,7 +162,6 @@ class Server:
 
     def __init__(self, conn, tools, *, home=None):
         self.tools = tools
-        self.home = home
         self.store = Store(home, conn)
         self.session = Session()
         self._readers = {}  # the show / context tools behind the resources, built on first use

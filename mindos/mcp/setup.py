@@ -484,7 +484,7 @@ def merge_block(text, block, begin, end, path, *, remove=False):
     return head + ("\n" if head.strip() else "") + block, "add"
 
 
-def _check_toml(path, text, remove):
+def _check_toml(path, text):
     import tomllib  # lazy: only setup codex reads TOML
 
     try:
@@ -498,15 +498,15 @@ def _plan_codex(paths, agent, remove, *, home, **_):
     plans = []
     path = paths["config"]
     before = _read(path)
-    _check_toml(path, before, remove)
+    _check_toml(path, before)
     head, current, tail = _split_block(before or "", TOML_BEGIN, TOML_END, path)
     if current is None and not remove:
-        outside = _check_toml(path, head + tail, remove)
+        outside = _check_toml(path, head + tail)
         if "mindos" in (outside.get("mcp_servers") or {}):
             raise Refused(f"{path} already has an [mcp_servers.mindos] that setup did not write (left untouched)")
     after, action = merge_block(before, toml_block(home), TOML_BEGIN, TOML_END, path, remove=remove)
     if action:
-        doc = _check_toml(path, after, remove)
+        doc = _check_toml(path, after)
         if not remove and (doc.get("mcp_servers") or {}).get("mindos", {}).get("command") != mcp_server_entry(home)[0]:
             raise Refused(f"{path}: merging would not yield a valid [mcp_servers.mindos] (left untouched)")
         if remove and not after.strip():

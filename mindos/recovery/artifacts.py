@@ -18,9 +18,9 @@ import re
 from mindos.core import canonical, clock, seal
 from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.store import db
+from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 OUTSIDE = ()
-MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # a receipt file carried in an artifact
 RECEIPT_PATH = re.compile(r"receipts/([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\.json")
 
 
@@ -163,7 +163,7 @@ def receipt_target(home, stored_path):
 def receipt_files(home, paths, refused=None):
     """``{stored path: {"sha256", "text"}}`` for the receipt files that exist of ``paths``.
 
-    A receipt file that is a symlink, a FIFO or device, over MAX_RECEIPT_BYTES, or under a
+    A receipt file that is a symlink, a FIFO or device, over the receipt size limit (``MAX_RECEIPT_BYTES``), or under a
     symlinked ``receipts/`` is never read, so a planted link cannot seal what it points at:
     it is left out and, when ``refused`` (a list) is given, recorded there as ``{"path",
     "reason"}``.  A missing file is simply absent (doctor reports it).

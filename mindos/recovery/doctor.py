@@ -27,9 +27,9 @@ from mindos.core.canonical import sha256_hex
 from mindos.recovery import checkpoint, replication, tables
 from mindos.errors import IntegrityError, MindosError
 from mindos.store import db, fts, ledger
+from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 LIMIT = 100  # problems listed per kind; the counts stay exact
-MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # a receipt file larger than this is reported missing
 
 _NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
                   "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
@@ -272,7 +272,7 @@ def _receipts(conn, report, notes):
             report.add("receipt_path_outside_home", receipt_id=row[0], task_id=row[1])
             continue
         try:  # never through a symlink, never blocking on a FIFO planted as a receipt
-            data = files.read_bytes(path, max_bytes=MAX_RECEIPT_BYTES)
+            data = files.read_bytes(path, max_bytes=MAX_RECEIPT_BYTES)  # larger: reported missing
         except (MindosError, OSError):
             report.add("receipt_file_missing", receipt_id=row[0], task_id=row[1], path=stored)
             continue

@@ -45,6 +45,7 @@ from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, R
 from mindos.memory import guard as secret_guard
 from mindos.recovery import artifacts, migrate_inventory, migrate_steps, rowcheck
 from mindos.store import db, ledger
+from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
 BOOKKEEPING = migrate_inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
@@ -58,7 +59,6 @@ MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
 NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
 
-MAX_RECEIPT_BYTES = 64 * 1024 * 1024  # one source receipt file carried into this home
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from mindos.core import canonical, files, seal
 from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.recovery import doctor
 from mindos.store import db, ledger
+from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 RECEIPT_FORMAT = "mindos-receipt-v1"
 
@@ -27,7 +28,7 @@ def _classify(conn, receipts_dir, receipt_id):
     """``(action, reason, document)`` for one orphan ``<receipt_id>.json``."""
     path = os.path.join(receipts_dir, f"{receipt_id}.json")
     try:  # no symlink, no FIFO: a planted special file is quarantined, never read
-        data = files.read_bytes(path, max_bytes=doctor.MAX_RECEIPT_BYTES)
+        data = files.read_bytes(path, max_bytes=MAX_RECEIPT_BYTES)
         doc = seal.loads(data, RECEIPT_FORMAT)
     except IntegrityError as exc:
         return "quarantine", f"not a complete sealed receipt ({exc})", None

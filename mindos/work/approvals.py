@@ -37,8 +37,6 @@ def approve(conn, task_id, by, *, note="", reason=None):
     note = validate.text(note or "", "--note", max_len=4096)
     if reason is not None:
         reason = validate.text(reason, "--reason", required=True, max_len=MAX_REASON).strip()
-        if not reason:
-            raise InvalidInput("invalid --reason: must not be blank")
     now = clock.now_iso()
     with db.write(conn):
         task = rows.get(conn, task_id)

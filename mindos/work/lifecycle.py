@@ -68,10 +68,7 @@ def check_recap(recap):
         return ""
     if not isinstance(recap, str):
         raise InvalidInput("invalid --recap: expected text")
-    trimmed = recap.strip()
-    if len(trimmed) > MAX_RECAP:
-        raise InvalidInput(f"invalid --recap: {len(trimmed)} characters is over the limit of {MAX_RECAP}")
-    return validate.text(trimmed, "--recap", required=True, max_len=MAX_RECAP)
+    return validate.text(recap.strip(), "--recap", required=True, max_len=MAX_RECAP)
 
 
 def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_digest="", recap=""):
