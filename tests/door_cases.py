@@ -216,17 +216,14 @@ EXPECTED_EXIT = {
 
 def door_commands():
     """Every command of every door as ``(door, "command")`` or ``(door, "command subcommand")``."""
-    import argparse
-
-    from mindos.cli import doors, parsers
+    from mindos.cli import doors
 
     found = []
     for door_name, door in doors.DOORS.items():
         for name in doors.commands(door):
-            parser = parsers.command_parser(door, door.script, name)
-            subs = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
-            if subs:
-                found.extend((door_name, f"{name} {sub}") for action in subs for sub in action.choices)
+            nested = doors.declare(door, door.script, name).subcommands
+            if nested is not None:
+                found.extend((door_name, f"{name} {sub}") for sub in nested.choices)
             else:
                 found.append((door_name, name))
     return found
@@ -234,17 +231,17 @@ def door_commands():
 
 def parser_of(door_name, command):
     """The argparse parser that reads the arguments of ``command`` (a subcommand's own)."""
-    import argparse
-
     from mindos.cli import doors, parsers
 
     door = doors.DOORS[door_name]
     name, _, sub = command.partition(" ")
     parser = parsers.command_parser(door, door.script, name)
-    if sub:
-        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = action.choices[sub]
-    return parser
+    return parser.mindos_commands[sub] if sub else parser
+
+
+def command_of(door_name, command):
+    """The declaration (:class:`mindos.cli.spec.Command`) of ``command`` (a subcommand's own)."""
+    return parser_of(door_name, command).mindos_command
 
 
 def call(door, argv):

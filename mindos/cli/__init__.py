@@ -6,10 +6,12 @@ imported and only its subparser is built, so a call pays for one command, not si
 grouped ``--help`` listing is built from the door table alone.
 
 Handler contract (each command module under ``mindos/cli/<dimension>/``):
-  * ``COMMANDS = {"name": add_name, ...}`` where ``add_name(sub)`` builds the subparser with
-    :func:`make_parser` (summary from the door table, an ``Example:`` line) and calls
-    ``p.set_defaults(handler=cmd_name)``; pass ``needs_db=False`` for commands that do not
-    touch the database.
+  * ``COMMANDS = {"name": add_name, ...}`` where ``add_name(sub)`` declares the command with
+    :func:`make_parser` (summary from the door table, an ``Example:`` line), which gives a
+    :class:`mindos.cli.spec.Command`; it adds its arguments (shared flags through
+    :mod:`mindos.cli.flags`) and calls ``p.set_defaults(handler=cmd_name)``; pass
+    ``needs_db=False`` for commands that do not touch the database.  argparse, the plain
+    reader and the MCP tool schemas are all built from that declaration.
   * ``cmd_name(conn, args)`` calls one core function and returns the data to print: a
     dict or list (printed as JSON), a str (printed as text), or ``(data, exit_code)`` for a
     check that ran but failed.
@@ -18,21 +20,42 @@ invalid input).  argparse usage errors are one line too, exit 2.  Abbreviated fl
 off everywhere: a scripted agent must never reach a different flag by prefix.
 """
 
-import gc
+import json
+import os
+import sys
 
-# A call lives for tens of milliseconds and frees almost everything by reference counting,
-# yet at the default threshold (700 allocations) the cycle collector runs dozens of times
-# while the modules load: about 4M instructions a call.  A larger first generation keeps it
-# rare without turning it off for the long sweeps (recall-stale, doctor) that do make cycles.
-gc.set_threshold(20_000, 20, 20)
+from mindos.cli import doors, fastparse, flags
+from mindos.core import load_module
+from mindos.errors import MindosError
 
-import json  # noqa: E402 (after the collector's setting, which the imports below benefit from)
-import os  # noqa: E402
-import sys  # noqa: E402
+_OWNED = []  # non-empty once the console entry point has taken the process (own_process)
 
-from mindos.cli import doors, fastparse, flags  # noqa: E402
-from mindos.core import load_module  # noqa: E402
-from mindos.errors import MindosError  # noqa: E402
+
+def own_process():
+    """The process-wide settings of a front door's console entry point, and only there.
+
+    * A larger first generation for the cycle collector: a call lives for tens of
+      milliseconds and frees almost everything by reference counting, yet at the default
+      threshold (700 allocations) the collector runs dozens of times while the modules
+      load.  Kept rare, not turned off, for the long sweeps (recall-stale, doctor) that do
+      make cycles.
+    * argparse's message lookups answered directly (:func:`mindos.cli.parsers.quiet_gettext`),
+      when argparse is needed at all.
+
+    Importing :mod:`mindos.cli` (tests, the MCP server's tools, the docs generator) changes
+    neither.  The fast exit is :func:`exit_process`, also called by the entry point only.
+    """
+    import gc  # lazy: only the console entry point tunes the collector
+
+    gc.set_threshold(20_000, 20, 20)
+    _OWNED.append(True)
+    if "mindos.cli.parsers" in sys.modules:
+        sys.modules["mindos.cli.parsers"].quiet_gettext()
+
+
+def process_owned():
+    """True once :func:`own_process` ran in this process."""
+    return bool(_OWNED)
 
 
 def safe_line(message):
@@ -230,6 +253,8 @@ def _run(door_name, argv, argv0, as_json):
         if args is None:
             from mindos.cli import parsers  # lazy: help, usage errors and the rarer argument shapes
 
+            if _OWNED:
+                parsers.quiet_gettext()
             if only is None:
                 parser = parsers.build_parser(door, prog, bare=True)
                 if not argv:

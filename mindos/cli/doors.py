@@ -405,27 +405,27 @@ def commands(door):
 
 
 class OneCommand:
-    """Stands in for the door's subparsers when a call names its command first: the command
-    module adds its parser here (``make_parser``), and that parser alone reads the rest of
-    the call, with the prog and ``command`` default it has as a subparser.  The door's own
-    parser, which would only hand the call on, is never built.  ``parser_class`` is what
-    reads: argparse's (:mod:`mindos.cli.parsers`) or the plain reader
-    (:mod:`mindos.cli.fastparse`)."""
+    """Stands in for the door's subparsers while one command declares itself: the command
+    module adds its :class:`mindos.cli.spec.Command` here (``make_parser``), with the prog
+    and ``command`` default it has as a subcommand.  Every reader (argparse, the plain reader,
+    the MCP tools, ``protocol``) is built from that declaration."""
 
-    def __init__(self, table, prog, script, parser_class):
+    def __init__(self, table, prog, script):
         self.mindos_table, self.mindos_prog, self.mindos_script = table, prog, script
-        self.parser_class, self.parser = parser_class, None
+        self.parser = None
 
     def add_parser(self, name, help=None, **kwargs):  # noqa: A002 - argparse's keyword
+        from mindos.cli.spec import Command  # lazy: loaded with the first declaration
+
         kwargs.setdefault("prog", f"{self.mindos_prog} {name}")
-        self.parser = self.parser_class(**kwargs)
+        self.parser = Command(name, help, kwargs)
         self.parser.set_defaults(command=name)
         return self.parser
 
 
-def declare(door, prog, name, parser_class):
-    """Run command ``name``'s declaration against a ``parser_class`` parser; return it."""
+def declare(door, prog, name):
+    """Command ``name`` of ``door`` as declared by its CLI module: a :class:`mindos.cli.spec.Command`."""
     table = commands(door)
-    sub = OneCommand(table, prog, door.script, parser_class)
+    sub = OneCommand(table, prog, door.script)
     load_module(f"mindos.cli.{table[name][0]}").COMMANDS[name](sub)
     return sub.parser

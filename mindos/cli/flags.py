@@ -1,6 +1,7 @@
 """The flag vocabulary: one meaning per flag name, defined once.
 
-Commands add shared flags through these functions instead of spelling them again, so
+Commands add shared flags through these functions (listed in :data:`SHARED`) instead of
+spelling them again, so
 ``--epoch`` always fences a lease, ``--dry-run`` always previews without writing,
 ``--limit`` always caps a listing, and the secret flags always mean the guard's override.
 A command may word the help for its own context; the meaning, type and default rules are
@@ -33,46 +34,72 @@ def number(text):
     return float(text)
 
 
+# The shared flags: flag -> the helper below that declares it.  A command declares these
+# only through their helper (tests/cli/test_flags.py walks every declaration): the meaning,
+# type and default rules stay here, the help may be worded for the command.
+SHARED = {
+    "--epoch": "epoch", "--dry-run": "dry_run", "--limit": "limit", "--redact": "redact",
+    "--allow-secret": "allow_secret", "--owner": "owner", "--minutes": "minutes", "--project": "project",
+    "--json-errors": "json_errors", "--request-id": "request_id", "--trust-unsigned": "trust_unsigned",
+}
+_WORDED = object()  # "word the help from the default"
+
+
+def _shared(argument, name):
+    """Mark ``argument`` as declared by the helper ``name`` (see :data:`SHARED`)."""
+    argument.shared = name
+    return argument
+
+
 def epoch(p, help="fencing epoch you were issued; a stale one is refused"):
     """``--epoch N``: the lease epoch the caller holds (fencing)."""
-    p.add_argument("--epoch", type=integer, help=help)
+    return _shared(p.add_argument("--epoch", type=integer, help=help), "epoch")
 
 
-def dry_run(p, help):
-    """``--dry-run``: report what would change; change nothing (``help`` says what is reported)."""
-    p.add_argument("--dry-run", action="store_true", help=help)
+def dry_run(p, help, hidden=False):
+    """``--dry-run``: report what would change; change nothing (``help`` says what is reported;
+    ``hidden``: still accepted, left out of ``--help``)."""
+    return _shared(p.add_argument("--dry-run", action="store_true", help=help, hidden=hidden), "dry_run")
 
 
-def limit(p, default=None, help=None):
-    """``--limit N``: at most N results."""
-    if help is None:
+def limit(p, default=None, help=_WORDED):
+    """``--limit N``: at most N results (``help`` None: no help line)."""
+    if help is _WORDED:
         help = "at most this many" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--limit", type=integer, default=default, help=help)
+    return _shared(p.add_argument("--limit", type=integer, default=default, help=help), "limit")
+
+
+def redact(p, help):
+    """``--redact``: store a ``[REDACTED:<kind>]`` form of credential-shaped text (audited)."""
+    return _shared(p.add_argument("--redact", action="store_true", help=help), "redact")
+
+
+def allow_secret(p, help):
+    """``--allow-secret``: store credential-shaped text verbatim (the guard's audited override)."""
+    return _shared(p.add_argument("--allow-secret", action="store_true", help=help), "allow_secret")
 
 
 def secret(p, what="content"):
     """``--redact`` / ``--allow-secret``: the secret guard's two audited overrides."""
-    p.add_argument("--redact", action="store_true",
-                   help=f"store credential-shaped {what} as [REDACTED:<kind>] instead of refusing (audited)")
-    p.add_argument("--allow-secret", action="store_true",
-                   help=f"store credential-shaped {what} verbatim (override; audited secret_allowed)")
+    redact(p, f"store credential-shaped {what} as [REDACTED:<kind>] instead of refusing (audited)")
+    allow_secret(p, f"store credential-shaped {what} verbatim (override; audited secret_allowed)")
 
 
-def owner(p, help="the lease holder", required=True):
+def owner(p, help="the lease holder", required=True, default=None):
     """``--owner NAME``: the acting agent."""
-    p.add_argument("--owner", required=required, help=help)
+    return _shared(p.add_argument("--owner", required=required, default=default, help=help), "owner")
 
 
 def minutes(p, default=30, help=None):
     """``--minutes N``: a lease window in minutes."""
     if help is None:
         help = "lease window in minutes" + (f" (default {default})" if default is not None else "")
-    p.add_argument("--minutes", type=integer, default=default, help=help)
+    return _shared(p.add_argument("--minutes", type=integer, default=default, help=help), "minutes")
 
 
 def project(p, help="only this project", required=False):
     """``--project ID``: scope to (or, when required, assign) one project."""
-    p.add_argument("--project", required=required, help=help)
+    return _shared(p.add_argument("--project", required=required, help=help), "project")
 
 
 def json_errors(p):
@@ -81,26 +108,29 @@ def json_errors(p):
     :func:`mindos.cli.run` takes it out of argv wherever it stands, so it also shapes usage
     errors; it is declared on the top-level parser so ``--help`` lists it.
     """
-    p.add_argument("--json-errors", action="store_true",
-                   help='print errors on stderr as one JSON object {"error": {"code": ..., "message": ...}}'
-                        " (also MINDOS_ERRORS=json); codes are listed in the README")
+    return _shared(p.add_argument("--json-errors", action="store_true",
+                                  help='print errors on stderr as one JSON object {"error": {"code": ...,'
+                                       ' "message": ...}} (also MINDOS_ERRORS=json); codes are listed in the'
+                                       ' README'), "json_errors")
 
 
 def request_id(p, actor=None):
     """``--request-id KEY``: an idempotent retry key (see :mod:`mindos.store.replay`); the same
     key from the same actor (the value of the ``actor`` argument) returns the first result,
     flagged ``replayed: true``, instead of acting twice."""
-    p.add_argument("--request-id", metavar="KEY",
-                   help="idempotency key: a retry with the same key (and the same arguments) returns the first"
-                        " result with replayed: true instead of acting again")
+    argument = p.add_argument("--request-id", metavar="KEY",
+                              help="idempotency key: a retry with the same key (and the same arguments) returns"
+                                   " the first result with replayed: true instead of acting again")
     p.set_defaults(replay_actor=actor)
+    return _shared(argument, "request_id")
 
 
 def trust_unsigned(p):
     """``--trust-unsigned``: accept an artifact neither this home nor a trusted key signed."""
-    p.add_argument("--trust-unsigned", action="store_true",
-                   help="accept an artifact that is unsigned or signed by a key this home does not trust"
-                        " (its seal and every row are still checked; see SECURITY.md)")
+    return _shared(p.add_argument("--trust-unsigned", action="store_true",
+                                  help="accept an artifact that is unsigned or signed by a key this home does not"
+                                       " trust (its seal and every row are still checked; see SECURITY.md)"),
+                   "trust_unsigned")
 
 
 def trust_home():

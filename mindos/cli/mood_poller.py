@@ -1,6 +1,6 @@
 """``mood_poller.py`` / ``mindos-mood-poller``: the Moods, the dials and the poll cycle that wakes agents in them."""
 
-from mindos.cli import exit_process, run
+from mindos.cli import exit_process, own_process, run
 
 
 def main(argv=None):
@@ -10,5 +10,7 @@ def main(argv=None):
 
 def console():
     """The installed console script: run the command named on the command line, then end the
-    process at once (see :func:`mindos.cli.exit_process`)."""
+    process at once (see :func:`mindos.cli.exit_process`); the process-wide settings are
+    made here, never on import (see :func:`mindos.cli.own_process`)."""
+    own_process()
     exit_process(main())

@@ -8,8 +8,8 @@ and exit-code vocabulary and the MindOS and schema versions.
 
 Design decisions
   * **Generated, never written by hand.**  Commands and summaries come from the door table
-    (:mod:`mindos.cli.doors`); arguments from each command's own parser declaration, read
-    off the very argparse parser ``--help`` prints; output shapes from the ``OUTPUTS``
+    (:mod:`mindos.cli.doors`); arguments from each command's own declaration
+    (:mod:`mindos.cli.spec`), the one ``--help`` is built from; output shapes from the ``OUTPUTS``
     declared beside each command module's ``COMMANDS`` (:mod:`mindos.cli.outputs`); codes
     from :data:`mindos.errors.CODES`.  ``tests/cli/test_protocol.py`` checks every command
     against its ``--help`` and a representative set against real outputs.
@@ -20,10 +20,8 @@ Design decisions
   * **Read-only and home-free**: it opens no database.
 """
 
-import argparse
-
 from mindos import __version__, errors
-from mindos.cli import doors, make_parser, outputs, parsers
+from mindos.cli import doors, make_parser, outputs, parsers, spec
 from mindos.core import load_module, seal
 from mindos.store import db  # read for its SCHEMA_VERSION constant; no database is opened
 
@@ -64,16 +62,9 @@ def digest(doc):
 
 
 def global_flags():
-    """The flags every door takes, read off a door's own top-level parser."""
-    parser = parsers.build_parser(doors.AUTOPILOT, doors.AUTOPILOT.script, bare=True)
-    found = []
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            continue
-        entry = argument(action)
-        entry["kind"] = {"help": "help", "version": "version"}.get(action.dest, entry["kind"])
-        found.append(entry)
-    return found
+    """The flags every door takes, from a door's own declaration (and argparse's ``-h``)."""
+    root = parsers.door_command(doors.AUTOPILOT, doors.AUTOPILOT.script)
+    return [argument(each) for each in (spec.HELP, *root.arguments)]
 
 
 def mcp_entry():
@@ -90,28 +81,27 @@ def mcp_entry():
 
 def door_entry(door):
     """One door: its scripts, description and commands (a list, in help order)."""
-    parser = parsers.build_parser(door, door.script)
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     commands = []
     for section, entries in door.sections:
         for command, module_name, summary in entries:
             module = load_module(f"mindos.cli.{module_name}")
             declared = getattr(module, "OUTPUTS", {}).get(command)
-            commands.append(command_entry(command, subparsers[command], section, summary,
+            commands.append(command_entry(command, doors.declare(door, door.script, command), section, summary,
                                           None if declared is None else outputs.parse(declared)))
     return {"script": door.script, "installed": door.installed, "description": door.description,
             "commands": commands}
 
 
-def command_entry(name, parser, section, summary, output):
-    """One command: name, summary, section, example, arguments, nested actions,
-    needs_home, idempotency key and declared output shape (None when undeclared)."""
-    description = parser.description or ""
+def command_entry(name, command, section, summary, output):
+    """One command (a :class:`mindos.cli.spec.Command`): name, summary, section, example,
+    arguments, nested actions, needs_home, idempotency key and declared output shape (None
+    when undeclared)."""
+    description = command.description or ""
     example = description.split("Example:", 1)[1].strip() if "Example:" in description else None
     entry = {"name": name, "summary": summary, "section": section, "example": example}
-    entry.update(parser_entry(parser))
-    entry["needs_home"] = parser.get_default("needs_db") is not False
-    entry["idempotency_key"] = any("--request-id" in action.option_strings for action in parser._actions)
+    entry.update(parser_entry(command))
+    entry["needs_home"] = command.get_default("needs_db") is not False
+    entry["idempotency_key"] = "--request-id" in command.by_flag
     if entry["idempotency_key"] and output is not None and output["type"] == "object":
         # the plumbing marks a result under --request-id (mindos.cli._replayable)
         output = {**output, "optional": sorted({*output["optional"], "replayed"})}
@@ -119,54 +109,39 @@ def command_entry(name, parser, section, summary, output):
     return entry
 
 
-def parser_entry(parser):
-    """``{"arguments", "exclusive_groups", "actions"}`` of one argparse parser."""
-    arguments, actions = [], None
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            helps = {choice.dest: choice.help for choice in action._choices_actions}
-            actions = {"dest": action.dest, "required": bool(action.required),
-                       "choices": {name: {"help": helps.get(name), **parser_entry(sub)}
-                                   for name, sub in action.choices.items()}}
-        elif action.dest not in SKIPPED_DESTS:
-            arguments.append(argument(action))
-    groups = [{"flags": [a.option_strings[0] for a in group._group_actions], "required": bool(group.required)}
-              for group in parser._mutually_exclusive_groups]
+def parser_entry(command):
+    """``{"arguments", "exclusive_groups", "actions"}`` of one declared command."""
+    arguments = [argument(each) for each in command.arguments if each.dest not in SKIPPED_DESTS]
+    groups = [{"flags": [each.flags[0] for each in group.arguments], "required": bool(group.required)}
+              for group in command.groups]
     entry = {"arguments": arguments, "exclusive_groups": groups}
-    if actions is not None:
-        entry["actions"] = actions
+    nested = command.subcommands
+    if nested is not None:
+        entry["actions"] = {"dest": nested.dest, "required": nested.required,
+                            "choices": {name: {"help": action.summary, **parser_entry(action)}
+                                        for name, action in nested.choices.items()}}
     return entry
 
 
-def argument(action):
-    """One argparse action as data: ``name``, ``flags``, ``dest``, ``kind`` (positional,
+def argument(each):
+    """One declared argument as data: ``name``, ``flags``, ``dest``, ``kind`` (positional,
     option, switch), ``type``, ``required``, ``default``, ``choices``, ``repeatable``,
     ``metavar``, ``help``, ``hidden`` (accepted, but left out of ``--help``)."""
-    positional = not action.option_strings
-    switch = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
-    repeatable = isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
-    if positional:
-        required = action.nargs not in ("?", "*")
-    else:
-        required = bool(action.required)
-    default = None if action.default is argparse.SUPPRESS else action.default
-    if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
-        kind_type, default = "boolean", None
-    else:
-        kind_type = "boolean" if switch else parsers.json_type(action.type)
+    positional = each.positional
+    flagless = each.kind in ("help", "version")
     return {
-        "name": action.dest if positional else action.option_strings[0],
-        "flags": list(action.option_strings),
-        "dest": action.dest,
-        "kind": "positional" if positional else "switch" if switch or action.nargs == 0 else "option",
-        "type": kind_type,
-        "required": required,
-        "default": _plain(default),
-        "choices": None if action.choices is None else [_plain(c) for c in action.choices],
-        "repeatable": repeatable,
-        "metavar": action.metavar if isinstance(action.metavar, str) else None,
-        "help": action.help if action.help is not argparse.SUPPRESS else None,
-        "hidden": action.help is argparse.SUPPRESS,
+        "name": each.dest if positional else each.flags[0],
+        "flags": [] if positional else list(each.flags),
+        "dest": each.dest,
+        "kind": "positional" if positional else each.kind if flagless else "switch" if each.switch else "option",
+        "type": "boolean" if each.switch or flagless else spec.json_type(each.type),
+        "required": each.must,
+        "default": None if flagless else _plain(each.default),
+        "choices": None if each.choices is None else [_plain(c) for c in each.choices],
+        "repeatable": each.repeatable,
+        "metavar": each.metavar if isinstance(each.metavar, str) else None,
+        "help": None if each.hidden else each.help,
+        "hidden": each.hidden,
     }
 
 

@@ -5,10 +5,10 @@ Design decisions
     agent-facing commands; a name is exposed when it exists in a door of
     :mod:`mindos.cli.doors` (so ``recall``, ``memory-retain``, ``facts`` ... appear by
     themselves the day their command is registered).  Each tool's input schema is derived
-    from that command's argparse parser: one property per argument, named by its ``dest``
-    (``--next-action`` -> ``next_action``), typed from the action (``store_true`` ->
-    boolean, ``append`` -> array, ``type=int`` -> integer, ``choices`` -> enum), required
-    exactly when the CLI requires it.
+    from that command's declaration (:mod:`mindos.cli.spec`, the one its argparse parser is
+    built from): one property per argument, named by its ``dest`` (``--next-action`` ->
+    ``next_action``), typed from its kind (``store_true`` -> boolean, ``append`` -> array,
+    ``type=int`` -> integer, ``choices`` -> enum), required exactly when the CLI requires it.
   * **A lean default profile.**  Every session pays for the tool definitions in its context
     window, so the default profile (:data:`PROFILES` ``agent``) exposes the eleven tools of
     the agent loop (recall, claim, act, note, receipt, complete or fail, handoff) with only
@@ -38,8 +38,7 @@ import logging
 from typing import NamedTuple
 
 from mindos import errors
-from mindos.cli import build_parser, doors, safe_line
-from mindos.cli.parsers import json_type
+from mindos.cli import build_parser, doors, safe_line, spec
 
 log = logging.getLogger(__name__)
 
@@ -126,52 +125,42 @@ def _raise_exit(status=0, message=None):
 
 
 class Unsupported(Exception):
-    """An argparse construct with no faithful JSON-schema form (the command is not exposed)."""
+    """A declaration with no faithful JSON-schema form (the command is not exposed)."""
 
 
-def _is_array(action):
-    return isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
-
-
-def _property(action):
-    """The JSON schema of one argparse action."""
-    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-        schema = {"type": "boolean", "default": action.default}
-    elif type(action) not in (argparse._StoreAction, argparse._AppendAction):
-        raise Unsupported(f"{action.dest}: {type(action).__name__}")
-    elif action.option_strings and action.nargs not in (None, "?") and not isinstance(action, argparse._AppendAction):
-        raise Unsupported(f"{action.dest}: an option taking {action.nargs!r} values")
+def _property(argument):
+    """The JSON schema of one declared argument (a :class:`mindos.cli.spec.Argument`)."""
+    if argument.switch:
+        schema = {"type": "boolean", "default": argument.default}
+    elif argument.kind not in ("store", "append"):
+        raise Unsupported(f"{argument.dest}: a {argument.kind} argument")
+    elif not argument.positional and argument.nargs not in (None, "?") and argument.kind != "append":
+        raise Unsupported(f"{argument.dest}: an option taking {argument.nargs!r} values")
     else:
-        scalar = {"type": json_type(action.type)}
-        if action.choices is not None:
-            scalar["enum"] = list(action.choices)
-        if _is_array(action):
+        scalar = {"type": spec.json_type(argument.type)}
+        if argument.choices is not None:
+            scalar["enum"] = list(argument.choices)
+        if argument.repeatable:
             schema = {"type": "array", "items": scalar}
         else:
             schema = dict(scalar)
-            if action.default is not None and action.default is not argparse.SUPPRESS:
-                schema["default"] = action.default
-    flag = action.option_strings[0] if action.option_strings else action.dest
-    schema["description"] = f"{action.help or ''} (CLI: {flag})".strip()
+            if argument.default is not None:
+                schema["default"] = argument.default
+    help_text = "" if argument.hidden else argument.help or ""
+    schema["description"] = f"{help_text} (CLI: {argument.name})".strip()
     return schema
 
 
-def _required(action):
-    if action.option_strings:
-        return action.required
-    return action.nargs not in ("?", "*")
-
-
-def arguments(subparser):
-    """The argparse actions of a command that become tool arguments, in parser order.
+def arguments(command):
+    """The declared arguments of a command that become tool arguments, in declaration order.
 
     The ``--*-file`` twins of long text flags (``--content-file``, ``--payload-file``, ...)
     are left out: an MCP client sends the text itself, and a path would name a file on the
     server's machine, not the client's.
     """
-    return [action for action in subparser._actions
-            if not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
-            and not any(flag.endswith("-file") for flag in action.option_strings)]
+    return [argument for argument in command.arguments
+            if argument.kind not in ("help", "version")
+            and (argument.positional or not any(flag.endswith("-file") for flag in argument.flags))]
 
 
 class Tool(NamedTuple):
@@ -179,7 +168,7 @@ class Tool(NamedTuple):
     door: str
     description: str
     parser: argparse.ArgumentParser      # the door's parser holding just this command
-    subparser: argparse.ArgumentParser   # the command's own parser
+    command: spec.Command                # the command's declaration
     schema: dict                         # the tool's inputSchema
     gated: frozenset = frozenset()       # GATED arguments the command has but this server refuses
 
@@ -209,20 +198,20 @@ class Tool(NamedTuple):
         if missing:
             raise ArgumentsError(f"missing required argument {missing[0]!r}")
         options, positionals = [], []
-        for action in arguments(self.subparser):
-            value = args.get(action.dest)
+        for argument in arguments(self.command):
+            value = args.get(argument.dest)
             if value is None:
                 continue
-            _check(action.dest, properties[action.dest], value)
-            if not action.option_strings:
+            _check(argument.dest, properties[argument.dest], value)
+            if argument.positional:
                 positionals.extend(str(item) for item in (value if isinstance(value, list) else [value]))
-            elif isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-                if value == action.const:
-                    options.append(action.option_strings[0])
-            elif isinstance(action, argparse._AppendAction):
-                options.extend(f"{action.option_strings[0]}={item}" for item in value)
+            elif argument.switch:
+                if value == (argument.kind == "store_true"):
+                    options.append(argument.name)
+            elif argument.kind == "append":
+                options.extend(f"{argument.name}={item}" for item in value)
             else:
-                options.append(f"{action.option_strings[0]}={value}")
+                options.append(f"{argument.name}={value}")
         argv = [self.name, *options, *(["--", *positionals] if positionals else [])]
         return self.parser.parse_args(argv)
 
@@ -250,35 +239,38 @@ def _check(name, schema, value):
 
 
 def build_tool(door_name, name, keep=None, overrides=()):
-    """The tool of command ``name`` of door ``door_name``, derived from its parser.
+    """The tool of command ``name`` of door ``door_name``, derived from its declaration.
 
     ``keep``: the optional arguments to expose (None: all of them); ``overrides``: the
     :data:`GATED` arguments this server honours (the others are left out and refused)."""
     door = doors.DOORS[door_name]
     parser = build_parser(door, door.script, only=name)
-    subparser = parser._subparsers._group_actions[0].choices[name]
+    subparser = parser.mindos_commands[name]
+    command = subparser.mindos_command
+    if command.subcommands is not None:
+        raise Unsupported(f"{command.subcommands.dest}: nested actions")
     for each in (parser, subparser):  # the CLI's own parsers, raising instead of exiting
         each.error, each.exit = _raise_error, _raise_exit
-    actions = arguments(subparser)
-    must = {action.dest for action in actions if _required(action)}
-    for group in subparser._mutually_exclusive_groups:  # --NAME or --NAME-file, one required
+    declared = arguments(command)
+    must = {argument.dest for argument in declared if argument.must}
+    for group in command.groups:  # --NAME or --NAME-file, one required
         if group.required:
-            kept = [action for action in group._group_actions if action in actions]
+            kept = [argument for argument in group.arguments if argument in declared]
             if len(kept) == 1:
                 must.add(kept[0].dest)
-    gated = frozenset(dest for dest in GATED if dest not in overrides and any(a.dest == dest for a in actions))
+    gated = frozenset(dest for dest in GATED if dest not in overrides and any(a.dest == dest for a in declared))
     properties, required = {}, []
-    for action in actions:
-        if action.dest in gated or (keep is not None and action.dest not in must and action.dest not in keep
-                                    and action.dest not in GATED):
+    for argument in declared:
+        if argument.dest in gated or (keep is not None and argument.dest not in must and argument.dest not in keep
+                                      and argument.dest not in GATED):
             continue
-        properties[action.dest] = _property(action)
-        if action.dest in must:
-            required.append(action.dest)
+        properties[argument.dest] = _property(argument)
+        if argument.dest in must:
+            required.append(argument.dest)
     schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
     summary = doors.commands(door)[name][1]
-    example = subparser.description.split("Example:", 1)[-1].strip()
-    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, subparser, schema, gated)
+    example = command.description.split("Example:", 1)[-1].strip()
+    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, command, schema, gated)
 
 
 def door_of():

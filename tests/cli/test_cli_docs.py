@@ -1,6 +1,5 @@
 """The command reference: every subcommand documents itself, and docs/cli.md never drifts."""
 
-import argparse
 import json
 import os
 import subprocess
@@ -21,9 +20,9 @@ DOORS = gen_cli_docs.front_doors()
 def _subparsers(door):
     table = doors.commands(doors.DOORS[door])
     parser = build_parser(doors.DOORS[door], doors.DOORS[door].script)
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    helps = {choice.dest: choice.help for choice in action._choices_actions}
-    return table, action.choices, helps
+    choices = parser.mindos_commands
+    helps = {name: sub.mindos_command.summary for name, sub in choices.items()}
+    return table, choices, helps
 
 
 def test_front_doors_are_discovered():

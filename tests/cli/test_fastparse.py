@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from mindos.cli import doors, fastparse, parsers
+from mindos.cli import doors, fastparse, parsers, spec
 from mindos.errors import MindosError
 
 SAMPLES = ("t-1a2b3c4d", "3", "2026-01-02T03:04:05Z", "0.5", "codex", "P", "note text", "a.b", "x")
@@ -33,70 +33,63 @@ def _oracle(parser, argv):
         return None
 
 
-def _sample(parser, action):
-    """A value argparse accepts for ``action``, or None."""
-    for text in ([str(choice) for choice in action.choices] if action.choices else SAMPLES):
+def _sample(argument):
+    """A value argparse accepts for the declared ``argument`` (its type, then its choices), or None."""
+    for text in ([str(choice) for choice in argument.choices] if argument.choices else SAMPLES):
         try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                value = parser._get_value(action, text)
-                parser._check_value(action, value)
-            return text
-        except (argparse.ArgumentError, MindosError):
+            value = text if argument.type is None else argument.type(text)
+        except (ValueError, TypeError, argparse.ArgumentTypeError, MindosError):
             continue
+        if argument.choices is None or value in argument.choices:
+            return text
     return None
 
 
-def _shape(parser):
-    """(positional actions, optional actions, whether fastparse models this declaration)."""
-    positionals, optionals, modelled = [], [], True
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
-        if isinstance(action, argparse._SubParsersAction) or action.nargs is not None and action.nargs != 0:
-            modelled = False
-        elif any(not option.startswith("--") for option in action.option_strings):
-            modelled = False
-        (optionals if action.option_strings else positionals).append(action)
+def _shape(command):
+    """(positional arguments, optional arguments, whether fastparse models this declaration)."""
+    positionals = [argument for argument in command.arguments if argument.positional]
+    optionals = [argument for argument in command.arguments if not argument.positional]
+    modelled = (command.subcommands is None and all(argument.nargs is None for argument in command.arguments)
+                and all(flag.startswith("--") for argument in optionals for flag in argument.flags))
     return positionals, optionals, modelled
 
 
-def _canonical(parser, positionals, optionals):
+def _canonical(command, positionals, optionals):
     """The plainest call argparse accepts: every positional, then the required flags (the
     first flag of each required exclusive group), each with a sample value."""
     argv = []
-    for action in positionals:
-        value = _sample(parser, action)
+    for argument in positionals:
+        value = _sample(argument)
         if value is None:
             return None
         argv.append(value)
-    grouped = {id(action): group for group in parser._mutually_exclusive_groups for action in group._group_actions}
     covered = set()
-    for action in optionals:
-        group = grouped.get(id(action))
-        needed = action.required or (group is not None and group.required and id(group) not in covered)
+    for argument in optionals:
+        group = argument.group
+        needed = argument.required or (group is not None and group.required and id(group) not in covered)
         if not needed:
             continue
         if group is not None:
             covered.add(id(group))
-        argv.append(action.option_strings[0])
-        if action.nargs != 0:
-            value = _sample(parser, action)
+        argv.append(argument.flags[0])
+        if not argument.switch:
+            value = _sample(argument)
             if value is None:
                 return None
             argv.append(value)
     return argv
 
 
-def _variants(parser, base, optionals):
+def _variants(base, optionals):
     """The canonical call with each optional flag added in the shapes agents use."""
     yield base
-    for action in optionals:
-        flag = action.option_strings[-1]
-        if action.nargs == 0:
+    for argument in optionals:
+        flag = argument.flags[-1]
+        if argument.switch:
             yield [*base, flag]
             yield [flag, *base]
             continue
-        value = _sample(parser, action)
+        value = _sample(argument)
         if value is None:
             continue
         yield [*base, flag, value]
@@ -109,8 +102,9 @@ def _variants(parser, base, optionals):
 @pytest.mark.parametrize("door,name", list(_commands()), ids=lambda item: getattr(item, "script", item))
 def test_fastparse_reads_plain_calls_as_argparse_does(door, name):
     parser = parsers.command_parser(door, door.script, name)
-    positionals, optionals, modelled = _shape(parser)
-    base = _canonical(parser, positionals, optionals)
+    command = parser.mindos_command
+    positionals, optionals, modelled = _shape(command)
+    base = _canonical(command, positionals, optionals)
     if not modelled:  # nested subcommands, nargs, short flags: always argparse's
         assert all(fastparse.parse(door, door.script, name, argv) is None for argv in ([], base or [], ["x"]))
         return
@@ -118,7 +112,7 @@ def test_fastparse_reads_plain_calls_as_argparse_does(door, name):
         pytest.skip("no sample value argparse accepts for a required argument")
     assert _oracle(parser, base) is not None, base
     read = 0
-    for argv in _variants(parser, base, optionals):
+    for argv in _variants(base, optionals):
         fast = fastparse.parse(door, door.script, name, list(argv))
         expected = _oracle(parser, list(argv))
         if fast is None:
@@ -136,9 +130,9 @@ def test_fastparse_never_reads_a_call_otherwise_than_argparse(door, name):
     leave to argparse (help, --, short and unknown flags, negative numbers, missing values):
     whatever fastparse reads, argparse reads the same way."""
     parser = parsers.command_parser(door, door.script, name)
-    positionals, optionals, _ = _shape(parser)
-    flags = [option for action in optionals for option in action.option_strings]
-    values = [text for text in (_sample(parser, action) for action in positionals + optionals) if text is not None]
+    positionals, optionals, _ = _shape(parser.mindos_command)
+    flags = [flag for argument in optionals for flag in argument.flags]
+    values = [text for text in (_sample(argument) for argument in positionals + optionals) if text is not None]
     pool = flags * 2 + values * 2 + ["", "-h", "--help", "--", "-x", "--nope", "-5", "-", "--=x", "x=y", "nan", "-1.5"]
     pool += [f"{flag}={value}" for flag in flags[:6] for value in values[:2]] + [f"{flag}=" for flag in flags[:3]]
     rng = random.Random(f"{door.script} {name}")
@@ -193,7 +187,7 @@ def test_a_string_default_goes_through_the_type_as_argparse_does():
 
     reference = argparse.ArgumentParser()
     declare(reference)
-    recorded = fastparse._Parser()
+    recorded = spec.Command("every")
     declare(recorded)
     for argv in ([], ["--then", "2"], ["--every=3", "--label", "x"]):
         assert vars(fastparse._read(recorded, argv)) == vars(reference.parse_args(argv))

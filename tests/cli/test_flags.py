@@ -87,3 +87,49 @@ def test_no_flag_parses_numbers_with_int_or_float():
                           if isinstance(node, ast.keyword) and node.arg == "type"
                           and isinstance(node.value, ast.Name) and node.value.id in ("int", "float")]
     assert found == []
+
+
+def _every_declaration():
+    """``(where, Command)`` for every command of every door and each of its nested actions."""
+    from mindos.cli import doors
+
+    for door in doors.DOORS.values():
+        for name in doors.commands(door):
+            pending = [(f"{door.script} {name}", doors.declare(door, door.script, name))]
+            while pending:
+                where, command = pending.pop()
+                yield where, command
+                if command.subcommands is not None:
+                    pending += [(f"{where} {sub}", each) for sub, each in command.subcommands.choices.items()]
+
+
+def test_shared_flags_are_declared_only_through_flags_py():
+    """A flag flags.py provides (flags.SHARED: --owner, --project, --limit, --dry-run ...)
+    is never declared by hand: every command's declaration names the helper that added it."""
+    from mindos.cli import flags
+
+    hand_declared = [f"{where}: {flag}" for where, command in _every_declaration()
+                     for argument in command.arguments for flag in argument.flags
+                     if flag in flags.SHARED and argument.shared != flags.SHARED[flag]]
+    assert hand_declared == []
+    # every helper the registry names exists, and the registry's flags are the ones they add
+    for flag, helper in flags.SHARED.items():
+        assert callable(getattr(flags, helper)), helper
+
+
+def test_the_shared_flag_check_catches_a_hand_declared_copy():
+    from mindos.cli import flags, spec
+
+    command = spec.Command("sample")
+    command.add_argument("--owner", required=True, help="who")
+    flags.project(command)
+    owner, project = command.arguments
+    assert (owner.shared, project.shared) == (None, "project")
+    assert flags.SHARED["--owner"] == "owner" and flags.SHARED["--project"] == "project"
+
+
+def test_a_hidden_shared_flag_is_accepted_but_not_listed(cli):
+    rc, out, _ = cli("ops", "dup-tasks", "--help")
+    assert rc == 0 and "--dry-run" not in out
+    rc, out, err = cli("ops", "dup-tasks", "--dry-run")
+    assert rc in (0, 1) and "unrecognized" not in err

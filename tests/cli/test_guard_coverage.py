@@ -9,7 +9,6 @@ home.  The fields an earlier build stored as written (``declare --model``, ``moo
 ``agent --command``, ``set --note``, ``page set --file``) must be refused outright.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -46,24 +45,21 @@ ONCE_STORED = {(("autopilot", "declare"), "model"), (("mood_poller", "mood creat
                (("mood_poller", "page set"), "file")}
 
 
-def text_actions(parser):
-    """The string-valued arguments of a command: no type, no choices, not a switch."""
-    return [action for action in parser._actions
-            if not isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._StoreTrueAction,
-                                       argparse._SubParsersAction, argparse._StoreConstAction))
-            and action.type is None and action.choices is None]
+def text_actions(command):
+    """The string-valued arguments of a declared command: no type, no choices, not a switch."""
+    return [argument for argument in command.arguments
+            if argument.kind in ("store", "append") and argument.type is None and argument.choices is None]
 
 
-def _value_positions(parser, argv):
+def _value_positions(command, argv):
     """``{dest: index in argv}`` of the values the base call gives (options and positionals)."""
-    by_flag = {flag: action for action in parser._actions for flag in action.option_strings}
-    positionals = [action for action in parser._actions if not action.option_strings]
+    by_flag, positionals = command.by_flag, command.positionals
     found, index, position = {}, 0, 0
     while index < len(argv):
         arg = argv[index]
         action = by_flag.get(arg)
         if action is not None:
-            if isinstance(action, argparse._StoreTrueAction):
+            if action.switch:
                 index += 1
                 continue
             found.setdefault(action.dest, index + 1)
@@ -79,15 +75,15 @@ def _value_positions(parser, argv):
 def variants(key, values):
     """``[(dest, argv)]``: the base call with each text argument holding a credential."""
     door, command = key
-    parser = door_cases.parser_of(door, command)
+    declared = door_cases.command_of(door, command)
     words = len(command.split())
     base = door_cases.argv_of(key, values)
     head, tail = base[:words], base[words:]
-    positions = _value_positions(parser, tail)
+    positions = _value_positions(declared, tail)
     out = []
-    for action in text_actions(parser):
+    for action in text_actions(declared):
         dest = action.dest
-        if dest in NOT_TEXT or (not action.option_strings and dest in ("file", "inventory", "result")):
+        if dest in NOT_TEXT or (action.positional and dest in ("file", "inventory", "result")):
             continue
         if dest in READ_FILES:
             path = os.path.join(values["scratch"], f"credential-{dest}.txt")
@@ -99,18 +95,18 @@ def variants(key, values):
                 continue  # the envelope: fed whole below (it excludes the composing flags)
             value = JSON_VALUES[dest]
         else:
-            value = AWS if not action.option_strings or dest in IDENTIFIER_LIKE else CREDENTIAL_TEXT
+            value = AWS if action.positional or dest in IDENTIFIER_LIKE else CREDENTIAL_TEXT
         argv = list(tail)
         if dest in positions:
             argv[positions[dest]] = value
-        elif action.option_strings:
+        elif not action.positional:
             # a flag the base call leaves out; drop its exclusive twin (--content vs --content-file)
             twin = {"content_file": "--content", "payload_file": "--payload", "objective_file": "--objective",
                     "file": "--text"}.get(dest)
             if twin in argv:
                 at = argv.index(twin)
                 del argv[at:at + 2]
-            argv += [action.option_strings[0], value]
+            argv += [action.flags[0], value]
         else:
             continue
         out.append((dest, head + argv))
@@ -227,7 +223,7 @@ def test_every_mcp_tool_string_argument_is_covered_and_refuses_a_credential(seed
             continue  # nested subcommands have no tool form
         key = (where[name], name)
         assert key in door_cases.CASES
-        cli_dests = {action.dest for action in text_actions(door_cases.parser_of(*key))}
+        cli_dests = {action.dest for action in text_actions(door_cases.command_of(*key))}
         strings = [dest for dest, schema in tool.schema["properties"].items()
                    if (schema.get("items", schema))["type"] == "string" and "enum" not in schema.get("items", schema)]
         # every string argument of the tool is a text argument of the CLI command (covered above)

@@ -232,8 +232,8 @@ def door_slots():
         door, command = key
         words = len(command.split())
         slots.append((door, list(argv)))
-        parser = door_cases.parser_of(door, command)
-        switches = {flag for action in parser._actions if action.nargs == 0 for flag in action.option_strings}
+        declared = door_cases.command_of(door, command)
+        switches = {flag for argument in declared.arguments if argument.switch for flag in argument.flags}
         index = words
         while index < len(argv):
             arg = argv[index]

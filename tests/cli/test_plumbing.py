@@ -145,7 +145,8 @@ def test_a_call_imports_only_its_own_command_module(reader):
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     modules, argparse_loaded = proc.stdout.splitlines()
-    expected = ["mindos.cli.doors", "mindos.cli.fastparse", "mindos.cli.flags", "mindos.cli.work", "mindos.cli.work.leases"]
+    expected = ["mindos.cli.doors", "mindos.cli.fastparse", "mindos.cli.flags", "mindos.cli.spec", "mindos.cli.work",
+                "mindos.cli.work.leases"]
     if reader == "argparse":  # naming build_parser loads the argparse side, and argparse with it
         expected.insert(3, "mindos.cli.parsers")
     assert eval(modules) == expected
@@ -223,15 +224,16 @@ def test_help_wraps_to_the_terminal_width_read_when_help_is_written(monkeypatch,
     # the parser is built first: the width must be the one in force when help is written
     parser = mindos.cli.build_parser(doors.AUTOPILOT, "autopilot.py", "create")
     monkeypatch.setenv("COLUMNS", str(columns))
-    text = parser._subparsers._group_actions[0].choices["create"].format_help()
+    text = parser.mindos_commands["create"].format_help()
     options = text[text.index("\noptions:\n"):].splitlines()[1:]
     assert max(len(line) for line in options) <= columns - 2
     if columns > 100:  # room to spare: some option's help runs past the narrower widths
         assert max(len(line) for line in options) > 98
 
 
-def test_the_cycle_collector_stays_on_but_rare_in_a_call():
-    probe = "import sys, gc; sys.path.insert(0, %r); import mindos.cli; print(gc.isenabled(), gc.get_threshold()[0])" % ROOT
+def test_the_cycle_collector_stays_on_but_rare_in_a_console_call():
+    probe = ("import sys, gc; sys.path.insert(0, %r); import mindos.cli; mindos.cli.own_process();"
+             " print(gc.isenabled(), gc.get_threshold()[0])" % ROOT)
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60)
     enabled, first_generation = proc.stdout.split()
     assert enabled == "True" and int(first_generation) >= 10_000

@@ -1,16 +1,14 @@
-"""The MCP tool table is the CLI's command table: names from the allowlist, schemas from argparse."""
-
-import argparse
+"""The MCP tool table is the CLI's command table: names from the allowlist, schemas from the command declarations."""
 
 import pytest
 
-from mindos.cli import doors
+from mindos.cli import doors, spec
 from mindos.errors import InvalidInput
 from mindos.mcp import tools
 
 
 def _actions(tool):
-    return tools.arguments(tool.subparser)
+    return tools.arguments(tool.command)
 
 
 def test_exposed_tools_are_the_allowlisted_commands_that_exist():
@@ -39,8 +37,8 @@ def test_operator_commands_are_exposed_only_when_allowed():
 
 def _required_text(tool):
     """The ``--NAME`` of a required ``--NAME`` / ``--NAME-file`` pair (the file twin is not a tool argument)."""
-    return {a.dest for group in tool.subparser._mutually_exclusive_groups if group.required
-            for a in group._group_actions if not a.option_strings[0].endswith("-file")}
+    return {a.dest for group in tool.command.groups if group.required
+            for a in group.arguments if not a.flags[0].endswith("-file")}
 
 
 @pytest.mark.parametrize("name", list(tools.exposed(tools.allowable())))
@@ -50,18 +48,18 @@ def test_every_tool_schema_matches_its_cli_flags(name):
     actions = _actions(tool)
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert list(schema["properties"]) == [action.dest for action in actions]
-    assert schema["required"] == [a.dest for a in actions if a.required or (not a.option_strings and a.nargs not in ("?", "*"))
+    assert schema["required"] == [a.dest for a in actions if a.required or (a.positional and a.nargs not in ("?", "*"))
                                   or a.dest in _required_text(tool)]
     sample = {}
     for action in actions:
         prop = schema["properties"][action.dest]
-        flag = action.option_strings[0] if action.option_strings else action.dest
+        flag = action.dest if action.positional else action.flags[0]
         assert f"(CLI: {flag})" in prop["description"]
-        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        if action.kind in ("store_true", "store_false"):
             assert prop["type"] == "boolean" and prop["default"] == action.default
-            sample[action.dest] = action.const
+            sample[action.dest] = action.kind == "store_true"
             continue
-        many = isinstance(action, argparse._AppendAction) or action.nargs in ("*", "+")
+        many = action.kind == "append" or action.nargs in ("*", "+")
         scalar = prop["items"] if many else prop
         assert prop["type"] == ("array" if many else scalar["type"])
         # int and integer-parsing functions (flags.integer) are integers; float is a number
@@ -130,12 +128,11 @@ def test_custom_integer_types_and_optional_positionals_map_faithfully():
     def integer(text):
         return int(text)
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("count", nargs="?", type=integer)
-    parser.add_argument("--quiet", action="store_false", dest="verbose")
-    parser.add_argument("--flagged", action="count")
-    count, verbose, flagged = [a for a in parser._actions if a.dest in ("count", "verbose", "flagged")]
-    assert tools._property(count)["type"] == "integer" and tools._required(count) is False
+    command = spec.Command("sample")
+    count = command.add_argument("count", nargs="?", type=integer)
+    verbose = command.add_argument("--quiet", action="store_false", dest="verbose")
+    flagged = command.add_argument("--flagged", nargs="+")
+    assert tools._property(count)["type"] == "integer" and count.must is False
     assert tools._property(verbose) == {"type": "boolean", "default": True, "description": "(CLI: --quiet)"}
     with pytest.raises(tools.Unsupported):
         tools._property(flagged)

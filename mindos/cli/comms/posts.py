@@ -16,8 +16,8 @@ def add_post(sub):
     p.add_argument("--via", required=True, choices=("ssh", "web", "terminal", "handoff", "agent"),
                    help="how it was sent: ssh (signed in with an SSH key), web, terminal, handoff, agent")
     p.add_argument("--full-tools", action="store_true", help="an agent's post sent with full tools")
-    p.add_argument("--redact", action="store_true", help="post a [REDACTED:<kind>] copy of credential-shaped text")
-    p.add_argument("--allow-secret", action="store_true", help="post credential-shaped text as is (audited)")
+    flags.redact(p, "post a [REDACTED:<kind>] copy of credential-shaped text")
+    flags.allow_secret(p, "post credential-shaped text as is (audited)")
     p.add_argument("--reply-to", type=flags.integer, metavar="POST_ID",
                    help="the post (in this Mood) this one answers; a person's explicit reply is the only post "
                         "besides the agent's own that answers a mention")
@@ -56,7 +56,7 @@ def add_posts(sub):
     p = make_parser(sub, "posts",
                     "mood_poller.py posts infra --limit 20")
     p.add_argument("mood")
-    p.add_argument("--limit", type=flags.integer, default=50)
+    flags.limit(p, default=50, help=None)
     p.set_defaults(handler=cmd_posts)
 
 

@@ -11,7 +11,7 @@ from mindos.errors import InvalidInput
 def add_tick(sub):
     p = make_parser(sub, "tick",
                     "mood_poller.py tick --dry-run")
-    p.add_argument("--dry-run", action="store_true", help="compose the wakes without delivering or writing anything")
+    flags.dry_run(p, "compose the wakes without delivering or writing anything")
     p.add_argument("--seconds", type=flags.number, default=50.0,
                    help="start no new wake after this many seconds (default 50: one cron minute)")
     p.add_argument("--cycles", type=flags.integer, default=1,

@@ -12,7 +12,7 @@ def add_wakes(sub):
     p.add_argument("--kind", help="mention, consider, quiet, arrival, crosstalk")
     p.add_argument("--outcome", help="running, replied, silent, took, empty, failed, timeout, undeliverable, abandoned")
     p.add_argument("--since", help="ISO 8601 instant")
-    p.add_argument("--limit", type=flags.integer, default=50)
+    flags.limit(p, default=50, help=None)
     p.add_argument("--duplicates", action="store_true",
                    help="instead: replies to a post another agent had taken, from wakes that began before the take")
     p.set_defaults(handler=cmd_wakes)

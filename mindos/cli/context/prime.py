@@ -8,7 +8,7 @@ def add_prime(sub):
     p = make_parser(sub, "prime",
                     "autopilot.py prime --agent claude-code --project Trove --budget 4000 --format text")
     p.add_argument("--agent", required=True, help="the agent starting a session")
-    p.add_argument("--project", help="only this project (default: the projects of your leases and inbox)")
+    flags.project(p, help="only this project (default: the projects of your leases and inbox)")
     p.add_argument("--budget", type=flags.integer, default=prime.DEFAULT_BUDGET,
                    help=f"character budget of the pack; the text form stays within this many bytes"
                         f" (default {prime.DEFAULT_BUDGET}, at least {prime.MIN_BUDGET})")

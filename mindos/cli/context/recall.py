@@ -103,7 +103,7 @@ def add_resume(sub):
                     "autopilot.py resume t-1a2b3c4d --agent codex --budget 6000 --related 5")
     p.add_argument("task_id", help="task id")
     p.add_argument("--agent", required=True, help="who resumes (takes the lease when it is free)")
-    p.add_argument("--minutes", type=flags.integer, help="lease window in minutes when claiming (default 30)")
+    flags.minutes(p, default=None, help="lease window in minutes when claiming (default 30)")
     p.add_argument("--max-active", type=flags.integer,
                    help="cap on the agent's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
     add_bundle_flags(p)

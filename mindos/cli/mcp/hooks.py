@@ -28,7 +28,7 @@ def add_session_start(sub):
     p.add_argument("--hook", required=True, choices=sorted(hooks.HARNESS_AGENTS),
                    help="the harness whose SessionStart event arrives on stdin (JSON: session_id, cwd, source)")
     p.add_argument("--agent", help="the agent the session speaks as (default: claude-code-<first 8 of the session id>)")
-    p.add_argument("--project", help="only this project (default: the nearest .mindos-project file above cwd, else"
+    flags.project(p, help="only this project (default: the nearest .mindos-project file above cwd, else"
                                      " the repository's directory name when the ledger has that project)")
     p.add_argument("--budget", type=flags.integer, default=prime.DEFAULT_BUDGET,
                    help=f"character budget of the pack (default {prime.DEFAULT_BUDGET}, at least {prime.MIN_BUDGET})")

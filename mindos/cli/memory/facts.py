@@ -41,7 +41,7 @@ def add_facts(sub):
     p.add_argument("--predicate", help="only this predicate")
     p.add_argument("--object", help="only this object")
     p.add_argument("--all", action="store_true", help="include retracted and expired facts (adds live)")
-    p.add_argument("--limit", type=flags.integer, default=100, help="at most this many (default 100)")
+    flags.limit(p, default=100, help="at most this many (default 100)")
     p.set_defaults(handler=cmd_facts)
 
 
@@ -56,7 +56,7 @@ def add_search_facts(sub):
     p.add_argument("query", help="words to look for")
     p.add_argument("--rank", action="store_true", help="ranked retrieval with a score (higher = better)")
     p.add_argument("--all", action="store_true", help="include closed windows (adds live)")
-    p.add_argument("--limit", type=flags.integer, default=50, help="at most this many (default 50)")
+    flags.limit(p, default=50, help="at most this many (default 50)")
     p.set_defaults(handler=cmd_search_facts)
 
 

@@ -88,7 +88,7 @@ def add_handoff_inbox(sub):
     p = make_parser(sub, "handoff-inbox",
                     "autopilot.py handoff-inbox --agent claude-code --project Trove --limit 10 --unacked-only")
     p.add_argument("--agent", required=True, help="the recipient")
-    p.add_argument("--project", help="only tasks of this project")
+    flags.project(p, help="only tasks of this project")
     flags.limit(p, help="at most this many items")
     p.add_argument("--unacked-only", action="store_true", help="only handoffs not yet acknowledged")
     p.set_defaults(handler=cmd_handoff_inbox)
@@ -105,7 +105,7 @@ def add_search_handoffs(sub):
     p.add_argument("--task", help="only this task")
     p.add_argument("--from-agent", help="only handoffs from this agent")
     p.add_argument("--to-agent", help="only handoffs to this agent")
-    p.add_argument("--project", help="only tasks of this project")
+    flags.project(p, help="only tasks of this project")
     p.add_argument("--all", action="store_true", help="include superseded handoffs")
     p.add_argument("--rank", action="store_true", help="BM25-ranked via FTS5 (adds score)")
     flags.limit(p, 20, "at most this many (default 20)")

@@ -10,13 +10,10 @@ def add_memory_retain(sub):
                     " --project Auth --tag auth")
     p.add_argument("--text", required=True, help="the memory (non-empty; stored trimmed)")
     p.add_argument("--kind", default=memories.DEFAULT_KIND, help="a lowercase kind token (default fact)")
-    p.add_argument("--project", help="the project it belongs to (default: fleet-wide, visible to every project)")
+    flags.project(p, help="the project it belongs to (default: fleet-wide, visible to every project)")
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
     p.add_argument("--source", help=f"agent/operator that retained it (default {memories.DEFAULT_SOURCE})")
-    p.add_argument("--redact", action="store_true",
-                   help="store credential-shaped text as [REDACTED:<kind>] instead of refusing (audited)")
-    p.add_argument("--allow-secret", action="store_true",
-                   help="store credential-shaped text verbatim (override; audited secret_allowed)")
+    flags.secret(p, "text")
     p.set_defaults(handler=cmd_memory_retain)
 
 
@@ -28,12 +25,12 @@ def cmd_memory_retain(conn, args):
 def add_memory_list(sub):
     p = make_parser(sub, "memory-list",
                     "autopilot.py memory-list --project Auth --kind decision --since 2026-08-01T00:00:00Z")
-    p.add_argument("--project", help="only this project's memories")
+    flags.project(p, help="only this project's memories")
     p.add_argument("--query", help="only memories whose text contains this substring")
     p.add_argument("--kind", help="only memories of this kind (decision, fact, commit, ...)")
     p.add_argument("--since", help="only memories created at or after this ISO 8601 instant")
     p.add_argument("--all", action="store_true", help="include retracted memories")
-    p.add_argument("--limit", type=flags.integer, default=100, help="at most this many (default 100)")
+    flags.limit(p, default=100, help="at most this many (default 100)")
     p.set_defaults(handler=cmd_memory_list)
 
 
@@ -73,7 +70,7 @@ def add_memory_ingest_git(sub):
                     "autopilot.py memory-ingest-git --repo ~/src/gateway --project Trove --since 2026-06-01 --apply")
     p.add_argument("--repo", required=True,
                    help="the repository's top directory (read-only; a symlink, or a symlinked .git, is refused)")
-    p.add_argument("--project", required=True, help="the project the commit memories belong to")
+    flags.project(p, help="the project the commit memories belong to", required=True)
     p.add_argument("--since", help="only commits made at or after this ISO 8601 date or instant")
     p.add_argument("--max-commits", type=flags.integer, default=git_history.DEFAULT_MAX_COMMITS,
                    help=f"read at most this many commits, newest first (default {git_history.DEFAULT_MAX_COMMITS},"

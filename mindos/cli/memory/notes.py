@@ -68,7 +68,7 @@ def add_search_notes(sub):
                     'autopilot.py search-notes "postgres pool" --rank --rerank --recency-half-life-hours 24')
     p.add_argument("query", help="text to look for (taken literally)")
     p.add_argument("--kind", help="only notes of this kind")
-    p.add_argument("--project", help="only notes on tasks of this project")
+    flags.project(p, help="only notes on tasks of this project")
     p.add_argument("--status", help="only notes on tasks in this status")
     p.add_argument("--rank", action="store_true", help="BM25-ranked, all tokens required; hits carry score")
     p.add_argument("--include-expired", action="store_true", help="also surface retired (expired unpinned) notes")

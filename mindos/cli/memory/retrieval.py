@@ -9,10 +9,10 @@ def add_memory_search(sub):
     p = make_parser(sub, "memory-search",
                     'autopilot.py memory-search "how long do login sessions last" --project Auth --limit 5')
     p.add_argument("query", help="words to look for")
-    p.add_argument("--project", help="the project asking: its rows plus project-less ones")
+    flags.project(p, help="the project asking: its rows plus project-less ones")
     p.add_argument("--scope", choices=("project", "global"),
                    help="project (default with --project) or global (default without)")
-    p.add_argument("--limit", type=flags.integer, default=10, help="at most this many hits (default 10)")
+    flags.limit(p, default=10, help="at most this many hits (default 10)")
     p.add_argument("--include-history", action="store_true",
                    help="also superseded notes/handoffs, retracted memories and closed fact windows (outdated)")
     p.add_argument("--semantic", action="store_true",

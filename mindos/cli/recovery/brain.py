@@ -36,8 +36,7 @@ def add_brain_import(sub):
     p.add_argument("--target", required=True,
                    help="the new home: an explicit absolute path, absent or empty, never a system directory")
     p.add_argument("--apply", action="store_true", help="copy (default: the no-write plan)")
-    p.add_argument("--redact", action="store_true",
-                   help="copy a [REDACTED:<kind>] derivative of credential-shaped text instead of quarantining it")
+    flags.redact(p, "copy a [REDACTED:<kind>] derivative of credential-shaped text instead of quarantining it")
     p.add_argument("--out", help="where to seal the mindos-brain-import-v1 report (default: <target>/migrations/)")
     flags.force_out(p)
     p.set_defaults(handler=cmd_brain_import, needs_db=False)

@@ -1,7 +1,5 @@
 """Task duplicate commands: similar, dup-tasks."""
 
-import argparse
-
 from mindos.work import dedup
 from mindos.cli import flags, make_parser
 
@@ -26,7 +24,7 @@ def add_dup_tasks(sub):
                    help="minimum similarity in (0, 1] (default $AUTOPILOT_NEAR_DUP_THRESHOLD or 0.8)")
     # deprecated and hidden: the sweep is always read-only, so a dry run would be the same call;
     # still accepted so scripts that pass it keep working
-    p.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
+    flags.dry_run(p, None, hidden=True)
     p.set_defaults(handler=cmd_dup_tasks)
 
 

@@ -9,12 +9,12 @@ def add_next(sub):
         sub, "next",
         "autopilot.py next --project Trove --claim --owner codex --tag autopilot-safe --minutes 30",
     )
-    p.add_argument("--project", help="only this project's tasks")
+    flags.project(p, help="only this project's tasks")
     p.add_argument("--tag", action="append", default=[],
                    help="hard filter: only tasks carrying this tag (repeatable: all are required)")
     p.add_argument("--claim", action="store_true", help="lease the pick to --owner in the same transaction")
-    p.add_argument("--owner", help="who takes the lease (required with --claim)")
-    p.add_argument("--minutes", type=flags.integer, help="lease window in minutes (default 30)")
+    flags.owner(p, "who takes the lease (required with --claim)", required=False)
+    flags.minutes(p, default=None, help="lease window in minutes (default 30)")
     p.add_argument("--max-active", type=flags.integer,
                    help="cap on the owner's live leases (default: env AUTOPILOT_MAX_ACTIVE_PER_OWNER; 0 = none)")
     p.add_argument("--explain", action="store_true",

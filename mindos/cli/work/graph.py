@@ -1,7 +1,7 @@
 """Dependency graph commands: dep, dep-remove, blocked-by, impact, critical-path, plan."""
 
 from mindos.work import graph
-from mindos.cli import make_parser
+from mindos.cli import flags, make_parser
 
 
 def add_dep(sub):
@@ -53,7 +53,7 @@ def cmd_impact(conn, args):
 def add_critical_path(sub):
     p = make_parser(sub, "critical-path",
                     "autopilot.py critical-path --project Trove")
-    p.add_argument("--project", help="only this project's open tasks (other prerequisites count as blockers)")
+    flags.project(p, help="only this project's open tasks (other prerequisites count as blockers)")
     p.add_argument("--tag", help="only open tasks carrying this tag")
     p.set_defaults(handler=cmd_critical_path)
 
@@ -65,7 +65,7 @@ def cmd_critical_path(conn, args):
 def add_plan(sub):
     p = make_parser(sub, "plan",
                     "autopilot.py plan --project Trove --tag autopilot-safe")
-    p.add_argument("--project", help="only this project's open tasks (other prerequisites are unschedulable here)")
+    flags.project(p, help="only this project's open tasks (other prerequisites are unschedulable here)")
     p.add_argument("--tag", help="only open tasks carrying this tag")
     p.set_defaults(handler=cmd_plan)
 

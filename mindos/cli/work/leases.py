@@ -9,8 +9,8 @@ def add_claim(sub):
     p = make_parser(sub, "claim",
                     "autopilot.py claim t-1a2b3c4d --owner hermes --minutes 30 --max-active 4")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="who takes the lease")
-    p.add_argument("--minutes", type=flags.integer, default=30, help="lease window in minutes (default 30)")
+    flags.owner(p, "who takes the lease")
+    flags.minutes(p, default=30, help="lease window in minutes (default 30)")
     flags.epoch(p, "claim only if the task's lease_epoch is still this value")
     p.add_argument("--max-active", type=flags.integer,
                    help="refuse if the owner already holds this many live leases (default: env"
@@ -31,7 +31,7 @@ def add_heartbeat(sub):
                     'autopilot.py heartbeat t-1a2b3c4d --owner hermes --epoch 1 --action "pytest tests/work"'
                     ' --progress-state tests-running --stall-deadline 45')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="the lease holder")
+    flags.owner(p, "the lease holder")
     p.add_argument("--note", default="", help="what is happening now")
     flags.minutes(p, default=leases.HEARTBEAT_MINUTES,
                   help=f"extend the lease to this many minutes from now (default {leases.HEARTBEAT_MINUTES});"
@@ -59,8 +59,8 @@ def add_renew(sub):
     p = make_parser(sub, "renew",
                     "autopilot.py renew t-1a2b3c4d --owner hermes --minutes 45 --epoch 1")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="the lease holder")
-    p.add_argument("--minutes", type=flags.integer, default=30, help="new window from now, in minutes (default 30)")
+    flags.owner(p, "the lease holder")
+    flags.minutes(p, default=30, help="new window from now, in minutes (default 30)")
     flags.epoch(p)
     p.set_defaults(handler=cmd_renew)
 
@@ -73,7 +73,7 @@ def add_release(sub):
     p = make_parser(sub, "release",
                     "autopilot.py release t-1a2b3c4d --owner hermes --epoch 1")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="the lease holder")
+    flags.owner(p, "the lease holder")
     flags.epoch(p)
     p.set_defaults(handler=cmd_release)
 
@@ -88,7 +88,7 @@ def add_transfer(sub):
     p.add_argument("task_id", help="task id")
     p.add_argument("--from-owner", required=True, help="the current holder")
     p.add_argument("--to-owner", "--to-agent", dest="to_owner", required=True, help="the new holder")
-    p.add_argument("--minutes", type=flags.integer, help="new window from now (default: keep the current expiry)")
+    flags.minutes(p, default=None, help="new window from now (default: keep the current expiry)")
     flags.epoch(p)
     p.add_argument("--max-active", type=flags.integer,
                    help="refuse if the new holder already holds this many live leases (default: env"
@@ -107,7 +107,7 @@ def add_leases(sub):
     p = make_parser(sub, "leases",
                     "autopilot.py leases --all --owner hermes --stalled")
     p.add_argument("--all", action="store_true", help="include expired-but-held leases (recovery candidates)")
-    p.add_argument("--owner", help="only leases held by this owner")
+    flags.owner(p, "only leases held by this owner", required=False)
     p.add_argument("--stalled", action="store_true",
                    help="only stalled leases (live, progress state unchanged past the stall deadline)")
     p.set_defaults(handler=cmd_leases)

@@ -9,7 +9,7 @@ def add_complete(sub):
     p = make_parser(sub, "complete",
                     'autopilot.py complete t-1a2b3c4d --owner hermes --epoch 1 --receipt r-1 --note "tests pass"')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="the lease holder")
+    flags.owner(p, "the lease holder")
     p.add_argument("--note", default="", help="completion note (audited)")
     p.add_argument("--receipt", action="append", default=[], metavar="RECEIPT_ID",
                    help="sealed receipt of this task backing the completion (repeatable)")
@@ -31,7 +31,7 @@ def add_fail(sub):
     p = make_parser(sub, "fail",
                     'autopilot.py fail t-1a2b3c4d --owner codex --cause defect --reason "parser drops the last row"')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="the lease holder")
+    flags.owner(p, "the lease holder")
     p.add_argument("--reason", default="", help="why it failed (kept in blocked_reason when terminal)")
     p.add_argument("--cause", choices=lifecycle.CAUSES,
                    help="transient or infra: requeue under backoff (as without --cause); defect: requeue behind one"
@@ -58,7 +58,7 @@ def add_cancel(sub):
     p = make_parser(sub, "cancel",
                     'autopilot.py cancel t-1a2b3c4d --owner leo --reason "obsolete"')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="who cancels")
+    flags.owner(p, "who cancels")
     p.add_argument("--reason", default="", help="why (audited)")
     p.set_defaults(handler=cmd_cancel)
 
@@ -71,7 +71,7 @@ def add_defer(sub):
     p = make_parser(sub, "defer",
                     'autopilot.py defer t-1a2b3c4d --owner hermes --until "2026-08-22T09:00:00Z"')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="who defers")
+    flags.owner(p, "who defers")
     p.add_argument("--until", required=True, help="ISO 8601 instant (naive = UTC); '' clears the deferral")
     p.set_defaults(handler=cmd_defer)
 
@@ -84,7 +84,7 @@ def add_block(sub):
     p = make_parser(sub, "block",
                     'autopilot.py block t-1a2b3c4d --owner leo --reason "waiting on credentials"')
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="who blocks")
+    flags.owner(p, "who blocks")
     p.add_argument("--reason", required=True, help="what it is waiting for")
     p.set_defaults(handler=cmd_block)
 
@@ -97,7 +97,7 @@ def add_unblock(sub):
     p = make_parser(sub, "unblock",
                     "autopilot.py unblock t-1a2b3c4d --owner leo")
     p.add_argument("task_id", help="task id")
-    p.add_argument("--owner", required=True, help="who unblocks")
+    flags.owner(p, "who unblocks")
     p.set_defaults(handler=cmd_unblock)
 
 

@@ -9,7 +9,7 @@ def add_search(sub):
                     'autopilot.py search "rate limit" --rank --status queued --project Trove --tag infra')
     p.add_argument("query", help="text to find (wildcards and FTS5 syntax are taken literally)")
     p.add_argument("--status", help="only tasks in this status")
-    p.add_argument("--project", help="only this project")
+    flags.project(p, help="only this project")
     p.add_argument("--priority", help="only this priority (P0..P3)")
     p.add_argument("--tag", help="only tasks carrying this tag")
     flags.limit(p, 50, "at most this many results (default 50)")

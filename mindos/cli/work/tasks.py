@@ -16,7 +16,7 @@ def cmd_init(conn, args):
 def add_create(sub):
     p = make_parser(sub, "create",
                     'autopilot.py create --project Trove --title "Renew cert" --priority P1 --tag infra')
-    p.add_argument("--project", required=True, help="project the task belongs to")
+    flags.project(p, help="project the task belongs to", required=True)
     p.add_argument("--title", required=True, help="short title (non-empty)")
     p.add_argument("--description", default="", help="longer description")
     p.add_argument("--priority", default="P2", help="P0 (most urgent) .. P3; default P2")
@@ -28,7 +28,7 @@ def add_create(sub):
     p.add_argument("--not-before", help="keep out of dispatch until this ISO 8601 instant")
     p.add_argument("--requires-receipt", action="append", default=[], metavar="KIND",
                    help="receipt kind required before completion (repeatable)")
-    p.add_argument("--owner", default="", help="who owns the task (not a lease)")
+    flags.owner(p, "who owns the task (not a lease)", required=False, default="")
     flags.request_id(p, actor="owner")
     p.set_defaults(handler=cmd_create)
 
@@ -45,7 +45,7 @@ def add_list(sub):
     p = make_parser(sub, "list",
                     "autopilot.py list --status queued --project Trove --tag infra --limit 20")
     p.add_argument("--status", help="only tasks in this status")
-    p.add_argument("--project", help="only this project")
+    flags.project(p, help="only this project")
     p.add_argument("--tag", help="only tasks carrying this tag")
     p.add_argument("--overdue", action="store_true", help="only open tasks past their due_at")
     flags.limit(p, help="at most this many")
@@ -64,7 +64,7 @@ def add_update(sub):
     p.add_argument("--status", help="new lifecycle status")
     p.add_argument("--title")
     p.add_argument("--description")
-    p.add_argument("--project")
+    flags.project(p, help=None)
     p.add_argument("--priority", help="P0..P3")
     p.add_argument("--next-action")
     p.add_argument("--due-at", help="ISO 8601 deadline; '' clears")
