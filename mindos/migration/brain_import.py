@@ -38,8 +38,9 @@ import os
 from mindos.core import canonical, clock, secrets
 from mindos.core.atomic import atomic_write
 from mindos.errors import InvalidInput, NotFound, Refused
-from mindos.recovery import artifacts, brain_inventory
-from mindos.recovery import migrate_inventory as mig
+from mindos.migration import brain_inventory
+from mindos.migration import inventory as mig
+from mindos.recovery import artifacts
 
 FORMAT = "mindos-brain-import-v1"
 PROVENANCE_FORMAT = "mindos-brain-provenance-v1"

@@ -17,7 +17,7 @@ source carries its epistemic role, so later stages treat each kind differently:
 
 Design decisions
   * **Read-only by construction**: databases open ``immutable`` (or from a private copy when a
-    live ``-wal`` exists, see :class:`mindos.recovery.migrate_inventory.open_readonly`), files
+    live ``-wal`` exists, see :class:`mindos.migration.inventory.open_readonly`), files
     ``O_NOFOLLOW``, symlinks never followed; no network call.
   * **Values never enter the manifest**: text files are secret-scanned with kinds only; every
     statistic is a stable count (no timestamps, no latencies), so unchanged sources re-seal
@@ -36,8 +36,8 @@ import os
 
 from mindos.core import clock, secrets
 from mindos.errors import InvalidInput, NotFound
+from mindos.migration import inventory as mig
 from mindos.recovery import artifacts
-from mindos.recovery import migrate_inventory as mig
 
 FORMAT = "mindos-brain-inventory-v1"
 MAX_FILES = 20_000
@@ -232,8 +232,8 @@ def discover(*, home=None, hermes=None, claude=None):
 
 
 def inventory(out, *, home=None, hermes=None, claude=None, force=False):
-    """``brain-inventory``: seal the manifest into ``out`` (atomic, 0600).  ``(summary, exit)``:
-    exit 1 when fail_closed.  Appends no audit event (the live home is a source)."""
+    """``brain-inventory``: seal the manifest into ``out`` (atomic, 0600); return the summary,
+    whose verdict is ``fail_closed``.  Appends no audit event (the live home is a source)."""
     if not isinstance(out, str) or not out:
         raise InvalidInput("invalid --out: expected a file path")
     from mindos.core import files  # lazy: the writer only
@@ -248,7 +248,7 @@ def inventory(out, *, home=None, hermes=None, claude=None, force=False):
                "homes": body["homes"], "fail_closed": body["fail_closed"], "blocked": body["blocked"],
                "sources": [{"source": s["source"], "role": s["role"], "status": s["status"],
                             "file_count": s.get("file_count", len(s.get("files", [])))} for s in body["sources"]]}
-    return summary, (1 if body["fail_closed"] else 0)
+    return summary
 
 
 def load(path):

@@ -579,7 +579,7 @@ def discover(root):
 
 def inventory(conn, root, out, *, force=False):
     """``migrate-inventory``: discover, seal, write ``out`` (0600, atomic), audit
-    ``migration_inventory_sealed``.  Returns ``(summary, exit_code)``: 1 when fail_closed."""
+    ``migration_inventory_sealed``.  Returns the summary; its verdict is ``fail_closed``."""
     if not isinstance(out, str) or not out:
         raise InvalidInput("invalid --out: expected a file path")
     from mindos.core import files  # lazy: the writer only
@@ -602,7 +602,7 @@ def inventory(conn, root, out, *, force=False):
         "sources": [{key: s[key] for key in ("source_id", "kind", "path", "file_count", "secret_findings")}
                     for s in body["sources"]],
     }
-    return summary, (1 if body["fail_closed"] else 0)
+    return summary
 
 
 def load(path):
