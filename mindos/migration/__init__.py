@@ -7,7 +7,8 @@ sealed), ``importer`` (migrate-import: an Autopilot database merged into this ho
 ``rollback`` (migrate-rollback: undo exactly what one import added), ``onboard`` (one
 command from a sealed inventory to a verified home, as a class of stages), and the brain
 pair ``brain_inventory`` / ``brain_import`` (the whole installation's manifest and the
-import of its non-execution surfaces).
+import of its non-execution surfaces); shared by them: ``documents`` (the sealed documents'
+``--out`` check, seal-and-write and read, written once).
 
 Core functions here return results and never decide exit codes: each result carries its
 verdict (``fail_closed``, ``ok``, ``health.ok``) and the command in :mod:`mindos.cli.migration`

@@ -39,10 +39,10 @@ import sqlite3
 from mindos.core import canonical, clock, secrets
 from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
-from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
+from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.memory import guard as secret_guard
-from mindos.migration import inventory, steps
-from mindos.recovery import artifacts, rowcheck
+from mindos.migration import documents, inventory, steps
+from mindos.recovery import rowcheck
 from mindos.store import db, ledger
 from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
@@ -469,10 +469,6 @@ def _finish(result, out, journal, force=None):
         return result
     body = dict(result)
     body["journal"] = journal if journal is not None else {"rows": {}, "events": [], "files": []}
-    body["created_at"] = clock.now_iso()
-    path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body, force=force)
-    result["out"] = path
-    result["result_digest"] = doc["seal"]["digest"]
-    result["result_sha256"] = file_hash
+    _, head = documents.seal(out, RESULT_FORMAT, body, force=force)
+    result.update(out=head["out"], result_digest=head["digest"], result_sha256=head["file_sha256"])
     return result

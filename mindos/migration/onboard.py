@@ -41,11 +41,9 @@ import sqlite3
 import subprocess
 import sys
 
-from mindos.core import clock
-from mindos.errors import InvalidInput, MindosError, NotFound, Refused
-from mindos.migration import importer, inventory
+from mindos.errors import InvalidInput, MindosError, Refused
+from mindos.migration import documents, importer, inventory
 from mindos.migration import steps as plan_steps
-from mindos.recovery import artifacts
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-onboarding-v1"
@@ -289,9 +287,7 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
     if probe_flag and not apply:
         raise InvalidInput("--probe requires --apply (a probe mutates by design)")
     if out:
-        from mindos.core import files  # lazy: --out only
-
-        files.check_out(out, force=force)  # before any stage runs
+        documents.check_out(out, force=force)  # before any stage runs
     run = Onboarding(conn, inventory_path, apply=apply, probe=probe_flag, source_id=source_id, redact=redact,
                      allow_secret=allow_secret, relink_audit=relink_audit)
     report = run.run()
@@ -302,17 +298,12 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
             "inventory_digest": digest, "source_id": report["source_id"], "failed_stage": failed,
             "stages": [s["stage"] for s in report["stages"]]})
     if out:
-        body = dict(report)
-        body["created_at"] = clock.now_iso()
-        report["out"] = os.path.abspath(out)
-        doc, _ = artifacts.seal_write(report["out"], FORMAT, body, force=bool(force))
-        report["report_digest"] = doc["seal"]["digest"]
+        _, head = documents.seal(out, FORMAT, dict(report), force=bool(force))
+        report.update(out=head["out"], report_digest=head["digest"])
     return report
 
 
 def load_report(path):
     """Read and verify a sealed onboarding report byte-exact; return it (IntegrityError on any
     changed byte, ``created_at`` and the seal included)."""
-    if not isinstance(path, str) or not os.path.lexists(path):
-        raise NotFound(f"onboarding report {path} not found")  # a FIFO or link: named by the reader
-    return artifacts.read(path, FORMAT)
+    return documents.read(path, FORMAT, "onboarding report")

@@ -19,10 +19,10 @@ Design decisions
 import os
 
 from mindos.core import canonical
-from mindos.errors import IntegrityError, NotFound, Refused
-from mindos.migration import inventory
-from mindos.migration.importer import NAMED_MAX, RESULT_FORMAT, column_names, primary_key, row_hash, table_names
-from mindos.recovery import artifacts
+from mindos.errors import IntegrityError, Refused
+from mindos.migration import documents, inventory
+from mindos.migration.importer import (NAMED_MAX, RESULT_FORMAT, column_names, primary_key, row_hash,
+                                      table_names)
 from mindos.store import db, ledger
 
 
@@ -117,9 +117,7 @@ def rollback(conn, result_path, *, apply=False, force=False):
     The journal of an autopilot_sqlite import names rows, merged events and receipt files;
     that of a copy step (hermes-register, archive-copy) the files it wrote and the
     directories it created, which go once empty; that of memory-import the memory rows."""
-    if not isinstance(result_path, str) or not os.path.lexists(result_path):
-        raise NotFound(f"result document {result_path} not found")  # a FIFO or link: named by the reader
-    doc = artifacts.read(result_path, RESULT_FORMAT)
+    doc = documents.read(result_path, RESULT_FORMAT, "result document")
     journal = doc.get("journal")
     if not isinstance(journal, dict) or "rows" not in journal:
         raise Refused("this result document predates rollback journals; re-run migrate-import --apply --out to "
