@@ -32,9 +32,9 @@ place instead of being re-derived by each command:
     artifact written to ``backups/`` (or any ``--out`` directory) clears what a killed
     snapshot left there.
 
-The API, all of it: :func:`open_regular`, :func:`read_bytes`, :func:`walk`, :func:`kind_of`,
-:func:`check_out`, :func:`write_new`, :func:`check_new_tree`, :func:`stale_temps`,
-:func:`sweep_stale_temps`.  Symlinks are followed only where a caller asks
+The API, all of it: :func:`open_regular`, :func:`read_bytes`, :func:`walk`, :func:`walk_root`,
+:func:`kind_of`, :func:`check_out`, :func:`write_new`, :func:`check_new_tree`,
+:func:`stale_temps`, :func:`sweep_stale_temps`.  Symlinks are followed only where a caller asks
 (``follow_symlinks=True``), and only for the user's own configuration files (a selector, an
 agent's config, which dotfile managers link); never for anything sealed, imported, copied
 or shared.  Nothing here is on the per-call path of ordinary commands: the module is
@@ -50,7 +50,7 @@ README's error table.
 import os
 import stat
 
-from mindos.errors import NotFound, Refused
+from mindos.errors import InvalidInput, NotFound, Refused
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FOLLOW_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -228,6 +228,20 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
                 continue
             stack.append((entry.path, prefix + entry.name + "/", depth + 1))
     return found, counts
+
+
+def walk_root(root, *, flag="--root"):
+    """The user-named directory ``root`` a scan starts from, made absolute: InvalidInput when it
+    is not a path, Refused when it is a symlink (never followed), NotFound when it is not a
+    directory; the messages name ``flag``."""
+    if not isinstance(root, str) or not root:
+        raise InvalidInput(f"invalid {flag}: expected a directory path")
+    root = os.path.abspath(root)
+    if os.path.islink(root):
+        raise Refused(f"{flag} {root} is a symlink; symlinks are never followed")
+    if not os.path.isdir(root):
+        raise NotFound(f"{flag} {root} is not a directory")
+    return root
 
 
 def _is_sqlite(path):

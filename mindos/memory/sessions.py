@@ -31,7 +31,7 @@ import os
 import re
 
 from mindos.core import clock, secrets, validate
-from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.errors import InvalidInput
 from mindos.memory import guard as secret_guard
 from mindos.memory import transcripts
 from mindos.store import db, fts, ledger
@@ -50,15 +50,13 @@ _AGE = re.compile(r"^([0-9]{1,6})([dhm])\Z")  # ASCII digits: \d would also take
 # Discovery
 
 
-def _root(root):
-    if not isinstance(root, str) or not root:
-        raise InvalidInput("invalid --root: expected a directory path")
-    root = os.path.abspath(root)
-    if os.path.islink(root):
-        raise Refused(f"--root {root} is a symlink; symlinks are never followed")
-    if not os.path.isdir(root):
-        raise NotFound(f"--root {root} is not a directory")
-    return root
+def _transcripts(root):
+    """``(root made absolute, paths, skipped)``: the user-named ``--root``
+    (:func:`mindos.core.files.walk_root`) and its transcript files (:func:`walk`)."""
+    from mindos.core import files  # lazy: the walk only
+
+    root = files.walk_root(root)
+    return (root, *walk(root))
 
 
 def walk(root, *, max_files=MAX_FILES):
@@ -153,19 +151,10 @@ def analyse(items):
     spread over worker processes (at most PARALLEL_WORKERS); a small one stays in-process.
     Workers only compute: every read and write stays in this process.
     """
-    total = sum(len(data) for _, data in items)
-    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1, len(items))
-    if workers < 2 or total < PARALLEL_MIN_BYTES:
-        return [_analyse_one(item) for item in items]
-    import concurrent.futures  # lazy: only a large ingest pays for the pool
-    import multiprocessing
+    from mindos.core import workers  # lazy: only ingests and scans spread their work
 
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:  # pragma: no cover - platforms without fork
-        return [_analyse_one(item) for item in items]
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_analyse_one, items, chunksize=max(1, len(items) // (workers * 4))))
+    return workers.spread(_analyse_one, items, max_workers=PARALLEL_WORKERS, chunks_per_worker=4,
+                          big_enough=sum(len(data) for _, data in items) >= PARALLEL_MIN_BYTES)
 
 
 def _label(value, flag):
@@ -198,8 +187,7 @@ def scan(root):
     "counts", "first_at", "last_at", "supported", "secret_kinds", "secret_messages"}],
     "totals", "secret_kinds", "skipped"}``.  Counts and kinds only: no message text.
     """
-    root = _root(root)
-    paths, skipped = walk(root)
+    root, paths, skipped = _transcripts(root)
     files, pending = [], []
     for path in paths:
         rel = os.path.relpath(path, root)
@@ -239,8 +227,7 @@ def ingest(conn, source, root, *, project=None, profile=None, since=None, apply=
     if redact and allow_secret:
         raise InvalidInput("pass at most one of --redact and --allow-secret")
     since = cutoff(since, "--since") if since is not None else None
-    root = _root(root)
-    paths, skipped = walk(root)
+    root, paths, skipped = _transcripts(root)
     if since is not None:
         paths, skipped["before_since"] = _modified_since(paths, since)
     known = {row[0]: (row[1], row[2]) for row in conn.execute(

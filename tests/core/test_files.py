@@ -8,7 +8,7 @@ import time
 import pytest
 
 from mindos.core import clock, files
-from mindos.errors import NotFound, Refused
+from mindos.errors import InvalidInput, NotFound, Refused
 
 
 @pytest.fixture
@@ -213,3 +213,17 @@ def _dead_pid():
         except PermissionError:
             pass
         pid += 1
+
+
+def test_walk_root_names_the_flag_and_refuses_links_and_non_directories(tmp_path):
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    os.symlink(tmp_path / "tree", tmp_path / "link")
+    assert files.walk_root(str(tmp_path / "tree")) == str(tmp_path / "tree")
+    with pytest.raises(InvalidInput, match="invalid --root: expected a directory path"):
+        files.walk_root("")
+    with pytest.raises(Refused, match="--root .*link is a symlink; symlinks are never followed"):
+        files.walk_root(str(tmp_path / "link"))
+    for missing in ("file.txt", "nope"):
+        with pytest.raises(NotFound, match=f"--from .*{missing} is not a directory"):
+            files.walk_root(str(tmp_path / missing), flag="--from")

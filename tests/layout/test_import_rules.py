@@ -20,7 +20,8 @@ from conftest import ROOT
 
 PACKAGE = os.path.join(ROOT, "mindos")
 # lowest first: a package may import the ones before it, never the ones after
-DIMENSIONS = ["core", "store", "work", "memory", "context", "views", "recovery", "autonomy", "comms", "demo"]
+DIMENSIONS = ["core", "store", "work", "memory", "context", "views", "recovery", "migration", "autonomy", "comms",
+              "demo"]
 TOP = {"cli", "mcp"}
 
 

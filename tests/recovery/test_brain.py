@@ -11,8 +11,8 @@ import migratekit
 import sessionkit_brain as kit
 from mindos.core import clock, seal
 from mindos.errors import IntegrityError, InvalidInput, Refused
-from mindos.recovery import brain_import as bi
-from mindos.recovery import brain_inventory as binv
+from mindos.migration import brain_import as bi
+from mindos.migration import brain_inventory as binv
 
 
 def _brain(tmp_path, **kw):
@@ -21,8 +21,8 @@ def _brain(tmp_path, **kw):
 
 def _inv(tmp_path, homes, name="brain.json"):
     out = str(tmp_path / name)
-    summary, code = binv.inventory(out, home=homes["home"], hermes=homes["hermes"], claude=homes["claude"])
-    return out, summary, code, json.loads(open(out).read())
+    summary = binv.inventory(out, home=homes["home"], hermes=homes["hermes"], claude=homes["claude"])
+    return out, summary, (1 if summary["fail_closed"] else 0), json.loads(open(out).read())  # as ops.py exits
 
 
 def test_inventory_roles_read_only_and_deterministic(tmp_path, conn):

@@ -9,8 +9,9 @@ import migratekit
 from conftest import db_state, last_event
 from mindos.errors import IntegrityError, Refused
 from mindos.memory import notes
-from mindos.recovery import migrate_import as mi
-from mindos.recovery import migrate_inventory as inv
+from mindos.migration import importer as mi
+from mindos.migration import inventory as inv
+from mindos.migration import rollback
 from mindos.store import db, ledger
 from mindos.work import tasks
 
@@ -20,14 +21,14 @@ TABLES = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 def _setup(conn, tmp_path, **kw):
     root = migratekit.machine(str(tmp_path / "old"), **kw)
     out = str(tmp_path / "inv.json")
-    summary, code = inv.inventory(conn, root, out)
-    assert code == 0
+    summary = inv.inventory(conn, root, out)
+    assert not summary["fail_closed"]
     source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
     return root, out, source_id
 
 
 def _rows(conn, table):
-    columns = [c for c in mi._columns(conn, table) if c != "seq"]
+    columns = [c for c in mi.column_names(conn, table) if c != "seq"]
     return sorted(tuple(r) for r in conn.execute(f"SELECT {', '.join(columns)} FROM {table}"))
 
 
@@ -40,14 +41,14 @@ def test_round_trip_import_then_rollback(conn, tmp_path, home):
     root, out, source_id = _setup(conn, tmp_path)
     source_home = os.path.join(root, "autopilot")
     before = db_state(conn)
-    plan, code = mi.migrate_import(conn, out, source_id)
-    assert code == 0 and plan["applied"] is False and db_state(conn) == before  # dry run writes nothing
+    plan = mi.migrate_import(conn, out, source_id)
+    assert "health" not in plan and plan["applied"] is False and db_state(conn) == before  # dry run writes nothing
     assert plan["tables"]["tasks"]["would_insert"] == 5 and plan["sanitized_tasks"] == ["t2"]
     assert plan["audit"]["needs_relink_audit"] is False
     pre_tables = {t: _rows(conn, t) for t in TABLES}
     result_path = str(tmp_path / "result.json")
-    result, code = mi.migrate_import(conn, out, source_id, apply=True, out=result_path)
-    assert code == 0 and result["health"]["ok"] and result["inserted"]["tasks"] == 5
+    result = mi.migrate_import(conn, out, source_id, apply=True, out=result_path)
+    assert result["health"]["ok"] and result["inserted"]["tasks"] == 5
     src = sqlite3.connect(os.path.join(source_home, "state.db"))
     src.row_factory = sqlite3.Row
     for table in TABLES:
@@ -63,16 +64,16 @@ def test_round_trip_import_then_rollback(conn, tmp_path, home):
     assert _receipt_files(home) == _receipt_files(source_home)  # byte equal
     src.close()
     # idempotent
-    again, code = mi.migrate_import(conn, out, source_id, apply=True)
-    assert again["deduplicated"] is True and code == 0
+    again = mi.migrate_import(conn, out, source_id, apply=True)
+    assert again["deduplicated"] is True and again["health"]["ok"]
     # rollback: dry run first, then exactly back
-    plan = mi.rollback(conn, result_path)
+    plan = rollback.rollback(conn, result_path)
     assert plan["applied"] is False and plan["rows_to_remove"] > 0 and plan["needs_force"] is False
-    done = mi.rollback(conn, result_path, apply=True)
+    done = rollback.rollback(conn, result_path, apply=True)
     assert done["applied"] and done["chain"]["ok"] and last_event(conn, "migration_rollback_applied")["forced"] is False
     assert {t: _rows(conn, t) for t in TABLES} == pre_tables
     assert _receipt_files(home) == {}
-    assert mi.rollback(conn, result_path, apply=True)["deduplicated"] is True
+    assert rollback.rollback(conn, result_path, apply=True)["deduplicated"] is True
 
 
 def test_source_changed_after_inventory_is_refused_before_any_row_moves(conn, tmp_path):
@@ -105,7 +106,7 @@ def test_fk_orphans_are_named_and_refused(conn, tmp_path):
     raw.execute("INSERT INTO notes(task_id, kind, content, created_at) VALUES ('ghost', 'fact', 'x', '2026-01-01')")
     raw.commit()
     raw.close()
-    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"))
+    summary = inv.inventory(conn, root, str(tmp_path / "inv.json"))
     source_id = summary["sources"][0]["source_id"]
     with pytest.raises(Refused, match="foreign-key orphans: notes rowid"):
         mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
@@ -114,13 +115,13 @@ def test_fk_orphans_are_named_and_refused(conn, tmp_path):
 def test_lived_in_home_needs_relink_audit(conn, tmp_path):
     tasks.create(conn, project="Local", title="mine", task_id="mine")
     root, out, source_id = _setup(conn, tmp_path)
-    plan, _ = mi.migrate_import(conn, out, source_id)
+    plan = mi.migrate_import(conn, out, source_id)
     assert plan["audit"]["needs_relink_audit"] is True
     with pytest.raises(Refused, match="--relink-audit"):
         mi.migrate_import(conn, out, source_id, apply=True)
-    result, code = mi.migrate_import(conn, out, source_id, apply=True, relink_audit=True, out=str(tmp_path / "r.json"))
-    assert code == 0 and result["health"]["chain_ok"] and result["events_merged"] > 0
-    done = mi.rollback(conn, str(tmp_path / "r.json"), apply=True)
+    result = mi.migrate_import(conn, out, source_id, apply=True, relink_audit=True, out=str(tmp_path / "r.json"))
+    assert result["health"]["ok"] and result["health"]["chain_ok"] and result["events_merged"] > 0
+    done = rollback.rollback(conn, str(tmp_path / "r.json"), apply=True)
     assert done["chain"]["ok"] and [r[0] for r in conn.execute("SELECT id FROM tasks")] == ["mine"]
 
 
@@ -131,13 +132,13 @@ def test_drift_and_local_dependents_refuse_unless_forced(conn, tmp_path):
     with db.write(conn):
         conn.execute("UPDATE notes SET content = 'changed locally' WHERE task_id = 't0'")
     notes.add(conn, "t3", content="written after the import", source="codex")
-    plan = mi.rollback(conn, result_path)
+    plan = rollback.rollback(conn, result_path)
     assert plan["needs_force"] and plan["drifted_total"] == 1 and plan["local_dependents_total"] == 1
     before = db_state(conn)
     with pytest.raises(Refused, match="--force"):
-        mi.rollback(conn, result_path, apply=True)
+        rollback.rollback(conn, result_path, apply=True)
     assert db_state(conn)[0] == before[0]
-    done = mi.rollback(conn, result_path, apply=True, force=True)
+    done = rollback.rollback(conn, result_path, apply=True, force=True)
     assert done["applied"] and last_event(conn, "migration_rollback_applied")["forced"] is True
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
@@ -149,7 +150,7 @@ def test_changed_receipt_file_is_withheld(conn, tmp_path, home):
     mi.migrate_import(conn, out, source_id, apply=True, out=result_path)
     name = os.listdir(os.path.join(str(home), "receipts"))[0]
     open(os.path.join(str(home), "receipts", name), "ab").write(b" ")
-    done = mi.rollback(conn, result_path, apply=True)
+    done = rollback.rollback(conn, result_path, apply=True)
     assert done["files_withheld"] == [os.path.join("receipts", name)]
     assert os.path.exists(os.path.join(str(home), "receipts", name))
 
@@ -159,17 +160,17 @@ def test_secret_guard_on_import(conn, tmp_path):
     other = db.connect(os.path.join(root, "autopilot"))
     notes.add(other, "t1", content=f"key {migratekit.AWS}", source="hermes", allow_secret=True)
     other.close()
-    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"))
+    summary = inv.inventory(conn, root, str(tmp_path / "inv.json"))
     source_id = summary["sources"][0]["source_id"]
     out = str(tmp_path / "inv.json")
-    plan, _ = mi.migrate_import(conn, out, source_id)
+    plan = mi.migrate_import(conn, out, source_id)
     assert plan["secret_kinds"] == {"aws_access_key": 1}
     before = [line for line in db_state(conn)[0] if "audit_events" not in line]
     with pytest.raises(Refused, match="secret guard"):
         mi.migrate_import(conn, out, source_id, apply=True)
     assert [line for line in db_state(conn)[0] if "audit_events" not in line] == before
-    result, code = mi.migrate_import(conn, out, source_id, apply=True, redact=True)
-    assert code == 0 and result["secret_action"] == "redacted"
+    result = mi.migrate_import(conn, out, source_id, apply=True, redact=True)
+    assert result["health"]["ok"] and result["secret_action"] == "redacted"
     texts = [r[0] for r in conn.execute("SELECT content FROM notes")]
     assert any("[REDACTED:aws_access_key]" in t for t in texts) and not any(migratekit.AWS in t for t in texts)
 
@@ -178,13 +179,13 @@ def test_result_tamper_and_dry_run_result_refused(conn, tmp_path):
     root, out, source_id = _setup(conn, tmp_path)
     mi.migrate_import(conn, out, source_id, out=str(tmp_path / "dry.json"))
     with pytest.raises(Refused, match="dry run"):
-        mi.rollback(conn, str(tmp_path / "dry.json"), apply=True)
+        rollback.rollback(conn, str(tmp_path / "dry.json"), apply=True)
     mi.migrate_import(conn, out, source_id, apply=True, out=str(tmp_path / "r.json"))
     data = bytearray(open(tmp_path / "r.json", "rb").read())
     data[len(data) // 2] ^= 1
     open(tmp_path / "bad.json", "wb").write(bytes(data))
     with pytest.raises(IntegrityError):
-        mi.rollback(conn, str(tmp_path / "bad.json"))
+        rollback.rollback(conn, str(tmp_path / "bad.json"))
 
 
 def test_cli(cli, cli_json, tmp_path):
@@ -216,10 +217,10 @@ def test_a_legacy_source_without_facts_imports_cleanly(conn, tmp_path):
                 " ('old1', 'P', 'legacy task', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
     raw.execute("COMMIT")
     raw.close()
-    summary, code = inv.inventory(conn, str(tmp_path / "legacy"), str(tmp_path / "inv.json"))
-    assert code == 0 and summary["sources"][0]["kind"] == "autopilot_sqlite"
-    result, code = mi.migrate_import(conn, str(tmp_path / "inv.json"), summary["sources"][0]["source_id"], apply=True)
-    assert code == 0 and result["inserted"]["tasks"] == 1 and "facts" not in result["inserted"]
+    summary = inv.inventory(conn, str(tmp_path / "legacy"), str(tmp_path / "inv.json"))
+    assert not summary["fail_closed"] and summary["sources"][0]["kind"] == "autopilot_sqlite"
+    result = mi.migrate_import(conn, str(tmp_path / "inv.json"), summary["sources"][0]["source_id"], apply=True)
+    assert result["health"]["ok"] and result["inserted"]["tasks"] == 1 and "facts" not in result["inserted"]
     assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
 
 
@@ -245,8 +246,8 @@ def test_an_import_reads_and_verifies_its_inventory_and_source_once(conn, tmp_pa
         monkeypatch.setattr(inv, name, counted)
     mi.migrate_import(conn, out, source_id)
     assert calls == {"load": 1, "verify_source": 1}
-    result, code = mi.migrate_import(conn, out, source_id, apply=True)
-    assert code == 0 and result["applied"] and calls == {"load": 2, "verify_source": 2}
+    result = mi.migrate_import(conn, out, source_id, apply=True)
+    assert result["health"]["ok"] and result["applied"] and calls == {"load": 2, "verify_source": 2}
 
 
 def test_source_receipt_paths_outside_its_receipts_or_links_are_never_carried(conn, tmp_path):
@@ -259,9 +260,9 @@ def test_source_receipt_paths_outside_its_receipts_or_links_are_never_carried(co
     legacy.execute("UPDATE receipts SET path = ?, file_hash = '' WHERE id = ?", (str(secret), receipt_id))
     legacy.commit()
     legacy.close()
-    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"))
+    summary = inv.inventory(conn, root, str(tmp_path / "inv.json"))
     source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
-    plan, _ = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
+    plan = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
     assert plan["receipt_files"] == 0 and plan["receipt_files_missing"] == [receipt_id]  # an absolute path elsewhere
     linked = os.path.join(source, stored)
     os.unlink(linked)
@@ -270,8 +271,8 @@ def test_source_receipt_paths_outside_its_receipts_or_links_are_never_carried(co
     legacy.execute("UPDATE receipts SET path = ? WHERE id = ?", (stored, receipt_id))
     legacy.commit()
     legacy.close()
-    summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"), force=True)
-    plan, _ = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
+    summary = inv.inventory(conn, root, str(tmp_path / "inv.json"), force=True)
+    plan = mi.migrate_import(conn, str(tmp_path / "inv.json"), source_id)
     assert plan["receipt_files"] == 0 and plan["receipt_files_missing"] == [receipt_id]
 def test_a_legacy_row_that_breaks_the_write_rules_refuses_the_whole_import(conn, tmp_path):
     root = migratekit.machine(str(tmp_path / "old"))
@@ -280,7 +281,7 @@ def test_a_legacy_row_that_breaks_the_write_rules_refuses_the_whole_import(conn,
     legacy.commit()
     legacy.close()
     out = str(tmp_path / "inv.json")
-    summary, _ = inv.inventory(conn, root, out)
+    summary = inv.inventory(conn, root, out)
     source_id = [s["source_id"] for s in summary["sources"] if s["kind"] == "autopilot_sqlite"][0]
     state = db_state(conn)
     with pytest.raises(IntegrityError, match=r"migrate-import refused: table tasks row \d+ \(id 't3'\) field title"):

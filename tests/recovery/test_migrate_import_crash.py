@@ -13,7 +13,7 @@ import pytest
 import migratekit
 from conftest import kill_at_statement_script
 from mindos.core import clock
-from mindos.recovery import migrate_inventory as inv
+from mindos.migration import inventory as inv
 from mindos.store import db, ledger
 
 pytestmark = pytest.mark.slow  # killed processes and races: the full suite runs them, the fast loop skips them
@@ -39,13 +39,13 @@ def _prepare(tmp_path, name, root, out):
     shutil.rmtree(home, ignore_errors=True)
     conn = db.connect(str(home))
     clock.set_now(NOW)
-    summary, _ = inv.inventory(conn, root, out, force=True)
+    summary = inv.inventory(conn, root, out, force=True)
     conn.close()
     return home, summary["plan"][0]["source_id"]
 
 
 def _run(home, out, source_id, kill_at=0, after_commit=False):
-    code = kill_at_statement_script(home, f"from mindos.recovery import migrate_import\nmigrate_import.migrate_import(conn, {out!r}, {source_id!r}, apply=True)", kill_at=kill_at,
+    code = kill_at_statement_script(home, f"from mindos.migration import importer as migrate_import\nmigrate_import.migrate_import(conn, {out!r}, {source_id!r}, apply=True)", kill_at=kill_at,
                                     after_commit=after_commit)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, MINDOS_NOW=NOW))

@@ -9,12 +9,12 @@ import migratekit
 from conftest import last_event
 from mindos.core import clock, seal
 from mindos.errors import IntegrityError, NotFound, Refused
-from mindos.recovery import migrate_inventory as inv
+from mindos.migration import inventory as inv
 
 
 def _run(conn, root, out):
-    summary, code = inv.inventory(conn, str(root), str(out))
-    return summary, code, json.loads(open(out).read())
+    summary = inv.inventory(conn, str(root), str(out))
+    return summary, (1 if summary["fail_closed"] else 0), json.loads(open(out).read())  # the exit code ops.py gives
 
 
 def test_classifies_every_source_kind_read_only(conn, tmp_path):
@@ -210,25 +210,25 @@ def test_a_non_database_with_a_db_like_name_elsewhere_is_not_guessed_at(conn, tm
 
 
 def test_inventorying_this_very_home_then_importing_it_elsewhere(conn, home, tmp_path):
-    from mindos.recovery import onboard
+    from mindos.migration import onboard
     from mindos.store import db
     from mindos.work import tasks
 
     tasks.create(conn, project="Trove", title="live work", task_id="t-live")
     assert os.path.exists(os.path.join(str(home), "state.db-wal"))  # this connection keeps the log live
     out = str(tmp_path / "inv.json")
-    summary, code = inv.inventory(conn, str(home), out)  # audits itself into the very source it read
-    assert code == 0 and summary["fail_closed"] is False
+    summary = inv.inventory(conn, str(home), out)  # audits itself into the very source it read
+    assert summary["fail_closed"] is False
     doc = inv.load(out)
     src = [s for s in doc["sources"] if s["kind"] == "autopilot_sqlite"][0]
     assert [f["path"] for f in src["files"]] == ["state.db"]
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     target = db.connect(str(tmp_path / "new-home"))
     try:
-        report, rc = onboard.onboard(target, out)
-        assert rc == 0, report
-        report, rc = onboard.onboard(target, out, apply=True)
-        assert rc == 0, report
+        report = onboard.onboard(target, out)
+        assert report["ok"], report
+        report = onboard.onboard(target, out, apply=True)
+        assert report["ok"], report
         assert target.execute("SELECT count(*) FROM tasks WHERE id = 't-live'").fetchone()[0] == 1
     finally:
         target.close()

@@ -10,10 +10,9 @@ import migratekit
 from conftest import db_state, last_event
 from mindos.errors import IntegrityError, InvalidInput, Refused
 from mindos.recovery import artifacts
-from mindos.recovery import migrate_import as mi
-from mindos.recovery import migrate_inventory as inv
-from mindos.recovery import migrate_steps as steps
-from mindos.recovery import onboard
+from mindos.migration import importer as mi
+from mindos.migration import inventory as inv
+from mindos.migration import onboard, rollback, steps
 
 
 def _machine(tmp_path, **kw):
@@ -33,8 +32,8 @@ def _machine(tmp_path, **kw):
 
 def _inventory(conn, tmp_path, root):
     out = str(tmp_path / "inv.json")
-    summary, code = inv.inventory(conn, root, out)
-    assert code == 0
+    summary = inv.inventory(conn, root, out)
+    assert not summary["fail_closed"]
     ids = {s["kind"]: s["source_id"] for s in summary["sources"]}
     return out, ids
 
@@ -52,8 +51,8 @@ def test_hermes_register_plans_copies_definitions_and_rolls_back(conn, tmp_path,
     root = _machine(tmp_path)
     out, ids = _inventory(conn, tmp_path, root)
     source_before, home_before, db_before = migratekit.tree_state(root), _home_files(home), db_state(conn)
-    plan, code = mi.migrate_import(conn, out, ids["hermes_home"])
-    assert code == 0 and plan["applied"] is False and plan["step"] == "hermes-register"
+    plan = mi.migrate_import(conn, out, ids["hermes_home"])
+    assert "health" not in plan and plan["applied"] is False and plan["step"] == "hermes-register"
     assert plan["destination"] == f"hermes/registered/{ids['hermes_home']}" and plan["destination_state"] == "absent"
     assert plan["files"] == {"source": 7, "selected": 3, "quarantined": 4} and plan["would_copy"] == 3
     reasons = {q["path"]: q["reason"] for q in plan["quarantine"]}
@@ -65,8 +64,8 @@ def test_hermes_register_plans_copies_definitions_and_rolls_back(conn, tmp_path,
     assert (plan["profiles"], plan["skills"], plan["cron_jobs"]) == (2, 1, 2)
     assert db_state(conn) == db_before and _home_files(home) == home_before  # the dry run writes nothing
     result_path = str(tmp_path / "hermes-result.json")
-    result, code = mi.migrate_import(conn, out, ids["hermes_home"], apply=True, out=result_path)
-    assert code == 0 and result["applied"] and result["files_copied"] == 3 and result["health"]["ok"]
+    result = mi.migrate_import(conn, out, ids["hermes_home"], apply=True, out=result_path)
+    assert result["health"]["ok"] and result["applied"] and result["files_copied"] == 3
     dest = home / "hermes" / "registered" / ids["hermes_home"]
     for rel in ("profiles/default/config.yaml", "skills/deploy/SKILL.md", "cron/jobs.json"):
         copy = dest / "files" / rel
@@ -82,25 +81,25 @@ def test_hermes_register_plans_copies_definitions_and_rolls_back(conn, tmp_path,
     assert migratekit.tree_state(root) == source_before  # never writes into the source
     # idempotent: an identical re-run deduplicates to nothing, no event
     events = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
-    again, code = mi.migrate_import(conn, out, ids["hermes_home"], apply=True)
-    assert code == 0 and again["deduplicated"] and again["destination_state"] == "in_place"
+    again = mi.migrate_import(conn, out, ids["hermes_home"], apply=True)
+    assert again["health"]["ok"] and again["deduplicated"] and again["destination_state"] == "in_place"
     assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == events
     # rollback: dry run, then exactly back, then a no-op
-    rplan = mi.rollback(conn, result_path)
+    rplan = rollback.rollback(conn, result_path)
     assert rplan["step"] == "hermes-register" and [f["state"] for f in rplan["files"]] == ["remove"] * 4
     assert dest.exists()
-    done = mi.rollback(conn, result_path, apply=True)
+    done = rollback.rollback(conn, result_path, apply=True)
     assert done["applied"] and len(done["files_removed"]) == 4 and done["chain"]["ok"]
     assert last_event(conn, "migration_rollback_applied")["step"] == "hermes-register"
     assert _home_files(home) == home_before and not (home / "hermes").exists()
-    assert mi.rollback(conn, result_path, apply=True)["deduplicated"] is True
+    assert rollback.rollback(conn, result_path, apply=True)["deduplicated"] is True
 
 
 def test_archive_copy_is_a_read_only_checksummed_copy_behind_the_secret_guard(conn, tmp_path, home):
     root = _machine(tmp_path, with_secret=True)
     out, ids = _inventory(conn, tmp_path, root)
     vault = ids["obsidian_vault"]
-    plan, _ = mi.migrate_import(conn, out, vault)
+    plan = mi.migrate_import(conn, out, vault)
     assert plan["step"] == "archive-copy" and plan["secret_kinds"] == {"aws_access_key": 1}
     assert plan["flagged_files"] == 1 and plan["would_copy"] == 2 and plan["quarantine"] == []
     before = _home_files(home)
@@ -110,8 +109,8 @@ def test_archive_copy_is_a_read_only_checksummed_copy_behind_the_secret_guard(co
     assert _home_files(home) == before  # refused: nothing copied
     with pytest.raises(InvalidInput):
         mi.migrate_import(conn, out, vault, apply=True, redact=True, allow_secret=True)
-    result, code = mi.migrate_import(conn, out, vault, apply=True, redact=True)
-    assert code == 0 and result["secret_action"] == "redacted" and result["files_copied"] == 2
+    result = mi.migrate_import(conn, out, vault, apply=True, redact=True)
+    assert result["health"]["ok"] and result["secret_action"] == "redacted" and result["files_copied"] == 2
     dest = home / "archive" / "obsidian" / vault
     note = (dest / "files" / "daily" / "2026-08-20.md").read_text()
     assert migratekit.AWS not in note and "[REDACTED:aws_access_key]" in note
@@ -123,8 +122,8 @@ def test_archive_copy_is_a_read_only_checksummed_copy_behind_the_secret_guard(co
     assert by_path["daily/2026-08-20.md"]["source_sha256"] != by_path["daily/2026-08-20.md"]["sha256"]
     assert migratekit.AWS not in (dest / "manifest.json").read_text()
     # the settled copy never blocks a later run without flags
-    again, code = mi.migrate_import(conn, out, vault, apply=True)
-    assert code == 0 and again["deduplicated"]
+    again = mi.migrate_import(conn, out, vault, apply=True)
+    assert again["health"]["ok"] and again["deduplicated"]
 
 
 def test_drift_and_a_different_destination_are_refused_before_any_write(conn, tmp_path, home):
@@ -137,7 +136,7 @@ def test_drift_and_a_different_destination_are_refused_before_any_write(conn, tm
     assert (_home_files(home), db_state(conn)) == before
     dest = home / "hermes" / "registered" / ids["hermes_home"]
     migratekit._write(str(dest / "files" / "cron" / "jobs.json"), "mine")
-    plan, _ = mi.migrate_import(conn, out, ids["hermes_home"])
+    plan = mi.migrate_import(conn, out, ids["hermes_home"])
     assert plan["destination_state"] == "different" and "refusing to replace" in plan["refusal_on_apply"]
     with pytest.raises(Refused, match="a different copy already exists"):
         mi.migrate_import(conn, out, ids["hermes_home"], apply=True)
@@ -151,9 +150,9 @@ def test_symlinks_are_never_followed(conn, tmp_path, home):
     os.symlink(str(private), os.path.join(root, "vault", "linked.md"))
     os.symlink(str(tmp_path), os.path.join(root, "vault", "linked-dir"))
     out, ids = _inventory(conn, tmp_path, root)
-    result, code = mi.migrate_import(conn, out, ids["obsidian_vault"], apply=True)
+    result = mi.migrate_import(conn, out, ids["obsidian_vault"], apply=True)
     copied = sorted(os.listdir(home / "archive" / "obsidian" / ids["obsidian_vault"] / "files"))
-    assert code == 0 and copied == [".obsidian", "daily"]
+    assert result["health"]["ok"] and copied == [".obsidian", "daily"]
     # a symlinked area inside the home is never written through
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -170,7 +169,7 @@ def test_a_home_inside_the_source_is_refused(tmp_path, monkeypatch):
     inner = os.path.join(root, "vault", "home")
     conn = db.connect(inner)
     try:
-        summary, _ = inv.inventory(conn, root, str(tmp_path / "inv.json"))
+        summary = inv.inventory(conn, root, str(tmp_path / "inv.json"))
         vault = [s["source_id"] for s in summary["sources"] if s["kind"] == "obsidian_vault"][0]
         with pytest.raises(Refused, match="lies inside the source"):
             mi.migrate_import(conn, str(tmp_path / "inv.json"), vault)
@@ -182,16 +181,16 @@ def test_memory_import_step_is_journaled_and_undoable(conn, tmp_path):
     root = _machine(tmp_path)
     out, ids = _inventory(conn, tmp_path, root)
     bank = ids["hindsight_bank"]
-    plan, _ = mi.migrate_import(conn, out, bank)
+    plan = mi.migrate_import(conn, out, bank)
     assert plan["step"] == "memory-import" and plan["bank"]["would_import"] == 2 and plan["bank"]["malformed"] == 1
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
     result_path = str(tmp_path / "bank-result.json")
-    result, code = mi.migrate_import(conn, out, bank, apply=True, out=result_path)
-    assert code == 0 and result["inserted"] == {"memories": 2} and result["health"]["ok"]
+    result = mi.migrate_import(conn, out, bank, apply=True, out=result_path)
+    assert result["health"]["ok"] and result["inserted"] == {"memories": 2}
     assert last_event(conn, "migration_imported")["step"] == "memory-import"
-    again, _ = mi.migrate_import(conn, out, bank, apply=True)
+    again = mi.migrate_import(conn, out, bank, apply=True)
     assert again["deduplicated"] and again["inserted"] == {"memories": 0}
-    done = mi.rollback(conn, result_path, apply=True)
+    done = rollback.rollback(conn, result_path, apply=True)
     assert done["rows_to_remove"] == 2 and done["chain"]["ok"]
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
 
@@ -212,7 +211,7 @@ def test_rollback_refuses_a_journal_naming_paths_outside_its_area(conn, tmp_path
         forged = str(tmp_path / "forged.json")
         artifacts.seal_write(forged, mi.RESULT_FORMAT, body)  # validly sealed, but names foreign paths
         with pytest.raises(IntegrityError, match="result journal names"):
-            mi.rollback(conn, forged, apply=True)
+            rollback.rollback(conn, forged, apply=True)
     assert victim.exists() and (home / "state.db").exists()
 
 
@@ -220,12 +219,12 @@ def test_onboard_runs_every_plan_step_after_the_control_plane(conn, tmp_path, ho
     root = _machine(tmp_path)
     out, ids = _inventory(conn, tmp_path, root)
     before = _home_files(home)
-    dry, code = onboard.onboard(conn, out)
-    assert code == 0 and _home_files(home) == before
+    dry = onboard.onboard(conn, out)
+    assert dry["ok"] and _home_files(home) == before
     planned = {s["stage"]: s for s in dry["stages"]}["import_plan"]["steps"]
     assert [s["action"] for s in planned] == ["memory-import", "hermes-register", "archive-copy"]
-    report, code = onboard.onboard(conn, out, apply=True)
-    assert code == 0 and report["ok"], report
+    report = onboard.onboard(conn, out, apply=True)
+    assert report["ok"], report
     applied = {s["stage"]: s for s in report["stages"]}["import_apply"]["steps"]
     assert [(s["action"], s["deduplicated"]) for s in applied] == [("memory-import", False),
                                                                   ("hermes-register", False),
@@ -233,12 +232,12 @@ def test_onboard_runs_every_plan_step_after_the_control_plane(conn, tmp_path, ho
     assert (home / "hermes" / "registered" / ids["hermes_home"] / "manifest.json").exists()
     assert (home / "archive" / "obsidian" / ids["obsidian_vault"] / "manifest.json").exists()
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 2
-    again, code = onboard.onboard(conn, out, apply=True)
-    assert code == 0 and all(s["deduplicated"] and not s["journal_written"]
+    again = onboard.onboard(conn, out, apply=True)
+    assert again["ok"] and all(s["deduplicated"] and not s["journal_written"]
                              for s in {s["stage"]: s for s in again["stages"]}["import_apply"]["steps"])
     # every step is undoable from its journal under <home>/migrations/
     for step in reversed(applied):
-        assert mi.rollback(conn, step["journal"], apply=True)["applied"]
+        assert rollback.rollback(conn, step["journal"], apply=True)["applied"]
     assert not (home / "hermes").exists() and not (home / "archive").exists()
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
     with pytest.raises(Refused):
@@ -248,12 +247,12 @@ def test_onboard_runs_every_plan_step_after_the_control_plane(conn, tmp_path, ho
 def test_onboard_stops_at_a_failing_step_naming_it(conn, tmp_path):
     root = _machine(tmp_path, with_secret=True)
     out, ids = _inventory(conn, tmp_path, root)
-    report, code = onboard.onboard(conn, out, apply=True)
+    report = onboard.onboard(conn, out, apply=True)
     stage = {s["stage"]: s for s in report["stages"]}["import_apply"]
-    assert code == 1 and report["failed_stage"] == "import_apply"
+    assert not report["ok"] and report["failed_stage"] == "import_apply"
     assert stage["error"].startswith(f"archive-copy {ids['obsidian_vault']}: secret guard")
-    redacted, code = onboard.onboard(conn, out, apply=True, redact=True)
-    assert code == 0 and redacted["ok"]
+    redacted = onboard.onboard(conn, out, apply=True, redact=True)
+    assert redacted["ok"]
 
 
 def test_cli(cli, cli_json, tmp_path):
@@ -275,19 +274,19 @@ def test_every_plan_step_is_executable(conn, tmp_path):
     out, _ = _inventory(conn, tmp_path, root)
     for item in inv.load(out)["plan"]:
         assert item["kind"] == "autopilot_sqlite" or steps.STEPS[item["kind"]] == item["action"]
-        result, code = mi.migrate_import(conn, out, item["source_id"], apply=True)
-        assert code == 0 and result["applied"], item
+        result = mi.migrate_import(conn, out, item["source_id"], apply=True)
+        assert result["health"]["ok"] and result["applied"], item
 
 
 def test_a_destination_whose_files_folder_became_a_symlink_is_different(conn, tmp_path, home):
     root = _machine(tmp_path)
     out, ids = _inventory(conn, tmp_path, root)
     vault = ids["obsidian_vault"]
-    result, code = mi.migrate_import(conn, out, vault, apply=True)
-    assert code == 0 and result["files_copied"] == 2
+    result = mi.migrate_import(conn, out, vault, apply=True)
+    assert result["health"]["ok"] and result["files_copied"] == 2
     dest = home / "archive" / "obsidian" / vault
     moved = tmp_path / "moved-files"
     os.rename(str(dest / "files"), str(moved))
     os.symlink(str(moved), str(dest / "files"))  # the very same copies, reached through a symlink
-    plan, _ = mi.migrate_import(conn, out, vault)
+    plan = mi.migrate_import(conn, out, vault)
     assert plan["destination_state"] == "different" and "refusing to replace" in plan["refusal_on_apply"]

@@ -11,9 +11,9 @@ import migratekit
 from conftest import db_state, last_event
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, notes
-from mindos.recovery import migrate_import as mi
-from mindos.recovery import migrate_inventory as inv
-from mindos.recovery import onboard
+from mindos.migration import importer as mi
+from mindos.migration import inventory as inv
+from mindos.migration import onboard, rollback
 from mindos.store import db, ledger
 from mindos.work import graph, receipts, tasks
 
@@ -30,8 +30,8 @@ def _inventory(conn, tmp_path, root=None):
 def test_dry_run_plans_and_writes_only_bookkeeping(conn, tmp_path):
     _, out = _inventory(conn, tmp_path)
     before = [line for line in db_state(conn)[0] if "audit_events" not in line]
-    report, code = onboard.onboard(conn, out)
-    assert code == 0 and report["ok"] and report["applied"] is False
+    report = onboard.onboard(conn, out)
+    assert report["ok"] and report["applied"] is False
     # the spec lists doctor as unconditional: only import_apply and protocol_probe need --apply
     assert [s["stage"] for s in report["stages"]] == ["preflight", "init_control_plane", "select_source",
                                                       "import_plan", "doctor"]
@@ -45,8 +45,8 @@ def test_dry_run_plans_and_writes_only_bookkeeping(conn, tmp_path):
 def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     _, out = _inventory(conn, tmp_path)
     report_path = str(tmp_path / "report.json")
-    report, code = onboard.onboard(conn, out, apply=True, probe_flag=True, out=report_path)
-    assert code == 0 and report["ok"], report
+    report = onboard.onboard(conn, out, apply=True, probe_flag=True, out=report_path)
+    assert report["ok"], report
     names = [s["stage"] for s in report["stages"]]
     assert names == list(onboard.STAGES)
     stages = {s["stage"]: s for s in report["stages"]}
@@ -57,8 +57,8 @@ def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     doc = onboard.load_report(report_path)
     assert doc["ok"] is True and os.stat(report_path).st_mode & 0o777 == 0o600
     journal_bytes = open(journal, "rb").read()
-    again, code = onboard.onboard(conn, out, apply=True, probe_flag=True)
-    assert code == 0 and again["ok"]
+    again = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    assert again["ok"]
     stages = {s["stage"]: s for s in again["stages"]}
     assert stages["import_apply"]["deduplicated"] and stages["protocol_probe"]["skipped"]
     assert open(journal, "rb").read() == journal_bytes  # the working journal is never overwritten
@@ -68,16 +68,16 @@ def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
 def test_dry_run_fails_closed_when_the_doctor_finds_problems(conn, tmp_path):
     _, out = _inventory(conn, tmp_path)
     conn.execute("UPDATE audit_events SET payload_json = '{}' WHERE id = 1")  # a tampered ledger
-    report, code = onboard.onboard(conn, out)
-    assert code == 1 and report["ok"] is False and report["failed_stage"] == "doctor"
+    report = onboard.onboard(conn, out)
+    assert report["ok"] is False and report["failed_stage"] == "doctor"
     assert "doctor found problems" in report["stages"][-1]["error"]
     assert last_event(conn, "onboarding_planned")["failed_stage"] == "doctor"
 
 
 def test_probe_recalls_and_resumes_as_the_spec_s_probe_does(conn, tmp_path):
     _, out = _inventory(conn, tmp_path)
-    report, code = onboard.onboard(conn, out, apply=True, probe_flag=True)
-    assert code == 0, report
+    report = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    assert report["ok"], report
     probe = report["stages"][-1]
     assert probe["stage"] == "protocol_probe"
     assert probe["steps"] == ["create", "claim:hermes", "handoff:hermes->codex", "release:hermes", "recall:codex",
@@ -97,8 +97,8 @@ def test_stops_at_the_first_failure(conn, tmp_path):
     root = migratekit.machine(str(tmp_path / "old"))
     migratekit.autopilot_home(os.path.join(root, "second"))
     _, out = _inventory(conn, tmp_path, root)
-    report, code = onboard.onboard(conn, out, apply=True)
-    assert code == 1 and report["failed_stage"] == "select_source"
+    report = onboard.onboard(conn, out, apply=True)
+    assert not report["ok"] and report["failed_stage"] == "select_source"
     assert "several autopilot_sqlite sources" in report["stages"][-1]["error"]
     assert [s["stage"] for s in report["stages"]][-1] == "select_source"
     assert last_event(conn, "onboarding_failed")["failed_stage"] == "select_source"
@@ -158,8 +158,8 @@ def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     extra = _seed_history(root / "autopilot")
     pre = {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}")) for t in TABLES}
     _, out = _inventory(conn, tmp_path, str(root))
-    report, code = onboard.onboard(conn, out, apply=True)
-    assert code == 0 and report["ok"], report
+    report = onboard.onboard(conn, out, apply=True)
+    assert report["ok"], report
     stages = {s["stage"]: s for s in report["stages"]}
     assert stages["doctor"]["ok"] and "audit_chain" in stages["doctor"]["checks"]
     src = sqlite3.connect(str(root / "autopilot" / "state.db"))
@@ -169,7 +169,7 @@ def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     assert all(r[0] == "queued" for r in conn.execute(
         f"SELECT status FROM tasks WHERE id IN ({','.join('?' * len(sanitized))})", sorted(sanitized)))
     for table in TABLES:
-        columns = [c for c in mi._columns(conn, table) if c != "seq"]
+        columns = [c for c in mi.column_names(conn, table) if c != "seq"]
         skip = f" WHERE id NOT IN ({','.join(repr(i) for i in sorted(sanitized))})" if table == "tasks" else ""
         mine = sorted(tuple(r) for r in conn.execute(f"SELECT {', '.join(columns)} FROM {table}{skip}"))
         theirs = sorted(tuple(r) for r in src.execute(f"SELECT {', '.join(columns)} FROM {table}{skip}"))
@@ -179,7 +179,7 @@ def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     assert sorted(os.listdir(folder_old)) == sorted(os.listdir(folder_new))
     for name in os.listdir(folder_old):
         assert (folder_old / name).read_bytes() == (folder_new / name).read_bytes()
-    done = mi.rollback(conn, stages["import_apply"]["journal"], apply=True)
+    done = rollback.rollback(conn, stages["import_apply"]["journal"], apply=True)
     assert done["chain"]["ok"]
     assert {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}")) for t in TABLES} == pre
     assert os.listdir(folder_new) == []

@@ -11,7 +11,9 @@ import migratekit
 import sessionkit_brain
 from mindos.core import seal
 from mindos.errors import IntegrityError, MindosError
-from mindos.recovery import brain_import, brain_inventory, migrate_import, migrate_inventory, onboard
+from mindos.migration import brain_import, brain_inventory, onboard, rollback
+from mindos.migration import importer as migrate_import
+from mindos.migration import inventory as migrate_inventory
 
 HERMES_FORMAT, VAULT_FORMAT = "autopilot-hermes-registration-v1", "autopilot-vault-archive-v1"
 
@@ -22,11 +24,11 @@ def documents(conn, tmp_path, home):
     call that reads it for real (each must refuse a changed byte)."""
     root = migratekit.machine(str(tmp_path / "old"))
     inv = str(tmp_path / "inv.json")
-    summary, _ = migrate_inventory.inventory(conn, root, inv)
+    summary = migrate_inventory.inventory(conn, root, inv)
     ids = {s["kind"]: s["source_id"] for s in summary["sources"]}
     report = str(tmp_path / "onboard.json")
-    outcome, code = onboard.onboard(conn, inv, apply=True, out=report)
-    assert code == 0, outcome
+    outcome = onboard.onboard(conn, inv, apply=True, out=report)
+    assert outcome["ok"], outcome
     applied = [s for s in outcome["stages"] if s["stage"] == "import_apply"][0]
     journals = {step["kind"]: step["journal"] for step in applied["steps"]}
     homes = sessionkit_brain.installation(tmp_path / "b")
@@ -36,7 +38,7 @@ def documents(conn, tmp_path, home):
 
     def manifest_consumer(kind):
         def consume(path):  # the re-run reads the copy's manifest: a changed byte is a different copy
-            plan, _ = migrate_import.migrate_import(conn, inv, ids[kind])
+            plan = migrate_import.migrate_import(conn, inv, ids[kind])
             if "refusal_on_apply" not in plan:
                 return
             migrate_import.migrate_import(conn, inv, ids[kind], apply=True)
@@ -46,9 +48,9 @@ def documents(conn, tmp_path, home):
         ("migration inventory", inv, migrate_inventory.FORMAT,
          lambda p: (migrate_inventory.check(p), migrate_import.migrate_import(conn, p, ids["autopilot_sqlite"]))),
         ("migration result", applied["journal"], migrate_import.RESULT_FORMAT,
-         lambda p: migrate_import.rollback(conn, p)),
+         lambda p: rollback.rollback(conn, p)),
         ("copy-step result", journals["obsidian_vault"], migrate_import.RESULT_FORMAT,
-         lambda p: migrate_import.rollback(conn, p)),
+         lambda p: rollback.rollback(conn, p)),
         ("onboarding report", report, onboard.FORMAT, onboard.load_report),
         ("brain inventory", brain, brain_inventory.FORMAT,
          lambda p: (brain_inventory.check(p), brain_import.plan(p, str(tmp_path / "new")))),
@@ -133,9 +135,9 @@ def test_created_at_is_sealed_and_content_digest_ignores_it(conn, tmp_path):
     from mindos.core import clock
 
     root = migratekit.machine(str(tmp_path / "old"))
-    first, _ = migrate_inventory.inventory(conn, root, str(tmp_path / "a.json"))
+    first = migrate_inventory.inventory(conn, root, str(tmp_path / "a.json"))
     clock.advance(hours=1)
-    second, _ = migrate_inventory.inventory(conn, root, str(tmp_path / "b.json"))
+    second = migrate_inventory.inventory(conn, root, str(tmp_path / "b.json"))
     assert first["digest"] != second["digest"] and first["content_digest"] == second["content_digest"]
     data = open(tmp_path / "a.json", "rb").read()
     doc = json.loads(data)

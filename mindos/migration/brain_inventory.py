@@ -17,7 +17,7 @@ source carries its epistemic role, so later stages treat each kind differently:
 
 Design decisions
   * **Read-only by construction**: databases open ``immutable`` (or from a private copy when a
-    live ``-wal`` exists, see :class:`mindos.recovery.migrate_inventory.open_readonly`), files
+    live ``-wal`` exists, see :class:`mindos.migration.inventory.open_readonly`), files
     ``O_NOFOLLOW``, symlinks never followed; no network call.
   * **Values never enter the manifest**: text files are secret-scanned with kinds only; every
     statistic is a stable count (no timestamps, no latencies), so unchanged sources re-seal
@@ -34,10 +34,9 @@ Design decisions
 import json
 import os
 
-from mindos.core import clock, secrets
-from mindos.errors import InvalidInput, NotFound
-from mindos.recovery import artifacts
-from mindos.recovery import migrate_inventory as mig
+from mindos.core import secrets
+from mindos.migration import documents
+from mindos.migration import inventory as mig
 
 FORMAT = "mindos-brain-inventory-v1"
 MAX_FILES = 20_000
@@ -74,10 +73,7 @@ def _entries(base, rels):
             continue
         entry = {"path": rel, "sha256": sha, "bytes": size}
         if head != mig.SQLITE_MAGIC and size <= mig.MAX_SCAN_BYTES:
-            try:
-                found = secrets.scan(mig._read_text(path))
-            except OSError:
-                found = []
+            found = mig.scan_file(path)
             if found:
                 entry["secret_kinds"] = found
                 for kind in found:
@@ -86,34 +82,44 @@ def _entries(base, rels):
     return entries, dict(sorted(kinds.items()))
 
 
+def _source(name, base, **extra):
+    """The fields every source of the manifest starts with."""
+    return {"source": name, "role": ROLES[name], "base": base, **extra}
+
+
+def _file_source(name, base, filename, missing="absent"):
+    """``(path, source)`` of a source held in the one file ``base/filename``; the source is
+    already finished (``status`` ``missing``) when that is not a file, None otherwise."""
+    path = os.path.join(base, filename)
+    return path, (None if os.path.isfile(path) else _source(name, base, status=missing))
+
+
 def _tree_source(name, base, keep=None, **extra):
     if not os.path.isdir(base):
-        return {"source": name, "role": ROLES[name], "status": "absent", "base": base}
+        return _source(name, base, status="absent")
     rels, caps = _files(base, keep=keep)
     entries, kinds = _entries(base, rels)
-    return {"source": name, "role": ROLES[name], "status": "present", "base": base, "files": entries,
-            "file_count": len(entries), "secret_findings": kinds, "caps": caps, **extra}
+    return _source(name, base, status="present", files=entries, file_count=len(entries), secret_findings=kinds,
+                   caps=caps, **extra)
 
 
 def _autopilot(home):
-    path = os.path.join(home, "state.db")
-    if not os.path.isfile(path):
-        return {"source": "autopilot", "role": ROLES["autopilot"], "status": "absent", "base": home}
+    path, absent = _file_source("autopilot", home, "state.db")
+    if absent:
+        return absent
     info = mig.inspect_sqlite(path)
     receipts, caps = _files(os.path.join(home, "receipts"))
-    source = {"source": "autopilot", "role": ROLES["autopilot"], "status": "present", "base": home,
-              "integrity": info["integrity"], "row_counts": info["row_counts"], "receipt_files": len(receipts),
-              "caps": caps, "sha256": mig.file_digest(path)[0]}
+    source = _source("autopilot", home, status="present", integrity=info["integrity"], row_counts=info["row_counts"],
+                     receipt_files=len(receipts), caps=caps, sha256=mig.file_digest(path)[0])
     if info["problem"]:
         source["blocked"] = info["problem"]
     return source
 
 
 def _memories(home):
-    path = os.path.join(home, "state.db")
-    source = {"source": "memories", "role": ROLES["memories"], "base": home,
-              "plan": "external_execution_import_required"}
-    if not os.path.isfile(path):
+    path, absent = _file_source("memories", home, "state.db")
+    source = _source("memories", home, plan="external_execution_import_required")
+    if absent:
         return {**source, "status": "absent"}
     try:
         with mig.open_readonly(path) as conn:
@@ -129,13 +135,12 @@ def _memories(home):
 
 
 def _temporal(home):
-    path = os.path.join(home, "temporal.db")
-    source = {"source": "temporal", "role": ROLES["temporal"], "base": home}
-    if not os.path.isfile(path):
-        return {**source, "status": "absent"}
+    path, absent = _file_source("temporal", home, "temporal.db")
+    if absent:
+        return absent
     sha, size, head = mig.file_digest(path)
-    source.update(status="present", sha256=sha, bytes=size, files=[{"path": "temporal.db", "sha256": sha,
-                                                                    "bytes": size}])
+    source = _source("temporal", home, status="present", sha256=sha, bytes=size,
+                     files=[{"path": "temporal.db", "sha256": sha, "bytes": size}])
     if head != mig.SQLITE_MAGIC:
         return {**source, "blocked": "temporal.db is not a SQLite database"}
     counts = {}
@@ -154,10 +159,9 @@ def _temporal(home):
 
 
 def _claude_sync(hermes):
-    path = os.path.join(hermes, "claude-memory-sync.json")
-    source = {"source": "claude_sync", "role": ROLES["claude_sync"], "base": hermes}
-    if not os.path.isfile(path):
-        return {**source, "status": "unavailable"}
+    path, absent = _file_source("claude_sync", hermes, "claude-memory-sync.json", missing="unavailable")
+    if absent:
+        return absent
     sha, size, _ = mig.file_digest(path)
     entries = None
     try:
@@ -168,8 +172,8 @@ def _claude_sync(hermes):
     kinds = secrets.scan(mig._read_text(path)) if size <= mig.MAX_SCAN_BYTES else []
     file_entry = {"path": "claude-memory-sync.json", "sha256": sha, "bytes": size,
                   **({"secret_kinds": kinds} if kinds else {})}
-    return {**source, "status": "present", "entries": entries, "sha256": sha, "files": [file_entry],
-            "secret_findings": {k: 1 for k in kinds}}
+    return _source("claude_sync", hermes, status="present", entries=entries, sha256=sha, files=[file_entry],
+                   secret_findings={k: 1 for k in kinds})
 
 
 def _claude_memory(claude):
@@ -199,14 +203,7 @@ def _cron(hermes):
     source = _tree_source("cron", base)
     jobs = os.path.join(base, "jobs.json")
     if source["status"] == "present" and os.path.isfile(jobs):
-        try:
-            parsed = json.loads(mig._read_text(jobs))
-            listed = parsed.get("jobs") if isinstance(parsed, dict) else parsed
-            if not isinstance(listed, list):
-                raise ValueError("no job list")
-            source["cron_jobs"] = len(listed)
-        except (ValueError, OSError):
-            source["blocked"] = "cron/jobs.json is not a valid job list"
+        mig.count_cron_jobs(source, jobs)
     return source
 
 
@@ -232,36 +229,23 @@ def discover(*, home=None, hermes=None, claude=None):
 
 
 def inventory(out, *, home=None, hermes=None, claude=None, force=False):
-    """``brain-inventory``: seal the manifest into ``out`` (atomic, 0600).  ``(summary, exit)``:
-    exit 1 when fail_closed.  Appends no audit event (the live home is a source)."""
-    if not isinstance(out, str) or not out:
-        raise InvalidInput("invalid --out: expected a file path")
-    from mindos.core import files  # lazy: the writer only
-
-    files.check_out(out, force=force)  # before walking every source
+    """``brain-inventory``: seal the manifest into ``out`` (atomic, 0600); return the summary,
+    whose verdict is ``fail_closed``.  Appends no audit event (the live home is a source)."""
+    documents.check_out(out, force=force)  # before walking every source
     body = discover(home=home, hermes=hermes, claude=claude)
-    body["created_at"] = clock.now_iso()
-    path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, FORMAT, body, force=bool(force))
-    summary = {"format": FORMAT, "out": path, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
-               "content_digest": artifacts.content_digest(doc),
-               "homes": body["homes"], "fail_closed": body["fail_closed"], "blocked": body["blocked"],
-               "sources": [{"source": s["source"], "role": s["role"], "status": s["status"],
-                            "file_count": s.get("file_count", len(s.get("files", [])))} for s in body["sources"]]}
-    return summary, (1 if body["fail_closed"] else 0)
+    _, head = documents.seal(out, FORMAT, body, force=bool(force))
+    return {**head, "homes": body["homes"], "fail_closed": body["fail_closed"], "blocked": body["blocked"],
+            "sources": [{"source": s["source"], "role": s["role"], "status": s["status"],
+                         "file_count": s.get("file_count", len(s.get("files", [])))} for s in body["sources"]]}
 
 
 def load(path):
     """Read and verify a sealed brain inventory byte-exact (IntegrityError on any changed byte)."""
-    if not isinstance(path, str) or not os.path.lexists(path):
-        raise NotFound(f"brain inventory {path} not found")  # a FIFO or link: named by the reader
-    return artifacts.read(path, FORMAT)
+    return documents.read(path, FORMAT, "brain inventory")
 
 
 def check(path):
     """``brain-inventory-check``: verify the seal; return what it holds."""
     doc = load(path)
-    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"],
-            "content_digest": artifacts.content_digest(doc), "homes": doc["homes"],
-            "fail_closed": doc["fail_closed"], "blocked": doc["blocked"],
-            "sources": {s["source"]: s["status"] for s in doc["sources"]}, "created_at": doc.get("created_at")}
+    return {**documents.facts(doc, FORMAT), "homes": doc["homes"], "fail_closed": doc["fail_closed"],
+            "blocked": doc["blocked"], "sources": {s["source"]: s["status"] for s in doc["sources"]}}

@@ -9,7 +9,7 @@ Stages run in the spec's order and the first failure stops the run, naming what 
                      source auto-selected (several without --source-id: refused, listed)
   import_plan        the migrate-import dry run, always: the control plane, then every later
                      step of the inventory's plan in its order (memory-import, hermes-register,
-                     archive-copy; :mod:`mindos.recovery.migrate_steps`)
+                     archive-copy; :mod:`mindos.migration.steps`)
   import_apply       only under --apply: the import, then those steps; each one's sealed
                      rollback journal lands in <home>/migrations/ so every onboard is
                      undoable by migrate-rollback
@@ -21,6 +21,11 @@ Stages run in the spec's order and the first failure stops the run, naming what 
                      task, through the real CLI
 
 Design decisions
+  * **A class of stages.**  :class:`Onboarding` holds one run: each stage is a method named
+    after it, run in :data:`STAGES` order, returning its section of the report; what a stage
+    learns for later ones lives on the instance.  :func:`onboard` runs it, audits the outcome
+    and seals the report; the verdict is the report's ``ok``, which the command turns into
+    its exit code.
   * **Idempotent.**  Init re-runs harmlessly, an identical import deduplicates to nothing (and
     never overwrites the journal of the apply that did the work), the probe skips when its
     task has settled.  An interrupted onboarding resumes by running the same command again.
@@ -36,9 +41,9 @@ import sqlite3
 import subprocess
 import sys
 
-from mindos.core import clock
-from mindos.errors import InvalidInput, MindosError, NotFound, Refused
-from mindos.recovery import artifacts, migrate_import, migrate_inventory, migrate_steps
+from mindos.errors import InvalidInput, MindosError, Refused
+from mindos.migration import documents, importer, inventory
+from mindos.migration import steps as plan_steps
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-onboarding-v1"
@@ -65,7 +70,7 @@ def _select(doc, source_id):
         raise Refused(f"inventory is fail_closed ({names}); resolve the blocked sources and re-run migrate-inventory")
     candidates = [s for s in doc["sources"] if s["kind"] == "autopilot_sqlite" and not s.get("blocked")]
     if source_id:
-        kind = migrate_inventory.source(doc, source_id)["kind"]
+        kind = inventory.source(doc, source_id)["kind"]
         if kind != "autopilot_sqlite":
             raise Refused(f"--source-id {source_id} is {kind}: it selects the autopilot_sqlite source; the "
                           "plan's later steps run after it")
@@ -153,51 +158,76 @@ def probe(conn):
     return {"ok": True, "skipped": False, "task_id": PROBE_TASK, "steps": steps}
 
 
-def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, source_id=None, redact=False,
-            allow_secret=False, relink_audit=False, force=False):
-    """``onboard``: run the stages in order, stop at the first failure.  Returns ``(report,
-    exit_code)``; with ``out`` the report is sealed as autopilot-onboarding-v1."""
-    if probe_flag and not apply:
-        raise InvalidInput("--probe requires --apply (a probe mutates by design)")
-    if out:
-        from mindos.core import files  # lazy: --out only
+class Onboarding:
+    """One onboarding run over a sealed inventory: the stages of :data:`STAGES`, in that order,
+    each a method of the same name returning its section of the report (``{"ok": ...}``).
 
-        files.check_out(out, force=force)  # before any stage runs
-    stages, failed, selected, digest, steps = [], None, None, None, []
+    :meth:`run` stops at the first section that is not ok (a refusal raised by a stage is
+    that stage's failed section, naming what failed); ``import_apply`` runs only under
+    ``apply`` and ``protocol_probe`` only under ``probe``.  What a stage learns for the
+    later ones (the selected source, the inventory digest, the plan's later steps) is kept
+    on the instance."""
 
-    def run(name, step):
-        nonlocal failed
-        try:
-            outcome = step()
-        except MindosError as exc:
-            outcome = {"ok": False, "error": str(exc)}
-        entry = {"stage": name, **outcome}
-        stages.append(entry)
-        if not entry.get("ok", False):
-            failed = name
-        return entry
+    def __init__(self, conn, inventory_path, *, apply=False, probe=False, source_id=None, redact=False,
+                 allow_secret=False, relink_audit=False):
+        self.conn, self.inventory_path = conn, inventory_path
+        self.apply, self.probe = bool(apply), bool(probe)
+        self.source_id, self.redact, self.allow_secret, self.relink_audit = source_id, redact, allow_secret, \
+            relink_audit
+        self.stages, self.failed = [], None
+        self.selected = self.digest = None
+        self.steps = []  # the plan's later steps (memory-import, hermes-register, archive-copy)
 
-    def select():
-        nonlocal selected, digest, steps
-        doc = migrate_inventory.load(inventory_path)
-        digest = doc["seal"]["digest"]
-        selected = _select(doc, source_id)
-        steps = [item for item in doc["plan"] if item["kind"] in migrate_steps.STEPS]
-        return {"ok": True, "source_id": selected, "inventory_digest": digest,
+    def wanted(self, name):
+        """Whether stage ``name`` runs in this call (the doctor always does, a dry run too)."""
+        return {"import_apply": self.apply, "protocol_probe": self.probe}.get(name, True)
+
+    def run(self):
+        """Run the wanted stages in order until one fails; return the report (unsealed)."""
+        for name in STAGES:
+            if self.failed:
+                break
+            if not self.wanted(name):
+                continue
+            try:
+                outcome = getattr(self, name)()
+            except MindosError as exc:
+                outcome = {"ok": False, "error": str(exc)}
+            entry = {"stage": name, **outcome}
+            self.stages.append(entry)
+            if not entry.get("ok", False):
+                self.failed = name
+        return {"inventory": os.path.abspath(self.inventory_path), "inventory_digest": self.digest,
+                "source_id": self.selected, "applied": self.apply, "probe": self.probe, "ok": self.failed is None,
+                "failed_stage": self.failed, "stages": self.stages}
+
+    # -- the stages, in STAGES order --------------------------------------------------
+
+    def preflight(self):
+        return _preflight(self.conn)
+
+    def init_control_plane(self):
+        # the connection the command opened already built or migrated the database
+        return {"ok": True, "schema_version": self.conn.execute("PRAGMA user_version").fetchone()[0],
+                "database": self.conn.path}
+
+    def select_source(self):
+        doc = inventory.load(self.inventory_path)
+        self.digest = doc["seal"]["digest"]
+        self.selected = _select(doc, self.source_id)
+        self.steps = [item for item in doc["plan"] if item["kind"] in plan_steps.STEPS]
+        return {"ok": True, "source_id": self.selected, "inventory_digest": self.digest,
                 "steps": [{"step": item["step"], "action": item["action"], "source_id": item["source_id"]}
-                          for item in steps]}
+                          for item in self.steps]}
 
-    def journal_path(source):
-        return os.path.join(conn.home, "migrations", f"migration-result-{digest[:16]}-{source}.json")
-
-    def import_plan():
-        result, _ = migrate_import.migrate_import(conn, inventory_path, selected, redact=redact,
-                                                  allow_secret=allow_secret, relink_audit=relink_audit)
+    def import_plan(self):
+        result = importer.migrate_import(self.conn, self.inventory_path, self.selected, redact=self.redact,
+                                         allow_secret=self.allow_secret, relink_audit=self.relink_audit)
         refusals = ([result["refusal_on_apply"]] if "refusal_on_apply" in result else [])
         planned = []
-        for item in steps:
-            step, _ = migrate_import.migrate_import(conn, inventory_path, item["source_id"], redact=redact,
-                                                    allow_secret=allow_secret)
+        for item in self.steps:
+            step = importer.migrate_import(self.conn, self.inventory_path, item["source_id"], redact=self.redact,
+                                           allow_secret=self.allow_secret)
             planned.append(_step_view(item, step))
             if "refusal_on_apply" in step:
                 refusals.append(f"{item['action']} {item['source_id']}: {step['refusal_on_apply']}")
@@ -206,69 +236,74 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
                 "audit": result["audit"], "deduplicated": result["deduplicated"], "steps": planned,
                 **({"error": "; ".join(refusals)} if refusals else {})}
 
-    def apply_one(source, deduplicated, **flags):
-        target = journal_path(source)
-        # a re-run that deduplicates keeps the journal of the apply that did the work
-        keep = deduplicated and os.path.exists(target)
-        result, code = migrate_import.migrate_import(conn, inventory_path, source, apply=True,
-                                                     out=None if keep else target, redact=redact,
-                                                     allow_secret=allow_secret, **flags)
-        return result, code, {"journal": target if os.path.exists(target) else None, "journal_written": not keep}
-
-    def import_apply():
-        planned = next(s for s in stages if s["stage"] == "import_plan")
-        result, code, kept = apply_one(selected, planned["deduplicated"], relink_audit=relink_audit)
-        entry = {"ok": code == 0, "inserted": result.get("inserted"), "events_merged": result.get("events_merged"),
+    def import_apply(self):
+        planned = next(s for s in self.stages if s["stage"] == "import_plan")
+        result, kept = self._apply_one(self.selected, planned["deduplicated"], relink_audit=self.relink_audit)
+        healthy = result["health"]["ok"]
+        entry = {"ok": healthy, "inserted": result.get("inserted"), "events_merged": result.get("events_merged"),
                  "files_restored": result.get("files_restored"), "deduplicated": result["deduplicated"],
-                 **kept, "health_ok": result["health"]["ok"], "steps": [],
-                 **({} if code == 0 else {"error": "; ".join(result["health"]["problems"])})}
-        for item, plan_view in zip(steps if code == 0 else (), planned["steps"]):
+                 **kept, "health_ok": healthy, "steps": [],
+                 **({} if healthy else {"error": "; ".join(result["health"]["problems"])})}
+        for item, plan_view in zip(self.steps if healthy else (), planned["steps"]):
             try:
-                step, code, kept = apply_one(item["source_id"], plan_view["deduplicated"])
+                step, kept = self._apply_one(item["source_id"], plan_view["deduplicated"])
             except MindosError as exc:  # stop at the first failing step, naming it
                 entry.update(ok=False, error=f"{item['action']} {item['source_id']}: {exc}")
                 break
             entry["steps"].append({**_step_view(item, step), **kept, "health_ok": step["health"]["ok"]})
-            if code != 0:
+            if not step["health"]["ok"]:
                 entry.update(ok=False, error=f"{item['action']} {item['source_id']}: "
                                              + "; ".join(step["health"]["problems"]))
                 break
         return entry
 
-    run("preflight", lambda: _preflight(conn))
-    if not failed:
-        run("init_control_plane", lambda: {"ok": True, "schema_version": conn.execute(
-            "PRAGMA user_version").fetchone()[0], "database": conn.path})
-    if not failed:
-        run("select_source", select)
-    if not failed:
-        run("import_plan", import_plan)
-    if apply and not failed:
-        run("import_apply", import_apply)
-    if not failed:  # unconditional: only import_apply and protocol_probe need --apply
-        run("doctor", lambda: doctor(conn))
-    if probe_flag and not failed:
-        run("protocol_probe", lambda: probe(conn))
-    report = {"inventory": os.path.abspath(inventory_path), "inventory_digest": digest, "source_id": selected,
-              "applied": bool(apply), "probe": bool(probe_flag), "ok": failed is None, "failed_stage": failed,
-              "stages": stages}
+    def doctor(self):
+        return doctor(self.conn)
+
+    def protocol_probe(self):
+        return probe(self.conn)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _journal_path(self, source):
+        return os.path.join(self.conn.home, "migrations", f"migration-result-{self.digest[:16]}-{source}.json")
+
+    def _apply_one(self, source, deduplicated, **flags):
+        """Apply one source's import with its journal under <home>/migrations/: ``(result, journal facts)``."""
+        target = self._journal_path(source)
+        # a re-run that deduplicates keeps the journal of the apply that did the work
+        keep = deduplicated and os.path.exists(target)
+        result = importer.migrate_import(self.conn, self.inventory_path, source, apply=True,
+                                         out=None if keep else target, redact=self.redact,
+                                         allow_secret=self.allow_secret, **flags)
+        return result, {"journal": target if os.path.exists(target) else None, "journal_written": not keep}
+
+
+def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, source_id=None, redact=False,
+            allow_secret=False, relink_audit=False, force=False):
+    """``onboard``: run the stages (:class:`Onboarding`), audit the outcome, and with ``out`` seal
+    the report as autopilot-onboarding-v1.  Returns the report; its verdict is ``ok`` (with
+    ``failed_stage`` naming the stage that stopped the run)."""
+    if probe_flag and not apply:
+        raise InvalidInput("--probe requires --apply (a probe mutates by design)")
+    if out:
+        documents.check_out(out, force=force)  # before any stage runs
+    run = Onboarding(conn, inventory_path, apply=apply, probe=probe_flag, source_id=source_id, redact=redact,
+                     allow_secret=allow_secret, relink_audit=relink_audit)
+    report = run.run()
+    digest, failed = report["inventory_digest"], report["failed_stage"]
     action = "onboarding_planned" if not apply else ("onboarding_completed" if failed is None else "onboarding_failed")
     with db.write(conn):
         ledger.append_event(conn, "migration", (digest or "none")[:16], action, {
-            "inventory_digest": digest, "source_id": selected, "failed_stage": failed,
-            "stages": [s["stage"] for s in stages]})
+            "inventory_digest": digest, "source_id": report["source_id"], "failed_stage": failed,
+            "stages": [s["stage"] for s in report["stages"]]})
     if out:
-        body = dict(report)
-        body["created_at"] = clock.now_iso()
-        report["out"] = os.path.abspath(out)
-        doc, _ = artifacts.seal_write(report["out"], FORMAT, body, force=bool(force))
-        report["report_digest"] = doc["seal"]["digest"]
-    return report, (0 if failed is None else 1)
+        _, head = documents.seal(out, FORMAT, dict(report), force=bool(force))
+        report.update(out=head["out"], report_digest=head["digest"])
+    return report
 
 
 def load_report(path):
     """Read and verify a sealed onboarding report byte-exact; return it (IntegrityError on any
     changed byte, ``created_at`` and the seal included)."""
-    if not isinstance(path, str) or not os.path.lexists(path):
-        raise NotFound(f"onboarding report {path} not found")  # a FIFO or link: named by the reader
-    return artifacts.read(path, FORMAT)
+    return documents.read(path, FORMAT, "onboarding report")

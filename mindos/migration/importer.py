@@ -1,10 +1,9 @@
-"""Migration import and rollback (installer stages two and three).
+"""Migration import (installer stage two).
 
 ``migrate-import --inventory F --source-id S`` merges one Autopilot database of a sealed
 stage-one inventory into this home (a source of another planned kind runs its own plan step,
-:mod:`mindos.recovery.migrate_steps`); ``migrate-rollback RESULT`` undoes exactly what one
-``--apply`` added, from the journal sealed inside its ``autopilot-migration-result-v1``
-document.
+:mod:`mindos.migration.steps`).  Under ``--out`` its ``autopilot-migration-result-v1``
+document is the journal ``migrate-rollback`` (:mod:`mindos.migration.rollback`) undoes.
 
 Design decisions
   * **Nothing moves before every check passed.**  The inventory seal, ``fail_closed``, the
@@ -28,10 +27,9 @@ Design decisions
   * **The result is the rollback journal**: every inserted row's key and content hash, the
     merged event ids and the restored receipt files with their sha256, sealed with every
     field (``created_at`` included) inside the seal and read back byte-exact, so a result
-    document with any changed byte is refused.  Rollback deletes
-    only rows whose hash still matches, refuses drifted rows and local dependents unless
-    ``--force``, relinks the ledger into one continuous verified chain, and deletes a
-    restored receipt file only while it still matches its sealed hash.
+    document with any changed byte is refused.
+  * **A result, not an exit code.**  :func:`migrate_import` returns the result; its verdict is
+    ``health.ok`` after an apply (a dry run has none), which the command turns into exit 1.
 """
 
 import contextlib
@@ -41,14 +39,15 @@ import sqlite3
 from mindos.core import canonical, clock, secrets
 from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
-from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
+from mindos.errors import InvalidInput, MindosError, Refused
 from mindos.memory import guard as secret_guard
-from mindos.recovery import artifacts, migrate_inventory, migrate_steps, rowcheck
+from mindos.migration import documents, inventory, steps
+from mindos.recovery import rowcheck
 from mindos.store import db, ledger
 from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 RESULT_FORMAT = "autopilot-migration-result-v1"
-BOOKKEEPING = migrate_inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
+BOOKKEEPING = inventory.BOOKKEEPING  # inventory and onboarding events: never a home's history
 ORDER = ("tasks", "dependencies", "receipts", "notes", "handoffs")
 # not carried: the ledger (merged separately), liveness and replay caches, derived indexes and
 # the session cache (rebuildable from its transcripts), and the learned term associations and
@@ -57,7 +56,7 @@ NOT_CARRIED = ("audit_events", "heartbeats", "task_tags", "session_files", "sess
                "term_df", "term_pairs", "learned_upto", "embeddings")
 MIDFLIGHT = ("claimed", "running", "waiting_for_agent")
 GUARDED = ("notes", "handoffs", "memories", "facts")  # agent text: through the secret guard
-NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
+NAMED_MAX = steps.NAMED_MAX  # the names a refusal or report lists, as every plan step
 
 
 
@@ -65,16 +64,19 @@ NAMED_MAX = migrate_steps.NAMED_MAX  # the names a refusal or report lists, as e
 # Schema helpers
 
 
-def _columns(conn, table):
+def column_names(conn, table):
+    """The column names of ``table``, in declaration order."""
     return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
 
 
-def _pk(conn, table):
+def primary_key(conn, table):
+    """The primary-key columns of ``table``, in key order (empty without one)."""
     rows = sorted((row[5], row[1]) for row in conn.execute(f'PRAGMA table_info("{table}")') if row[5])
     return [name for _, name in rows]
 
 
-def _tables(conn):
+def table_names(conn):
+    """The data tables of ``conn`` (no internal or virtual tables)."""
     return {row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
         " AND sql NOT LIKE 'CREATE VIRTUAL%'")}
@@ -87,7 +89,7 @@ def _parents(conn, table):
 def _plan_tables(source, target):
     """The tables to carry, parents before children: ORDER first, then the rest sorted with
     every table after the tables its foreign keys name (so inserts never dangle mid-way)."""
-    common = {t for t in _tables(source) & _tables(target) if t not in NOT_CARRIED and "_fts" not in t}
+    common = {t for t in table_names(source) & table_names(target) if t not in NOT_CARRIED and "_fts" not in t}
     ordered = [t for t in ORDER if t in common]
     rest = sorted(common - set(ordered))
     placed = set(ordered)
@@ -103,10 +105,10 @@ def _plan_tables(source, target):
 
 def _spec(source, target, table):
     """``(columns carried, key columns)`` of ``table``: tasks are keyed by id (seq is local)."""
-    columns = [c for c in _columns(source, table) if c in set(_columns(target, table))]
-    if "seq" in _pk(target, table) and "id" in columns:  # tasks, memories: seq is a local rowid, id the key
+    columns = [c for c in column_names(source, table) if c in set(column_names(target, table))]
+    if "seq" in primary_key(target, table) and "id" in columns:  # tasks, memories: seq is a local rowid, id the key
         return [c for c in columns if c != "seq"], ["id"]
-    key = _pk(target, table) or columns
+    key = primary_key(target, table) or columns
     return columns, key
 
 
@@ -133,14 +135,14 @@ def _verified_source(doc, src, db_path):
     """The source database open read-only and verified against the inventory through that
     very connection (one consistent snapshot), so what is imported is what was verified."""
     try:
-        reader = migrate_inventory.open_readonly(db_path)
+        reader = inventory.open_readonly(db_path)
         source = reader.__enter__()
     except (OSError, sqlite3.Error):
-        migrate_inventory.verify_source(doc, src)  # names the missing or unreadable database
+        inventory.verify_source(doc, src)  # names the missing or unreadable database
         raise Refused(f"source database {src['path']} cannot be opened read-only; re-run migrate-inventory") \
             from None
     try:
-        migrate_inventory.verify_source(doc, src, source)
+        inventory.verify_source(doc, src, source)
         yield source
     finally:
         reader.__exit__(None, None, None)
@@ -167,13 +169,13 @@ def _load_source(inventory_path, source_id, redact, allow_secret):
     """The verified inventory and its source ``source_id``, refusing fail_closed inventories."""
     if redact and allow_secret:
         raise InvalidInput("pass at most one of --redact and --allow-secret")
-    doc = migrate_inventory.load(inventory_path)
+    doc = inventory.load(inventory_path)
     if doc["fail_closed"]:
         names = ", ".join(f"{b['source_id']} ({b['path']}: {b['reason']})" for b in doc["blocked"][:NAMED_MAX])
         raise Refused(f"inventory is fail_closed: {names}; resolve the blocked sources and re-run migrate-inventory")
     if not isinstance(source_id, str) or not source_id:
         raise InvalidInput("invalid --source-id: required")
-    return doc, migrate_inventory.source(doc, source_id)
+    return doc, inventory.source(doc, source_id)
 
 
 def plan(conn, inventory_path, source_id, *, redact=False, allow_secret=False, relink_audit=False):
@@ -200,7 +202,7 @@ def _plan(conn, inventory_path, doc, src, *, redact, relink_audit):
             "SELECT id, entity_type, entity_id, action, payload_json, created_at, prev_hash, hash"
             " FROM audit_events ORDER BY id")]
         heartbeats = source.execute("SELECT count(*) FROM heartbeats").fetchone()[0] \
-            if "heartbeats" in _tables(source) else 0
+            if "heartbeats" in table_names(source) else 0
     # lease sanitization
     sanitized = []
     for row in data.get("tasks", []):
@@ -354,8 +356,8 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
     """``migrate-import``: the dry-run plan, or under ``apply`` the import in one transaction.
 
     An autopilot_sqlite source is imported here; any other planned source runs its plan
-    step (:mod:`mindos.recovery.migrate_steps`: memory-import, hermes-register, archive-copy).
-    Returns ``(result, exit_code)``; exit 1 when the post-apply health report has problems.
+    step (:mod:`mindos.migration.steps`: memory-import, hermes-register, archive-copy).
+    Returns the result; after an apply its ``health`` says whether the home came out sound.
     With ``out`` the result is sealed as autopilot-migration-result-v1 (the rollback journal);
     ``force`` (True / False) marks ``out`` as the user's ``--out`` (an existing file refused
     unless True, checked before anything is imported), None as a path MindOS chose.
@@ -366,15 +368,15 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
         files.check_out(out, force=force)
     doc, src = _load_source(inventory_path, source_id, redact, allow_secret)
     if src["kind"] != "autopilot_sqlite":
-        result, journal, code = migrate_steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
-                                                  allow_secret=allow_secret)
-        return _finish(result, out, journal, force), code
+        result, journal = steps.run(conn, doc, inventory_path, src, apply=apply, redact=redact,
+                                    allow_secret=allow_secret)
+        return _finish(result, out, journal, force)
     result, private = _plan(conn, inventory_path, doc, src, redact=redact, relink_audit=relink_audit)
     result["applied"] = False
     if not apply:
         if private["events"] and private["lived_in"] and not relink_audit:
             result["refusal_on_apply"] = "home has its own audit history: pass --relink-audit"
-        return _finish(result, out, None, force), 0
+        return _finish(result, out, None, force)
     if private["events"] and private["lived_in"] and not relink_audit:
         raise Refused("this home has audit history of its own; importing a foreign chain would break tamper "
                       "evidence: pass --relink-audit to relink the combined ledger")
@@ -459,8 +461,7 @@ def migrate_import(conn, inventory_path, source_id, *, apply=False, out=None, re
             f'SELECT 1 FROM "{table}" WHERE {where}', [row[k] for k in key]).fetchone())
         coverage[table] = {"source": len(data[table]), "present": present}
     result["health"]["coverage"] = coverage
-    result = _finish(result, out, journal, force)
-    return result, (0 if result["health"]["ok"] else 1)
+    return _finish(result, out, journal, force)
 
 
 def _finish(result, out, journal, force=None):
@@ -468,217 +469,6 @@ def _finish(result, out, journal, force=None):
         return result
     body = dict(result)
     body["journal"] = journal if journal is not None else {"rows": {}, "events": [], "files": []}
-    body["created_at"] = clock.now_iso()
-    path = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(path, RESULT_FORMAT, body, force=force)
-    result["out"] = path
-    result["result_digest"] = doc["seal"]["digest"]
-    result["result_sha256"] = file_hash
+    _, head = documents.seal(out, RESULT_FORMAT, body, force=force)
+    result.update(out=head["out"], result_digest=head["digest"], result_sha256=head["file_sha256"])
     return result
-
-
-# ---------------------------------------------------------------------------------------
-# Stage three: rollback
-
-
-def _relink_from(conn, start_id):
-    """Renumber events from ``start_id`` on into a gapless run and re-derive their hashes."""
-    prev = conn.execute("SELECT id, hash FROM audit_events WHERE id < ? ORDER BY id DESC LIMIT 1",
-                        (start_id,)).fetchone()
-    prev_id, prev_hash = (prev[0], prev[1]) if prev else (0, ledger.GENESIS_HASH)
-    rows = conn.execute("SELECT id, entity_type, entity_id, action, payload_json, created_at FROM audit_events"
-                        " WHERE id >= ? ORDER BY id", (start_id,)).fetchall()
-    for row in rows:
-        new_id = prev_id + 1
-        digest = ledger.event_hash(new_id, prev_hash, row[1], row[2], row[3], row[4], row[5])
-        conn.execute("UPDATE audit_events SET id = ?, prev_hash = ?, hash = ? WHERE id = ?",
-                     (new_id, prev_hash, digest, row[0]))
-        prev_id, prev_hash = new_id, digest
-
-
-def _dependents(conn, task_ids, journal_keys):
-    """Local rows (not in the journal) that hang on an imported task."""
-    if not task_ids:
-        return []
-    found = []
-    marks = ", ".join("?" * len(task_ids))
-    for table in sorted(_tables(conn)):
-        if table in ("tasks", "task_tags", "heartbeats", "audit_events") or "_fts" in table:
-            continue
-        columns = _columns(conn, table)
-        refs = [c for c in ("task_id", "depends_on", "task") if c in columns]
-        if not refs:
-            continue
-        key = _pk(conn, table) or columns
-        own = journal_keys.get(table, set())
-        for ref in refs:
-            for row in conn.execute(f'SELECT * FROM "{table}" WHERE "{ref}" IN ({marks})', sorted(task_ids)):
-                row = dict(row)
-                ident = canonical.canonical_json({k: row[k] for k in key})
-                if ident not in own:
-                    found.append((table, ident, key, row))
-    unique = {}
-    for table, ident, key, row in found:
-        unique[(table, ident)] = (key, row)
-    return [(table, ident, key, row) for (table, ident), (key, row) in sorted(unique.items())]
-
-
-FILE_AREAS = ("receipts", "hermes/registered", "archive/obsidian")  # where a journal may name files
-
-
-def _journal_path(home, rel, area, *, ancestors=False):
-    """The file or directory a journal names, refused unless it is a plain relative path inside
-    ``area`` of this home (or, with ``ancestors``, a directory on the way to it) reached
-    through real directories (never a symlink)."""
-    parts = rel.split("/") if isinstance(rel, str) else [""]
-    inside = rel == area or rel.startswith(area + "/") or (ancestors and area.startswith(rel + "/"))
-    if os.path.isabs(rel) or any(p in ("", ".", "..") for p in parts) or not inside:
-        raise IntegrityError(f"the result journal names {str(rel)[:120]!r}, outside {area}/ of this home")
-    path = home
-    for part in parts[:-1]:
-        path = os.path.join(path, part)
-        if os.path.islink(path):
-            raise Refused(f"refusing to follow {path}: a symlink inside the home")
-    return os.path.join(home, *parts)
-
-
-def _prune_dirs(paths):
-    """Remove the empty directories under and of ``paths`` (deepest first, never through a
-    symlink); a directory holding anything is kept.  Returns the removed paths."""
-    removed = []
-    for top in sorted(paths, key=lambda p: p.count(os.sep), reverse=True):
-        if os.path.islink(top) or not os.path.isdir(top):
-            continue
-        for directory, dirs, _ in os.walk(top, topdown=False, followlinks=False):
-            for name in dirs:
-                inner = os.path.join(directory, name)
-                if not os.path.islink(inner):
-                    try:
-                        os.rmdir(inner)
-                        removed.append(inner)
-                    except OSError:
-                        pass
-        try:
-            os.rmdir(top)
-            removed.append(top)
-        except OSError:
-            pass
-    return removed
-
-
-def rollback(conn, result_path, *, apply=False, force=False):
-    """``migrate-rollback``: undo exactly what one import applied (dry run unless ``apply``).
-
-    The journal of an autopilot_sqlite import names rows, merged events and receipt files;
-    that of a copy step (hermes-register, archive-copy) the files it wrote and the
-    directories it created, which go once empty; that of memory-import the memory rows."""
-    if not isinstance(result_path, str) or not os.path.lexists(result_path):
-        raise NotFound(f"result document {result_path} not found")  # a FIFO or link: named by the reader
-    doc = artifacts.read(result_path, RESULT_FORMAT)
-    journal = doc.get("journal")
-    if not isinstance(journal, dict) or "rows" not in journal:
-        raise Refused("this result document predates rollback journals; re-run migrate-import --apply --out to "
-                      "regenerate one")
-    if not doc.get("applied"):
-        raise Refused("this result document records a dry run; there is nothing to roll back")
-    if os.path.abspath(doc.get("target_home") or "") != os.path.abspath(conn.home):
-        raise Refused(f"this import was applied to {doc.get('target_home')}, not to this home ({conn.home})")
-    tables = list(journal["rows"])
-    remove, gone, drifted, journal_keys = [], 0, [], {}
-    task_ids = set()
-    for table in tables:
-        journal_keys[table] = {canonical.canonical_json(item["key"]) for item in journal["rows"][table]}
-        columns = journal.get("columns", {}).get(table) or _columns(conn, table)
-        for item in journal["rows"][table]:
-            key = item["key"]
-            where = " AND ".join(f'"{k}" IS ?' for k in key)
-            row = conn.execute(f'SELECT * FROM "{table}" WHERE {where}', list(key.values())).fetchone()
-            if row is None:
-                gone += 1
-                continue
-            current = {c: row[c] for c in columns if c in row.keys()}
-            if table == "tasks":
-                task_ids.add(key["id"])
-            if row_hash(current) != item["hash"]:
-                drifted.append(f"{table} {canonical.canonical_json(key)}")
-            remove.append((table, key))
-    dependents = _dependents(conn, task_ids, journal_keys)
-    event_ids = [e["id"] for e in journal["events"]]
-    present_events = [e for e in journal["events"] if conn.execute(
-        "SELECT 1 FROM audit_events WHERE id = ? AND hash = ?", (e["id"], e["hash"])).fetchone()]
-    area = journal.get("directory") or "receipts"
-    if area not in FILE_AREAS[:1] and not any(area.startswith(a + "/") for a in FILE_AREAS[1:]):
-        raise IntegrityError(f"the result journal names {str(area)[:120]!r}, not a migration area of this home")
-    directories = [_journal_path(conn.home, rel, area, ancestors=True) for rel in journal.get("directories", [])] \
-        if journal.get("directory") else []
-    files = []
-    for item in journal["files"]:
-        path = _journal_path(conn.home, item["path"], area)
-        if not os.path.lexists(path):
-            files.append({**item, "state": "gone"})
-            continue
-        try:
-            same = not os.path.islink(path) and migrate_inventory.file_digest(path)[0] == item["sha256"]
-        except OSError:
-            same = False
-        files.append({**item, "state": "remove" if same else "withheld_changed"})
-    report = {
-        "result": os.path.abspath(result_path), "result_digest": doc["seal"]["digest"], "source_id": doc["source_id"],
-        "applied": False, "forced": bool(force),
-        "rows_to_remove": len(remove), "rows_already_gone": gone,
-        "by_table": {t: sum(1 for table, _ in remove if table == t) for t in tables},
-        "drifted": drifted[:NAMED_MAX], "drifted_total": len(drifted),
-        "local_dependents": [f"{t} {ident}" for t, ident, _, _ in dependents][:NAMED_MAX],
-        "local_dependents_total": len(dependents),
-        "events_in_scope": len(present_events), "events_journaled": len(event_ids),
-        "files": [{k: f[k] for k in ("path", "state")} for f in files],
-        "directories": [os.path.relpath(d, conn.home) for d in directories if os.path.isdir(d)],
-        "needs_force": bool(drifted or dependents),
-    }
-    if doc.get("step"):
-        report["step"] = doc["step"]
-    report["deduplicated"] = not remove and not present_events and not any(f["state"] == "remove" for f in files)
-    if not apply:
-        return report
-    if report["needs_force"] and not force:
-        names = "; ".join((drifted + report["local_dependents"])[:NAMED_MAX])
-        raise Refused(f"rollback would destroy newer local truth ({len(drifted)} drifted rows, {len(dependents)} "
-                      f"local dependents: {names}); pass --force to cascade them away")
-    if report["deduplicated"] and not dependents:
-        # a rollback killed between its files and its directories finishes the directories
-        report.update(applied=True, directories_removed=[os.path.relpath(d, conn.home) for d in _prune_dirs(directories)])
-        return report
-    with db.write(conn):
-        for table, ident, key, row in dependents:
-            where = " AND ".join(f'"{k}" IS ?' for k in key)
-            conn.execute(f'DELETE FROM "{table}" WHERE {where}', [row[k] for k in key])
-        for table, key in reversed(remove):
-            where = " AND ".join(f'"{k}" IS ?' for k in key)
-            conn.execute(f'DELETE FROM "{table}" WHERE {where}', list(key.values()))
-        if present_events:
-            ids = [e["id"] for e in present_events]
-            conn.executemany("DELETE FROM audit_events WHERE id = ?", [(i,) for i in ids])
-            _relink_from(conn, min(ids))
-        ledger.append_event(conn, "migration", doc["source_id"], "migration_rollback_applied", {
-            "result_digest": doc["seal"]["digest"], "rows_removed": len(remove), "events_removed": len(present_events),
-            "dependents_removed": len(dependents), "drifted_removed": len(drifted), "forced": bool(force),
-            "files_removed": sum(1 for f in files if f["state"] == "remove"),
-            **({"step": doc["step"]} if doc.get("step") else {})})
-        chain = ledger.verify_chain(conn)
-        if not chain["ok"]:
-            raise IntegrityError("rollback would leave the audit chain broken; nothing was changed")
-    removed_files, withheld = [], []
-    for item in files:
-        if item["state"] == "remove":
-            try:
-                os.unlink(os.path.join(conn.home, item["path"]))
-                removed_files.append(item["path"])
-            except OSError:
-                withheld.append(item["path"])
-        elif item["state"] == "withheld_changed":
-            withheld.append(item["path"])
-    report.update(applied=True, files_removed=removed_files, files_withheld=withheld,
-                  directories_removed=[os.path.relpath(d, conn.home) for d in _prune_dirs(directories)],
-                  chain=ledger.verify_chain(conn))
-    return report
-

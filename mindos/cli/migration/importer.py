@@ -1,6 +1,6 @@
 """Migration import and rollback commands: migrate-import, migrate-rollback."""
 
-from mindos.recovery import migrate_import
+from mindos.migration import importer, rollback
 from mindos.cli import flags, make_parser
 
 
@@ -24,9 +24,10 @@ def add_migrate_import(sub):
 
 
 def cmd_migrate_import(conn, args):
-    return migrate_import.migrate_import(conn, args.inventory, args.source_id, apply=args.apply, out=args.out,
-                                         redact=args.redact, allow_secret=args.allow_secret,
-                                         relink_audit=args.relink_audit, force=args.force)
+    result = importer.migrate_import(conn, args.inventory, args.source_id, apply=args.apply, out=args.out,
+                                     redact=args.redact, allow_secret=args.allow_secret,
+                                     relink_audit=args.relink_audit, force=args.force)
+    return result, (0 if result.get("health", {"ok": True})["ok"] else 1)  # a dry run has no health
 
 
 def add_migrate_rollback(sub):
@@ -39,7 +40,7 @@ def add_migrate_rollback(sub):
 
 
 def cmd_migrate_rollback(conn, args):
-    return migrate_import.rollback(conn, args.result, apply=args.apply, force=args.force)
+    return rollback.rollback(conn, args.result, apply=args.apply, force=args.force)
 
 
 COMMANDS = {

@@ -1,6 +1,6 @@
 """Migration inventory commands: migrate-inventory, migrate-inventory-check."""
 
-from mindos.recovery import migrate_inventory
+from mindos.migration import inventory
 from mindos.cli import flags, make_parser
 
 
@@ -13,7 +13,8 @@ def add_migrate_inventory(sub):
 
 
 def cmd_migrate_inventory(conn, args):
-    return migrate_inventory.inventory(conn, args.root, args.out, force=args.force)
+    summary = inventory.inventory(conn, args.root, args.out, force=args.force)
+    return summary, (1 if summary["fail_closed"] else 0)  # still sealed: the operator's record
 
 
 def add_migrate_inventory_check(sub):
@@ -23,7 +24,7 @@ def add_migrate_inventory_check(sub):
 
 
 def cmd_migrate_inventory_check(conn, args):
-    return migrate_inventory.check(args.inventory)
+    return inventory.check(args.inventory)
 
 
 COMMANDS = {

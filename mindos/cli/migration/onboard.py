@@ -1,6 +1,6 @@
 """The onboarding command: onboard."""
 
-from mindos.recovery import onboard
+from mindos.migration import onboard
 from mindos.cli import flags, make_parser
 
 
@@ -22,9 +22,10 @@ def add_onboard(sub):
 
 
 def cmd_onboard(conn, args):
-    return onboard.onboard(conn, args.inventory, apply=args.apply, probe_flag=args.probe, out=args.out,
-                           source_id=args.source_id, redact=args.redact, allow_secret=args.allow_secret,
-                           relink_audit=args.relink_audit, force=args.force)
+    report = onboard.onboard(conn, args.inventory, apply=args.apply, probe_flag=args.probe, out=args.out,
+                             source_id=args.source_id, redact=args.redact, allow_secret=args.allow_secret,
+                             relink_audit=args.relink_audit, force=args.force)
+    return report, (0 if report["ok"] else 1)
 
 
 COMMANDS = {

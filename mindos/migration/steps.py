@@ -1,7 +1,7 @@
 """The inventory plan's steps after the control plane: memory-import, hermes-register, archive-copy.
 
 ``migrate-import --inventory F --source-id S`` runs the plan step of the source it names.  An
-``autopilot_sqlite`` source is the execution-truth import (:mod:`mindos.recovery.migrate_import`);
+``autopilot_sqlite`` source is the execution-truth import (:mod:`mindos.migration.importer`);
 the other planned kinds run here, under the same contract -- the inventory's seal and
 ``fail_closed`` honoured, the source re-hashed against the inventory before anything is
 written, a dry run unless ``--apply``, one audited ``migration_imported``, an identical re-run
@@ -52,11 +52,12 @@ from mindos.core.atomic import StagedTree
 from mindos.errors import IntegrityError, InvalidInput, Refused
 from mindos.memory import guard as secret_guard
 from mindos.memory import memories
-from mindos.recovery import artifacts, brain_import, migrate_inventory
+from mindos.migration import brain_import, inventory
+from mindos.recovery import artifacts
 from mindos.store import db, ledger
 
-STEPS = {  # kind -> the plan's step name (migrate_inventory.PLAN)
-    kind: migrate_inventory.PLAN[kind][1] for kind in ("hindsight_bank", "hermes_home", "obsidian_vault")}
+STEPS = {  # kind -> the plan's step name (inventory.PLAN)
+    kind: inventory.PLAN[kind][1] for kind in ("hindsight_bank", "hermes_home", "obsidian_vault")}
 FILE_STEPS = {  # kind -> (destination folder under the home, manifest format, file mode)
     "hermes_home": (("hermes", "registered"), "autopilot-hermes-registration-v1", 0o600),
     "obsidian_vault": (("archive", "obsidian"), "autopilot-vault-archive-v1", 0o400),
@@ -64,7 +65,7 @@ FILE_STEPS = {  # kind -> (destination folder under the home, manifest format, f
 MANIFEST = "manifest.json"
 FILES = "files"
 HERMES_DEFINITIONS = ("profiles", "skills", "cron")
-NAMED_MAX = 20  # at most this many names in a refusal or a report (migrate_import uses it too)
+NAMED_MAX = 20  # at most this many names in a refusal or a report (the importer and rollback use it too)
 
 
 def _event(conn, source_id, payload):
@@ -81,13 +82,13 @@ def run(conn, doc, inventory_path, src, *, apply=False, redact=False, allow_secr
     """The plan step of ``src`` (a hindsight_bank, hermes_home or obsidian_vault source of the
     verified inventory ``doc``): the dry-run plan, or under ``apply`` the step itself.
 
-    Returns ``(result, journal, exit_code)``; ``journal`` is None for a dry run, exit 1 when
-    the post-apply check found a problem."""
+    Returns ``(result, journal)``; ``journal`` is None for a dry run, and an applied result's
+    ``health`` says whether the post-apply check found a problem."""
     if src["kind"] not in STEPS:
         raise Refused(f"source {src['source_id']} is {src['kind']}: no plan step imports it")
     if redact and allow_secret:
         raise InvalidInput("pass at most one of --redact and --allow-secret")
-    migrate_inventory.verify_source(doc, src)
+    inventory.verify_source(doc, src)
     if src["kind"] == "hindsight_bank":
         return _hindsight(conn, doc, inventory_path, src, apply=apply)
     return _copy(conn, doc, inventory_path, src, apply=apply, redact=redact, allow_secret=allow_secret)
@@ -107,7 +108,7 @@ def _hindsight(conn, doc, inventory_path, src, *, apply):
         result.update(bank={k: bank[k] for k in ("lines", "malformed", "secret_blocked", "already_present",
                                                  "would_import")},
                       deduplicated=bank["would_import"] == 0)
-        return result, None, 0
+        return result, None
     columns = [row[1] for row in conn.execute("PRAGMA table_info(memories)") if row[1] != "seq"]
     select = ", ".join(f'"{c}"' for c in columns)
     with db.write(conn):  # memory-import's own transaction joins this one: rows, journal and event commit together
@@ -128,7 +129,7 @@ def _hindsight(conn, doc, inventory_path, src, *, apply):
                   health={"ok": present == len(rows), "memories_present": present,
                           "problems": [] if present == len(rows) else ["imported memories are missing"]})
     journal = {"rows": {"memories": rows}, "columns": {"memories": columns}, "events": [], "files": []}
-    return result, journal, 0 if result["health"]["ok"] else 1
+    return result, journal
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ def _select(kind, rel):
 
 def _read(path):
     """The bytes of a regular file (no symlink, FIFO or device; OSError otherwise)."""
-    return migrate_inventory._read_bytes(path)
+    return inventory._read_bytes(path)
 
 
 def _walk_files(folder):
@@ -172,7 +173,7 @@ def _destination_state(conn, dest, fmt, source_id, selected):
         return "different", None, None
     try:
         manifest = artifacts.read(os.path.join(dest, MANIFEST), fmt)
-        manifest_sha = migrate_inventory.file_digest(os.path.join(dest, MANIFEST))[0]
+        manifest_sha = inventory.file_digest(os.path.join(dest, MANIFEST))[0]
     except (IntegrityError, OSError):
         return "different", None, None
     sources = [(f.get("path"), f.get("source_sha256")) for f in manifest.get("files", [])]
@@ -184,7 +185,7 @@ def _destination_state(conn, dest, fmt, source_id, selected):
         return "different", None, None
     for entry in manifest["files"]:
         try:
-            if migrate_inventory.file_digest(copies[entry["path"]])[0] != entry.get("sha256"):
+            if inventory.file_digest(copies[entry["path"]])[0] != entry.get("sha256"):
                 return "different", None, None
         except OSError:
             return "different", None, None
@@ -213,9 +214,9 @@ def _plan_copy(conn, doc, src):
                              "source": os.path.join(doc["root"], entry["path"])})
         else:
             quarantine.append({"path": rel, "sha256": entry["sha256"], "reason": reason})
-    texts = [item["source"] for item in selected if item["source"].endswith(migrate_inventory.TEXT_SUFFIXES)
-             and item["bytes"] <= migrate_inventory.MAX_SCAN_BYTES]
-    scanned = migrate_inventory.scan_texts(sorted(texts))
+    texts = [item["source"] for item in selected if item["source"].endswith(inventory.TEXT_SUFFIXES)
+             and item["bytes"] <= inventory.MAX_SCAN_BYTES]
+    scanned = inventory.scan_texts(sorted(texts))
     findings, flagged = {}, []
     for index, item in enumerate(selected):
         kinds = scanned.get(item["source"]) or []
@@ -242,7 +243,7 @@ def _check_copy(dest, manifest):
     problems = []
     for entry in manifest["files"]:
         try:
-            if migrate_inventory.file_digest(os.path.join(dest, FILES, *entry["path"].split("/")))[0] != entry["sha256"]:
+            if inventory.file_digest(os.path.join(dest, FILES, *entry["path"].split("/")))[0] != entry["sha256"]:
                 problems.append(f"{entry['path']} does not match its manifest sha256")
         except OSError:
             problems.append(f"{entry['path']} is missing")
@@ -271,12 +272,12 @@ def _copy(conn, doc, inventory_path, src, *, apply, redact, allow_secret):
         result["would_copy"] = len(plan["selected"]) if plan["state"] == "absent" else 0
         if plan["state"] == "different":
             result["refusal_on_apply"] = different
-        return result, None, 0
+        return result, None
     if plan["state"] == "different":
         raise Refused(different)
     if plan["state"] == "in_place":
         result.update(applied=True, files_copied=0, health=_check_copy(plan["dest"], plan["manifest"]))
-        return result, {"rows": {}, "events": [], "files": [], "directory": plan["dest_rel"], "directories": []}, 0
+        return result, {"rows": {}, "events": [], "files": [], "directory": plan["dest_rel"], "directories": []}
     payload = {"step": result["step"], "kind": src["kind"], "inventory_digest": result["inventory_digest"],
                "destination": plan["dest_rel"], "quarantined": len(plan["quarantine"])}
     published = []
@@ -315,8 +316,7 @@ def _copy(conn, doc, inventory_path, src, *, apply, redact, allow_secret):
         raise
     result.update(applied=True, files_copied=copied, deduplicated=False,
                   health=_check_copy(plan["dest"], manifest))
-    journal = _journal(conn, plan["dest_rel"], manifest, manifest_sha, directories)
-    return result, journal, 0 if result["health"]["ok"] else 1
+    return result, _journal(conn, plan["dest_rel"], manifest, manifest_sha, directories)
 
 
 def _tally(manifest, manifest_sha):

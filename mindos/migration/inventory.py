@@ -47,10 +47,10 @@ import os
 import sqlite3
 import urllib.parse
 
-from mindos.core import clock, secrets
+from mindos.core import secrets
 from mindos.core import files as file_safety
 from mindos.errors import InvalidInput, MindosError, NotFound, Refused
-from mindos.recovery import artifacts
+from mindos.migration import documents
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-migration-inventory-v1"
@@ -396,40 +396,41 @@ def _owner(rel_file, dir_sources):
     return best
 
 
-def _scan_path(path):
+def scan_file(path):
+    """The secret kinds (kinds only) in the text of the file ``path``; none when unreadable."""
     try:
         return secrets.scan(_read_text(path))
     except OSError:
         return []
 
 
+def count_cron_jobs(source, jobs):
+    """Set ``source["cron_jobs"]`` from the Hermes ``cron/jobs.json`` at ``jobs`` (a list, or an
+    object holding one under ``jobs``); anything else blocks the source, naming the file."""
+    import json  # lazy: only a Hermes home needs the parser
+
+    try:
+        parsed = json.loads(_read_text(jobs))
+        listed = parsed.get("jobs") if isinstance(parsed, dict) else parsed
+        if not isinstance(listed, list):
+            raise ValueError("no job list")
+        source["cron_jobs"] = len(listed)
+    except (ValueError, OSError):
+        source["blocked"] = "cron/jobs.json is not a valid job list"
+
+
 def scan_texts(paths):
     """``{path: kinds}`` for text files: in-process for a few, over worker processes (reads
     and the detector both run there; nothing is written) for many."""
-    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
-    if workers < 2 or len(paths) < PARALLEL_MIN_FILES:
-        return {path: _scan_path(path) for path in paths}
-    import concurrent.futures  # lazy: only a large tree pays for the pool
-    import multiprocessing
+    from mindos.core import workers  # lazy: only inventories and copy steps scan many texts
 
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:  # pragma: no cover - platforms without fork
-        return {path: _scan_path(path) for path in paths}
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        found = pool.map(_scan_path, paths, chunksize=max(1, len(paths) // (workers * 8)))
-        return dict(zip(paths, found))
+    return dict(zip(paths, workers.spread(scan_file, paths, max_workers=PARALLEL_WORKERS, chunks_per_worker=8,
+                                          big_enough=len(paths) >= PARALLEL_MIN_FILES)))
 
 
 def discover(root):
     """Classify everything under ``root`` (read-only).  Returns the inventory body (unsealed)."""
-    if not isinstance(root, str) or not root:
-        raise InvalidInput("invalid --root: expected a directory path")
-    root = os.path.abspath(root)
-    if os.path.islink(root):
-        raise Refused(f"--root {root} is a symlink; symlinks are never followed")
-    if not os.path.isdir(root):
-        raise NotFound(f"--root {root} is not a directory")
+    root = file_safety.walk_root(root)
     files, caps = _walk(root)
     digests = {}
     for path in files:
@@ -509,16 +510,7 @@ def discover(root):
             source["skills"] = sum(1 for p in members if os.path.basename(p) == "SKILL.md")
             jobs = os.path.join(base, "cron", "jobs.json")
             if jobs in digests:
-                import json  # lazy: only a Hermes home needs the parser
-
-                try:
-                    parsed = json.loads(_read_text(jobs))
-                    listed = parsed.get("jobs") if isinstance(parsed, dict) else parsed
-                    if not isinstance(listed, list):
-                        raise ValueError("no job list")
-                    source["cron_jobs"] = len(listed)
-                except (ValueError, OSError):
-                    source["blocked"] = "cron/jobs.json is not a valid job list"
+                count_cron_jobs(source, jobs)
             else:
                 source["cron_jobs"] = 0
         else:
@@ -579,30 +571,21 @@ def discover(root):
 
 def inventory(conn, root, out, *, force=False):
     """``migrate-inventory``: discover, seal, write ``out`` (0600, atomic), audit
-    ``migration_inventory_sealed``.  Returns ``(summary, exit_code)``: 1 when fail_closed."""
-    if not isinstance(out, str) or not out:
-        raise InvalidInput("invalid --out: expected a file path")
-    from mindos.core import files  # lazy: the writer only
-
-    files.check_out(out, force=force)  # before walking the root
+    ``migration_inventory_sealed``.  Returns the summary; its verdict is ``fail_closed``."""
+    documents.check_out(out, force=force)  # before walking the root
     body = discover(root)
-    body["created_at"] = clock.now_iso()
-    out = os.path.abspath(out)
-    doc, file_hash = artifacts.seal_write(out, FORMAT, body, force=bool(force))
+    doc, head = documents.seal(out, FORMAT, body, force=bool(force))
     with db.write(conn):
         ledger.append_event(conn, "migration", doc["seal"]["digest"][:16], "migration_inventory_sealed", {
             "digest": doc["seal"]["digest"], "root": body["root"], "sources": body["sources_total"],
             "fail_closed": body["fail_closed"], "blocked": [b["source_id"] for b in body["blocked"]],
-            "file_sha256": file_hash})
-    summary = {
-        "format": FORMAT, "out": out, "digest": doc["seal"]["digest"], "file_sha256": file_hash,
-        "content_digest": artifacts.content_digest(doc),
-        "root": body["root"], "sources_total": body["sources_total"], "by_kind": body["by_kind"],
+            "file_sha256": head["file_sha256"]})
+    return {
+        **head, "root": body["root"], "sources_total": body["sources_total"], "by_kind": body["by_kind"],
         "fail_closed": body["fail_closed"], "blocked": body["blocked"], "plan": body["plan"], "caps": body["caps"],
         "sources": [{key: s[key] for key in ("source_id", "kind", "path", "file_count", "secret_findings")}
                     for s in body["sources"]],
     }
-    return summary, (1 if body["fail_closed"] else 0)
 
 
 def load(path):
@@ -610,18 +593,14 @@ def load(path):
     any changed byte)."""
     if not isinstance(path, str) or not path:
         raise InvalidInput("invalid inventory path")
-    if not os.path.lexists(path):
-        raise NotFound(f"inventory {path} not found")  # a FIFO or link: named by the reader
-    return artifacts.read(path, FORMAT)
+    return documents.read(path, FORMAT, "inventory")
 
 
 def check(path):
     """``migrate-inventory-check``: verify the seal; return what the document holds."""
     doc = load(path)
-    return {"ok": True, "format": FORMAT, "digest": doc["seal"]["digest"],
-            "content_digest": artifacts.content_digest(doc), "root": doc["root"],
-            "sources_total": doc["sources_total"], "fail_closed": doc["fail_closed"], "blocked": doc["blocked"],
-            "plan": doc["plan"], "created_at": doc.get("created_at")}
+    return {**documents.facts(doc, FORMAT), "root": doc["root"], "sources_total": doc["sources_total"],
+            "fail_closed": doc["fail_closed"], "blocked": doc["blocked"], "plan": doc["plan"]}
 
 
 def verify_source(doc, src, database=None):

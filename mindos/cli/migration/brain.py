@@ -1,6 +1,6 @@
 """Brain commands: brain-inventory, brain-inventory-check, brain-import."""
 
-from mindos.recovery import brain_import, brain_inventory
+from mindos.migration import brain_import, brain_inventory
 from mindos.cli import flags, make_parser
 
 
@@ -15,8 +15,9 @@ def add_brain_inventory(sub):
 
 
 def cmd_brain_inventory(conn, args):
-    return brain_inventory.inventory(args.out, home=args.home, hermes=args.hermes_home, claude=args.claude_home,
-                                     force=args.force)
+    summary = brain_inventory.inventory(args.out, home=args.home, hermes=args.hermes_home, claude=args.claude_home,
+                                        force=args.force)
+    return summary, (1 if summary["fail_closed"] else 0)
 
 
 def add_brain_inventory_check(sub):

@@ -35,11 +35,12 @@ Design decisions
 
 import os
 
-from mindos.core import canonical, clock, secrets
+from mindos.core import canonical, secrets
 from mindos.core.atomic import atomic_write
-from mindos.errors import InvalidInput, NotFound, Refused
-from mindos.recovery import artifacts, brain_inventory
-from mindos.recovery import migrate_inventory as mig
+from mindos.errors import InvalidInput, Refused
+from mindos.migration import brain_inventory, documents
+from mindos.migration import inventory as mig
+from mindos.recovery import artifacts
 
 FORMAT = "mindos-brain-import-v1"
 PROVENANCE_FORMAT = "mindos-brain-provenance-v1"
@@ -180,15 +181,12 @@ def brain_import(inventory_path, target, *, apply=False, redact=False, out=None,
         body = {key: result[key] for key in ("inventory", "inventory_digest", "target", "imports", "quarantine",
                                              "external", "created", "verified")}
         body["provenance"] = os.path.relpath(provenance_path, result["target"])
-        body["created_at"] = clock.now_iso()
-        doc, _ = artifacts.seal_write(report_path, FORMAT, body, force=bool(force) if out else None)
-        result["report_digest"] = doc["seal"]["digest"]
+        _, head = documents.seal(report_path, FORMAT, body, force=bool(force) if out else None)
+        result["report_digest"] = head["digest"]
     return result
 
 
 def load_report(path, format=FORMAT):
     """Read and verify a sealed brain-import report (or, with ``format=PROVENANCE_FORMAT``, a
     provenance file) byte-exact; IntegrityError on any changed byte."""
-    if not isinstance(path, str) or not os.path.lexists(path):
-        raise NotFound(f"brain-import document {path} not found")  # a FIFO or link: named by the reader
-    return artifacts.read(path, format)
+    return documents.read(path, format, "brain-import document")

@@ -1,0 +1,1 @@
+"""CLI modules of the migration dimension (inventories, imports, rollback, onboarding, the brain)."""
