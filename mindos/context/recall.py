@@ -38,7 +38,7 @@ Design decisions
 
 import json
 
-from mindos.context import builder, pack as legacy
+from mindos.context import builder, pack as context_pack
 from mindos.context import sections as extra
 from mindos.context.params import PARAM_KEYS, make_params
 from mindos.core import clock, load_module, validate
@@ -78,8 +78,8 @@ def params_from_event(payload):
 
 
 def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
-    """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
-    opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
+    """The pack of ``task`` (a task dict) under ``params``: the ``context`` command's sections
+    (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
     shares fetched candidates between the builds of one bundle; ``shared`` shares index
     posting counts and task-independent section results between the bundles built in one
     read snapshot (see :func:`stale`)."""
@@ -88,7 +88,7 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
              "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
-    for section in legacy.SECTIONS.active(options):
+    for section in context_pack.SECTIONS.active(options):
         name, build = section.name, section.build
         if name == "handoff" and not with_handoff:
             continue

@@ -20,7 +20,7 @@ Design decisions
   * **The secret guard gates what a run would write.**  Every message of a new or changed
     file is scanned; findings refuse the run (``secret_blocked``), store
     ``[REDACTED:<kind>]`` copies (``--redact``) or store verbatim (``--allow-secret``),
-    through :func:`mindos.memory.guard.guard`, once per run.  Unchanged files settled at
+    through :func:`mindos.store.guard.guard`, once per run.  Unchanged files settled at
     their original ingest are not re-scanned and never block a later incremental run.
   * **Provenance on every hit**: source, profile, project, session id, seq, role, at.
 """
@@ -32,7 +32,7 @@ import re
 
 from mindos.core import clock, secrets, validate
 from mindos.errors import InvalidInput, NotFound, Refused
-from mindos.memory import guard as secret_guard
+from mindos.store import guard as secret_guard
 from mindos.memory import transcripts
 from mindos.store import db, fts, ledger
 

@@ -7,7 +7,7 @@ domain adds its counters by adding its module name here, not by editing another 
 from mindos.core import load_module
 
 PROVIDERS = [
-    "mindos.memory.notes", "mindos.memory.guard",
+    "mindos.memory.notes", "mindos.memory.secret_sweep",
     "mindos.work.leases", "mindos.work.progress", "mindos.work.lifecycle", "mindos.work.policies", "mindos.work.sweeps",
     "mindos.work.approvals", "mindos.work.graph",
     "mindos.memory.handoffs",
