@@ -181,11 +181,11 @@ AUTOPILOT = Door(
              "Bounded, redacted bot-chat context of one recipient's profile, with a digest."),
         )),
         ('Agent harnesses', (
-            ('setup', 'mcp.setup',
+            ('setup', 'harness.setup',
              'Wire MindOS into Claude Code (session-start hooks, MCP server, CLAUDE.md loop), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook) with the home pinned; setup check runs each; idempotent, --dry-run, --remove.'),
-            ('session-start', 'mcp.hooks',
+            ('session-start', 'harness.hooks',
              "Claude Code SessionStart hook: prime for the session's agent (claude-code-<session>) and the project of its working directory, read from the event on stdin; bounded by --seconds."),
-            ('stop-gate', 'mcp.hooks',
+            ('stop-gate', 'harness.hooks',
              "Claude Code Stop hook: block the stop once when the session still holds a lease with no handoff or receipt since its claim."),
         )),
         ('Sessions', (

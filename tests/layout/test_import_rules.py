@@ -6,7 +6,7 @@ The tree answers "where does this rule live?" only while the layering holds:
   * ``mindos.store`` imports only core (and errors);
   * the dimension packages import store, core and each other only downward, in
     ``DIMENSIONS`` order;
-  * ``mindos.cli`` and ``mindos.mcp`` may import anything, and nothing imports them;
+  * ``mindos.cli``, ``mindos.mcp`` and ``mindos.harness`` may import anything, and nothing below imports them;
   * a function-local import exists only to keep a call's import cost down and says so in a
     one-line ``# lazy:`` comment on the import line or the line above.
 """
@@ -21,7 +21,7 @@ from conftest import ROOT
 PACKAGE = os.path.join(ROOT, "mindos")
 # lowest first: a package may import the ones before it, never the ones after
 DIMENSIONS = ["core", "store", "work", "memory", "context", "views", "recovery", "autonomy", "comms", "demo"]
-TOP = {"cli", "mcp"}
+TOP = {"cli", "mcp", "harness"}
 
 
 def _modules():
