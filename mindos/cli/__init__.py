@@ -20,9 +20,9 @@ off everywhere: a scripted agent must never reach a different flag by prefix.
 
 import gc
 
-# A call lives for tens of milliseconds and frees almost everything by reference counting,
-# yet at the default threshold (700 allocations) the cycle collector runs dozens of times
-# while the modules load: about 4M instructions a call.  A larger first generation keeps it
+# A call is short and frees almost everything by reference counting, yet at the default
+# threshold (700 allocations) the cycle collector runs dozens of times while the modules
+# load, for nothing (figures in bench/NOTES.md).  A larger first generation keeps it
 # rare without turning it off for the long sweeps (recall-stale, doctor) that do make cycles.
 gc.set_threshold(20_000, 20, 20)
 
@@ -86,8 +86,7 @@ def emit(result):
     reading a pipe or a file.
 
     The compact line is what agents read, and costs them fewer tokens; it is also the one
-    json's C encoder writes (an indented dump runs the pure-Python encoder, about 2.5M
-    instructions for a full recall bundle).  On a stdout whose encoding cannot hold some
+    json's C encoder writes (an indented dump runs the slower pure-Python encoder).  On a stdout whose encoding cannot hold some
     character (``PYTHONIOENCODING=ascii``, a Latin-1 terminal), text views print it as a
     backslash escape instead of failing.
     """
@@ -179,8 +178,8 @@ def exit_process(code):
 
     Everything a call does is finished when :func:`run` returns: its connection closed, its
     result printed, its files written and synced.  What teardown would still do is free
-    every object and module one by one, which costs as much as a quarter of a short call
-    (about 20 million instructions, more than the command itself for most).  Only the
+    every object and module one by one, which costs more than most commands themselves
+    (figures in bench/NOTES.md).  Only the
     standard streams need a last flush.
     """
     for stream in (sys.stdout, sys.stderr):

@@ -13,8 +13,8 @@ from mindos.core import load_module
 class Door:
     """One front door.  script: the checkout script name; installed: the console-script
     name pip installs; sections: ((section title, ((command, cli module, summary), ...)),
-    ...) in reading order.  (A plain class: a namedtuple costs every call about 0.5M
-    instructions to create, typing's NamedTuple 15M to import.)"""
+    ...) in reading order.  (A plain class: a namedtuple is costly to create on every call,
+    typing's NamedTuple costlier to import.)"""
 
     __slots__ = ("script", "installed", "description", "sections")
 

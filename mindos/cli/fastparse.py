@@ -1,7 +1,7 @@
 """A command's arguments read without argparse, when they need no more than reading.
 
-Importing argparse and building one command's parser cost about 12M instructions, a tenth
-of a recall and more than many commands spend on their own work.  Yet almost every call an
+Importing argparse and building one command's parser cost more than many commands spend on
+their own work (figures in bench/NOTES.md).  Yet almost every call an
 agent makes is plain: long flags each followed by its value, switches, and the positional
 ids in order.  For those, this module reads the arguments straight from the command's own
 declaration: the command module's ``add_<name>(sub)`` runs against a recording parser

@@ -1,7 +1,6 @@
 """``ops.py recall-stale`` across processes: a large sweep checked in shares, one per CPU.
 
-Rebuilding a cited bundle is a few milliseconds of CPU, nearly all of it SQLite and pack
-building, and every cited handoff is independent of the others.  So a sweep over many
+Rebuilding a cited bundle is CPU work, nearly all of it SQLite and pack building, and every cited handoff is independent of the others.  So a sweep over many
 handoffs is planned once (:func:`mindos.context.recall.stale_plan`: what to check and the
 instant to check it at), cut into contiguous shares, and the shares are checked at once:
 the first by this process, each other one by a worker interpreter started for it.  The

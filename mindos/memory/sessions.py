@@ -149,7 +149,7 @@ def _analyse_one(item):
 def analyse(items):
     """Parse and secret-scan ``[(relative path, bytes)]``; return ``[(parsed, report)]`` in order.
 
-    The detector dominates the cost (a few microseconds a character), so a large batch is
+    The detector dominates the cost (it reads every character), so a large batch is
     spread over worker processes (at most PARALLEL_WORKERS); a small one stays in-process.
     Workers only compute: every read and write stays in this process.
     """

@@ -34,9 +34,8 @@ from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # Pages are read through a memory map rather than a read() and a copy each.  A fleet sweep
-# revisits pages all over the file and gains most (recall-stale over 1,000 cited handoffs:
-# 2.7 s with the map, 3.6 s without); single calls that walk FTS indexes gain too (recall
-# and memory-search 8-9 % slower without it), a single write loses about 3 %.  The map is
+# revisits pages all over the file and gains most; single calls that walk FTS indexes gain
+# too, a single write loses a little (figures in bench/NOTES.md).  The map is
 # address space only (SQLite maps no more than the file holds); pages past it are read as
 # before.
 MMAP_BYTES = 1 << 30
@@ -479,7 +478,7 @@ class write:
             if self.conn.commit_gate is not None:
                 self.conn.commit_gate()
             # Parse the schema now, outside the lock: a fresh connection's first statement
-            # reads every CREATE in it (about a millisecond), which would otherwise be paid
+            # reads every CREATE in it, which would otherwise be paid
             # while every other writer waits.
             self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 0")
             _acquire(self.conn, self.timeout)
