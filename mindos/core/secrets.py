@@ -1,7 +1,7 @@
 """The credential detector and redactor: pure functions, no database.
 
 Credentials never enter shared memory.  Every write path that stores agent text (note,
-supersede-note, handoff) passes its fields through :func:`guard`, which runs the shape
+supersede-note, handoff) passes its fields through :func:`mindos.store.guard.guard`, which runs the shape
 detectors below and either refuses the write (``secret_blocked``), stores a redacted copy
 (``secret_redacted``) or, on an explicit override, stores it verbatim (``secret_allowed``).
 

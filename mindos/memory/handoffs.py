@@ -16,7 +16,7 @@ risks, optional recall digest).  Design decisions:
     of the stored payload (task, agents, status, objective, lists, commit, recall digest);
     an identical live payload returns the existing row (``deduplicated: true``).
   * **Secret guard first.**  The objective, status, commit and every list field pass
-    through :func:`mindos.guard.guard_record` before anything is written; the stored and
+    through :func:`mindos.store.guard.guard_record` before anything is written; the stored and
     hashed payload is the guarded (possibly redacted) text.  The agent names are scanned too
     and refused outright when credential-shaped (an id cannot carry a redaction label).
   * **Events are about the task.**  Handoff audit events use entity_type ``handoff`` and

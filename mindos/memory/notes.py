@@ -18,7 +18,7 @@ Design decisions
     exact content revives it and restates its lifetime (no ``--ttl-hours``: immortal).
   * Every write passes through the secret guard before anything is stored: the content
     (refused, redacted or allowed per flag) and the source agent name (refused outright when
-    credential-shaped; see :func:`mindos.guard.guard_record`).
+    credential-shaped; see :func:`mindos.store.guard.guard_record`).
 
 Reusable pieces (other domains call these):
   * :func:`tokens` / :func:`jaccard` -- the one similarity measure (near-dup guard,

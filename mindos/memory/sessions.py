@@ -2,7 +2,7 @@
 
 ``session-scan`` inventories a transcript store, ``session-ingest`` indexes it,
 ``search-sessions`` searches it, ``sessions-prune`` bounds it, and the context pack's
-``--related-sessions N`` section packs matching snippets (:func:`related`).
+``--related-sessions N`` section packs matching snippets (:func:`snippets`).
 
 Design decisions
   * **Read-only by construction.**  Source stores are only ever opened for reading; the walk

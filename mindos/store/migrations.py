@@ -4,7 +4,7 @@
 runs inside one write transaction together with its ``PRAGMA user_version`` bump (see
 ``db._bring_current``), so a crash leaves a database at a whole version, never between.
 A fresh database is built from ``schema.sql`` instead and stamped with the latest number;
-``tests/test_db.py`` checks that both roads lead to the same tables, columns and indexes.
+``tests/store/test_db.py`` checks that both roads lead to the same tables, columns and indexes.
 
 These texts are history: once released, a migration is never edited, only followed.
 """

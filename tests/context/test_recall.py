@@ -1,5 +1,5 @@
 """Recall: sealed bundles, recall-verify, recall-diff, recall-stale, next --recall, resume
-(mindos/recall.py)."""
+(mindos/context/recall.py)."""
 
 import json
 
