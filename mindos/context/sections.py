@@ -386,7 +386,7 @@ def _fetch_related_sessions(state):
                                                                                  requested)])
 
 
-# Registered with the context pack's builder after the legacy sections, each behind its own
+# Registered with the context pack's builder after its own sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
 section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
 section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside
