@@ -86,9 +86,9 @@ def emit(result):
     reading a pipe or a file.
 
     The compact line is what agents read, and costs them fewer tokens; it is also the one
-    json's C encoder writes (an indented dump runs the slower pure-Python encoder).  On a stdout whose encoding cannot hold some
-    character (``PYTHONIOENCODING=ascii``, a Latin-1 terminal), text views print it as a
-    backslash escape instead of failing.
+    json's C encoder writes (an indented dump runs the slower pure-Python encoder).  On a
+    stdout whose encoding cannot hold some character (``PYTHONIOENCODING=ascii``, a Latin-1
+    terminal), text views print it as a backslash escape instead of failing.
     """
     if isinstance(result, str):
         from mindos.core.text import inert  # lazy: only text views load it

@@ -1,9 +1,8 @@
 """A command's arguments read without argparse, when they need no more than reading.
 
 Importing argparse and building one command's parser cost more than many commands spend on
-their own work (figures in bench/NOTES.md).  Yet almost every call an
-agent makes is plain: long flags each followed by its value, switches, and the positional
-ids in order.  For those, this module reads the arguments straight from the command's own
+their own work (figures in bench/NOTES.md).  Yet almost every call an agent makes is plain:
+long flags each followed by its value, switches, and the positional ids in order.  For those, this module reads the arguments straight from the command's own
 declaration: the command module's ``add_<name>(sub)`` runs against a recording parser
 (:func:`mindos.cli.doors.declare`) that keeps the ``add_argument`` calls instead of building
 argparse actions, and :func:`parse` fills the namespace exactly as argparse would (same dests,

@@ -2,9 +2,9 @@
 
 A call whose arguments :mod:`mindos.cli.fastparse` reads as they stand never loads this
 module, nor argparse (importing it and building a parser cost more than many commands' own
-work; figures in bench/NOTES.md); everything else comes here: ``--help``, ``--version``, a call naming no command, a usage error (its
-message is argparse's own), the commands with nested subcommands, the docs generator and
-the MCP server's tool schemas.
+work; figures in bench/NOTES.md); everything else comes here: ``--help``, ``--version``, a
+call naming no command, a usage error (its message is argparse's own), the commands with
+nested subcommands, the docs generator and the MCP server's tool schemas.
 """
 
 import argparse

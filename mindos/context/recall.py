@@ -79,10 +79,10 @@ def params_from_event(payload):
 
 def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
     """The pack of ``task`` (a task dict) under ``params``: the ``context`` command's sections
-    (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
-    shares fetched candidates between the builds of one bundle; ``shared`` shares index
-    posting counts and task-independent section results between the bundles built in one
-    read snapshot (see :func:`stale`)."""
+    (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the
+    ``context`` shape); read-only.  ``memo`` shares fetched candidates between the builds of
+    one bundle; ``shared`` shares index posting counts and task-independent section results
+    between the bundles built in one read snapshot (see :func:`stale`)."""
     options = dict(params)
     state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo,
              "shared": {} if shared is None else shared}

@@ -1,10 +1,11 @@
 """``ops.py recall-stale`` across processes: a large sweep checked in shares, one per CPU.
 
-Rebuilding a cited bundle is CPU work, nearly all of it SQLite and pack building, and every cited handoff is independent of the others.  So a sweep over many
-handoffs is planned once (:func:`mindos.context.recall.stale_plan`: what to check and the
-instant to check it at), cut into contiguous shares, and the shares are checked at once:
-the first by this process, each other one by a worker interpreter started for it.  The
-worker's command line comes from the caller (``recall-stale`` passes
+Rebuilding a cited bundle is CPU work, nearly all of it SQLite and pack building, and every
+cited handoff is independent of the others.  So a sweep over many handoffs is planned once
+(:func:`mindos.context.recall.stale_plan`: what to check and the instant to check it at),
+cut into contiguous shares, and the shares are checked at once: the first by this process,
+each other one by a worker interpreter started for it.  The worker's command line comes
+from the caller (``recall-stale`` passes
 :func:`mindos.cli.context.stale_worker.command`: ``python3 -I -S``, no site packages,
 nothing from the environment's Python settings), so context never names the CLI.
 

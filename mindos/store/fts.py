@@ -113,9 +113,10 @@ def match_counts(conn, name, expressions, cap, cache=None):
 
     The expressions come from :func:`query`.  Returns counts aligned with ``expressions``.
     One small statement is prepared once and run per expression: compiling a UNION of a
-    dozen counting subqueries cost more than running them.  ``cache`` (a dict) keeps the counts already probed and probes only the
-    others: exact while the caller holds one read snapshot (:func:`mindos.store.db.read`)
-    across every call sharing it, as a fleet sweep rebuilding many packs does.
+    dozen counting subqueries cost more than running them.  ``cache`` (a dict) keeps the
+    counts already probed and probes only the others: exact while the caller holds one read
+    snapshot (:func:`mindos.store.db.read`) across every call sharing it, as a fleet sweep
+    rebuilding many packs does.
     """
     index(name)
     if cache is None:
