@@ -2,7 +2,7 @@
 """MindOS session-start context pack: ``python3 mindos_context_pack.py sentinel --json``
 exercises the Hermes first-turn pack's disposable proof path without touching live homes.
 
-The logic lives in mindos/mcp/hermes.py (the pack in mindos/context/prime.py and
+The logic lives in mindos/harness/hermes.py (the pack in mindos/context/prime.py and
 mindos/context/first_turn.py), the front door in mindos/cli/context_pack.py.
 """
 import os

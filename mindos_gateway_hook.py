@@ -3,7 +3,7 @@
 
 Install by linking (or copying) this file to ``$HOME/.hermes/mindos/mindos_gateway_hook.py``
 and listing it under ``hooks: pre_llm_call`` in the Hermes config; ``sentinel [--json]``
-proves the path in a disposable home.  The logic lives in mindos/mcp/hermes.py,
+proves the path in a disposable home.  The logic lives in mindos/harness/hermes.py,
 the front door in mindos/cli/hermes_hook.py.
 """
 import os

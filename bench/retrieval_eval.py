@@ -47,7 +47,8 @@ from mindos.core import clock  # noqa: E402
 from mindos.memory import handoffs, notes  # noqa: E402
 from mindos.store import db  # noqa: E402
 from mindos.work import tasks  # noqa: E402
-from mindos.memory import facts, memories, search  # noqa: E402
+from mindos.memory import facts, memories  # noqa: E402
+from mindos.memory import memory_search as search  # noqa: E402
 
 START = "2026-01-05T09:00:00Z"
 TOP = 5

@@ -109,10 +109,9 @@ def emit(result):
     reading a pipe or a file.
 
     The compact line is what agents read, and costs them fewer tokens; it is also the one
-    json's C encoder writes (an indented dump runs the pure-Python encoder, about 2.5M
-    instructions for a full recall bundle).  On a stdout whose encoding cannot hold some
-    character (``PYTHONIOENCODING=ascii``, a Latin-1 terminal), text views print it as a
-    backslash escape instead of failing.
+    json's C encoder writes (an indented dump runs the slower pure-Python encoder).  On a
+    stdout whose encoding cannot hold some character (``PYTHONIOENCODING=ascii``, a Latin-1
+    terminal), text views print it as a backslash escape instead of failing.
     """
     if isinstance(result, str):
         from mindos.core.text import inert  # lazy: only text views load it
@@ -202,8 +201,8 @@ def exit_process(code):
 
     Everything a call does is finished when :func:`run` returns: its connection closed, its
     result printed, its files written and synced.  What teardown would still do is free
-    every object and module one by one, which costs as much as a quarter of a short call
-    (about 20 million instructions, more than the command itself for most).  Only the
+    every object and module one by one, which costs more than most commands themselves
+    (figures in bench/NOTES.md).  Only the
     standard streams need a last flush.
     """
     for stream in (sys.stdout, sys.stderr):

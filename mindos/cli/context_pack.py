@@ -1,7 +1,7 @@
 """``mindos_context_pack.py``: the Hermes session-start context pack's own front door.
 
 ``mindos_context_pack.py sentinel [--json]`` exercises the disposable proof path of the
-first-turn pack (:func:`mindos.mcp.hermes.sentinel`) without touching live homes: a
+first-turn pack (:func:`mindos.harness.hermes.sentinel`) without touching live homes: a
 throwaway MindOS home, Hermes home and HOME are seeded, the real gateway hook is run against
 them, and they are deleted.  ``--json`` prints ``{"ok", "checks": [{"name", "ok"[,
 "detail"]}], "home"}``; without it, one ``ok``/``FAIL`` line per check.  Exit 0 when every

@@ -13,8 +13,8 @@ from mindos.core import load_module
 class Door:
     """One front door.  script: the checkout script name; installed: the console-script
     name pip installs; sections: ((section title, ((command, cli module, summary), ...)),
-    ...) in reading order.  (A plain class: a namedtuple costs every call about 0.5M
-    instructions to create, typing's NamedTuple 15M to import.)"""
+    ...) in reading order.  (A plain class: a namedtuple is costly to create on every call,
+    typing's NamedTuple costlier to import.)"""
 
     __slots__ = ("script", "installed", "description", "sections")
 
@@ -41,7 +41,7 @@ AUTOPILOT = Door(
              'Attach capability/scope tags to a task (idempotent, audited).'),
             ('untag', 'work.tags',
              'Remove a tag from a task (audited; an absent tag fails).'),
-            ('search', 'work.search',
+            ('search', 'work.task_search',
              'Search task text fields (substring; --rank for BM25 relevance).'),
             ('similar', 'work.dedup',
              'List open same-project tasks whose title+description restate this task (token Jaccard >= threshold), most similar first.'),
@@ -133,11 +133,11 @@ AUTOPILOT = Door(
              'Import a legacy Hindsight bank.jsonl (dry run unless --apply; the file is only read).'),
             ('memory-ingest-git', 'memory.memories',
              "Retain a repository's commit messages as project memories, one per commit (dry run unless --apply; bounded, guarded, re-runs add nothing)."),
-            ('memory-search', 'memory.retrieval',
+            ('memory-search', 'memory.memory_search',
              'One ranked list across live notes, memories, facts and handoffs (stems, prefixes, synonyms, learned associations, recency; outdated rows only with --include-history, always below their replacement; --semantic fuses stored vectors).'),
-            ('memory-embed', 'memory.retrieval',
+            ('memory-embed', 'memory.memory_search',
              'Compute and store vectors for the rows lacking one from the configured encoder (MINDOS_EMBEDDER=module:callable, else the built-in learned one); dry run unless --apply.'),
-            ('memory-status', 'memory.retrieval',
+            ('memory-status', 'memory.memory_search',
              "The semantic layer's encoder identity and vector coverage per surface, and the learned associations' size."),
             ('fact-assert', 'memory.facts',
              'Assert a subject-predicate-object fact with provenance and an optional validity window (an identical currently-valid triple is deduplicated).'),
@@ -181,11 +181,11 @@ AUTOPILOT = Door(
              "Bounded, redacted bot-chat context of one recipient's profile, with a digest."),
         )),
         ('Agent harnesses', (
-            ('setup', 'mcp.setup',
+            ('setup', 'harness.setup',
              'Wire MindOS into Claude Code (session-start hooks, MCP server, CLAUDE.md loop), Codex (MCP server entry + AGENTS.md loop) or Hermes (first-turn gateway hook) with the home pinned; setup check runs each; idempotent, --dry-run, --remove.'),
-            ('session-start', 'mcp.hooks',
+            ('session-start', 'harness.hooks',
              "Claude Code SessionStart hook: prime for the session's agent (claude-code-<session>) and the project of its working directory, read from the event on stdin; bounded by --seconds."),
-            ('stop-gate', 'mcp.hooks',
+            ('stop-gate', 'harness.hooks',
              "Claude Code Stop hook: block the stop once when the session still holds a lease with no handoff or receipt since its claim."),
         )),
         ('Sessions', (
@@ -248,7 +248,7 @@ OPS = Door(
         ('Memory hygiene', (
             ('notes-expired', 'memory.notes',
              'List every expired live note fleet-wide with the action it needs (revive / supersede).'),
-            ('secret-scan', 'memory.guard',
+            ('secret-scan', 'memory.secret_sweep',
              'Read-only sweep of live notes and handoffs for credential-shaped content (kinds and row ids only; exit 1 when anything is found).'),
             ('consolidate', 'memory.consolidate',
              'Merge near-identical live notes per task into one canonical note (history-preserving).'),

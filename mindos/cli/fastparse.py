@@ -1,13 +1,12 @@
 """A command's arguments read without argparse, when they need no more than reading.
 
-Importing argparse and building one command's parser cost about 12M instructions, a tenth
-of a recall and more than many commands spend on their own work.  Yet almost every call an
-agent makes is plain: long flags each followed by its value, switches, and the positional
-ids in order.  For those, this module reads the arguments straight from the command's own
-declaration, the :class:`mindos.cli.spec.Command` that the command module's
-``add_<name>(sub)`` fills (:func:`mindos.cli.doors.declare`), and :func:`parse` fills the
-namespace exactly as argparse would (same dests,
-defaults, types, choices, appends, string-default conversion and ``set_defaults`` values).
+Importing argparse and building one command's parser cost more than many commands spend on
+their own work (figures in bench/NOTES.md).  Yet almost every call an agent makes is plain:
+long flags each followed by its value, switches, and the positional ids in order.  For those,
+this module reads the arguments straight from the command's own declaration, the
+:class:`mindos.cli.spec.Command` that the command module's ``add_<name>(sub)`` fills
+(:func:`mindos.cli.doors.declare`), and :func:`parse` fills the namespace exactly as argparse
+would (same dests, defaults, types, choices, appends, string-default conversion and ``set_defaults`` values).
 
 Anything else is declined (``None``), and the caller hands the call to argparse, which then
 decides: ``-h``/``--help``, ``--``, any argument starting with ``-`` that is not a declared

@@ -1,8 +1,8 @@
 """``mindos_gateway_hook.py``: the Hermes ``pre_llm_call`` hook's front door.
 
-Reads the event from stdin and prints the answer (:func:`mindos.mcp.hermes.respond`), or
+Reads the event from stdin and prints the answer (:func:`mindos.harness.hermes.respond`), or
 with ``sentinel [--json]`` prints the proof of the whole path
-(:func:`mindos.mcp.hermes.sentinel`).  The hook never breaks the agent: any failure is one
+(:func:`mindos.harness.hermes.sentinel`).  The hook never breaks the agent: any failure is one
 line on stderr and ``{}`` on stdout, exit 0.
 """
 
@@ -10,11 +10,11 @@ import json
 import os
 import sys
 
-from mindos.mcp import hermes
+from mindos.harness import hermes
 
 
 def sentinel(argv, prog):
-    """``<prog> sentinel [--json]``: run :func:`mindos.mcp.hermes.sentinel` and print it (the
+    """``<prog> sentinel [--json]``: run :func:`mindos.harness.hermes.sentinel` and print it (the
     JSON report, or one ``ok``/``FAIL`` line per check); exit 0 only when every check held."""
     unknown = [a for a in argv if a != "--json"]
     if unknown:

@@ -1,10 +1,10 @@
 """The argparse side of the front doors: the door parsers, ``--help`` and usage errors.
 
 A call whose arguments :mod:`mindos.cli.fastparse` reads as they stand never loads this
-module, nor argparse (about 12M instructions between the import and the parser); everything
-else comes here: ``--help``, ``--version``, a call naming no command, a usage error (its
-message is argparse's own), the commands with nested subcommands, the docs generator and
-the MCP server's tool schemas.
+module, nor argparse (importing it and building a parser cost more than many commands' own
+work; figures in bench/NOTES.md); everything else comes here: ``--help``, ``--version``, a
+call naming no command, a usage error (its message is argparse's own), the commands with
+nested subcommands, the docs generator and the MCP server's tool schemas.
 """
 
 import argparse
@@ -18,7 +18,7 @@ def quiet_gettext():
     """Answer argparse's message lookups directly, for the whole process.
 
     argparse looks every message up through gettext: each lookup scans four locale
-    variables and the first one imports ``locale`` (about 3% of a call's whole cost).
+    variables and the first one imports ``locale`` (a visible share of a call's cost).
     MindOS speaks English and CPython ships no argparse catalogue, so the lookups can only
     ever return the text they were given.  A process-wide change: only the console entry
     point asks for it (:func:`mindos.cli.own_process`, then :func:`mindos.cli.run` when it
@@ -40,8 +40,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """argparse's raw-description formatter, sized to the terminal only when it writes text.
 
     argparse makes a formatter for every argument it adds (to check its metavar) and sizes
-    each one by importing shutil, which brings bz2, lzma and zlib: about 8M instructions a
-    call that prints no help at all.  Those formatters never wrap text, so a fixed width
+    each one by importing shutil, which brings bz2, lzma and zlib: a cost every
+    call would pay even when it prints no help at all.  Those formatters never wrap text, so a fixed width
     serves them; a formatter made while a :class:`Parser` writes its help or usage is sized
     to the terminal the way argparse sizes it.
     """
@@ -163,8 +163,8 @@ def _listing(door):
 
 
 def command_parser(door, prog, name):
-    """The parser of command ``name`` alone, for the arguments after the name (two argparse
-    parsers cost about 1.4M instructions a call, the door's alone more than half of it)."""
+    """The parser of command ``name`` alone, for the arguments after the name (the door's
+    parser, the larger half of the cost of two, is never built)."""
     command = doors.declare(door, prog, name)
     return fill(Parser(**command.options), command)
 

@@ -101,7 +101,7 @@ class Budget:
 class Section:
     """A registered section.  build(state, budget) -> dict of the keys the section adds to
     the pack; option: the option that switches the section on (None: always present).  (A
-    plain class: a namedtuple costs every call about 0.5M instructions to create.)"""
+    plain class: a namedtuple is costly to create on every call.)"""
 
     __slots__ = ("name", "build", "option")
 

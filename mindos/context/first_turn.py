@@ -1,7 +1,7 @@
 """The first-turn sections of a session-start pack: receipts, facts, semantic memory and
 session history.
 
-The Hermes first turn (:mod:`mindos.mcp.hermes`) carries, besides what ``prime`` always packs
+The Hermes first turn (:mod:`mindos.harness.hermes`) carries, besides what ``prime`` always packs
 (leases, inbox handoffs, constraints, the next task, the held task), the evidence and memory
 an agent resumes from: the latest ``receipts``, currently-valid temporal ``facts``,
 ``semantic`` memories and ``sessions`` (ingested transcript snippets), each with its

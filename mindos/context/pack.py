@@ -169,7 +169,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
     """Up to ``limit`` live notes of OTHER tasks matching ``task``'s text, best first.
 
     Returns ``(notes, groups_used, groups_skipped)``.  Each note is a note dict
-    (:func:`mindos.notes.row_to_note`) plus ``via_task_title``.  The task's text becomes
+    (:func:`mindos.memory.notes.row_to_note`) plus ``via_task_title``.  The task's text becomes
     retrieval groups (:func:`mindos.memory.retrieval.groups`: each word with its stems and
     synonyms); with FTS5 the rarest of them (:func:`mindos.memory.retrieval.bounded`) are
     OR-combined through notes_fts in BM25 order and each note carries ``score`` (more

@@ -38,10 +38,10 @@ Design decisions
 
 import json
 
-from mindos.context import builder, pack as legacy
+from mindos.context import builder, pack as context_pack
 from mindos.context import sections as extra
 from mindos.context.params import PARAM_KEYS, make_params
-from mindos.core import clock, load_module, validate
+from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, NotFound, Refused
 from mindos.store import db, ledger
@@ -78,17 +78,17 @@ def params_from_event(payload):
 
 
 def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
-    """The pack of ``task`` (a task dict) under ``params``: the legacy sections, then the
-    opt-in ones.  Returns the flattened pack (the ``context`` shape); read-only.  ``memo``
-    shares fetched candidates between the builds of one bundle; ``shared`` shares index
-    posting counts and task-independent section results between the bundles built in one
-    read snapshot (see :func:`stale`)."""
+    """The pack of ``task`` (a task dict) under ``params``: the ``context`` command's sections
+    (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the
+    ``context`` shape); read-only.  ``memo`` shares fetched candidates between the builds of
+    one bundle; ``shared`` shares index posting counts and task-independent section results
+    between the bundles built in one read snapshot (see :func:`stale`)."""
     options = dict(params)
     state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo,
              "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
     names, keys = [], {}
-    for section in legacy.SECTIONS.active(options):
+    for section in context_pack.SECTIONS.active(options):
         name, build = section.name, section.build
         if name == "handoff" and not with_handoff:
             continue
@@ -144,10 +144,10 @@ _SCORES = ("score", "rank_score")
 # index statistics and what they feed, never task state: left out of the sealed form
 _INDEX_STATISTICS = ("used_chars", "related_tokens_used", "related_tokens_skipped")
 
-# Modules of later dimensions adding unsealed keys to a bundle: each defines
-# ``recall_section(conn, task_id) -> dict``.  Loaded by name, so context never imports upward.
-UNSEALED_PROVIDERS = ["mindos.autonomy.grants"]
-UNSEALED_KEYS = frozenset({"grant"})  # the keys those providers add; sealed_form leaves them out
+# Upper floors add unsealed keys to a bundle through callables ``(conn, task_id) -> dict``
+# their caller passes in (``unsealed=``: the recall commands pass the continuation grant's),
+# so context never names an upper floor.
+UNSEALED_KEYS = frozenset({"grant"})  # the keys those callables add; sealed_form leaves them out
 
 
 def sealed_form(durable):
@@ -175,11 +175,13 @@ def digest_of(durable):
     return sha256_hex(canonical_json(sealed_form(durable)))
 
 
-def bundle(conn, task_id, agent, params, now=None):
+def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
-    ``core_digest``, ``recalled_at`` and the unsealed ``grant`` (the live continuation grant).  Raises NotFound for an unknown task.
+    ``core_digest``, ``recalled_at`` and the keys of ``unsealed`` (callables ``(conn,
+    task_id) -> dict`` of upper floors, never sealed: the recall commands pass the live
+    continuation grant's, ``grant``).  Raises NotFound for an unknown task.
     """
     from mindos.work import rows  # lazy: the task row
 
@@ -194,8 +196,8 @@ def bundle(conn, task_id, agent, params, now=None):
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
-    for name in UNSEALED_PROVIDERS:
-        result.update(load_module(name).recall_section(conn, task["id"]))
+    for section in unsealed:
+        result.update(section(conn, task["id"]))
     return result
 
 
@@ -241,11 +243,12 @@ def _agent(agent, flag="--agent"):
 # Commands
 
 
-def recall(conn, task_id, *, agent, params):
-    """``recall``: build the bundle and audit ``context_recalled``; return the bundle."""
+def recall(conn, task_id, *, agent, params, unsealed=()):
+    """``recall``: build the bundle (with ``unsealed``, see :func:`bundle`) and audit
+    ``context_recalled``; return the bundle."""
     agent = _agent(agent)
     with db.write(conn):
-        sealed = bundle(conn, task_id, agent, params)
+        sealed = bundle(conn, task_id, agent, params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "recall"})
     return sealed
 
@@ -561,10 +564,11 @@ def stale_report(items):
     return {"ok": counts["fresh"] == len(items), "checked": len(items), "counts": counts, "items": items}
 
 
-def next_and_recall(conn, *, params, **next_args):
+def next_and_recall(conn, *, params, unsealed=(), **next_args):
     """``next --claim --recall``: dispatch and claim, then seal the claimed task's bundle for
-    the owner and audit it as ``context_recalled``, in one transaction.  Returns the
-    ``next`` result plus ``recall`` (the bundle, or None) and ``recall_digest``."""
+    the owner (with ``unsealed``, see :func:`bundle`) and audit it as ``context_recalled``, in
+    one transaction.  Returns the ``next`` result plus ``recall`` (the bundle, or None) and
+    ``recall_digest``."""
     from mindos.work import dispatch  # lazy: only next --recall dispatches here
 
     if not next_args.get("claim"):
@@ -575,13 +579,13 @@ def next_and_recall(conn, *, params, **next_args):
         if task is None:
             result.update(recall=None, recall_digest=None)
             return result
-        sealed = bundle(conn, task["id"], task["lease_owner"], params)
+        sealed = bundle(conn, task["id"], task["lease_owner"], params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "next"})
     result.update(recall=sealed, recall_digest=sealed["digest"])
     return result
 
 
-def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
+def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsealed=()):
     """``resume``: recover a session in one call.
 
     The claim guards apply (terminal, blocked, unsatisfied deps: refused with the reason).
@@ -589,7 +593,7 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
     absent lease -> claimed for ``agent`` (per-owner caps honoured), ``action: claimed``; a
     live lease held by someone else -> refused.  Audits ``session_resumed`` with the agent,
     action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
-    "lease_expires_at", "recall", "recall_digest"}``.
+    "lease_expires_at", "recall", "recall_digest"}`` (``recall`` with ``unsealed``, see :func:`bundle`).
     """
     from mindos.work import leases, rows  # lazy: only resume claims
 
@@ -612,7 +616,7 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None):
             task = leases.acquire(conn, task, agent, minutes=minutes, max_active=max_active, now=now,
                                   payload={"via": "resume"})
             action = "claimed"
-        sealed = bundle(conn, task_id, agent, params, now)
+        sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
     return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
             "lease_expires_at": task["lease_expires_at"], "recall": sealed, "recall_digest": sealed["digest"]}

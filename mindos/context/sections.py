@@ -27,8 +27,8 @@ Design decisions
     facts cannot hold a credential shape (their charset), so while the ledger has never
     recorded a ``secret_allowed`` override they pack as stored; once one exists, every entry
     passes the shared detector and is redacted (``[REDACTED:<kind>]``) before it is charged.
-    Receipt payloads (never guarded) are always scrubbed.  Loading the detector costs a
-    process about 60 ms of regex compilation, which is why the clean case skips it.
+    Receipt payloads (never guarded) are always scrubbed.  Loading the detector means
+    compiling its regexes, which is why the clean case skips it.
   * **Graceful fallback.**  On a SQLite build without FTS5 the same sections match by
     substring: a row qualifies when any word of the task's text (its retrieval groups'
     words, stopwords dropped) occurs in any of the index's columns, read newest first up to
@@ -386,7 +386,7 @@ def _fetch_related_sessions(state):
                                                                                  requested)])
 
 
-# Registered with the context pack's builder after the legacy sections, each behind its own
+# Registered with the context pack's builder after its own sections, each behind its own
 # option: a pack built without the option never runs the section and carries none of its keys.
 section_related_handoffs = _section("related_handoffs", _fetch_related_handoffs, guarded=True)
 section_dep_context = _section("dep_context", _fetch_dep_context, guarded=True)  # scrubs inside

@@ -1,21 +1,22 @@
 """``ops.py recall-stale`` across processes: a large sweep checked in shares, one per CPU.
 
-Rebuilding a cited bundle is a few milliseconds of CPU, nearly all of it SQLite and pack
-building, and every cited handoff is independent of the others.  So a sweep over many
-handoffs is planned once (:func:`mindos.context.recall.stale_plan`: what to check and the
-instant to check it at), cut into contiguous shares, and the shares are checked at once:
-the first by this process, each other one by a worker interpreter started for it
-(``python3 -I -S``: no site packages, nothing from the environment's Python settings).
+Rebuilding a cited bundle is CPU work, nearly all of it SQLite and pack building, and every
+cited handoff is independent of the others.  So a sweep over many handoffs is planned once
+(:func:`mindos.context.recall.stale_plan`: what to check and the instant to check it at),
+cut into contiguous shares, and the shares are checked at once: the first by this process,
+each other one by a worker interpreter started for it.  The worker's command line comes
+from the caller (``recall-stale`` passes
+:func:`mindos.cli.context.stale_worker.command`: ``python3 -I -S``, no site packages,
+nothing from the environment's Python settings), so context never names the CLI.
 
 Every share is checked in its own read snapshot at the plan's instant, with the same code
 as a serial sweep; the items come back in plan order.  A worker that cannot start or
 fails leaves its share to this process, so the report is whole either way.  A small sweep,
-or a machine with one CPU, is checked here alone.
+a machine with one CPU, or a caller with no worker command is checked here alone.
 """
 
 import json
 import os
-import sys
 
 from mindos.context import recall
 
@@ -44,20 +45,22 @@ def shares(cited, parts):
     return out
 
 
-def sweep(conn, *, recompute=False, processes=None):
+def sweep(conn, *, recompute=False, processes=None, worker_command=None):
     """The recall-stale report of ``conn``'s home, its shares checked in ``processes``
-    processes (default: :func:`processes_for`).  The plan and this process's share are read
-    in one snapshot; so is a sweep checked here alone (:func:`mindos.context.recall.stale`)."""
-    from mindos.store import db  # lazy: as in work()
+    processes (default: :func:`processes_for`), each worker started with the argv
+    ``worker_command()`` returns (None: no workers, every share is checked here).  The plan
+    and this process's share are read in one snapshot; so is a sweep checked here alone
+    (:func:`mindos.context.recall.stale`)."""
+    from mindos.store import db  # lazy: the read snapshot only
 
     with db.read(conn):
         plan = recall.stale_plan(conn, recompute=recompute)
         cited = plan["cited"]
         parts = processes_for(len(cited)) if processes is None else max(1, min(processes, len(cited)))
-        if parts <= 1:
+        if parts <= 1 or worker_command is None:
             return recall.stale_report(recall.check_cited(conn, plan))
         first, *rest = shares(cited, parts)
-        workers = [_Worker(conn.home, {**plan, "cited": share}) for share in rest]
+        workers = [_Worker(worker_command(), conn.home, {**plan, "cited": share}) for share in rest]
         try:
             items = recall.check_cited(conn, {**plan, "cited": first})
             for worker in workers:
@@ -69,29 +72,20 @@ def sweep(conn, *, recompute=False, processes=None):
     return recall.stale_report(items)
 
 
-def worker_command(root):
-    """The worker interpreter's command line, importing the package from ``root``: no site
-    packages, nothing from the environment's Python settings.  Its front door is
-    :func:`mindos.cli.context.stale_worker.work` (only the CLI writes to stdout)."""
-    code = f"import sys; sys.path.insert(0, {root!r}); from mindos.cli.context.stale_worker import work; work()"
-    return [sys.executable, "-I", "-S", "-c", code]
-
-
 class _Worker:
     """One share checked by a worker interpreter; its input and output travel as JSON
     through a pipe, fed and drained by a thread so neither side waits on a full pipe."""
 
-    def __init__(self, home, plan):
+    def __init__(self, command, home, plan):
         import subprocess  # lazy: only a sweep large enough to share starts workers
         import threading  # lazy: as above
 
         self.plan = plan  # the plan cut to this worker's share
         self.output = None
         self.process = None
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds mindos/
         payload = json.dumps({"home": home, "plan": plan}).encode()
         try:
-            self.process = subprocess.Popen(worker_command(root), stdin=subprocess.PIPE,
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except OSError:  # no process to spare: this process checks the share itself
             return

@@ -5,8 +5,8 @@ and :func:`load_module`, which imports a module named at run time (a registry en
 
 def load_module(name):
     """Import module ``name`` (a dotted path) and return it: what ``importlib.import_module``
-    does for an absolute name, without loading importlib (about 0.5M instructions a call)
-    for the one registry lookup a call makes."""
+    does for an absolute name, without loading importlib (costly to import) for the one
+    registry lookup a call makes."""
     import sys
 
     __import__(name)

@@ -1,7 +1,7 @@
 """The credential detector and redactor: pure functions, no database.
 
 Credentials never enter shared memory.  Every write path that stores agent text (note,
-supersede-note, handoff) passes its fields through :func:`guard`, which runs the shape
+supersede-note, handoff) passes its fields through :func:`mindos.store.guard.guard`, which runs the shape
 detectors below and either refuses the write (``secret_blocked``), stores a redacted copy
 (``secret_redacted``) or, on an explicit override, stores it verbatim (``secret_allowed``).
 
@@ -34,7 +34,8 @@ Design decisions
     redaction; a lookalike holding anything else (``[REDACTED:npm_...]``) is read as text.
   * Patterns compile on first use, so commands that never store text never pay for them.
 
-Speed (issue 8: the guard on a 64 KiB text stays under 5 ms; ``bench/guard_speed.py``)
+Speed (the guard's time on a 64 KiB text is measured by ``bench/guard_speed.py``; its budget
+is in bench/NOTES.md)
   * Every detector has a *shape*, the regex that defines what it finds, and a *fast form*
     that finds the same matches: the shape opening on its literal (``AKIA``, ``sk-``,
     ``://``, the credential word) with any look-behind moved after that literal, so the
@@ -189,7 +190,7 @@ def _unlabelled(val):
 # only (the check still runs on every flagged match) and a zero-width optional group in
 # front of the value, so it never changes what the regex matches or consumes.  A second,
 # required and cheaper form of it finds the candidates (see :func:`_flagged`).
-# (written as negated ASCII ranges: a class reaching U+10FFFF takes the compiler ~10 ms)
+# (written as negated ASCII ranges: a class reaching U+10FFFF is slow to compile)
 _MAYBE_DIGIT = r"[^\x00-\x2f\x3a-\x7f]"              # what str.isdigit() accepts: 0-9 or non-ASCII
 _MAYBE_ALPHA = r"[^\x00-\x40\x5b-\x60\x7b-\x7f]"  # str.isalpha() likewise: A-Z, a-z or non-ASCII
 # placeholders and paths at the start of a value ("[" is left out: it may open a label the
@@ -542,7 +543,7 @@ def _detectors():
         specific("jwt", "[A-Za-z0-9_-]", "eyJ", r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
         # base64(user snowflake) . timestamp . HMAC: the first part must decode to the id's 17-20
         # digits (so it opens M[Tjz], N[DTjz] or O[DT]); the fast form opens on the first dot
-        # (and needs it, like every detector its literal: its regex takes over 1 ms to compile)
+        # (and needs it, like every detector its literal: its regex is slow to compile)
         _Detector("discord_token", "discord",
                   r"(?P<body>[MNO](?<![A-Za-z0-9_.-][MNO])[TDjz][A-Za-z0-9_-]{20,26})"
                   r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",

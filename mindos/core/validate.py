@@ -32,7 +32,7 @@ MAX_TITLE = 500
 MAX_TEXT = 65536
 
 # Charsets of ids, names and tags, checked with str methods (see within): compiling a
-# pattern costs a call about 0.35M instructions, and every call checks an id or a name.
+# pattern costs more than the check, and every call checks an id or a name.
 _DIGITS = "0123456789"
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" + _DIGITS
 _ID_CHARS = _ALNUM + "._-"

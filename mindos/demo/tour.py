@@ -27,7 +27,7 @@ from mindos.store import db, ledger
 from mindos.errors import Refused
 from mindos.context import pack, recall
 from mindos.memory import handoffs, notes
-from mindos.work import dispatch, graph, leases, lifecycle, receipts, search, tags, tasks
+from mindos.work import dispatch, graph, leases, lifecycle, receipts, tags, task_search, tasks
 
 PROJECT = "demo"
 # (id, title, priority, tags, prerequisites): a small release with a diamond in it
@@ -77,7 +77,7 @@ def _create(ctx):
 
 
 def _search(ctx):
-    hits = search.search(ctx["conn"], "retry schema", rank=True)
+    hits = task_search.search(ctx["conn"], "retry schema", rank=True)
     ranked = "score" in hits[0] if hits else False
     lines = [f"\"retry schema\" -> {len(hits)} hit(s), {'BM25-ranked' if ranked else 'substring match'}: "
              + ", ".join(h["id"] for h in hits)]

@@ -4,7 +4,7 @@ Which rows are current and which a project scope sees is decided here once, as S
 table alias: a note is live (:func:`note_live`), a fact currently valid (:func:`fact_valid`)
 and in a project's scope (:func:`fact_in_scope`, through :func:`fact_project`), a memory in
 a project's scope (:func:`memory_in_scope`).  The note and fact stores, the context packs
-and memory-search (:mod:`mindos.memory.search`) all read through them, so a pack loads
+and memory-search (:mod:`mindos.memory.memory_search`) all read through them, so a pack loads
 neither the fact graph nor the memory store for them.  The caller binds the value of the
 placeholder it names.
 """

@@ -2,7 +2,7 @@
 
 The note command's near-duplicate guard only flags rephrasings; this pass merges them.
 Live notes of each task are clustered by the same token-Jaccard measure
-(:func:`mindos.notes.jaccard`) and every non-canonical member is superseded into its
+(:func:`mindos.core.text.jaccard`) and every non-canonical member is superseded into its
 cluster's canonical note.
 
 Design decisions

@@ -3,7 +3,7 @@
 ``memory-embed`` computes a vector for every note, memory, fact and handoff that has none
 from the configured encoder (dry run unless ``apply``); ``memory-status`` reports coverage
 and the encoder's identity; ``memory-search --semantic`` fuses the lexical ranking with a
-vector ranking (:func:`semantic_search`).  Nothing here is on the pack path: packs never
+vector ranking (:func:`mindos.memory.memory_search.semantic_search`).  Nothing here is on the pack path: packs never
 read vectors.
 
 Design decisions

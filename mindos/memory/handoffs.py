@@ -16,7 +16,7 @@ risks, optional recall digest).  Design decisions:
     of the stored payload (task, agents, status, objective, lists, commit, recall digest);
     an identical live payload returns the existing row (``deduplicated: true``).
   * **Secret guard first.**  The objective, status, commit and every list field pass
-    through :func:`mindos.guard.guard_record` before anything is written; the stored and
+    through :func:`mindos.store.guard.guard_record` before anything is written; the stored and
     hashed payload is the guarded (possibly redacted) text.  The agent names are scanned too
     and refused outright when credential-shaped (an id cannot carry a redaction label).
   * **Events are about the task.**  Handoff audit events use entity_type ``handoff`` and
@@ -157,7 +157,7 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
         raise InvalidInput("pass at most one of --redact and --allow-secret")
     with db.write(conn):
         task_id = _require_task(conn, task_id)["id"]
-        from mindos.memory import guard  # lazy: only writes pay for the detector
+        from mindos.store import guard  # lazy: only writes pay for the detector
 
         guarded, outcome = guard.guard_record(
             conn, "handoff", task_id,

@@ -18,7 +18,7 @@ Design decisions
     exact content revives it and restates its lifetime (no ``--ttl-hours``: immortal).
   * Every write passes through the secret guard before anything is stored: the content
     (refused, redacted or allowed per flag) and the source agent name (refused outright when
-    credential-shaped; see :func:`mindos.guard.guard_record`).
+    credential-shaped; see :func:`mindos.store.guard.guard_record`).
 
 Reusable pieces (other domains call these):
   * :func:`tokens` / :func:`jaccard` -- the one similarity measure (near-dup guard,
@@ -150,7 +150,7 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
 def _guard(conn, task_id, content, source, redact, allow_secret):
     """The secret guard over a note's content and its source (an agent name, refused outright
     when credential-shaped): returns ``(content to store, outcome)``."""
-    from mindos.memory import guard  # lazy: only writes pay for the detector
+    from mindos.store import guard  # lazy: only writes pay for the detector
 
     fields, outcome = guard.guard_record(conn, "note", task_id, {"content": content}, {"source": source},
                                            redact=redact, allow_secret=allow_secret)

@@ -10,7 +10,7 @@ through any of its *terms*:
   * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
     with its own stems, phrases as exact word sequences.
 
-memory-search (:mod:`mindos.memory.search`) takes its candidates from each FTS5 index
+memory-search (:mod:`mindos.memory.memory_search`) takes its candidates from each FTS5 index
 without BM25: a probe counts each group's matches (capped), the rarest groups whose matches
 add up to SEARCH_POSTINGS are kept (a word most rows carry narrows nothing), and the index
 yields, newest first and filtered as it is read, the rows matching all of them, then each

@@ -2,7 +2,7 @@
 
 ``session-scan`` inventories a transcript store, ``session-ingest`` indexes it,
 ``search-sessions`` searches it, ``sessions-prune`` bounds it, and the context pack's
-``--related-sessions N`` section packs matching snippets (:func:`related`).
+``--related-sessions N`` section packs matching snippets (:func:`snippets`).
 
 Design decisions
   * **Read-only by construction.**  Source stores are only ever opened for reading; the walk
@@ -20,7 +20,7 @@ Design decisions
   * **The secret guard gates what a run would write.**  Every message of a new or changed
     file is scanned; findings refuse the run (``secret_blocked``), store
     ``[REDACTED:<kind>]`` copies (``--redact``) or store verbatim (``--allow-secret``),
-    through :func:`mindos.memory.guard.guard`, once per run.  Unchanged files settled at
+    through :func:`mindos.store.guard.guard`, once per run.  Unchanged files settled at
     their original ingest are not re-scanned and never block a later incremental run.
   * **Provenance on every hit**: source, profile, project, session id, seq, role, at.
 """
@@ -32,7 +32,7 @@ import re
 
 from mindos.core import clock, secrets, validate
 from mindos.errors import InvalidInput
-from mindos.memory import guard as secret_guard
+from mindos.store import guard as secret_guard
 from mindos.memory import transcripts
 from mindos.store import db, fts, ledger
 
@@ -147,7 +147,7 @@ def _analyse_one(item):
 def analyse(items):
     """Parse and secret-scan ``[(relative path, bytes)]``; return ``[(parsed, report)]`` in order.
 
-    The detector dominates the cost (a few microseconds a character), so a large batch is
+    The detector dominates the cost (it reads every character), so a large batch is
     spread over worker processes (at most PARALLEL_WORKERS); a small one stays in-process.
     Workers only compute: every read and write stays in this process.
     """

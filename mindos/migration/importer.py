@@ -40,7 +40,7 @@ from mindos.core import canonical, clock, secrets
 from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
 from mindos.errors import InvalidInput, MindosError, Refused
-from mindos.memory import guard as secret_guard
+from mindos.store import guard as secret_guard
 from mindos.migration import documents, inventory, steps
 from mindos.recovery import rowcheck
 from mindos.store import db, ledger

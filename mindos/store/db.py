@@ -1,9 +1,12 @@
-"""The one module that owns the SQLite database.
+"""Connections and transactions: the one way into the SQLite database.
 
-Everything that touches ``<home>/state.db`` goes through here: opening connections (WAL,
-foreign keys, busy timeout, ``sqlite3.Row``), building a fresh database from
-``schema.sql``, running numbered migrations, write transactions, FTS5 query helpers and
-the hash-chained audit append.
+Everything that touches ``<home>/state.db`` opens it here: connections (WAL, foreign keys,
+busy timeout, ``sqlite3.Row``), building a fresh database from ``schema.sql``, bringing an
+older one current (the numbered steps are :mod:`mindos.store.migrations`), write and read
+transactions.  The rest of the store builds on it: the hash-chained audit append
+(:mod:`mindos.store.ledger`), the full-text indexes (:mod:`mindos.store.fts`), the write
+guard (:mod:`mindos.store.guard`), request-id replay (:mod:`mindos.store.replay`) and
+deferred audit events (:mod:`mindos.store.deferred`).
 
 Design decisions
   * Connections run in autocommit mode (``isolation_level=None``) and every write goes
@@ -12,8 +15,9 @@ Design decisions
   * A current database does exactly one schema query per connection
     (``PRAGMA user_version``); building or migrating happens only when it is behind.
   * Every audit event is appended inside the caller's transaction
-    (:func:`append_event`), so a change and its event commit together or not at all.
-    Refusals that must survive a rollback go through :func:`append_refusal`.
+    (:func:`mindos.store.ledger.append_event`), so a change and its event commit together or
+    not at all.  Refusals that must survive a rollback go through
+    :func:`mindos.store.ledger.append_refusal`.
   * **The database file is never created or repaired implicitly.**  Only a connection with
     ``create=True`` (``init``, ``onboard``) makes one, and it builds the whole schema in a
     private temporary file that is linked into place complete: ``state.db`` never exists
@@ -34,9 +38,8 @@ from mindos.errors import IntegrityError, MindosError, NotFound
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # Pages are read through a memory map rather than a read() and a copy each.  A fleet sweep
-# revisits pages all over the file and gains most (recall-stale over 1,000 cited handoffs:
-# 2.7 s with the map, 3.6 s without); single calls that walk FTS indexes gain too (recall
-# and memory-search 8-9 % slower without it), a single write loses about 3 %.  The map is
+# revisits pages all over the file and gains most; single calls that walk FTS indexes gain
+# too, a single write loses a little (figures in bench/NOTES.md).  The map is
 # address space only (SQLite maps no more than the file holds); pages past it are read as
 # before.
 MMAP_BYTES = 1 << 30
@@ -458,7 +461,7 @@ class write:
     home's writer lock (:func:`_acquire`) around it.
 
     Nested use joins the outer transaction.  On an exception the transaction rolls back and
-    any refusal events recorded with :func:`append_refusal` are committed on their own.
+    any refusal events recorded with :func:`mindos.store.ledger.append_refusal` are committed on their own.
     ``timeout`` (seconds) bounds the wait for the lock below the default (a session-start
     hook that must answer in time); past it MindosError ``busy`` is raised.  The first
     write of any command also lands the audit events a bounded caller had to defer
@@ -479,7 +482,7 @@ class write:
             if self.conn.commit_gate is not None:
                 self.conn.commit_gate()
             # Parse the schema now, outside the lock: a fresh connection's first statement
-            # reads every CREATE in it (about a millisecond), which would otherwise be paid
+            # reads every CREATE in it, which would otherwise be paid
             # while every other writer waits.
             self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 0")
             _acquire(self.conn, self.timeout)

@@ -28,7 +28,7 @@ class Index:
     """One index.  name: the FTS5 table; table: its external content table; rowid: the
     content table's column FTS5 uses as rowid; columns: indexed columns, in index order;
     alias: the content table's alias in search queries.  (A plain class, not a namedtuple,
-    which costs every call about 0.5M instructions to create.)"""
+    which is costly to create on every call.)"""
 
     __slots__ = ("name", "table", "rowid", "columns", "alias")
 
@@ -113,10 +113,10 @@ def match_counts(conn, name, expressions, cap, cache=None):
 
     The expressions come from :func:`query`.  Returns counts aligned with ``expressions``.
     One small statement is prepared once and run per expression: compiling a UNION of a
-    dozen counting subqueries cost more than running them (about 0.7M instructions a call
-    for twelve).  ``cache`` (a dict) keeps the counts already probed and probes only the
-    others: exact while the caller holds one read snapshot (:func:`mindos.store.db.read`)
-    across every call sharing it, as a fleet sweep rebuilding many packs does.
+    dozen counting subqueries cost more than running them.  ``cache`` (a dict) keeps the
+    counts already probed and probes only the others: exact while the caller holds one read
+    snapshot (:func:`mindos.store.db.read`) across every call sharing it, as a fleet sweep
+    rebuilding many packs does.
     """
     index(name)
     if cache is None:

@@ -4,7 +4,7 @@ The privacy boundary on every write that stores agent text.  It lives in the sto
 work and memory) so every dimension can call it inside its own write transaction: tasks,
 leases, lifecycle reasons, receipts and approvals as well as notes and handoffs.  The
 detector itself is pure (:mod:`mindos.core.secrets`); what is recorded is the kinds and
-field names, never a value.  :mod:`mindos.memory.guard` adds the read-only sweep.
+field names, never a value.  :mod:`mindos.memory.secret_sweep` adds the read-only sweep.
 """
 
 from mindos.core import secrets

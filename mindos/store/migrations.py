@@ -4,7 +4,7 @@
 runs inside one write transaction together with its ``PRAGMA user_version`` bump (see
 ``db._bring_current``), so a crash leaves a database at a whole version, never between.
 A fresh database is built from ``schema.sql`` instead and stamped with the latest number;
-``tests/test_db.py`` checks that both roads lead to the same tables, columns and indexes.
+``tests/store/test_db.py`` checks that both roads lead to the same tables, columns and indexes.
 
 These texts are history: once released, a migration is never edited, only followed.
 """
@@ -600,11 +600,9 @@ def m011_fts_merging():
     """Full-text indexes merge their small segments sooner.  Every committed write adds a
     segment and FTS5's automatic merging works in 64-page units, so an index written one row
     per transaction (as agents write) kept many, and every term a query reads is looked up
-    in each: over 2,000 single-note writes on 50k notes (``bench/fts_merging.py``), 11.3
-    segments on average and up to 22.  With ``crisismerge`` at 4 a level's segments are
-    merged as soon as 4 of them exist: 5.6 on average, at most 10, for writes 13-17 %
-    slower at the median (0.78-0.80 ms against 0.66-0.71 ms; the 99th percentile is the
-    same, 5.4-6.5 ms).  At 2 it would be 3.8 and 6, and slower still."""
+    in each.  With ``crisismerge`` at 4 a level's segments are merged as soon as 4 of them
+    exist: about half as many segments, for slightly slower writes; 2 would be slower still
+    (``bench/fts_merging.py``; figures in bench/NOTES.md)."""
     names = ("tasks_fts", "notes_fts", "handoffs_fts", "memories_fts", "facts_fts", "session_messages_fts")
     return "-- @fts5\n" + "".join(f"INSERT INTO {name}({name}, rank) VALUES ('crisismerge', 4);\n" for name in names) \
         + "-- @end\n"

@@ -23,10 +23,11 @@ def receipts_for(conn, task_id):
 
 SHOW_AUDIT_LIMIT = 200
 MAX_AUDIT_LIMIT = 100000
-# Modules of later dimensions adding keys to a task's view: each defines
-# ``show_section(conn, task_id) -> dict``.  Named here (like metrics.PROVIDERS) and loaded
-# by name, so a view never imports upward.
-SECTION_PROVIDERS = ["mindos.work.progress", "mindos.autonomy.grants"]
+# Modules of lower floors adding keys to a task's view: each defines
+# ``show_section(conn, task_id) -> dict``, loaded by name (like metrics.PROVIDERS) so ``show``
+# pays for it only when it runs.  Upper floors' sections (the continuation grant) are passed
+# in by the caller, ``show(..., sections=...)``: a view never names an upper floor.
+SECTION_PROVIDERS = ["mindos.work.progress"]
 
 
 def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
@@ -41,12 +42,13 @@ def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
             for r in reversed(rows)]
 
 
-def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT):
+def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT, sections=()):
     """The task with its receipts, audit trail, dependencies, dependents, corrections and live handoff.
 
     The trail holds the newest ``limit`` events (default SHOW_AUDIT_LIMIT, oldest first);
     ``audit_total`` and ``audit_truncated`` say whether older ones exist (``events
-    --entity-id`` pages them).
+    --entity-id`` pages them).  ``sections``: callables ``(conn, task_id) -> dict`` of upper
+    floors whose keys join the view (the ``show`` command passes the continuation grant's).
     """
     limit = validate.positive_int(limit, "--limit", maximum=MAX_AUDIT_LIMIT)
     task = rows.get(conn, validate.identifier(task_id, "task id"))
@@ -80,6 +82,8 @@ def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT):
     }
     for name in SECTION_PROVIDERS:
         view.update(load_module(name).show_section(conn, task_id))
+    for section in sections:
+        view.update(section(conn, task_id))
     return view
 
 

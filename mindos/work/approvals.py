@@ -1,7 +1,7 @@
 """Human approvals as evidence, and the sweep for completions that carry no evidence.
 
 An approval is not a flag on the task: it is a receipt of kind ``approval`` written through
-:func:`mindos.receipts.add`, so it is hash-sealed exactly like any other receipt (doctor
+:func:`mindos.work.receipts.add`, so it is hash-sealed exactly like any other receipt (doctor
 re-verifies it) and can satisfy a ``requires_receipts: [approval]`` definition of done.
 The approval itself is audited ``approval_granted`` in the same transaction.
 

@@ -37,7 +37,7 @@ reaches, and the fleet-wide fixpoint is never materialised.  A small ``project``
 per-tier queries instead, since the global indexes would make it scan everyone else's work.
 
 With ``claim`` the whole pick runs in one ``db.write`` (BEGIN IMMEDIATE) transaction and the
-lease is taken there through :func:`mindos.leases.acquire`.  Seam conflicts and policy gates
+lease is taken there through :func:`mindos.work.leases.acquire`.  Seam conflicts and policy gates
 are checked before acquiring, so a gated candidate is skipped (not refused and audited) and
 the next candidate is tried; a refused acquisition also moves on to the next candidate.
 """

@@ -48,7 +48,7 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
 
     The returned dict adds ``missing_dependencies`` (prerequisite ids that do not exist yet)
     when any were named, and ``similar_open_tasks`` (open same-project near-duplicates, see
-    :mod:`mindos.dedup`) when any exist.
+    :mod:`mindos.work.dedup`) when any exist.
     """
     from mindos.work import graph  # lazy: loaded only on the path that needs it
 

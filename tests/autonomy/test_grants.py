@@ -87,11 +87,13 @@ def test_declare_refuses_bad_input_unknown_and_finished_tasks(conn):
 
 def test_show_surfaces_the_grant(conn):
     make_task(conn, "t1")
-    assert show.show(conn, "t1")["grant"] is None
+    sections = (grants.show_section,)  # what the show command passes down
+    assert show.show(conn, "t1", sections=sections)["grant"] is None
+    assert "grant" not in show.show(conn, "t1")  # the view alone names no upper floor
     declare(conn)
-    assert show.show(conn, "t1")["grant"]["model"] == MODEL
+    assert show.show(conn, "t1", sections=sections)["grant"]["model"] == MODEL
     clock.advance(hours=25)
-    assert show.show(conn, "t1")["grant"]["expired"] is True
+    assert show.show(conn, "t1", sections=sections)["grant"]["expired"] is True
 
 
 def test_cli_declare_show_and_grant_check(cli, cli_json, conn):
@@ -100,6 +102,10 @@ def test_cli_declare_show_and_grant_check(cli, cli_json, conn):
                      "--grant-hours", "24")
     assert grant["active"] is True
     assert cli_json("autopilot", "show", "t1")["grant"]["id"] == grant["id"]
+    # the commands pass the grant down to the engines that may not name autonomy
+    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["grant"]["id"] == grant["id"]
+    assert cli_json("autopilot", "resume", "t1", "--agent", "codex")["recall"]["grant"]["id"] == grant["id"]
+    assert cli_json("autopilot", "metrics")["grants_active"] == 1
     assert cli_json("autopilot", "grant-check", "t1", "--model", MODEL, "--level", "L1")["authorized"] is True
     rc, out, err = cli("autopilot", "grant-check", "t1", "--model", "codex/gpt")
     assert (rc, out) == (1, "") and err.count("\n") == 1 and "binds model" in err
@@ -110,3 +116,10 @@ def test_cli_declare_show_and_grant_check(cli, cli_json, conn):
                        "leo", "--grant-hours", "24")
     assert (rc, out) == (2, "") and "invalid --model" in err and "Traceback" not in err
     assert json.loads(cli("ops", "sense")[1])["findings"] == []
+
+
+def test_next_claim_recall_carries_the_grant_it_is_passed(cli_json, conn):
+    make_task(conn, "t1")
+    grant = declare(conn)
+    picked = cli_json("autopilot", "next", "--claim", "--owner", "codex", "--recall")
+    assert picked["task"]["id"] == "t1" and picked["recall"]["grant"]["id"] == grant["id"]

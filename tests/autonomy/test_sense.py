@@ -126,12 +126,15 @@ def test_recall_carries_the_grant_outside_the_digest(conn):
 
     make_task(conn, "t1")
     params = recall.make_params()
-    before = recall.recall(conn, "t1", agent="codex", params=params)
+    unsealed = (grants.recall_section,)  # what the recall commands pass down
+    before = recall.recall(conn, "t1", agent="codex", params=params, unsealed=unsealed)
     assert before["grant"] is None
     grants.declare(conn, "t1", model_name="codex/gpt-5", autonomy_level="L2", granted_by="leo", grant_hours=1)
     after = recall.verify(conn, "t1", before["digest"], agent="codex", params=params)
     assert after["fresh"] is True  # declaring a grant does not stale a recall
-    bundle = recall.bundle(conn, "t1", "codex", params)
+    bundle = recall.bundle(conn, "t1", "codex", params, unsealed=unsealed)
     assert bundle["grant"]["model"] == "codex/gpt-5" and bundle["digest"] == before["digest"]
+    plain = recall.bundle(conn, "t1", "codex", params)  # the engine alone names no upper floor
+    assert "grant" not in plain and plain["digest"] == bundle["digest"]
     clock.advance(hours=2)
-    assert recall.bundle(conn, "t1", "codex", params)["grant"]["expired"] is True
+    assert recall.bundle(conn, "t1", "codex", params, unsealed=unsealed)["grant"]["expired"] is True

@@ -172,7 +172,7 @@ def test_every_text_view_is_inert(cli, cli_json):
 
 
 def test_the_gateway_hook_context_is_inert(cli_json, monkeypatch, tmp_path):
-    from mindos.mcp import hermes
+    from mindos.harness import hermes
 
     _hostile_task(cli_json)
     monkeypatch.setenv("MINDOS_AGENT", "a")

@@ -1,5 +1,5 @@
 """Recall: sealed bundles, recall-verify, recall-diff, recall-stale, next --recall, resume
-(mindos/recall.py)."""
+(mindos/context/recall.py)."""
 
 import json
 
@@ -534,6 +534,7 @@ def _mixed_citations(conn):
 
 
 def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn, monkeypatch):
+    from mindos.cli.context import stale_worker
     from mindos.context import stale_shares
 
     _mixed_citations(conn)
@@ -545,22 +546,26 @@ def test_a_sweep_shared_between_processes_reports_exactly_the_serial_sweep(conn,
     monkeypatch.setattr(recall, "check_cited", lambda c, plan: checked_here.append(plan["cited"]) or real(c, plan))
     for processes in (2, 3, 7):
         checked_here.clear()
-        assert stale_shares.sweep(conn, processes=processes) == serial
+        assert stale_shares.sweep(conn, processes=processes, worker_command=stale_worker.command) == serial
         # this process checked its own share only: the workers delivered the others
         assert len(checked_here) == 1 and len(checked_here[0]) == len(stale_shares.shares(list(range(7)),
                                                                                            processes)[0])
     recomputed = recall.stale(conn, recompute=True)
-    assert stale_shares.sweep(conn, recompute=True, processes=3) == recomputed
+    assert stale_shares.sweep(conn, recompute=True, processes=3, worker_command=stale_worker.command) == recomputed
+    # no worker command: every share is checked here, with the same report
+    checked_here.clear()
+    assert stale_shares.sweep(conn, processes=3) == serial and len(checked_here) == 1 and len(checked_here[0]) == 7
 
 
 def test_a_worker_that_cannot_start_or_fails_leaves_its_share_to_the_caller(conn, monkeypatch):
+    from mindos.cli.context import stale_worker
     from mindos.context import stale_shares
 
     _mixed_citations(conn)
     serial = recall.stale(conn)
     for broken in ("/nonexistent/python3", "/bin/false"):
-        monkeypatch.setattr(stale_shares.sys, "executable", broken)
-        assert stale_shares.sweep(conn, processes=3) == serial
+        monkeypatch.setattr(stale_worker.sys, "executable", broken)
+        assert stale_shares.sweep(conn, processes=3, worker_command=stale_worker.command) == serial
 
 
 def test_sweeps_share_only_when_large_enough_and_shares_cover_every_item(monkeypatch):
@@ -583,11 +588,12 @@ def test_a_worker_checks_its_share_from_a_plan_on_stdin(conn, home):
     import subprocess
 
     from conftest import ROOT
-    from mindos.context import stale_shares
+    from mindos.cli.context import stale_worker
 
     _mixed_citations(conn)
     plan = recall.stale_plan(conn)
-    command = stale_shares.worker_command(ROOT)
+    command = stale_worker.command()
+    assert ROOT in command[-1]
     run = subprocess.run(command, input=json.dumps({"home": str(home), "plan": plan}),
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stderr == ""

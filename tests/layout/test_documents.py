@@ -75,3 +75,32 @@ def test_the_licence_is_the_one_pyproject_states():
     assert licence.startswith("# Functional Source License, Version 1.1, MIT Future License")
     assert "FSL-1.1-MIT" in licence and "Grant of Future License" in licence and "MIT license" in licence
     assert re.search(r'^license = \{text = "FSL-1.1-MIT"\}', _read("pyproject.toml"), re.M)
+
+
+def _literal(path, name):
+    """The literal value assigned to ``name`` at the top level of ``path``."""
+    for node in ast.parse(_read(path)).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{path} assigns no {name}")
+
+
+def test_the_engineers_guide_names_the_floors_the_import_rules_enforce():
+    """docs/ARCHITECTURE.md lists the floors in the order tests/layout/test_import_rules.py
+    enforces, and the top layer it names."""
+    guide = _read("docs/ARCHITECTURE.md")
+    floors = guide.split("## The floors", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\d+\. \*\*(\w+)\*\*", floors, re.M)
+    assert listed == _literal("tests/layout/test_import_rules.py", "DIMENSIONS")
+    top = set(re.findall(r"^\* \*\*(\w+)\*\*", floors, re.M))
+    assert top == _literal("tests/layout/test_import_rules.py", "TOP")
+
+
+def test_the_engineers_guide_cites_files_that_exist_and_the_two_pages_link():
+    guide = _read("docs/ARCHITECTURE.md")
+    cited = {c.split("::")[0] for c in CITED.findall(guide)
+             if re.fullmatch(r"(mindos|tests|policies|scripts|bench|docs)/[\w/.-]+", c.split("::")[0])}
+    assert len(cited) >= 20
+    missing = sorted(c for c in cited if not os.path.exists(os.path.join(ROOT, c)))
+    assert not missing, f"docs/ARCHITECTURE.md cites paths that do not exist: {missing}"
+    assert "](../ARCHITECTURE.md)" in guide and "](docs/ARCHITECTURE.md)" in _read("ARCHITECTURE.md")

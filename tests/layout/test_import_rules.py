@@ -6,13 +6,19 @@ The tree answers "where does this rule live?" only while the layering holds:
   * ``mindos.store`` imports only core (and errors);
   * the dimension packages import store, core and each other only downward, in
     ``DIMENSIONS`` order;
-  * ``mindos.cli`` and ``mindos.mcp`` may import anything, and nothing imports them;
+  * ``mindos.cli``, ``mindos.mcp`` and ``mindos.harness`` (the top layer: front doors, the
+    MCP server, harness setup and hooks) may import anything, and nothing below imports them;
+    ``mindos.harness`` imports no code of the other two (it only names their commands);
+  * a module named in a string (``"mindos.x.y"``: a name handed to ``load_module`` or
+    ``importlib``, a ``-m`` / ``-c`` worker command line) obeys the same floors as an import:
+    an upper floor's code reaches a lower one as a provider passed down by the top layer;
   * a function-local import exists only to keep a call's import cost down and says so in a
     one-line ``# lazy:`` comment on the import line or the line above.
 """
 
 import ast
 import os
+import re
 
 import pytest
 
@@ -22,7 +28,7 @@ PACKAGE = os.path.join(ROOT, "mindos")
 # lowest first: a package may import the ones before it, never the ones after
 DIMENSIONS = ["core", "store", "work", "memory", "context", "views", "recovery", "migration", "autonomy", "comms",
               "demo"]
-TOP = {"cli", "mcp"}
+TOP = {"cli", "mcp", "harness"}
 
 
 def _modules():
@@ -195,3 +201,87 @@ def test_no_private_stdlib_modules():
             found += [f"{module}:{node.lineno} imports {name}" for name in names
                       if name.split(".")[0].startswith("_") and name != "__future__"]
     assert not found, found
+
+
+# a dotted mindos name inside a string literal (an f-string's literal parts included)
+NAMED = re.compile(r"\bmindos(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+# strings still naming an upper floor, by the module's last name: onboarding's probe runs the
+# CLI as a subprocess (``-m mindos.cli.autopilot``); it moves with the migration package
+PENDING = {("onboard", "mindos.cli.autopilot")}
+
+
+def _docstrings(tree):
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _named_module(dotted):
+    """The module (or package) of mindos that ``dotted`` names: its longest prefix that is one;
+    None when only the root matches (``"mindos.botmail/1"`` is a format name, not a module)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 1, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in MODULES:
+            return candidate
+    return None
+
+
+def _string_names():
+    """``{module: [(named module, lineno)]}``: mindos modules named in string literals outside docstrings."""
+    found = {}
+    for module, path in MODULES.items():
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        skip = _docstrings(tree)
+        names = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+                names += [(target, node.lineno) for match in NAMED.findall(node.value)
+                          if (target := _named_module(match))]
+        found[module] = names
+    return found
+
+
+STRINGS = _string_names()
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_named_in_strings_obey_the_floors(module):
+    """A name in a string is a dependency the import graph cannot see: held to the same rule."""
+    own = _dimension(module)
+    if own in TOP or own == "root":
+        return
+    allowed = {"errors", own}
+    if own in DIMENSIONS:
+        allowed |= set(DIMENSIONS[: DIMENSIONS.index(own)])
+    wrong = [(target, line) for target, line in STRINGS[module]
+             if _dimension(target) not in allowed and (module.rsplit(".", 1)[-1], target) not in PENDING]
+    assert not wrong, (f"{module} names an upper floor in a string: {wrong} (allowed: {sorted(allowed)});"
+                       " have the top layer pass a provider down instead")
+
+
+def test_the_string_rule_sees_names_in_code_strings():
+    """The rule reads names out of f-strings, ``-c`` programs and lists, and skips docstrings."""
+    tree = ast.parse('''"""Docstring naming mindos.cli.autopilot."""
+PROVIDERS = ["mindos.autonomy.grants"]
+argv = ["-c", "from mindos.cli.context.stale_worker import work; work()"]
+loaded = f"mindos.cli.{name}"
+FORMAT = "mindos.botmail/1"
+''')
+    skip = _docstrings(tree)
+    named = [_named_module(match) for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+             for match in NAMED.findall(node.value)]
+    assert sorted(n for n in named if n) == ["mindos.autonomy.grants", "mindos.cli", "mindos.cli.context.stale_worker"]
+
+
+def test_harness_imports_no_front_door_code():
+    """The harness layer writes the front doors' command lines; it never imports cli or mcp."""
+    wrong = [(m, t, line) for m in MODULES if _dimension(m) == "harness"
+             for t, line, *_ in GRAPH[m] if _dimension(t) in ("cli", "mcp")]
+    assert not wrong, wrong

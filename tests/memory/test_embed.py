@@ -10,7 +10,8 @@ from conftest import make_task
 from mindos.context import pack as context
 from mindos.core import clock
 from mindos.errors import InvalidInput, Refused
-from mindos.memory import embed, facts, handoffs, memories, notes, search
+from mindos.memory import embed, facts, handoffs, memories, notes
+from mindos.memory import memory_search as search
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -5,7 +5,8 @@ import pytest
 
 from conftest import make_task
 from mindos.core import clock
-from mindos.memory import facts, history, memories, notes, search
+from mindos.memory import facts, history, memories, notes
+from mindos.memory import memory_search as search
 
 
 def _keys(hits):

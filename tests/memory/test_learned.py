@@ -3,7 +3,8 @@ by fts-rebuild, used by memory-search to bridge vocabulary gaps; deterministic."
 
 from conftest import make_task
 from mindos.core import clock
-from mindos.memory import facts, handoffs, learned, memories, notes, retrieval, search
+from mindos.memory import facts, handoffs, learned, memories, notes, retrieval
+from mindos.memory import memory_search as search
 from mindos.recovery import reindex
 
 

@@ -10,7 +10,8 @@ import pytest
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.errors import InvalidInput
-from mindos.memory import facts, memories, retrieval, search, synonyms
+from mindos.memory import facts, memories, retrieval, synonyms
+from mindos.memory import memory_search as search
 from conftest import ROOT, make_task, scoped_facts
 
 

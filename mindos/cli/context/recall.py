@@ -48,6 +48,14 @@ def _engine():
     return recall
 
 
+def unsealed_sections():
+    """What the recall commands add to a bundle unsealed, from an upper floor the engine may
+    not name: the task's live continuation grant (``grant``)."""
+    from mindos.autonomy import grants  # lazy: only the commands that build a bundle load it
+
+    return (grants.recall_section,)
+
+
 def params_from(args):
     """The validated bundle parameters of parsed ``args``."""
     values = {name: getattr(args, name, None) for name in BUNDLE_FLAGS}
@@ -69,7 +77,8 @@ def add_recall(sub):
 
 
 def cmd_recall(conn, args):
-    return _engine().recall(conn, args.task_id, agent=args.agent, params=params_from(args))
+    return _engine().recall(conn, args.task_id, agent=args.agent, params=params_from(args),
+                            unsealed=unsealed_sections())
 
 
 def add_recall_verify(sub):
@@ -112,7 +121,7 @@ def add_resume(sub):
 
 def cmd_resume(conn, args):
     return _engine().resume(conn, args.task_id, agent=args.agent, params=params_from(args), minutes=args.minutes,
-                         max_active=args.max_active)
+                         max_active=args.max_active, unsealed=unsealed_sections())
 
 
 def add_recall_stale(sub):
@@ -124,9 +133,10 @@ def add_recall_stale(sub):
 
 
 def cmd_recall_stale(conn, args):
-    from mindos.context import stale_shares  # lazy: only recall-stale shares a sweep
+    from mindos.cli.context import stale_worker  # lazy: only recall-stale shares a sweep
+    from mindos.context import stale_shares
 
-    report = stale_shares.sweep(conn, recompute=args.recompute)
+    report = stale_shares.sweep(conn, recompute=args.recompute, worker_command=stale_worker.command)
     return report, (0 if report["ok"] else 1)
 
 

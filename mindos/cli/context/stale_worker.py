@@ -1,10 +1,20 @@
-"""The front door of a recall-stale worker interpreter (see :mod:`mindos.context.stale_shares`)."""
+"""The front door of a recall-stale worker interpreter (see :mod:`mindos.context.stale_shares`):
+:func:`command` starts one, :func:`work` is its whole life."""
 
 import json
 import os
 import sys
 
 from mindos.context import recall
+
+
+def command():
+    """A worker interpreter's command line, importing the package from this checkout:
+    ``python3 -I -S`` (no site packages, nothing from the environment's Python settings).
+    ``recall-stale`` hands it to :func:`mindos.context.stale_shares.sweep`."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    code = f"import sys; sys.path.insert(0, {root!r}); from mindos.cli.context.stale_worker import work; work()"
+    return [sys.executable, "-I", "-S", "-c", code]
 
 
 def work():

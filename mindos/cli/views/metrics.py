@@ -10,7 +10,9 @@ def add_metrics(sub):
 
 
 def cmd_metrics(conn, args):
-    return metrics.collect(conn)
+    from mindos.autonomy import grants, nanny  # lazy: the upper floors' counters, passed down
+
+    return metrics.collect(conn, (grants.metrics, nanny.metrics))
 
 
 COMMANDS = {

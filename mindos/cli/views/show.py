@@ -14,7 +14,9 @@ def add_show(sub):
 
 
 def cmd_show(conn, args):
-    return show.show(conn, args.task_id, limit=args.limit)
+    from mindos.autonomy import grants  # lazy: the continuation grant's section, passed down
+
+    return show.show(conn, args.task_id, limit=args.limit, sections=(grants.show_section,))
 
 
 COMMANDS = {

@@ -48,7 +48,8 @@ def cmd_next(conn, args):
         return dispatch.next_task(conn, **options)
     from mindos.context import recall  # lazy: only next --recall pays for the bundle
 
-    return recall.next_and_recall(conn, params=recall_cli.params_from(args), **options)
+    return recall.next_and_recall(conn, params=recall_cli.params_from(args), unsealed=recall_cli.unsealed_sections(),
+                                  **options)
 
 
 COMMANDS = {

@@ -4,7 +4,7 @@ Neither is an MCP tool (``mindos.mcp.tools.NEVER``): over MCP, stdin is the prot
 """
 
 from mindos.cli import flags, make_parser
-from mindos.mcp import hooks
+from mindos.harness import hooks
 
 
 def read_hook_input():

@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from mindos.errors import InvalidInput, Refused
-from mindos.mcp import setup
+from mindos.harness import setup
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from mindos.errors import InvalidInput
-from mindos.mcp import hooks
+from mindos.harness import hooks
 from mindos.memory import handoffs
 from mindos.work import leases, receipts
 from tests.conftest import ROOT, START, make_task

@@ -38,7 +38,7 @@ stdin), with ``--stop-gate`` a ``Stop`` hook running ``stop-gate --hook claude``
 ``[mcp_servers.mindos]`` in ``.codex/config.toml`` (``--user``: ``$CODEX_HOME/config.toml``,
 default ``~/.codex``) and a section of ``AGENTS.md`` with the loop.  Hermes: the gateway hook
 at ``$HERMES_HOME/mindos/mindos_gateway_hook.py`` (a small shim running
-:mod:`mindos.mcp.hermes` with this interpreter and the pinned home) and a ``mindos_bridge`` +
+:mod:`mindos.harness.hermes` with this interpreter and the pinned home) and a ``mindos_bridge`` +
 ``hooks.pre_llm_call`` block at the end of ``$HERMES_HOME/config.yaml``; a config that already
 has a top-level ``hooks:`` or ``mindos_bridge:`` is refused (YAML is not merged by guesswork).
 The profile's agent name is the hook's business (``hermes``/``hermes-<profile>``), so
@@ -523,8 +523,8 @@ def _plan_codex(paths, agent, remove, *, home, **_):
 
 
 def hook_shim(home):
-    """The hook file setup hermes writes: runs mindos.mcp.hermes with this interpreter, pinned to ``home``."""
-    lines = [f"#!{sys.executable}", SHIM_MARK, '"""MindOS gateway hook for Hermes (pre_llm_call); see mindos/mcp/hermes.py."""',
+    """The hook file setup hermes writes: runs mindos.harness.hermes with this interpreter, pinned to ``home``."""
+    lines = [f"#!{sys.executable}", SHIM_MARK, '"""MindOS gateway hook for Hermes (pre_llm_call); see mindos/harness/hermes.py."""',
              "import os", "import sys", "", f"os.environ[\"HERMES_AUTOPILOT_HOME\"] = {home!r}  # the pinned MindOS home"]
     if os.path.exists(os.path.join(ROOT, "mindos_gateway_hook.py")):
         lines.append(f"sys.path.insert(0, {ROOT!r})  # the MindOS checkout")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 import mindos
-from mindos.mcp import check, setup
+from mindos.harness import check, setup
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Task search: search."""
 
-from mindos.work import search
+from mindos.work import task_search
 from mindos.cli import flags, make_parser
 
 
@@ -19,7 +19,7 @@ def add_search(sub):
 
 
 def cmd_search(conn, args):
-    return search.search(conn, args.query, status=args.status, project=args.project, priority=args.priority,
+    return task_search.search(conn, args.query, status=args.status, project=args.project, priority=args.priority,
                          tag=args.tag, limit=args.limit, rank=args.rank)
 
 

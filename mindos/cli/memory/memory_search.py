@@ -2,7 +2,7 @@
 semantic layer (memory-embed, memory-status)."""
 
 from mindos.cli import flags, make_parser
-from mindos.memory import search
+from mindos.memory import memory_search
 
 
 def add_memory_search(sub):
@@ -26,8 +26,8 @@ def cmd_memory_search(conn, args):
             from mindos.errors import InvalidInput  # lazy: only this refusal needs it
 
             raise InvalidInput("--semantic cannot be combined with --include-history")
-        return search.semantic_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit)
-    return search.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
+        return memory_search.semantic_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit)
+    return memory_search.memory_search(conn, args.query, project=args.project, scope=args.scope, limit=args.limit,
                                 include_history=args.include_history)
 
 

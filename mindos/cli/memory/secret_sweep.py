@@ -2,7 +2,7 @@
 
 
 from mindos.cli import make_parser
-from mindos.memory import guard
+from mindos.memory import secret_sweep
 
 
 def add_secret_scan(sub):
@@ -13,7 +13,7 @@ def add_secret_scan(sub):
 
 
 def cmd_secret_scan(conn, args):
-    report = guard.sweep(conn, include_all=args.all)
+    report = secret_sweep.sweep(conn, include_all=args.all)
     return report, (1 if report["findings"] else 0)
 
 

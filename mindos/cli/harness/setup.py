@@ -1,7 +1,7 @@
 """Harness setup: setup claude | codex | hermes, and setup check [harness]."""
 
 from mindos.cli import flags, make_parser
-from mindos.mcp import setup
+from mindos.harness import setup
 
 
 def add_setup(sub):
@@ -30,7 +30,7 @@ def add_setup(sub):
 
 def cmd_setup(conn, args):
     if args.harness == "check":
-        from mindos.mcp import check  # lazy: only setup check spawns the harness commands
+        from mindos.harness import check  # lazy: only setup check spawns the harness commands
 
         extra = [flag for flag, value in (("--agent", args.agent), ("--home", args.home), ("--stop-gate", args.stop_gate),
                                           ("--dry-run", args.dry_run), ("--remove", args.remove)) if value]

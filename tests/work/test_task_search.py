@@ -6,7 +6,7 @@ import pytest
 
 from mindos.core import clock
 from mindos.store import db
-from mindos.work import search, tasks
+from mindos.work import task_search, tasks
 from mindos.errors import InvalidInput
 
 NASTY = ['"', "'", '"unbalanced', "a OR", "OR", "AND NOT", "NEAR(", "NEAR(a b, 2)", "title:deploy", "{title}: x",
@@ -43,35 +43,35 @@ def nofts(tmp_path, monkeypatch):
 
 
 def test_substring_covers_every_text_field(seeded):
-    assert _ids(search.search(seeded, "deploy")) == ["t1"]  # title
-    assert _ids(search.search(seeded, "explains")) == ["t2"]  # description
-    assert _ids(search.search(seeded, "disk")) == ["t3"]  # next_action
-    assert _ids(search.search(seeded, "vendor quota")) == ["t3"]  # blocked_reason
-    assert _ids(search.search(seeded, "infra")) == ["t4", "t3"]  # project, case-insensitive
-    assert _ids(search.search(seeded, "t2")) == ["t2"]  # id
+    assert _ids(task_search.search(seeded, "deploy")) == ["t1"]  # title
+    assert _ids(task_search.search(seeded, "explains")) == ["t2"]  # description
+    assert _ids(task_search.search(seeded, "disk")) == ["t3"]  # next_action
+    assert _ids(task_search.search(seeded, "vendor quota")) == ["t3"]  # blocked_reason
+    assert _ids(task_search.search(seeded, "infra")) == ["t4", "t3"]  # project, case-insensitive
+    assert _ids(task_search.search(seeded, "t2")) == ["t2"]  # id
 
 
 def test_substring_orders_like_list(seeded):
-    assert _ids(search.search(seeded, "limit")) == ["t1", "t3", "t2"]
+    assert _ids(task_search.search(seeded, "limit")) == ["t1", "t3", "t2"]
     listed = [t["id"] for t in tasks.list_tasks(seeded) if t["id"] in ("t1", "t2", "t3")]
-    assert _ids(search.search(seeded, "limit")) == listed
+    assert _ids(task_search.search(seeded, "limit")) == listed
 
 
 def test_wildcards_in_the_query_are_literal(seeded):
-    assert _ids(search.search(seeded, "100%")) == ["t4"]
-    assert _ids(search.search(seeded, "%")) == ["t4"]
-    assert _ids(search.search(seeded, "_really_")) == ["t4"]
-    assert _ids(search.search(seeded, "_")) == ["t4"]
-    assert _ids(search.search(seeded, "C:\\tmp")) == ["t4"]
-    assert search.search(seeded, "r%y") == []
+    assert _ids(task_search.search(seeded, "100%")) == ["t4"]
+    assert _ids(task_search.search(seeded, "%")) == ["t4"]
+    assert _ids(task_search.search(seeded, "_really_")) == ["t4"]
+    assert _ids(task_search.search(seeded, "_")) == ["t4"]
+    assert _ids(task_search.search(seeded, "C:\\tmp")) == ["t4"]
+    assert task_search.search(seeded, "r%y") == []
 
 
 def test_filters(seeded):
-    assert _ids(search.search(seeded, "limit", project="Trove")) == ["t1", "t2"]
-    assert _ids(search.search(seeded, "limit", priority="P2")) == ["t3", "t2"]
+    assert _ids(task_search.search(seeded, "limit", project="Trove")) == ["t1", "t2"]
+    assert _ids(task_search.search(seeded, "limit", priority="P2")) == ["t3", "t2"]
     tasks.update(seeded, "t2", status="blocked")
-    assert _ids(search.search(seeded, "limit", status="blocked")) == ["t2"]
-    assert _ids(search.search(seeded, "limit", limit=1)) == ["t1"]
+    assert _ids(task_search.search(seeded, "limit", status="blocked")) == ["t2"]
+    assert _ids(task_search.search(seeded, "limit", limit=1)) == ["t1"]
 
 
 def test_tag_filter(seeded):
@@ -79,8 +79,8 @@ def test_tag_filter(seeded):
 
     tags.add(seeded, "t3", ["autopilot-safe"])
     tags.add(seeded, "t2", ["autopilot-safe-not"])
-    assert _ids(search.search(seeded, "limit", tag="autopilot-safe")) == ["t3"]
-    assert _ids(search.search(seeded, "limit", tag="autopilot-safe", rank=True)) == ["t3"]
+    assert _ids(task_search.search(seeded, "limit", tag="autopilot-safe")) == ["t3"]
+    assert _ids(task_search.search(seeded, "limit", tag="autopilot-safe", rank=True)) == ["t3"]
 
 
 @pytest.mark.parametrize("kwargs,flag", [
@@ -92,74 +92,74 @@ def test_tag_filter(seeded):
 ])
 def test_bad_filters_are_refused_naming_the_flag(seeded, kwargs, flag):
     with pytest.raises(InvalidInput, match=f"^invalid {flag}"):
-        search.search(seeded, "limit", **kwargs)
+        task_search.search(seeded, "limit", **kwargs)
 
 
 def test_huge_or_broken_queries_are_refused(seeded):
     with pytest.raises(InvalidInput, match="^invalid query"):
-        search.search(seeded, "x" * (search.MAX_QUERY + 1))
+        task_search.search(seeded, "x" * (task_search.MAX_QUERY + 1))
     with pytest.raises(InvalidInput, match="^invalid query"):
-        search.search(seeded, "bad \udcff")
+        task_search.search(seeded, "bad \udcff")
 
 
 def test_blank_query_matches_nothing(seeded):
-    assert search.search(seeded, "") == []
-    assert search.search(seeded, "   ") == []
-    assert search.search(seeded, "", rank=True) == []
+    assert task_search.search(seeded, "") == []
+    assert task_search.search(seeded, "   ") == []
+    assert task_search.search(seeded, "", rank=True) == []
 
 
 def test_rank_returns_scores_most_relevant_first(seeded):
-    hits = search.search(seeded, "rate limit", rank=True)
+    hits = task_search.search(seeded, "rate limit", rank=True)
     assert set(_ids(hits)) == {"t1", "t2"}  # conjunctive: t3 has 'limit' but not 'rate'
     scores = [h["score"] for h in hits]
     assert all(isinstance(s, float) and s < 0 for s in scores)
     assert scores == sorted(scores)
-    assert "score" not in search.search(seeded, "rate limit")[0]
+    assert "score" not in task_search.search(seeded, "rate limit")[0]
 
 
 def test_rank_prefers_the_denser_match(conn):
     tasks.create(conn, project="P", title="deploy deploy deploy", task_id="dense")
     tasks.create(conn, project="P", title="deploy once among many other unrelated words here", task_id="sparse")
-    assert _ids(search.search(conn, "deploy", rank=True)) == ["dense", "sparse"]
+    assert _ids(task_search.search(conn, "deploy", rank=True)) == ["dense", "sparse"]
 
 
 def test_rank_tokenless_query_returns_empty(seeded):
     for query in ("!!!", "***", '""', "---", "_"):
-        assert search.search(seeded, query, rank=True) == []
+        assert task_search.search(seeded, query, rank=True) == []
 
 
 @pytest.mark.parametrize("query", NASTY)
 @pytest.mark.parametrize("rank", [False, True])
 def test_fts_syntax_is_plain_text_and_never_raises(seeded, query, rank):
-    assert isinstance(search.search(seeded, query, rank=rank), list)
+    assert isinstance(task_search.search(seeded, query, rank=rank), list)
 
 
 def test_fts_operators_do_not_change_the_meaning(seeded):
     # 'OR' is a word here, not an operator: nothing contains 'deploy' AND 'or' AND 'docs'
-    assert search.search(seeded, "deploy OR docs", rank=True) == []
+    assert task_search.search(seeded, "deploy OR docs", rank=True) == []
     # a column filter would match t1; as plain words it needs the word 'title' too
-    assert search.search(seeded, "title:deploy", rank=True) == []
+    assert task_search.search(seeded, "title:deploy", rank=True) == []
     tasks.create(seeded, project="P", title="deploy: fix the title bar", task_id="t5")
-    assert _ids(search.search(seeded, "title:deploy", rank=True)) == ["t5"]
-    assert search.search(seeded, "NEAR(deploy docs)", rank=True) == []
+    assert _ids(task_search.search(seeded, "title:deploy", rank=True)) == ["t5"]
+    assert task_search.search(seeded, "NEAR(deploy docs)", rank=True) == []
 
 
 def test_fts_index_follows_updates(seeded):
     tasks.update(seeded, "t3", title="Rotate journald archives")
-    assert _ids(search.search(seeded, "journald", rank=True)) == ["t3"]
-    assert search.search(seeded, "logs", rank=True) == []
+    assert _ids(task_search.search(seeded, "journald", rank=True)) == ["t3"]
+    assert task_search.search(seeded, "logs", rank=True) == []
 
 
 def test_without_fts5_rank_degrades_to_substring(nofts):
     for task_id, title in (("a", "Rate limit the deploy API"), ("b", "rate limiter docs"), ("c", "unrelated")):
         tasks.create(nofts, project="P", title=title, task_id=task_id)
-    ranked = search.search(nofts, "rate limit", rank=True)
-    plain = search.search(nofts, "rate limit")
+    ranked = task_search.search(nofts, "rate limit", rank=True)
+    plain = task_search.search(nofts, "rate limit")
     assert ranked == plain and _ids(plain) == ["a", "b"]
     assert all("score" not in hit for hit in ranked)
-    assert search.search(nofts, "!!!", rank=True) == []
+    assert task_search.search(nofts, "!!!", rank=True) == []
     for query in NASTY:
-        search.search(nofts, query, rank=True)
+        task_search.search(nofts, query, rank=True)
 
 
 def test_cli_search(seeded, cli):

@@ -25,7 +25,7 @@ import sys
 import time
 
 from mindos.errors import InvalidInput, MindosError
-from mindos.mcp import setup
+from mindos.harness import setup
 
 CHECK_SESSION = "setup-check"
 MCP_TIMEOUT = 20

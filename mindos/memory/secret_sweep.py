@@ -1,11 +1,12 @@
-"""The secret guard: the privacy boundary on every write that stores agent text.
+"""The secret sweep (``ops.py secret-scan``): what credential-shaped text is already stored.
 
-Credentials never enter shared memory.  Each write path passes its fields through
-:func:`guard` (:mod:`mindos.store.guard`, re-exported here) inside its write transaction: the detector (:mod:`mindos.core.secrets`)
-names what it finds by kind, and the write is refused (``secret_blocked``, recorded even
-though the write rolls back), stored redacted (``secret_redacted``) or, on an explicit
-override, stored verbatim (``secret_allowed``).  :func:`sweep` finds what is already
-stored; :func:`metrics` counts the outcomes.
+The write side of the secret guard is :mod:`mindos.store.guard`: each write path passes its
+fields through :func:`mindos.store.guard.guard` inside its write transaction, and the
+detector (:mod:`mindos.core.secrets`) names what it finds by kind; the write is refused
+(``secret_blocked``, recorded even though the write rolls back), stored redacted
+(``secret_redacted``) or, on an explicit override, stored verbatim (``secret_allowed``).
+This module reads only: :func:`sweep` finds what is already stored with the same detector;
+:func:`metrics` counts the guard's outcomes.
 """
 
 import json

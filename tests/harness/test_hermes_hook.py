@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mindos.mcp import hermes
+from mindos.harness import hermes
 from mindos.memory import notes
 from mindos.work import leases
 from tests.conftest import START, make_task

@@ -1,1 +1,0 @@
-"""CLI modules of mindos.mcp (harness setup)."""
