@@ -105,11 +105,8 @@ def doctor(conn):
             **({} if report["ok"] else {"error": "doctor found problems: " + ", ".join(report["problems_by_kind"])})}
 
 
-def _cli(home, *argv):
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                          "autopilot.py")
-    command = [sys.executable, script, *argv] if os.path.isfile(script) else \
-        [sys.executable, "-m", "mindos.cli.autopilot", *argv]
+def _cli(front_door, home, *argv):
+    command = [*front_door, *argv]
     env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
     env.pop("MINDOS_HOME", None)
     proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
@@ -118,8 +115,9 @@ def _cli(home, *argv):
     return proc.stdout
 
 
-def probe(conn):
-    """The two-identity protocol proof through the real CLI; skipped once the task settled."""
+def probe(conn, front_door):
+    """The two-identity protocol proof through the real CLI (``front_door``: the argv that
+    runs the autopilot door, passed in by the command); skipped once the task settled."""
     import json  # lazy: only the probe parses CLI output
 
     row = conn.execute("SELECT status FROM tasks WHERE id = ?", (PROBE_TASK,)).fetchone()
@@ -128,31 +126,31 @@ def probe(conn):
     home = conn.home
     steps = []
     if row is None:
-        _cli(home, "create", "--id", PROBE_TASK, "--project", "onboarding",
+        _cli(front_door, home, "create", "--id", PROBE_TASK, "--project", "onboarding",
              "--title", "Onboarding probe: cross-agent handoff proof")
         steps.append("create")
-    _cli(home, "claim", PROBE_TASK, "--owner", "hermes")
+    _cli(front_door, home, "claim", PROBE_TASK, "--owner", "hermes")
     steps.append("claim:hermes")
-    _cli(home, "handoff", PROBE_TASK, "--from-agent", "hermes", "--to-agent", "codex", "--status", "running",
+    _cli(front_door, home, "handoff", PROBE_TASK, "--from-agent", "hermes", "--to-agent", "codex", "--status", "running",
          "--objective", "prove the handoff protocol on this home", "--next-action", "ack, claim, receipt, complete")
     steps.append("handoff:hermes->codex")
-    _cli(home, "release", PROBE_TASK, "--owner", "hermes")
+    _cli(front_door, home, "release", PROBE_TASK, "--owner", "hermes")
     steps.append("release:hermes")
-    recalled = json.loads(_cli(home, "recall", PROBE_TASK, "--agent", "codex"))
+    recalled = json.loads(_cli(front_door, home, "recall", PROBE_TASK, "--agent", "codex"))
     handoff = recalled.get("handoff")
     if not handoff or handoff.get("to_agent") != "codex":
         raise Refused("probe step 'recall' failed: the recall bundle does not carry the live handoff")
     steps.append("recall:codex")
-    _cli(home, "ack", PROBE_TASK, "--agent", "codex", "--recall-digest", recalled["digest"])
+    _cli(front_door, home, "ack", PROBE_TASK, "--agent", "codex", "--recall-digest", recalled["digest"])
     steps.append("ack:codex")
-    resumed = json.loads(_cli(home, "resume", PROBE_TASK, "--agent", "codex"))
+    resumed = json.loads(_cli(front_door, home, "resume", PROBE_TASK, "--agent", "codex"))
     if resumed.get("action") not in ("claimed", "already_held"):
         raise Refused(f"probe step 'resume' failed: unexpected action {resumed.get('action')!r:.40}")
     steps.append("resume:codex")
-    receipt = json.loads(_cli(home, "receipt", PROBE_TASK, "--kind", "verification",
+    receipt = json.loads(_cli(front_door, home, "receipt", PROBE_TASK, "--kind", "verification",
                               "--payload", json.dumps({"probe": "ok"})))
     steps.append("receipt:codex")
-    _cli(home, "complete", PROBE_TASK, "--owner", "codex", "--receipt", receipt["receipt_id"],
+    _cli(front_door, home, "complete", PROBE_TASK, "--owner", "codex", "--receipt", receipt["receipt_id"],
          "--note", "onboarding probe")
     steps.append("complete:codex")
     return {"ok": True, "skipped": False, "task_id": PROBE_TASK, "steps": steps}
@@ -169,8 +167,8 @@ class Onboarding:
     on the instance."""
 
     def __init__(self, conn, inventory_path, *, apply=False, probe=False, source_id=None, redact=False,
-                 allow_secret=False, relink_audit=False):
-        self.conn, self.inventory_path = conn, inventory_path
+                 allow_secret=False, relink_audit=False, front_door=None):
+        self.conn, self.inventory_path, self.front_door = conn, inventory_path, front_door
         self.apply, self.probe = bool(apply), bool(probe)
         self.source_id, self.redact, self.allow_secret, self.relink_audit = source_id, redact, allow_secret, \
             relink_audit
@@ -261,7 +259,9 @@ class Onboarding:
         return doctor(self.conn)
 
     def protocol_probe(self):
-        return probe(self.conn)
+        if not self.front_door:
+            raise Refused("the protocol probe needs the autopilot front door to drive (run onboard from the CLI)")
+        return probe(self.conn, self.front_door)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -280,7 +280,7 @@ class Onboarding:
 
 
 def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, source_id=None, redact=False,
-            allow_secret=False, relink_audit=False, force=False):
+            allow_secret=False, relink_audit=False, force=False, front_door=None):
     """``onboard``: run the stages (:class:`Onboarding`), audit the outcome, and with ``out`` seal
     the report as autopilot-onboarding-v1.  Returns the report; its verdict is ``ok`` (with
     ``failed_stage`` naming the stage that stopped the run)."""
@@ -289,7 +289,7 @@ def onboard(conn, inventory_path, *, apply=False, probe_flag=False, out=None, so
     if out:
         documents.check_out(out, force=force)  # before any stage runs
     run = Onboarding(conn, inventory_path, apply=apply, probe=probe_flag, source_id=source_id, redact=redact,
-                     allow_secret=allow_secret, relink_audit=relink_audit)
+                     allow_secret=allow_secret, relink_audit=relink_audit, front_door=front_door)
     report = run.run()
     digest, failed = report["inventory_digest"], report["failed_stage"]
     action = "onboarding_planned" if not apply else ("onboarding_completed" if failed is None else "onboarding_failed")

@@ -205,9 +205,9 @@ def test_no_private_stdlib_modules():
 
 # a dotted mindos name inside a string literal (an f-string's literal parts included)
 NAMED = re.compile(r"\bmindos(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-# strings still naming an upper floor, by the module's last name: onboarding's probe runs the
-# CLI as a subprocess (``-m mindos.cli.autopilot``); it moves with the migration package
-PENDING = {("onboard", "mindos.cli.autopilot")}
+# strings allowed to name an upper floor, by the module's last name: none (onboarding's probe
+# gets the front door it drives from its command, like every other provider)
+PENDING = set()
 
 
 def _docstrings(tree):

@@ -1,5 +1,8 @@
 """The onboarding command: onboard."""
 
+import os
+import sys
+
 from mindos.migration import onboard
 from mindos.cli import flags, make_parser
 
@@ -24,8 +27,15 @@ def add_onboard(sub):
 def cmd_onboard(conn, args):
     report = onboard.onboard(conn, args.inventory, apply=args.apply, probe_flag=args.probe, out=args.out,
                              source_id=args.source_id, redact=args.redact, allow_secret=args.allow_secret,
-                             relink_audit=args.relink_audit, force=args.force)
+                             relink_audit=args.relink_audit, force=args.force, front_door=front_door())
     return report, (0 if report["ok"] else 1)
+
+
+def front_door():
+    """The argv that runs the autopilot door, for the probe to drive the way an agent does."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
+                          "autopilot.py")
+    return [sys.executable, script] if os.path.isfile(script) else [sys.executable, "-m", "mindos.cli.autopilot"]
 
 
 COMMANDS = {
