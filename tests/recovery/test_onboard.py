@@ -14,6 +14,7 @@ from mindos.memory import handoffs, notes
 from mindos.migration import importer as mi
 from mindos.migration import inventory as inv
 from mindos.migration import onboard, rollback
+from mindos.cli.migration import onboard as onboard_command
 from mindos.store import db, ledger
 from mindos.work import graph, receipts, tasks
 
@@ -42,10 +43,20 @@ def test_dry_run_plans_and_writes_only_bookkeeping(conn, tmp_path):
         onboard.onboard(conn, out, probe_flag=True)
 
 
+FRONT_DOOR = onboard_command.front_door()
+
+
+def test_the_probe_needs_the_front_door_passed_in(conn, tmp_path):
+    _, out = _inventory(conn, tmp_path)
+    report = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    assert not report["ok"] and report["failed_stage"] == "protocol_probe"
+    assert "front door" in report["stages"][-1]["error"]
+
+
 def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     _, out = _inventory(conn, tmp_path)
     report_path = str(tmp_path / "report.json")
-    report = onboard.onboard(conn, out, apply=True, probe_flag=True, out=report_path)
+    report = onboard.onboard(conn, out, apply=True, probe_flag=True, out=report_path, front_door=FRONT_DOOR)
     assert report["ok"], report
     names = [s["stage"] for s in report["stages"]]
     assert names == list(onboard.STAGES)
@@ -57,7 +68,7 @@ def test_apply_probe_idempotent_and_sealed(conn, tmp_path, home):
     doc = onboard.load_report(report_path)
     assert doc["ok"] is True and os.stat(report_path).st_mode & 0o777 == 0o600
     journal_bytes = open(journal, "rb").read()
-    again = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    again = onboard.onboard(conn, out, apply=True, probe_flag=True, front_door=FRONT_DOOR)
     assert again["ok"]
     stages = {s["stage"]: s for s in again["stages"]}
     assert stages["import_apply"]["deduplicated"] and stages["protocol_probe"]["skipped"]
@@ -76,7 +87,7 @@ def test_dry_run_fails_closed_when_the_doctor_finds_problems(conn, tmp_path):
 
 def test_probe_recalls_and_resumes_as_the_spec_s_probe_does(conn, tmp_path):
     _, out = _inventory(conn, tmp_path)
-    report = onboard.onboard(conn, out, apply=True, probe_flag=True)
+    report = onboard.onboard(conn, out, apply=True, probe_flag=True, front_door=FRONT_DOOR)
     assert report["ok"], report
     probe = report["stages"][-1]
     assert probe["stage"] == "protocol_probe"
