@@ -209,7 +209,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                          if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    covered = retrieval.coverage_with(query_groups, idf, extra) if extra else retrieval.coverage_of(query_groups, idf)
+    covered = retrieval.coverage_of(query_groups, idf, extra)
 
     def scored(row):
         age = row[_EPOCH]
