@@ -18,14 +18,17 @@ Design decisions
     reason, facts only>}`` (null parts left out), so what changed, when and why travels with
     the answer even when nothing else records it.
   * **What a change record is.**  The words that differ between the old and the new text
-    say what changed (``braintree`` -> ``stripe``, ``5`` -> ``10``).  A change record is
+    (compared by stem: "shift" and "shifts" are one word) say what changed (``braintree`` -> ``stripe``, ``5`` -> ``10``).  A change record is
     another live row of the search's scope that names the old value (it mentions a word
     only the old text had; a bare number counts only beside a new-only word, as in "from 5
     to 10"), or that names the new value together with a word of change
     (CHANGE_WORDS: general engineering vocabulary for a change, such as "moved",
     "switched", "raised", "replaced", "migrated", "instead").  Among the search's own
     candidates the best-scored one wins; when none qualifies, each text index is probed
-    once (old-only words AND new-only words, newest first, a couple of rows).
+    once (old-only words AND new-only words, by stem, newest first, a couple of rows), and
+    when that finds none, once more for the old-only words alone (not bare numbers), taking
+    the row written nearest the replacement and within RECORD_WINDOW_HOURS of it: a record
+    of a change is written with the change.
   * **Where it ranks.**  The change record is placed right after its answer (marked
     ``history_of: {"kind", "id"}`` of the answer), keeping its own score; the rest keep
     their order, and the list is then cut to the limit.  One record per answer, never the
@@ -37,6 +40,9 @@ from mindos.memory import retrieval
 
 TOP_ANSWERS = 3
 PROBE_ROWS = 2
+OLD_PROBE_ROWS = 20  # the old-only probe reads more: most of its matches fall outside the window
+# a row naming only the old value records the change when written within this many hours of it
+RECORD_WINDOW_HOURS = 72
 MAX_DIFF_WORDS = 8
 # Words that say a value changed (matched as word prefixes: "moved", "moving", "switches").
 # General engineering vocabulary, not fitted to any corpus.
@@ -46,7 +52,10 @@ CHANGE_WORDS = ("chang", "switch", "moved", "moving", "migrat", "replac", "rais"
 
 
 def _words(text):
-    return {word for word in retrieval.words(text or "") if word not in retrieval.STOPWORDS or word.isdigit()}
+    """The words of ``text`` that can say what changed, each as its shortest stem ("shifts"
+    and "shift" are one word; see :func:`mindos.memory.retrieval.stems`)."""
+    return {min(retrieval.stems(word) | {word}, key=lambda stem: (len(stem), stem))
+            for word in retrieval.words(text or "") if word not in retrieval.STOPWORDS or word.isdigit()}
 
 
 def predecessor(conn, hit, now):
@@ -108,20 +117,41 @@ def _key(hit):
     return hit["kind"], hit["id"]
 
 
+def _any_of(words):
+    """An FTS5 expression matching any of ``words`` or a word they start (stems: "shift" finds
+    "shifts")."""
+    return "(" + " OR ".join('"' + word.replace('"', '""') + '"*' for word in words) + ")"
+
+
 def _probe(conn, change, surfaces, params, make_hit):
     """Live rows of the scope naming an old-only AND a new-only word, newest first, a few per
     index (``surfaces``: the search's surface readers, notes, memories and handoffs only)."""
     if not change.old_only or not change.new_only:
         return []
+    return _read(conn, f"{_any_of(change.old_only)} AND {_any_of(change.new_only)}", surfaces, params, make_hit)
 
-    def any_of(words):
-        return "(" + " OR ".join('"' + word.replace('"', '""') + '"' for word in words) + ")"
 
-    expression = f"{any_of(change.old_only)} AND {any_of(change.new_only)}"
+def _probe_old(conn, change, surfaces, params, make_hit):
+    """Live rows of the scope naming an old-only word that is not a bare number (what only
+    the replaced text said), a few per index."""
+    words = [word for word in change.old_only if not word.isdigit()]
+    return _read(conn, _any_of(words), surfaces, params, make_hit, OLD_PROBE_ROWS) if words else []
+
+
+def _read(conn, expression, surfaces, params, make_hit, cap=PROBE_ROWS):
     found = []
     for surface in surfaces:
-        found.extend(make_hit(row) for row in surface.fetch(conn, [expression], {**params, "cap": PROBE_ROWS}))
+        found.extend(make_hit(row) for row in surface.fetch(conn, [expression], {**params, "cap": cap}))
     return found
+
+
+def _when(stamp):
+    from mindos.core import clock  # lazy: only a probed record is placed in time
+
+    try:
+        return clock.parse(stamp).timestamp()
+    except Exception:  # noqa: BLE001 - a malformed legacy timestamp is simply far away
+        return None
 
 
 def with_history(conn, ranked, *, now, surfaces, params, make_hit):
@@ -147,6 +177,16 @@ def with_history(conn, ranked, *, now, surfaces, params, make_hit):
             probed = [row for row in _probe(conn, change, surfaces, params, make_hit)
                       if _key(row) not in taken and _key(row) not in known and change.records(row["text"])]
             probed.sort(key=lambda row: (row["created_at"], row["kind"], str(row["id"])), reverse=True)
+            record = probed[0] if probed else None
+        if record is None and at:
+            # what only the old text said, in a row written about when the change was made:
+            # the nearest in time to the replacement wins (a record is written with its change)
+            moment = _when(at)
+            probed = [row for row in _probe_old(conn, change, surfaces, params, make_hit)
+                      if _key(row) not in taken and _key(row) not in known and change.records(row["text"])
+                      and moment is not None and _when(row["created_at"]) is not None
+                      and abs(_when(row["created_at"]) - moment) <= RECORD_WINDOW_HOURS * 3600]
+            probed.sort(key=lambda row: (abs(_when(row["created_at"]) - moment), row["kind"], str(row["id"])))
             record = probed[0] if probed else None
         if record is None:
             continue
