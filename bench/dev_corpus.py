@@ -1,6 +1,7 @@
 """A second development corpus for retrieval work: four domains neither other corpus covers
-(a clinical lab, warehouse robotics, a game studio's build farm, a newsroom's publishing
-stack), written as people write notes, with the kinds of questions people ask of them.
+(greenhouse irrigation, airline crew scheduling, university course registration, a
+newsroom's publishing stack), written as people write notes, with the kinds of questions
+people ask of them.
 
 It exists so a retrieval method can be checked on text it was not shaped on before anyone
 looks at the frozen held-out corpus (bench/heldout_corpus.py, which is never used for
@@ -17,55 +18,55 @@ queries expect two rows joined by a shared entity.
 Run:  python3 bench/retrieval_eval.py --corpus dev
 """
 
-PROJECTS = ("Lab", "Robots", "Studio", "Newsroom")
+PROJECTS = ("Farm", "Air", "Campus", "Newsroom")
 
 ROWS = (
-    # Lab: a clinical laboratory information system
-    ("lab.analyzer", "note", "Lab", "The chemistry analyzer uploads results over HL7 to the LIS every two minutes"),
-    ("lab.owner", "fact", "Lab", "lis-gateway owned-by team-diagnostics"),
-    ("lab.team_db", "fact", "Lab", "team-diagnostics operates oracle-19"),
-    ("lab.critical", "memory", "Lab", "Critical potassium values must be phoned to the ward within 30 minutes"),
-    ("lab.barcode", "note", "Lab", "Specimen tubes are labelled with Code 128 barcodes printed at draw time"),
-    ("lab.qc_old", "note", "Lab", "Quality control samples run once per shift on every analyzer"),
-    ("lab.qc_new", "note", "Lab", "Quality control samples run every four hours on every analyzer"),
-    ("lab.qc_why", "note", "Lab", "QC frequency raised after the audit found drift between shifts went unnoticed"),
-    ("lab.backlog", "note", "Lab", "Result backlog grew because the HL7 listener thread pool was exhausted during the morning rush"),
-    ("lab.retention", "memory", "", "Patient results are retained for ten years under the records policy"),
-    ("lab.handoff", "handoff", "Lab", "Moved the reference range tables into the LIS configuration; pediatric ranges still pending"),
-    ("lab.courier", "memory", "Lab", "Outpatient specimens arrive by courier at 11:00 and 16:00"),
-    ("lab.middleware", "fact", "Lab", "lis-gateway uses mirth-connect"),
-    ("lab.downtime", "note", "Lab", "During LIS downtime technicians record results on paper worksheets and enter them later"),
-    ("lab.autoverify", "note", "Lab", "Autoverification releases normal results without a technologist review"),
-    # Robots: warehouse picking robots
-    ("rob.fleet", "note", "Robots", "Forty picking robots share one charging bay on the mezzanine"),
-    ("rob.owner", "fact", "Robots", "fleet-manager owned-by team-automation"),
-    ("rob.team_queue", "fact", "Robots", "team-automation operates rabbitmq-cluster"),
-    ("rob.battery_old", "memory", "Robots", "Robots return to charge at 20 percent battery"),
-    ("rob.battery_new", "memory", "Robots", "Robots return to charge at 35 percent battery"),
-    ("rob.battery_why", "note", "Robots", "Charge threshold moved up because robots stalled in the far aisles before reaching the bay"),
-    ("rob.collision", "note", "Robots", "Lidar blind spot near dock door 4 caused two near collisions with forklifts"),
-    ("rob.slotting", "note", "Robots", "Fast movers are slotted in the aisles nearest the packing stations"),
-    ("rob.map", "handoff", "Robots", "Rebuilt the floor map after the racking change; aisle 12 now one-way"),
-    ("rob.wms", "fact", "Robots", "fleet-manager reads manhattan-wms"),
-    ("rob.latency", "note", "Robots", "Pick confirmations lag because the WMS acknowledgement call times out under peak load"),
-    ("rob.firmware", "memory", "Robots", "Firmware updates roll out to five robots first, then the rest overnight"),
-    ("rob.safety", "memory", "", "Any person entering a robot zone must wear a tracking tag"),
-    ("rob.estop", "note", "Robots", "Emergency stop buttons halt every robot in the zone within 200 milliseconds"),
-    # Studio: a game studio's build farm
-    ("stu.farm", "note", "Studio", "The build farm compiles console builds on twelve Windows agents"),
-    ("stu.owner", "fact", "Studio", "build-farm owned-by team-engine"),
-    ("stu.team_store", "fact", "Studio", "team-engine operates perforce-server"),
-    ("stu.shader", "note", "Studio", "Shader compilation dominates build time; the shader cache is shared over SMB"),
-    ("stu.nightly_old", "note", "Studio", "Nightly builds start at 22:00"),
-    ("stu.nightly_new", "note", "Studio", "Nightly builds start at 01:00"),
-    ("stu.nightly_why", "note", "Studio", "Moved the nightly start later so late check-ins from the Montreal office make it in"),
-    ("stu.crash", "note", "Studio", "Crash dumps from playtests are symbolicated by the crash-reporter service"),
-    ("stu.cert", "memory", "Studio", "Console certification submissions need two weeks of lead time"),
-    ("stu.assets", "handoff", "Studio", "Split texture import into its own job; the asset bake no longer blocks code builds"),
-    ("stu.flaky", "note", "Studio", "Builds failed intermittently because agents ran out of disk from stale intermediate files"),
-    ("stu.engine", "fact", "Studio", "build-farm uses unreal-5"),
-    ("stu.branch", "memory", "Studio", "Feature work lands on dev-main and is promoted to release weekly"),
-    ("stu.fleetwide", "memory", "", "Every build artifact is signed before it leaves the network"),
+    # Farm: greenhouse irrigation and climate control
+    ("farm.sensors", "note", "Farm", "Soil moisture probes report to the irrigation controller over LoRa every ten minutes"),
+    ("farm.owner", "fact", "Farm", "irrigation-controller owned-by team-agronomy"),
+    ("farm.team_db", "fact", "Farm", "team-agronomy operates influxdb-2"),
+    ("farm.frost", "memory", "Farm", "Frost alarms must wake the grower on call within 15 minutes"),
+    ("farm.labels", "note", "Farm", "Seed trays carry QR stickers printed when they are sown"),
+    ("farm.water_old", "note", "Farm", "Tomato beds are watered once per morning by drip lines"),
+    ("farm.water_new", "note", "Farm", "Tomato beds are watered every three hours by drip lines"),
+    ("farm.water_why", "note", "Farm", "Watering frequency raised after leaf curl showed the single morning cycle left roots dry by evening"),
+    ("farm.backlog", "note", "Farm", "Sensor readings queued up because the MQTT broker ran out of file handles at sunrise"),
+    ("farm.retention", "memory", "", "Harvest yield records are kept for seven seasons for the certification body"),
+    ("farm.handoff", "handoff", "Farm", "Moved the vent schedule into the climate computer; shade screens still on manual"),
+    ("farm.delivery", "memory", "Farm", "Fertiliser deliveries arrive on Mondays and Thursdays"),
+    ("farm.bridge", "fact", "Farm", "irrigation-controller uses node-red"),
+    ("farm.outage", "note", "Farm", "When the controller is offline growers open the valves by hand and log it on a clipboard"),
+    ("farm.autodose", "note", "Farm", "Autodosing adjusts nutrient strength without a grower approving each change"),
+    # Air: airline crew scheduling
+    ("air.roster", "note", "Air", "Crew rosters are published 28 days ahead in the crew portal"),
+    ("air.owner", "fact", "Air", "roster-engine owned-by team-crewops"),
+    ("air.team_queue", "fact", "Air", "team-crewops operates kafka-cluster"),
+    ("air.rest_old", "memory", "Air", "Pilots get a minimum rest of 10 hours between duties"),
+    ("air.rest_new", "memory", "Air", "Pilots get a minimum rest of 12 hours between duties"),
+    ("air.rest_why", "note", "Air", "Rest minimum lengthened after the fatigue study flagged back-to-back early starts"),
+    ("air.swap", "note", "Air", "Duty swaps between crew members need both captains to approve in the portal"),
+    ("air.standby", "note", "Air", "Reserve crew are kept at the hub airport in proportion to the morning bank of flights"),
+    ("air.map", "handoff", "Air", "Rebuilt the pairing rules after the winter schedule change; night stops now capped"),
+    ("air.hr", "fact", "Air", "roster-engine reads workday-hr"),
+    ("air.delay", "note", "Air", "Roster publication lags because the legality checker times out on long-haul pairings"),
+    ("air.release", "memory", "Air", "Optimizer releases go to one base first, then to every base a week later"),
+    ("air.badge", "memory", "", "Everyone airside must display an airport identity badge"),
+    ("air.fatigue", "note", "Air", "A fatigue report removes the crew member from duty immediately, no questions asked"),
+    # Campus: university course registration
+    ("uni.portal", "note", "Campus", "Course registration runs in the student portal on six app servers"),
+    ("uni.owner", "fact", "Campus", "registration-portal owned-by team-registrar"),
+    ("uni.team_store", "fact", "Campus", "team-registrar operates sqlserver-2019"),
+    ("uni.waitlist", "note", "Campus", "Waitlist promotion dominates load on the first morning; promotions are batched every minute"),
+    ("uni.open_old", "note", "Campus", "Registration opens at 08:00 for every year group"),
+    ("uni.open_new", "note", "Campus", "Registration opens at 07:00 for every year group"),
+    ("uni.open_why", "note", "Campus", "Opening moved earlier so students on exchange in Asia are not registering at midnight"),
+    ("uni.grades", "note", "Campus", "Final grades are pulled from the learning platform by the grade-sync job"),
+    ("uni.deadline", "memory", "Campus", "Add and drop closes two weeks after teaching starts"),
+    ("uni.handoff", "handoff", "Campus", "Split prerequisite checks into their own service; timetable clashes no longer block enrolment"),
+    ("uni.flaky", "note", "Campus", "Enrolments failed intermittently because the session store evicted carts under memory pressure"),
+    ("uni.sis", "fact", "Campus", "registration-portal uses banner-sis"),
+    ("uni.terms", "memory", "Campus", "Timetables are drafted in spring and frozen in June"),
+    ("uni.fleetwide", "memory", "", "Every student record export is encrypted at rest"),
     # Newsroom: publishing stack
     ("news.cms", "note", "Newsroom", "Articles are written in the headless CMS and rendered by the edge workers"),
     ("news.owner", "fact", "Newsroom", "publishing-api owned-by team-platform"),
@@ -84,9 +85,9 @@ ROWS = (
 )
 
 REPLACED = (
-    ("lab.qc_old", "lab.qc_new"),
-    ("rob.battery_old", "rob.battery_new"),
-    ("stu.nightly_old", "stu.nightly_new"),
+    ("farm.water_old", "farm.water_new"),
+    ("air.rest_old", "air.rest_new"),
+    ("uni.open_old", "uni.open_new"),
     ("news.paywall_old", "news.paywall_new"),
 )
 RETRACT_REASONS = {"news.paywall_old": "vendor paywall removed"}
@@ -99,54 +100,54 @@ def _q(kind, project, text, expected, outdated=None):
 
 
 # exact
-_q("exact", "Lab", "Code 128 barcodes specimen tubes", "lab.barcode")
-_q("exact", "Lab", "autoverification normal results", "lab.autoverify")
-_q("exact", "Robots", "lidar blind spot dock door", "rob.collision")
-_q("exact", "Robots", "emergency stop buttons", "rob.estop")
-_q("exact", "Studio", "shader cache shared over SMB", "stu.shader")
-_q("exact", "Studio", "console certification lead time", "stu.cert")
+_q("exact", "Farm", "QR stickers seed trays", "farm.labels")
+_q("exact", "Farm", "autodosing nutrient strength", "farm.autodose")
+_q("exact", "Air", "duty swaps both captains approve", "air.swap")
+_q("exact", "Air", "fatigue report removes crew member", "air.fatigue")
+_q("exact", "Campus", "grade-sync job learning platform", "uni.grades")
+_q("exact", "Campus", "add and drop closes", "uni.deadline")
 _q("exact", "Newsroom", "photos resized WebP", "news.images")
 _q("exact", "Newsroom", "archive search OpenSearch index", "news.search")
 # morphological
-_q("morphological", "Lab", "analyzers uploading result", "lab.analyzer")
-_q("morphological", "Robots", "slotting fast mover aisle", "rob.slotting")
-_q("morphological", "Studio", "symbolicating crash dump", "stu.crash")
+_q("morphological", "Farm", "soil moisture probe reporting", "farm.sensors")
+_q("morphological", "Air", "roster published in advance", "air.roster")
+_q("morphological", "Campus", "enrolment failing intermittently", "uni.flaky")
 _q("morphological", "Newsroom", "correction appended to articles", "news.corrections")
 # synonym / abbreviation
-_q("synonym", "Lab", "lab information system downtime paper", "lab.downtime")
-_q("synonym", "Robots", "warehouse management system acknowledgement", "rob.latency")
-_q("synonym", "Studio", "CI agents out of disk space", "stu.flaky")
+_q("synonym", "Farm", "irrigation controller down manual valves", "farm.outage")
+_q("synonym", "Air", "legality check timeout long haul", "air.delay")
+_q("synonym", "Campus", "session cache evicting under RAM pressure", "uni.flaky")
 _q("synonym", "Newsroom", "content management system edge rendering", "news.cms")
 # paraphrase: the row says it with other words
-_q("paraphrase", "Lab", "why were results slow to arrive in the morning", "lab.backlog")
-_q("paraphrase", "Lab", "when must a dangerous potassium result be called in", "lab.critical")
-_q("paraphrase", "Robots", "why are pick confirmations delayed at busy times", "rob.latency")
-_q("paraphrase", "Robots", "where do the robots recharge", "rob.fleet")
-_q("paraphrase", "Studio", "why did builds break now and then", "stu.flaky")
-_q("paraphrase", "Studio", "what makes builds take so long", "stu.shader")
+_q("paraphrase", "Farm", "why did sensor data pile up at dawn", "farm.backlog")
+_q("paraphrase", "Farm", "how fast must someone respond to a frost warning", "farm.frost")
+_q("paraphrase", "Air", "why is the roster late to come out", "air.delay")
+_q("paraphrase", "Air", "where are backup crews stationed", "air.standby")
+_q("paraphrase", "Campus", "why did signing up for classes break now and then", "uni.flaky")
+_q("paraphrase", "Campus", "what makes the first morning of registration so busy", "uni.waitlist")
 _q("paraphrase", "Newsroom", "why were comments turned off on election night", "news.spike")
 _q("paraphrase", "Newsroom", "how are late corrections handled", "news.corrections")
 # multi-hop: two rows joined by a shared entity
-_q("multi_hop", "Lab", "what database does the team owning lis-gateway run", "lab.owner lab.team_db")
-_q("multi_hop", "Robots", "which message queue does the fleet-manager team operate", "rob.owner rob.team_queue")
-_q("multi_hop", "Studio", "version control server of the build-farm owners", "stu.owner stu.team_store")
+_q("multi_hop", "Farm", "what database does the team owning irrigation-controller run", "farm.owner farm.team_db")
+_q("multi_hop", "Air", "which message queue does the roster-engine team operate", "air.owner air.team_queue")
+_q("multi_hop", "Campus", "database server of the registration-portal owners", "uni.owner uni.team_store")
 _q("multi_hop", "Newsroom", "database run by the team that owns publishing-api", "news.owner news.team_db")
 # cross-project / fleet-wide rows asked from a project
-_q("cross_project", "Lab", "how long are patient results kept", "lab.retention")
-_q("cross_project", "Robots", "tracking tag robot zone", "rob.safety")
-_q("cross_project", "Studio", "are build artifacts signed", "stu.fleetwide")
+_q("cross_project", "Farm", "how long are yield records kept", "farm.retention")
+_q("cross_project", "Air", "identity badge airside", "air.badge")
+_q("cross_project", "Campus", "are student record exports encrypted", "uni.fleetwide")
 _q("cross_project", "Newsroom", "headline capitalisation rule", "news.style")
 # temporal: the current row and the row recording the change; the replaced row must lose
-_q("temporal", "Lab", "how often do quality control samples run", "lab.qc_new lab.qc_why", "lab.qc_old")
-_q("temporal", "Robots", "battery level robots return to charge", "rob.battery_new rob.battery_why", "rob.battery_old")
-_q("temporal", "Studio", "when do nightly builds start", "stu.nightly_new stu.nightly_why", "stu.nightly_old")
+_q("temporal", "Farm", "how often are the tomato beds watered", "farm.water_new farm.water_why", "farm.water_old")
+_q("temporal", "Air", "minimum rest for pilots between duties", "air.rest_new air.rest_why", "air.rest_old")
+_q("temporal", "Campus", "what time does registration open", "uni.open_new uni.open_why", "uni.open_old")
 _q("temporal", "Newsroom", "which paywall does publishing-api use", "news.paywall_new news.paywall_why", "news.paywall_old")
 
 QUERIES = tuple(Q)
 KINDS = ("exact", "morphological", "synonym", "paraphrase", "multi_hop", "cross_project", "temporal")
 
 # filler notes (per project) as in the first corpus, in these domains' words
-FILLER_SUBJECTS = ("the night shift rota", "the label printer", "the staging server", "the dashboard",
+FILLER_SUBJECTS = ("the morning rota", "the label printer", "the staging server", "the dashboard",
                    "the onboarding checklist", "the backup job", "the meeting notes", "the vendor contract")
 FILLER_PREDICATES = ("was reviewed", "needs an owner", "was updated", "is due for renewal", "was discussed",
                      "has open questions", "was moved to next quarter")

@@ -25,16 +25,19 @@ Design decisions
     (CHANGE_WORDS: general engineering vocabulary for a change, such as "moved",
     "switched", "raised", "replaced", "migrated", "instead").  Among the search's own
     candidates the best-scored one wins; when none qualifies, each text index is probed
-    once (old-only words AND new-only words, by stem, newest first, a couple of rows), and
-    when that finds none, once more for the old-only words alone (not bare numbers), taking
-    the row written nearest the replacement and within RECORD_WINDOW_HOURS of it: a record
-    of a change is written with the change.
+    once (old-only words AND new-only words, by stem, newest first, a couple of rows).  When
+    that finds none, a row written within RECORD_WINDOW_HOURS of the replacement records it
+    when it names an old-only word (not a bare number) or says, with a word of change, that
+    the subject both versions share changed ("Opening moved earlier so ..."); the one nearest
+    in time wins: a record of a change is written with the change.
   * **Where it ranks.**  The change record is placed right after its answer (marked
     ``history_of: {"kind", "id"}`` of the answer), keeping its own score; the rest keep
     their order, and the list is then cut to the limit.  One record per answer, never the
     same record twice.
   * **Deterministic.**  Every choice is ordered by score, then newest, then kind and id.
 """
+
+import os
 
 from mindos.memory import retrieval
 
@@ -109,8 +112,33 @@ class _Change:
             return True
         if not new or len(words & self.shared) < min(2, len(self.shared)):
             return False
-        joined = " " + " ".join(retrieval.words(text)) + " "
-        return any(f" {word}" in joined for word in CHANGE_WORDS)
+        return _says_change(text)
+
+    def records_near(self, text):
+        """True when ``text``, written about when the change was made, records it: it names a
+        word only the old text had (not a bare number), or it says a change happened (a word
+        of change) about at least two words the versions share."""
+        words = _words(text)
+        if any(not word.isdigit() for word in words.intersection(self.old_only)):
+            return True
+        shared = [word for word in self.shared if not word.isdigit()]
+        # by root: "registr" (registration) is about "register" (registering)
+        about = sum(1 for stem in shared if any(_same_root(stem, word) for word in words))
+        return about >= min(2, len(shared)) > 0 and _says_change(text)
+
+
+def _same_root(one, other):
+    """True when two stems are one word's: equal, or sharing a prefix of at least 5 letters
+    that leaves at most 2 letters of the shorter ("registr" and "register")."""
+    if one == other:
+        return True
+    common = len(os.path.commonprefix((one, other)))
+    return common >= 5 and common >= min(len(one), len(other)) - 2
+
+
+def _says_change(text):
+    joined = " " + " ".join(retrieval.words(text)) + " "
+    return any(f" {word}" in joined for word in CHANGE_WORDS)
 
 
 def _key(hit):
@@ -131,10 +159,10 @@ def _probe(conn, change, surfaces, params, make_hit):
     return _read(conn, f"{_any_of(change.old_only)} AND {_any_of(change.new_only)}", surfaces, params, make_hit)
 
 
-def _probe_old(conn, change, surfaces, params, make_hit):
+def _probe_near(conn, change, surfaces, params, make_hit):
     """Live rows of the scope naming an old-only word that is not a bare number (what only
-    the replaced text said), a few per index."""
-    words = [word for word in change.old_only if not word.isdigit()]
+    the replaced text said) or a word both versions share, a few per index, newest first."""
+    words = [word for word in change.old_only if not word.isdigit()] + sorted(change.shared)
     return _read(conn, _any_of(words), surfaces, params, make_hit, OLD_PROBE_ROWS) if words else []
 
 
@@ -179,11 +207,15 @@ def with_history(conn, ranked, *, now, surfaces, params, make_hit):
             probed.sort(key=lambda row: (row["created_at"], row["kind"], str(row["id"])), reverse=True)
             record = probed[0] if probed else None
         if record is None and at:
-            # what only the old text said, in a row written about when the change was made:
-            # the nearest in time to the replacement wins (a record is written with its change)
+            # a row written about when the change was made that names what only the old text
+            # said, or says that the shared subject changed: the nearest in time to the
+            # replacement wins (a record is written with its change)
             moment = _when(at)
-            probed = [row for row in _probe_old(conn, change, surfaces, params, make_hit)
-                      if _key(row) not in taken and _key(row) not in known and change.records(row["text"])
+            listed = {_key(other) for other in below}
+            known = {_key(other) for other in ranked if _key(other) not in listed} | above
+            fresh = [row for row in _probe_near(conn, change, surfaces, params, make_hit) if _key(row) not in listed]
+            probed = [row for row in below + fresh
+                      if _key(row) not in taken and _key(row) not in known and change.records_near(row["text"])
                       and moment is not None and _when(row["created_at"]) is not None
                       and abs(_when(row["created_at"]) - moment) <= RECORD_WINDOW_HOURS * 3600]
             probed.sort(key=lambda row: (abs(_when(row["created_at"]) - moment), row["kind"], str(row["id"])))

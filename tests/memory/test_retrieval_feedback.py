@@ -74,3 +74,29 @@ def test_a_row_naming_the_old_value_long_after_the_change_is_not_its_record(conn
     new, why = _qc(conn, gap_hours=24 * 30)
     hits = search.memory_search(conn, "how often do quality control samples run", project="Lab", limit=5)
     assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
+
+
+def _opening(conn, gap_hours):
+    make_task(conn, "reg", project="Campus", title="registration knowledge")
+    for n in range(4):
+        notes.add(conn, "reg", content=f"the dashboard {n} has open questions")
+    clock.advance(days=5)
+    old = notes.add(conn, "reg", content="Registration opens at 08:00 for every year group")
+    clock.advance(days=5)
+    new = notes.supersede(conn, old["id"], content="Registration opens at 07:00 for every year group")["note"]
+    clock.advance(hours=gap_hours)
+    why = notes.add(conn, "reg", content="Opening moved earlier so students abroad are not registering at midnight")
+    return new, why
+
+
+def test_a_record_saying_the_shared_subject_changed_near_the_change_ranks_with_it(conn):
+    new, why = _opening(conn, gap_hours=3)
+    hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
+    assert _keys(hits)[:2] == [("note", new["id"]), ("note", why["id"])]
+    assert hits[1]["history_of"] == {"kind": "note", "id": new["id"]}
+
+
+def test_a_change_word_far_from_the_change_records_nothing(conn):
+    new, why = _opening(conn, gap_hours=24 * 20)
+    hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
+    assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
