@@ -32,6 +32,8 @@ Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, en
                                                              bench home 0.290, 0.365
   pack format 2 (compact entries):                            corpus home 0.194, 0.396;
                                                              bench home 0.383, 0.525
+  pack format 3 (a lean envelope as well):                    corpus home 0.244, 0.399;
+                                                             bench home 0.423, 0.531
 
 ``--corpus heldout`` runs the same over bench/heldout_corpus.py, the frozen held-out corpus.
 

@@ -17,6 +17,11 @@ hooks as they arrive) is built here the same way:
     is left out, and so is a key the pack already implies (a task's own notes do not
     repeat its id).  Absence means exactly that value; the README documents the packed
     entry schema.  ``PACK_FORMAT`` names this shape in every pack (``pack_format``).
+  * **A lean envelope.**  The keys a section adds beside its entries (counters, the
+    ``handoff`` slot, flags) go into a pack only when they say something (:func:`lean`): a
+    zero counter, an empty list, a null or false value is left out.  The pack's own keys
+    (``task_id``, ``budget``, ``used_chars``, ``truncated``, ``sections``, ``pack_format``,
+    digests) are always there.
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
     ``(name, keys)`` list as canonical JSON, optionally leaving sections out (a recall's
     ``core_digest`` leaves out the live handoff), so identical state gives an identical
@@ -26,8 +31,10 @@ hooks as they arrive) is built here the same way:
 from mindos.core.canonical import canonical_json, sha256_hex
 
 # The shape of packed entries.  1: every entry carried all of its row's keys; 2: compact
-# entries (see :func:`compact`).  Bumped whenever the bytes of a pack entry change shape.
-PACK_FORMAT = 2
+# entries (see :func:`compact`); 3: a lean envelope as well (see :func:`lean`: a section's
+# zero counters, empty lists and null or false keys are left out, and so are a recall's lease
+# fields that are null or false).  Bumped whenever the bytes of a pack change shape.
+PACK_FORMAT = 3
 # keys whose false or null value says something of its own (a receipt's ``hash_ok``: false
 # is a broken seal, null no seal at all): never left out
 _KEPT = frozenset({"hash_ok"})
@@ -61,6 +68,14 @@ def compact(entry, implied=(), defaults=None):
 def _is_empty(value):
     # ``0`` and ``0.0`` say something (an epoch, a score); only false itself is empty
     return value is None or value is False or (not value and isinstance(value, (str, list, tuple, dict)))
+
+
+def lean(keys):
+    """A section's keys (what :func:`flatten` merges into a pack) without those that say
+    nothing: a zero counter, an empty list, a null or false value (absence means exactly that:
+    ``notes_dropped`` absent is 0, ``handoff`` absent is no live handoff packed).  Counts that
+    are not zero, and every entry list that packed something, stay."""
+    return {key: value for key, value in keys.items() if not (_is_empty(value) or (value == 0 and type(value) is int))}
 
 
 def cost(item):
@@ -146,10 +161,11 @@ class Registry:
 
 
 def flatten(sections):
-    """Merge the ``(name, keys)`` list into one dict plus ``sections``: the names in order."""
+    """Merge the ``(name, keys)`` list into one dict plus ``sections``: the names in order.
+    Each section's keys go in lean (:func:`lean`)."""
     flat = {"sections": [name for name, _ in sections]}
     for _, keys in sections:
-        flat.update(keys)
+        flat.update(lean(keys))
     return flat
 
 

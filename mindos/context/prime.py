@@ -308,11 +308,15 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     built["audit_deferred"] = audit_bounded(conn, _events(built, built["first_turn"]), wait)
     if fmt == "text":
         return render(built)
-    flat = {key: built[key] for key in ("agent", "project", "budget", "used_chars", "truncated", "degraded",
-                                        "sections_skipped", "digest", "audit_deferred")}
+    flat = {key: built[key] for key in ("agent", "budget", "used_chars", "truncated", "digest")}
+    # lean, like every section's keys: no project, degraded, skipped sections or deferred audit
+    # unless there is one
+    flat.update(builder.lean({key: built[key] for key in ("project", "degraded", "sections_skipped",
+                                                          "audit_deferred")}))
     flat["pack_format"] = builder.PACK_FORMAT
     flat.update(builder.flatten(built["sections"]))
-    flat["held_recall_digest"] = built["held_recall"]["digest"] if built["held_recall"] else None
+    if built["held_recall"]:
+        flat["held_recall_digest"] = built["held_recall"]["digest"]
     return flat
 
 

@@ -95,7 +95,7 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
         if name == "related_notes":
             build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
         names.append(name)
-        keys.update(build(state, meter))
+        keys.update(builder.lean(build(state, meter)))
     pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
             "used_chars": meter.used, "truncated": meter.truncated, "sections": names}
     pack.update(keys)
@@ -112,30 +112,35 @@ def pack(conn, task_id, params):
 
 
 def lease_state(task, agent, now):
-    """The lease as the caller sees it."""
+    """The lease as the caller sees it, lean: ``epoch`` always, ``owner``, ``expires_at``,
+    ``live`` and ``held_by_caller`` only when set (absent: null or false)."""
     from mindos.work import rows  # lazy: lease liveness
 
     live = rows.lease_is_live(task, now)
-    return {"owner": task["lease_owner"] or None, "expires_at": task["lease_expires_at"],
-            "epoch": task["lease_epoch"], "live": live,
-            "held_by_caller": bool(live and agent and task["lease_owner"] == agent)}
+    return builder.compact({"owner": task["lease_owner"] or None, "expires_at": task["lease_expires_at"],
+                            "epoch": task["lease_epoch"], "live": live,
+                            "held_by_caller": bool(live and agent and task["lease_owner"] == agent)})
 
 
 def _tail(conn, task, agent, now):
-    """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``."""
-    return {"agent": agent, "lease": lease_state(task, agent, now),
-            "receipts": extra.latest_receipts(conn, task["id"], RECEIPTS_IN_BUNDLE)}
+    """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``
+    (left out when the task has none, like every empty list of a lean pack)."""
+    tail = {"agent": agent, "lease": lease_state(task, agent, now)}
+    receipts = extra.latest_receipts(conn, task["id"], RECEIPTS_IN_BUNDLE)
+    if receipts:
+        tail["receipts"] = receipts
+    return tail
 
 
 def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
     if "handoff" not in full["sections"]:
         return full
-    if full["handoff_packed"] and full["truncated"]:
+    if full.get("handoff_packed") and full["truncated"]:
         return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
     core["sections"] = [name for name in full["sections"] if name != "handoff"]
-    if full["handoff_packed"]:
+    if full.get("handoff_packed"):
         core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
     return core
 
@@ -197,7 +202,7 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
     for section in unsealed:
-        result.update(section(conn, task["id"]))
+        result.update(builder.lean(section(conn, task["id"])))
     return result
 
 
@@ -207,24 +212,25 @@ def manifest(sealed):
     header = sealed.get("task")
     # a compact header leaves defaults and empty text out: the manifest names them as before
     found["task"] = {name: header.get(name, _HEADER_ABSENT.get(name)) for name in _STATUS_FIELDS} if header else None
-    found["dependencies"] = [[dep["id"], dep["status"]] for dep in sealed["dependencies"]]
+    found["dependencies"] = [[dep["id"], dep["status"]] for dep in sealed.get("dependencies", ())]
     if "handoff" in sealed["sections"]:
-        handoff = sealed["handoff"]
+        handoff = sealed.get("handoff")
         found["handoff"] = ({"id": handoff["id"], "from_agent": handoff["from_agent"], "to_agent": handoff.get("to_agent", "")}
                             if handoff else None)
-    found["notes"] = [[note["id"], note.get("pinned", False), note.get("expired", False)] for note in sealed["notes"]]
+    found["notes"] = [[note["id"], note.get("pinned", False), note.get("expired", False)] for note in sealed.get("notes", ())]
     if "related_notes" in sealed["sections"]:
-        found["related_notes"] = sorted(item["id"] for item in sealed["related_notes"])  # BM25 order is not sealed
+        found["related_notes"] = sorted(item["id"] for item in sealed.get("related_notes", ()))  # BM25 order is not sealed
     for name in ("related_handoffs", "related_facts", "related_semantic"):
         if name in sealed["sections"]:
-            found[name] = [item["id"] for item in sealed[name]]
+            found[name] = [item["id"] for item in sealed.get(name, ())]
     if "dep_context" in sealed["sections"]:
         found["dep_context"] = [[item["id"], item["handoff"]["id"] if item.get("handoff") else None,
                                  item["receipt"]["receipt_id"] if item.get("receipt") else None]
-                                for item in sealed["dep_context"]]
-    lease = sealed["lease"]
-    found["lease"] = {name: lease[name] for name in ("owner", "epoch", "expires_at", "live")}
-    found["receipts"] = [receipt["receipt_id"] for receipt in sealed["receipts"]]
+                                for item in sealed.get("dep_context", ())]
+    lease = sealed["lease"]  # lean: an absent owner / expires_at is null, an absent live false
+    found["lease"] = {name: lease.get(name, False if name == "live" else None)
+                      for name in ("owner", "epoch", "expires_at", "live")}
+    found["receipts"] = [receipt["receipt_id"] for receipt in sealed.get("receipts", ())]
     return found
 
 

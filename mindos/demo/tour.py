@@ -204,7 +204,7 @@ def _recall(ctx):
     moved = recall.diff(conn, task_id, sealed["digest"])
     return _step("recall", "Recall a sealed bundle, change something, and see exactly what moved", [
         f"recall {task_id} --agent claude-code -> digest {sealed['digest'][:12]}..., lease held by"
-        f" {sealed['lease']['owner']}, {len(sealed['receipts'])} receipts",
+        f" {sealed['lease'].get('owner')}, {len(sealed.get('receipts', ()))} receipts",
         f"a new note {change['id']} lands; recall-verify says fresh: {str(verdict['fresh']).lower()}",
         f"recall-diff names the moved sections: {', '.join(moved['sections_changed'])}"
         f" (notes added {moved['changes']['notes']['added']})",

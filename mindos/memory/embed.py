@@ -91,25 +91,7 @@ class LearnedEncoder:
     @classmethod
     def for_home(cls, conn):
         """The encoder with every term's context read in bulk (for memory-embed)."""
-        if not learned.has(conn):
-            return cls({}, 1, {})
-        names, df = {}, {}
-        for ident, term, count in conn.execute("SELECT id, term, df FROM term_df"):
-            names[ident], df[term] = term, count
-        total = conn.execute("SELECT coalesce(sum(upto), 0) FROM learned_upto").fetchone()[0]
-        common = max(learned.COMMON_FLOOR, learned.COMMON_SHARE * total)
-        best = {}
-        for term_id, other_id, n in conn.execute("SELECT term, other, n FROM term_pairs WHERE n >= ?",
-                                                 (learned.MIN_PAIR,)):
-            term, other = names.get(term_id), names.get(other_id)
-            if term is None or other is None or df[term] > common or df[other] > common:
-                continue
-            strength = n / math.sqrt(df[term] * df[other])
-            if strength >= learned.MIN_STRENGTH:
-                best.setdefault(term, []).append((-round(strength, 6), other))
-        context = {term: [(other, -negative) for negative, other in sorted(found)[:learned.MAX_ASSOCIATES]]
-                   for term, found in best.items()}
-        return cls(df, total, context)
+        return cls(*learned.every_associate(conn))
 
     @classmethod
     def for_texts(cls, conn, texts):
@@ -122,7 +104,7 @@ class LearnedEncoder:
             chunk = words[start:start + 500]
             df.update((term, count) for term, count in conn.execute(
                 f"SELECT term, df FROM term_df WHERE term IN ({', '.join('?' * len(chunk))})", chunk))
-        total = conn.execute("SELECT coalesce(sum(upto), 0) FROM learned_upto").fetchone()[0]
+        total = learned.rows_learned(conn)
         context = {}
         for word in words:
             found = learned.associates(conn, [word])
@@ -226,6 +208,14 @@ def _has_table(conn):
         is not None
 
 
+def _lacking_count(conn, surface, identity):
+    """How many rows of ``surface`` lack a vector from ``identity`` (counted in SQL)."""
+    table, key, _ = _ROWS[surface]
+    return conn.execute(
+        f"SELECT count(*) FROM {table} r WHERE NOT EXISTS (SELECT 1 FROM embeddings e"
+        f" WHERE e.surface = ? AND e.row_id = r.{key} AND e.encoder = ?)", (surface, identity)).fetchone()[0]
+
+
 def _lacking(conn, surface, identity, limit=None):
     table, key, text = _ROWS[surface]
     bound = "" if limit is None else f" LIMIT {int(limit)}"
@@ -274,7 +264,7 @@ def status(conn, env=None):
               "other_encoders": other}
     if learned.has(conn):
         result["learned"] = {
-            "rows": conn.execute("SELECT coalesce(sum(upto), 0) FROM learned_upto").fetchone()[0],
+            "rows": learned.rows_learned(conn),
             "terms": conn.execute("SELECT count(*) FROM term_df").fetchone()[0],
             "pairs": conn.execute("SELECT count(*) FROM term_pairs").fetchone()[0]}
     return result
@@ -291,7 +281,7 @@ def embed(conn, *, apply=False, env=None):
     import time  # lazy: only an embedding run times itself
 
     started = time.perf_counter()
-    lacking = {surface: len(_lacking(conn, surface, identity)) for surface in SURFACES}
+    lacking = {surface: _lacking_count(conn, surface, identity) for surface in SURFACES}
     result = {"encoder": identity, "applied": bool(apply), "lacking": lacking,
               "embedded": dict.fromkeys(SURFACES, 0), "dims": None}
     if not apply or not any(lacking.values()):

@@ -256,7 +256,9 @@ def ingest(conn, repo, project, *, since=None, max_commits=DEFAULT_MAX_COMMITS, 
             for tag in new:
                 commit_hash, text, committed_at = entries[tag]
                 memories.insert(conn, text, KIND, project, validate.tags([tag, SOURCE]), SOURCE, committed_at, ACTION,
-                                {"commit": commit_hash, "repo": path, "created_at": committed_at})
+                                {"commit": commit_hash, "repo": path, "created_at": committed_at}, learn=False)
+            from mindos.memory import learned  # lazy: the batch is learned once
+            learned.after_write(conn, rows=len(new))
     result["already_present"] = len(present)
     result["ingested" if apply else "would_ingest"] = len(new)
     result["ids"] = [memories.memory_id(project, entries[tag][1]) for tag in new]

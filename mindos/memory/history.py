@@ -18,14 +18,18 @@ Design decisions
     reason, facts only>}`` (null parts left out), so what changed, when and why travels with
     the answer even when nothing else records it.
   * **What a change record is.**  The words that differ between the old and the new text
-    say what changed (``braintree`` -> ``stripe``, ``5`` -> ``10``).  A change record is
+    (compared by stem: "shift" and "shifts" are one word) say what changed (``braintree`` -> ``stripe``, ``5`` -> ``10``).  A change record is
     another live row of the search's scope that names the old value (it mentions a word
     only the old text had; a bare number counts only beside a new-only word, as in "from 5
     to 10"), or that names the new value together with a word of change
     (CHANGE_WORDS: general engineering vocabulary for a change, such as "moved",
     "switched", "raised", "replaced", "migrated", "instead").  Among the search's own
     candidates the best-scored one wins; when none qualifies, each text index is probed
-    once (old-only words AND new-only words, newest first, a couple of rows).
+    once (old-only words AND new-only words, by stem, newest first, a couple of rows).  When
+    that finds none, a row written within RECORD_WINDOW_HOURS of the replacement records it
+    when it names an old-only word (not a bare number) or says, with a word of change, that
+    the subject both versions share changed ("Opening moved earlier so ..."); the one nearest
+    in time wins: a record of a change is written with the change.
   * **Where it ranks.**  The change record is placed right after its answer (marked
     ``history_of: {"kind", "id"}`` of the answer), keeping its own score; the rest keep
     their order, and the list is then cut to the limit.  One record per answer, never the
@@ -33,10 +37,15 @@ Design decisions
   * **Deterministic.**  Every choice is ordered by score, then newest, then kind and id.
 """
 
+import os
+
 from mindos.memory import retrieval
 
 TOP_ANSWERS = 3
 PROBE_ROWS = 2
+OLD_PROBE_ROWS = 20  # the old-only probe reads more: most of its matches fall outside the window
+# a row naming only the old value records the change when written within this many hours of it
+RECORD_WINDOW_HOURS = 72
 MAX_DIFF_WORDS = 8
 # Words that say a value changed (matched as word prefixes: "moved", "moving", "switches").
 # General engineering vocabulary, not fitted to any corpus.
@@ -46,7 +55,10 @@ CHANGE_WORDS = ("chang", "switch", "moved", "moving", "migrat", "replac", "rais"
 
 
 def _words(text):
-    return {word for word in retrieval.words(text or "") if word not in retrieval.STOPWORDS or word.isdigit()}
+    """The words of ``text`` that can say what changed, each as its shortest stem ("shifts"
+    and "shift" are one word; see :func:`mindos.memory.retrieval.stems`)."""
+    return {min(retrieval.stems(word) | {word}, key=lambda stem: (len(stem), stem))
+            for word in retrieval.words(text or "") if word not in retrieval.STOPWORDS or word.isdigit()}
 
 
 def predecessor(conn, hit, now):
@@ -100,12 +112,43 @@ class _Change:
             return True
         if not new or len(words & self.shared) < min(2, len(self.shared)):
             return False
-        joined = " " + " ".join(retrieval.words(text)) + " "
-        return any(f" {word}" in joined for word in CHANGE_WORDS)
+        return _says_change(text)
+
+    def records_near(self, text):
+        """True when ``text``, written about when the change was made, records it: it names a
+        word only the old text had (not a bare number), or it says a change happened (a word
+        of change) about at least two words the versions share."""
+        words = _words(text)
+        if any(not word.isdigit() for word in words.intersection(self.old_only)):
+            return True
+        shared = [word for word in self.shared if not word.isdigit()]
+        # by root: "registr" (registration) is about "register" (registering)
+        about = sum(1 for stem in shared if any(_same_root(stem, word) for word in words))
+        return about >= min(2, len(shared)) > 0 and _says_change(text)
+
+
+def _same_root(one, other):
+    """True when two stems are one word's: equal, or sharing a prefix of at least 5 letters
+    that leaves at most 2 letters of the shorter ("registr" and "register")."""
+    if one == other:
+        return True
+    common = len(os.path.commonprefix((one, other)))
+    return common >= 5 and common >= min(len(one), len(other)) - 2
+
+
+def _says_change(text):
+    joined = " " + " ".join(retrieval.words(text)) + " "
+    return any(f" {word}" in joined for word in CHANGE_WORDS)
 
 
 def _key(hit):
     return hit["kind"], hit["id"]
+
+
+def _any_of(words):
+    """An FTS5 expression matching any of ``words`` or a word they start (stems: "shift" finds
+    "shifts")."""
+    return "(" + " OR ".join('"' + word.replace('"', '""') + '"*' for word in words) + ")"
 
 
 def _probe(conn, change, surfaces, params, make_hit):
@@ -113,15 +156,30 @@ def _probe(conn, change, surfaces, params, make_hit):
     index (``surfaces``: the search's surface readers, notes, memories and handoffs only)."""
     if not change.old_only or not change.new_only:
         return []
+    return _read(conn, f"{_any_of(change.old_only)} AND {_any_of(change.new_only)}", surfaces, params, make_hit)
 
-    def any_of(words):
-        return "(" + " OR ".join('"' + word.replace('"', '""') + '"' for word in words) + ")"
 
-    expression = f"{any_of(change.old_only)} AND {any_of(change.new_only)}"
+def _probe_near(conn, change, surfaces, params, make_hit):
+    """Live rows of the scope naming an old-only word that is not a bare number (what only
+    the replaced text said) or a word both versions share, a few per index, newest first."""
+    words = [word for word in change.old_only if not word.isdigit()] + sorted(change.shared)
+    return _read(conn, _any_of(words), surfaces, params, make_hit, OLD_PROBE_ROWS) if words else []
+
+
+def _read(conn, expression, surfaces, params, make_hit, cap=PROBE_ROWS):
     found = []
     for surface in surfaces:
-        found.extend(make_hit(row) for row in surface.fetch(conn, [expression], {**params, "cap": PROBE_ROWS}))
+        found.extend(make_hit(row) for row in surface.fetch(conn, [expression], {**params, "cap": cap}))
     return found
+
+
+def _when(stamp):
+    from mindos.core import clock  # lazy: only a probed record is placed in time
+
+    try:
+        return clock.parse(stamp).timestamp()
+    except Exception:  # noqa: BLE001 - a malformed legacy timestamp is simply far away
+        return None
 
 
 def with_history(conn, ranked, *, now, surfaces, params, make_hit):
@@ -147,6 +205,20 @@ def with_history(conn, ranked, *, now, surfaces, params, make_hit):
             probed = [row for row in _probe(conn, change, surfaces, params, make_hit)
                       if _key(row) not in taken and _key(row) not in known and change.records(row["text"])]
             probed.sort(key=lambda row: (row["created_at"], row["kind"], str(row["id"])), reverse=True)
+            record = probed[0] if probed else None
+        if record is None and at:
+            # a row written about when the change was made that names what only the old text
+            # said, or says that the shared subject changed: the nearest in time to the
+            # replacement wins (a record is written with its change)
+            moment = _when(at)
+            listed = {_key(other) for other in below}
+            known = {_key(other) for other in ranked if _key(other) not in listed} | above
+            fresh = [row for row in _probe_near(conn, change, surfaces, params, make_hit) if _key(row) not in listed]
+            probed = [row for row in below + fresh
+                      if _key(row) not in taken and _key(row) not in known and change.records_near(row["text"])
+                      and moment is not None and _when(row["created_at"]) is not None
+                      and abs(_when(row["created_at"]) - moment) <= RECORD_WINDOW_HOURS * 3600]
+            probed.sort(key=lambda row: (abs(_when(row["created_at"]) - moment), row["kind"], str(row["id"])))
             record = probed[0] if probed else None
         if record is None:
             continue

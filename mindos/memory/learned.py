@@ -130,10 +130,12 @@ def has(conn):
         is not None
 
 
-def after_write(conn):
-    """A write's share of the learning: :func:`catch_up` when the tables exist."""
+def after_write(conn, rows=0):
+    """A write's share of the learning: :func:`catch_up` when the tables exist.  ``rows``: a
+    batch writer's row count (memory-import, memory-ingest-git), learned in the same one pass
+    on top of the usual share, instead of one pass per row."""
     if has(conn):
-        catch_up(conn)
+        catch_up(conn, CATCH_UP + rows)
 
 
 def catch_up(conn, limit=CATCH_UP):
@@ -170,7 +172,7 @@ def rebuild(conn, batch=2000):
             "pairs": conn.execute("SELECT count(*) FROM term_pairs").fetchone()[0]}
 
 
-def _rows_learned(conn):
+def rows_learned(conn):
     """How many rows have been learned (the df scale): the sum of the surfaces' marks is an
     upper bound; the largest df is a lower one.  Their rows counted exactly is too dear per
     query, so the marks are used: ids are dense in practice."""
@@ -182,7 +184,7 @@ def associates(conn, words):
     strongest first (see the module docstring); words without any are left out."""
     if not words or not has(conn):
         return {}
-    total = _rows_learned(conn)
+    total = rows_learned(conn)
     if not total:
         return {}
     common = max(COMMON_FLOOR, COMMON_SHARE * total)
@@ -206,18 +208,50 @@ def associates(conn, words):
     found = {}
     for word, rows in wanted.items():
         own = known[word][1]
-        scored = []
-        for other, n in rows:
-            term, count = named.get(other, (None, 0))
-            if term is None or term in words or count > common:
-                continue
-            strength = n / math.sqrt(own * count)
-            if strength >= MIN_STRENGTH:
-                scored.append((-round(strength, 6), term))
-        scored.sort()
-        if scored:
-            found[word] = [(term, -negative) for negative, term in scored[:MAX_ASSOCIATES]]
+        strongest = _strongest((term, n, own, count) for term, count, n in
+                               ((*named.get(other, (None, 0)), n) for other, n in rows)
+                               if term is not None and term not in words and count <= common)
+        if strongest:
+            found[word] = strongest
     return found
+
+
+def _strongest(candidates):
+    """``[(term, strength)]``, the MAX_ASSOCIATES strongest of ``candidates`` (``(term, n,
+    df of the word, df of term)``) at MIN_STRENGTH or more, strongest first, ties by term."""
+    scored = []
+    for term, n, own, count in candidates:
+        strength = n / math.sqrt(own * count)
+        if strength >= MIN_STRENGTH:
+            scored.append((-round(strength, 6), term))
+    scored.sort()
+    return [(term, -negative) for negative, term in scored[:MAX_ASSOCIATES]]
+
+
+def every_associate(conn):
+    """``(df, rows, context)`` for the whole home, read in one pass over the learned tables
+    (the built-in encoder of :mod:`mindos.memory.embed` over many rows): ``df`` maps each
+    term to its row count, ``rows`` is the rows learned, ``context`` maps a term to its
+    associates as :func:`associates` gives them (the same thresholds and ordering)."""
+    if not has(conn):
+        return {}, 0, {}
+    names, df = {}, {}
+    for ident, term, count in conn.execute("SELECT id, term, df FROM term_df"):
+        names[ident], df[term] = term, count
+    total = rows_learned(conn)
+    common = max(COMMON_FLOOR, COMMON_SHARE * total)
+    pairs = {}
+    for term_id, other_id, n in conn.execute("SELECT term, other, n FROM term_pairs WHERE n >= ?", (MIN_PAIR,)):
+        term, other = names.get(term_id), names.get(other_id)
+        if term is None or other is None or not MIN_PAIR <= df[term] <= common or df[other] > common:
+            continue
+        pairs.setdefault(term, []).append((other, n, df[term], df[other]))
+    context = {}
+    for term, candidates in pairs.items():
+        strongest = _strongest(candidates)
+        if strongest:
+            context[term] = strongest
+    return df, total, context
 
 
 def expansions(conn, query_groups):

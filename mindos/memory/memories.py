@@ -96,9 +96,11 @@ def _clean(text, kind, project, tags, source, flag="--text"):
     return text, kind, project, tags, source
 
 
-def insert(conn, text, kind, project, tags, source, created_at, action, extra=None):
+def insert(conn, text, kind, project, tags, source, created_at, action, extra=None, learn=True):
     """Insert one memory (the caller holds the write lock and has guarded and validated
-    it); return (memory, created).  Audited ``action`` with ``extra`` in the payload."""
+    it); return (memory, created).  Audited ``action`` with ``extra`` in the payload.
+    ``learn=False``: a batch writer (import, git ingest) learns its rows once, at the end
+    (:func:`mindos.memory.learned.after_write` with ``rows``)."""
     mid = memory_id(project, text)
     row = _get_row(conn, mid)
     if row is not None:
@@ -112,8 +114,9 @@ def insert(conn, text, kind, project, tags, source, created_at, action, extra=No
                "engine": ENGINE}
     payload.update(extra or {})
     ledger.append_event(conn, "memory", mid, action, payload)
-    from mindos.memory import learned  # lazy: writes learn the home's term associations
-    learned.after_write(conn)
+    if learn:
+        from mindos.memory import learned  # lazy: writes learn the home's term associations
+        learned.after_write(conn)
     return row_to_memory(_get_row(conn, mid)), True
 
 
@@ -310,7 +313,9 @@ def import_bank(conn, path, *, apply=False):
             for mid in new:
                 text, kind, project, tags, created_at = entries[mid]
                 insert(conn, text, kind, project, tags, "import", created_at, "memory_imported",
-                        {"created_at": created_at})
+                        {"created_at": created_at}, learn=False)
+            from mindos.memory import learned  # lazy: the batch is learned once
+            learned.after_write(conn, rows=len(new))
     result["already_present"] = len(present)
     result["imported" if apply else "would_import"] = len(new)
     result["ids"] = new

@@ -67,7 +67,7 @@ def search_candidates(limit):
 
 
 # positions in every candidate row (see _SURFACES, then _Surface.matching's two columns)
-_ID, _TEXT, _EPOCH, _PASSES = 1, 5, 8, 9
+_ID, _TEXT, _OUTDATED, _EPOCH, _PASSES = 1, 5, 6, 8, 9
 
 
 class _Surface:
@@ -209,11 +209,13 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                          if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    covered = retrieval.coverage_with(query_groups, idf, extra) if extra else retrieval.coverage_of(query_groups, idf)
+    covered = retrieval.coverage_of(query_groups, idf, extra)
+    boost = _feedback(conn, found, covered, query_groups, scoped, include_history, params)
 
     def scored(row):
         age = row[_EPOCH]
-        return round(covered(row[_TEXT]) * retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
+        return round((covered(row[_TEXT]) + boost(row[_TEXT])) *
+                     retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
 
     hits = []
     for row in found:
@@ -228,6 +230,69 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                                   surfaces=[_Surface(kind, scoped, False) for kind in ("note", "memory", "handoff")],
                                   make_hit=lambda row: _hit(row, False, scored(row)))
     return ranked[:limit]
+
+
+# Pseudo-relevance feedback: the best first-pass answer's distinctive words (learned as
+# occurring in 2..FEEDBACK_COMMON rows, none a query word) fetch the rows that share them, and
+# every candidate gains up to FEEDBACK_WEIGHT of the best answer's coverage for the share of
+# them it holds.  The best answer holds them all, so it stays first; what it names (the team
+# that owns a service, the change behind a value) ranks with it.
+FEEDBACK_DOCS = 1
+FEEDBACK_TERMS = 3
+FEEDBACK_COMMON = 20
+FEEDBACK_WEIGHT = 0.3
+FEEDBACK_CANDIDATES = 10
+
+
+def _no_boost(text):
+    return 0.0
+
+
+def _feedback(conn, found, covered, query_groups, scoped, include_history, params):
+    """The feedback boost (a function of a row's text; see FEEDBACK_WEIGHT), after adding
+    the rows the feedback words match to ``found`` (in place).  No boost when nothing was
+    learned or the best answer has no distinctive word."""
+    from mindos.memory import learned  # lazy: loaded by memory_search already
+
+    if not found or not learned.has(conn):
+        return _no_boost
+    current = [row for row in found if not row[_OUTDATED]]
+    if not current:
+        return _no_boost
+    ranked = sorted(current, key=lambda row: (-covered(row[_TEXT]), row[0], str(row[_ID])))[:FEEDBACK_DOCS]
+    top = covered(ranked[0][_TEXT])
+    if top <= 0:
+        return _no_boost
+    words = []
+    for row in ranked:
+        for term in learned.terms(row[_TEXT]):
+            if term not in words and not any(group.weight_in({term}, f" {term} ") for group in query_groups):
+                words.append(term)
+    if not words:
+        return _no_boost
+    marks = ", ".join("?" * len(words))
+    counts = dict(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", words).fetchall())
+    chosen = sorted((counts[word], word) for word in words if 2 <= counts.get(word, 0) <= FEEDBACK_COMMON)
+    chosen = [word for _, word in chosen[:FEEDBACK_TERMS]]
+    if not chosen:
+        return _no_boost
+    weights = {word: 1.0 / counts[word] for word in chosen}
+    total = sum(weights.values())
+    expression = " OR ".join('"' + word.replace('"', '""') + '"' for word in chosen)
+    seen = {(row[0], row[_ID]) for row in found}
+    for kind in SURFACES:
+        for row in _Surface(kind, scoped, include_history).fetch(conn, [expression],
+                                                                {**params, "cap": FEEDBACK_CANDIDATES}):
+            if (row[0], row[_ID]) not in seen:
+                seen.add((row[0], row[_ID]))
+                found.append(row)
+    worth = FEEDBACK_WEIGHT * top / total
+
+    def boost(text):
+        present = set(learned.terms(text))
+        return worth * sum(weight for word, weight in weights.items() if word in present)
+
+    return boost
 
 
 def vector_rows(kind, scoped):

@@ -254,29 +254,14 @@ def coverage(query_groups, idf, text):
     return coverage_of(query_groups, idf)(text)
 
 
-def coverage_of(query_groups, idf):
+def coverage_of(query_groups, idf, extra=None):
     """:func:`coverage` as a function of the text alone, for scoring many rows against one
-    query: the weights are summed and the unweighted groups dropped once."""
+    query: the weights are summed and the unweighted groups dropped once.  ``extra``
+    ({group position: [(word, weight), ...]}: learned associates, each worth ``weight`` of the
+    group, :mod:`mindos.memory.learned`) lets a group a row does not match still count through
+    an associate the row has."""
     total = sum(idf) or 1.0
-    weighted = [(group.weight_in, weight) for group, weight in zip(query_groups, idf) if weight]
-
-    def score(text):
-        tokens = words(text)
-        token_set = set(tokens)
-        joined = " " + " ".join(tokens) + " "
-        got = 0.0
-        for weight_in, weight in weighted:
-            got += weight * weight_in(token_set, joined)
-        return got / total
-
-    return score
-
-
-def coverage_with(query_groups, idf, extra):
-    """:func:`coverage_of` where a group a row does not match may still count through
-    ``extra`` ({group position: [(word, weight), ...]}: learned associates, each worth
-    ``weight`` of the group, :mod:`mindos.memory.learned`)."""
-    total = sum(idf) or 1.0
+    extra = extra or {}
     weighted = [(group.weight_in, weight, extra.get(position, ()))
                 for position, (group, weight) in enumerate(zip(query_groups, idf)) if weight]
 

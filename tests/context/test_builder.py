@@ -53,4 +53,4 @@ def test_digest_is_deterministic_and_can_leave_sections_out():
 
 def test_flatten_names_sections_in_order():
     flat = builder.flatten([("x", {"x": 1, "x_total": 2}), ("y", {"y": []})])
-    assert flat == {"sections": ["x", "y"], "x": 1, "x_total": 2, "y": []}
+    assert flat == {"sections": ["x", "y"], "x": 1, "x_total": 2}  # lean: the empty "y" is left out

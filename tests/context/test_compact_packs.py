@@ -62,8 +62,26 @@ def _assert_compact(pack):
             assert value not in EMPTY or value == 0 and value is not False, (key, entry)
         assert entry.get("kind") != "fact" or "engine" in entry or "subject" in entry  # a note's default kind is left out
         assert entry.get("source") != "operator" and entry.get("priority") != "P2" and "payload_hash" not in entry
-    assert pack["pack_format"] == builder.PACK_FORMAT == 2
+    assert pack["pack_format"] == builder.PACK_FORMAT == 3
+    _assert_lean(pack)
     return found
+
+
+# what every pack (and a recall bundle) always carries, whatever its values
+ALWAYS = {"budget", "used_chars", "truncated", "sections", "pack_format"}
+
+
+def _assert_lean(pack):
+    """The envelope says only what is so: no zero counter, empty list, null or false value."""
+    assert ALWAYS <= set(pack), set(pack)
+    for key, value in pack.items():
+        if key in ALWAYS or key in ("recall", "held"):
+            continue
+        assert value not in EMPTY and value != 0 and value is not False, (key, value)
+    if isinstance(pack.get("held"), dict):
+        for key, value in pack["held"].items():
+            if key != "sections":
+                assert value not in EMPTY and value != 0 and value is not False, (key, value)
 
 
 def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_something():
@@ -124,8 +142,9 @@ def test_compact_packs_stay_deterministic(conn):
 def test_used_chars_is_the_compact_cost(conn):
     _world(conn)
     pack = recall.pack(conn, "t1", recall.make_params(**ALL))
-    charged = [pack["task"], pack["handoff"], *pack["dependencies"], *pack["notes"], *pack["related_notes"],
-               *pack["related_handoffs"], *pack["dep_context"], *pack["related_facts"], *pack["related_semantic"]]
+    charged = [pack.get("task"), pack.get("handoff"), *pack.get("dependencies", ()), *pack["notes"],
+               *pack["related_notes"], *pack["related_handoffs"], *pack["dep_context"], *pack["related_facts"],
+               *pack["related_semantic"]]
     assert pack["used_chars"] == sum(len(canonical_json(item)) for item in charged)
 
 
@@ -158,8 +177,8 @@ def test_a_budget_too_small_for_header_and_pins_keeps_the_header_first(conn):
     bare = len(canonical_json({"description_truncated": True, "id": "t1", "project": "Shop", "status": "queued",
                                "title": "Deploy the checkout service"}))
     pack = context.pack_context(conn, "t1", budget=bare + 10)
-    assert pack["task"]["title"] == "Deploy the checkout service" and pack["notes"] == []
-    assert pack["truncated"] is True
+    assert pack["task"]["title"] == "Deploy the checkout service" and "notes" not in pack  # lean: none packed
+    assert pack["truncated"] is True and pack["notes_dropped"] == 4 and pack["notes_total_live"] == 4
 
 
 @pytest.mark.parametrize("budget", ["0", "-1", "abc", ""])
@@ -173,8 +192,34 @@ def test_bad_budgets_are_refused_and_nothing_changes(conn, cli, budget):
 
 def test_the_pack_format_is_in_every_pack_json(conn, cli_json):
     _friday(conn)
-    assert cli_json("autopilot", "context", "t1")["pack_format"] == 2
-    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 2
+    assert cli_json("autopilot", "context", "t1")["pack_format"] == 3
+    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 3
     leases.claim(conn, "t1", "codex")
-    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 2
+    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 3
     assert json.loads(json.dumps(pack_params.DEFAULT_BUDGET)) == 4000
+
+
+def test_the_envelope_is_lean_and_absence_means_zero_empty_or_null(conn, cli_json):
+    tasks.create(conn, task_id="t1", project="Shop", title="Deploy the checkout service")
+    pack = cli_json("autopilot", "context", "t1")
+    # nothing but the header: no notes, handoff, dependencies or their counters
+    assert set(pack) == {"task_id", "budget", "used_chars", "truncated", "pack_format", "sections", "task"}
+    assert pack["sections"] == ["task", "handoff", "dependencies", "notes"] and pack["truncated"] is False
+    bundle = cli_json("autopilot", "recall", "t1", "--agent", "codex")
+    assert bundle["lease"] == {"epoch": 0} and "receipts" not in bundle and "grant" not in bundle
+    assert {"digest", "core_digest", "recalled_at", "agent"} <= set(bundle)
+    # a counter that is not zero is there, and a packed handoff says so
+    notes.add(conn, "t1", content="MUST NOT deploy on Friday", kind="constraint", pinned=True)
+    handoffs.record(conn, "t1", from_agent="codex", objective="canary at 10 percent")
+    pack = cli_json("autopilot", "context", "t1")
+    assert pack["notes_packed"] == pack["notes_pinned_packed"] == pack["notes_total_live"] == 1
+    assert pack["handoff_packed"] is True and pack["handoff"]["objective"] == "canary at 10 percent"
+    assert "notes_dropped" not in pack and "dependencies_total" not in pack
+
+
+def test_lean_drops_only_what_says_nothing():
+    keys = {"n": 0, "m": 2, "flag": False, "on": True, "gone": None, "empty": [], "items": [{"id": 1}], "s": "",
+            "word": "project", "score": 0.0}
+    assert builder.lean(keys) == {"m": 2, "on": True, "items": [{"id": 1}], "word": "project", "score": 0.0}
+    assert builder.flatten([("x", {"x": [], "x_total": 0}), ("y", {"y": [1], "y_total": 1})]) == {
+        "sections": ["x", "y"], "y": [1], "y_total": 1}

@@ -78,8 +78,8 @@ def test_the_first_turn_sections_carry_provenance_relevant_to_the_held_task(seed
 
 def test_without_a_focus_the_newest_in_scope_and_nothing_of_other_projects(seeded):
     pack = _pack(seeded, agent="newcomer")  # no lease, no inbox, nothing dispatchable
-    assert pack["focus_task_id"] is None
-    assert pack["receipts"] == [] and pack["sessions"] == []  # no projects: nothing task- or project-bound
+    assert "focus_task_id" not in pack  # lean: no focus
+    assert "receipts" not in pack and "sessions" not in pack  # no projects: nothing task- or project-bound
     assert [f["subject"] for f in pack["facts"]] == ["fleet-wide"]  # unlinked facts are fleet-wide
     assert [m["content"] for m in pack["semantic"]] == ["We chose SQLite for execution truth"]
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from conftest import script
+from packview import full as lean_full
 
 from mindos.context import builder, pack as context
 from mindos.core import clock
@@ -21,6 +22,11 @@ def make_task(conn, task_id, project="Trove", title="Tune the postgres pool", **
 
 def note(conn, task_id, content, **kw):
     return notes.add(conn, task_id, content=content, source=kw.pop("source", "hermes"), **kw)
+
+
+def _pack(*args, **kwargs):
+    """The pack, its lean envelope read with absent keys at their meaning (tests/context/packview.py)."""
+    return lean_full(context.pack_context(*args, **kwargs))
 
 
 def hand(conn, task_id, **kw):
@@ -72,7 +78,7 @@ def world(conn):
 
 
 def test_pack_sections_in_order_with_header_fields(world):
-    pack = context.pack_context(world, "t1")
+    pack = _pack(world, "t1")
     assert pack["sections"] == ["task", "handoff", "dependencies", "notes"]
     header = pack["task"]
     assert header["id"] == "t1" and header["project"] == "Trove" and header["status"] == "queued"
@@ -86,7 +92,7 @@ def test_pack_sections_in_order_with_header_fields(world):
 
 
 def test_unsatisfied_dependencies_only_in_edge_order(world):
-    pack = context.pack_context(world, "t1")
+    pack = _pack(world, "t1")
     assert pack["dependencies"] == [
         {"id": "dep-open", "status": "queued", "title": "Write migration"},
         {"id": "ghost", "status": "missing"},  # compact: a missing prerequisite has no title
@@ -95,7 +101,7 @@ def test_unsatisfied_dependencies_only_in_edge_order(world):
 
 
 def test_notes_pinned_first_oldest_to_newest_within_each_group(world):
-    pack = context.pack_context(world, "t1")
+    pack = _pack(world, "t1")
     contents = [n["content"] for n in pack["notes"]]
     assert contents == [
         "MUST NOT restart postgres during business hours",
@@ -112,7 +118,7 @@ def test_notes_pinned_first_oldest_to_newest_within_each_group(world):
 def test_superseded_notes_are_not_packed(world):
     old = notes.list_notes(world, "t1")[0]
     notes.supersede(world, old["id"], content="pool size is 20 now")
-    pack = context.pack_context(world, "t1")
+    pack = _pack(world, "t1")
     contents = [n["content"] for n in pack["notes"]]
     assert "pool size is 10 today" not in contents
     assert contents[-1] == "pool size is 20 now"
@@ -120,7 +126,7 @@ def test_superseded_notes_are_not_packed(world):
 
 
 def test_handoff_packs_right_after_the_header(world):
-    pack = context.pack_context(world, "t1")
+    pack = _pack(world, "t1")
     assert pack["sections"].index("handoff") == 1
     assert pack["handoff_packed"] is True
     live = handoffs.live(world, "t1")
@@ -129,9 +135,9 @@ def test_handoff_packs_right_after_the_header(world):
 
 
 def test_handoff_survives_a_budget_that_drops_deps_and_notes(world):
-    full = context.pack_context(world, "t1")
+    full = _pack(world, "t1")
     budget = len(canonical_json(full["task"])) + len(canonical_json(full["handoff"])) + 5
-    pack = context.pack_context(world, "t1", budget=budget)
+    pack = _pack(world, "t1", budget=budget)
     assert pack["handoff_packed"] is True and pack["handoff"] == full["handoff"]
     assert pack["notes"] == [] and pack["dependencies"] == []
     assert pack["dependencies_total"] == 2 and pack["notes_dropped"] == 4
@@ -140,15 +146,15 @@ def test_handoff_survives_a_budget_that_drops_deps_and_notes(world):
 
 def test_no_handoff_reports_none(conn):
     make_task(conn, "t1")
-    pack = context.pack_context(conn, "t1")
+    pack = _pack(conn, "t1")
     assert pack["handoff"] is None and pack["handoff_packed"] is False
     assert pack["truncated"] is False
 
 
 def test_handoff_that_does_not_fit_is_dropped_and_flagged(world):
-    full = context.pack_context(world, "t1")
+    full = _pack(world, "t1")
     budget = len(canonical_json(full["task"])) + 20
-    pack = context.pack_context(world, "t1", budget=budget)
+    pack = _pack(world, "t1", budget=budget)
     assert pack["handoff"] is None and pack["handoff_packed"] is False and pack["truncated"] is True
 
 
@@ -159,27 +165,27 @@ def test_handoff_that_does_not_fit_is_dropped_and_flagged(world):
 @pytest.mark.parametrize("budget", [1, 2, 5, 17, 50, 100, 200, 250, 300, 400, 500, 650, 800, 1000, 1200, 1500,
                                     2000, 3000, 4000, 100000])
 def test_used_chars_is_the_true_packed_size_and_never_over_budget(world, budget):
-    pack = context.pack_context(world, "t1", budget=budget, related=5)
+    pack = _pack(world, "t1", budget=budget, related=5)
     assert pack["used_chars"] <= budget
     assert pack["used_chars"] == packed_cost(pack)
-    assert pack["truncated"] is (packed_cost(context.pack_context(world, "t1", budget=100000, related=5))
+    assert pack["truncated"] is (packed_cost(_pack(world, "t1", budget=100000, related=5))
                                  > pack["used_chars"])
 
 
 def test_truncated_flips_exactly_when_something_is_dropped(world):
-    full = context.pack_context(world, "t1", budget=100000)
+    full = _pack(world, "t1", budget=100000)
     assert full["truncated"] is False
-    assert context.pack_context(world, "t1", budget=full["used_chars"])["truncated"] is False
-    tight = context.pack_context(world, "t1", budget=full["used_chars"] - 1)
+    assert _pack(world, "t1", budget=full["used_chars"])["truncated"] is False
+    tight = _pack(world, "t1", budget=full["used_chars"] - 1)
     assert tight["truncated"] is True and tight["used_chars"] < full["used_chars"]
 
 
 def test_pinned_notes_survive_a_budget_that_drops_unpinned(world):
-    full = context.pack_context(world, "t1", budget=100000)
+    full = _pack(world, "t1", budget=100000)
     pinned = [n for n in full["notes"] if n.get("pinned")]
     head = sum(len(canonical_json(x)) for x in [full["task"], full["handoff"], *full["dependencies"]])
     budget = head + sum(len(canonical_json(n)) for n in pinned) + 10
-    pack = context.pack_context(world, "t1", budget=budget)
+    pack = _pack(world, "t1", budget=budget)
     assert pack["notes"] == pinned
     assert pack["notes_pinned_packed"] == 2 and pack["notes_packed"] == 2 and pack["notes_dropped"] == 2
     assert pack["truncated"] is True
@@ -189,9 +195,9 @@ def test_first_fit_lets_a_later_small_note_in(conn):
     make_task(conn, "t1")
     note(conn, "t1", "x" * 400)
     note(conn, "t1", "short")
-    header = context.pack_context(conn, "t1")["task"]
+    header = _pack(conn, "t1")["task"]
     budget = len(canonical_json(header)) + 300
-    pack = context.pack_context(conn, "t1", budget=budget)
+    pack = _pack(conn, "t1", budget=budget)
     assert [n["content"] for n in pack["notes"]] == ["short"]
     assert pack["notes_dropped"] == 1 and pack["truncated"] is True
 
@@ -199,7 +205,7 @@ def test_first_fit_lets_a_later_small_note_in(conn):
 def test_oversized_description_is_clipped_to_the_longest_prefix_that_fits(conn):
     description = "".join(f"word{i} " for i in range(1500))
     make_task(conn, "t1", description=description)
-    pack = context.pack_context(conn, "t1", budget=1000)
+    pack = _pack(conn, "t1", budget=1000)
     header = pack["task"]
     assert header["description_truncated"] is True
     assert description.startswith(header["description"]) and 0 < len(header["description"]) < len(description)
@@ -211,7 +217,7 @@ def test_oversized_description_is_clipped_to_the_longest_prefix_that_fits(conn):
 
 def test_header_is_dropped_only_when_even_an_empty_description_cannot_fit(conn):
     make_task(conn, "t1", description="some words")
-    pack = context.pack_context(conn, "t1", budget=10)
+    pack = _pack(conn, "t1", budget=10)
     assert pack["task"] is None and pack["used_chars"] == 0 and pack["truncated"] is True
     assert pack["task_id"] == "t1"
 
@@ -225,11 +231,11 @@ def test_expired_unpinned_notes_are_excluded_and_counted_expired_pins_pack(conn)
     note(conn, "t1", "short lived fact", ttl_hours=1)
     note(conn, "t1", "short lived pinned constraint", pinned=True, ttl_hours=1)
     note(conn, "t1", "immortal fact")
-    before = context.pack_context(conn, "t1")
+    before = _pack(conn, "t1")
     assert before["notes_packed"] == 3 and before["notes_expired_excluded"] == 0
     assert not any("expired" in n for n in before["notes"])
     clock.advance(hours=2)
-    pack = context.pack_context(conn, "t1")
+    pack = _pack(conn, "t1")
     assert [n["content"] for n in pack["notes"]] == ["short lived pinned constraint", "immortal fact"]
     assert pack["notes"][0]["expired"] is True and "expired" not in pack["notes"][1]
     assert pack["notes_expired_excluded"] == 1 and pack["notes_expired_pinned_packed"] == 1
@@ -242,7 +248,7 @@ def test_expired_unpinned_notes_are_excluded_and_counted_expired_pins_pack(conn)
 
 
 def test_related_notes_carry_provenance_and_exclude_own_notes(world):
-    pack = context.pack_context(world, "t1", related=5)
+    pack = _pack(world, "t1", related=5)
     assert pack["sections"] == ["task", "handoff", "dependencies", "notes", "related_notes"]
     related = pack["related_notes"]
     assert [n["content"] for n in related] == ["postgres pool waits vanish with pgbouncer"]
@@ -255,7 +261,7 @@ def test_related_notes_carry_provenance_and_exclude_own_notes(world):
 
 
 def test_related_scope_global_reaches_other_projects(world):
-    pack = context.pack_context(world, "t1", related=5, related_scope="global")
+    pack = _pack(world, "t1", related=5, related_scope="global")
     assert {n["task_id"] for n in pack["related_notes"]} == {"sib", "other"}
     scores = [n["score"] for n in pack["related_notes"]]
     assert scores == sorted(scores)
@@ -267,16 +273,16 @@ def test_related_ordered_by_bm25_strongest_first(conn):
     make_task(conn, "b", title="B")
     note(conn, "a", "timeout seen once")
     note(conn, "b", "postgres pool timeout reproduced with postgres pool settings")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert [n["task_id"] for n in pack["related_notes"]] == ["b", "a"]
 
 
 def test_related_limit_and_zero(world):
     make_task(world, "sib2", title="Pool sizing")
     note(world, "sib2", "postgres pool of 30 worked")
-    one = context.pack_context(world, "t1", related=1)
+    one = _pack(world, "t1", related=1)
     assert one["related_matched"] == 1 and len(one["related_notes"]) == 1
-    zero = context.pack_context(world, "t1", related=0)
+    zero = _pack(world, "t1", related=0)
     assert zero["related_notes"] == [] and zero["related_requested"] == 0 and zero["related_matched"] == 0
 
 
@@ -288,16 +294,16 @@ def test_related_excludes_superseded_and_retired_but_keeps_expired_pins(conn):
     note(conn, "s", "postgres pool retiring fact", ttl_hours=1)
     note(conn, "s", "postgres pool pinned rule", pinned=True, ttl_hours=1)
     clock.advance(hours=2)
-    pack = context.pack_context(conn, "t1", related=10)
+    pack = _pack(conn, "t1", related=10)
     by_content = {n["content"]: n for n in pack["related_notes"]}
     assert set(by_content) == {"postgres pool new fact", "postgres pool pinned rule"}
     assert by_content["postgres pool pinned rule"]["expired"] is True
 
 
 def test_related_notes_share_the_budget(world):
-    full = context.pack_context(world, "t1", related=5, budget=100000)
+    full = _pack(world, "t1", related=5, budget=100000)
     budget = full["used_chars"] - 1
-    pack = context.pack_context(world, "t1", related=5, budget=budget)
+    pack = _pack(world, "t1", related=5, budget=budget)
     assert pack["related_matched"] == 1 and pack["related_packed"] == 0
     assert pack["truncated"] is True and pack["used_chars"] <= budget
 
@@ -306,7 +312,7 @@ def test_tokenless_task_text_yields_zero_related(conn):
     make_task(conn, "t1", title="!!! ??? ...")
     make_task(conn, "s", title="S")
     note(conn, "s", "anything at all")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert pack["related_notes"] == [] and pack["related_matched"] == 0 and pack["related_tokens_used"] == 0
 
 
@@ -315,7 +321,7 @@ def test_injection_shaped_task_text_never_raises(conn, title):
     make_task(conn, "t1", title=title, description=INJECTION, next_action='") OR ("')
     make_task(conn, "s", title="S")
     note(conn, "s", "near pool deploy drop table notes title foo")
-    pack = context.pack_context(conn, "t1", related=5, related_scope="global")
+    pack = _pack(conn, "t1", related=5, related_scope="global")
     assert pack["task"]["title"] == title
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 1
 
@@ -326,7 +332,7 @@ def test_related_notes_match_stems_and_synonyms_of_the_task_text(conn):
     note(conn, "s", "the database is slow at night")
     note(conn, "s", "invoice totals were wrong")
     note(conn, "s", "lunch menu for friday")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert sorted(n["content"] for n in pack["related_notes"]) == ["invoice totals were wrong",
                                                                    "the database is slow at night"]
     assert pack["related_tokens_used"] == 2 and pack["related_tokens_skipped"] == 0
@@ -339,7 +345,7 @@ def test_related_keeps_the_rarest_groups_within_the_postings_budget(conn, monkey
     for i in range(3):
         note(conn, "s", f"common word number {i}")
     note(conn, "s", "rare word")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert [n["content"] for n in pack["related_notes"]] == ["rare word"]
     assert pack["related_tokens_used"] == 1 and pack["related_tokens_skipped"] == 1
 
@@ -354,13 +360,13 @@ def test_all_common_groups_still_find_matches_through_the_first(conn, monkeypatc
         note(conn, "s", f"often seen {i}")
     for i in range(4):
         note(conn, "s", f"common word {i}")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert pack["related_tokens_used"] == 1 and pack["related_tokens_skipped"] == 1
     # the BM25 walk is bounded: only the 3 newest postings of the kept group are ranked
     assert pack["related_matched"] == 3
     assert sorted(n["content"] for n in pack["related_notes"]) == ["often seen 3", "often seen 4", "often seen 5"]
     assert all(isinstance(n["score"], float) for n in pack["related_notes"])
-    assert context.pack_context(conn, "t1", related=5) == pack  # deterministic
+    assert _pack(conn, "t1", related=5) == pack  # deterministic
 
 
 def test_a_common_group_is_read_through_its_word_alone(conn, monkeypatch):
@@ -372,7 +378,7 @@ def test_a_common_group_is_read_through_its_word_alone(conn, monkeypatch):
     for i in range(5):
         note(conn, "s", f"deploy step {i}")
     note(conn, "s", "deployment checklist")
-    pack = context.pack_context(conn, "t1", related=5)
+    pack = _pack(conn, "t1", related=5)
     assert sorted(n["content"] for n in pack["related_notes"]) == ["deploy step 2", "deploy step 3", "deploy step 4"]
 
 
@@ -383,7 +389,7 @@ def test_related_window_widens_until_enough_pass_the_filters(conn):
     for i in range(60):  # the best-ranked hits are all in another project
         note(conn, "far", f"needle needle needle {i}")
     note(conn, "near", "one needle in a long haystack of many other words here")
-    pack = context.pack_context(conn, "t1", related=2)
+    pack = _pack(conn, "t1", related=2)
     assert [n["task_id"] for n in pack["related_notes"]] == ["near"]
 
 
@@ -397,8 +403,8 @@ def test_substring_fallback_has_the_same_shape_minus_score(world, plain_conn):
     note(plain_conn, "sib", "postgres pool waits vanish with pgbouncer")
     note(plain_conn, "sib", "lunch menu for friday")
     note(plain_conn, "t1", "own postgres note")
-    fts = context.pack_context(world, "t1", related=5)["related_notes"][0]
-    plain_pack = context.pack_context(plain_conn, "t1", related=5)
+    fts = _pack(world, "t1", related=5)["related_notes"][0]
+    plain_pack = _pack(plain_conn, "t1", related=5)
     plain = plain_pack["related_notes"]
     assert [n["content"] for n in plain] == ["postgres pool waits vanish with pgbouncer"]
     assert plain[0]["task_id"] == "sib" and plain[0]["via_task_title"] == "Postgres upgrade"
@@ -413,10 +419,10 @@ def test_substring_fallback_is_newest_first_and_survives_injection(plain_conn):
     clock.advance(minutes=1)
     note(plain_conn, "s", "pool two")
     note(plain_conn, "s", "100% literal_value")
-    pack = context.pack_context(plain_conn, "t1", related=5)
+    pack = _pack(plain_conn, "t1", related=5)
     assert [n["content"] for n in pack["related_notes"]] == ["pool two", "pool one"]
     make_task(plain_conn, "t2", title=INJECTION)
-    assert context.pack_context(plain_conn, "t2", related=5)["related_matched"] >= 1
+    assert _pack(plain_conn, "t2", related=5)["related_matched"] >= 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -447,8 +453,8 @@ def test_unrelated_writes_do_not_move_the_pack(world, cli):
 
 def test_context_is_read_only(world):
     before = snapshot(world)
-    context.pack_context(world, "t1", related=5, related_scope="global", budget=50)
-    context.pack_context(world, "t1")
+    _pack(world, "t1", related=5, related_scope="global", budget=50)
+    _pack(world, "t1")
     assert snapshot(world) == before
 
 
@@ -465,19 +471,19 @@ def test_context_is_read_only(world):
 def test_core_rejects_bad_options(world, kwargs, flag):
     before = snapshot(world)
     with pytest.raises(InvalidInput, match=f"invalid {flag}"):
-        context.pack_context(world, "t1", **kwargs)
+        _pack(world, "t1", **kwargs)
     assert snapshot(world) == before
 
 
 @pytest.mark.parametrize("task_id", ["", "../etc/passwd", "a" * 65, "t1' OR '1'='1", "x\x00y"])
 def test_core_rejects_malformed_task_ids(world, task_id):
     with pytest.raises(InvalidInput, match="invalid task id"):
-        context.pack_context(world, task_id)
+        _pack(world, task_id)
 
 
 def test_core_unknown_task(world):
     with pytest.raises(NotFound, match="unknown task 'nope'"):
-        context.pack_context(world, "nope")
+        _pack(world, "nope")
 
 
 @pytest.mark.parametrize("argv,rc,message", [
@@ -502,7 +508,7 @@ def test_cli_errors_are_one_line_and_change_nothing(world, cli, argv, rc, messag
 
 def test_cli_prints_the_pack_as_json(world, cli_json):
     pack = cli_json("autopilot", "context", "t1", "--budget", "4000", "--related", "2", "--related-scope", "global")
-    assert pack == json.loads(json.dumps(context.pack_context(world, "t1", related=2, related_scope="global")))
+    assert pack == json.loads(json.dumps(_pack(world, "t1", related=2, related_scope="global")))
 
 
 def test_real_front_door_subprocess(world, home):
@@ -521,7 +527,7 @@ def test_assemble_is_the_ordered_section_list_the_pack_flattens(world):
     keys = dict(built["sections"])
     assert set(keys["handoff"]) == {"handoff", "handoff_packed"}
     assert set(keys["task"]) == {"task"}
-    flat = context.pack_context(world, "t1", related=3)
+    flat = _pack(world, "t1", related=3)
     assert flat["sections"] == names and flat["used_chars"] == built["used_chars"]
     for _, section in built["sections"]:
         assert {k: flat[k] for k in section} == section

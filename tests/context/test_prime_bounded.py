@@ -56,7 +56,7 @@ def _events(conn, action):
 
 def test_prime_audits_at_once_when_the_lock_is_free(conn):
     pack = prime.prime(conn, "claude-code", fmt="json")
-    assert pack["audit_deferred"] is False and len(_events(conn, "context_primed")) == 1
+    assert "audit_deferred" not in pack and len(_events(conn, "context_primed")) == 1
     assert deferred.pending(conn.home) == []
 
 
@@ -135,7 +135,7 @@ def test_prime_exits_0_within_its_seconds_while_the_lock_is_held(conn, home, hol
     assert elapsed < 3.0, f"prime took {elapsed:.2f} s with --seconds 3"
     pack = json.loads(done.stdout)
     assert pack["audit_deferred"] is True and pack["next"]["id"] == "t1"  # the pack itself is complete
-    assert not pack["degraded"]
+    assert not pack.get("degraded")
     release(held_lock)
     assert _events(conn, "context_primed") == []
     assert script("autopilot.py", "create", "--project", "Trove", "--title", "later", home=home).returncode == 0

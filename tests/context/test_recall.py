@@ -131,7 +131,7 @@ def test_recall_is_audited_with_params_and_a_manifest_outside_the_digest(conn):
                                         "receipts", "related_handoffs", "dep_context", "related_facts",
                                         "related_semantic"}
     assert "manifest" not in sealed
-    assert recall.bundle(conn, "t1", "hermes", P(budget=6000, **ALL))["lease"]["held_by_caller"] is False
+    assert "held_by_caller" not in recall.bundle(conn, "t1", "hermes", P(budget=6000, **ALL))["lease"]  # lean: false
 
 
 def test_receipts_are_the_latest_three_newest_first(conn):

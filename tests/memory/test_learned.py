@@ -129,3 +129,36 @@ def test_a_database_without_the_tables_searches_as_before(conn):
     assert learned.associates(conn, ["checkout"]) == {}
     notes.add(conn, "t1", content="checkout second lane")  # writes skip learning
     assert search.memory_search(conn, "checkout", project="Shop")
+
+
+def test_the_bulk_read_gives_every_word_the_associates_a_query_gets(conn):
+    _stream_home(conn)
+    df, rows, context = learned.every_associate(conn)
+    assert rows == learned.rows_learned(conn) and df["consumers"] == 3
+    for word in ("consumers", "lag", "kafka", "dashboard"):
+        assert context.get(word) == learned.associates(conn, [word]).get(word), word
+    assert context["consumers"]
+
+
+def test_a_batch_import_is_learned_in_one_pass(conn, tmp_path, monkeypatch):
+    import json
+
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text("".join(json.dumps({"content": f"kafka consumers lag behind topic {n}", "project": "Data",
+                                        "created_at": "2025-01-02T03:04:05Z"}) + "\n"
+                            for n in range(5)))
+    passes = []
+    real = learned.catch_up
+    monkeypatch.setattr(learned, "catch_up", lambda conn, limit=learned.CATCH_UP: passes.append(limit) or real(conn, limit))
+    assert memories.import_bank(conn, str(bank), apply=True)["imported"] == 5
+    assert passes == [learned.CATCH_UP + 5]  # one pass for the batch, never one per row
+    assert dict(conn.execute("SELECT term, df FROM term_df"))["consumers"] == 5
+
+
+def test_coverage_counts_an_associate_only_where_the_group_misses():
+    groups = retrieval.groups("consumers lag")
+    idf = [1.0, 1.0]
+    plain = retrieval.coverage_of(groups, idf)
+    bridged = retrieval.coverage_of(groups, idf, {0: [("kafka", 0.4)]})
+    assert plain("kafka lag") == 0.5 and bridged("kafka lag") == 0.7
+    assert bridged("consumers lag") == plain("consumers lag") == 1.0

@@ -281,7 +281,7 @@ def test_related_sessions_without_fts5_match_any_word_by_substring(plain_conn, s
     assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)
     assert {"source", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])  # compact: no empty profile
     make_task(plain_conn, "t2", title="...")
-    assert recall.pack(plain_conn, "t2", recall.make_params(related_sessions=3))["related_sessions_matched"] == 0
+    assert recall.pack(plain_conn, "t2", recall.make_params(related_sessions=3)).get("related_sessions_matched", 0) == 0
 
 
 # --- CLI --------------------------------------------------------------------------------

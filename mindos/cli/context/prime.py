@@ -32,7 +32,7 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "prime": "text | --format=json {agent audit_deferred budget constraints constraints_total degraded digest held"
-             " held_recall_digest held_task_id inbox inbox_total leases leases_total next pack_format project projects"
-             " sections sections_skipped truncated used_chars}",
+    "prime": "text | --format=json {agent budget digest pack_format sections truncated used_chars ?audit_deferred"
+             " ?constraints ?constraints_total ?degraded ?held ?held_recall_digest ?held_task_id ?inbox ?inbox_total"
+             " ?leases ?leases_total ?next ?project ?projects ?sections_skipped}",
 }

@@ -159,10 +159,10 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "recall": "{agent budget core_digest dependencies dependencies_packed dependencies_total digest grant handoff"
-              " handoff_packed lease notes notes_dropped notes_expired_excluded notes_expired_pinned_packed"
-              " notes_packed notes_pinned_packed notes_total_live recalled_at receipts sections task task_id"
-              " truncated used_chars ...}",
+    "recall": "{agent budget core_digest digest lease pack_format recalled_at sections task_id truncated used_chars"
+              " ?dependencies ?dependencies_packed ?dependencies_total ?grant ?handoff ?handoff_packed ?notes"
+              " ?notes_dropped ?notes_expired_excluded ?notes_expired_pinned_packed ?notes_packed"
+              " ?notes_pinned_packed ?notes_total_live ?receipts ?task ...}",
     "recall-verify": "{current_core_digest current_digest digest fresh params task_id}",
     "recall-diff": "{agent changes current_core_digest current_digest digest event_id fresh recalled_at"
                    " sections_changed task_id unchanged}",

@@ -1,0 +1,55 @@
+"""The second development corpus (bench/dev_corpus.py): well formed, in domains neither other
+corpus covers, and memory-search keeps finding what it finds there."""
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import dev_corpus as corpus  # noqa: E402
+import heldout_corpus  # noqa: E402
+import retrieval_corpus  # noqa: E402
+import retrieval_eval  # noqa: E402
+
+
+def test_every_query_names_rows_that_exist_and_every_kind_is_asked():
+    keys = {key for key, _, _, _ in corpus.ROWS}
+    assert len(keys) == len(corpus.ROWS)
+    for kind, text, project, expected, outdated in corpus.QUERIES:
+        assert kind in corpus.KINDS and text and project in corpus.PROJECTS
+        assert set(expected) <= keys and (outdated is None or outdated in keys)
+    assert {kind for kind, *_ in corpus.QUERIES} == set(corpus.KINDS)
+    assert all(old in keys and new in keys for old, new in corpus.REPLACED)
+    assert any(project == "" for _, _, project, _ in corpus.ROWS)  # fleet-wide rows
+
+
+def test_its_domains_are_new():
+    ours = {project.lower() for project in corpus.PROJECTS}
+    assert not ours & {project.lower() for project in retrieval_corpus.PROJECTS + heldout_corpus.PROJECTS}
+
+
+def test_the_engine_finds_what_it_finds_today(tmp_path):
+    report = retrieval_eval.evaluate(home=str(tmp_path / "home"), corpus="dev")
+    engine = report["overall"]["engine"]
+    assert engine["recall@5"] >= 0.94 and engine["mrr"] >= 0.9 and engine["outdated_wins"] == 0
+    assert report["by_kind"]["multi_hop"]["engine"]["recall@5"] >= 0.85
+    assert report["by_kind"]["temporal"]["engine"]["recall@5"] == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_recall_cost_counts_instructions_on_a_tiny_home(capsys):
+    import json
+
+    import recall_cost
+
+    assert recall_cost.main(["--tasks", "40", "--calls", "1", "--interpreter", "current"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["floor"]["instructions"] > 0
+    assert set(report["calls"]) == {"memory-search", "recall"}
+    assert all(entry["ratio"] > 0.5 for entry in report["calls"].values())
+    assert report["memory_embed"]["rows"] > 0 and 0 < report["learned"]["share"] < 1

@@ -1,0 +1,38 @@
+"""Reading lean packs in tests.
+
+A pack of format 3 leaves out every envelope key that says nothing (a zero counter, an empty
+list, a null or false value; see :func:`mindos.context.builder.lean`).  :func:`full` gives a
+view of a pack where such a key reads as the value its absence stands for, so a test can
+check ``pack["notes_dropped"] == 0`` without caring whether the key was printed.  Tests of
+the lean shape itself look at the pack as it is.
+"""
+
+_LISTS = frozenset({"dependencies", "notes", "related_notes", "related_handoffs", "dep_context", "related_sessions",
+                    "related_facts", "related_semantic", "receipts", "leases", "inbox", "constraints", "projects",
+                    "sections_skipped", "facts", "semantic", "sessions"})
+_FALSE = frozenset({"handoff_packed", "degraded", "audit_deferred", "live", "held_by_caller",
+                    "description_truncated"})
+_COUNTER_ENDINGS = ("_packed", "_total", "_total_live", "_dropped", "_excluded", "_matched", "_requested",
+                    "_tokens_used", "_tokens_skipped")
+
+
+class Full(dict):
+    """A pack (or a nested part of one) whose missing keys read as what their absence means."""
+
+    def __missing__(self, key):
+        if key in _LISTS:
+            return []
+        if key in _FALSE:
+            return False
+        if key.endswith(_COUNTER_ENDINGS):
+            return 0
+        return None
+
+
+def full(pack):
+    """``pack`` (a dict, or a list of them) viewed with its absent keys at their meaning."""
+    if isinstance(pack, list):
+        return [full(item) for item in pack]
+    if not isinstance(pack, dict):
+        return pack
+    return Full({key: full(value) if key in ("held", "recall", "lease") else value for key, value in pack.items()})

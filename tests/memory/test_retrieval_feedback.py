@@ -1,0 +1,103 @@
+"""Pseudo-relevance feedback and change records named by their old value: memory-search
+finds what its best answer names (multi-hop), and the note written with a change that names
+only what was replaced."""
+
+from conftest import make_task
+from mindos.core import clock
+from mindos.memory import facts, notes
+from mindos.memory import memory_search as search
+
+
+def _keys(hits):
+    return [(hit["kind"], hit["id"]) for hit in hits]
+
+
+def _owners(conn):
+    """svc-ledger is owned by team-otter; team-otter runs cassandra-4; plenty of rows talk
+    about the team and what it runs."""
+    make_task(conn, "k", project="Core", title="knowledge")
+    owner = facts.assert_fact(conn, subject="svc-ledger", predicate="owned-by", obj="team-otter", source="codex",
+                              task="k")
+    runs = facts.assert_fact(conn, subject="team-otter", predicate="operates", obj="cassandra-4", source="codex",
+                             task="k")
+    facts.assert_fact(conn, subject="team-otter", predicate="meets-on", obj="tuesday", source="codex", task="k")
+    for n in range(25):
+        clock.advance(hours=1)
+        notes.add(conn, "k", content=f"the team offsite {n} needs a run book")
+    return owner, runs
+
+
+def test_the_best_answers_distinctive_words_bring_what_it_names(conn, monkeypatch):
+    owner, runs = _owners(conn)
+    query = "what database does the team owning svc-ledger run"
+    hits = _keys(search.memory_search(conn, query, project="Core", limit=5))
+    assert hits[:2] == [("fact", owner["id"]), ("fact", runs["id"])]
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # without feedback the second hop is lost in the crowd
+    assert ("fact", runs["id"]) not in _keys(search.memory_search(conn, query, project="Core", limit=5))[:2]
+
+
+def test_feedback_is_deterministic_and_keeps_the_best_answer_first(conn):
+    owner, _ = _owners(conn)
+    query = "what database does the team owning svc-ledger run"
+    first = search.memory_search(conn, query, project="Core", limit=10)
+    assert first == search.memory_search(conn, query, project="Core", limit=10)
+    assert _keys(first)[0] == ("fact", owner["id"])
+
+
+def test_feedback_needs_learned_state(conn):
+    _owners(conn)
+    conn.execute("DROP TABLE term_pairs")  # a database without the learned tables searches as before
+    hits = search.memory_search(conn, "what database does the team owning svc-ledger run", project="Core")
+    assert hits and all(hit["score"] > 0 for hit in hits)
+
+
+def _qc(conn, gap_hours):
+    make_task(conn, "lab", project="Lab", title="lab knowledge")
+    for n in range(6):  # older rows naming the old value's word, outside any change
+        notes.add(conn, "lab", content=f"the night shift rota {n} was moved to next quarter")
+    clock.advance(days=10)
+    old = notes.add(conn, "lab", content="Quality control samples run once per shift on every analyzer")
+    clock.advance(days=10)
+    new = notes.supersede(conn, old["id"], content="Quality control samples run every four hours on every analyzer")
+    clock.advance(hours=gap_hours)
+    why = notes.add(conn, "lab", content="QC frequency raised after the audit found drift between shifts went unnoticed")
+    return new["note"], why
+
+
+def test_a_record_naming_only_the_old_value_written_with_the_change_ranks_with_it(conn):
+    new, why = _qc(conn, gap_hours=2)
+    hits = search.memory_search(conn, "how often do quality control samples run", project="Lab", limit=5)
+    assert _keys(hits)[:2] == [("note", new["id"]), ("note", why["id"])]
+    assert hits[1]["history_of"] == {"kind": "note", "id": new["id"]}
+
+
+def test_a_row_naming_the_old_value_long_after_the_change_is_not_its_record(conn):
+    new, why = _qc(conn, gap_hours=24 * 30)
+    hits = search.memory_search(conn, "how often do quality control samples run", project="Lab", limit=5)
+    assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
+
+
+def _opening(conn, gap_hours):
+    make_task(conn, "reg", project="Campus", title="registration knowledge")
+    for n in range(4):
+        notes.add(conn, "reg", content=f"the dashboard {n} has open questions")
+    clock.advance(days=5)
+    old = notes.add(conn, "reg", content="Registration opens at 08:00 for every year group")
+    clock.advance(days=5)
+    new = notes.supersede(conn, old["id"], content="Registration opens at 07:00 for every year group")["note"]
+    clock.advance(hours=gap_hours)
+    why = notes.add(conn, "reg", content="Opening moved earlier so students abroad are not registering at midnight")
+    return new, why
+
+
+def test_a_record_saying_the_shared_subject_changed_near_the_change_ranks_with_it(conn):
+    new, why = _opening(conn, gap_hours=3)
+    hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
+    assert _keys(hits)[:2] == [("note", new["id"]), ("note", why["id"])]
+    assert hits[1]["history_of"] == {"kind": "note", "id": new["id"]}
+
+
+def test_a_change_word_far_from_the_change_records_nothing(conn):
+    new, why = _opening(conn, gap_hours=24 * 20)
+    hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
+    assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
