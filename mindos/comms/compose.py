@@ -207,4 +207,7 @@ def wake(conn, words, w):
         lines.append(text("look-only") + " " + text("tools-offer"))
     lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
     body = "\n".join(lines).strip("\n")
-    return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'
+    from mindos.core.text import inert  # lazy: composing a wake only
+
+    # what posts hold reaches the agent (and the wake's record) as visible escapes
+    return f'<mood-wake reason="{kind}">\n{inert(body, multiline=True)}\n</mood-wake>\n'

@@ -311,14 +311,17 @@ def carry_handoff(conn, unit, wake_id, command, body, tools):
     """Carry a /handoff's answer into the Mood it names, inside the caller's write: a handoff
     post by the agent, addressed to itself there (no session: it wakes at once), sent with the
     tools of the turn that wrote it, recorded as ``handed`` with the Mood it came from."""
+    from mindos.comms import moods  # lazy: handoffs only
+    from mindos.errors import InvalidInput, NotFound  # lazy: handoffs only
+
     # by slug, or by the alias a rename left (the Mood may have been renamed since the /handoff)
-    target = conn.execute("SELECT id FROM moods WHERE slug = ? UNION ALL SELECT mood_id FROM mood_aliases"
-                          " WHERE alias = ?", (command["target"], command["target"])).fetchone()
-    if target is None:
+    try:
+        target = moods.resolve(conn, command["target"])
+    except (NotFound, InvalidInput):
         return None
-    post = posts.insert(conn, target[0], unit["agent"], body, via="handoff", full_tools=tools == "full",
+    post = posts.insert(conn, target["id"], unit["agent"], body, via="handoff", full_tools=tools == "full",
                         is_agent=True, wake_id=wake_id, to_agent=unit["agent"])
-    posts.record_command(conn, target[0], post, "handed", target=unit["slug"], about=command["about"],
+    posts.record_command(conn, target["id"], post, "handed", target=unit["slug"], about=command["about"],
                          source_post_id=command["post_id"])
     ledger.append_event(conn, "mood", command["target"], "mood_handoff",
                         {"from": unit["slug"], "agent": unit["agent"], "post": post["id"], "wake": wake_id,
@@ -465,8 +468,7 @@ class Tick:
             return
         # composed first (nothing written) so the budget check knows the look's real cost and
         # no screen is paid for a look the budget could not afford anyway
-        stale = self._refresh(unit)
-        planned = plan(self.conn, self.snap, unit, result, self.words, fresh_failed=stale)
+        planned = plan(self.conn, self.snap, unit, result, self.words)
         if action in decide.UNASKED:
             screen_cost = budget.SCREEN_USD if result.get("screen") and self._screen_argv(unit) else 0.0
             if self.snap.spent + screen_cost + planned["usd"] > result["dials"]["daily_budget_usd"]:
@@ -476,6 +478,11 @@ class Tick:
                 return
         if result.get("screen") and not self._screen(unit, result):
             return
+        # the read-only copies are brought up to date only for a wake that will happen (a look
+        # the budget or the screen refused costs no refresh); a failed one is said in the wake
+        stale = self._refresh(unit)
+        if stale:
+            planned = plan(self.conn, self.snap, unit, result, self.words, fresh_failed=True)
         cursors = self._cursors(unit, result, planned)
         wake = self._deliver(unit, planned, cursors)
         if wake is None or action != "mention":
@@ -490,7 +497,7 @@ class Tick:
 
     def _refresh(self, unit):
         """Run the Mood's ``fresh_command`` (once per tick per command, before the first wake
-        that needs it); True when the read-only copies could not all be brought up to date."""
+        that needs it, after its budget and screen checks); True when the read-only copies could not all be brought up to date."""
         argv = self.snap.dials.get("fresh_command", unit["mood_id"], unit["agent"])
         if not argv or self.dry_run:
             return False
