@@ -3,7 +3,8 @@
 
 What is measured
   * **Latency at N tasks** (default 10k, seeded by bench/bench.py's ``seed_tasks``): the
-    p50 wall time of ``claim``, ``note`` and ``next --claim`` sent to one long-lived
+    p50 wall time of ``claim``, ``note``, ``next --claim`` and the reads ``show`` and
+    ``next`` (no claim) sent to one long-lived
     ``python3 -m mindos.mcp`` server over stdio (write the request line, read the response
     line) and to one ``mindos-mcp --http 127.0.0.1:0`` server over Streamable HTTP (one
     keep-alive connection, one POST per call), against the same calls as
@@ -11,6 +12,9 @@ What is measured
     them alike; ``stdio_ratio`` and ``http_ratio`` are MCP p50 / process p50 (``speedup`` is
     its inverse for stdio).  Explicit claims take tasks deferred out of dispatch, so
     ``next --claim`` and ``claim`` never collide.
+  * **32 HTTP clients through one server** (``http-race``): each keeps calling
+    ``next --claim`` for its own owner until the pool is claimed; claims per second, p50 and
+    p99 latency, the server's CPU per claim, double claims and failed calls (both must be 0).
   * **Tool definitions**: the bytes of the ``tools/list`` result as the server sends it,
     for the default profile and for ``--tools all``.
   * **Racing servers**: S servers (default 8), each on its own connection, keep calling
@@ -152,9 +156,8 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
     env = bench._env(home)
     server = Server(home)
     remote = HttpServer(home)
-    mcp = {"claim": [], "note": [], "next --claim": []}
-    over_http = {"claim": [], "note": [], "next --claim": []}
-    proc = {"claim": [], "note": [], "next --claim": []}
+    labels = ("claim", "note", "next --claim", "show", "next (read)")
+    mcp, over_http, proc = ({label: [] for label in labels} for _ in range(3))
     errors = []
     explicit = iter(info.reserved)
 
@@ -183,6 +186,12 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
             served("next --claim", "next", {"claim": True, "owner": "mcp-agent"})
             served("next --claim", "next", {"claim": True, "owner": "http-agent"}, remote, over_http)
             process("next --claim", ["next", "--claim", "--owner", "proc-agent"])
+            served("show", "show", {"task_id": mine})
+            served("show", "show", {"task_id": remote_one}, remote, over_http)
+            process("show", ["show", theirs])
+            served("next (read)", "next", {})
+            served("next (read)", "next", {}, remote, over_http)
+            process("next (read)", ["next"])
     finally:
         server.close()
         remote.close()

@@ -146,3 +146,37 @@ def test_gather_takes_only_what_is_already_waiting():
     for i in range(5):
         jobs.put(f"w{i}")
     assert server.gather(jobs, "w", batchable, limit=3) == (["w", "w0", "w1"], None)
+
+
+def test_stdio_serve_batches_what_is_queued_and_answers_each_call(conn, monkeypatch):
+    import io
+    import json
+
+    for index in range(12):
+        make_task(conn, f"t{index:02d}")
+    sizes = []
+    real = server.Server.execute_batch
+
+    def recording(self, jobs, store, sessions=None):
+        sizes.append(len(jobs))
+        return real(self, jobs, store, sessions)
+
+    monkeypatch.setattr(server.Server, "execute_batch", recording)
+    lines = [{"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+              "params": {"name": "claim", "arguments": {"task_id": f"t{i:02d}", "owner": f"a{i % 3}"}}}
+             for i in range(12)]
+    lines.insert(6, {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+                     "params": {"name": "show", "arguments": {"task_id": "t00"}}})
+    lines.append({"jsonrpc": "2.0", "id": 51, "method": "tools/call",
+                  "params": {"name": "claim", "arguments": {"task_id": "t00", "owner": "intruder"}}})
+    stdin = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    stdout = io.BytesIO()
+    server.serve(conn, tools.exposed(profile="all"), stdin, stdout)
+    answers = {a["id"]: a for a in map(json.loads, stdout.getvalue().splitlines())}
+    assert sorted(answers) == sorted(line["id"] for line in lines), "every call answered once"
+    assert all(not answers[100 + i]["result"]["isError"] for i in range(12))
+    assert answers[51]["result"]["isError"] and not answers[50]["result"]["isError"]
+    assert sum(sizes) == len(lines)
+    owners = dict(conn.execute("SELECT id, lease_owner FROM tasks"))
+    assert owners == {f"t{i:02d}": f"a{i % 3}" for i in range(12)}
+    assert ledger.verify_chain(conn)["ok"]
