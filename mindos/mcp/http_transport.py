@@ -258,6 +258,9 @@ class HTTPServer(http.server.ThreadingHTTPServer):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = IDLE_CONNECTION_SECONDS
+    # the headers and the body go out as two writes: without TCP_NODELAY the body of a
+    # keep-alive answer can wait for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def version_string(self):
         from mindos import __version__  # lazy: the Server header only
