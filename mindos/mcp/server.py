@@ -94,7 +94,7 @@ QUEUED = frozenset({"tools/call", "resources/list", "resources/read"})
 BATCHED = frozenset({"claim", "next", "heartbeat", "renew", "release", "note", "create", "handoff", "ack",
                      "fact-assert", "complete", "fail"})
 WITHOUT_RECEIPT = frozenset({"complete", "fail"})
-MAX_BATCH = 64  # calls in one transaction at most (a fair share of the write lock for other processes)
+MAX_BATCH = 16  # calls in one transaction at most (a fair share of the write lock for other processes)
 
 
 class Cancelled(MindosError):
