@@ -3,7 +3,8 @@
 
 What is measured
   * **Latency at N tasks** (default 10k, seeded by bench/bench.py's ``seed_tasks``): the
-    p50 wall time of ``claim``, ``note`` and ``next --claim`` sent to one long-lived
+    p50 wall time of ``claim``, ``note``, ``next --claim`` and the reads ``show`` and
+    ``next`` (no claim) sent to one long-lived
     ``python3 -m mindos.mcp`` server over stdio (write the request line, read the response
     line) and to one ``mindos-mcp --http 127.0.0.1:0`` server over Streamable HTTP (one
     keep-alive connection, one POST per call), against the same calls as
@@ -11,6 +12,9 @@ What is measured
     them alike; ``stdio_ratio`` and ``http_ratio`` are MCP p50 / process p50 (``speedup`` is
     its inverse for stdio).  Explicit claims take tasks deferred out of dispatch, so
     ``next --claim`` and ``claim`` never collide.
+  * **32 HTTP clients through one server** (``http-race``): each keeps calling
+    ``next --claim`` for its own owner until the pool is claimed; claims per second, p50 and
+    p99 latency, the server's CPU per claim, double claims and failed calls (both must be 0).
   * **Tool definitions**: the bytes of the ``tools/list`` result as the server sends it,
     for the default profile and for ``--tools all``.
   * **Racing servers**: S servers (default 8), each on its own connection, keep calling
@@ -152,9 +156,8 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
     env = bench._env(home)
     server = Server(home)
     remote = HttpServer(home)
-    mcp = {"claim": [], "note": [], "next --claim": []}
-    over_http = {"claim": [], "note": [], "next --claim": []}
-    proc = {"claim": [], "note": [], "next --claim": []}
+    labels = ("claim", "note", "next --claim", "show", "next (read)")
+    mcp, over_http, proc = ({label: [] for label in labels} for _ in range(3))
     errors = []
     explicit = iter(info.reserved)
 
@@ -183,6 +186,12 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
             served("next --claim", "next", {"claim": True, "owner": "mcp-agent"})
             served("next --claim", "next", {"claim": True, "owner": "http-agent"}, remote, over_http)
             process("next --claim", ["next", "--claim", "--owner", "proc-agent"])
+            served("show", "show", {"task_id": mine})
+            served("show", "show", {"task_id": remote_one}, remote, over_http)
+            process("show", ["show", theirs])
+            served("next (read)", "next", {})
+            served("next (read)", "next", {}, remote, over_http)
+            process("next (read)", ["next"])
     finally:
         server.close()
         remote.close()
@@ -276,6 +285,119 @@ def bench_race(workdir, servers, pool):
     return report, failures[:5]
 
 
+def bench_http_race(workdir, clients, pool):
+    """``clients`` keep-alive HTTP clients through ONE ``mindos-mcp --http`` server, each calling
+    ``next --claim`` for its own owner until the ``pool`` tasks are all claimed.  Reported:
+    claims per second over the race, p50/p99 call latency, double claims, failed calls."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    home = os.path.join(workdir, "home-http-race")
+    conn = db.connect(home)
+    try:
+        from mindos.work import tasks as work_tasks
+
+        with db.write(conn):
+            for index in range(pool):
+                work_tasks.create(conn, task_id=f"race{index:05d}", project="Race", title=f"race {index}")
+    finally:
+        conn.close()
+    first = HttpServer(home)  # starts the server; its own session is not used in the race
+    endpoint = (first.http.host, first.http.port, first.path)
+    claims, failures, lock = [], [], threading.Lock()
+    barrier = threading.Barrier(clients + 1)
+
+    def worker(index):
+        owner = f"http-{index:02d}"
+        link = http.client.HTTPConnection(endpoint[0], endpoint[1], timeout=120)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+        def post(message):
+            link.request("POST", endpoint[2], body=json.dumps(message).encode(), headers=headers)
+            response = link.getresponse()
+            raw = response.read()
+            return response, json.loads(raw) if raw else None
+
+        try:
+            response, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+            headers.update({"Mcp-Session-Id": response.getheader("Mcp-Session-Id"),
+                            "MCP-Protocol-Version": "2025-11-25"})
+            post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        finally:
+            barrier.wait()
+        request_id = 1
+        while True:
+            request_id += 1
+            started = time.perf_counter()
+            try:
+                _, answer = post({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                                  "params": {"name": "next", "arguments": {"claim": True, "owner": owner}}})
+            except Exception as exc:  # noqa: BLE001 (a transport failure is a failed call)
+                answer = {"exception": repr(exc)}
+            ms = (time.perf_counter() - started) * 1000
+            result = (answer or {}).get("result")
+            if answer.get("id") != request_id or result is None or result.get("isError"):
+                with lock:
+                    failures.append({"client": index, "answer": answer})
+                if len(failures) > 50:
+                    return
+                continue
+            task = result["structuredContent"]["task"]
+            if task is None:
+                link.close()
+                return
+            with lock:
+                claims.append((task["id"], owner, ms))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    cpu = _cpu_seconds(first.proc.pid)
+    first.close()
+    conn = sqlite3.connect(db.database_path(home))
+    try:
+        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
+        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
+    finally:
+        conn.close()
+    shutil.rmtree(home, ignore_errors=True)
+    owners = {}
+    for task_id, owner, _ in claims:
+        owners.setdefault(task_id, []).append(owner)
+    ms = sorted(c[2] for c in claims)
+    report = {
+        "clients": clients, "pool_tasks": pool, "claims": len(claims),
+        "double_claims": sorted(t for t, o in owners.items() if len(o) > 1), "failed_calls": len(failures),
+        "leased_rows": leased, "claimed_events": audited, "wall_seconds": round(wall, 2),
+        "claims_per_second": round(len(claims) / wall, 1) if wall else None,
+        "call_p50_ms": _p50(ms), "call_p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 2) if ms else None,
+    }
+    if cpu is not None:
+        # the server's own CPU per claim (setup included): what one free core would sustain
+        report["server_cpu_ms_per_claim"] = round(cpu * 1000 / max(len(claims), 1), 3)
+        report["claims_per_second_one_free_core"] = round(len(claims) / cpu, 1) if cpu else None
+    report["load_average_1m"] = round(os.getloadavg()[0], 2)
+    report["ok"] = (not report["double_claims"] and not failures and len(claims) == pool == len(owners)
+                    == leased == audited)
+    return report, failures[:5]
+
+
+def _cpu_seconds(pid):
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Example:\n  python3 bench/bench_mcp.py --tasks 10000 --reps 30 --servers 8 --race-tasks 2000")
@@ -283,8 +405,10 @@ def build_parser():
     p.add_argument("--reps", type=int, default=30, help="timed calls per command and mode (default 30)")
     p.add_argument("--servers", type=int, default=8, help="racing MCP servers (default 8)")
     p.add_argument("--race-tasks", type=int, default=2000, help="tasks the servers race for (default 2000)")
-    p.add_argument("--sections", default="definitions,latency,race",
-                   help="comma-separated: definitions, latency, race")
+    p.add_argument("--http-clients", type=int, default=32, help="HTTP clients through one server (default 32)")
+    p.add_argument("--http-tasks", type=int, default=3000, help="tasks the HTTP clients race for (default 3000)")
+    p.add_argument("--sections", default="definitions,latency,race,http-race",
+                   help="comma-separated: definitions, latency, race, http-race")
     p.add_argument("--out", help="results directory (default bench/results)")
     p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
     bench.add_interpreter_flag(p)
@@ -307,6 +431,9 @@ def run(argv=None):
         if "race" in sections:
             results["race"], errs = bench_race(workdir, args.servers, args.race_tasks)
             errors += errs
+        if "http-race" in sections:
+            results["http_race"], errs = bench_http_race(workdir, args.http_clients, args.http_tasks)
+            errors += errs
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -315,7 +442,7 @@ def run(argv=None):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, f"mcp-{time.strftime('%Y%m%dT%H%M%S')}.json"), "w", encoding="utf-8") as handle:
         json.dump(results, handle, indent=2, sort_keys=True)
-    ok = not errors and results.get("race", {}).get("ok", True)
+    ok = not errors and results.get("race", {}).get("ok", True) and results.get("http_race", {}).get("ok", True)
     return results, 0 if ok else 1
 
 

@@ -8,6 +8,9 @@ What is measured (one seeded home, the clock pinned so every run decides the sam
   * ``active_in_process``: the same tick in-process, delivering to a stand-in that answers
     ``<silent>`` at once, so every wake is also recorded (wake row, bundle, budget line,
     cursors, audit events before and after) -- the tick's own cost without agent time.
+    Reported with its CPU seconds (the figure a machine busy with other work cannot
+    disturb) and its COMMITs (one: a tick's records are one transaction when no external
+    command runs between them).
   * ``idle_process``: a tick with nothing to do, as a process (after the one tick that
     settles the cursors the wakes left behind).
   * ``idle_queries``: statements an idle tick runs (``conn.set_trace_callback``), at the full
@@ -135,15 +138,25 @@ def silent(agent, text, env, timeout):
     return {"outcome": "silent", "why": "bench", "seconds": 0.0}
 
 
-def in_process_tick(home, **kw):
+def in_process_tick(home, stats=None, **kw):
+    """``(wall seconds, report)`` of one tick in-process; ``stats`` (a dict) gets its CPU
+    seconds and the COMMITs it made."""
     from mindos.comms import tick
 
     clock.set_now(NOW)
     conn = db.connect(home)
+    commits = []
     try:
+        if stats is not None:
+            conn.set_trace_callback(lambda sql: commits.append(1) if sql == "COMMIT" else None)
+        cpu = time.process_time()
         started = time.perf_counter()
         report = tick.run(conn, **kw)
-        return time.perf_counter() - started, report
+        elapsed = time.perf_counter() - started
+        if stats is not None:
+            stats["cpu_seconds"] = time.process_time() - cpu
+            stats["commits"] = len(commits)
+        return elapsed, report
     finally:
         conn.close()
         clock.set_now(None)
@@ -172,15 +185,18 @@ def bench(workdir, moods, posts, reps):
     started = time.perf_counter()
     info = seed(seeded, moods, posts)
     info["seed_seconds"] = round(time.perf_counter() - started, 2)
-    dry, active, idle = [], [], []
+    dry, active, idle, cpu, commits = [], [], [], [], []
     wakes = None
     for rep in range(reps):
         home = _copy(seeded, workdir, "run")
         elapsed, report = _door(home, "tick", "--dry-run")
         dry.append(elapsed)
         wakes = len(report["wakes"])
-        elapsed, report = in_process_tick(home, deliver=silent)
+        stats = {}
+        elapsed, report = in_process_tick(home, stats, deliver=silent)
         active.append(elapsed)
+        cpu.append(stats["cpu_seconds"])
+        commits.append(stats["commits"])
         recorded = len(report["wakes"])
         _door(home, "tick")  # settles cursors (one write), delivers nothing
         elapsed, report = _door(home, "tick")
@@ -190,6 +206,9 @@ def bench(workdir, moods, posts, reps):
     return {"seeded": info, "wakes_composed": wakes, "wakes_recorded": recorded,
             "active_dry_run_process_seconds": round(statistics.median(dry), 3),
             "active_in_process_seconds": round(statistics.median(active), 3),
+            # the same tick's CPU time (what a machine not shared with other work would take) and commits
+            "active_in_process_cpu_seconds": round(statistics.median(cpu), 3),
+            "active_in_process_commits": statistics.median(commits),
             "idle_process_seconds": round(statistics.median(idle), 3),
             "idle_queries": queries}
 
@@ -211,8 +230,8 @@ def main(argv=None):
         in_process_tick(home, deliver=silent)  # the one write that settles cursors after them
         full["idle_queries_at_a_tenth"] = idle_queries(home)
         full["load_average_1m_5m_15m"] = [round(x, 2) for x in os.getloadavg()]  # 2 cores: above 2 is contention
-        full["budget_seconds"] = 2.0
-        full["within_budget"] = max(full["active_dry_run_process_seconds"], full["active_in_process_seconds"]) < 2.0
+        full["budget_seconds"] = 0.5  # a 400-wake tick, recorded, in-process
+        full["within_budget"] = full["active_in_process_seconds"] < 0.5
         print(json.dumps(full, indent=2, sort_keys=True))
     finally:
         if not args.workdir:

@@ -49,10 +49,18 @@ def turn_line(post, marked=False):
            f"{escape(post['body'])}"
 
 
-def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids):
+def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
     """``(turns oldest first, summary or None)``: posts up to ``upto_id`` kept word for word
     while they fit ``catch_up_tokens`` (the newest always does), plus any waking post, and a
-    deterministic summary of the older ones (three queries at most)."""
+    deterministic summary of the older ones (three queries at most).  ``memo`` (a dict one
+    tick keeps) answers a repeat of the same question -- the members of a Mood woken on the
+    same posts -- without asking SQLite again; the turns are shared, never changed."""
+    if memo is not None:
+        key = (mood_id, upto_id, catch_up_tokens, tuple(sorted(set(waking_ids))))
+        if key not in memo:
+            memo[key] = recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids)
+        turns, summary = memo[key]
+        return list(turns), summary
     # the running token count is summed in SQL, so only the turns that fit leave SQLite;
     # (length + 3) / 4 is budget.tokens() (SQLite's length() counts characters, like len())
     rows = conn.execute(
@@ -207,4 +215,7 @@ def wake(conn, words, w):
         lines.append(text("look-only") + " " + text("tools-offer"))
     lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
     body = "\n".join(lines).strip("\n")
-    return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'
+    from mindos.core.text import inert  # lazy: composing a wake only
+
+    # what posts hold reaches the agent (and the wake's record) as visible escapes
+    return f'<mood-wake reason="{kind}">\n{inert(body, multiline=True)}\n</mood-wake>\n'

@@ -70,9 +70,6 @@ def run(argv, wake_text, *, env=None, timeout=600):
     """
     if not argv:
         return {"outcome": "failed", "detail": "no command", "seconds": 0.0}
-    from mindos.core.text import inert  # lazy: the delivery path only
-
-    wake_text = inert(wake_text, multiline=True)  # what posts hold reaches the agent as visible escapes
     environment = dict(os.environ)
     environment.update(env or {})
     started = time.monotonic()

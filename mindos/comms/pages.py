@@ -22,9 +22,13 @@ GENERAL_ORDERS = "GeneralOrders"
 
 
 def page_name(value, flag="page"):
-    """A page name: one line (:func:`validate.line`) of 1-128 characters, no leading/trailing space."""
+    """A page name: 1-128 printable characters (no tab or other control character), no
+    leading/trailing space."""
     if not isinstance(value, str) or not value.strip() or len(value) > 128 or value != value.strip():
         raise InvalidInput(f"invalid {flag}: {validate.shown(value)} (use 1-128 printable characters)")
+    if not value.isprintable():  # a tab, a line break, an escape: a name must be typed and shown as it is
+        raise InvalidInput(f"invalid {flag}: {validate.shown(value)} contains a control character; a page name is"
+                           " 1-128 printable characters")
     return validate.line(value, flag, required=True, max_len=128)
 
 

@@ -5,11 +5,19 @@ Design decisions
     Moods' pulse is denormalized onto ``moods`` by a trigger); posts are read only for Moods
     where some agent has something unread, one query per such Mood.  A tick with nothing to
     do reads the database eight times and writes nothing.
-  * A wake is recorded (row, bundle, budget line, cursors, audit event) in one transaction
-    *before* delivery, and its outcome in a second one after; the command runs with no
-    transaction open.  A wake is therefore counted against the caps even when delivery
-    fails, and is never retried in a loop: its cursors have moved on, and the posts stay in
-    the Mood and in the wake's record.
+  * **One transaction per tick.**  Everything a tick records (wake rows, bundles, budget
+    lines, cursors, holds, screens, outcomes, their audit events) goes into one transaction
+    (a store batch, opened at the first write: an idle tick takes no write lock), committed
+    once at the end: a 400-wake tick is one commit, not 800, and a tick that fails half way
+    leaves nothing of itself behind; the next tick does it all again.  Each wake's record is
+    under a savepoint of its own, so a wake another tick got to first (Conflict) is dropped
+    alone.
+  * **No lock while another process runs.**  Before an external command (an agent's
+    delivery command, the screen command, the fresh command) what the tick holds is
+    committed, and the command runs with no transaction open (it may write to this home
+    itself); the records after it start a new transaction.  A wake is recorded *before*
+    its delivery and its outcome after, so a delivered wake is counted against the caps
+    even when delivery fails, and is never retried in a loop: its cursors have moved on.
   * Delivery is pluggable (``deliver=``) so scenario tests can stand in for an agent and
     land posts or takes while a wake "runs" (the accepted race), without subprocesses.
   * The tick is bounded in time: once ``seconds`` have passed no new wake starts, and the
@@ -87,6 +95,7 @@ class Snapshot:
         for unit in self.units:
             self.roster.setdefault(unit["mood_id"], []).append(unit["agent"])
         self._posts = {}
+        self.turns = {}  # compose.recent_turns' memo for this tick
 
     def unit_dials(self, unit):
         return {name: self.dials.get(name, unit["mood_id"], unit["agent"]) for name in dials.DIALS}
@@ -201,7 +210,7 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
     values = result["dials"]
     bundle = compose.build_bundle(conn, words, mood, agent, snap.roster.get(unit["mood_id"], []))
     turns, summary = compose.recent_turns(conn, unit["mood_id"], upto, values["catch_up_tokens"],
-                                          [p["id"] for p in waking])
+                                          [p["id"] for p in waking], memo=snap.turns)
     others = []
     for post in waking:
         for name in post.get("mentions", []):
@@ -311,14 +320,17 @@ def carry_handoff(conn, unit, wake_id, command, body, tools):
     """Carry a /handoff's answer into the Mood it names, inside the caller's write: a handoff
     post by the agent, addressed to itself there (no session: it wakes at once), sent with the
     tools of the turn that wrote it, recorded as ``handed`` with the Mood it came from."""
+    from mindos.comms import moods  # lazy: handoffs only
+    from mindos.errors import InvalidInput, NotFound  # lazy: handoffs only
+
     # by slug, or by the alias a rename left (the Mood may have been renamed since the /handoff)
-    target = conn.execute("SELECT id FROM moods WHERE slug = ? UNION ALL SELECT mood_id FROM mood_aliases"
-                          " WHERE alias = ?", (command["target"], command["target"])).fetchone()
-    if target is None:
+    try:
+        target = moods.resolve(conn, command["target"])
+    except (NotFound, InvalidInput):
         return None
-    post = posts.insert(conn, target[0], unit["agent"], body, via="handoff", full_tools=tools == "full",
+    post = posts.insert(conn, target["id"], unit["agent"], body, via="handoff", full_tools=tools == "full",
                         is_agent=True, wake_id=wake_id, to_agent=unit["agent"])
-    posts.record_command(conn, target[0], post, "handed", target=unit["slug"], about=command["about"],
+    posts.record_command(conn, target["id"], post, "handed", target=unit["slug"], about=command["about"],
                          source_post_id=command["post_id"])
     ledger.append_event(conn, "mood", command["target"], "mood_handoff",
                         {"from": unit["slug"], "agent": unit["agent"], "post": post["id"], "wake": wake_id,
@@ -405,10 +417,53 @@ class Tick:
         self.only = only
         self._screen_record = None
         self._fresh_runs = {}
+        self._group = None  # the tick's open transaction (a store batch), if any
+        self.commits = 0
         self.report = {"dry_run": dry_run, "wakes": [], "holds": [], "screens": [], "waiting": [], "raced": [],
                        "deferred": 0}
 
     def run(self):
+        """Run the tick: everything it records between external commands is one transaction
+        (opened at the first write); an error rolls back what that transaction held."""
+        try:
+            report = self._run()
+            self._commit()
+        except BaseException as exc:
+            group, self._group = self._group, None
+            if group is not None:
+                group.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return report
+
+    def _txn(self):
+        """The tick's transaction, opened on first use (an idle tick takes no write lock)."""
+        if self._group is None:
+            group = db.batch(self.conn)
+            group.__enter__()
+            self._group = group
+        return self._group
+
+    def _commit(self):
+        group, self._group = self._group, None
+        if group is not None:
+            group.__exit__(None, None, None)
+            self.commits += 1
+
+    def _outside(self, fn, *args, **kw):
+        """Run an external command (an agent's, the screen's, the refresh): what the tick
+        recorded so far commits first, so no write lock is held while another process runs
+        (it may write to this home itself)."""
+        self._commit()
+        return fn(*args, **kw)
+
+    def _external_delivery(self, agent):
+        """Whether delivering to ``agent`` runs a command of its own (the default delivery
+        with a command configured, or a stand-in that says so with ``external = True``)."""
+        if self.deliver is default_deliver:
+            return bool(json.loads(agent["command"] or "[]"))
+        return bool(getattr(self.deliver, "external", False))
+
+    def _run(self):
         started = time.monotonic()
         now = clock.now_iso()
         self.report["now"] = now
@@ -435,7 +490,7 @@ class Tick:
                 continue
             self._act(unit, result)
         if advance and not self.dry_run:
-            with db.write(self.conn):
+            with db.write(self._txn().conn):
                 for unit, moved in advance:
                     _set_state(self.conn, unit, **{f"max_{k}": v for k, v in moved.items()})
         self.report["budget"] = budget.summary(self.conn, now) if not self.dry_run else {
@@ -450,7 +505,7 @@ class Tick:
         stale = [r[0] for r in self.conn.execute(
             "SELECT id FROM mood_wakes WHERE outcome = 'running' AND created_at < ?", (cutoff,))]
         if stale:
-            with db.write(self.conn):
+            with db.write(self._txn().conn):
                 for wake_id in stale:
                     self.conn.execute("UPDATE mood_wakes SET outcome = 'abandoned', finished_at = ? WHERE id = ?",
                                       (now, wake_id))
@@ -465,8 +520,7 @@ class Tick:
             return
         # composed first (nothing written) so the budget check knows the look's real cost and
         # no screen is paid for a look the budget could not afford anyway
-        stale = self._refresh(unit)
-        planned = plan(self.conn, self.snap, unit, result, self.words, fresh_failed=stale)
+        planned = plan(self.conn, self.snap, unit, result, self.words)
         if action in decide.UNASKED:
             screen_cost = budget.SCREEN_USD if result.get("screen") and self._screen_argv(unit) else 0.0
             if self.snap.spent + screen_cost + planned["usd"] > result["dials"]["daily_budget_usd"]:
@@ -476,6 +530,11 @@ class Tick:
                 return
         if result.get("screen") and not self._screen(unit, result):
             return
+        # the read-only copies are brought up to date only for a wake that will happen (a look
+        # the budget or the screen refused costs no refresh); a failed one is said in the wake
+        stale = self._refresh(unit)
+        if stale:
+            planned = plan(self.conn, self.snap, unit, result, self.words, fresh_failed=True)
         cursors = self._cursors(unit, result, planned)
         wake = self._deliver(unit, planned, cursors)
         if wake is None or action != "mention":
@@ -490,12 +549,12 @@ class Tick:
 
     def _refresh(self, unit):
         """Run the Mood's ``fresh_command`` (once per tick per command, before the first wake
-        that needs it); True when the read-only copies could not all be brought up to date."""
+        that needs it, after its budget and screen checks); True when the read-only copies could not all be brought up to date."""
         argv = self.snap.dials.get("fresh_command", unit["mood_id"], unit["agent"])
         if not argv or self.dry_run:
             return False
         if argv not in self._fresh_runs:
-            ran = delivery.run(list(argv), "", timeout=FRESH_TIMEOUT)
+            ran = self._outside(delivery.run, list(argv), "", timeout=FRESH_TIMEOUT)
             failed = ran["outcome"] in ("failed", "timeout")
             self._fresh_runs[argv] = failed
             entry = {"command": list(argv), "ok": not failed}
@@ -537,7 +596,8 @@ class Tick:
             self.snap.considers_hour[unit["mood_id"]] = self.snap.considers_hour.get(unit["mood_id"], 0) + 1
         also, self._screen_record = self._screen_record, None
         try:
-            wake_id = record_wake(self.conn, unit, planned, cursors=cursors, also=also)
+            # under a savepoint: a wake another tick got to first leaves the rest of the tick be
+            wake_id = self._txn().run(lambda: record_wake(self.conn, unit, planned, cursors=cursors, also=also))
         except Conflict as exc:
             self._screen_record = also
             self._flush_screen()
@@ -551,7 +611,10 @@ class Tick:
                "MOOD_SLUG": unit["slug"], "MOOD_AGENT": unit["agent"], "MOOD_BUNDLE": planned["bundle"]["id"]}
         timeout = self.snap.dials.get("wake_timeout", unit["mood_id"], unit["agent"])
         try:
-            result = self.deliver(agent, planned["text"], env, timeout)
+            if self._external_delivery(agent):
+                result = self._outside(self.deliver, agent, planned["text"], env, timeout)
+            else:
+                result = self.deliver(agent, planned["text"], env, timeout)
         except Exception as exc:  # a delivery hook that raises is a failed delivery, not a stopped tick
             result = {"outcome": "failed", "detail": f"delivery raised {exc.__class__.__name__}: {exc}"[:300]}
         self.snap.running.discard(key)
@@ -559,6 +622,7 @@ class Tick:
         if planned["kind"] == "quiet" and result["outcome"] != "replied":
             # a quiet look that came back silent (or failed): the next wait doubles
             state = {"quiet_looks": self._quiet_looks(unit) + 1, "quiet_last_at": clock.now_iso()}
+        self._txn()
         summary = record_outcome(self.conn, unit, wake_id, result, planned["tools"], entry["posts"], state=state,
                                  handoffs=planned.get("handoffs", ()))
         if planned.get("fresh_failed"):
@@ -579,7 +643,7 @@ class Tick:
             self.report["holds"].append(entry)
             return
         text = self.words.text(self.conn, "Moods/Wake texts", "held", agent=unit["agent"], count=len(pending))
-        with db.write(self.conn):
+        with db.write(self._txn().conn):
             try:
                 _claim_state(self.conn, unit, max_held_id=pending[-1]["id"])
             except Conflict as exc:
@@ -614,7 +678,7 @@ class Tick:
         if argv:
             request = {"mood": unit["slug"], "agent": unit["agent"], "kind": result["action"],
                        "posts": [{"author": p["author"], "body": p["body"]} for p in result["posts"]]}
-            verdict = screen.run(argv, request)
+            verdict = self._outside(screen.run, argv, request)
         else:
             verdict = screen.builtin(result["posts"])
         self.snap.spent += cost
@@ -631,7 +695,7 @@ class Tick:
             # recorded in the same transaction as the wake it lets through (one commit, not two)
             self._screen_record = record
             return True
-        with db.write(self.conn):
+        with db.write(self._txn().conn):
             text = self.words.text(self.conn, "Moods/Wake texts", "screened", agent=unit["agent"],
                                    kind=result["action"])
             mark = posts.insert(self.conn, unit["mood_id"], SCREEN_AUTHOR, text, via="poller", kind="quiet",
@@ -652,7 +716,7 @@ class Tick:
         """Record a passed screen call whose wake did not happen (the call was still made)."""
         record, self._screen_record = self._screen_record, None
         if record is not None:
-            with db.write(self.conn):
+            with db.write(self._txn().conn):
                 record(self.conn)
 
     def _crosstalk(self, unit, planned, result, stale=False):

@@ -24,6 +24,10 @@ Design decisions
     behind a call waiting on the write lock, and ``notifications/cancelled`` reaches a
     request still waiting.  A request cancelled before it committed answers
     ``{"error": {"code": -32800}}``.
+  * **Group commit.**  A worker that takes a short write call (claim, next, heartbeat,
+    note, ...: see :data:`mindos.mcp.server.BATCHED`) takes the ones already queued with it
+    and runs them in one transaction, each under its own savepoint: one fsync for many
+    calls, each still audited, fenced and answered on its own.
 """
 
 import hmac
@@ -144,7 +148,13 @@ class Sessions:
 
 
 class Pool:
-    """WORKERS threads, each running queued requests on its own connection to the home."""
+    """WORKERS threads, each running queued requests on its own connection to the home.
+
+    Group commit: a worker that takes a batchable write call (:meth:`mindos.mcp.server.Server.batchable`)
+    takes with it the batchable calls already waiting (never waiting for more) and runs them
+    in one transaction, each under its own savepoint; a call it drew that cannot join runs
+    alone right after.  While one worker holds the write lock the others gather the calls that
+    arrive meanwhile, so the batches grow with the load and an idle server adds no latency."""
 
     def __init__(self, mcp, home, workers=WORKERS):
         self.mcp = mcp
@@ -163,19 +173,24 @@ class Pool:
 
     def _work(self, home):
         store = protocol.Store(home)
+        batchable = lambda item: item is not None and self.mcp.batchable(item[0])  # noqa: E731
         try:
+            held = None
             while True:
-                item = self.jobs.get()
+                item, held = (held, None) if held is not None else (self.jobs.get(), None)
                 if item is None:
                     return
-                job, session, slot, done = item
+                group, held = protocol.gather(self.jobs, item, batchable)
                 try:
-                    slot.append(self.mcp.execute(job, store, session))
-                except Exception:  # a bug: answer it, keep the worker
-                    log.exception("request %r failed", job.request_id)
-                    slot.append(protocol._error(job.request_id, protocol.INTERNAL, "Internal error"))
-                finally:
+                    answers = self.mcp.execute_batch([g[0] for g in group], store, [g[1] for g in group])
+                except Exception:  # a bug: answer them, keep the worker
+                    log.exception("requests %r failed", [g[0].request_id for g in group])
+                    answers = [protocol._error(g[0].request_id, protocol.INTERNAL, "Internal error") for g in group]
+                for (_, _, slot, done), answer in zip(group, answers):
+                    slot.append(answer)
                     done.set()
+                if held is False:  # the stop marker came while gathering
+                    return
         finally:
             store.close()
 
@@ -189,6 +204,7 @@ class HTTPServer(http.server.ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # listen backlog: a fleet of clients connecting at once is not reset
 
     def __init__(self, address, mcp, *, home=None, token=None, origins=(), max_sessions=DEFAULT_MAX_SESSIONS,
                  max_body=DEFAULT_MAX_BODY, workers=WORKERS):
@@ -242,6 +258,9 @@ class HTTPServer(http.server.ThreadingHTTPServer):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = IDLE_CONNECTION_SECONDS
+    # the headers and the body go out as two writes: without TCP_NODELAY the body of a
+    # keep-alive answer can wait for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def version_string(self):
         from mindos import __version__  # lazy: the Server header only

@@ -11,11 +11,19 @@ Design decisions
     ``resources/list``, ``resources/read``) for a worker that owns the connection, so a call
     waiting on another process's write lock never holds up a ``ping``.  Answers may
     therefore come back out of request order (JSON-RPC matches them by id).
+  * **Group commit.**  Short write calls that are waiting together (:data:`BATCHED`:
+    claim, next, heartbeat, note ...; :func:`gather` takes only what is already queued, so an
+    idle server adds no latency) share one transaction, each under its own savepoint
+    (:class:`mindos.store.db.batch`): one commit and one fsync for the group, while each
+    call is still audited, fenced by its lease epoch and answered on its own, and a call that
+    is refused or fails has only its own work rolled back.  Reads, receipts and the other
+    calls run alone.  Answers are sent after the commit.
   * **Cancellation is honoured up to the commit.**  ``notifications/cancelled`` drops a
     queued request unanswered; a running one gets a commit gate on its connection
     (:attr:`mindos.store.db.Connection.commit_gate`): its next ``BEGIN`` or ``COMMIT``
     raises :class:`Cancelled` and the transaction rolls back, so a cancelled request that
-    had not committed never does.  One that already committed answers as usual.
+    had not committed never does.  One that already committed answers as usual.  In a
+    group commit the check runs before and after the call, under its savepoint.
   * **No silent homes.**  The home is resolved with the CLI's rules and never created: a
     home without a database still answers ``initialize``, ``ping`` and the lists, and every
     tool call answers the ``no_database`` error with the CLI's hint (the database is looked
@@ -79,6 +87,14 @@ OPEN_STATUSES = ("running", "claimed", "queued")  # resources/list: the tasks an
 RESOURCE_LIST_LIMIT = 50  # per status
 # Methods answered on the reading thread (no database); the rest go to the worker.
 QUEUED = frozenset({"tools/call", "resources/list", "resources/read"})
+# Group commit: the tools whose calls may share one transaction (each under its own
+# savepoint).  Each is short database work with no file I/O of its own; ``complete`` and
+# ``fail`` only when they carry no receipt (a receipt may write its artifact file).  Every
+# other call (reads, receipts, recall, prime ...) runs alone.
+BATCHED = frozenset({"claim", "next", "heartbeat", "renew", "release", "note", "create", "handoff", "ack",
+                     "fact-assert", "complete", "fail"})
+WITHOUT_RECEIPT = frozenset({"complete", "fail"})
+MAX_BATCH = 16  # calls in one transaction at most (a fair share of the write lock for other processes)
 
 
 class Cancelled(MindosError):
@@ -90,10 +106,11 @@ class Cancelled(MindosError):
 class Job:
     """One queued request: what to run and whether its client has cancelled it."""
 
-    __slots__ = ("request_id", "method", "params", "cancelled")
+    __slots__ = ("request_id", "method", "params", "cancelled", "namespace")
 
     def __init__(self, request_id, method, params):
         self.request_id, self.method, self.params = request_id, method, params
+        self.namespace = None  # the arguments parsed, when a batch parsed them ahead
         self.cancelled = threading.Event()
 
     def check(self):
@@ -262,6 +279,69 @@ class Server:
         finally:
             session.done(job)
 
+    def batchable(self, job):
+        """Whether ``job`` may share a group-commit transaction with others (:data:`BATCHED`)."""
+        if job is None or job.method != "tools/call":
+            return False
+        name = job.params.get("name")
+        if not isinstance(name, str) or name not in BATCHED or name not in self.tools:
+            return False
+        args = job.params.get("arguments")
+        return not (name in WITHOUT_RECEIPT and isinstance(args, dict) and args.get("receipt"))
+
+    def execute_batch(self, jobs, store, sessions=None):
+        """Run batchable ``jobs`` in one write transaction (group commit); their responses, in
+        order (None for a cancelled one).  ``sessions``: each job's session (default: the
+        stdio one for all).
+
+        Each call runs under its own savepoint (:class:`mindos.store.db.batch`): one that is
+        refused or fails has only its own work rolled back and answers its own error, the
+        others commit together.  Nothing is answered before the commit.  Should the batch
+        itself fail (its BEGIN or COMMIT, or a call that ended the transaction), every call
+        is run again alone, so each still gets the answer it would have had."""
+        sessions = sessions or [self.session] * len(jobs)
+        if len(jobs) == 1:
+            return [self.execute(jobs[0], store, sessions[0])]
+        try:
+            conn = store.get()
+        except MindosError:
+            return [self.execute(job, store, session) for job, session in zip(jobs, sessions)]
+        import sqlite3  # lazy: loaded already by store.get()
+
+        from mindos.store import db  # lazy: loaded already by store.get()
+
+        for job in jobs:  # arguments are parsed before the write lock is taken
+            tool = self.tools.get(job.params.get("name"))
+            try:
+                job.namespace = tool.namespace(job.params.get("arguments"))
+            except Exception:  # noqa: BLE001 (parsed again in the call, which answers the error)
+                job.namespace = None
+        answers = []
+        try:
+            with db.batch(conn) as group:
+                for job in jobs:
+                    answers.append(self._execute_in(group, job, store))
+                    if not conn.in_transaction:  # SQLite ended the transaction under the call
+                        raise db.BatchBroken("the batch transaction ended under a call")
+        except (MindosError, sqlite3.Error) as exc:  # BatchBroken is a MindosError
+            log.info("a batch of %d calls failed (%s): each runs alone", len(jobs), exc)
+            return [self.execute(job, store, session) for job, session in zip(jobs, sessions)]
+        for job, session in zip(jobs, sessions):
+            session.done(job)
+        return answers
+
+    def _execute_in(self, group, job, store):
+        """:meth:`execute` for one call inside ``group`` (its session stays pending until the commit)."""
+        if job.cancelled.is_set():
+            return None
+        try:
+            return {"jsonrpc": "2.0", "id": job.request_id, "result": self.call_tool(job, store, group)}
+        except _RpcError as exc:
+            return _error(job.request_id, exc.code, exc.message, exc.data)
+        except Cancelled:
+            log.info("request %r cancelled before it committed", job.request_id)
+            return None
+
     # -- methods ---------------------------------------------------------------------
 
     def initialize(self, params, session=None):
@@ -280,7 +360,7 @@ class Server:
     def list_tools(self, params):
         return {"tools": [tool.definition() for tool in self.tools.values()]}
 
-    def call_tool(self, job, store):
+    def call_tool(self, job, store, group=None):
         params = job.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -292,18 +372,32 @@ class Server:
             conn = store.get()
         except MindosError as exc:  # no database in the home: the CLI's refusal, as a tool error
             return _tool_error(tools.error_code(exc), str(exc), exc.exit_code)
+        if group is not None:
+            def invoke(namespace):
+                def body():
+                    job.check()
+                    result = call_handler(conn, namespace)
+                    job.check()  # a cancel seen before the call's savepoint is released undoes this call only
+                    return result
+
+                return group.run(body)
+
+            return self.run(tool, params.get("arguments"), conn, invoke=invoke, namespace=job.namespace)
         conn.commit_gate = job.check
         try:
             return self.run(tool, params.get("arguments"), conn)
         finally:
             conn.commit_gate = None
 
-    def run(self, tool, args, conn=None):
-        """Run one tool call through its CLI handler; return the CallToolResult dict."""
+    def run(self, tool, args, conn=None, invoke=None, namespace=None):
+        """Run one tool call through its CLI handler; return the CallToolResult dict.
+        ``invoke(namespace)`` (a batch's savepoint) runs the handler instead of calling it
+        here; ``namespace``: ``args`` parsed already."""
         conn = self.conn if conn is None else conn
         try:
-            namespace = tool.namespace(args)
-            result = call_handler(conn, namespace)  # request_id replays as through the CLI
+            namespace = tool.namespace(args) if namespace is None else namespace
+            # request_id replays as through the CLI
+            result = call_handler(conn, namespace) if invoke is None else invoke(namespace)
         except Cancelled:
             raise
         except MindosError as exc:
@@ -470,12 +564,34 @@ def decode(raw, server, session, limit):
     return server.receive(line, session)
 
 
+def gather(jobs, first, batchable, limit=MAX_BATCH):
+    """Group commit's window: ``first`` plus the batchable jobs already waiting in ``jobs``
+    (never waiting for more: an idle server adds no latency).  Returns ``(group, held)``:
+    ``held`` is the first job that could not join (run next), False for the end-of-input
+    marker, None when the queue ran dry."""
+    group = [first]
+    if not batchable(first):
+        return group, None
+    while len(group) < limit:
+        try:
+            job = jobs.get_nowait()
+        except queue.Empty:
+            return group, None
+        if job is None:
+            return group, False
+        if not batchable(job):
+            return group, job
+        group.append(job)
+    return group, None
+
+
 def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input.
 
     A reading thread answers the immediate methods and queues the rest; this thread runs
     the queue on ``conn`` (None: the home's database, opened when first needed, never
-    created) and, at end of input, finishes what was queued."""
+    created) and, at end of input, finishes what was queued.  Write calls found waiting
+    together share one transaction (:func:`gather`, :meth:`Server.execute_batch`)."""
     server = Server(conn, tools, home=home)
     session = server.session
     jobs = queue.Queue()
@@ -507,13 +623,17 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     reader = threading.Thread(target=read, name="mcp-reader", daemon=True)
     reader.start()
     try:
+        held = None
         while True:
-            job = jobs.get()
+            job, held = (held, None) if held is not None else (jobs.get(), None)
             if job is None:
                 break
-            response = server.execute(job, server.store, session)
-            if response is not None:
-                write(response)
+            group, held = gather(jobs, job, server.batchable)
+            for response in server.execute_batch(group, server.store):
+                if response is not None:
+                    write(response)
+            if held is False:  # end of input came while gathering
+                break
     finally:
         if conn is None:
             server.store.close()

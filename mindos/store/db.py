@@ -562,6 +562,62 @@ class write:
         return False
 
 
+class BatchBroken(MindosError):
+    """A group-commit batch whose transaction SQLite ended under it (a call's error rolled
+    the whole transaction back): nothing in it committed; run its calls again, each alone."""
+
+    code = "busy"
+
+
+class batch:
+    """Group commit: ``with batch(conn) as group:`` opens one :class:`write` transaction and
+    ``group.run(fn)`` runs each independent call in it under a SAVEPOINT of its own.
+
+    A call that raises has only its own savepoint rolled back (the exception propagates to
+    the caller, the batch goes on); the others commit together, with their audit events in
+    the chain in the order they ran, at the one COMMIT (one fsync for the batch).  Refusal
+    events recorded by a failed call (:func:`~mindos.store.ledger.append_refusal`) land with
+    that commit.  Should SQLite end the transaction itself (an I/O error, a full disk),
+    :class:`BatchBroken` is raised: nothing of the batch committed.  No answer may be given
+    for any call before the block ends without an exception.
+    """
+
+    def __init__(self, conn, timeout=None):
+        self.conn = conn
+        self._write = write(conn, timeout)
+        self.calls = 0
+
+    def __enter__(self):
+        if self.conn.in_transaction:
+            raise RuntimeError("a batch must be the outermost write")
+        self._write.__enter__()
+        return self
+
+    def run(self, fn):
+        """``fn()`` under a savepoint: released when it returns, rolled back when it raises."""
+        conn = self.conn
+        if not conn.in_transaction:
+            raise BatchBroken("the batch transaction ended under a call; nothing in it was committed")
+        self.calls += 1
+        conn.execute("SAVEPOINT batch_call")
+        try:
+            result = fn()
+        except BaseException:
+            if not conn.in_transaction:
+                raise BatchBroken("the batch transaction ended under a call; nothing in it was committed") from None
+            conn.execute("ROLLBACK TO batch_call")
+            conn.execute("RELEASE batch_call")
+            raise
+        conn.execute("RELEASE batch_call")
+        return result
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None and not self.conn.in_transaction:
+            self._write.__exit__(BatchBroken, None, None)
+            raise BatchBroken("the batch transaction ended under a call; nothing in it was committed")
+        return self._write.__exit__(exc_type, exc, tb)
+
+
 class read:
     """``with read(conn):`` runs the block in one read transaction: every query in it sees
     the same snapshot of the database, so results derived from one query (index statistics,

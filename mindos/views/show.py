@@ -63,7 +63,9 @@ def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT, sections=()):
         (task_id,),
     )
     corrections = conn.execute(
-        "SELECT id, status, title FROM tasks WHERE correction_of = ? ORDER BY created_at, id", (task_id,))
+        # "<> ''" lets SQLite use the partial index on correction_of (a bound value alone cannot)
+        "SELECT id, status, title FROM tasks WHERE correction_of = ? AND correction_of <> ''"
+        " ORDER BY created_at, id", (task_id,))
     trail = audit_trail(conn, task_id, limit)
     total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
     view = {

@@ -135,7 +135,8 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     # A dry pass first, outside the lock: it prepares every statement the claim will run
     # (sqlite3 caches them per connection) and reads their pages, so the locked pass below
     # only re-walks warm data.  Under many writers that shortens each holder's turn.
-    _dispatch(conn, _Plan(conn, *options), owner, None)
+    if not conn.in_transaction:  # in a group commit the lock is held already: no dry pass
+        _dispatch(conn, _Plan(conn, *options), owner, None)
     with db.write(conn):
         plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
         if cap is not None:
@@ -317,7 +318,7 @@ class _Plan:
             skip = {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
             # a task requeued by ``fail --cause defect`` waits for its correction task: name it
             corrections = [row[0] for row in self.conn.execute(
-                "SELECT id FROM tasks WHERE correction_of = ? ORDER BY id", (task["id"],))
+                "SELECT id FROM tasks WHERE correction_of = ? AND correction_of <> '' ORDER BY id", (task["id"],))
                 if row[0] in skip["blocked_by"]]
             if corrections:
                 skip["awaiting_correction"] = corrections

@@ -11,9 +11,9 @@ import bench_mcp  # noqa: E402
 
 def test_latency_and_race_sections_report(tmp_path):
     results, code = bench_mcp.run(["--tasks", "150", "--reps", "2", "--servers", "3", "--race-tasks", "60",
-                                   "--out", str(tmp_path / "out"), "--workdir", str(tmp_path / "work")])
+                                   "--http-clients", "4", "--http-tasks", "40", "--out", str(tmp_path / "out"), "--workdir", str(tmp_path / "work")])
     assert code == 0 and results["errors"] == []
-    for label in ("claim", "note", "next --claim"):
+    for label in ("claim", "note", "next --claim", "show", "next (read)"):
         row = results["latency"]["commands"][label]
         assert row["samples"] == 2 and row["mcp_p50_ms"] > 0 and row["process_p50_ms"] > 0
         assert row["http_p50_ms"] > 0 and row["stdio_ratio"] > 0 and row["http_ratio"] > 0
@@ -23,4 +23,7 @@ def test_latency_and_race_sections_report(tmp_path):
     race = results["race"]
     assert race["ok"] is True and race["claims"] == race["distinct_tasks"] == 60
     assert race["double_claims"] == [] and race["failed_calls"] == 0
+    http = results["http_race"]
+    assert http["ok"] is True and http["claims"] == 40 and http["clients"] == 4
+    assert http["double_claims"] == [] and http["failed_calls"] == 0 and http["claims_per_second"] > 0
     assert os.listdir(tmp_path / "out")

@@ -503,27 +503,27 @@ def test_an_idle_tick_writes_nothing(room, agent, run_tick):
     assert ledger.height(room) == height and room.total_changes == changes
 
 
-def test_overlapping_ticks_never_deliver_the_same_wake_twice(room, agent, run_tick, monkeypatch, home):
+def test_overlapping_ticks_never_deliver_the_same_wake_twice(room, agent, run_tick, home):
+    """A tick's transaction is committed while an agent's own command runs; another tick
+    (cron running long, a loop beside it) may act then, and the first one never repeats it."""
     from mindos.comms.words import Words
     from mindos.store import db
 
-    quiet_magent(room)
-    say(room, "@re check", via="web")
-    original = tick.record_wake
+    say(room, "@re @magent check", via="web")
     other = db.connect(str(home))
+    agent.external = True  # delivered as by a command: nothing of the tick's held open meanwhile
 
-    def another_tick_gets_there_first(conn, unit, planned, **kw):
-        monkeypatch.setattr(tick, "record_wake", original)
-        inner = tick.run(other, deliver=agent, words=Words())  # snapshot taken after ours, commits first
+    def another_tick_meanwhile():
+        inner = tick.run(other, deliver=agent, words=Words())  # its snapshot is newer; it commits first
         assert [w["agent"] for w in inner["wakes"]] == ["re"]
-        return original(conn, unit, planned, **kw)
 
-    monkeypatch.setattr(tick, "record_wake", another_tick_gets_there_first)
+    agent.during["magent"] = another_tick_meanwhile
     report = run_tick()
     other.close()
-    assert report["wakes"] == [] and report["raced"][0]["agent"] == "re"
-    assert room.execute("SELECT count(*) FROM mood_wakes").fetchone()[0] == 1
-    assert len(agent.seen) == 1
+    assert [w["agent"] for w in report["wakes"]] == ["magent"]
+    assert report["raced"][0]["agent"] == "re"
+    assert room.execute("SELECT count(*) FROM mood_wakes WHERE agent = 're'").fetchone()[0] == 1
+    assert [seen["agent"] for seen in agent.seen] == ["magent", "re"]
 
 
 def test_a_reply_ending_in_a_control_tag_after_other_words_is_posted_and_shown_as_a_near_miss(room, agent, run_tick):

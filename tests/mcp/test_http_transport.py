@@ -363,3 +363,79 @@ def test_eight_sdk_clients_race_next_claim_over_two_thousand_tasks(home, conn):
     claimed = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
     assert leased == claimed == pool
     assert len({owner for _, owner in claims}) == 8
+
+
+@pytest.mark.slow
+def test_thirty_two_http_clients_race_for_leases_with_group_commit(home, conn):
+    """32 keep-alive clients through one server: claims share transactions, yet every call is
+    answered on its own (its own id, its own task), none fails and no task is leased twice."""
+    from urllib.parse import urlsplit
+
+    from mindos.store import db, ledger
+    from tests.conftest import make_task
+
+    pool, clients = 640, 32
+    with db.write(conn):
+        for index in range(pool):
+            make_task(conn, f"r{index:04d}", title=f"race {index}")
+    claims, failures, lock = [], [], threading.Lock()
+
+    def client(index, url):
+        try:
+            race(index, url)
+        except Exception as exc:  # a reset connection, a timeout: a failed call
+            with lock:
+                failures.append(repr(exc))
+
+    def race(index, url):
+        owner = f"agent-{index:02d}"
+        link = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+        def post(message):
+            link.request("POST", url.path, body=json.dumps(message).encode(), headers=headers)
+            response = link.getresponse()
+            raw = response.read()
+            return response, json.loads(raw) if raw else None
+
+        response, _ = post(INIT)
+        headers.update(with_session(response.getheader("Mcp-Session-Id")))
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        request_id = 1
+        while True:
+            request_id += 1
+            _, answer = post({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                              "params": {"name": "next", "arguments": {"claim": True, "owner": owner}}})
+            result = (answer or {}).get("result")
+            if answer.get("id") != request_id or result is None or result.get("isError"):
+                with lock:
+                    failures.append(answer)
+                if len(failures) > 20:
+                    return
+                continue
+            task = result["structuredContent"]["task"]
+            if task is None:
+                link.close()
+                return
+            with lock:
+                claims.append((task["id"], owner, task.get("lease_owner")))
+
+    with http_process(home) as url:
+        endpoint = urlsplit(url)
+        threads = [threading.Thread(target=client, args=(i, endpoint)) for i in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+    owners = {}
+    for task_id, owner, lease_owner in claims:
+        assert lease_owner in (None, owner), "each answer is its own call's"
+        owners.setdefault(task_id, []).append(owner)
+    assert [t for t, o in owners.items() if len(o) > 1] == []  # 0 double claims
+    assert len(claims) == len(owners) == pool
+    leased = dict(conn.execute("SELECT id, lease_owner FROM tasks"))
+    assert all(leased[task_id] == o[0] for task_id, o in owners.items())
+    claimed = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
+    assert claimed == pool
+    assert ledger.verify_chain(conn)["ok"]
