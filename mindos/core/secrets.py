@@ -97,6 +97,9 @@ _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 _DETECTORS = None
 # the characters of every literal a detector is gated on (see _Present)
 _LITERAL_CHARS = frozenset()
+_LITERALS = ()  # every literal of every detector's gates and needs (filled with the detectors)
+_OPENED_BY = {}  # literal -> the indexes of the detectors with a gate or need it satisfies
+_UNGATED = frozenset()  # the detectors with neither gates nor needs
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -136,7 +139,7 @@ class _Detector:
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
                  "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
-                 "_prefilter", "share")
+                 "_prefilter", "share", "groups")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
                  words=None, good_kinds=None, prefilter=None, share=None):
@@ -151,6 +154,8 @@ class _Detector:
         self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
         self._prefilter, self.share = (_Lazy(prefilter) if prefilter else None), share
+        # gates and needs as sets: a short text decides them all against the literals it holds
+        self.groups = tuple(frozenset(group) for group in (*gates, *needs))
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -399,7 +404,7 @@ def _detectors():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
     "bearer", "basic", "discord" and "password_url".
     """
-    global _DETECTORS, _LITERAL_CHARS
+    global _DETECTORS, _LITERAL_CHARS, _LITERALS, _OPENED_BY, _UNGATED
     if _DETECTORS is not None:
         return _DETECTORS
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
@@ -625,6 +630,10 @@ def _detectors():
     _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
                                for literal in itertools.chain(*detector.needs, *detector.gates, detector.words or ())
                                for char in literal)
+    _LITERALS = tuple(sorted({literal for detector in _DETECTORS for group in detector.groups for literal in group}))
+    _OPENED_BY = {literal: frozenset(index for index, detector in enumerate(_DETECTORS)
+                                     if any(literal in group for group in detector.groups)) for literal in _LITERALS}
+    _UNGATED = frozenset(index for index, detector in enumerate(_DETECTORS) if not detector.groups)
     return _DETECTORS
 
 
@@ -1524,10 +1533,23 @@ def _findings(view, *, first=False, reference=False, wide=None, known=()):
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
     possible = present if reference or short else _Present(folded, False, present.absent)
+    # a short text holds its literals exactly: one pass finds them all, and each detector's
+    # gates and needs are then a few set operations
+    held = frozenset(literal for literal in _LITERALS if literal in folded) if short else None
+    if held is not None:  # only the detectors one of its literals opens can pass, in detector order
+        opened = set(_UNGATED)
+        for literal in held:
+            opened.update(_OPENED_BY[literal])
+        detectors = [detectors[index] for index in sorted(opened)]
     for detector in detectors:
         if first and detector.kinds <= found:
             continue
-        if reference:
+        if held is not None:
+            if not all(not group.isdisjoint(held) for group in detector.groups):
+                continue
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts,
+                             shared)
+        elif reference:
             produced = (hit for match in detector.shape_regex().finditer(view)
                         for hit in _judge(detector, match, view, lines))
         elif detector.gates and not all(any(present[literal] for literal in group) for group in detector.gates):
