@@ -61,7 +61,8 @@ def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT):
         (task_id,),
     )
     corrections = conn.execute(
-        "SELECT id, status, title FROM tasks WHERE correction_of = ? ORDER BY created_at, id", (task_id,))
+        "SELECT id, status, title FROM tasks WHERE correction_of = ? AND correction_of <> ''"  # (its partial index)
+        " ORDER BY created_at, id", (task_id,))
     trail = audit_trail(conn, task_id, limit)
     total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
     view = {

@@ -317,7 +317,7 @@ class _Plan:
             skip = {"reason": "unsatisfied_dependencies", "blocked_by": sorted(blocked_by.split("\x1f"))}
             # a task requeued by ``fail --cause defect`` waits for its correction task: name it
             corrections = [row[0] for row in self.conn.execute(
-                "SELECT id FROM tasks WHERE correction_of = ? ORDER BY id", (task["id"],))
+                "SELECT id FROM tasks WHERE correction_of = ? AND correction_of <> '' ORDER BY id", (task["id"],))
                 if row[0] in skip["blocked_by"]]
             if corrections:
                 skip["awaiting_correction"] = corrections

@@ -206,7 +206,8 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
 def open_corrections(conn, task_id):
     """Ids of the open (non-terminal) correction tasks of ``task_id``, oldest first."""
     return [row[0] for row in conn.execute(
-        f"SELECT id FROM tasks WHERE correction_of = ? AND status NOT IN {sql.TERMINAL_SQL} ORDER BY created_at, id",
+        f"SELECT id FROM tasks WHERE correction_of = ? AND correction_of <> '' AND status NOT IN {sql.TERMINAL_SQL}"
+        " ORDER BY created_at, id",
         (task_id,))]
 
 
