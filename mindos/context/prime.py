@@ -87,6 +87,36 @@ class RedactingBudget(builder.Budget):
     def take(self, item):
         return super().take(scrub(item))
 
+    def take_all(self, items, sizes=None):
+        """Offer ``items`` in order, as :meth:`Budget.take_all`; an item that cannot fit
+        whatever its redaction (:func:`least_cost`) is dropped without being scanned (a
+        full budget no longer pays a secret scan per leftover item)."""
+        if sizes is not None:
+            return super().take_all(items, sizes)
+        packed = []
+        for item in items:
+            if least_cost(item) > self.left():
+                self.truncated = True
+            elif self.take(item):
+                packed.append(item)
+        return packed
+
+
+def least_cost(item):
+    """A lower bound of ``item``'s cost after :func:`scrub`: redaction leaves a string at least
+    as long as the shortest label or itself, and a JSON string costs its length plus quotes."""
+    return builder.cost(_shortest(item))
+
+
+def _shortest(value):
+    if isinstance(value, str):
+        return "x" * min(len(value), secrets.SHORTEST_LABEL)
+    if isinstance(value, dict):
+        return {key: _shortest(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shortest(item) for item in value]
+    return value
+
 
 class _Deadline:
     """The time bound: interrupts SQLite work once ``seconds`` have passed."""

@@ -98,6 +98,9 @@ _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 _DETECTORS = None
 # the characters of every literal a detector is gated on (see _Present)
 _LITERAL_CHARS = frozenset()
+_LITERALS = ()  # every literal of every detector's gates and needs (filled with the detectors)
+_OPENED_BY = {}  # literal -> the indexes of the detectors with a gate or need it satisfies
+_UNGATED = frozenset()  # the detectors with neither gates nor needs
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
 _COMMANDS = {
@@ -132,15 +135,18 @@ class _Detector:
     family's kind); ``prefilter``, a regex that finds something wherever any of the
     candidate forms does (one pass instead of one per candidate form); ``share``, the
     literal its one fast regex opens on, when other detectors open on it too (their matches
-    are looked for at its occurrences, found once for all of them: see :func:`_plain`).
+    are looked for at its occurrences, found once for all of them: see :func:`_plain`);
+    ``groups``, the gates and needs as sets (a short text decides them against the literals
+    it holds); ``precheck(text)``, a plain-Python necessary condition of a fast match, for a
+    detector whose literal is common and whose regex is slow to compile.
     """
 
     __slots__ = ("kind", "check", "shape", "target", "flagged", "good_kinds", "words", "back", "gates", "needs",
                  "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
-                 "_prefilter", "share")
+                 "_prefilter", "share", "groups", "precheck")
 
     def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
-                 words=None, good_kinds=None, prefilter=None, share=None):
+                 words=None, good_kinds=None, prefilter=None, share=None, precheck=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
@@ -152,6 +158,8 @@ class _Detector:
         self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
         self._prefilter, self.share = (_Lazy(prefilter) if prefilter else None), share
+        self.groups = tuple(frozenset(group) for group in (*gates, *needs))
+        self.precheck = precheck
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -400,7 +408,7 @@ def _detectors():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
     "bearer", "basic", "discord" and "password_url".
     """
-    global _DETECTORS, _LITERAL_CHARS
+    global _DETECTORS, _LITERAL_CHARS, _LITERALS, _OPENED_BY, _UNGATED
     if _DETECTORS is not None:
         return _DETECTORS
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
@@ -550,7 +558,8 @@ def _detectors():
                   [r"\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})(?:"
                    + "|".join(rf"(?<=(?<![A-Za-z0-9_.-])[MNO][TDjz][A-Za-z0-9_-]{{{n}}}\.)" for n in range(20, 27))
                    + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"],
-                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28), needs=((".",),)),
+                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28), needs=((".",),),
+                  precheck=_dots_seven_apart),
         _Detector("discord_webhook", None,
                   r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
@@ -626,6 +635,13 @@ def _detectors():
     _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
                                for literal in itertools.chain(*detector.needs, *detector.gates, detector.words or ())
                                for char in literal)
+    opened_by = {}
+    for index, detector in enumerate(_DETECTORS):
+        for group in detector.groups:
+            for literal in group:
+                opened_by.setdefault(literal, set()).add(index)
+    _OPENED_BY, _LITERALS = opened_by, tuple(opened_by)
+    _UNGATED = frozenset(index for index, detector in enumerate(_DETECTORS) if not detector.groups)
     return _DETECTORS
 
 
@@ -819,6 +835,17 @@ def _judge(detector, match, view, lines, start=None, verdicts=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
+def _dots_seven_apart(text):
+    """Whether ``text`` has two dots seven characters apart (``.xxxxxx.``): what a Discord
+    token's fast form opens on, found without compiling it (most prose has dots, few so)."""
+    at = text.find(".")
+    while at != -1:
+        if text[at + 7:at + 8] == ".":
+            return True
+        at = text.find(".", at + 1)
+    return False
+
+
 def _walk(detector, view, narrow, folded, lines, found, present, verdicts, shared):
     """The hits of ``detector`` in order, from its fast form (``narrow``, ``folded``: the
     narrow copies of the view and of its fold, which the regexes read, see :func:`_narrow`;
@@ -837,6 +864,8 @@ def _walk(detector, view, narrow, folded, lines, found, present, verdicts, share
 
 def _plain(detector, view, narrow, folded, lines, shared):
     target = folded if detector.target == "folded" else narrow
+    if detector.precheck is not None and not detector.precheck(target):
+        return
     regexes, back = detector.fast(), detector.back
     occurrences = None if detector.share is None else _occurrences(target, detector.share, shared)
     if occurrences is not None:
@@ -1525,10 +1554,23 @@ def _findings(view, *, first=False, reference=False, wide=None, known=()):
     # gates hold exactly; a long text checks its needs (and its word families) by characters
     present = None if reference else _Present(folded, True)
     possible = present if reference or short else _Present(folded, False, present.absent)
+    # a short text holds its literals exactly: one pass finds them all, and each detector's
+    # gates and needs are then a few set operations
+    held = frozenset(literal for literal in _LITERALS if literal in folded) if short else None
+    if held is not None:  # only the detectors one of its literals opens can pass, in detector order
+        opened = set(_UNGATED)
+        for literal in held:
+            opened.update(_OPENED_BY[literal])
+        detectors = [detectors[index] for index in sorted(opened)]
     for detector in detectors:
         if first and detector.kinds <= found:
             continue
-        if reference:
+        if held is not None:
+            if not all(not group.isdisjoint(held) for group in detector.groups):
+                continue
+            produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts,
+                             shared)
+        elif reference:
             produced = (hit for match in detector.shape_regex().finditer(view)
                         for hit in _judge(detector, match, view, lines))
         elif detector.gates and not all(any(present[literal] for literal in group) for group in detector.gates):
@@ -1689,6 +1731,11 @@ def _merged(hits):
             continue
         spans.append((start, end, kind))
     return spans
+
+
+# the shortest a redaction leaves a text that had anything to redact: one label of a
+# one-character kind (every span becomes a label, the rest of the text stays)
+SHORTEST_LABEL = len("[REDACTED:x]")
 
 
 def _replace_spans(text, spans):

@@ -37,7 +37,8 @@ MAX_MINUTES = 43200  # 30 days: a lease is a claim on attention, not a deed
 MAX_ACTIVE_ENV = "AUTOPILOT_MAX_ACTIVE_PER_OWNER"
 _TERMINAL_SQL = sql.TERMINAL_SQL
 # live leases of one owner (params: owner, now); the cap subqueries of the guarded UPDATEs use it too
-_LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_expires_at > ?"
+# (``lease_owner <> ''`` lets it read the held-lease partial index instead of every task)
+_LIVE_COUNT_SQL = ("SELECT count(*) FROM tasks WHERE lease_owner = ? AND lease_owner <> '' AND lease_expires_at > ?"
                    f" AND status NOT IN {_TERMINAL_SQL}")
 
 

@@ -105,7 +105,7 @@ def readiness_gate(conn, project, new_status, approved_by):
 def wip_held(conn, project, owner, exclude=None):
     """Ids of the live leases ``owner`` holds within ``project`` (excluding ``exclude``)."""
     rows = conn.execute(
-        "SELECT id FROM tasks WHERE lease_owner = ? AND lease_expires_at > ? AND project = ?"
+        "SELECT id FROM tasks WHERE lease_owner = ? AND lease_owner <> '' AND lease_expires_at > ? AND project = ?"
         f" AND {sql.open_condition()} AND id <> ? ORDER BY id",
         (owner, clock.now_iso(), project, exclude or ""),
     )

@@ -198,3 +198,37 @@ def test_a_fifo_planted_in_the_spool_is_rejected_without_blocking_the_write(conn
     assert conn.execute("SELECT count(*) FROM tasks WHERE id = 't-fifo'").fetchone()[0] == 1
     assert not os.path.exists(fifo)
     assert os.path.exists(os.path.join(str(home), deferred.REJECTED_DIR, os.path.basename(fifo)))
+
+
+def test_a_full_budget_stops_scanning_leftover_items_but_packs_the_same(monkeypatch):
+    from mindos.context import builder
+    from mindos.core import secrets as secret_scan
+
+    token = "ghp_" + "a1B2" * 9
+    items = [{"note_id": n, "content": f"constraint {n}: keep the deploy window " + "x" * (n % 7) * 20}
+             for n in range(60)]
+    items[3]["content"] += f" token {token}"
+    items.append({"note_id": 99, "content": "ok"})  # small and last: still fits in what is left
+
+    plain = builder.Budget(700)
+    expected = [item for item in (prime.scrub(json.loads(json.dumps(i))) for i in items) if plain.take(item)]
+    scans = []
+    real = secret_scan.scan
+    monkeypatch.setattr(secret_scan, "scan", lambda text: scans.append(text) or real(text))
+    meter = prime.RedactingBudget(700)
+    packed = meter.take_all(json.loads(json.dumps(items)))
+    assert packed == expected and meter.used == plain.used and meter.truncated
+    assert token not in json.dumps(packed) and "[REDACTED:" in json.dumps(packed)
+    ids = [item["note_id"] for item in packed]
+    first_dropped = next(n for n in range(len(items)) if n not in ids)
+    assert ids[-1] > first_dropped  # first fit: a later, smaller item still went in
+    assert len(scans) < len(items) // 2  # the leftovers that cannot fit were never scanned
+
+
+def test_least_cost_is_a_lower_bound_of_the_scrubbed_cost():
+    from mindos.context import builder
+
+    token = "ghp_" + "a1B2" * 9
+    for content in ("", "a", "x" * 40, token, f"k={token}", "\u00e9\"\\" * 5, f"{token} and {token}"):
+        item = {"id": 1, "content": content, "tags": [content, "t"], "nested": {"s": content}}
+        assert prime.least_cost(json.loads(json.dumps(item))) <= builder.cost(prime.scrub(json.loads(json.dumps(item))))

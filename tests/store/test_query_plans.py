@@ -1,0 +1,156 @@
+"""Agent calls stay flat as a home grows: no statement an agent call runs reads a whole big
+table.  Every statement the common calls execute is recorded (SQL and parameters, as the
+call ran it) and explained by SQLite's planner on a small seeded home; a plan that scans
+tasks, notes, the ledger or another table that grows with the fleet, without an index to
+bound it, fails here long before a 1M-task home notices.  (The planner's choices at this
+size are the ones it makes at any size for these queries: each lookup either has an index
+that matches it or has none.)"""
+
+import json
+import re
+
+import pytest
+
+from mindos.memory import handoffs, notes
+from mindos.store import db
+from tests.conftest import make_task
+
+GROWING = ("tasks", "notes", "audit_events", "handoffs", "memories", "facts", "dependencies", "receipts",
+           "heartbeats", "leases")
+_BARE_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?$")
+# Plans that name a scan SQLite never runs, or runs over a bounded range:
+#  * the chain head (``ORDER BY id DESC LIMIT 1``): the rowid read backwards, one row;
+#  * a parent row's INSERT lists a scan of each child table its foreign keys point from,
+#    which the engine runs only while deferred violations are pending (never, here).
+ALLOWED = ("FROM audit_events ORDER BY id DESC LIMIT 1",)
+_PARENT_INSERT = re.compile(r"^\s*INSERT INTO tasks\b", re.I)
+
+
+@pytest.fixture
+def recorded(conn, monkeypatch):
+    """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain, and
+    the list the calls' statements are recorded into."""
+    for n in range(40):
+        make_task(conn, f"t{n:02d}", project="Trove" if n % 2 else "Acme", title=f"Fix retry path {n}")
+    for n in range(1, 40):
+        conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, '2026-01-01T00:00:00Z')",
+                     (f"t{n:02d}", f"t{n - 1:02d}"))
+    for n in range(40):
+        notes.add(conn, f"t{n:02d}", content=f"constraint {n}: keep the deploy window", kind="constraint",
+                  pinned=n % 3 == 0)
+    handoffs.record(conn, "t05", from_agent="codex", to_agent="claude-code", status="running",
+                    objective="finish the retry path", next_actions=["run tests"])
+    statements = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        statements.append((sql, args[0] if args else ()))
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    return statements
+
+
+CALLS = [
+    ("show", ["show", "t05"]),
+    ("list", ["list", "--limit", "20"]),
+    ("next", ["next"]),
+    ("claim", ["claim", "t00", "--owner", "codex", "--minutes", "30"]),
+    ("create", ["create", "--project", "Trove", "--title", "Scale task"]),
+    ("note", ["note", "t07", "--content", "latency is steady."]),
+    ("next --claim", ["next", "--claim", "--owner", "claude-code"]),
+    ("context", ["context", "t05", "--related", "5"]),
+    ("recall", ["recall", "t05", "--agent", "codex", "--related", "5"]),
+    ("prime", ["prime", "--agent", "codex", "--format", "json"]),
+    ("search --rank", ["search", "retry path", "--rank"]),
+    ("memory-search", ["memory-search", "deploy window"]),
+]
+
+
+def _plans(conn, sql, params):
+    try:
+        return [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+    except Exception:  # a statement EXPLAIN cannot take (a PRAGMA, BEGIN, a multi-statement script)
+        return []
+
+
+@pytest.mark.parametrize("label,argv", CALLS, ids=[label for label, _ in CALLS])
+def test_no_agent_call_scans_a_growing_table(recorded, cli, label, argv, home):
+    rc, out, err = cli("autopilot", *argv)
+    assert rc == 0, err
+    json.loads(out)
+    assert recorded, "nothing was recorded: the probe is broken"
+    checker = db.connect(home)
+    bad = []
+    for sql, params in recorded:
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH", "UPDATE", "DELETE", "INSERT")):
+            continue
+        for detail in _plans(checker, sql, params):
+            found = _BARE_SCAN.match(detail)
+            if _PARENT_INSERT.match(sql) and found and found.group(1) != "tasks":
+                continue
+            if found and found.group(1) in GROWING and not any(part in sql for part in ALLOWED):
+                bad.append((detail, " ".join(sql.split())[:600] + f" {params!r}"[:200]))
+    checker.close()
+    assert not bad, f"{label} scans a growing table:\n" + "\n".join(f"  {d}: {s}" for d, s in bad)
+
+
+def _bulk_elsewhere(conn, count):
+    """``count`` completed tasks (most of a big home) in a project no call above names, each with notes (a pinned constraint
+    among them), a handoff and audit events, in vocabulary none of the calls searches for."""
+    from mindos.store import ledger
+
+    with db.write(conn):
+        for n in range(count):
+            task_id = f"zz-{n:05d}"
+            conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                         " VALUES (?, 'Elsewhere', ?, '', 'completed', '2026-01-01T00:00:00Z',"
+                         " '2026-01-01T00:00:00Z')", (task_id, f"Quux {n} widget"))
+            for k in range(2):
+                conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                             " VALUES (?, 'constraint', ?, 'bulk', ?, '2026-01-01T00:00:00Z')",
+                             (task_id, f"quux widget rule {n}-{k}", int(k == 0)))
+            if n % 4 == 0:
+                conn.execute("INSERT INTO handoffs(task_id, from_agent, to_agent, status, objective, payload_hash,"
+                             " created_at) VALUES (?, 'bulk', 'codex', 'running', 'quux widget', ?,"
+                             " '2026-01-01T00:00:00Z')", (task_id, f"h{n}"))
+            ledger.append_event(conn, "task", task_id, "created", {"project": "Elsewhere"})
+
+
+def _vm_steps(monkeypatch, cli, argv):
+    """SQLite virtual-machine steps (in hundreds) the call's connections run."""
+    steps = [0]
+    real = db.connect
+
+    def counted(*args, **kwargs):
+        conn = real(*args, **kwargs)
+        conn.set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1) or 0, 100)
+        return conn
+
+    monkeypatch.setattr(db, "connect", counted)
+    # prime's time bound installs its own progress handler: keep ours for the measurement
+    from mindos.context import prime
+    monkeypatch.setattr(prime._Deadline, "__enter__", lambda self: self)
+    monkeypatch.setattr(prime._Deadline, "__exit__", lambda self, *exc: False)
+    rc, out, err = cli("autopilot", *argv)
+    monkeypatch.setattr(db, "connect", real)
+    assert rc == 0, err
+    return steps[0]
+
+
+# prime still reads every pinned constraint and more as the fleet grows (to be fixed: the
+# strict xfail turns red the moment it is, so the mark comes off with the fix)
+_PRIME_GROWS = pytest.mark.xfail(strict=True, reason="prime's cost grows with rows elsewhere")
+READS = [c if not c[0].startswith("prime") else pytest.param(*c, marks=_PRIME_GROWS)
+         for c in CALLS if c[0] not in ("claim", "next --claim", "create", "note")] + [
+    pytest.param("prime (holding a lease)", ["prime", "--agent", "codex", "--format", "json"], marks=_PRIME_GROWS)]
+
+
+@pytest.mark.parametrize("label,argv", READS)
+def test_read_calls_cost_the_same_with_ten_times_the_rows_elsewhere(recorded, cli, conn, monkeypatch, label, argv):
+    if label == "prime (holding a lease)":
+        assert cli("autopilot", "claim", "t00", "--owner", "codex")[0] == 0
+    before = _vm_steps(monkeypatch, cli, argv)
+    _bulk_elsewhere(conn, 1500)
+    after = _vm_steps(monkeypatch, cli, argv)
+    assert after <= before * 1.5 + 20, f"{label}: {before} -> {after} hundred VM steps"
