@@ -232,8 +232,8 @@ def _parallel_clean(conn, after, anchor, workers):
 
     if workers is None:
         workers = min(os.cpu_count() or 1, PARALLEL_MAX_WORKERS)
-    path, home = getattr(conn, "path", None), getattr(conn, "home", None)
-    if workers < 2 or not hasattr(os, "fork") or not path or not home:
+    path = getattr(conn, "path", None)
+    if workers < 2 or not hasattr(os, "fork") or not path:
         return None
     threading = __import__("sys").modules.get("threading")
     if threading is not None and threading.active_count() > 1:
@@ -253,10 +253,11 @@ def _parallel_clean(conn, after, anchor, workers):
             answer = b"-1"
             try:
                 os.close(read_end)
-                from mindos.store import db  # lazy: the worker opens its own connection
+                from urllib.parse import quote  # lazy: the worker opens its own read-only connection
 
-                mine = db.connect_readonly(home, live=not getattr(conn, "immutable", False))
-                mine.row_factory = None
+                flags = "mode=ro&immutable=1" if getattr(conn, "immutable", False) else "mode=ro"
+                mine = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?{flags}", uri=True, timeout=30,
+                                       isolation_level=None)
                 answer = str(_range_clean(mine, lo, hi)).encode()
             except BaseException:
                 pass
