@@ -206,20 +206,22 @@ def files(home):
     return found
 
 
-def auto_pin(conn, problems=None):
+def auto_pin(conn, problems=None, mark=None):
     """Pin the live head to the automatic pin files (see the module docstring); return
     ``{"pinned", "head", "written", "problems"}`` (``written``: the paths rewritten now;
     ``problems``: why nothing was written).  Writes files only, never the database.
 
     ``problems``: the checkpoint problems the caller's own sweep just found (the nanny's
-    tick has swept every checkpoint already); None sweeps them here."""
+    tick has swept every checkpoint already); None sweeps them here.  ``mark``: a watermark
+    taken earlier in the caller's run (older is safe: a later sweep checks more, not less)."""
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
     try:
         pinned = head(conn)
         problems = sweep(conn) if problems is None else list(problems)
-        mark = watermark(conn)
+        mark = watermark(conn) if mark is None else {key: value for key, value in mark.items()
+                                                      if key in ("event_id", "rowids", "fts", "files_ns")}
     finally:
         if own:
             conn.execute("COMMIT")
