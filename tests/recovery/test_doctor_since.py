@@ -193,3 +193,21 @@ def test_a_checkpoint_carries_the_watermark_it_starts_from(conn, home):
     assert doc["watermark"]["event_id"] == made["last_event_id"] == ledger.height(conn)
     assert doc["watermark"]["rowids"]["notes"] == conn.execute("SELECT max(id) FROM notes").fetchone()[0]
     assert doc["watermark"]["fts"]["notes_fts"] == 0 and doc["watermark"]["rowids"]["receipts"] >= 1
+
+
+@pytest.mark.parametrize("fault", ["none", "broken_fts_row_of_an_old_note", "old_receipt_file_altered",
+                                   "tampered_audit_row", "orphan_rows"])
+def test_a_checkpoint_without_a_watermark_still_gives_the_full_findings(conn, home, fault):
+    # a pin written before checkpoints carried watermarks: the chain starts from it, and the
+    # receipt and index checks run in full
+    from mindos.recovery import artifacts
+
+    populate(conn)
+    head = checkpoint.head(conn)
+    path = os.path.join(str(home), "backups", "checkpoint-old.json")
+    artifacts.seal_write(path, checkpoint.FORMAT, {**head, "created_at": clock.now_iso()}, home=str(home))
+    _grow(conn)
+    FAULTS[fault](home, conn)
+    since = doctor.run(str(home), since_checkpoint=True)
+    assert since["since"]["event_id"] == head["last_event_id"]
+    assert _findings(since) == _findings(doctor.run(str(home)))
