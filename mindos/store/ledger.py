@@ -157,28 +157,30 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None):
 def _scan(conn, after, upto, anchor):
     """The exact scan of the events in ``(after, upto]`` (``upto`` None: to the end), the first
     linking to ``anchor``: ``(events, broken, mismatched, undecodable)``."""
-    state = {"prev": anchor, "prev_id": after or None, "last_id": after, "ordered": True}
+    prev, prev_id, last_id, ordered = anchor, after or None, after, True
     broken, mismatched, undecodable = [], [], []
-    sha = canonical.sha256()
+    sha, join = canonical.sha256(), "\x1f".join
 
     def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
-        if event_id <= state["last_id"]:
-            state["ordered"] = False
-        state["last_id"] = event_id
-        if prev_hash != state["prev"]:
-            broken.append((event_id, state["prev_id"]))
-        state["prev"], state["prev_id"] = stored, event_id
+        # the hot loop (once per event): locals only, the preimage of preimage() built inline
+        nonlocal prev, prev_id, last_id, ordered
+        if event_id <= last_id:
+            ordered = False
+        last_id = event_id
+        if prev_hash != prev:
+            broken.append((event_id, prev_id))
+        prev, prev_id = stored, event_id
         try:
-            text = preimage(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at)
-            intact = sha(text.encode("utf-8")).hexdigest() == stored
+            if sha(join((str(event_id), prev_hash, entity_type, entity_id, action, payload_json, created_at)
+                        ).encode("utf-8")).hexdigest() != stored:
+                mismatched.append(event_id)
         except Exception:  # a non-text value was written into the row: it cannot be the original
-            intact = False
-        if not intact:
             mismatched.append(event_id)
         return 0
 
     def check_bytes(event_id, *fields):
         # the fallback scan: text arrives as bytes so a row with invalid UTF-8 is named, not fatal
+        nonlocal prev, prev_id, last_id, ordered
         decoded, bad = [], []
         for name, value in zip(_TEXT_FIELDS, fields):
             if isinstance(value, bytes):
@@ -190,12 +192,12 @@ def _scan(conn, after, upto, anchor):
             decoded.append(value)
         if bad:
             undecodable.append((event_id, bad))
-            if event_id <= state["last_id"]:
-                state["ordered"] = False
-            state["last_id"] = event_id
-            if "prev_hash" not in bad and decoded[0] != state["prev"]:
-                broken.append((event_id, state["prev_id"]))
-            state["prev"], state["prev_id"] = decoded[-1], event_id
+            if event_id <= last_id:
+                ordered = False
+            last_id = event_id
+            if "prev_hash" not in bad and decoded[0] != prev:
+                broken.append((event_id, prev_id))
+            prev, prev_id = decoded[-1], event_id
             return 0
         return check(event_id, *decoded)
 
@@ -212,13 +214,13 @@ def _scan(conn, after, upto, anchor):
             params).fetchone()[0]
     except sqlite3.OperationalError:
         # a value SQLite cannot hand over as text (invalid UTF-8): scan again with bytes
-        state.update(prev=anchor, prev_id=after or None, last_id=after, ordered=True)
+        prev, prev_id, last_id, ordered = anchor, after or None, after, True
         del broken[:], mismatched[:], undecodable[:]
         blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
         count = conn.execute(
             f"SELECT count(*) FROM audit_events WHERE mindos_event_check_bytes(id, {blobs}) = 0 AND {where}",
             params).fetchone()[0]
-    if not state["ordered"]:
+    if not ordered:
         broken = [(event_id, previous) for event_id, previous in broken_links(conn)
                   if event_id > after and (upto is None or event_id <= upto)]
     return count, broken, mismatched, undecodable
