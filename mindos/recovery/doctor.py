@@ -121,7 +121,7 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn, *, full=False, since=None, include=()):
+def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     """The doctor's checks over an open (read-only or not) connection; reads only.
     ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``.
 
@@ -131,7 +131,10 @@ def sweep(conn, *, full=False, since=None, include=()):
     changed, added or gone since, new rows of each full-text index plus its indexed/content
     balance -- and the integrity check is left to the full sweep.  A ``since`` holding only
     ``{"full": reason}`` means no watermark could be trusted: everything runs in full.  The
-    report then says what ran (``since``)."""
+    report then says what ran (``since``).  ``chain_window`` (``(after, upto)``, with ``since``
+    and ``audit_chain`` not in ``include``): also verify the events in that id range (the
+    nanny's rotating slice of the whole chain); only its part up to the watermark is
+    scanned, the rest is the incremental part's."""
     report, notes, checks = _Report(), {}, []
     if since is not None and "event_id" not in since:
         reason, since = since.get("full"), None
@@ -171,6 +174,10 @@ def sweep(conn, *, full=False, since=None, include=()):
             chain = ledger.verify_chain(conn)
         else:
             chain = ledger.verify_chain(conn, after=since["event_id"], anchor=since["anchor"])
+            if chain_window is not None and chain_window[0] < min(chain_window[1], since["event_id"]):
+                window = ledger.verify_chain(conn, after=chain_window[0],
+                                             upto=min(chain_window[1], since["event_id"]))
+                chain = {"problems": window["problems"] + chain["problems"]}
         for problem in chain["problems"]:
             report.add(problem["kind"], **{k: v for k, v in problem.items() if k != "kind"})
     if "tasks" in existing:

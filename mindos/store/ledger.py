@@ -106,7 +106,7 @@ PARALLEL_MIN_EVENTS = 200000  # below this a single scan is faster than starting
 PARALLEL_MAX_WORKERS = 4
 
 
-def verify_chain(conn, *, after=0, anchor=None, workers=None):
+def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
     """Recompute the chain; return ``{"ok", "events", "problems"}``.
 
     A ``hash_mismatch`` means a row's fields no longer hash to its stored hash (the row was
@@ -115,7 +115,9 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None):
 
     ``after`` and ``anchor``: verify only the events after event ``after``, the first of them
     linking to ``anchor`` (the pinned hash of a sealed checkpoint, proven by the caller);
-    ``events`` then counts the events checked.
+    ``events`` then counts the events checked.  ``upto``: only the events up to that id, a
+    window whose first event links to the stored hash of the event before it (no
+    ``anchor``): the problems inside the window are those the full scan names there.
 
     Speed matters (the ledger grows without bound and doctor runs this on every sweep), so
     the check is one table scan that calls a SQL function per row: SQLite hands it the
@@ -129,15 +131,21 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None):
     always the ones that scan names.
     """
     after = int(after or 0)
-    anchor = GENESIS_HASH if anchor is None else anchor
     own_snapshot = not conn.in_transaction
     if own_snapshot:
         conn.execute("BEGIN")  # one read snapshot for the scan and any follow-up query
     try:
-        clean = _parallel_clean(conn, after, anchor, workers)
-        if clean is not None:
-            return {"ok": True, "events": clean, "problems": []}
-        count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
+        if upto is not None:
+            before = fetch_rows(conn, "SELECT id, hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1",
+                                (after,))
+            previous = (before[0][0], before[0][1]) if before else (None, GENESIS_HASH)
+            count, broken, mismatched, undecodable = _scan(conn, after, upto, previous[1], previous[0])
+        else:
+            anchor = GENESIS_HASH if anchor is None else anchor
+            clean = _parallel_clean(conn, after, anchor, workers)
+            if clean is not None:
+                return {"ok": True, "events": clean, "problems": []}
+            count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
@@ -154,10 +162,12 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None):
     return {"ok": not problems, "events": count, "problems": problems}
 
 
-def _scan(conn, after, upto, anchor):
+def _scan(conn, after, upto, anchor, anchor_id=False):
     """The exact scan of the events in ``(after, upto]`` (``upto`` None: to the end), the first
-    linking to ``anchor``: ``(events, broken, mismatched, undecodable)``."""
-    prev, prev_id, last_id, ordered = anchor, after or None, after, True
+    linking to ``anchor`` (the hash of event ``anchor_id``, default ``after``):
+    ``(events, broken, mismatched, undecodable)``."""
+    anchor_id = (after or None) if anchor_id is False else anchor_id
+    prev, prev_id, last_id, ordered = anchor, anchor_id, after, True
     broken, mismatched, undecodable = [], [], []
     sha, join = canonical.sha256(), "\x1f".join
 
@@ -214,7 +224,7 @@ def _scan(conn, after, upto, anchor):
             params).fetchone()[0]
     except sqlite3.OperationalError:
         # a value SQLite cannot hand over as text (invalid UTF-8): scan again with bytes
-        prev, prev_id, last_id, ordered = anchor, after or None, after, True
+        prev, prev_id, last_id, ordered = anchor, anchor_id, after, True
         del broken[:], mismatched[:], undecodable[:]
         blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
         count = conn.execute(

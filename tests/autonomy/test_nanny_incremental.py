@@ -55,7 +55,8 @@ def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
     populate(conn)
     first = _tick(conn)
     assert first["sweep"] == {"mode": "full", "since_event_id": None, "full_checks": list(doctor.FAMILIES),
-                              "slice": "all", "period_ticks": nanny.PERIOD_TICKS}
+                              "slice": "all", "period_ticks": nanny.PERIOD_TICKS, "chain_window": None,
+                              "chain_period_ticks": nanny.PERIOD_TICKS}
     mark = sense.last_watermark(conn)
     assert mark["slice"] == "all" and mark["event_id"] == ledger.height(conn) - 1
     assert mark["anchor"] == conn.execute("SELECT hash FROM audit_events WHERE id = ?",
@@ -131,3 +132,43 @@ def test_sense_since_last_tick(conn, home, cli):
     report = json.loads(out)
     assert report["sweep"] == {"mode": "changed_since_tick", "since_event_id": mark["event_id"]}
     assert report["digest"] == sense.sense(conn)["digest"]
+
+
+def test_the_chain_slice_walks_the_ledger_in_windows_and_finds_an_old_tampered_event(conn, home, monkeypatch):
+    monkeypatch.setattr(nanny, "CHAIN_WINDOW", 5)
+    populate(conn)
+    _grow(conn, count=6)
+    _tick(conn)
+    height = sense.last_watermark(conn)["event_id"]
+    target = 3  # long before the watermark: only the chain slice can see it
+    r = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    r.execute("UPDATE audit_events SET action = 'forged' WHERE id = ?", (target,))
+    r.close()
+    windows, found_at, resolved = [], None, set()
+    for index in range(nanny.PERIOD_TICKS * (-(-height // 5) + 1)):
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        if report["sweep"]["chain_window"]:
+            windows.append(tuple(report["sweep"]["chain_window"]))
+        if found_at is None and any(item["kind"] == "hash_mismatch" for item in report["findings"]["new"]):
+            found_at = index
+    assert windows[0] == (0, 5) and windows[1] == (5, 10)
+    assert all(b - a <= 5 for a, b in windows)
+    assert found_at is not None and found_at < report["sweep"]["chain_period_ticks"]
+    full = {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")} == full
+    assert not (resolved & full)
+
+
+def test_a_window_names_what_the_full_scan_names_inside_it(conn, home):
+    populate(conn)
+    _grow(conn, count=6)
+    r = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    r.execute("DELETE FROM audit_events WHERE id = 9")
+    r.execute("UPDATE audit_events SET payload_json = '{}' WHERE id = 12")
+    r.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 16", ("c" * 64,))
+    r.close()
+    full = ledger.verify_chain(conn)["problems"]
+    for after, upto in ((0, 9), (9, 12), (8, 16), (10, 20), (15, 16)):
+        window = ledger.verify_chain(conn, after=after, upto=upto)["problems"]
+        assert window == [p for p in full if after < p["event_id"] <= upto], (after, upto)
