@@ -147,7 +147,10 @@ def compare(conn, doc):
         elif row[0] != pinned_hash:
             problems.append({"kind": "checkpoint_head_mismatch", "event_id": pinned_id,
                              "expected": pinned_hash, "actual": row[0]})
-    count = conn.execute("SELECT count(*) FROM audit_events WHERE id <= ?", (pinned_id,)).fetchone()[0]
+    # all events minus the few after the pin, in one statement (one snapshot): the whole
+    # count is read from the smallest index, far cheaper than walking the table to the pin
+    count = conn.execute("SELECT (SELECT count(*) FROM audit_events) - (SELECT count(*) FROM audit_events"
+                         " WHERE id > ?)", (pinned_id,)).fetchone()[0]
     if count < doc["event_count"]:
         problems.append({"kind": "events_removed_since_checkpoint", "expected": doc["event_count"],
                          "actual": count})
