@@ -53,6 +53,12 @@ LISTED = 100  # digests listed behind a state / per report list; counts stay exa
 UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itself merges 4 of a level)
 UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 50k notes' 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
+# the whole-home checks rotate one per tick (integrity, audit chain, receipt files, full-text
+# drift): each runs in full at least once every PERIOD_TICKS ticks
+PERIOD_TICKS = 4
+# the audit-chain slice verifies this many events, the next ones on its next turn: the whole
+# chain is verified every PERIOD_TICKS * ceil(events / CHAIN_WINDOW) ticks
+CHAIN_WINDOW = 50000
 
 
 # ---------------------------------------------------------------------------------------
@@ -205,10 +211,90 @@ def tick(conn, *, dry_run=False, max_repairs=DEFAULT_MAX_REPAIRS):
         return _tick(conn, dry_run=False, max_repairs=max_repairs, lock="held")
 
 
+def _sweep_plan(conn, previous):
+    """``(watermark now, families run in full this tick, slice name, chain window)``: every
+    family on the first tick (no watermark yet), else the one after the previous tick's
+    slice; the audit-chain slice is a window of CHAIN_WINDOW events (``(after, upto)``)."""
+    from mindos.recovery import checkpoint, doctor  # lazy: the doctor owns the sweep families
+
+    mark = checkpoint.watermark(conn)
+    row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
+        if mark["event_id"] else None
+    mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
+    mark["chain_from"] = 0
+    families = doctor.FAMILIES
+    if previous is None:
+        return mark, families, "all", None
+    last = previous.get("slice")
+    name = families[(families.index(last) + 1) % len(families)] if last in families else families[0]
+    start = previous.get("chain_from")
+    start = start if isinstance(start, int) and 0 <= start < previous["event_id"] else 0
+    if name != "audit_chain":
+        mark["chain_from"] = start
+        return mark, (name,), name, None
+    upto = min(start + CHAIN_WINDOW, previous["event_id"])
+    mark["chain_from"] = upto if upto < previous["event_id"] else 0
+    return mark, (), name, (start, upto)
+
+
+def _checked(families, window, previous):
+    """Whether this tick checked a doctor finding of ``kind`` about ``subjects`` in full: its
+    family ran whole, or it is a chain finding inside the chain window or after the
+    previous watermark (the incremental part)."""
+    kinds = set().union(*(sense.FAMILY_KINDS[name] for name in families))
+    chain = sense.FAMILY_KINDS["audit_chain"]
+
+    def checked(kind, subjects):
+        if kind in kinds:
+            return True
+        if kind not in chain or previous is None:
+            return False
+        try:
+            event_id = int(subjects[0])
+        except (TypeError, ValueError, IndexError):
+            return False
+        return event_id > previous["event_id"] or (window is not None and window[0] < event_id <= window[1])
+    return checked
+
+
+def _carry(findings, by_kind, seen, checked):
+    """Keep the remembered doctor findings this tick did not check in full (``checked(kind,
+    subjects)`` is false: an incremental sweep cannot see them either way); return the
+    findings and totals."""
+    present = {item["digest"] for item in findings}
+    kinds = set().union(*sense.FAMILY_KINDS.values())
+    import json  # lazy: only carried findings decode their stored subjects
+
+    carried = []
+    for digest, row in seen.items():
+        if row["kind"] in kinds and digest not in present:
+            try:
+                subjects = json.loads(row["subjects"])
+            except (TypeError, ValueError, RecursionError):
+                subjects = [str(row["subjects"])]
+            if checked(row["kind"], subjects):
+                continue
+            carried.append({"kind": row["kind"], "subjects": subjects, "severity": row["severity"], "detail": {},
+                            "source": "doctor", "digest": digest, "carried_from": row["last_seen_at"]})
+    if not carried:
+        return findings, by_kind
+    by_kind = dict(by_kind)
+    for item in carried:
+        by_kind[item["kind"]] = by_kind.get(item["kind"], 0) + 1
+    return findings + carried, by_kind
+
+
 def _tick(conn, *, dry_run, max_repairs, lock):
     now = clock.now_iso()
-    sensed = sense.sense(conn)
+    previous = sense.last_watermark(conn)
+    mark, families, slice_name, window = _sweep_plan(conn, previous)
+    pins = []
+    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window)
     seen = memory(conn)
+    checked = _checked(families, window, previous)
+    if previous is not None:
+        carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked)
+        sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
     repairing = lock != "busy"
     runs, skipped, invalid = [], [], []
     if repairing:
@@ -218,7 +304,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     failures = {}  # digest -> (repair, error) for this tick
     if runs and not dry_run:
         names = sense.sources_for({entry["finding"] for entry, _ in runs})
-        again = sense.sense(conn, only=names)
+        again = sense.sense(conn, only=names, since=previous, include=families, chain_window=window)
         # every kind the re-run sources produce is replaced: a repair may turn one kind into
         # another (an escalated stall becomes a decision this tick, not the next)
         kinds = {entry["finding"] for entry, _ in runs} | sense.kinds_of(names)
@@ -226,6 +312,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
             [item for item in again["findings"] if item["kind"] in kinds]
         by_kind = {kind: count for kind, count in by_kind.items() if kind not in kinds}
         by_kind.update({kind: count for kind, count in again["by_kind"].items() if kind in kinds})
+        if previous is not None:  # a narrow source re-checked its kinds in full; the rest stay carried
+            narrow = {kind for name in names if name in sense.NARROW_NAMES for kind in sense.kinds_of([name])}
+            findings, by_kind = _carry(findings, by_kind, seen,
+                                       lambda kind, subjects: kind in narrow or checked(kind, subjects))
         present = {item["digest"] for item in findings}
         for entry, record in runs:
             persisting = [digest for digest in record["findings"] if digest in present]
@@ -272,6 +362,11 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                      "resolved_total": len(resolved)},
         "decisions": decisions[:LISTED], "repairs": records, "skipped_repairs": skipped,
         "max_repairs": max_repairs, "active_leases": active, "index_upkeep": upkeep,
+        "sweep": {"mode": "full" if previous is None else "changed_since_last_tick",
+                  "since_event_id": None if previous is None else previous["event_id"],
+                  "full_checks": list(families), "slice": slice_name, "period_ticks": PERIOD_TICKS,
+                  "chain_window": list(window) if window else None,
+                  "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
     }
     if dry_run:
         report["state_basis"] = "planned"
@@ -283,10 +378,12 @@ def _tick(conn, *, dry_run, max_repairs, lock):
             "state": state, "lock": lock, "because": because[:LISTED], "new": [item["digest"] for item in new][:LISTED],
             "carried": carried, "resolved": len(resolved), "max_repairs": max_repairs,
             "repairs": [{"repair": r["repair"], "ok": r["ok"], "changed": r["changed"]} for r in records],
-            "decisions": [d["digest"] for d in decisions][:LISTED], "index_upkeep": upkeep})
+            "decisions": [d["digest"] for d in decisions][:LISTED], "index_upkeep": upkeep,
+            **({"watermark": {**mark, "slice": slice_name}} if repairing else {})})
     from mindos.recovery import checkpoint  # lazy: only real ticks pin the head
 
-    pin = checkpoint.auto_pin(conn)  # after the tick's own event: the pin covers it
+    # after the tick's own event: the pin covers it; the checkpoints were swept by sense
+    pin = checkpoint.auto_pin(conn, problems=pins, mark=mark)
     report["checkpoint_pin"] = {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}
     return report
 

@@ -43,8 +43,9 @@ def finding(kind, subjects, severity, detail, source):
 class _Out:
     """Collects one source's findings, capped per kind, with exact totals."""
 
-    def __init__(self, source, limit):
+    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None):
         self.source, self.limit, self.items, self.totals = source, limit, [], {}
+        self.since, self.include, self.pins, self.chain_window = since, include, pins, chain_window
 
     def add(self, kind, subjects, severity, detail):
         self.totals[kind] = self.totals.get(kind, 0) + 1
@@ -67,6 +68,17 @@ DOCTOR_DECISIONS = frozenset({
     "hash_mismatch", "broken_link", "chain_truncated", "checkpoint_head_mismatch", "events_removed_since_checkpoint",
     "checkpoint_invalid", "database_integrity", "schema_version_mismatch", "receipt_file_hash_mismatch",
     "receipt_file_missing", "receipt_path_outside_home"})
+# the doctor's checkpoint problems (the nanny's automatic pin reuses them instead of sweeping
+# the checkpoints a second time)
+CHECKPOINT_KINDS = frozenset({"chain_truncated", "checkpoint_head_mismatch", "events_removed_since_checkpoint",
+                              "checkpoint_invalid"})
+# the doctor's kinds per sweep family (:data:`mindos.recovery.doctor.FAMILIES`): a tick that
+# did not run a family in full carries that family's earlier findings forward
+FAMILY_KINDS = {"integrity": frozenset({"database_integrity"}),
+                "audit_chain": frozenset({"hash_mismatch", "broken_link", "undecodable_event"}),
+                "receipts": frozenset({"receipt_file_missing", "receipt_file_hash_mismatch",
+                                       "receipt_path_outside_home"}),
+                "fts_drift": frozenset({"fts_index_drift"})}
 # doctor kinds another source reports with the detail its repair needs
 DOCTOR_SKIPS = frozenset({"stale_lease"})
 # the fields naming what a doctor problem is about, in subject order
@@ -81,9 +93,11 @@ def _doctor(conn, out, now):
     checkpoints, supersession, facts, FTS drift), one finding per problem."""
     from mindos.recovery import doctor  # lazy: the doctor loads its checkpoint and replication readers
 
-    report = doctor.sweep(conn)
+    report = doctor.sweep(conn, since=out.since, include=out.include, chain_window=out.chain_window)
     for problem in report["problems"]:
         kind = problem["kind"]
+        if out.pins is not None and kind in CHECKPOINT_KINDS:
+            out.pins.append(dict(problem))
         if kind in DOCTOR_SKIPS:
             continue
         subjects = [problem[key] for key in SUBJECT_KEYS if key in problem] or [kind]
@@ -227,6 +241,9 @@ NARROW = (
     ("fts-drift", _fts, ("fts_index_drift",)),
 )
 
+NARROW_NAMES = frozenset(name for name, _, _ in NARROW)
+
+
 # the severity each kind carries (exact by_severity totals even when listings are capped)
 SEVERITY = {"hash_mismatch": "decision", "broken_link": "decision", "awaiting_decision": "decision",
             "grant_expired": "decision", "stalled_lease_escalated": "decision", "unknown_recall_params": "info"}
@@ -252,8 +269,13 @@ def kinds_of(names):
     return {kind for name, _, produced in NARROW + SOURCES if name in names for kind in produced}
 
 
-def sense(conn, *, limit=LIMIT, only=None):
+def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None):
     """Collect findings from every source (or just the ``only`` source names); reads only.
+
+    ``since`` and ``include``: the doctor's sweep looks only at what changed after that
+    watermark except for the families named in ``include`` (see
+    :func:`mindos.recovery.doctor.sweep`).  ``pins``: a list that receives the doctor's
+    checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain.
 
     Returns ``{"findings", "total", "by_kind", "by_severity", "truncated", "sources",
     "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
@@ -265,7 +287,7 @@ def sense(conn, *, limit=LIMIT, only=None):
     for name, function, _ in (SOURCES if only is None else NARROW + SOURCES):
         if only is not None and name not in only:
             continue
-        out = _Out(name, limit)
+        out = _Out(name, limit, since, include, pins, chain_window)
         function(conn, out, now)
         findings.extend(out.items)
         for kind, count in out.totals.items():
@@ -284,6 +306,34 @@ def sense(conn, *, limit=LIMIT, only=None):
         "by_severity": dict(sorted(by_severity.items())), "truncated": sum(totals.values()) > len(findings),
         "sources": used, "digest": canonical.digest([item["digest"] for item in findings]), "sensed_at": now,
     }
+
+
+def last_watermark(conn):
+    """The watermark the newest repairing nanny tick recorded (``{"event_id", "anchor",
+    "rowids", "fts", "files_ns", "slice"}``), or None when no tick recorded one.  Ticks are
+    audited, so the watermark sits in the hash-chained ledger itself."""
+    import json  # lazy: only incremental sweeps read a tick's payload
+
+    for (payload,) in conn.execute("SELECT payload_json FROM audit_events WHERE action = 'nanny_tick'"
+                                   " ORDER BY id DESC LIMIT 20"):
+        try:
+            mark = json.loads(payload).get("watermark")
+        except (TypeError, ValueError, AttributeError, RecursionError):
+            continue
+        if isinstance(mark, dict) and isinstance(mark.get("event_id"), int) and isinstance(mark.get("anchor"), str):
+            return mark
+    return None
+
+
+def sense_since_last_tick(conn, *, limit=LIMIT):
+    """:func:`sense` with the doctor's sweep limited to what changed after the newest nanny
+    tick's watermark (the full sweep when no tick recorded one); the report says which
+    (``sweep``).  Reads only."""
+    mark = last_watermark(conn)
+    report = sense(conn, limit=limit, since=mark)
+    report["sweep"] = ({"mode": "full", "since_event_id": None} if mark is None else
+                       {"mode": "changed_since_tick", "since_event_id": mark["event_id"]})
+    return report
 
 
 def active_work(conn):

@@ -49,18 +49,83 @@ def create(conn, *, out=None, force=False):
     conn.execute("BEGIN")
     try:
         pinned = head(conn)
+        mark = watermark(conn)
     finally:
         conn.execute("COMMIT")
     now = clock.now_iso()
     path = out or artifacts.default_path(conn.home, "checkpoint", suffix=str(pinned["last_event_id"]))
-    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now}, force=bool(force),
-                                     home=conn.home)
+    _, digest = artifacts.seal_write(path, FORMAT, {**pinned, "created_at": now, "watermark": mark},
+                                     force=bool(force), home=conn.home)
     return {"path": os.path.abspath(path), "file_sha256": digest, **pinned, "created_at": now}
 
 
-def load(path):
-    """Read and verify a checkpoint file; return the document (IntegrityError when changed)."""
-    doc = artifacts.read(path, FORMAT)
+# tables whose rows are checked by rowid after a watermark (row-wise checks)
+ROW_TABLES = ("receipts", "notes", "handoffs", "heartbeats", "facts", "tasks", "memories", "session_messages")
+
+
+def watermark(conn, existing=None):
+    """The doctor's watermark of this moment, sealed into every checkpoint beside the head:
+    what ``doctor --since-checkpoint`` and the nanny's next tick need to check only what
+    changed after it.  ``{"event_id", "rowids": {table: max rowid}, "fts": {index: indexed
+    minus content rows}, "files_ns"}`` (file times are the file system's).  Reads only."""
+    import time  # lazy: file times are the file system's, not the package clock's
+
+    from mindos.recovery import tables  # lazy: only pins and checkpoints take a watermark
+    from mindos.store import fts  # lazy: as tables
+
+    if existing is None:
+        existing = set(tables.data_tables(conn))
+    rowids = {name: conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {name}").fetchone()[0]
+              for name in ROW_TABLES if name in existing}
+    gaps = {}
+    for name, spec in fts.INDEXES.items():
+        if spec.table in existing and fts.has(conn, name):
+            gaps[name] = fts_gap(conn, spec)
+    return {"event_id": ledger.height(conn), "rowids": rowids, "fts": gaps, "files_ns": time.time_ns()}
+
+
+def fts_gap(conn, spec):
+    indexed = conn.execute(f"SELECT count(*) FROM {spec.name}_docsize").fetchone()[0]
+    return indexed - conn.execute(f"SELECT count(*) FROM {spec.table}").fetchone()[0]
+
+
+def _fingerprint(home):
+    """What changes when anyone writes: the database file's size and mtime, and its WAL."""
+    path = db.database_path(home)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
+
+
+def load(path, home=None):
+    """Read and verify a checkpoint file; return the document (IntegrityError when changed).
+
+    ``home``: also check its signature against that home's keys (its own and the trusted
+    ones): a signature that does not match its key means the file was changed and resealed,
+    and is refused like any other change."""
+    return load_signed(path, home)[0] if home is not None else _valid(path, artifacts.read(path, FORMAT))
+
+
+def load_signed(path, home, ring=None):
+    """``(doc, trust)``: the verified checkpoint and who signed it (``signed_by_this_home``,
+    ``signed_by_trusted_key`` or ``unsigned``); a signature that does not match raises
+    IntegrityError.  ``ring``: the home's keyring when the caller already read it."""
+    from mindos.core import seal  # lazy: only signature checks
+    from mindos.recovery import keys
+
+    if ring is None:
+        ring = keys.keyring(home)
+    data = artifacts._read_bytes(path)
+    try:
+        doc, (trust, _key_id) = seal.loads(data, FORMAT, outside=artifacts.OUTSIDE, exact=True, keys=ring)
+    except IntegrityError as exc:
+        raise IntegrityError(f"{path}: {exc}") from None
+    return _valid(path, doc), trust
+
+
+def _valid(path, doc):
     for key in ("last_event_id", "event_count"):
         if not isinstance(doc.get(key), int) or isinstance(doc.get(key), bool) or doc[key] < 0:
             raise IntegrityError(f"checkpoint {path} has no valid {key}")
@@ -82,7 +147,10 @@ def compare(conn, doc):
         elif row[0] != pinned_hash:
             problems.append({"kind": "checkpoint_head_mismatch", "event_id": pinned_id,
                              "expected": pinned_hash, "actual": row[0]})
-    count = conn.execute("SELECT count(*) FROM audit_events WHERE id <= ?", (pinned_id,)).fetchone()[0]
+    # all events minus the few after the pin, in one statement (one snapshot): the whole
+    # count is read from the smallest index, far cheaper than walking the table to the pin
+    count = conn.execute("SELECT (SELECT count(*) FROM audit_events) - (SELECT count(*) FROM audit_events"
+                         " WHERE id > ?)", (pinned_id,)).fetchone()[0]
     if count < doc["event_count"]:
         problems.append({"kind": "events_removed_since_checkpoint", "expected": doc["event_count"],
                          "actual": count})
@@ -95,7 +163,7 @@ def check(conn, path):
     Returns ``{"ok", "path", "checkpoint": {last_event_id, head_hash, event_count,
     created_at}, "live": head, "problems"}``.  A changed file raises IntegrityError.
     """
-    doc = load(path)
+    doc = load(path, conn.home)
     conn.execute("BEGIN")
     try:
         problems = compare(conn, doc)
@@ -141,16 +209,22 @@ def files(home):
     return found
 
 
-def auto_pin(conn):
+def auto_pin(conn, problems=None, mark=None):
     """Pin the live head to the automatic pin files (see the module docstring); return
     ``{"pinned", "head", "written", "problems"}`` (``written``: the paths rewritten now;
-    ``problems``: why nothing was written).  Writes files only, never the database."""
+    ``problems``: why nothing was written).  Writes files only, never the database.
+
+    ``problems``: the checkpoint problems the caller's own sweep just found (the nanny's
+    tick has swept every checkpoint already); None sweeps them here.  ``mark``: a watermark
+    taken earlier in the caller's run (older is safe: a later sweep checks more, not less)."""
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
     try:
         pinned = head(conn)
-        problems = sweep(conn)
+        problems = sweep(conn) if problems is None else list(problems)
+        mark = watermark(conn) if mark is None else {key: value for key, value in mark.items()
+                                                      if key in ("event_id", "rowids", "fts", "files_ns")}
     finally:
         if own:
             conn.execute("COMMIT")
@@ -164,10 +238,10 @@ def auto_pin(conn):
                              "detail": f"{PIN_DIR_ENV} names a directory that does not exist"})
         else:
             targets.append(os.path.join(outside, f"checkpoint-{home_tag(conn.home)}-auto.json"))
-    written, body = [], {**pinned, "created_at": clock.now_iso()}
+    written, body = [], {**pinned, "created_at": clock.now_iso(), "watermark": mark}
     for path in targets:
         try:
-            current = load(path) if os.path.exists(path) else None
+            current = load(path, conn.home) if os.path.exists(path) else None
         except IntegrityError:
             current = None  # changed since the sweep above found it valid: rewrite it
         if current is not None and all(current[key] == pinned[key] for key in pinned):
@@ -182,16 +256,31 @@ def auto_pin(conn):
 
 
 def sweep(conn):
-    """Doctor's pass: every checkpoint under backups/ and in the pin directory checked;
-    return a list of problems."""
-    problems = []
+    """Doctor's pass: every checkpoint under backups/ and in the pin directory checked, its
+    signature included; return a list of problems."""
+    return sweep_with_docs(conn)[0]
+
+
+def sweep_with_docs(conn):
+    """:func:`sweep` and the checkpoints that verified: ``(problems, [(path, doc, trust,
+    contained)])``."""
+    problems, found, ring = [], [], None
     for path in files(conn.home):
+        if ring is None:
+            from mindos.recovery import keys  # lazy: only homes with checkpoints read keys
+
+            try:
+                ring = keys.keyring(conn.home)
+            except IntegrityError as exc:  # a malformed key file: no signature can be checked
+                problems.append({"kind": "checkpoint_invalid", "path": path, "detail": str(exc)})
+                ring = {}
         try:
-            doc = load(path)
+            doc, trust = load_signed(path, conn.home, ring)
         except IntegrityError as exc:
             problems.append({"kind": "checkpoint_invalid", "path": path, "detail": str(exc)})
             continue
-        for problem in compare(conn, doc):
+        mismatch = compare(conn, doc)
+        for problem in mismatch:
             problems.append({**problem, "path": path})
-    return problems
-
+        found.append((path, doc, trust, not mismatch))
+    return problems, found

@@ -46,11 +46,13 @@ class _Report:
             self.problems.append({"kind": kind, **fields})
 
 
-def run(home=None, *, full=False):
+def run(home=None, *, full=False, since_checkpoint=False):
     """Sweep ``home`` (default: the home in force); return the report.
 
     ``full``: a complete ``integrity_check`` (every index compared with its table) instead
     of the quick structural check; each damaged index or table is named with its repair.
+    ``since_checkpoint``: start from the newest signed checkpoint the live ledger still
+    contains (see :func:`sweep`'s ``since``); without one the sweep is the full one.
 
     ``{"ok", "home", "problems", "problems_by_kind", "notes", "checks", "counts"}``.
     Raises NotFound when the home has no database.
@@ -70,7 +72,7 @@ def run(home=None, *, full=False):
         return {"ok": False, "home": home, "problems": report.problems, "problems_by_kind": dict(report.by_kind),
                 "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
-        report = sweep(conn, full=full)
+        report = sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
     except sqlite3.DatabaseError:
         if not conn.immutable:
             raise
@@ -82,9 +84,31 @@ def run(home=None, *, full=False):
     # an agent started writing during the sweep: read again through its WAL (mode=ro)
     conn = db.connect_readonly(home, live=True)
     try:
-        return sweep(conn, full=full)
+        return sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
     finally:
         conn.close()
+
+
+def _anchor(conn):
+    """The watermark of the newest checkpoint that verifies, is signed by this home or a
+    trusted key and is contained in the live ledger (``{"checkpoint": path, ...}``), or a
+    watermark of ``{"full": reason}`` when there is none (the sweep is then the full one)."""
+    _problems, found = checkpoint.sweep_with_docs(conn)
+    usable = [(doc["last_event_id"], path, doc) for path, doc, trust, contained in found
+              if contained and trust != "unsigned"]
+    if not usable:
+        return {"full": "no signed checkpoint contained in the live ledger"}
+    _, path, doc = max(usable, key=lambda item: (item[0], item[1]))
+    mark = dict(doc.get("watermark") or {}) if isinstance(doc.get("watermark"), dict) else {}
+    mark.update(event_id=doc["last_event_id"], anchor=doc["head_hash"], checkpoint=path)
+    return mark
+
+
+# the sweeps that grow with the home: a sweep ``since`` a watermark runs these on what
+# changed after it (or in full when named in ``include``); every other check is indexed or
+# small and always runs in full
+FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift")
+_SLACK_NS = 2_000_000_000  # file times this close to a watermark count as after it
 
 
 def _fingerprint(home):
@@ -97,10 +121,26 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn, *, full=False):
+def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     """The doctor's checks over an open (read-only or not) connection; reads only.
-    ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``."""
+    ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``.
+
+    ``since``: a :func:`watermark` (with ``anchor``, the hash of its event, and optionally
+    ``checkpoint``): the :data:`FAMILIES` not named in ``include`` look only at what changed
+    after it -- the chain from that event on, receipt rows added after it and receipt files
+    changed, added or gone since, new rows of each full-text index plus its indexed/content
+    balance -- and the integrity check is left to the full sweep.  A ``since`` holding only
+    ``{"full": reason}`` means no watermark could be trusted: everything runs in full.  The
+    report then says what ran (``since``).  ``chain_window`` (``(after, upto)``, with ``since``
+    and ``audit_chain`` not in ``include``): also verify the events in that id range (the
+    nanny's rotating slice of the whole chain); only its part up to the watermark is
+    scanned, the rest is the incremental part's."""
     report, notes, checks = _Report(), {}, []
+    if since is not None and "event_id" not in since:
+        reason, since = since.get("full"), None
+    else:
+        reason = None
+    deep = set(FAMILIES) if since is None else set(include)
     existing = set(tables.data_tables(conn))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     checks.append("schema_version")
@@ -113,8 +153,9 @@ def sweep(conn, *, full=False):
     elif version < db.latest_version():  # the next ordinary connection migrates it forward
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
                                    "status": "behind: migrated on next use"}
-    checks.append("integrity_full" if full else "integrity")
-    _integrity(conn, report, full)
+    if "integrity" in deep:
+        checks.append("integrity_full" if full else "integrity")
+        _integrity(conn, report, full)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing}
     now = clock.now_iso()
@@ -126,10 +167,17 @@ def sweep(conn, *, full=False):
         notes["dependencies_on_missing_tasks"] = missing
     if "receipts" in existing:
         checks.append("receipts")
-        _receipts(conn, report, notes)
+        _receipts(conn, report, notes, None if "receipts" in deep else since)
     checks.append("audit_chain")
     if "audit_events" in existing:
-        chain = ledger.verify_chain(conn)
+        if "audit_chain" in deep:
+            chain = ledger.verify_chain(conn)
+        else:
+            chain = ledger.verify_chain(conn, after=since["event_id"], anchor=since["anchor"])
+            if chain_window is not None and chain_window[0] < min(chain_window[1], since["event_id"]):
+                window = ledger.verify_chain(conn, after=chain_window[0],
+                                             upto=min(chain_window[1], since["event_id"]))
+                chain = {"problems": window["problems"] + chain["problems"]}
         for problem in chain["problems"]:
             report.add(problem["kind"], **{k: v for k, v in problem.items() if k != "kind"})
     if "tasks" in existing:
@@ -163,6 +211,8 @@ def sweep(conn, *, full=False):
     for name in fts.INDEXES:
         if not fts.has(conn, name):
             continue
+        if "fts_drift" not in deep and _fts_unchanged(conn, fts.INDEXES[name], since):
+            continue
         found = fts.drift(conn, name)
         if not found["ok"]:
             report.add("fts_index_drift", index=name, method=found["method"], indexed=found["indexed"],
@@ -172,9 +222,31 @@ def sweep(conn, *, full=False):
     if lag is not None:
         checks.append("replication")
         notes["replication"] = lag
-    return {"ok": not report.by_kind, "home": conn.home, "problems": report.problems,
-            "problems_by_kind": dict(sorted(report.by_kind.items())), "notes": notes, "checks": checks,
-            "counts": counts}
+    result = {"ok": not report.by_kind, "home": conn.home, "problems": report.problems,
+              "problems_by_kind": dict(sorted(report.by_kind.items())), "notes": notes, "checks": checks,
+              "counts": counts}
+    if since is not None:
+        result["since"] = {"event_id": since["event_id"], "checkpoint": since.get("checkpoint"),
+                           "full": sorted(deep), "changed_only": [f for f in FAMILIES if f not in deep]}
+    elif reason:
+        result["since"] = {"event_id": None, "checkpoint": None, "full": list(FAMILIES), "changed_only": [],
+                           "reason": reason}
+    return result
+
+
+def _fts_unchanged(conn, spec, since):
+    """True when index ``spec`` needs no full drift check after ``since``: every content row
+    added after the watermark is indexed and the indexed/content balance is the watermark's
+    (a row dropped from or added to the index alone moves it)."""
+    gap = (since.get("fts") or {}).get(spec.name)
+    last = (since.get("rowids") or {}).get(spec.table)
+    if not isinstance(gap, int) or not isinstance(last, int) or checkpoint.fts_gap(conn, spec) != gap:
+        return False
+    nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
+    unindexed = conn.execute(
+        f"SELECT 1 FROM main.{spec.table} c WHERE c.rowid > ? AND ({nonempty}) AND NOT EXISTS"
+        f" (SELECT 1 FROM {spec.name}_docsize d WHERE d.id = c.{spec.rowid}) LIMIT 1", (last,)).fetchone()
+    return unindexed is None
 
 
 _INDEX_NAMED = re.compile(r"\bindex (\w+)")
@@ -259,13 +331,22 @@ def _foreign_keys(conn, report, existing):
             report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
 
 
-def _receipts(conn, report, notes):
+def _receipts(conn, report, notes, since=None):
+    """Every receipt row's file read and hashed; ``since`` (a watermark): only rows added
+    after it and files whose status changed after it (or that are gone) are read."""
     home = conn.home
     receipts_dir = db.receipts_dir(home)
     indexed = set()
-    for row in conn.execute("SELECT id, task_id, path, file_hash FROM receipts ORDER BY id"):
+    last, changed = None, None
+    if since is not None and isinstance((since.get("rowids") or {}).get("receipts"), int) \
+            and isinstance(since.get("files_ns"), int):
+        last, cutoff = since["rowids"]["receipts"], since["files_ns"] - _SLACK_NS
+        changed = _changed_files(receipts_dir, cutoff)
+    for row in conn.execute("SELECT id, task_id, path, file_hash, rowid FROM receipts ORDER BY id"):
         indexed.add(row[0])
         stored = row[2] or ""
+        if last is not None and row[4] <= last and _unchanged(stored, receipts_dir, changed):
+            continue
         path = stored if os.path.isabs(stored) else os.path.join(home, stored)
         real = os.path.realpath(path)
         if not (real == os.path.realpath(receipts_dir) or real.startswith(os.path.realpath(receipts_dir) + os.sep)):
@@ -286,6 +367,33 @@ def _receipts(conn, report, notes):
         notes["receipt_files_hint"] = "run receipts-sweep to adopt or quarantine them"
 
 
+def _changed_files(directory, cutoff):
+    """``{name: changed after cutoff}`` for the entries of the receipts directory (no link is
+    followed: a symlink planted as a receipt counts as changed)."""
+    found = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    found[entry.name] = True
+                    continue
+                found[entry.name] = max(st.st_mtime_ns, st.st_ctime_ns) >= cutoff or not entry.is_file(
+                    follow_symlinks=False)
+    except OSError:
+        pass
+    return found
+
+
+def _unchanged(stored, directory, changed):
+    """True when the receipt file ``stored`` is a plain entry of ``directory`` untouched since
+    the watermark (missing, moved or elsewhere: it is checked)."""
+    if os.path.isabs(stored) or os.path.dirname(stored) != os.path.basename(directory):
+        return False
+    return changed.get(os.path.basename(stored)) is False
+
+
 def orphan_files(home, indexed):
     """``(receipt ids of files no row indexes, leftover temp file names)`` under receipts/."""
     try:
@@ -301,11 +409,11 @@ def _leases(conn, report, now):
     terminal = ", ".join(f"'{s}'" for s in _TERMINAL)
     for row in conn.execute(
             "SELECT id, status, lease_owner, lease_expires_at FROM tasks WHERE lease_owner <> ''"
-            f" AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND status NOT IN ({terminal}) ORDER BY id",
+            f" AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND status NOT IN ({terminal}) ORDER BY +id",
             (now,)):
         report.add("stale_lease", task_id=row[0], status=row[1], lease_owner=row[2], lease_expires_at=row[3])
     for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND status IN"
-                            f" ({terminal}) ORDER BY id"):
+                            f" ({terminal}) ORDER BY +id"):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
 
 

@@ -102,82 +102,50 @@ def append_refusal(conn, entity_type, entity_id, action, payload=None):
     conn._pending_refusals.append((entity_type, entity_id, action, payload))
 
 
-def verify_chain(conn):
+PARALLEL_MIN_EVENTS = 200000  # below this a single scan is faster than starting workers
+PARALLEL_MAX_WORKERS = 4
+
+
+def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
     """Recompute the chain; return ``{"ok", "events", "problems"}``.
 
     A ``hash_mismatch`` means a row's fields no longer hash to its stored hash (the row was
     edited); a ``broken_link`` means its prev_hash is not the previous row's hash (a row was
     removed, inserted or re-linked).  Problems are ordered by event id.
 
+    ``after`` and ``anchor``: verify only the events after event ``after``, the first of them
+    linking to ``anchor`` (the pinned hash of a sealed checkpoint, proven by the caller);
+    ``events`` then counts the events checked.  ``upto``: only the events up to that id, a
+    window whose first event links to the stored hash of the event before it (no
+    ``anchor``): the problems inside the window are those the full scan names there.
+
     Speed matters (the ledger grows without bound and doctor runs this on every sweep), so
     the check is one table scan that calls a SQL function per row: SQLite hands it the
     stored fields directly, without a Python row tuple or cursor step per event.  The
     function recomputes the hash (the preimage is exactly :func:`preimage`'s) and
     follows the links as the rowid-ordered scan passes; should rows ever arrive out of
-    order, the links are re-derived by an indexed query instead.
+    order, the links are re-derived by an indexed query instead.  A large ledger is split
+    into id ranges scanned by forked workers at once (``workers``: at most this many
+    processes, default the CPU count); they only answer "clean or not", and any range that
+    is not clean makes the single exact scan below produce the report, so the problems are
+    always the ones that scan names.
     """
-    state = {"prev": GENESIS_HASH, "prev_id": None, "last_id": 0, "ordered": True}
-    broken, mismatched, undecodable = [], [], []
-
-    def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
-        if event_id <= state["last_id"]:
-            state["ordered"] = False
-        state["last_id"] = event_id
-        if prev_hash != state["prev"]:
-            broken.append((event_id, state["prev_id"]))
-        state["prev"], state["prev_id"] = stored, event_id
-        try:
-            text = preimage(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at)
-            intact = sha(text.encode("utf-8")).hexdigest() == stored
-        except Exception:  # a non-text value was written into the row: it cannot be the original
-            intact = False
-        if not intact:
-            mismatched.append(event_id)
-        return 0
-
-    def check_bytes(event_id, *fields):
-        # the fallback scan: text arrives as bytes so a row with invalid UTF-8 is named, not fatal
-        decoded, bad = [], []
-        for name, value in zip(_TEXT_FIELDS, fields):
-            if isinstance(value, bytes):
-                try:
-                    value = value.decode("utf-8")
-                except UnicodeDecodeError:
-                    bad.append(name)
-                    value = None
-            decoded.append(value)
-        if bad:
-            undecodable.append((event_id, bad))
-            if event_id <= state["last_id"]:
-                state["ordered"] = False
-            state["last_id"] = event_id
-            if "prev_hash" not in bad and decoded[0] != state["prev"]:
-                broken.append((event_id, state["prev_id"]))
-            state["prev"], state["prev_id"] = decoded[-1], event_id
-            return 0
-        return check(event_id, *decoded)
-
-    conn.create_function("mindos_event_check", 8, check)
-    conn.create_function("mindos_event_check_bytes", 8, check_bytes)
+    after = int(after or 0)
     own_snapshot = not conn.in_transaction
     if own_snapshot:
         conn.execute("BEGIN")  # one read snapshot for the scan and any follow-up query
     try:
-        sha = canonical.sha256()
-        try:
-            count = conn.execute(
-                "SELECT count(*) FROM audit_events WHERE mindos_event_check("
-                " id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0"
-            ).fetchone()[0]
-        except sqlite3.OperationalError:
-            # a value SQLite cannot hand over as text (invalid UTF-8): scan again with bytes
-            state.update(prev=GENESIS_HASH, prev_id=None, last_id=0, ordered=True)
-            del broken[:], mismatched[:], undecodable[:]
-            blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
-            count = conn.execute(
-                f"SELECT count(*) FROM audit_events WHERE mindos_event_check_bytes(id, {blobs}) = 0").fetchone()[0]
-        if not state["ordered"]:
-            broken = broken_links(conn)
+        if upto is not None:
+            before = fetch_rows(conn, "SELECT id, hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1",
+                                (after,))
+            previous = (before[0][0], before[0][1]) if before else (None, GENESIS_HASH)
+            count, broken, mismatched, undecodable = _scan(conn, after, upto, previous[1], previous[0])
+        else:
+            anchor = GENESIS_HASH if anchor is None else anchor
+            clean = _parallel_clean(conn, after, anchor, workers)
+            if clean is not None:
+                return {"ok": True, "events": clean, "problems": []}
+            count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
@@ -192,6 +160,153 @@ def verify_chain(conn):
                  for event_id, fields in undecodable]
     problems.sort(key=lambda problem: (problem["event_id"], problem["kind"] != "broken_link", problem["kind"]))
     return {"ok": not problems, "events": count, "problems": problems}
+
+
+def _scan(conn, after, upto, anchor, anchor_id=False):
+    """The exact scan of the events in ``(after, upto]`` (``upto`` None: to the end), the first
+    linking to ``anchor`` (the hash of event ``anchor_id``, default ``after``):
+    ``(events, broken, mismatched, undecodable)``."""
+    anchor_id = (after or None) if anchor_id is False else anchor_id
+    prev, prev_id, last_id, ordered = anchor, anchor_id, after, True
+    broken, mismatched, undecodable = [], [], []
+    sha, join = canonical.sha256(), "\x1f".join
+
+    def check(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
+        # the hot loop (once per event): locals only, the preimage of preimage() built inline
+        nonlocal prev, prev_id, last_id, ordered
+        if event_id <= last_id:
+            ordered = False
+        last_id = event_id
+        if prev_hash != prev:
+            broken.append((event_id, prev_id))
+        prev, prev_id = stored, event_id
+        try:
+            if sha(join((str(event_id), prev_hash, entity_type, entity_id, action, payload_json, created_at)
+                        ).encode("utf-8")).hexdigest() != stored:
+                mismatched.append(event_id)
+        except Exception:  # a non-text value was written into the row: it cannot be the original
+            mismatched.append(event_id)
+        return 0
+
+    def check_bytes(event_id, *fields):
+        # the fallback scan: text arrives as bytes so a row with invalid UTF-8 is named, not fatal
+        nonlocal prev, prev_id, last_id, ordered
+        decoded, bad = [], []
+        for name, value in zip(_TEXT_FIELDS, fields):
+            if isinstance(value, bytes):
+                try:
+                    value = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    bad.append(name)
+                    value = None
+            decoded.append(value)
+        if bad:
+            undecodable.append((event_id, bad))
+            if event_id <= last_id:
+                ordered = False
+            last_id = event_id
+            if "prev_hash" not in bad and decoded[0] != prev:
+                broken.append((event_id, prev_id))
+            prev, prev_id = decoded[-1], event_id
+            return 0
+        return check(event_id, *decoded)
+
+    conn.create_function("mindos_event_check", 8, check)
+    conn.create_function("mindos_event_check_bytes", 8, check_bytes)
+    where, params = "id > ?", [after]
+    if upto is not None:
+        where += " AND id <= ?"
+        params.append(upto)
+    try:
+        count = conn.execute(
+            "SELECT count(*) FROM audit_events WHERE mindos_event_check("
+            f" id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0 AND {where}",
+            params).fetchone()[0]
+    except sqlite3.OperationalError:
+        # a value SQLite cannot hand over as text (invalid UTF-8): scan again with bytes
+        prev, prev_id, last_id, ordered = anchor, anchor_id, after, True
+        del broken[:], mismatched[:], undecodable[:]
+        blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
+        count = conn.execute(
+            f"SELECT count(*) FROM audit_events WHERE mindos_event_check_bytes(id, {blobs}) = 0 AND {where}",
+            params).fetchone()[0]
+    if not ordered:
+        broken = [(event_id, previous) for event_id, previous in broken_links(conn)
+                  if event_id > after and (upto is None or event_id <= upto)]
+    return count, broken, mismatched, undecodable
+
+
+def _parallel_clean(conn, after, anchor, workers):
+    """The number of events in a clean chain after ``after``, checked by forked workers over
+    id ranges at once; None when the ledger is small, the platform or process cannot fork
+    safely, or any range is not clean (the caller then runs the exact scan)."""
+    import os  # lazy: only the chain check forks
+
+    if workers is None:
+        workers = min(os.cpu_count() or 1, PARALLEL_MAX_WORKERS)
+    path = getattr(conn, "path", None)
+    if workers < 2 or not hasattr(os, "fork") or not path:
+        return None
+    threading = __import__("sys").modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return None  # forking a threaded process (the MCP server) is unsafe
+    low, high, total = conn.execute("SELECT min(id), max(id), count(*) FROM audit_events WHERE id > ?",
+                                    (after,)).fetchone()
+    if total < PARALLEL_MIN_EVENTS:
+        return None
+    step = (high - low + workers) // workers
+    bounds = [(after if index == 0 else low - 1 + index * step, min(high, low - 1 + (index + 1) * step))
+              for index in range(workers)]
+    children = []
+    for lo, hi in bounds[1:]:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: its own read-only connection, one range, one answer, exit
+            answer = b"-1"
+            try:
+                os.close(read_end)
+                from urllib.parse import quote  # lazy: the worker opens its own read-only connection
+
+                flags = "mode=ro&immutable=1" if getattr(conn, "immutable", False) else "mode=ro"
+                mine = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?{flags}", uri=True, timeout=30,
+                                       isolation_level=None)
+                answer = str(_range_clean(mine, lo, hi)).encode()
+            except BaseException:
+                pass
+            finally:
+                try:
+                    os.write(write_end, answer)
+                finally:
+                    os._exit(0)
+        os.close(write_end)
+        children.append((pid, read_end))
+    try:
+        first = _range_clean(conn, bounds[0][0], bounds[0][1], anchor)
+    except sqlite3.Error:
+        first = -1
+    results = [first]
+    for pid, read_end in children:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        try:
+            results.append(int(data))
+        except ValueError:
+            results.append(-1)
+    if any(result < 0 for result in results) or sum(results) != total:
+        return None
+    return total
+
+
+def _range_clean(conn, after, upto, anchor=None):
+    """Events in ``(after, upto]`` when that range is clean (the first links to ``anchor``, or
+    to the stored hash of the event before it), else -1."""
+    if anchor is None:
+        row = conn.execute("SELECT hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1",
+                           (after,)).fetchone()
+        anchor = row[0] if row else GENESIS_HASH
+    count, broken, mismatched, undecodable = _scan(conn, after, upto, anchor)
+    return -1 if broken or mismatched or undecodable else count
 
 
 def broken_links(conn):

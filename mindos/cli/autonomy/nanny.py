@@ -25,5 +25,5 @@ COMMANDS = {
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
     "nanny": "{active_leases because decisions dry_run findings index_upkeep lock max_repairs repairs"
-             " skipped_repairs state tick_at ?state_basis}",
+             " skipped_repairs state sweep tick_at ?state_basis}",
 }

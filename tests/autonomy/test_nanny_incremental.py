@@ -1,0 +1,174 @@
+"""Ticks proportional to change: the nanny keeps a watermark in its audited tick, checks what
+changed since the previous tick and rotates the whole-home checks one per tick, so every
+fault is found within PERIOD_TICKS ticks with the findings a full sweep gives."""
+
+import json
+import os
+import sqlite3
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "recovery"))
+
+from recovery_helpers import populate  # noqa: E402
+from test_doctor_since import FAULTS, _grow  # noqa: E402
+from mindos.autonomy import nanny, sense  # noqa: E402
+from mindos.core import clock  # noqa: E402
+from mindos.recovery import checkpoint, doctor  # noqa: E402
+from mindos.store import ledger  # noqa: E402
+
+
+def _tick(conn):
+    report = nanny.tick(conn, max_repairs=0)
+    clock.advance(60)
+    return report
+
+
+def _integrity_fault(home, conn):
+    """A NULL in a NOT NULL column, written while the column's constraint was edited away
+    (what quick_check reports as ``NULL value in term_df.df``)."""
+    path = os.path.join(str(home), "state.db")
+
+    def edit(step):
+        link = sqlite3.connect(path, isolation_level=None)
+        try:
+            step(link)
+        finally:
+            link.close()
+
+    original = sqlite3.connect(path).execute("SELECT sql FROM sqlite_master WHERE name = 'term_df'").fetchone()[0]
+
+    def schema(sql):
+        return lambda link: (link.execute("PRAGMA writable_schema=ON"),
+                             link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'term_df'", (sql,)))
+
+    edit(schema(original.replace("df   INTEGER NOT NULL", "df INTEGER")))
+    edit(lambda link: link.execute("INSERT INTO term_df(term, df) VALUES ('x', NULL)"))
+    edit(schema(original))
+
+
+NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault}
+
+
+def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
+    populate(conn)
+    first = _tick(conn)
+    assert first["sweep"] == {"mode": "full", "since_event_id": None, "full_checks": list(doctor.FAMILIES),
+                              "slice": "all", "period_ticks": nanny.PERIOD_TICKS, "chain_window": None,
+                              "chain_period_ticks": nanny.PERIOD_TICKS}
+    mark = sense.last_watermark(conn)
+    assert mark["slice"] == "all" and mark["event_id"] == ledger.height(conn) - 1
+    assert mark["anchor"] == conn.execute("SELECT hash FROM audit_events WHERE id = ?",
+                                          (mark["event_id"],)).fetchone()[0]
+    slices = []
+    for _ in range(nanny.PERIOD_TICKS + 1):
+        height = ledger.height(conn)
+        report = _tick(conn)
+        assert report["sweep"]["mode"] == "changed_since_last_tick"
+        assert report["sweep"]["since_event_id"] == height - 1
+        slices.append(report["sweep"]["slice"])
+    assert slices == [*doctor.FAMILIES, doctor.FAMILIES[0]]
+    assert nanny.PERIOD_TICKS == len(doctor.FAMILIES)
+
+
+def test_a_busy_tick_does_not_move_the_watermark(conn, home):
+    populate(conn)
+    _tick(conn)
+    mark = sense.last_watermark(conn)
+    with nanny.TickLock(str(home)):
+        busy = nanny.tick(conn, max_repairs=0)
+    assert busy["lock"] == "busy"
+    assert sense.last_watermark(conn) == mark
+
+
+@pytest.mark.parametrize("fault", sorted(NANNY_FAULTS))
+def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_finds_it(conn, home, fault):
+    populate(conn)
+    checkpoint.create(conn)
+    _tick(conn)
+    _grow(conn)
+    NANNY_FAULTS[fault](home, conn)
+    resolved = set()
+    for _ in range(nanny.PERIOD_TICKS):
+        resolved |= set(_tick(conn)["findings"]["resolved"])
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    full = {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert remembered == full
+    assert not (resolved & full)  # once found, a standing fault is carried, never dropped and found again
+    if fault != "none":
+        assert full, fault
+
+
+def test_a_tick_sweeps_the_checkpoints_once(conn, home, monkeypatch):
+    populate(conn)
+    checkpoint.create(conn)
+    calls = []
+    real = checkpoint.files
+    monkeypatch.setattr(checkpoint, "files", lambda home: calls.append(home) or real(home))
+    report = _tick(conn)
+    assert report["checkpoint_pin"]["pinned"] is True
+    assert len(calls) == 1
+
+
+def test_a_pin_is_still_refused_when_the_ticks_sweep_found_a_checkpoint_problem(conn, home):
+    populate(conn)
+    made = checkpoint.create(conn)
+    conn.execute("DELETE FROM audit_events WHERE id = ?", (made["last_event_id"],))
+    report = nanny.tick(conn, max_repairs=0)
+    assert report["checkpoint_pin"]["pinned"] is False
+    assert {p["kind"] for p in report["checkpoint_pin"]["problems"]} >= {"chain_truncated"}
+
+
+def test_sense_since_last_tick(conn, home, cli):
+    populate(conn)
+    rc, out, err = cli("ops", "sense", "--since-last-tick")
+    assert (rc, err) == (0, "")
+    assert json.loads(out)["sweep"] == {"mode": "full", "since_event_id": None}
+    _tick(conn)
+    mark = sense.last_watermark(conn)
+    rc, out, err = cli("ops", "sense", "--since-last-tick")
+    assert (rc, err) == (0, "")
+    report = json.loads(out)
+    assert report["sweep"] == {"mode": "changed_since_tick", "since_event_id": mark["event_id"]}
+    assert report["digest"] == sense.sense(conn)["digest"]
+
+
+def test_the_chain_slice_walks_the_ledger_in_windows_and_finds_an_old_tampered_event(conn, home, monkeypatch):
+    monkeypatch.setattr(nanny, "CHAIN_WINDOW", 5)
+    populate(conn)
+    _grow(conn, count=6)
+    _tick(conn)
+    height = sense.last_watermark(conn)["event_id"]
+    target = 3  # long before the watermark: only the chain slice can see it
+    r = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    r.execute("UPDATE audit_events SET action = 'forged' WHERE id = ?", (target,))
+    r.close()
+    windows, found_at, resolved = [], None, set()
+    for index in range(nanny.PERIOD_TICKS * (-(-height // 5) + 1)):
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        if report["sweep"]["chain_window"]:
+            windows.append(tuple(report["sweep"]["chain_window"]))
+        if found_at is None and any(item["kind"] == "hash_mismatch" for item in report["findings"]["new"]):
+            found_at = index
+    assert windows[0] == (0, 5) and windows[1] == (5, 10)
+    assert all(b - a <= 5 for a, b in windows)
+    assert found_at is not None and found_at < report["sweep"]["chain_period_ticks"]
+    full = {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")} == full
+    assert not (resolved & full)
+
+
+def test_a_window_names_what_the_full_scan_names_inside_it(conn, home):
+    populate(conn)
+    _grow(conn, count=6)
+    r = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    r.execute("DELETE FROM audit_events WHERE id = 9")
+    r.execute("UPDATE audit_events SET payload_json = '{}' WHERE id = 12")
+    r.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 16", ("c" * 64,))
+    r.close()
+    full = ledger.verify_chain(conn)["problems"]
+    for after, upto in ((0, 9), (9, 12), (8, 16), (10, 20), (15, 16)):
+        window = ledger.verify_chain(conn, after=after, upto=upto)["problems"]
+        assert window == [p for p in full if after < p["event_id"] <= upto], (after, upto)

@@ -1,0 +1,79 @@
+"""The chain check's fast paths: ranges verified by forked workers, and verification from a
+pinned event (a checkpoint).  Both must name exactly what the single full scan names."""
+
+import pytest
+
+from mindos.core import clock
+from mindos.store import ledger
+from mindos.work import tasks
+
+
+def _seed(conn, count=24):
+    for n in range(1, count + 1):
+        tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n}")
+        clock.advance(minutes=1)
+
+
+def _rehash(conn, event_id, payload):
+    row = conn.execute("SELECT * FROM audit_events WHERE id = ?", (event_id,)).fetchone()
+    digest = ledger.event_hash(event_id, row["prev_hash"], row["entity_type"], row["entity_id"], row["action"],
+                               payload, row["created_at"])
+    conn.execute("UPDATE audit_events SET payload_json = ?, hash = ? WHERE id = ?", (payload, digest, event_id))
+
+
+TAMPERS = {
+    "clean": lambda conn: None,
+    "payload_edited": lambda conn: conn.execute("UPDATE audit_events SET payload_json = '{}' WHERE id = 9"),
+    "first_of_a_range_edited": lambda conn: conn.execute("UPDATE audit_events SET action = 'x' WHERE id = 13"),
+    "last_row_edited": lambda conn: conn.execute("UPDATE audit_events SET entity_id = 'zz' WHERE id = 24"),
+    "row_deleted_at_a_boundary": lambda conn: conn.execute("DELETE FROM audit_events WHERE id = 12"),
+    "rehashed_in_place_at_a_boundary": lambda conn: _rehash(conn, 12, '{"forged":true}'),
+    "relinked": lambda conn: conn.execute("UPDATE audit_events SET prev_hash = ? WHERE id = 17", ("a" * 64,)),
+    "integer_written": lambda conn: conn.execute("UPDATE audit_events SET entity_id = 5 WHERE id = 18"),
+    "invalid_utf8": lambda conn: conn.execute(
+        "UPDATE audit_events SET payload_json = CAST(x'7bff7d' AS TEXT) WHERE id = 20"),
+    "invalid_utf8_hash_before_a_boundary": lambda conn: conn.execute(
+        "UPDATE audit_events SET hash = CAST(x'ff' AS TEXT) WHERE id = 12"),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+@pytest.mark.parametrize("workers", [2, 3])
+def test_forked_ranges_name_exactly_what_the_single_scan_names(conn, monkeypatch, tamper, workers):
+    _seed(conn)
+    TAMPERS[tamper](conn)
+    single = ledger.verify_chain(conn, workers=1)
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+    calls = []
+    real = ledger._range_clean
+    monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: calls.append(a[1:3]) or real(*a, **k))
+    assert ledger.verify_chain(conn, workers=workers) == single
+    assert calls  # the parent's own range went through the fast path
+    assert single["ok"] is (tamper == "clean")
+
+
+def test_a_range_worker_that_cannot_answer_falls_back_to_the_exact_scan(conn, monkeypatch):
+    _seed(conn)
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+    monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: -1)
+    assert ledger.verify_chain(conn, workers=2) == {"ok": True, "events": 24, "problems": []}
+
+
+@pytest.mark.parametrize("tamper", ["clean", "payload_edited", "relinked", "row_deleted_at_a_boundary",
+                                    "invalid_utf8", "integer_written", "last_row_edited"])
+def test_verifying_after_a_pinned_event_names_what_the_full_scan_names_after_it(conn, tamper):
+    _seed(conn)
+    pinned = 8
+    anchor = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (pinned,)).fetchone()[0]
+    TAMPERS[tamper](conn)
+    full = ledger.verify_chain(conn)
+    since = ledger.verify_chain(conn, after=pinned, anchor=anchor)
+    assert since["problems"] == [p for p in full["problems"] if p["event_id"] > pinned]
+    assert since["events"] == conn.execute("SELECT count(*) FROM audit_events WHERE id > ?", (pinned,)).fetchone()[0]
+
+
+def test_a_wrong_anchor_breaks_the_first_link_after_it(conn):
+    _seed(conn, 5)
+    report = ledger.verify_chain(conn, after=2, anchor="b" * 64)
+    assert report["problems"] == [{"event_id": 3, "kind": "broken_link", "previous_event_id": 2}]
+    assert report["events"] == 3
