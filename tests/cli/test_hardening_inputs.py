@@ -190,11 +190,15 @@ def test_a_wake_reaches_the_agent_inert(tmp_path):
     import sys
 
     from mindos.comms import delivery
+    from mindos.core.text import inert
 
+    # compose.wake makes the body inert (tests/comms/test_comms_fixes.py drives it through a
+    # tick); delivery hands the agent exactly what was composed
+    wake = inert("hi \x1b]0;pwned\x07\n\u202eevil", multiline=True)
+    assert "\x1b" not in wake and "\u202e" not in wake and "\\x1b]0;pwned\\x07" in wake
     script = "import sys; print(repr(sys.stdin.read()))"
-    result = delivery.run([sys.executable, "-c", script], "hi \x1b]0;pwned\x07\n\u202eevil")
-    assert result["outcome"] == "replied" and "\\\\x1b]0;pwned\\\\x07" in result["text"]
-    assert "\\\\u202eevil" in result["text"] and "\\n" in result["text"]
+    result = delivery.run([sys.executable, "-c", script], wake)
+    assert result["outcome"] == "replied" and result["text"].strip() == repr(wake)
 
 
 def test_a_transcript_timestamp_in_other_script_digits_is_not_a_timestamp():
