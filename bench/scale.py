@@ -10,10 +10,11 @@ interpreter:
     search --rank, prime, and an idle ``mood_poller.py tick``.  Each gets an instruction count
     (valgrind callgrind, bytecode caches warm) divided by the floor's, and a wall-time ratio
     from interleaved runs (floor, call, floor, call, ...).
-  * **Ticks**: the nanny's first tick on the home, the next one with nothing new, one after
-    1,000 new events (instructions and wall), then full ``doctor`` and, where the installed
-    version has it, ``doctor --since-checkpoint`` after 10k new events (wall).
-  * **Verification**: in-process ``verify_chain`` throughput (events/s).
+  * **Ticks**: the nanny's first tick on the home, one period of ticks with nothing new (the
+    rotating whole-home checks each take a turn), one after 1,000 new events: instructions
+    up to ``--tick-callgrind-max`` tasks, wall and CPU time above it; then full ``doctor``
+    and ``doctor --since-checkpoint`` after 10k new events (wall, peak memory).
+  * **Verification**: ``autopilot.py verify-chain`` throughput (events/s, wall).
   * **Backups**: ``snapshot`` and ``snapshot-restore`` into a fresh home, wall time and peak
     resident memory of the process (its own ru_maxrss, read by a small wrapper process).
 
@@ -45,6 +46,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -171,17 +173,28 @@ class Runner:
             raise RuntimeError(f"{os.path.basename(door or 'floor')} {' '.join(args)} exited {proc.returncode}: {tail}")
         return ms, proc
 
-    def instructions(self, door, args, ok=(0,)):
-        """Instructions of one run under callgrind (None without valgrind)."""
+    def instructions(self, door, args, ok=(0,), output=False):
+        """Instructions of one run under callgrind (None without valgrind); with ``output``,
+        ``(instructions, stdout)``."""
         if not self.callgrind:
-            return None
+            return (None, "") if output else None
         proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                                *self.argv(door, args)], env=self.env, capture_output=True, text=True)
         if proc.returncode not in ok:
             tail = (proc.stderr.strip().splitlines() or [""])[-1]
             raise RuntimeError(f"callgrind {' '.join(args)} exited {proc.returncode}: {tail}")
         found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
-        return int(found.group(1)) if found else None
+        count = int(found.group(1)) if found else None
+        return (count, proc.stdout) if output else count
+
+    def cpu(self, door, args, ok=(0,)):
+        """``(wall ms, CPU ms, stdout)`` of one run; the CPU time is the child's own (user +
+        system, from the rusage of reaped children)."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ms, proc = self.run(door, args, ok=ok)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
+        return ms, cpu, proc.stdout
 
     def peak(self, door, args, ok=(0,)):
         """``(wall seconds, peak resident MB)`` of one run."""
@@ -281,30 +294,39 @@ def _more_events(home, count, seed):
         conn.close()
 
 
-def measure_ticks(runner, floor_instr, workdir, log):
+def measure_ticks(runner, floor_instr, workdir, log, callgrind_ticks):
+    """The nanny's ticks (the first, one period of idle ones, one after 1,000 new events),
+    the doctor both ways, verification and backups.  A tick is measured either by its
+    instructions (``callgrind_ticks``) or by its wall and CPU time, the CPU time also as a
+    ratio to the floor's (what machine load inflates least); never both, since each tick
+    leaves the home in the next tick's state."""
     home = runner.home
     ticks = {}
+    floor_cpu = statistics.median(runner.cpu(None, [])[1] for _ in range(5))
 
-    def tick(label, door, args, ok=(0, 1), count=True):
-        entry = {}
-        if count and runner.callgrind:
-            instr = runner.instructions(door, args, ok=ok)
-            entry.update(instructions=instr, ratio=round(instr / floor_instr, 2) if instr and floor_instr else None)
+    def tick(label, counted):
+        if counted and callgrind_ticks and runner.callgrind:
+            instr, out = runner.instructions(OPS, ["nanny"], ok=(0, 1), output=True)
+            entry = {"instructions": instr, "ratio": round(instr / floor_instr, 2) if instr and floor_instr else None}
         else:
-            ms, _ = runner.run(door, args, ok=ok)
-            entry["wall_s"] = round(ms / 1000, 2)
+            wall, cpu, out = runner.cpu(OPS, ["nanny"], ok=(0, 1))
+            entry = {"wall_s": round(wall / 1000, 2), "cpu_ratio": round(cpu / floor_cpu, 2)}
+        try:
+            sweep = json.loads(out).get("sweep") or {}
+        except ValueError:
+            sweep = {}
+        if sweep:
+            entry["sweep"] = {key: sweep.get(key) for key in ("mode", "slice", "period_ticks") if key in sweep}
         ticks[label] = entry
         log(f"    {label}: {entry}")
+        return sweep
 
-    tick("nanny (first tick)", OPS, ["nanny"])
-    tick("nanny (idle, nothing new)", OPS, ["nanny"])
-    ms, _ = runner.run(OPS, ["nanny"], ok=(0, 1))
-    ticks["nanny (idle, nothing new)"]["wall_s"] = round(ms / 1000, 2)
+    first = tick("nanny (first tick)", False)
+    period = max(1, min(int(first.get("period_ticks") or 1), 8))
+    for n in range(period):
+        tick(f"nanny (idle, nothing new) {n + 1}/{period}", True)
     _more_events(home, 1000, seed=1)
-    tick("nanny (after 1,000 events)", OPS, ["nanny"])
-    _more_events(home, 1000, seed=2)
-    ms, _ = runner.run(OPS, ["nanny"], ok=(0, 1))
-    ticks["nanny (after 1,000 events)"]["wall_s"] = round(ms / 1000, 2)
+    tick("nanny (after 1,000 events)", True)
 
     seconds, rss = runner.peak(OPS, ["doctor"], ok=(0, 1))
     ticks["doctor"] = {"wall_s": seconds, "peak_mb": rss}
@@ -318,16 +340,11 @@ def measure_ticks(runner, floor_instr, workdir, log):
         ticks["doctor --since-checkpoint (10k new events)"] = {"skipped": "this version has no --since-checkpoint"}
     log(f"    since-checkpoint: {ticks['doctor --since-checkpoint (10k new events)']}")
 
-    conn = db.connect(home)
-    try:
-        started = time.perf_counter()
-        report = ledger.verify_chain(conn)
-        seconds = time.perf_counter() - started
-    finally:
-        conn.close()
-    ticks["verify-chain (in-process)"] = {"events": report["events"], "ok": report["ok"],
-                                          "events_per_s": int(report["events"] / seconds) if seconds else None}
-    log(f"    verify: {ticks['verify-chain (in-process)']}")
+    ms, proc = runner.run(AUTOPILOT, ["verify-chain"], ok=(0, 1))
+    report = json.loads(proc.stdout)
+    ticks["verify-chain"] = {"events": report["events"], "ok": report["ok"], "wall_s": round(ms / 1000, 2),
+                             "events_per_s": int(report["events"] / (ms / 1000)) if ms else None}
+    log(f"    verify: {ticks['verify-chain']}")
 
     out = os.path.join(workdir, "scale-snapshot")
     shutil.rmtree(out, ignore_errors=True)
@@ -385,6 +402,8 @@ def markdown(result):
                 parts.append(f"{value['wall_ms']:.0f} ms")
             if "wall_s" in value:
                 parts.append(f"{value['wall_s']} s")
+            if "cpu_ratio" in value:
+                parts.append(f"CPU {value['cpu_ratio']}× floor")
             if "peak_mb" in value:
                 parts.append(f"{value['peak_mb']:.0f} MB")
             if "events_per_s" in value:
@@ -415,6 +434,9 @@ def run(argv=None):
     parser.add_argument("--calls", nargs="*", help="only these agent-call labels")
     parser.add_argument("--no-ticks", action="store_true", help="skip ticks, doctor and backups")
     parser.add_argument("--no-callgrind", action="store_true", help="wall times only")
+    parser.add_argument("--tick-callgrind-max", type=int, default=100000,
+                        help="count the nanny ticks' instructions up to this home size (default 100000);"
+                             " larger homes report their wall and CPU time")
     parser.add_argument("--build-only", action="store_true", help="build (and keep) the homes, measure nothing")
     parser.add_argument("--markdown", action="store_true", help="also print the README table")
     bench.add_interpreter_flag(parser)
@@ -439,7 +461,8 @@ def run(argv=None):
             runner = Runner(python, work, callgrind=not args.no_callgrind)
             log(f"measuring {n:,} tasks")
             floor_instr, calls = measure_calls(runner, described, args.reps, args.calls, log)
-            ticks = {} if args.no_ticks else measure_ticks(runner, floor_instr, workdir, log)
+            ticks = {} if args.no_ticks else measure_ticks(runner, floor_instr, workdir, log,
+                                                           callgrind_ticks=n <= args.tick_callgrind_max)
             result["sizes"].append({"tasks": n, "home": described["counts"], "db_bytes": described["bytes"],
                                     "build_seconds": described["seconds"], "floor_instructions": floor_instr,
                                     "calls": calls, "ticks": ticks})
