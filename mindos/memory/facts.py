@@ -22,6 +22,7 @@ from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
 from mindos.memory import fact_valid
 from mindos.store import db, fts, ledger
+from mindos.work import rows
 
 MAX_VALID_HOURS = 87600  # ten years
 MAX_REASON = 1000
@@ -85,8 +86,8 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
     with db.write(conn):
         now = clock.now_iso()
         guard.guard_record(conn, "fact", subject, {}, {"source": source})
-        if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-            raise NotFound(f"unknown task {validate.shown(task_id)} (--task)")
+        if task_id is not None:
+            rows.require_task(conn, task_id)
         existing = conn.execute(
             f"SELECT {COLUMNS_SQL} FROM facts f WHERE subject = ? AND predicate = ? AND object = ?"
             f" AND {fact_valid('f')} ORDER BY id LIMIT 1", (subject, predicate, obj, now)).fetchone()

@@ -34,6 +34,7 @@ from mindos.core import clock, validate
 from mindos.store import db, fts, ledger
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.core.canonical import canonical_json, sha256_hex
+from mindos.work import rows
 
 LIST_FIELDS = ("evidence", "constraints", "decisions", "files", "next_actions", "risks")
 LIST_FLAGS = {
@@ -98,10 +99,7 @@ def live(conn, task_id):
 
 def _require_task(conn, task_id, flag="task id"):
     task_id = validate.identifier(task_id, flag)
-    row = conn.execute("SELECT id, project, title, status FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
-    return row
+    return rows.require_task(conn, task_id, "id, project, title, status")
 
 
 def _handoff_id(value):

@@ -34,6 +34,7 @@ from mindos.store import db, fts, ledger
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import note_live, rerank as hybrid
+from mindos.work import rows
 
 KINDS = ("fact", "decision", "observation", "evidence", "constraint")
 DEFAULT_KIND = "fact"
@@ -94,8 +95,7 @@ def _expires_at(ttl_hours, now):
 
 def _require_task(conn, task_id):
     task_id = validate.identifier(task_id, "task id")
-    if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
+    rows.require_task(conn, task_id)
     return task_id
 
 

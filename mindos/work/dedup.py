@@ -22,7 +22,8 @@ import math
 
 from mindos.core import text, validate
 from mindos.store import fts, sql
-from mindos.errors import InvalidInput, NotFound
+from mindos.errors import InvalidInput
+from mindos.work import rows
 
 # create's hook is on the hot path: it scans at most this many candidates (most relevant
 # first) and reports at most this many matches.
@@ -157,9 +158,7 @@ def similar(conn, task_id, *, threshold_value=None):
     """
     limit = threshold(threshold_value)
     task_id = validate.identifier(task_id, "task id")
-    row = conn.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
+    row = rows.require_task(conn, task_id, "id, project, title, description")
     matches = find_similar(conn, row["project"], row["title"], row["description"], limit=limit,
                            exclude_id=task_id)
     return {"task_id": task_id, "project": row["project"], "title": row["title"], "threshold": limit,

@@ -30,12 +30,24 @@ def lease_is_live(task, now=None):
     return bool(task.get("lease_owner")) and bool(task.get("lease_expires_at")) and task["lease_expires_at"] > now
 
 
+def unknown_task(task_id):
+    """The one refusal for a task id that names no task (NotFound, ``not_found``)."""
+    return NotFound(f"unknown task {validate.shown(task_id)}")
+
+
+def require_task(conn, task_id, columns="1"):
+    """The tasks row (``columns`` of it) for ``task_id``; raise :func:`unknown_task` when
+    there is none.  Every "does this task exist" check goes through here, so the query and
+    its message are written once."""
+    row = conn.execute(f"SELECT {columns} FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise unknown_task(task_id)
+    return row
+
+
 def get(conn, task_id):
     """Return the task dict for ``task_id`` or raise NotFound."""
-    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task '{task_id}'")
-    return row_to_task(row)
+    return row_to_task(require_task(conn, task_id, "*"))
 
 
 LIST_ORDER = "t.priority, t.updated_at DESC, t.id"

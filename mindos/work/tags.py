@@ -13,6 +13,7 @@ import json
 from mindos.core import clock, validate
 from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, InvalidInput, NotFound
+from mindos.work import rows
 
 _ATTEMPTS = 5
 
@@ -23,9 +24,7 @@ def _swap(conn, task_id, change):
     ``new_tags`` of None means nothing changes (no write, no event).
     """
     for _ in range(_ATTEMPTS):
-        row = conn.execute("SELECT tags FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        row = rows.require_task(conn, task_id, "tags")
         current_text = row[0]
         new_tags, report = change(json.loads(current_text))
         if new_tags is None:
