@@ -60,7 +60,7 @@ MATCH_CAP = 150
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
 # never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
-_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
+_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {match}"
             " ORDER BY rowid DESC LIMIT {cap})")
 
 
@@ -114,7 +114,8 @@ def _matches(state, index):
     twin) the rows where any of the task's words occurs in an indexed column."""
     if fts.has(state["conn"], index):
         expression = _expression(state, index)
-        return None if expression is None else (_MATCHES.format(index=index, cap=MATCH_CAP), [expression])
+        return None if expression is None else (_MATCHES.format(index=index, match=fts.match(index), cap=MATCH_CAP),
+                                                         [expression])
     spec = fts.index(index)
     condition, params = fts.like_any(spec.columns, [group.word for group in _groups(state)])
     if condition is None:

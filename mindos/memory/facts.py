@@ -209,7 +209,7 @@ def _ranked(conn, query, *, now, include_all, limit):
     where = "" if include_all else f" AND {live}"
     rows = conn.execute(
         f"SELECT {', '.join('f.' + c for c in COLUMNS)}, ({live}) AS is_live FROM facts_fts"
-        f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
+        f" JOIN facts f ON f.id = facts_fts.rowid WHERE {fts.match('facts_fts')}{where}"
         " ORDER BY bm25(facts_fts), f.id LIMIT ?",
         (now, expression, *([] if include_all else [now]), retrieval.CANDIDATES)).fetchall()
     idf = retrieval.idf_weights(conn, query_groups, [("facts_fts", "facts")])

@@ -34,6 +34,7 @@ Design decisions
 """
 
 from mindos.memory import retrieval
+from mindos.store import fts
 
 TOP_ANSWERS = 3
 PROBE_ROWS = 2
@@ -115,7 +116,7 @@ def _probe(conn, change, surfaces, params, make_hit):
         return []
 
     def any_of(words):
-        return "(" + " OR ".join('"' + word.replace('"', '""') + '"' for word in words) + ")"
+        return "(" + " OR ".join(fts.quote(word) for word in words) + ")"
 
     expression = f"{any_of(change.old_only)} AND {any_of(change.new_only)}"
     found = []
