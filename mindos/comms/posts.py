@@ -33,7 +33,7 @@ import re
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
-from mindos.memory import guard
+from mindos.store import guard
 from mindos.store import db, ledger
 
 VIA = ("ssh", "web", "terminal", "handoff", "agent")

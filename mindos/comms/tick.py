@@ -23,7 +23,7 @@ from mindos.comms import budget, compose, decide, delivery, dials, posts, screen
 from mindos.comms.words import Words
 from mindos.core import clock
 from mindos.errors import Conflict
-from mindos.memory import guard
+from mindos.store import guard
 from mindos.store import db, ledger, sql
 
 POST_WINDOW = 2000

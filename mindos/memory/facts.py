@@ -81,7 +81,7 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
     source = validate.agent(source, "--source")
     seconds = _valid_hours(valid_hours)
     task_id = validate.identifier(task, "--task") if task is not None else None
-    from mindos.memory import guard  # lazy: only writes pay for the guard
+    from mindos.store import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
         now = clock.now_iso()
@@ -120,7 +120,7 @@ def retract(conn, fid, *, reason):
     ``fact_retracted``.  A retracted or expired fact is refused.  Returns the fact (``live``)."""
     fid = fact_id(fid)
     reason = validate.line(reason, "--reason", required=True, max_len=MAX_REASON).strip()
-    from mindos.memory import guard  # lazy: only writes pay for the guard
+    from mindos.store import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
         now = clock.now_iso()

@@ -155,7 +155,7 @@ def record(conn, task_id, *, from_agent, to_agent="", status="", objective="", e
         raise InvalidInput("pass at most one of --redact and --allow-secret")
     with db.write(conn):
         task_id = _require_task(conn, task_id)["id"]
-        from mindos.memory import guard  # lazy: only writes pay for the detector
+        from mindos.store import guard  # lazy: only writes pay for the detector
 
         guarded, outcome = guard.guard_record(
             conn, "handoff", task_id,

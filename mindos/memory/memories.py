@@ -125,7 +125,7 @@ def retain(conn, text, *, kind=DEFAULT_KIND, project=None, tags=(), source=None,
     redacted or allowed content.  Audits ``memory_retained`` with the row, in one transaction.
     """
     text, kind, project, tags, source = _clean(text, kind, project, tags, source)
-    from mindos.memory import guard  # lazy: only writes pay for the guard
+    from mindos.store import guard  # lazy: only writes pay for the guard
 
     with db.write(conn):
         fields, outcome = guard.guard_record(conn, "memory", memory_id(project, text), {"text": text},

@@ -150,7 +150,7 @@ def add(conn, task_id, *, content, kind=DEFAULT_KIND, source=None, pinned=False,
 def _guard(conn, task_id, content, source, redact, allow_secret):
     """The secret guard over a note's content and its source (an agent name, refused outright
     when credential-shaped): returns ``(content to store, outcome)``."""
-    from mindos.memory import guard  # lazy: only writes pay for the detector
+    from mindos.store import guard  # lazy: only writes pay for the detector
 
     fields, outcome = guard.guard_record(conn, "note", task_id, {"content": content}, {"source": source},
                                            redact=redact, allow_secret=allow_secret)

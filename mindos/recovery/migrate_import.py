@@ -42,7 +42,7 @@ from mindos.core import canonical, clock, secrets
 from mindos.core import files as file_safety
 from mindos.core.atomic import atomic_write
 from mindos.errors import IntegrityError, InvalidInput, MindosError, NotFound, Refused
-from mindos.memory import guard as secret_guard
+from mindos.store import guard as secret_guard
 from mindos.recovery import artifacts, migrate_inventory, migrate_steps, rowcheck
 from mindos.store import db, ledger
 from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES

@@ -50,7 +50,7 @@ import os
 from mindos.core import canonical, clock, seal
 from mindos.core.atomic import StagedTree
 from mindos.errors import IntegrityError, InvalidInput, Refused
-from mindos.memory import guard as secret_guard
+from mindos.store import guard as secret_guard
 from mindos.memory import memories
 from mindos.recovery import artifacts, brain_import, migrate_inventory
 from mindos.store import db, ledger

@@ -90,7 +90,7 @@ def _redact_doc(doc):
 
 def _guard(conn, task_id, doc, redact, allow_secret):
     """Apply the secret guard to a whole document (inside ``db.write``); return the outcome."""
-    from mindos.memory import guard  # lazy: only transfers with text pay for the detector
+    from mindos.store import guard  # lazy: only transfers with text pay for the detector
 
     kinds = sorted({kind for text in _strings(doc) for kind in secrets.scan(text)})
     if not kinds:

@@ -10,7 +10,8 @@ from conftest import script
 from mindos.store import db
 from mindos.work import rows, tasks
 from mindos.errors import InvalidInput, Refused
-from mindos.memory import guard
+from mindos.memory import guard as sweeper
+from mindos.store import guard
 from secret_corpus import secret_texts
 
 AWS = "AKIAQ3EGRT7XMPL2WQ9Z"
@@ -321,7 +322,7 @@ def test_secret_scan_sweeps_agent_name_columns(cli, conn, task):
         ("notes", legacy["id"], ["aws_access_key"], ["source"]),
         ("handoffs", handoff, ["github_token"], ["acked_by", "from_agent"]),
     ]
-    assert guard.sweep(conn)["by_kind"] == {"aws_access_key": 1, "github_token": 1}
+    assert sweeper.sweep(conn)["by_kind"] == {"aws_access_key": 1, "github_token": 1}
 
 
 def test_secret_scan_is_read_only_and_clean_exit_zero(cli, conn, task):
