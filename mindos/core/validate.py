@@ -244,3 +244,10 @@ def positive_int(value, flag, *, minimum=1, maximum=10**9):
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise InvalidInput(f"invalid {flag}: expected an integer from {minimum} to {maximum}, got {shown(value, 40)}")
     return value
+
+
+def seconds(value, flag="--seconds", *, maximum=600):
+    """A time bound: a number (never a bool) above 0 and at most ``maximum``, as a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= maximum:
+        raise InvalidInput(f"invalid {flag}: expected a number above 0 and at most {maximum:g}, got {shown(value, 40)}")
+    return float(value)

@@ -143,11 +143,11 @@ def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
     ``stop_gate_blocked`` (deferred to the next write when the lock is held past
     ``seconds``).
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 600:
-        raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most 600, got {validate.shown(seconds, 40)}")
+    seconds = validate.seconds(seconds)
     if payload.get("stop_hook_active") is True:
         return {}
-    from mindos.context import prime  # lazy: the bounded audit write
+    from mindos.context import prime  # lazy: the title's one-line form
+    from mindos.store import db, deferred  # lazy: the bounded audit write
     from mindos.work import leases  # lazy: as above
 
     who, _ = session_agent(payload, harness, agent)
@@ -158,8 +158,8 @@ def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
         reason = (f"MindOS: you still hold the lease on {task_id} ({prime._one_line(lease['title'], 80)}) with no"
                   f" handoff or receipt since you claimed it; record a handoff (MCP tool handoff, or: handoff"
                   f" {task_id} --from-agent {who} --objective ...) or release the lease before you stop.")
-        prime.audit_bounded(conn, [("task", task_id, "stop_gate_blocked", {
+        deferred.audit_bounded(conn, [("task", task_id, "stop_gate_blocked", {
             "agent": who, "lease_epoch": lease["lease_epoch"], "session_id": str(payload.get("session_id") or "")[:128]})],
-            seconds)
+            seconds, write=db.write)
         return {"decision": "block", "reason": reason}
     return {}
