@@ -169,27 +169,24 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
         if receipt_ids:
             extra["receipts"] = cited
         payload.update(extra)
-        if not no_retry and count <= max_retries and cause == "defect":
-            leases.guarded_update(conn, task, [
-                "status = 'queued'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
-                "recover_after = NULL", "updated_at = ?"], [count, now], now)
-            correction, created = _correction(conn, task, reason, cited)
-            payload.update({"correction_task": correction, "correction_created": created})
-            ledger.append_event(conn, "task", task["id"], "task_failed", payload)
-            result = _get(conn, task["id"])
-            result.update({"retry_scheduled": True, "backoff_seconds": 0, "correction_task": correction,
-                           "correction_created": created, **extra})
-            return result
         if not no_retry and count <= max_retries:
-            seconds = sweeps.backoff_seconds(count, backoff_base, backoff_cap)
-            after = sweeps.recover_after(now, seconds)
+            # requeued: a defect waits for its correction task, anything else for a cooldown
+            defect = cause == "defect"
+            seconds = 0 if defect else sweeps.backoff_seconds(count, backoff_base, backoff_cap)
+            after = None if defect else sweeps.recover_after(now, seconds)
             leases.guarded_update(conn, task, [
                 "status = 'queued'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
                 "recover_after = ?", "updated_at = ?"], [count, after, now], now)
-            payload.update({"recover_after": after, "backoff_seconds": seconds})
+            if defect:
+                correction, created = _correction(conn, task, reason, cited)
+                added = {"correction_task": correction, "correction_created": created}
+                payload.update(added)
+            else:
+                added = {}
+                payload.update({"recover_after": after, "backoff_seconds": seconds})
             ledger.append_event(conn, "task", task["id"], "task_failed", payload)
             result = _get(conn, task["id"])
-            result.update({"retry_scheduled": True, "backoff_seconds": seconds, **extra})
+            result.update({"retry_scheduled": True, "backoff_seconds": seconds, **added, **extra})
             return result
         leases.guarded_update(conn, task, [
             "status = 'failed'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
