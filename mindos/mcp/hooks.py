@@ -121,17 +121,14 @@ def session_start(conn, payload, harness, *, agent=None, project=None, budget=No
     return result
 
 
-def _claim_event(conn, task_id):
-    row = conn.execute("SELECT id FROM audit_events WHERE entity_id = ? AND action IN ('claimed', 'lease_transferred')"
-                       " ORDER BY id DESC LIMIT 1", (task_id,)).fetchone()
-    return row[0] if row else 0
-
-
-def _since(conn, task_id, after):
-    """The actions since event ``after`` on the task that satisfy (or already spent) the gate."""
-    return {row[0] for row in conn.execute(
-        "SELECT DISTINCT action FROM audit_events WHERE entity_id = ? AND id > ? AND action IN"
-        " ('handoff_recorded', 'handoff_deduplicated', 'receipt_added', 'stop_gate_blocked')", (task_id, after))}
+def _since_claim(conn, task_id):
+    """True when, since the task's latest claim (or lease transfer), an action satisfied (or
+    already spent) the gate: one statement, the claim found inside it."""
+    return conn.execute(
+        "SELECT 1 FROM audit_events WHERE entity_id = ? AND action IN"
+        " ('handoff_recorded', 'handoff_deduplicated', 'receipt_added', 'stop_gate_blocked')"
+        " AND id > coalesce((SELECT max(id) FROM audit_events WHERE entity_id = ?"
+        " AND action IN ('claimed', 'lease_transferred')), 0) LIMIT 1", (task_id, task_id)).fetchone() is not None
 
 
 def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
@@ -153,7 +150,7 @@ def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
     who, _ = session_agent(payload, harness, agent)
     for lease in leases.list_leases(conn, owner=who):
         task_id = lease["task_id"]
-        if _since(conn, task_id, _claim_event(conn, task_id)):
+        if _since_claim(conn, task_id):
             continue
         reason = (f"MindOS: you still hold the lease on {task_id} ({prime._one_line(lease['title'], 80)}) with no"
                   f" handoff or receipt since you claimed it; record a handoff (MCP tool handoff, or: handoff"
