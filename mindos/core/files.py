@@ -167,8 +167,9 @@ def _read_fd(fd, *, max_bytes, what):
             raise _too_large(what, f"more than {max_bytes}", max_bytes)
 
 
-def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
-    """Every non-directory entry under the directory ``root``, never following a symlink.
+def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH, dirs=False):
+    """Every non-directory entry under the directory ``root``, never following a symlink
+    (with ``dirs``: every subdirectory instead, in the same order, for a caller that prunes).
 
     Returns ``(found, counts)``: ``found`` lists ``(rel, path)`` (``rel`` relative to
     ``root`` with ``/``) in a stable order (a directory's entries by name, files before its
@@ -209,8 +210,13 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append(entry)
+                    if not dirs:
+                        continue
+                    regular = True
+                elif dirs:
                     continue
-                regular = entry.is_file(follow_symlinks=False)
+                else:
+                    regular = entry.is_file(follow_symlinks=False)
             except OSError:
                 counts["unreadable_dirs"] += 1
                 continue
