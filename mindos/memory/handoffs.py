@@ -31,7 +31,7 @@ risks, optional recall digest).  Design decisions:
 import json
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.work import rows
@@ -354,19 +354,12 @@ def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=No
     """
     query = validate.text(query, "query", max_len=MAX_QUERY)
     limit = validate.positive_int(limit, "--limit", maximum=10000)
-    clauses, params = [], []
-    if task:
-        clauses.append("h.task_id = ?")
-        params.append(validate.identifier(task, "--task"))
-    if from_agent:
-        clauses.append("h.from_agent = ?")
-        params.append(validate.agent(from_agent, "--from-agent"))
-    if to_agent:
-        clauses.append("h.to_agent = ?")
-        params.append(validate.agent(to_agent, "--to-agent"))
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
+    clauses, params = sql.given([
+        ("h.task_id = ?", validate.identifier(task, "--task") if task else None),
+        ("h.from_agent = ?", validate.agent(from_agent, "--from-agent") if from_agent else None),
+        ("h.to_agent = ?", validate.agent(to_agent, "--to-agent") if to_agent else None),
+        ("t.project = ?", validate.identifier(project, "--project") if project else None),
+    ])
     if not include_superseded:
         clauses.append("h.superseded_by IS NULL")
     if not query.strip():

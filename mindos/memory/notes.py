@@ -30,7 +30,7 @@ Reusable pieces (other domains call these):
 
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import note_live, rerank as hybrid
@@ -354,19 +354,12 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     if not fts.tokens(query):
         return []
     now = clock.now_iso()
-    clauses, params = ["n.superseded_by IS NULL"], []
-    if not include_expired:
-        clauses.append("(n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)")
-        params.append(now)
-    if kind_value:
-        clauses.append("n.kind = ?")
-        params.append(kind_value)
-    if project:
-        clauses.append("t.project = ?")
-        params.append(project)
-    if status:
-        clauses.append("t.status = ?")
-        params.append(status)
+    clauses, params = sql.given([
+        ("(n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)", None if include_expired else now),
+        ("n.kind = ?", kind_value or None),
+        ("t.project = ?", project or None),
+        ("t.status = ?", status or None),
+    ], ["n.superseded_by IS NULL"])
     columns = f"{_N_COLUMNS}, t.project AS project, t.title AS task_title, t.status AS task_status"
     expression = None
     if rank and fts.has(conn, "notes_fts"):

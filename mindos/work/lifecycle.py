@@ -95,15 +95,9 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
         task = leases.holder_task(conn, task_id, owner, epoch, "complete", now)
         cited = _cited_receipts(conn, task["id"], receipt_ids)
         evidence = evidence_gate(conn, task, owner, "complete")
-        sets = ["status = 'completed'", "lease_owner = ''", "lease_expires_at = NULL", "recover_after = NULL",
-                "updated_at = ?"]
-        params = [now]
-        if digest:
-            sets.append("recall_digest = ?")
-            params.append(digest)
-        if recap:
-            sets.append("recap = ?")
-            params.append(recap)
+        sets, params = sql.given([("recall_digest = ?", digest or None), ("recap = ?", recap or None)], [
+            "status = 'completed'", "lease_owner = ''", "lease_expires_at = NULL", "recover_after = NULL",
+            "updated_at = ?"], [now])
         leases.guarded_update(conn, task, sets, params, now)
         freed = graph.newly_unblocked(conn, task["id"])
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "previous_status": task["status"],

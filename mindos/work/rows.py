@@ -8,6 +8,7 @@ import json
 
 from mindos.core import clock, validate
 from mindos.errors import NotFound
+from mindos.store import sql
 
 # Columns stored as JSON text (seq is internal: it only keys the FTS index).
 _JSON_COLUMNS = ("tags", "requires_receipts")
@@ -55,20 +56,12 @@ LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
 
 def task_filters(*, status=None, project=None, priority=None, tag=None):
     """Validated WHERE clauses (over alias ``t``) and parameters for the task filter flags."""
-    clauses, params = [], []
-    if status:
-        clauses.append("t.status = ?")
-        params.append(validate.status(status))
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
-    if priority:
-        clauses.append("t.priority = ?")
-        params.append(validate.priority(priority))
-    if tag:
-        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
-        clauses.append("instr(t.tags, ?) > 0")
-        params.append(json.dumps(validate.tag(tag)))
-    return clauses, params
+    # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
+    return sql.given([
+        ("t.status = ?", validate.status(status) if status else None),
+        ("t.project = ?", validate.identifier(project, "--project") if project else None),
+        ("t.priority = ?", validate.priority(priority) if priority else None),
+        ("instr(t.tags, ?) > 0", json.dumps(validate.tag(tag)) if tag else None),
+    ])
 
 
