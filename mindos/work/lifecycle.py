@@ -260,6 +260,27 @@ def _guarded_status(conn, task, sets, params):
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
 
 
+_DONE = {"cancel": "cancelled", "block": "blocked"}
+
+
+def _operator(conn, task_id, owner, reason, verb, refuse, sets, params, now):
+    """An operator transition (``verb``: cancel or block): the reason guarded, the task read,
+    ``refuse(task)`` given its say, the caller's own live lease released with it, audited
+    (``cancelled`` / ``blocked``, with owner, reason and previous_status); the task returned."""
+    with db.write(conn):
+        from mindos.store import guard  # lazy: only writes that store text load the detector
+        guard.check(conn, "task", task_id, {"reason": reason})
+        task = _read(conn, task_id)
+        refuse(task)
+        released = _refuse_foreign_or_expired(task, owner, now, verb)
+        _guarded_status(conn, task, sets, params)
+        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
+        if released:
+            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
+        ledger.append_event(conn, "task", task["id"], _DONE[verb], payload)
+        return _get(conn, task["id"])
+
+
 def cancel(conn, task_id, owner, *, reason=""):
     """Cancel a task (unleased, or under the caller's own live lease); return it.
 
@@ -268,20 +289,13 @@ def cancel(conn, task_id, owner, *, reason=""):
     owner = validate.agent(owner)
     reason = validate.line(reason or "", "--reason", max_len=4096)
     now = clock.now_iso()
-    with db.write(conn):
-        from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"reason": reason})
-        task = _read(conn, task_id)
+
+    def refuse(task):
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is already {task['status']} (terminal); cannot cancel")
-        released = _refuse_foreign_or_expired(task, owner, now, "cancel")
-        _guarded_status(conn, task, ["status = 'cancelled'", "lease_owner = ''", "lease_expires_at = NULL",
-                                     "recover_after = NULL", "updated_at = ?"], [now])
-        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
-        if released:
-            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
-        ledger.append_event(conn, "task", task["id"], "cancelled", payload)
-        return _get(conn, task["id"])
+
+    return _operator(conn, task_id, owner, reason, "cancel", refuse, ["status = 'cancelled'", "lease_owner = ''",
+                     "lease_expires_at = NULL", "recover_after = NULL", "updated_at = ?"], [now], now)
 
 
 def block(conn, task_id, owner, *, reason):
@@ -293,22 +307,15 @@ def block(conn, task_id, owner, *, reason):
     owner = validate.agent(owner)
     reason = validate.line(reason, "--reason", required=True, max_len=4096)
     now = clock.now_iso()
-    with db.write(conn):
-        from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"reason": reason})
-        task = _read(conn, task_id)
+
+    def refuse(task):
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is {task['status']} (terminal); cannot block")
         if task["status"] == "blocked":
             raise Refused(f"task '{task['id']}' is already blocked: {' '.join(task['blocked_reason'].split())[:200]}")
-        released = _refuse_foreign_or_expired(task, owner, now, "block")
-        _guarded_status(conn, task, ["status = 'blocked'", "blocked_reason = ?", "lease_owner = ''",
-                                     "lease_expires_at = NULL", "updated_at = ?"], [reason, now])
-        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
-        if released:
-            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
-        ledger.append_event(conn, "task", task["id"], "blocked", payload)
-        return _get(conn, task["id"])
+
+    return _operator(conn, task_id, owner, reason, "block", refuse, ["status = 'blocked'", "blocked_reason = ?",
+                     "lease_owner = ''", "lease_expires_at = NULL", "updated_at = ?"], [reason, now], now)
 
 
 def unblock(conn, task_id, owner):

@@ -37,15 +37,21 @@ def _swap(conn, task_id, change):
     raise Conflict(f"tags of task '{task_id}' kept changing; retry")
 
 
+def _named(task_id, tags, hint):
+    """The validated task id and tags of a tag command (at least one tag: ``hint`` says so)."""
+    task_id = validate.identifier(task_id, "task id")
+    wanted = validate.tags(tags)
+    if not wanted:
+        raise InvalidInput(f"invalid --tag: {hint}")
+    return task_id, wanted
+
+
 def add(conn, task_id, tags):
     """Attach ``tags`` to a task; return ``{"task_id", "tags", "added", "already_present"}``.
 
     Audited as ``task_tagged`` when at least one tag was new.
     """
-    task_id = validate.identifier(task_id, "task id")
-    wanted = validate.tags(tags)
-    if not wanted:
-        raise InvalidInput("invalid --tag: pass at least one tag")
+    task_id, wanted = _named(task_id, tags, "pass at least one tag")
 
     def change(current):
         added = [t for t in wanted if t not in current]
@@ -72,10 +78,7 @@ def remove(conn, task_id, tags):
 
     Audited as ``task_untagged``.  Fails with NotFound naming any tag the task lacks.
     """
-    task_id = validate.identifier(task_id, "task id")
-    unwanted = validate.tags(tags)
-    if not unwanted:
-        raise InvalidInput("invalid --tag: pass the tag to remove")
+    task_id, unwanted = _named(task_id, tags, "pass the tag to remove")
 
     def change(current):
         absent = [t for t in unwanted if t not in current]
