@@ -32,7 +32,7 @@ Design decisions
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput, NotFound
-from mindos.store import db, ledger, sql
+from mindos.store import ledger, sql
 
 MAX_TEXT = 1000  # action / intent: one line each
 
@@ -183,28 +183,22 @@ def escalate(conn, *, dry_run=False):
             candidates.append(row)
     entries = [{key: row[key] for key in ("task_id", "owner", "lease_epoch", "progress_state", "progress_changed_at",
                                           "stall_at")} for row in candidates]
-    if dry_run:
-        report["would_escalate"] = entries
-        return report
-    if not candidates:
-        return report
-    with db.write(conn):
-        now = clock.now_iso()
-        for row, entry in zip(candidates, entries):
-            # guarded: lands only while the progress record is exactly as read and still unescalated
-            landed = sql.compare_and_set(
+    from mindos.work import sweeps  # lazy: only escalation applies through the sweep's loop
+
+    def land(row, entry, now):
+        # guarded: lands only while the progress record is exactly as read and still unescalated
+        if not sql.compare_and_set(
                 conn, "heartbeats", ["escalated_at = ?"], (now,),
                 {"task_id": row["task_id"], "lease_epoch": row["lease_epoch"],
                  "progress_changed_at": row["progress_changed_at"], "stall_at": row["stall_at"]},
-                extra="escalated_at IS NULL")
-            if not landed:
-                report["skipped"].append(row["task_id"])
-                continue
-            ledger.append_event(conn, "task", row["task_id"], "lease_stall_escalated", {
-                **{key: value for key, value in entry.items() if key != "task_id"},
-                "stall_deadline_minutes": row["stall_minutes"], "reason": "stalled"})
-            report["escalated"].append(entry)
-    return report
+                extra="escalated_at IS NULL"):
+            return False
+        ledger.append_event(conn, "task", row["task_id"], "lease_stall_escalated", {
+            **{key: value for key, value in entry.items() if key != "task_id"},
+            "stall_deadline_minutes": row["stall_minutes"], "reason": "stalled"})
+        return True
+
+    return sweeps.escalate_each(conn, report, candidates, entries, land, dry_run=dry_run)
 
 
 def metrics(conn):
