@@ -245,18 +245,28 @@ def section_related_notes_reranked(state, budget):
     return keys
 
 
+def _related(state, option, index):
+    """``(requested, cte, match params, project)`` of a related-* section: what ``option``
+    asks for, the task text's matches in ``index`` and the project it is scoped to (None:
+    fleet-wide); None when the section is off or nothing can match."""
+    requested = state["options"][option]
+    matches = _matches(state, index) if requested else None
+    if matches is None:
+        return None
+    project = state["task"]["project"] if state["options"]["related_scope"] == "project" else None
+    return requested, *matches, project
+
+
 # ---------------------------------------------------------------------------------------
 # Related handoffs
 
 
 def _fetch_related_handoffs(state):
     """Live handoffs of other tasks matching the task's text, newest first."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
-    matches = _matches(state, "handoffs_fts") if requested else None
-    if matches is None:
+    conn, found = state["conn"], _related(state, "related_handoffs", "handoffs_fts")
+    if found is None:
         return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
+    requested, cte, match_params, project = found
 
     def fetch():
         # one row more than asked and no own-task filter, so tasks sharing the match and
@@ -271,7 +281,7 @@ def _fetch_related_handoffs(state):
         return [builder.compact(dict(row)) for row in rows]
 
     items = _shared(state, ("related_handoffs", cte, *match_params, project, requested), fetch)
-    return [item for item in items if item["task_id"] != task["id"]][:requested]
+    return [item for item in items if item["task_id"] != state["task"]["id"]][:requested]
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,12 +340,10 @@ def _fetch_dep_context(state):
 
 def _fetch_related_facts(state):
     """Currently-valid facts matching the task's text, newest window first."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
-    matches = _matches(state, "facts_fts") if requested else None
-    if matches is None:
+    conn, found = state["conn"], _related(state, "related_facts", "facts_fts")
+    if found is None:
         return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
+    requested, cte, match_params, project = found
 
     def fetch():
         scope, params = ("", []) if project is None else (f" AND {fact_in_scope('f')}", [project])
@@ -352,12 +360,10 @@ def _fetch_related_facts(state):
 
 def _fetch_related_semantic(state):
     """Live memories in scope matching the task's text, newest first, each with its engine tag."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
-    matches = _matches(state, "memories_fts") if requested else None
-    if matches is None:
+    conn, found = state["conn"], _related(state, "related_semantic", "memories_fts")
+    if found is None:
         return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
+    requested, cte, match_params, project = found
 
     def fetch():
         scope, params = ("1", []) if project is None else (memory_in_scope("m"), [project])
