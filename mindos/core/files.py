@@ -236,6 +236,25 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH, dirs=False):
     return found, counts
 
 
+def _absolute(path, message):
+    """``path`` made absolute; Refused (``protected``, ``message``) unless it is a non-empty
+    string without NUL."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise Refused(message, code="protected")
+    return os.path.abspath(path)
+
+
+def _mode(path, failure, code):
+    """The ``lstat`` mode of ``path``, None when it does not exist; any other error is
+    Refused as ``failure: <why>`` with ``code``."""
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"{failure}: {exc.strerror or exc}", code=code) from None
+
+
 def _is_sqlite(path):
     """True when ``path`` is a regular file that starts with the SQLite header."""
     try:
@@ -257,19 +276,14 @@ def check_out(path, *, force=False):
     file (``-wal``, ``-shm``, ``-journal``, ``.lock``) of one.  Refused without ``force``: any
     existing path.
     """
-    if not isinstance(path, str) or not path or "\x00" in path:
-        raise Refused("refusing to write: the output path is empty or not a valid path", code="protected")
-    path = os.path.abspath(path)
+    path = _absolute(path, "refusing to write: the output path is empty or not a valid path")
     for suffix in SIDE_SUFFIXES:
         if path.endswith(suffix) and _is_sqlite(path[:-len(suffix)]):
             raise Refused(f"refusing to write {_shown(path)}: it is the {suffix.lstrip('-.')} file of the SQLite"
                           " database beside it (never overwritten, even with --force)", code="protected")
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    mode = _mode(path, f"cannot write {_shown(path)}", "io_error")
+    if mode is None:
         return path
-    except OSError as exc:
-        raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", code="io_error") from None
     if not stat.S_ISREG(mode):
         raise Refused(f"refusing to write {_shown(path)}: it is a {kind_of(mode)} (never replaced, even with"
                       " --force)", code="protected")
@@ -369,9 +383,7 @@ def check_new_tree(target, *, what="--target", allow=None):
     names (a re-run of the same import, for one).  The check runs on the path as given and
     as it resolves through symlinks.
     """
-    if not isinstance(target, str) or not target or "\x00" in target:
-        raise Refused(f"invalid {what}: expected a directory path", code="protected")
-    target = os.path.abspath(target)
+    target = _absolute(target, f"invalid {what}: expected a directory path")
     homes = {os.path.abspath(os.path.expanduser("~"))}
     if os.environ.get("HOME"):
         homes.add(os.path.abspath(os.environ["HOME"]))
@@ -379,12 +391,9 @@ def check_new_tree(target, *, what="--target", allow=None):
         if candidate in SYSTEM_DIRS or candidate in homes or any(_inside(candidate, tree) for tree in SYSTEM_TREES):
             raise Refused(f"refusing {what} {_shown(target)}: it is a system directory or your home directory;"
                           " name a new, empty directory", code="system_directory")
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
+    mode = _mode(target, f"refusing {what} {_shown(target)}", "protected")
+    if mode is None:
         return target
-    except OSError as exc:
-        raise Refused(f"refusing {what} {_shown(target)}: {exc.strerror or exc}", code="protected") from None
     if not stat.S_ISDIR(mode):
         raise Refused(f"refusing {what} {_shown(target)}: it is a {kind_of(mode)}, not a directory",
                       code="protected")

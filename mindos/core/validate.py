@@ -150,18 +150,21 @@ def tags(values, flag="--tag"):
     return cleaned
 
 
+def one_of(value, flag, choices):
+    """``value`` when it is one of ``choices``; else InvalidInput naming them."""
+    if value not in choices:
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(choices)})")
+    return value
+
+
 def priority(value, flag="--priority"):
     """One of P0..P3."""
-    if value not in PRIORITIES:
-        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from P0, P1, P2, P3)")
-    return value
+    return one_of(value, flag, PRIORITIES)
 
 
 def status(value, flag="--status"):
     """One of the lifecycle statuses."""
-    if value not in STATUSES:
-        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(STATUSES)})")
-    return value
+    return one_of(value, flag, STATUSES)
 
 
 def text(value, flag, *, required=False, max_len=MAX_TEXT):

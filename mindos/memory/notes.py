@@ -72,9 +72,7 @@ def note_id(value, flag="note id"):
 
 def check_kind(value, flag="--kind"):
     """One of the note kinds."""
-    if value not in KINDS:
-        raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (choose from {', '.join(KINDS)})")
-    return value
+    return validate.one_of(value, flag, KINDS)
 
 
 def _content(value, flag="--content"):
