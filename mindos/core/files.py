@@ -68,23 +68,14 @@ SYSTEM_DIRS = ("/", "/home", "/Users", "/var", "/tmp", "/opt", "/root", "/srv", 
                "/private/tmp", "/private/var", "/Volumes")
 
 
+_KINDS = ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symlink"),
+          (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+          (stat.S_ISBLK, "block device"))
+
+
 def kind_of(mode):
     """What a ``st_mode`` is, in words: ``regular file``, ``directory``, ``FIFO`` ..."""
-    if stat.S_ISREG(mode):
-        return "regular file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISFIFO(mode):
-        return "FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    return "special file"
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def _shown(path):

@@ -23,7 +23,7 @@ import json
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import InvalidInput, NotFound
 from mindos.work import rows
 
@@ -43,10 +43,7 @@ def _stored_path(receipt_id):
 
 
 def _new_id(conn):
-    while True:
-        candidate = "r-" + os.urandom(6).hex()
-        if conn.execute("SELECT 1 FROM receipts WHERE id = ?", (candidate,)).fetchone() is None:
-            return candidate
+    return sql.new_id(conn, "receipts", "r-", 6)
 
 
 def _payload_json(payload):
