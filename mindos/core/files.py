@@ -235,15 +235,19 @@ def _absolute(path, message):
     return os.path.abspath(path)
 
 
-def _mode(path, failure, code):
-    """The ``lstat`` mode of ``path``, None when it does not exist; any other error is
-    Refused as ``failure: <why>`` with ``code``."""
+def _mode(path, failure, code, wanted, wrong):
+    """The ``lstat`` mode of ``path``, None when it does not exist.  Refused as ``failure:
+    <why>`` with ``code`` when it cannot be read, and as ``wrong(kind)`` (``protected``) when
+    it is not what ``wanted(mode)`` accepts (a symlink never is)."""
     try:
-        return os.lstat(path).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise Refused(f"{failure}: {exc.strerror or exc}", code=code) from None
+    if not wanted(mode):
+        raise Refused(wrong(kind_of(mode)), code="protected")
+    return mode
 
 
 def _is_sqlite(path):
@@ -272,12 +276,9 @@ def check_out(path, *, force=False):
         if path.endswith(suffix) and _is_sqlite(path[:-len(suffix)]):
             raise Refused(f"refusing to write {_shown(path)}: it is the {suffix.lstrip('-.')} file of the SQLite"
                           " database beside it (never overwritten, even with --force)", code="protected")
-    mode = _mode(path, f"cannot write {_shown(path)}", "io_error")
-    if mode is None:
+    if _mode(path, f"cannot write {_shown(path)}", "io_error", stat.S_ISREG,
+             lambda kind: f"refusing to write {_shown(path)}: it is a {kind} (never replaced, even with --force)") is None:
         return path
-    if not stat.S_ISREG(mode):
-        raise Refused(f"refusing to write {_shown(path)}: it is a {kind_of(mode)} (never replaced, even with"
-                      " --force)", code="protected")
     if _is_sqlite(path):
         raise Refused(f"refusing to write {_shown(path)}: it is an SQLite database (never overwritten, even with"
                       " --force)", code="protected")
@@ -382,12 +383,9 @@ def check_new_tree(target, *, what="--target", allow=None):
         if candidate in SYSTEM_DIRS or candidate in homes or any(_inside(candidate, tree) for tree in SYSTEM_TREES):
             raise Refused(f"refusing {what} {_shown(target)}: it is a system directory or your home directory;"
                           " name a new, empty directory", code="system_directory")
-    mode = _mode(target, f"refusing {what} {_shown(target)}", "protected")
-    if mode is None:
+    if _mode(target, f"refusing {what} {_shown(target)}", "protected", stat.S_ISDIR,
+             lambda kind: f"refusing {what} {_shown(target)}: it is a {kind}, not a directory") is None:
         return target
-    if not stat.S_ISDIR(mode):
-        raise Refused(f"refusing {what} {_shown(target)}: it is a {kind_of(mode)}, not a directory",
-                      code="protected")
     names = os.listdir(target)
     if names and not (allow is not None and allow(names)):
         raise Refused(f"refusing {what} {_shown(target)}: it exists and is not empty; name a new, empty directory",
