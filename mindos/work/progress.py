@@ -119,26 +119,25 @@ def view(row, now):
             "evidence": row["evidence"], "lease_epoch": row["lease_epoch"]}
 
 
-def of_leases(conn, task_ids, now=None):
-    """``{task_id: progress view}`` for the held leases among ``task_ids`` that have a progress
-    record of their current epoch (a lease that never reported progress is absent)."""
-    now = now or clock.now_iso()
-    found = {}
-    ids = list(task_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        for row in conn.execute(
-                "SELECT h.* FROM heartbeats h JOIN tasks t ON t.id = h.task_id"
-                f" WHERE h.task_id IN ({marks}) AND t.lease_owner <> '' AND h.lease_epoch = t.lease_epoch"
-                " AND h.progress_changed_at IS NOT NULL", chunk):
-            found[row["task_id"]] = view(row, now)
-    return found
+# A held lease's progress record: the heartbeats row (alias h) of the task's (alias t) current
+# epoch that reported progress.  Joined into the lease listing's own query (LEFT JOIN: a lease
+# that never reported progress has none) and read by show.
+CURRENT = "h.task_id = t.id AND h.lease_epoch = t.lease_epoch AND h.progress_changed_at IS NOT NULL"
+COLUMNS = ("h.action, h.intent, h.evidence, h.progress_state, h.progress_changed_at, h.stall_minutes, h.stall_at,"
+           " h.escalated_at")
+
+
+def current(row, now):
+    """The progress view of a row holding :data:`COLUMNS` and ``lease_epoch`` (None when the
+    LEFT JOIN found no record)."""
+    return None if row["progress_changed_at"] is None else view(row, now)
 
 
 def show_section(conn, task_id):
     """``show``'s ``progress`` key: the current lease's progress (None when there is none)."""
-    return {"progress": of_leases(conn, [task_id]).get(task_id)}
+    row = conn.execute(f"SELECT t.lease_epoch, {COLUMNS} FROM tasks t JOIN heartbeats h ON {CURRENT}"
+                       " WHERE t.id = ? AND t.lease_owner <> ''", (task_id,)).fetchone()
+    return {"progress": None if row is None else view(row, clock.now_iso())}
 
 
 def stalled(conn, *, now=None, limit=None):
