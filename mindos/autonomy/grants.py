@@ -16,8 +16,9 @@ continuing; a refusal is audited ``grant_refused`` with the reason.
 """
 
 from mindos.core import clock, validate
-from mindos.errors import InvalidInput, NotFound, Refused
+from mindos.errors import InvalidInput, Refused
 from mindos.store import db, ledger
+from mindos.work import rows
 
 LEVELS = ("L0", "L1", "L2", "L3")
 MAX_GRANT_HOURS = 24 * 30
@@ -63,9 +64,7 @@ def declare(conn, task_id, *, model_name, autonomy_level, granted_by, grant_hour
     granted_by = validate.agent(granted_by, "--granted-by")
     grant_hours = validate.positive_int(grant_hours, "--grant-hours", minimum=1, maximum=MAX_GRANT_HOURS)
     with db.write(conn):
-        task = conn.execute("SELECT status FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        if task is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        task = rows.require_task(conn, task_id, "status")
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task_id}' is {task['status']}: a finished task takes no continuation grant")
         now = clock.now_iso()
@@ -124,8 +123,7 @@ def check(conn, task_id, model_name, minimum_level="L0"):
     task_id = validate.identifier(task_id, "task id")
     model_name = model(model_name)
     minimum_level = level(minimum_level, "--level")
-    if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-        raise NotFound(f"unknown task '{task_id}'")
+    rows.require_task(conn, task_id)
     grant = current(conn, task_id)
     if grant is None:
         reason = "no_grant"

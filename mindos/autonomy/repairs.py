@@ -82,6 +82,8 @@ COMMANDS = {
     "receipts-sweep": _receipts_sweep,    # ops.py receipts-sweep --apply
     "escalate-stalled": _escalate_stalled,  # ops.py escalate-stalled
 }
+# the commands that take ``subjects``: they can repair one finding (``--finding-hash``)
+NARROWS = frozenset({"recover", "fts-rebuild", "receipts-sweep"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -249,7 +251,7 @@ def run(conn, name, *, dry_run=False, finding_hash=None):
             raise NotFound(f"no current {entry['finding']} finding with hash {finding_hash}"
                            f" (already repaired, or not this repair's; see ops.py sense)")
         count = 1
-        if not _narrows(COMMANDS.get(entry["command"])):
+        if entry["command"] not in NARROWS:
             raise Refused(f"repair '{entry['name']}' cannot be narrowed to one finding: its command"
                           f" '{entry['command']}' always sweeps every finding (run it without --finding-hash)")
     reason = gate(conn, entry, count)
@@ -260,12 +262,6 @@ def run(conn, name, *, dry_run=False, finding_hash=None):
                 "dry_run": bool(dry_run), "findings": [], "ok": True, "changed": False, "result": None,
                 "error": None, "skipped": "no_findings"}
     return execute(conn, entry, matching, dry_run=dry_run, trigger="manual", scoped=finding_hash is not None)
-
-
-def _narrows(command):
-    """True when a registered command takes ``subjects`` (it can repair one finding)."""
-    code = getattr(command, "__code__", None)
-    return code is not None and "subjects" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 def _finding_hash(value):

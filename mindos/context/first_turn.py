@@ -72,6 +72,19 @@ def _matches(state, index):
     return sections._matches(_inner(state), index), True
 
 
+def _focused_rows(state, index, joined, plain, statement, params):
+    """A section's rows: through the focus text's matches in ``index`` (FROM ``joined``, over
+    the ``matches`` CTE), or the newest in scope (FROM ``plain``) when there is no focus;
+    none when a focus matches nothing.  ``statement(source)`` is the SELECT, ``params`` its
+    parameters (after the CTE's)."""
+    matches, focused = _matches(state, index)
+    if matches is None and focused:
+        return []
+    cte, cte_params = matches if matches is not None else ("", [])
+    return state["conn"].execute(f"{cte} {statement(joined if matches is not None else plain)}",
+                                 (*cte_params, *params))
+
+
 def _marks(values):
     return ", ".join("?" * len(values))
 
@@ -115,33 +128,25 @@ def _section_receipts(state, budget):
 
 
 def _section_facts(state, budget):
-    count, projects, conn = state["options"]["facts"], state["projects"], state["conn"]
-    matches, focused = _matches(state, "facts_fts")
-    found = []
-    if matches is not None or not focused:
-        cte, params = matches if matches is not None else ("", [])
-        source = "matches m CROSS JOIN facts f ON f.id = m.rowid" if matches is not None else "facts f"
-        scope = _any_of(fact_in_scope, "f", projects)
-        columns = ", ".join(f"f.{name}" for name in _FACT_FIELDS)
-        found = [compact(dict(row)) for row in conn.execute(
-            f"{cte} SELECT {columns} FROM {source} WHERE {fact_valid('f')} AND ({scope})"
-            " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (*params, state["now"], *projects, count))]
+    count, projects = state["options"]["facts"], state["projects"]
+    scope = _any_of(fact_in_scope, "f", projects)
+    columns = ", ".join(f"f.{name}" for name in _FACT_FIELDS)
+    found = [compact(dict(row)) for row in _focused_rows(
+        state, "facts_fts", "matches m CROSS JOIN facts f ON f.id = m.rowid", "facts f",
+        lambda source: f"SELECT {columns} FROM {source} WHERE {fact_valid('f')} AND ({scope})"
+                       " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (state["now"], *projects, count))]
     return _keys("facts", state, found, budget.take_all(found))
 
 
 def _section_semantic(state, budget):
-    count, projects, conn = state["options"]["semantic"], state["projects"], state["conn"]
-    matches, focused = _matches(state, "memories_fts")
-    found = []
-    if matches is not None or not focused:
-        cte, params = matches if matches is not None else ("", [])
-        source = "matches x CROSS JOIN memories m ON m.seq = x.rowid" if matches is not None else "memories m"
-        scope = _any_of(memory_in_scope, "m", projects)
-        found = [compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=MEMORY_DEFAULTS)
-                 for row in conn.execute(
-            f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
-            f" FROM {source} WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
-            (*params, *projects, count))]
+    count, projects = state["options"]["semantic"], state["projects"]
+    scope = _any_of(memory_in_scope, "m", projects)
+    found = [compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=MEMORY_DEFAULTS)
+             for row in _focused_rows(
+        state, "memories_fts", "matches x CROSS JOIN memories m ON m.seq = x.rowid", "memories m",
+        lambda source: "SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
+                       f" FROM {source} WHERE m.retracted_at IS NULL AND {scope}"
+                       " ORDER BY m.created_at DESC, m.id ASC LIMIT ?", (*projects, count))]
     return _keys("semantic", state, found, budget.take_all(found))
 
 

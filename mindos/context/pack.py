@@ -217,13 +217,13 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         # the filters keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit
         # the filters drop costs two row lookups, never a BM25 evaluation.
         floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
-            "SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
+            f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')} ORDER BY rowid DESC LIMIT ?)",
             (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
         window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
         rows = conn.execute(
             "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
             " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
-            f" WHERE notes_fts MATCH ?{window} AND {' AND '.join(clauses)} ORDER BY score, notes_fts.rowid LIMIT ?",
+            f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)} ORDER BY score, notes_fts.rowid LIMIT ?",
             (expression, *bounds, *params, limit)).fetchall()
     items = []
     for row in rows:

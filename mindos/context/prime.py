@@ -49,9 +49,9 @@ import time
 from mindos.core import clock, secrets, validate
 from mindos.core.text import inert, one_line
 from mindos.context import builder, pack, params, recall
-from mindos.errors import InvalidInput, MindosError
+from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
-from mindos.store import db, ledger
+from mindos.store import db, deferred, ledger
 from mindos.work import leases
 
 DEFAULT_BUDGET = 4000
@@ -204,12 +204,10 @@ def _options(agent, project, budget, seconds, fmt):
     if project is not None:
         project = validate.identifier(project, "--project")
     budget = validate.positive_int(budget, "--budget", minimum=MIN_BUDGET, maximum=params.MAX_BUDGET)
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
-        raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most {MAX_SECONDS:g},"
-                           f" got {validate.shown(seconds, 40)}")
+    seconds = validate.seconds(seconds, maximum=MAX_SECONDS)
     if fmt not in FORMATS:
         raise InvalidInput(f"invalid --format: {validate.shown(fmt, 20)} (choose from text, json)")
-    return agent, project, budget, float(seconds), fmt
+    return agent, project, budget, seconds, fmt
 
 
 def _extras(extras):
@@ -292,23 +290,6 @@ def _events(built, extras=None):
     return events
 
 
-def audit_bounded(conn, events, timeout):
-    """Append ``events`` within ``timeout`` seconds of lock wait; past it, spool them for the
-    next write (:mod:`mindos.store.deferred`).  Returns True when they were deferred."""
-    try:
-        with db.write(conn, timeout=timeout):
-            for event in events:
-                ledger.append_event(conn, *event)
-        return False
-    except MindosError as exc:
-        if exc.code != "busy":
-            raise
-    from mindos.store import deferred  # lazy: only a hook that met a held lock
-
-    deferred.spool(conn.home, events)
-    return True
-
-
 def _split(seconds):
     """``(build seconds, reserve)``: the pack and the audit share ``seconds`` less a reserve
     for starting the process, printing and spooling, so the whole call ends within it."""
@@ -335,7 +316,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     end = time.monotonic() + build_seconds
     built = build(conn, agent, project=project, budget=budget, seconds=build_seconds, extras=extras)
     wait = min(AUDIT_WAIT_SECONDS, max(0.0, end - time.monotonic()))
-    built["audit_deferred"] = audit_bounded(conn, _events(built, built["first_turn"]), wait)
+    built["audit_deferred"] = deferred.audit_bounded(conn, _events(built, built["first_turn"]), wait, write=db.write)
     if fmt == "text":
         return render(built)
     flat = {key: built[key] for key in ("agent", "budget", "used_chars", "truncated", "digest")}

@@ -60,7 +60,7 @@ MATCH_CAP = 150
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
 # never with (rows in scope x matches), which an IN-list probe per scoped row would cost.
-_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {index} MATCH ?"
+_MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHERE {match}"
             " ORDER BY rowid DESC LIMIT {cap})")
 
 
@@ -114,7 +114,8 @@ def _matches(state, index):
     twin) the rows where any of the task's words occurs in an indexed column."""
     if fts.has(state["conn"], index):
         expression = _expression(state, index)
-        return None if expression is None else (_MATCHES.format(index=index, cap=MATCH_CAP), [expression])
+        return None if expression is None else (_MATCHES.format(index=index, match=fts.match(index), cap=MATCH_CAP),
+                                                         [expression])
     spec = fts.index(index)
     condition, params = fts.like_any(spec.columns, [group.word for group in _groups(state)])
     if condition is None:
@@ -244,33 +245,55 @@ def section_related_notes_reranked(state, budget):
     return keys
 
 
+def _related(state, option, index):
+    """``(requested, cte, match params, project)`` of a related-* section: what ``option``
+    asks for, the task text's matches in ``index`` and the project it is scoped to (None:
+    fleet-wide); None when the section is off or nothing can match."""
+    requested = state["options"][option]
+    matches = _matches(state, index) if requested else None
+    if matches is None:
+        return None
+    project = state["task"]["project"] if state["options"]["related_scope"] == "project" else None
+    return requested, *matches, project
+
+
+def _related_rows(state, option, index, statement, convert, *key):
+    """``(requested, items)`` of a related-* section (``items`` [] when it is off or nothing
+    can match): ``statement(project, requested)`` gives the SELECT over the ``matches`` CTE
+    and its parameters, ``convert(row)`` each item; packs sharing the match, the scope and
+    ``key`` share the rows (:func:`_shared`)."""
+    found = _related(state, option, index)
+    if found is None:
+        return 0, []
+    requested, cte, match_params, project = found
+
+    def fetch():
+        sql, params = statement(project, requested)
+        return [convert(row) for row in state["conn"].execute(f"{cte} {sql}", (*match_params, *params)).fetchall()]
+
+    return requested, _shared(state, (option, cte, *match_params, project, requested, *key), fetch)
+
+
 # ---------------------------------------------------------------------------------------
 # Related handoffs
 
 
 def _fetch_related_handoffs(state):
     """Live handoffs of other tasks matching the task's text, newest first."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_handoffs"]
-    matches = _matches(state, "handoffs_fts") if requested else None
-    if matches is None:
-        return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
 
-    def fetch():
+    def statement(project, requested):
         # one row more than asked and no own-task filter, so tasks sharing the match and
         # scope share the rows: a task has at most one live handoff (idx_handoffs_one_live),
         # dropped below, and the first ``requested`` of the rest are exactly what is packed
         scope, params = ("", []) if project is None else (" AND t.project = ?", [project])
-        rows = conn.execute(
-            f"{cte} SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
-            " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id = h.task_id"
-            f" WHERE h.superseded_by IS NULL{scope} ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
-            (*match_params, *params, requested + 1)).fetchall()
-        return [builder.compact(dict(row)) for row in rows]
+        return ("SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
+                " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id ="
+                f" h.task_id WHERE h.superseded_by IS NULL{scope} ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
+                (*params, requested + 1))
 
-    items = _shared(state, ("related_handoffs", cte, *match_params, project, requested), fetch)
-    return [item for item in items if item["task_id"] != task["id"]][:requested]
+    requested, items = _related_rows(state, "related_handoffs", "handoffs_fts", statement,
+                                     lambda row: builder.compact(dict(row)))
+    return [item for item in items if item["task_id"] != state["task"]["id"]][:requested]
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,46 +352,31 @@ def _fetch_dep_context(state):
 
 def _fetch_related_facts(state):
     """Currently-valid facts matching the task's text, newest window first."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_facts"]
-    matches = _matches(state, "facts_fts") if requested else None
-    if matches is None:
-        return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
 
-    def fetch():
+    def statement(project, requested):
         scope, params = ("", []) if project is None else (f" AND {fact_in_scope('f')}", [project])
         columns = ", ".join(f"f.{name}" for name in ("id", "subject", "predicate", "object", "source", "task_id",
                                                      "valid_from", "valid_until"))
-        rows = conn.execute(
-            f"{cte} SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
-            f" WHERE {fact_valid('f')}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
-            (*match_params, state["now"], *params, requested)).fetchall()
-        return [builder.compact(dict(row)) for row in rows]
+        return (f"SELECT {columns} FROM matches m CROSS JOIN facts f ON f.id = m.rowid"
+                f" WHERE {fact_valid('f')}{scope} ORDER BY f.valid_from DESC, f.id DESC LIMIT ?",
+                (state["now"], *params, requested))
 
-    return _shared(state, ("related_facts", cte, *match_params, project, requested, state["now"]), fetch)
+    return _related_rows(state, "related_facts", "facts_fts", statement, lambda row: builder.compact(dict(row)),
+                         state["now"])[1]
 
 
 def _fetch_related_semantic(state):
     """Live memories in scope matching the task's text, newest first, each with its engine tag."""
-    conn, task, requested = state["conn"], state["task"], state["options"]["related_semantic"]
-    matches = _matches(state, "memories_fts") if requested else None
-    if matches is None:
-        return []
-    cte, match_params = matches
-    project = task["project"] if state["options"]["related_scope"] == "project" else None
 
-    def fetch():
+    def statement(project, requested):
         scope, params = ("1", []) if project is None else (memory_in_scope("m"), [project])
-        rows = conn.execute(
-            f"{cte} SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
-            " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
-            f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
-            (*match_params, *params, requested)).fetchall()
-        return [builder.compact({**dict(row), "tags": json.loads(row["tags"])}, defaults=builder.MEMORY_DEFAULTS)
-                for row in rows]
+        return ("SELECT m.id, m.project, m.kind, m.content, m.tags, m.engine, m.created_at"
+                " FROM matches x CROSS JOIN memories m ON m.seq = x.rowid"
+                f" WHERE m.retracted_at IS NULL AND {scope} ORDER BY m.created_at DESC, m.id ASC LIMIT ?",
+                (*params, requested))
 
-    return _shared(state, ("related_semantic", cte, *match_params, project, requested), fetch)
+    return _related_rows(state, "related_semantic", "memories_fts", statement, lambda row: builder.compact(
+        {**dict(row), "tags": json.loads(row["tags"])}, defaults=builder.MEMORY_DEFAULTS))[1]
 
 
 def _fetch_related_sessions(state):

@@ -35,7 +35,7 @@ def atomic_write(path, data, mode=0o600, *, confined=None, exclusive=False):
     try:
         _fill(fd, data, mode)
         if exclusive:
-            _link_new(temp, path)
+            link_new(temp, path)
         else:
             os.replace(temp, path)
     except BaseException:
@@ -48,8 +48,9 @@ def atomic_write(path, data, mode=0o600, *, confined=None, exclusive=False):
     return sha256_hex(data)
 
 
-def _link_new(temp, path):
-    """Move ``temp`` to the new name ``path`` without ever replacing an existing one."""
+def link_new(temp, path):
+    """Move ``temp`` to the new name ``path`` without ever replacing an existing one
+    (FileExistsError, ``temp`` left for the caller, when ``path`` exists)."""
     try:
         os.link(temp, path)
     except FileExistsError:

@@ -68,23 +68,14 @@ SYSTEM_DIRS = ("/", "/home", "/Users", "/var", "/tmp", "/opt", "/root", "/srv", 
                "/private/tmp", "/private/var", "/Volumes")
 
 
+_KINDS = ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symlink"),
+          (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+          (stat.S_ISBLK, "block device"))
+
+
 def kind_of(mode):
     """What a ``st_mode`` is, in words: ``regular file``, ``directory``, ``FIFO`` ..."""
-    if stat.S_ISREG(mode):
-        return "regular file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISFIFO(mode):
-        return "FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    return "special file"
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def _shown(path):
@@ -167,8 +158,9 @@ def _read_fd(fd, *, max_bytes, what):
             raise _too_large(what, f"more than {max_bytes}", max_bytes)
 
 
-def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
-    """Every non-directory entry under the directory ``root``, never following a symlink.
+def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH, dirs=False):
+    """Every non-directory entry under the directory ``root``, never following a symlink
+    (with ``dirs``: every subdirectory instead, in the same order, for a caller that prunes).
 
     Returns ``(found, counts)``: ``found`` lists ``(rel, path)`` (``rel`` relative to
     ``root`` with ``/``) in a stable order (a directory's entries by name, files before its
@@ -209,8 +201,13 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append(entry)
+                    if not dirs:
+                        continue
+                    regular = True
+                elif dirs:
                     continue
-                regular = entry.is_file(follow_symlinks=False)
+                else:
+                    regular = entry.is_file(follow_symlinks=False)
             except OSError:
                 counts["unreadable_dirs"] += 1
                 continue
@@ -230,6 +227,23 @@ def walk(root, *, keep=None, max_files=None, max_depth=MAX_DEPTH):
     return found, counts
 
 
+def entries(directory):
+    """``[(name, lstat result or None)]`` for the entries of one directory, by name, never
+    following a link (a symlink is listed with its own lstat); an entry that cannot be
+    stat'ed gets None; an unreadable or missing directory lists nothing."""
+    listed = []
+    try:
+        with os.scandir(directory) as listing:
+            for entry in sorted(listing, key=lambda item: item.name):
+                try:
+                    listed.append((entry.name, entry.stat(follow_symlinks=False)))
+                except OSError:
+                    listed.append((entry.name, None))
+    except OSError:
+        pass
+    return listed
+
+
 def walk_root(root, *, flag="--root"):
     """The user-named directory ``root`` a scan starts from, made absolute: InvalidInput when it
     is not a path, Refused when it is a symlink (never followed), NotFound when it is not a
@@ -242,6 +256,29 @@ def walk_root(root, *, flag="--root"):
     if not os.path.isdir(root):
         raise NotFound(f"{flag} {root} is not a directory")
     return root
+
+
+def _absolute(path, message):
+    """``path`` made absolute; Refused (``protected``, ``message``) unless it is a non-empty
+    string without NUL."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise Refused(message, code="protected")
+    return os.path.abspath(path)
+
+
+def _mode(path, failure, code, wanted, wrong):
+    """The ``lstat`` mode of ``path``, None when it does not exist.  Refused as ``failure:
+    <why>`` with ``code`` when it cannot be read, and as ``wrong(kind)`` (``protected``) when
+    it is not what ``wanted(mode)`` accepts (a symlink never is)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"{failure}: {exc.strerror or exc}", code=code) from None
+    if not wanted(mode):
+        raise Refused(wrong(kind_of(mode)), code="protected")
+    return mode
 
 
 def _is_sqlite(path):
@@ -265,22 +302,14 @@ def check_out(path, *, force=False):
     file (``-wal``, ``-shm``, ``-journal``, ``.lock``) of one.  Refused without ``force``: any
     existing path.
     """
-    if not isinstance(path, str) or not path or "\x00" in path:
-        raise Refused("refusing to write: the output path is empty or not a valid path", code="protected")
-    path = os.path.abspath(path)
+    path = _absolute(path, "refusing to write: the output path is empty or not a valid path")
     for suffix in SIDE_SUFFIXES:
         if path.endswith(suffix) and _is_sqlite(path[:-len(suffix)]):
             raise Refused(f"refusing to write {_shown(path)}: it is the {suffix.lstrip('-.')} file of the SQLite"
                           " database beside it (never overwritten, even with --force)", code="protected")
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    if _mode(path, f"cannot write {_shown(path)}", "io_error", stat.S_ISREG,
+             lambda kind: f"refusing to write {_shown(path)}: it is a {kind} (never replaced, even with --force)") is None:
         return path
-    except OSError as exc:
-        raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", code="io_error") from None
-    if not stat.S_ISREG(mode):
-        raise Refused(f"refusing to write {_shown(path)}: it is a {kind_of(mode)} (never replaced, even with"
-                      " --force)", code="protected")
     if _is_sqlite(path):
         raise Refused(f"refusing to write {_shown(path)}: it is an SQLite database (never overwritten, even with"
                       " --force)", code="protected")
@@ -377,9 +406,7 @@ def check_new_tree(target, *, what="--target", allow=None):
     names (a re-run of the same import, for one).  The check runs on the path as given and
     as it resolves through symlinks.
     """
-    if not isinstance(target, str) or not target or "\x00" in target:
-        raise Refused(f"invalid {what}: expected a directory path", code="protected")
-    target = os.path.abspath(target)
+    target = _absolute(target, f"invalid {what}: expected a directory path")
     homes = {os.path.abspath(os.path.expanduser("~"))}
     if os.environ.get("HOME"):
         homes.add(os.path.abspath(os.environ["HOME"]))
@@ -387,15 +414,9 @@ def check_new_tree(target, *, what="--target", allow=None):
         if candidate in SYSTEM_DIRS or candidate in homes or any(_inside(candidate, tree) for tree in SYSTEM_TREES):
             raise Refused(f"refusing {what} {_shown(target)}: it is a system directory or your home directory;"
                           " name a new, empty directory", code="system_directory")
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
+    if _mode(target, f"refusing {what} {_shown(target)}", "protected", stat.S_ISDIR,
+             lambda kind: f"refusing {what} {_shown(target)}: it is a {kind}, not a directory") is None:
         return target
-    except OSError as exc:
-        raise Refused(f"refusing {what} {_shown(target)}: {exc.strerror or exc}", code="protected") from None
-    if not stat.S_ISDIR(mode):
-        raise Refused(f"refusing {what} {_shown(target)}: it is a {kind_of(mode)}, not a directory",
-                      code="protected")
     names = os.listdir(target)
     if names and not (allow is not None and allow(names)):
         raise Refused(f"refusing {what} {_shown(target)}: it exists and is not empty; name a new, empty directory",

@@ -1325,6 +1325,16 @@ class _CharView(dict):
 _CHAR_VIEW = _CharView()
 
 
+def _one_for_one(text, cursor, start, out, pieces, segments):
+    """Carry ``text[cursor:start]`` (no escapes in it) into a decoded view as it is, one
+    segment mapping it back; return the view's new length."""
+    if start > cursor:
+        pieces.append(text[cursor:start])
+        segments.append((out, cursor, start - cursor, start - cursor))
+        out += start - cursor
+    return out
+
+
 def _view_map(text):
     """``(view, segments)``: the view of :func:`_view`, and None when it is the text itself
     (always for ASCII), else ``[(view_start, text_start, text_len, view_len)]`` mapping view
@@ -1333,10 +1343,7 @@ def _view_map(text):
         return text, None
     pieces, segments, cursor, out = [], [], 0, 0
     for run in _NON_ASCII().finditer(text):
-        if run.start() > cursor:
-            pieces.append(text[cursor:run.start()])
-            segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
-            out += run.start() - cursor
+        out = _one_for_one(text, cursor, run.start(), out, pieces, segments)
         mapped = list(map(_CHAR_VIEW.__getitem__, run.group()))
         if list(map(len, mapped)).count(1) == len(mapped):  # one for one: a single segment maps it
             pieces.extend(mapped)
@@ -1689,10 +1696,7 @@ def _percent_segments(text):
     between them one for one (the percent twin of :func:`_segments`)."""
     pieces, segments, cursor, out = [], [], 0, 0
     for run in _PERCENT().finditer(text):
-        if run.start() > cursor:
-            pieces.append(text[cursor:run.start()])
-            segments.append((out, cursor, run.start() - cursor, run.start() - cursor))
-            out += run.start() - cursor
+        out = _one_for_one(text, cursor, run.start(), out, pieces, segments)
         piece = _unescaped(run.group())
         pieces.append(piece)
         segments.append((out, run.start(), run.end() - run.start(), len(piece)))

@@ -150,18 +150,21 @@ def tags(values, flag="--tag"):
     return cleaned
 
 
+def one_of(value, flag, choices):
+    """``value`` when it is one of ``choices``; else InvalidInput naming them."""
+    if value not in choices:
+        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(choices)})")
+    return value
+
+
 def priority(value, flag="--priority"):
     """One of P0..P3."""
-    if value not in PRIORITIES:
-        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from P0, P1, P2, P3)")
-    return value
+    return one_of(value, flag, PRIORITIES)
 
 
 def status(value, flag="--status"):
     """One of the lifecycle statuses."""
-    if value not in STATUSES:
-        raise InvalidInput(f"invalid {flag}: {shown(value, 40)} (choose from {', '.join(STATUSES)})")
-    return value
+    return one_of(value, flag, STATUSES)
 
 
 def text(value, flag, *, required=False, max_len=MAX_TEXT):
@@ -244,3 +247,10 @@ def positive_int(value, flag, *, minimum=1, maximum=10**9):
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise InvalidInput(f"invalid {flag}: expected an integer from {minimum} to {maximum}, got {shown(value, 40)}")
     return value
+
+
+def seconds(value, flag="--seconds", *, maximum=600):
+    """A time bound: a number (never a bool) above 0 and at most ``maximum``, as a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= maximum:
+        raise InvalidInput(f"invalid {flag}: expected a number above 0 and at most {maximum:g}, got {shown(value, 40)}")
+    return float(value)

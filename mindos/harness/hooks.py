@@ -121,17 +121,14 @@ def session_start(conn, payload, harness, *, agent=None, project=None, budget=No
     return result
 
 
-def _claim_event(conn, task_id):
-    row = conn.execute("SELECT id FROM audit_events WHERE entity_id = ? AND action IN ('claimed', 'lease_transferred')"
-                       " ORDER BY id DESC LIMIT 1", (task_id,)).fetchone()
-    return row[0] if row else 0
-
-
-def _since(conn, task_id, after):
-    """The actions since event ``after`` on the task that satisfy (or already spent) the gate."""
-    return {row[0] for row in conn.execute(
-        "SELECT DISTINCT action FROM audit_events WHERE entity_id = ? AND id > ? AND action IN"
-        " ('handoff_recorded', 'handoff_deduplicated', 'receipt_added', 'stop_gate_blocked')", (task_id, after))}
+def _since_claim(conn, task_id):
+    """True when, since the task's latest claim (or lease transfer), an action satisfied (or
+    already spent) the gate: one statement, the claim found inside it."""
+    return conn.execute(
+        "SELECT 1 FROM audit_events WHERE entity_id = ? AND action IN"
+        " ('handoff_recorded', 'handoff_deduplicated', 'receipt_added', 'stop_gate_blocked')"
+        " AND id > coalesce((SELECT max(id) FROM audit_events WHERE entity_id = ?"
+        " AND action IN ('claimed', 'lease_transferred')), 0) LIMIT 1", (task_id, task_id)).fetchone() is not None
 
 
 def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
@@ -143,23 +140,23 @@ def stop_gate(conn, payload, harness, *, agent=None, seconds=STOP_SECONDS):
     ``stop_gate_blocked`` (deferred to the next write when the lock is held past
     ``seconds``).
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 600:
-        raise InvalidInput(f"invalid --seconds: expected a number above 0 and at most 600, got {validate.shown(seconds, 40)}")
+    seconds = validate.seconds(seconds)
     if payload.get("stop_hook_active") is True:
         return {}
-    from mindos.context import prime  # lazy: the bounded audit write
+    from mindos.context import prime  # lazy: the title's one-line form
+    from mindos.store import db, deferred  # lazy: the bounded audit write
     from mindos.work import leases  # lazy: as above
 
     who, _ = session_agent(payload, harness, agent)
     for lease in leases.list_leases(conn, owner=who):
         task_id = lease["task_id"]
-        if _since(conn, task_id, _claim_event(conn, task_id)):
+        if _since_claim(conn, task_id):
             continue
         reason = (f"MindOS: you still hold the lease on {task_id} ({prime._one_line(lease['title'], 80)}) with no"
                   f" handoff or receipt since you claimed it; record a handoff (MCP tool handoff, or: handoff"
                   f" {task_id} --from-agent {who} --objective ...) or release the lease before you stop.")
-        prime.audit_bounded(conn, [("task", task_id, "stop_gate_blocked", {
+        deferred.audit_bounded(conn, [("task", task_id, "stop_gate_blocked", {
             "agent": who, "lease_epoch": lease["lease_epoch"], "session_id": str(payload.get("session_id") or "")[:128]})],
-            seconds)
+            seconds, write=db.write)
         return {"decision": "block", "reason": reason}
     return {}

@@ -23,7 +23,7 @@ Design decisions
 from mindos.core import clock, validate
 from mindos.memory import note_live, notes
 from mindos.store import db, ledger
-from mindos.errors import NotFound
+from mindos.work import rows
 
 
 def _cluster(rows, threshold):
@@ -55,19 +55,19 @@ def consolidate(conn, *, task_id=None, threshold=None, dry_run=False):
     if task_id is not None:
         task_id = validate.identifier(task_id, "--task")
     with db.write(conn) if not dry_run else _ReadOnly():
-        if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        if task_id is not None:
+            rows.require_task(conn, task_id)
         now = clock.now_iso()
         live = note_live("n")
         scope = "n.task_id = ?" if task_id is not None else (
             f"n.task_id IN (SELECT n.task_id FROM notes n WHERE {live} GROUP BY n.task_id HAVING count(*) > 1)")
-        rows = conn.execute(
+        found = conn.execute(
             f"SELECT n.id, n.task_id, n.pinned, n.content FROM notes n WHERE {live} AND {scope}"
             " ORDER BY n.task_id, n.id",
             (now, task_id if task_id is not None else now),
         )
         by_task = {}
-        for nid, owner, pinned, content in rows:
+        for nid, owner, pinned, content in found:
             by_task.setdefault(owner, []).append((nid, int(pinned), notes.tokens(content)))
         plan, landed = [], 0
         for owner in sorted(by_task):

@@ -22,6 +22,7 @@ from mindos.core import clock, validate
 from mindos.errors import Conflict, InvalidInput, NotFound
 from mindos.memory import fact_valid
 from mindos.store import db, fts, ledger
+from mindos.work import rows
 
 MAX_VALID_HOURS = 87600  # ten years
 MAX_REASON = 1000
@@ -85,8 +86,8 @@ def assert_fact(conn, *, subject, predicate, obj, source, task=None, valid_hours
     with db.write(conn):
         now = clock.now_iso()
         guard.guard_record(conn, "fact", subject, {}, {"source": source})
-        if task_id is not None and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-            raise NotFound(f"unknown task {validate.shown(task_id)} (--task)")
+        if task_id is not None:
+            rows.require_task(conn, task_id)
         existing = conn.execute(
             f"SELECT {COLUMNS_SQL} FROM facts f WHERE subject = ? AND predicate = ? AND object = ?"
             f" AND {fact_valid('f')} ORDER BY id LIMIT 1", (subject, predicate, obj, now)).fetchone()
@@ -208,7 +209,7 @@ def _ranked(conn, query, *, now, include_all, limit):
     where = "" if include_all else f" AND {live}"
     rows = conn.execute(
         f"SELECT {', '.join('f.' + c for c in COLUMNS)}, ({live}) AS is_live FROM facts_fts"
-        f" JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ?{where}"
+        f" JOIN facts f ON f.id = facts_fts.rowid WHERE {fts.match('facts_fts')}{where}"
         " ORDER BY bm25(facts_fts), f.id LIMIT ?",
         (now, expression, *([] if include_all else [now]), retrieval.CANDIDATES)).fetchall()
     idf = retrieval.idf_weights(conn, query_groups, [("facts_fts", "facts")])

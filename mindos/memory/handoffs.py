@@ -31,9 +31,10 @@ risks, optional recall digest).  Design decisions:
 import json
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.core.canonical import canonical_json, sha256_hex
+from mindos.work import rows
 
 LIST_FIELDS = ("evidence", "constraints", "decisions", "files", "next_actions", "risks")
 LIST_FLAGS = {
@@ -98,10 +99,7 @@ def live(conn, task_id):
 
 def _require_task(conn, task_id, flag="task id"):
     task_id = validate.identifier(task_id, flag)
-    row = conn.execute("SELECT id, project, title, status FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
-    return row
+    return rows.require_task(conn, task_id, "id, project, title, status")
 
 
 def _handoff_id(value):
@@ -356,19 +354,12 @@ def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=No
     """
     query = validate.text(query, "query", max_len=MAX_QUERY)
     limit = validate.positive_int(limit, "--limit", maximum=10000)
-    clauses, params = [], []
-    if task:
-        clauses.append("h.task_id = ?")
-        params.append(validate.identifier(task, "--task"))
-    if from_agent:
-        clauses.append("h.from_agent = ?")
-        params.append(validate.agent(from_agent, "--from-agent"))
-    if to_agent:
-        clauses.append("h.to_agent = ?")
-        params.append(validate.agent(to_agent, "--to-agent"))
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
+    clauses, params = sql.given([
+        ("h.task_id = ?", validate.identifier(task, "--task") if task else None),
+        ("h.from_agent = ?", validate.agent(from_agent, "--from-agent") if from_agent else None),
+        ("h.to_agent = ?", validate.agent(to_agent, "--to-agent") if to_agent else None),
+        ("t.project = ?", validate.identifier(project, "--project") if project else None),
+    ])
     if not include_superseded:
         clauses.append("h.superseded_by IS NULL")
     if not query.strip():

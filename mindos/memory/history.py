@@ -40,6 +40,7 @@ Design decisions
 import os
 
 from mindos.memory import retrieval
+from mindos.store import fts
 
 TOP_ANSWERS = 3
 PROBE_ROWS = 2
@@ -148,7 +149,7 @@ def _key(hit):
 def _any_of(words):
     """An FTS5 expression matching any of ``words`` or a word they start (stems: "shift" finds
     "shifts")."""
-    return "(" + " OR ".join('"' + word.replace('"', '""') + '"*' for word in words) + ")"
+    return "(" + " OR ".join(fts.quote(word) + "*" for word in words) + ")"
 
 
 def _probe(conn, change, surfaces, params, make_hit):

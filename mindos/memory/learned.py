@@ -43,6 +43,7 @@ about 4M instructions more (2 %).
 import math
 
 from mindos.memory import retrieval
+from mindos.store import fts
 
 MAX_TERMS = 32
 WINDOW = 2
@@ -271,4 +272,4 @@ def expansions(conn, query_groups):
 def expression(extra):
     """An FTS5 MATCH expression ORing every associate of ``extra`` (each quoted)."""
     words = sorted({word for others in extra.values() for word, _ in others})
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+    return " OR ".join(fts.quote(word) for word in words)

@@ -91,7 +91,7 @@ class _Surface:
         passes = self.filters[len(" AND "):] if self.filters else "1"
         return (f"SELECT {self.columns}, CAST(strftime('%s', {self.created}) AS INTEGER) AS created_epoch,"
                 f" {passes} AS passes FROM {self.index} CROSS JOIN {self.table} ON {self.key} = {self.index}.rowid"
-                f"{self.joins} WHERE {self.index} MATCH :expr ORDER BY {self.index}.rowid DESC LIMIT :window")
+                f"{self.joins} WHERE {fts.match(self.index, ':expr')} ORDER BY {self.index}.rowid DESC LIMIT :window")
 
     def fetch(self, conn, expressions, params):
         """The candidates for the rarest groups' ``expressions`` (rarest first): the newest
@@ -130,7 +130,7 @@ class _Surface:
         """Every match with its raw BM25 as ``bm25``, in BM25 order (the evaluation's
         baseline).  Params: now, expr, project."""
         return (f"SELECT bm25({self.index}) AS bm25, {self.columns} FROM {self.index} JOIN {self.table}"
-                f" ON {self.key} = {self.index}.rowid{self.joins} WHERE {self.index} MATCH :expr{self.filters}"
+                f" ON {self.key} = {self.index}.rowid{self.joins} WHERE {fts.match(self.index, ':expr')}{self.filters}"
                 f" ORDER BY bm25({self.index}), {self.spec.alias}.id")
 
 
@@ -278,7 +278,7 @@ def _feedback(conn, found, covered, query_groups, scoped, include_history, param
         return _no_boost
     weights = {word: 1.0 / counts[word] for word in chosen}
     total = sum(weights.values())
-    expression = " OR ".join('"' + word.replace('"', '""') + '"' for word in chosen)
+    expression = " OR ".join(fts.quote(word) for word in chosen)
     seen = {(row[0], row[_ID]) for row in found}
     for kind in SURFACES:
         for row in _Surface(kind, scoped, include_history).fetch(conn, [expression],

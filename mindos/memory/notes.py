@@ -30,10 +30,11 @@ Reusable pieces (other domains call these):
 
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import note_live, rerank as hybrid
+from mindos.work import rows
 
 KINDS = ("fact", "decision", "observation", "evidence", "constraint")
 DEFAULT_KIND = "fact"
@@ -71,9 +72,7 @@ def note_id(value, flag="note id"):
 
 def check_kind(value, flag="--kind"):
     """One of the note kinds."""
-    if value not in KINDS:
-        raise InvalidInput(f"invalid {flag}: {validate.shown(value, 40)} (choose from {', '.join(KINDS)})")
-    return value
+    return validate.one_of(value, flag, KINDS)
 
 
 def _content(value, flag="--content"):
@@ -94,8 +93,7 @@ def _expires_at(ttl_hours, now):
 
 def _require_task(conn, task_id):
     task_id = validate.identifier(task_id, "task id")
-    if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
+    rows.require_task(conn, task_id)
     return task_id
 
 
@@ -354,19 +352,12 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     if not fts.tokens(query):
         return []
     now = clock.now_iso()
-    clauses, params = ["n.superseded_by IS NULL"], []
-    if not include_expired:
-        clauses.append("(n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)")
-        params.append(now)
-    if kind_value:
-        clauses.append("n.kind = ?")
-        params.append(kind_value)
-    if project:
-        clauses.append("t.project = ?")
-        params.append(project)
-    if status:
-        clauses.append("t.status = ?")
-        params.append(status)
+    clauses, params = sql.given([
+        ("(n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)", None if include_expired else now),
+        ("n.kind = ?", kind_value or None),
+        ("t.project = ?", project or None),
+        ("t.status = ?", status or None),
+    ], ["n.superseded_by IS NULL"])
     columns = f"{_N_COLUMNS}, t.project AS project, t.title AS task_title, t.status AS task_status"
     expression = None
     if rank and fts.has(conn, "notes_fts"):

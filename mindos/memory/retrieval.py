@@ -133,7 +133,7 @@ class Group:
 
     def __init__(self, word, previous=None):
         self.word = word
-        self.word_term = '"' + word.replace('"', '""') + '"'  # the word alone, quoted for MATCH
+        self.word_term = fts.quote(word)  # the word alone, quoted for MATCH
         terms = {("exact", word): W_EXACT}
         if len(word) > MIN_STEM and not word.isdigit():  # a partial word: kube -> kubernetes
             terms[("prefix", word)] = W_STEM
@@ -174,7 +174,7 @@ class Group:
             for (kind, text) in sorted(self.terms):
                 if kind != "phrase" and any(text.startswith(p) and (kind != "prefix" or text != p) for p in prefixes):
                     continue
-                quoted = '"' + text.replace('"', '""') + '"'
+                quoted = fts.quote(text)
                 kept.append(quoted + "*" if kind == "prefix" else quoted)
             self._match_terms = tuple(kept)
         return self._match_terms

@@ -90,19 +90,19 @@ def _journal_path(home, rel, area, *, ancestors=False):
 def _prune_dirs(paths):
     """Remove the empty directories under and of ``paths`` (deepest first, never through a
     symlink); a directory holding anything is kept.  Returns the removed paths."""
+    from mindos.core import files  # lazy: only a rollback prunes
+
     removed = []
     for top in sorted(paths, key=lambda p: p.count(os.sep), reverse=True):
         if os.path.islink(top) or not os.path.isdir(top):
             continue
-        for directory, dirs, _ in os.walk(top, topdown=False, followlinks=False):
-            for name in dirs:
-                inner = os.path.join(directory, name)
-                if not os.path.islink(inner):
-                    try:
-                        os.rmdir(inner)
-                        removed.append(inner)
-                    except OSError:
-                        pass
+        inner, _ = files.walk(top, dirs=True)
+        for _, directory in sorted(inner, key=lambda found: found[0].count("/"), reverse=True):
+            try:
+                os.rmdir(directory)
+                removed.append(directory)
+            except OSError:
+                pass
         try:
             os.rmdir(top)
             removed.append(top)

@@ -21,6 +21,7 @@ Design decisions
 import os
 import re
 import sqlite3
+import stat
 
 from mindos.core import clock, files
 from mindos.core.canonical import sha256_hex
@@ -369,21 +370,9 @@ def _receipts(conn, report, notes, since=None):
 
 def _changed_files(directory, cutoff):
     """``{name: changed after cutoff}`` for the entries of the receipts directory (no link is
-    followed: a symlink planted as a receipt counts as changed)."""
-    found = {}
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    found[entry.name] = True
-                    continue
-                found[entry.name] = max(st.st_mtime_ns, st.st_ctime_ns) >= cutoff or not entry.is_file(
-                    follow_symlinks=False)
-    except OSError:
-        pass
-    return found
+    followed: a symlink planted as a receipt, or anything not a regular file, counts as changed)."""
+    return {name: st is None or not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) >= cutoff
+            for name, st in files.entries(directory)}
 
 
 def _unchanged(stored, directory, changed):

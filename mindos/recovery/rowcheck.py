@@ -91,36 +91,21 @@ _ts = _timestamp
 _maybe_ts = _optional(_timestamp)
 _count = _integer(minimum=0, maximum=2 ** 62)  # the write path's epoch bound
 
-def _tag(value, field):
-    return validate.tag(value, field)
-
-
-def _status(value, field):
-    return validate.status(value, field)
-
-
-def _priority(value, field):
-    return validate.priority(value, field)
-
-
-def _title(value, field):
-    return validate.title(value, field)
-
-
 _id_or_none = _optional(_empty_or(_id))
 _tags = _json_list(validate.tag)
 _serial = _integer(minimum=1)
 _maybe_serial = _optional(_serial)
 _flag = _integer(0, 1)
 # rules whose values are proven free of credentials once they pass (see guard_blocks)
-_STRUCTURED = frozenset({_id, _agent, _ts, _maybe_ts, _count, _tag, _status, _priority, _id_or_none, _tags,
+_STRUCTURED = frozenset({_id, _agent, _ts, _maybe_ts, _count, validate.tag, validate.status, validate.priority,
+                         _id_or_none, _tags,
                          _serial, _maybe_serial, _flag, _hex_or_empty, validate.agent})
 
 # table -> {column: rule(value, field)}; columns a table lacks are skipped (older schemas)
 RULES = {
     "tasks": {
-        "id": _id, "project": _id, "title": _title, "description": _text(),
-        "status": _status, "priority": _priority,
+        "id": _id, "project": _id, "title": validate.title, "description": _text(),
+        "status": validate.status, "priority": validate.priority,
         "next_action": _text(4096), "blocked_reason": _text(4096), "owner": _agent, "tags": _tags,
         "due_at": _maybe_ts, "worktree": _line(), "branch": _line(), "pr_url": _line(), "lease_owner": _agent,
         "lease_expires_at": _maybe_ts, "created_at": _ts, "updated_at": _ts, "lease_epoch": _count,
@@ -128,10 +113,10 @@ RULES = {
         "requires_receipts": _tags, "recall_digest": _hex_or_empty,
     },
     "dependencies": {"task_id": _id, "depends_on": _id, "created_at": _ts},
-    "receipts": {"id": _id, "task_id": _id, "kind": _tag, "path": _receipt_path,
+    "receipts": {"id": _id, "task_id": _id, "kind": validate.tag, "path": _receipt_path,
                  "file_hash": _hex_or_empty, "created_at": _ts},
     "heartbeats": {"task_id": _id, "owner": validate.agent, "note": _text(4096), "at": _ts},
-    "task_tags": {"tag": _tag, "task_id": _id},
+    "task_tags": {"tag": validate.tag, "task_id": _id},
     "notes": {"id": _serial, "task_id": _id, "kind": _line(64), "content": _text(),
               "source": _agent, "pinned": _flag, "expires_at": _maybe_ts,
               "supersedes": _maybe_serial, "superseded_by": _maybe_serial,
@@ -144,8 +129,8 @@ RULES = {
                  "supersedes": _maybe_serial, "superseded_by": _maybe_serial,
                  "superseded_at": _maybe_ts, "acked_by": _agent, "acked_at": _maybe_ts,
                  "ack_recall_digest": _hex_or_empty, "created_at": _ts},
-    "facts": {"id": _serial, "subject": _tag,
-              "predicate": _tag, "object": _tag,
+    "facts": {"id": _serial, "subject": validate.tag,
+              "predicate": validate.tag, "object": validate.tag,
               "source": _agent, "task_id": _id_or_none, "valid_from": _ts, "valid_until": _maybe_ts,
               "retracted_at": _maybe_ts, "retract_reason": _text(4096), "created_at": _ts},
     "memories": {"id": _line(128), "project": _empty_or(_id), "kind": _line(64), "content": _text(),

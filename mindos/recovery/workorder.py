@@ -27,9 +27,10 @@ import os
 import sqlite3
 
 from mindos.core import canonical, clock, secrets, validate
-from mindos.errors import IntegrityError, InvalidInput, NotFound, Refused
+from mindos.errors import IntegrityError, InvalidInput, Refused
 from mindos.recovery import artifacts, rowcheck, tables
 from mindos.store import db, ledger
+from mindos.work import rows
 
 FORMAT = "autopilot-workorder-v1"
 LEASED_STATUSES = ("claimed", "running", "waiting_for_agent")
@@ -115,8 +116,7 @@ def export_task(conn, task_id, *, out, redact=False, allow_secret=False, force=F
     if not out:
         raise Refused("export-task needs --out")
     with db.write(conn):
-        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        rows.require_task(conn, task_id)
         body = {"task_id": task_id, "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
                 "tables": {"tasks": tables.dump(conn, "tasks", "id = ?", (task_id,))}}
         body["tables"]["dependencies"] = tables.dump(conn, "dependencies", "task_id = ? OR depends_on = ?",

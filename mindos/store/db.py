@@ -143,11 +143,8 @@ def _open(path, home, rule, readonly=None):
         if readonly is None:
             conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, factory=Connection)
         else:
-            immutable = not os.path.exists(path + "-wal")
-            flags = "mode=ro&immutable=1" if immutable else "mode=ro"
-            conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
-                                   isolation_level=None, factory=Connection)
-            conn.immutable, conn.readonly = immutable, readonly
+            conn = _connect_ro(path)
+            conn.readonly = readonly
     except sqlite3.Error as exc:
         raise MindosError(_special(path) or f"cannot open database {path}: {exc}") from None
     conn.home = home
@@ -246,13 +243,12 @@ def _create_home(home, path):
             for side in (temp + ".lock", temp + "-wal", temp + "-shm"):
                 if os.path.exists(side):
                     os.unlink(side)
+        from mindos.core import atomic  # lazy: as files above
+
         try:
-            os.link(temp, path)
+            atomic.link_new(temp, path)
         except FileExistsError:  # another process created it first: theirs is complete too
             pass
-        except OSError:  # a filesystem without hard links
-            if not os.path.exists(path):
-                os.rename(temp, path)
     except OSError as exc:
         raise MindosError(f"cannot create home {home}: {exc.strerror}") from None
     except sqlite3.Error as exc:
@@ -667,18 +663,26 @@ def connect_readonly(home, *, live=False):
             raise IntegrityError(_special(path) or f"cannot use database {path}: not a regular file")
         raise NotFound(f"no MindOS database at {path}")
     try:
-        immutable = not live and not os.path.exists(path + "-wal")
-        flags = "mode=ro&immutable=1" if immutable else "mode=ro"
-        conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
-                               isolation_level=None, factory=Connection)
+        conn = _connect_ro(path, live=live)
         conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise IntegrityError(f"cannot open database {path} read-only: {exc}") from None
     conn.home = home
     conn.path = path
-    conn.immutable = immutable
     conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _connect_ro(path, *, live=False):
+    """The one read-only open of a database file: ``immutable`` (no side files at all) when
+    no ``-wal`` exists and not ``live``, else ``mode=ro`` through the live WAL; the
+    connection's ``immutable`` says which."""
+    immutable = not live and not os.path.exists(path + "-wal")
+    flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+    conn = sqlite3.connect(f"file:{_uri_path(path)}?{flags}", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+                           isolation_level=None, factory=Connection)
+    conn.immutable = immutable
     return conn
 
 

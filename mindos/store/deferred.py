@@ -24,8 +24,7 @@ Design decisions
 import json
 import os
 
-from mindos.core import clock, files
-from mindos.core.atomic import atomic_write
+from mindos.core import clock
 from mindos.core.canonical import canonical_json
 from mindos.errors import MindosError, NotFound
 from mindos.store import ledger
@@ -54,6 +53,8 @@ def spool(home, events):
     data = canonical_json(doc).encode("utf-8")
     name = f"{at.replace(':', '')}-{spool_id}.json"
     folder = directory(home)
+    from mindos.core.atomic import atomic_write  # lazy: only a caller that spools writes a file
+
     for attempt in (1, 2):
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -62,6 +63,23 @@ def spool(home, events):
         except FileNotFoundError:  # a replay removed the emptied directory in between: once more
             if attempt == 2:
                 raise
+
+
+def audit_bounded(conn, events, timeout, *, write):
+    """Append ``events`` within ``timeout`` seconds of lock wait; past it, spool them for the
+    next write (:func:`spool`).  Returns True when they were deferred.  ``write``: the store's
+    transaction, :class:`mindos.store.db.write` (passed in: the db module loads this one, so
+    this one never loads it)."""
+    try:
+        with write(conn, timeout=timeout):
+            for event in events:
+                ledger.append_event(conn, *event)
+        return False
+    except MindosError as exc:
+        if exc.code != "busy":
+            raise
+    spool(conn.home, events)
+    return True
 
 
 def pending(home):
@@ -75,6 +93,8 @@ def pending(home):
 def _load(path):
     """The spool document at ``path`` (read without following a link, never blocking on a
     FIFO, at most MAX_FILE_BYTES: it is read while the write lock is held)."""
+    from mindos.core import files  # lazy: only a replay reads spool files
+
     doc = json.loads(files.read_bytes(path, max_bytes=MAX_FILE_BYTES).decode("utf-8"))
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not isinstance(doc.get("events"), list):
         raise ValueError("not a spool document")

@@ -65,12 +65,26 @@ def tokens(text):
     return words(text)
 
 
+def quote(term):
+    """``term`` as one FTS5 string (double quotes, inner quotes doubled): whatever it holds
+    (operators, ``*``, ``NEAR(``, ``column:``, quotes) is matched as plain text.  Every MATCH
+    term built from user text is quoted here."""
+    return '"' + term.replace('"', '""') + '"'
+
+
 def query(text, operator="AND"):
     """Quote every token of user text into a safe FTS5 MATCH expression (None when tokenless)."""
     found = tokens(text)
     if not found:
         return None
-    return f" {operator} ".join('"' + token.replace('"', '""') + '"' for token in found)
+    return f" {operator} ".join(quote(token) for token in found)
+
+
+def match(name, param="?"):
+    """The one MATCH condition: ``<name> MATCH <param>`` for the declared index ``name``.
+    The expression is always bound (``param``: ``?`` or a named ``:placeholder``), never
+    spliced into the SQL; build it with :func:`query` / :func:`quote`."""
+    return f"{index(name).name} MATCH {param}"
 
 
 def has(conn, name):
@@ -123,7 +137,7 @@ def match_counts(conn, name, expressions, cap, cache=None):
         cache = {}
     missing = [expression for expression in dict.fromkeys(expressions) if (name, expression, cap) not in cache]
     if missing:
-        probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
+        probe = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {match(name)} LIMIT ?)"
         cursor = db.tuples(conn)
         try:
             for expression in missing:
@@ -150,13 +164,13 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         expression = expression or query(text, "AND")
         if expression is None:
             return []
-        clauses = [f"{name} MATCH ?", *where]
+        clauses = [match(name), *where]
         sql = (f"SELECT {select}, bm25({name}) AS score FROM {name} JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
                f" {joins} WHERE {' AND '.join(clauses)} ORDER BY score, {ranked_order}")
         bound = [expression, *params]
     else:
-        match, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
-        clauses = [match, *where]
+        condition, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
+        clauses = [condition, *where]
         sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
         bound = [*bound, *params]
     if limit is not None:

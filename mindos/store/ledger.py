@@ -12,6 +12,7 @@ import json
 import sqlite3
 
 from mindos.core import canonical, clock, validate
+from mindos.store import sql
 
 GENESIS_HASH = "0" * 64
 # the text columns of a ledger row, in preimage order (a row that cannot be decoded names them)
@@ -341,22 +342,13 @@ def events(conn, *, action=None, entity_id=None, entity_type=None, since=None, u
     Returns ``{"events", "total_matching", "truncated"}`` plus ``"verify"`` when asked.
     """
     limit = validate.positive_int(limit, "--limit", maximum=100000)
-    clauses, params = [], []
-    if entity_type is not None:
-        clauses.append("entity_type = ?")
-        params.append(validate.tag(entity_type, "--entity-type"))
-    if action:
-        clauses.append("action = ?")
-        params.append(action)
-    if entity_id:
-        clauses.append("entity_id = ?")
-        params.append(entity_id)
-    if since:
-        clauses.append("created_at >= ?")
-        params.append(clock.normalize(since, "--since"))
-    if until:
-        clauses.append("created_at <= ?")
-        params.append(clock.normalize(until, "--until"))
+    clauses, params = sql.given([
+        ("entity_type = ?", None if entity_type is None else validate.tag(entity_type, "--entity-type")),
+        ("action = ?", action or None),
+        ("entity_id = ?", entity_id or None),
+        ("created_at >= ?", clock.normalize(since, "--since") if since else None),
+        ("created_at <= ?", clock.normalize(until, "--until") if until else None),
+    ])
     where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
     total = conn.execute(f"SELECT count(*) FROM audit_events{where}", params).fetchone()[0]
     rows = fetch_rows(

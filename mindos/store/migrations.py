@@ -10,6 +10,19 @@ These texts are history: once released, a migration is never edited, only follow
 """
 
 
+def fts_triggers(name, table, rowid, columns):
+    """The three triggers that keep the external-content FTS5 index ``name`` in step with
+    ``table`` (insert, delete, and update of the indexed ``columns``), written once for
+    every index a migration creates."""
+    listed = ", ".join(columns)
+    new = f"    INSERT INTO {name}(rowid, {listed})\n    VALUES (new.{rowid}, {', '.join('new.' + c for c in columns)});\n"
+    old = (f"    INSERT INTO {name}({name}, rowid, {listed})\n"
+           f"    VALUES ('delete', old.{rowid}, {', '.join('old.' + c for c in columns)});\n")
+    return (f"CREATE TRIGGER {name}_ai AFTER INSERT ON {table} BEGIN\n{new}END;\n"
+            f"CREATE TRIGGER {name}_ad AFTER DELETE ON {table} BEGIN\n{old}END;\n"
+            f"CREATE TRIGGER {name}_au AFTER UPDATE OF {listed} ON {table} BEGIN\n{old}{new}END;\n")
+
+
 def m001_foundation():
     """Tasks, dependency edges, receipts, the audit ledger and the task search index."""
     return """
@@ -155,33 +168,11 @@ CREATE UNIQUE INDEX idx_handoffs_one_live ON handoffs(task_id) WHERE superseded_
 CREATE INDEX idx_handoffs_to_agent ON handoffs(to_agent, superseded_by);
 -- @fts5
 CREATE VIRTUAL TABLE notes_fts USING fts5(content, content='notes', content_rowid='id');
-CREATE TRIGGER notes_fts_ai AFTER INSERT ON notes BEGIN
-    INSERT INTO notes_fts(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER notes_fts_ad AFTER DELETE ON notes BEGIN
-    INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER notes_fts_au AFTER UPDATE OF content ON notes BEGIN
-    INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO notes_fts(rowid, content) VALUES (new.id, new.content);
-END;
+""" + fts_triggers("notes_fts", "notes", "id", ("content",)) + """
 CREATE VIRTUAL TABLE handoffs_fts USING fts5(
     objective, status, from_agent, to_agent, content='handoffs', content_rowid='id'
 );
-CREATE TRIGGER handoffs_fts_ai AFTER INSERT ON handoffs BEGIN
-    INSERT INTO handoffs_fts(rowid, objective, status, from_agent, to_agent)
-    VALUES (new.id, new.objective, new.status, new.from_agent, new.to_agent);
-END;
-CREATE TRIGGER handoffs_fts_ad AFTER DELETE ON handoffs BEGIN
-    INSERT INTO handoffs_fts(handoffs_fts, rowid, objective, status, from_agent, to_agent)
-    VALUES ('delete', old.id, old.objective, old.status, old.from_agent, old.to_agent);
-END;
-CREATE TRIGGER handoffs_fts_au AFTER UPDATE OF objective, status, from_agent, to_agent ON handoffs BEGIN
-    INSERT INTO handoffs_fts(handoffs_fts, rowid, objective, status, from_agent, to_agent)
-    VALUES ('delete', old.id, old.objective, old.status, old.from_agent, old.to_agent);
-    INSERT INTO handoffs_fts(rowid, objective, status, from_agent, to_agent)
-    VALUES (new.id, new.objective, new.status, new.from_agent, new.to_agent);
-END;
+""" + fts_triggers("handoffs_fts", "handoffs", "id", ("objective", "status", "from_agent", "to_agent")) + """
 -- @end
 """
 
@@ -243,31 +234,9 @@ CREATE INDEX idx_facts_triple ON facts(subject, predicate, object, valid_from);
 CREATE INDEX idx_facts_valid_from ON facts(valid_from DESC, id);
 -- @fts5
 CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, content='memories', content_rowid='seq');
-CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
-END;
-CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
-END;
-CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, tags ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, content, tags) VALUES ('delete', old.seq, old.content, old.tags);
-    INSERT INTO memories_fts(rowid, content, tags) VALUES (new.seq, new.content, new.tags);
-END;
+""" + fts_triggers("memories_fts", "memories", "seq", ("content", "tags")) + """
 CREATE VIRTUAL TABLE facts_fts USING fts5(subject, predicate, object, source, content='facts', content_rowid='id');
-CREATE TRIGGER facts_fts_ai AFTER INSERT ON facts BEGIN
-    INSERT INTO facts_fts(rowid, subject, predicate, object, source)
-    VALUES (new.id, new.subject, new.predicate, new.object, new.source);
-END;
-CREATE TRIGGER facts_fts_ad AFTER DELETE ON facts BEGIN
-    INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)
-    VALUES ('delete', old.id, old.subject, old.predicate, old.object, old.source);
-END;
-CREATE TRIGGER facts_fts_au AFTER UPDATE OF subject, predicate, object, source ON facts BEGIN
-    INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)
-    VALUES ('delete', old.id, old.subject, old.predicate, old.object, old.source);
-    INSERT INTO facts_fts(rowid, subject, predicate, object, source)
-    VALUES (new.id, new.subject, new.predicate, new.object, new.source);
-END;
+""" + fts_triggers("facts_fts", "facts", "id", ("subject", "predicate", "object", "source")) + """
 -- @end
 """
 
@@ -582,16 +551,7 @@ CREATE TABLE session_messages (
 CREATE INDEX idx_session_messages_at ON session_messages(at);
 -- @fts5
 CREATE VIRTUAL TABLE session_messages_fts USING fts5(content, content='session_messages', content_rowid='id');
-CREATE TRIGGER session_messages_fts_ai AFTER INSERT ON session_messages BEGIN
-    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER session_messages_fts_ad AFTER DELETE ON session_messages BEGIN
-    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messages BEGIN
-    INSERT INTO session_messages_fts(session_messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO session_messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
+""" + fts_triggers("session_messages_fts", "session_messages", "id", ("content",)) + """
 -- @end
 """
 

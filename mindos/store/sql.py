@@ -19,6 +19,29 @@ def open_condition(alias=""):
     return f"{prefix}status NOT IN {TERMINAL_SQL}"
 
 
+def new_id(conn, table, prefix, size):
+    """A fresh random id ``<prefix><2*size hex digits>`` no row of ``table`` holds yet."""
+    import os  # lazy: only creates draw ids
+
+    while True:
+        candidate = prefix + os.urandom(size).hex()
+        if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (candidate,)).fetchone() is None:
+            return candidate
+
+
+def given(pairs, clauses=None, params=None):
+    """``(clauses, params)`` with each ``(fragment, value)`` of ``pairs`` whose value is not
+    None appended (a fragment binds one ``?``): the optional filters and column sets a
+    command's flags ask for.  ``clauses`` / ``params`` are extended in place when given."""
+    clauses = [] if clauses is None else clauses
+    params = [] if params is None else params
+    for fragment, value in pairs:
+        if value is not None:
+            clauses.append(fragment)
+            params.append(value)
+    return clauses, params
+
+
 def compare_and_set(conn, table, sets, params, match, *, extra="", extra_params=()):
     """The guarded write: ``UPDATE table SET sets`` only on the row whose columns still hold
     exactly the values of ``match`` as they were read.

@@ -9,7 +9,7 @@ never writes.
 
 from mindos.core import load_module, validate
 from mindos.memory import handoffs
-from mindos.store.ledger import fetch_rows, mark_undecodable, parse_payload
+from mindos.store import ledger
 from mindos.work import receipts, rows
 
 def receipts_for(conn, task_id):
@@ -30,16 +30,25 @@ MAX_AUDIT_LIMIT = 100000
 SECTION_PROVIDERS = ["mindos.work.progress"]
 
 
+_TRAIL_COLUMNS = ("id", "action", "payload_json", "created_at")
+_CHAIN_KEYS = ("entity_type", "entity_id", "prev_hash", "hash")
+
+
 def audit_trail(conn, task_id, limit=SHOW_AUDIT_LIMIT):
-    """The task's audit events, oldest first (at most ``limit``, the newest ones)."""
-    rows = fetch_rows(
-        conn,
-        "SELECT id, action, payload_json, created_at FROM audit_events WHERE entity_id = ? ORDER BY id DESC LIMIT ?",
-        (task_id, limit),
-    )
-    return [mark_undecodable(parse_payload({"id": r["id"], "action": r["action"], "created_at": r["created_at"]},
-                                           r["payload_json"]), r)
-            for r in reversed(rows)]
+    """``(events, total)``: the task's audit events, oldest first (at most ``limit``, the
+    newest ones), read through :func:`mindos.store.ledger.events` without its chain fields,
+    and how many there are in all."""
+    found = ledger.events(conn, entity_id=task_id, limit=limit)
+    trail = []
+    for event in reversed(found["events"]):
+        for key in _CHAIN_KEYS:
+            del event[key]
+        if "undecodable" in event:  # only the columns a trail shows count here
+            event["undecodable"] = [key for key in event["undecodable"] if key in _TRAIL_COLUMNS]
+            if not event["undecodable"]:
+                del event["undecodable"], event["tampered"]
+        trail.append(event)
+    return trail, found["total_matching"]
 
 
 def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT, sections=()):
@@ -66,8 +75,7 @@ def show(conn, task_id, *, limit=SHOW_AUDIT_LIMIT, sections=()):
         # "<> ''" lets SQLite use the partial index on correction_of (a bound value alone cannot)
         "SELECT id, status, title FROM tasks WHERE correction_of = ? AND correction_of <> ''"
         " ORDER BY created_at, id", (task_id,))
-    trail = audit_trail(conn, task_id, limit)
-    total = conn.execute("SELECT count(*) FROM audit_events WHERE entity_id = ?", (task_id,)).fetchone()[0]
+    trail, total = audit_trail(conn, task_id, limit)
     view = {
         "task": task,
         "receipts": receipts_for(conn, task_id),

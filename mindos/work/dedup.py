@@ -22,7 +22,8 @@ import math
 
 from mindos.core import text, validate
 from mindos.store import fts, sql
-from mindos.errors import InvalidInput, NotFound
+from mindos.errors import InvalidInput
+from mindos.work import rows
 
 # create's hook is on the hot path: it scans at most this many candidates (most relevant
 # first) and reports at most this many matches.
@@ -96,14 +97,14 @@ def _candidates(conn, project, tokens, limit, exclude_id, scan_limit):
     if fts.has(conn, "tasks_fts"):
         any_probe = _scoped(fts.query(" ".join(probe), "OR"), project)
         plain = (f"SELECT {columns} FROM tasks_fts f JOIN tasks t ON t.seq = f.rowid"
-                 f" WHERE tasks_fts MATCH ? AND {where}")
+                 f" WHERE {fts.match('tasks_fts')} AND {where}")
         if scan_limit is None:
             return conn.execute(plain + " ORDER BY f.rowid", (any_probe, *scope)).fetchall()
         # bm25 weights follow the tasks_fts columns (id, project, title, description,
         # next_action, blocked_reason): the project filter is the same for every row
         rows = conn.execute(
             f"SELECT {columns} FROM (SELECT rowid, bm25(tasks_fts, 0, 0, 1, 1, 0, 0) AS score FROM tasks_fts"
-            " WHERE tasks_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f JOIN tasks t ON t.seq = f.rowid"
+            f" WHERE {fts.match('tasks_fts')} ORDER BY rowid DESC LIMIT ?) f JOIN tasks t ON t.seq = f.rowid"
             f" WHERE {where} ORDER BY f.score, f.rowid LIMIT ?",
             (_scoped(fts.query(" ".join(probe), "AND"), project), CREATE_RANK_WINDOW, *scope, scan_limit),
         ).fetchall()
@@ -157,9 +158,7 @@ def similar(conn, task_id, *, threshold_value=None):
     """
     limit = threshold(threshold_value)
     task_id = validate.identifier(task_id, "task id")
-    row = conn.execute("SELECT id, project, title, description FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task {validate.shown(task_id)}")
+    row = rows.require_task(conn, task_id, "id, project, title, description")
     matches = find_similar(conn, row["project"], row["title"], row["description"], limit=limit,
                            exclude_id=task_id)
     return {"task_id": task_id, "project": row["project"], "title": row["title"], "threshold": limit,

@@ -36,6 +36,7 @@ Design decisions
 from mindos.core import clock, validate
 from mindos.store import db, ledger
 from mindos.store.sql import open_condition
+from mindos.work import rows
 from mindos.errors import NotFound, Refused
 
 # Statuses that are still work to do (index-friendly IN list instead of NOT IN).
@@ -158,12 +159,6 @@ def add_edges(conn, task_id, prerequisites):
     return {"added": added, "existing": existing, "missing": missing}
 
 
-def _require_task(conn, task_id):
-    row = conn.execute("SELECT status, title FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task '{task_id}'")
-    return row
-
 
 def add_dependency(conn, task_id, prereq):
     """``dep``: make ``task_id`` wait for ``prereq``; audited ``dependency_added``.
@@ -176,7 +171,7 @@ def add_dependency(conn, task_id, prereq):
     task_id = validate.identifier(task_id, "task")
     prereq = validate.identifier(prereq, "prerequisite")
     with db.write(conn):
-        _require_task(conn, task_id)
+        rows.require_task(conn, task_id)
         edges = add_edges(conn, task_id, [prereq])
         added = bool(edges["added"])
         if added:
@@ -204,7 +199,7 @@ def remove_dependency(conn, task_id, prereq):
     task_id = validate.identifier(task_id, "task")
     prereq = validate.identifier(prereq, "prerequisite")
     with db.write(conn):
-        _require_task(conn, task_id)
+        rows.require_task(conn, task_id)
         cursor = conn.execute("DELETE FROM dependencies WHERE task_id = ? AND depends_on = ?", (task_id, prereq))
         if not cursor.rowcount:
             raise NotFound(f"no dependency edge: task '{task_id}' does not depend on '{prereq}'")
@@ -291,7 +286,7 @@ def blocked_by(conn, task_id):
     is unsatisfied.  Ordered by depth, then id.
     """
     task_id = validate.identifier(task_id, "task")
-    own = _require_task(conn, task_id)
+    own = rows.require_task(conn, task_id, "status, title")
     adjacency, info = {}, {}
     for dependent, prereq, status, title in conn.execute(_CLOSURE_UP, (task_id,)):
         adjacency.setdefault(dependent, []).append(prereq)
@@ -323,7 +318,7 @@ def impact(conn, task_id):
         adjacency.setdefault(prereq, []).append(dependent)
         info[dependent] = (status, title)
     if row is None and not adjacency:
-        raise NotFound(f"unknown task '{task_id}'")
+        raise rows.unknown_task(task_id)
     depths = _min_depths(task_id, adjacency)
     dependents, by_status = [], {}
     for dependent, depth in sorted(depths.items(), key=lambda item: (item[1], item[0])):

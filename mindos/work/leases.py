@@ -544,19 +544,21 @@ def list_leases(conn, *, include_expired=False, owner=None, stalled=False):
     unchanged past its stall deadline).  Expired-but-held leases (what recover will sweep)
     appear only with ``include_expired``; ``stalled`` keeps only the stalled ones.
     """
-    from mindos.work import progress  # lazy: only the listing joins the progress records
+    from mindos.work import progress  # lazy: only the listing reads the progress records
 
     now = clock.now_iso()
-    sql = ("SELECT id, project, title, status, priority, lease_owner, lease_expires_at, lease_epoch FROM tasks"
-           f" WHERE lease_owner <> '' AND status NOT IN {_TERMINAL_SQL}")
+    # each lease's progress record comes with it (one statement, LEFT JOIN: none is None)
+    sql = ("SELECT t.id, t.project, t.title, t.status, t.priority, t.lease_owner, t.lease_expires_at, t.lease_epoch,"
+           f" {progress.COLUMNS} FROM tasks t LEFT JOIN heartbeats h ON {progress.CURRENT}"
+           f" WHERE t.lease_owner <> '' AND t.status NOT IN {_TERMINAL_SQL}")
     params = []
     if owner is not None:
-        sql += " AND lease_owner = ?"
+        sql += " AND t.lease_owner = ?"
         params.append(validate.agent(owner))
     if not include_expired:
-        sql += " AND lease_expires_at > ?"
+        sql += " AND t.lease_expires_at > ?"
         params.append(now)
-    sql += " ORDER BY lease_expires_at, id"
+    sql += " ORDER BY t.lease_expires_at, t.id"
     entries = []
     for row in conn.execute(sql, params):
         expires = row["lease_expires_at"]
@@ -566,11 +568,9 @@ def list_leases(conn, *, include_expired=False, owner=None, stalled=False):
             "priority": row["priority"], "owner": row["lease_owner"], "lease_expires_at": expires,
             "lease_epoch": row["lease_epoch"], "live": live,
             "seconds_remaining": clock.seconds_between(now, expires) if live else 0,
+            "progress": progress.current(row, now),
         })
-    found = progress.of_leases(conn, [entry["task_id"] for entry in entries], now)
-    for entry in entries:
-        entry["progress"] = found.get(entry["task_id"])
-        entry["stalled"] = bool(entry["live"] and entry["progress"] and entry["progress"]["stalled"])
+        entries[-1]["stalled"] = bool(live and entries[-1]["progress"] and entries[-1]["progress"]["stalled"])
     return [entry for entry in entries if entry["stalled"]] if stalled else entries
 
 

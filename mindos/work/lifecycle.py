@@ -95,15 +95,9 @@ def complete(conn, task_id, owner, *, epoch=None, note="", receipts=(), recall_d
         task = leases.holder_task(conn, task_id, owner, epoch, "complete", now)
         cited = _cited_receipts(conn, task["id"], receipt_ids)
         evidence = evidence_gate(conn, task, owner, "complete")
-        sets = ["status = 'completed'", "lease_owner = ''", "lease_expires_at = NULL", "recover_after = NULL",
-                "updated_at = ?"]
-        params = [now]
-        if digest:
-            sets.append("recall_digest = ?")
-            params.append(digest)
-        if recap:
-            sets.append("recap = ?")
-            params.append(recap)
+        sets, params = sql.given([("recall_digest = ?", digest or None), ("recap = ?", recap or None)], [
+            "status = 'completed'", "lease_owner = ''", "lease_expires_at = NULL", "recover_after = NULL",
+            "updated_at = ?"], [now])
         leases.guarded_update(conn, task, sets, params, now)
         freed = graph.newly_unblocked(conn, task["id"])
         payload = {"owner": owner, "lease_epoch": task["lease_epoch"], "previous_status": task["status"],
@@ -169,27 +163,24 @@ def fail(conn, task_id, owner, *, epoch=None, reason="", no_retry=False, max_ret
         if receipt_ids:
             extra["receipts"] = cited
         payload.update(extra)
-        if not no_retry and count <= max_retries and cause == "defect":
-            leases.guarded_update(conn, task, [
-                "status = 'queued'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
-                "recover_after = NULL", "updated_at = ?"], [count, now], now)
-            correction, created = _correction(conn, task, reason, cited)
-            payload.update({"correction_task": correction, "correction_created": created})
-            ledger.append_event(conn, "task", task["id"], "task_failed", payload)
-            result = _get(conn, task["id"])
-            result.update({"retry_scheduled": True, "backoff_seconds": 0, "correction_task": correction,
-                           "correction_created": created, **extra})
-            return result
         if not no_retry and count <= max_retries:
-            seconds = sweeps.backoff_seconds(count, backoff_base, backoff_cap)
-            after = sweeps.recover_after(now, seconds)
+            # requeued: a defect waits for its correction task, anything else for a cooldown
+            defect = cause == "defect"
+            seconds = 0 if defect else sweeps.backoff_seconds(count, backoff_base, backoff_cap)
+            after = None if defect else sweeps.recover_after(now, seconds)
             leases.guarded_update(conn, task, [
                 "status = 'queued'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
                 "recover_after = ?", "updated_at = ?"], [count, after, now], now)
-            payload.update({"recover_after": after, "backoff_seconds": seconds})
+            if defect:
+                correction, created = _correction(conn, task, reason, cited)
+                added = {"correction_task": correction, "correction_created": created}
+                payload.update(added)
+            else:
+                added = {}
+                payload.update({"recover_after": after, "backoff_seconds": seconds})
             ledger.append_event(conn, "task", task["id"], "task_failed", payload)
             result = _get(conn, task["id"])
-            result.update({"retry_scheduled": True, "backoff_seconds": seconds, **extra})
+            result.update({"retry_scheduled": True, "backoff_seconds": seconds, **added, **extra})
             return result
         leases.guarded_update(conn, task, [
             "status = 'failed'", "lease_owner = ''", "lease_expires_at = NULL", "retry_count = ?",
@@ -270,6 +261,27 @@ def _guarded_status(conn, task, sets, params):
         raise Conflict(f"lease changed since check: task '{task['id']}' was modified by another writer; re-read and retry")
 
 
+_DONE = {"cancel": "cancelled", "block": "blocked"}
+
+
+def _operator(conn, task_id, owner, reason, verb, refuse, sets, params, now):
+    """An operator transition (``verb``: cancel or block): the reason guarded, the task read,
+    ``refuse(task)`` given its say, the caller's own live lease released with it, audited
+    (``cancelled`` / ``blocked``, with owner, reason and previous_status); the task returned."""
+    with db.write(conn):
+        from mindos.store import guard  # lazy: only writes that store text load the detector
+        guard.check(conn, "task", task_id, {"reason": reason})
+        task = _read(conn, task_id)
+        refuse(task)
+        released = _refuse_foreign_or_expired(task, owner, now, verb)
+        _guarded_status(conn, task, sets, params)
+        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
+        if released:
+            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
+        ledger.append_event(conn, "task", task["id"], _DONE[verb], payload)
+        return _get(conn, task["id"])
+
+
 def cancel(conn, task_id, owner, *, reason=""):
     """Cancel a task (unleased, or under the caller's own live lease); return it.
 
@@ -278,20 +290,13 @@ def cancel(conn, task_id, owner, *, reason=""):
     owner = validate.agent(owner)
     reason = validate.line(reason or "", "--reason", max_len=4096)
     now = clock.now_iso()
-    with db.write(conn):
-        from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"reason": reason})
-        task = _read(conn, task_id)
+
+    def refuse(task):
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is already {task['status']} (terminal); cannot cancel")
-        released = _refuse_foreign_or_expired(task, owner, now, "cancel")
-        _guarded_status(conn, task, ["status = 'cancelled'", "lease_owner = ''", "lease_expires_at = NULL",
-                                     "recover_after = NULL", "updated_at = ?"], [now])
-        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
-        if released:
-            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
-        ledger.append_event(conn, "task", task["id"], "cancelled", payload)
-        return _get(conn, task["id"])
+
+    return _operator(conn, task_id, owner, reason, "cancel", refuse, ["status = 'cancelled'", "lease_owner = ''",
+                     "lease_expires_at = NULL", "recover_after = NULL", "updated_at = ?"], [now], now)
 
 
 def block(conn, task_id, owner, *, reason):
@@ -303,22 +308,15 @@ def block(conn, task_id, owner, *, reason):
     owner = validate.agent(owner)
     reason = validate.line(reason, "--reason", required=True, max_len=4096)
     now = clock.now_iso()
-    with db.write(conn):
-        from mindos.store import guard  # lazy: only writes that store text load the detector
-        guard.check(conn, "task", task_id, {"reason": reason})
-        task = _read(conn, task_id)
+
+    def refuse(task):
         if task["status"] in validate.TERMINAL_STATUSES:
             raise Refused(f"task '{task['id']}' is {task['status']} (terminal); cannot block")
         if task["status"] == "blocked":
             raise Refused(f"task '{task['id']}' is already blocked: {' '.join(task['blocked_reason'].split())[:200]}")
-        released = _refuse_foreign_or_expired(task, owner, now, "block")
-        _guarded_status(conn, task, ["status = 'blocked'", "blocked_reason = ?", "lease_owner = ''",
-                                     "lease_expires_at = NULL", "updated_at = ?"], [reason, now])
-        payload = {"owner": owner, "reason": reason, "previous_status": task["status"]}
-        if released:
-            payload.update({"lease_released": released, "lease_epoch": task["lease_epoch"]})
-        ledger.append_event(conn, "task", task["id"], "blocked", payload)
-        return _get(conn, task["id"])
+
+    return _operator(conn, task_id, owner, reason, "block", refuse, ["status = 'blocked'", "blocked_reason = ?",
+                     "lease_owner = ''", "lease_expires_at = NULL", "updated_at = ?"], [reason, now], now)
 
 
 def unblock(conn, task_id, owner):

@@ -32,7 +32,7 @@ Design decisions
 
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput, NotFound
-from mindos.store import db, ledger, sql
+from mindos.store import ledger, sql
 
 MAX_TEXT = 1000  # action / intent: one line each
 
@@ -119,26 +119,25 @@ def view(row, now):
             "evidence": row["evidence"], "lease_epoch": row["lease_epoch"]}
 
 
-def of_leases(conn, task_ids, now=None):
-    """``{task_id: progress view}`` for the held leases among ``task_ids`` that have a progress
-    record of their current epoch (a lease that never reported progress is absent)."""
-    now = now or clock.now_iso()
-    found = {}
-    ids = list(task_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        for row in conn.execute(
-                "SELECT h.* FROM heartbeats h JOIN tasks t ON t.id = h.task_id"
-                f" WHERE h.task_id IN ({marks}) AND t.lease_owner <> '' AND h.lease_epoch = t.lease_epoch"
-                " AND h.progress_changed_at IS NOT NULL", chunk):
-            found[row["task_id"]] = view(row, now)
-    return found
+# A held lease's progress record: the heartbeats row (alias h) of the task's (alias t) current
+# epoch that reported progress.  Joined into the lease listing's own query (LEFT JOIN: a lease
+# that never reported progress has none) and read by show.
+CURRENT = "h.task_id = t.id AND h.lease_epoch = t.lease_epoch AND h.progress_changed_at IS NOT NULL"
+COLUMNS = ("h.action, h.intent, h.evidence, h.progress_state, h.progress_changed_at, h.stall_minutes, h.stall_at,"
+           " h.escalated_at")
+
+
+def current(row, now):
+    """The progress view of a row holding :data:`COLUMNS` and ``lease_epoch`` (None when the
+    LEFT JOIN found no record)."""
+    return None if row["progress_changed_at"] is None else view(row, now)
 
 
 def show_section(conn, task_id):
     """``show``'s ``progress`` key: the current lease's progress (None when there is none)."""
-    return {"progress": of_leases(conn, [task_id]).get(task_id)}
+    row = conn.execute(f"SELECT t.lease_epoch, {COLUMNS} FROM tasks t JOIN heartbeats h ON {CURRENT}"
+                       " WHERE t.id = ? AND t.lease_owner <> ''", (task_id,)).fetchone()
+    return {"progress": None if row is None else view(row, clock.now_iso())}
 
 
 def stalled(conn, *, now=None, limit=None):
@@ -183,28 +182,22 @@ def escalate(conn, *, dry_run=False):
             candidates.append(row)
     entries = [{key: row[key] for key in ("task_id", "owner", "lease_epoch", "progress_state", "progress_changed_at",
                                           "stall_at")} for row in candidates]
-    if dry_run:
-        report["would_escalate"] = entries
-        return report
-    if not candidates:
-        return report
-    with db.write(conn):
-        now = clock.now_iso()
-        for row, entry in zip(candidates, entries):
-            # guarded: lands only while the progress record is exactly as read and still unescalated
-            landed = sql.compare_and_set(
+    from mindos.work import sweeps  # lazy: only escalation applies through the sweep's loop
+
+    def land(row, entry, now):
+        # guarded: lands only while the progress record is exactly as read and still unescalated
+        if not sql.compare_and_set(
                 conn, "heartbeats", ["escalated_at = ?"], (now,),
                 {"task_id": row["task_id"], "lease_epoch": row["lease_epoch"],
                  "progress_changed_at": row["progress_changed_at"], "stall_at": row["stall_at"]},
-                extra="escalated_at IS NULL")
-            if not landed:
-                report["skipped"].append(row["task_id"])
-                continue
-            ledger.append_event(conn, "task", row["task_id"], "lease_stall_escalated", {
-                **{key: value for key, value in entry.items() if key != "task_id"},
-                "stall_deadline_minutes": row["stall_minutes"], "reason": "stalled"})
-            report["escalated"].append(entry)
-    return report
+                extra="escalated_at IS NULL"):
+            return False
+        ledger.append_event(conn, "task", row["task_id"], "lease_stall_escalated", {
+            **{key: value for key, value in entry.items() if key != "task_id"},
+            "stall_deadline_minutes": row["stall_minutes"], "reason": "stalled"})
+        return True
+
+    return sweeps.escalate_each(conn, report, candidates, entries, land, dry_run=dry_run)
 
 
 def metrics(conn):

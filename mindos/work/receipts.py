@@ -23,8 +23,9 @@ import json
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, ledger
+from mindos.store import db, ledger, sql
 from mindos.errors import InvalidInput, NotFound
+from mindos.work import rows
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a receipt file read back (its payload plus the envelope)
@@ -42,10 +43,7 @@ def _stored_path(receipt_id):
 
 
 def _new_id(conn):
-    while True:
-        candidate = "r-" + os.urandom(6).hex()
-        if conn.execute("SELECT 1 FROM receipts WHERE id = ?", (candidate,)).fetchone() is None:
-            return candidate
+    return sql.new_id(conn, "receipts", "r-", 6)
 
 
 def _payload_json(payload):
@@ -98,8 +96,7 @@ def add(conn, task_id, kind, payload):
             # guarded: every string and key of the decoded payload (so \u0041KIA escapes are seen)
             from mindos.store import guard  # lazy: only writes that store text load the detector
             guard.check(conn, "task", task_id, {"payload": strings(payload)})
-            if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-                raise NotFound(f"unknown task '{task_id}'")
+            rows.require_task(conn, task_id)
             receipt_id = _new_id(conn)
             created_at = clock.now_iso()
             document = seal.seal(_FORMAT, {"receipt_id": receipt_id, "task_id": task_id, "kind": kind,
@@ -235,8 +232,7 @@ def add_run(conn, task_id, *, harness, model, session, workspace, outcome, timeo
         # the duplicate lookup reads any file
         from mindos.store import guard  # lazy: only writes that store text load the detector
         guard.check(conn, "task", task_id, {name: run[name] for name in ("harness", "model", "session", "workspace")})
-        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        rows.require_task(conn, task_id)
         for row in conn.execute("SELECT id FROM receipts WHERE task_id = ? AND kind = ? ORDER BY created_at, id",
                                 (task_id, kind)).fetchall():
             existing = load(conn, row[0])

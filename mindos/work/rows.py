@@ -8,6 +8,7 @@ import json
 
 from mindos.core import clock, validate
 from mindos.errors import NotFound
+from mindos.store import sql
 
 # Columns stored as JSON text (seq is internal: it only keys the FTS index).
 _JSON_COLUMNS = ("tags", "requires_receipts")
@@ -30,12 +31,24 @@ def lease_is_live(task, now=None):
     return bool(task.get("lease_owner")) and bool(task.get("lease_expires_at")) and task["lease_expires_at"] > now
 
 
+def unknown_task(task_id):
+    """The one refusal for a task id that names no task (NotFound, ``not_found``)."""
+    return NotFound(f"unknown task {validate.shown(task_id)}")
+
+
+def require_task(conn, task_id, columns="1"):
+    """The tasks row (``columns`` of it) for ``task_id``; raise :func:`unknown_task` when
+    there is none.  Every "does this task exist" check goes through here, so the query and
+    its message are written once."""
+    row = conn.execute(f"SELECT {columns} FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise unknown_task(task_id)
+    return row
+
+
 def get(conn, task_id):
     """Return the task dict for ``task_id`` or raise NotFound."""
-    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
-    if row is None:
-        raise NotFound(f"unknown task '{task_id}'")
-    return row_to_task(row)
+    return row_to_task(require_task(conn, task_id, "*"))
 
 
 LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
@@ -43,20 +56,12 @@ LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
 
 def task_filters(*, status=None, project=None, priority=None, tag=None):
     """Validated WHERE clauses (over alias ``t``) and parameters for the task filter flags."""
-    clauses, params = [], []
-    if status:
-        clauses.append("t.status = ?")
-        params.append(validate.status(status))
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
-    if priority:
-        clauses.append("t.priority = ?")
-        params.append(validate.priority(priority))
-    if tag:
-        # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
-        clauses.append("instr(t.tags, ?) > 0")
-        params.append(json.dumps(validate.tag(tag)))
-    return clauses, params
+    # tags is a canonical JSON array of validated tags, so '"tag"' matches whole tags only
+    return sql.given([
+        ("t.status = ?", validate.status(status) if status else None),
+        ("t.project = ?", validate.identifier(project, "--project") if project else None),
+        ("t.priority = ?", validate.priority(priority) if priority else None),
+        ("instr(t.tags, ?) > 0", json.dumps(validate.tag(tag)) if tag else None),
+    ])
 
 

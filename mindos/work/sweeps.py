@@ -154,27 +154,40 @@ def escalate(conn, *, dry_run=False):
             report["skipped"].append(task["id"])
     entries = [{"task_id": t["id"], "old_priority": t["priority"], "new_priority": _NEXT_PRIORITY[t["priority"]],
                 "due_at": t["due_at"]} for t in bumps]
+
+    def land(task, entry, now):
+        # guarded: lands only if priority, deadline and openness are exactly as read
+        if not sql.compare_and_set(
+                conn, "tasks", ["priority = ?", "updated_at = ?"], (entry["new_priority"], now),
+                {"id": task["id"], "priority": task["priority"], "due_at": task["due_at"]},
+                extra=f"due_at < ? AND status NOT IN {_TERMINAL_SQL}", extra_params=(now,)):
+            return False
+        ledger.append_event(conn, "task", task["id"], "priority_escalated", {
+            "old_priority": entry["old_priority"], "new_priority": entry["new_priority"],
+            "due_at": task["due_at"], "reason": "overdue",
+        })
+        return True
+
+    return escalate_each(conn, report, bumps, entries, land, dry_run=dry_run)
+
+
+def escalate_each(conn, report, rows, entries, land, *, dry_run):
+    """The apply half of an escalation sweep: with ``dry_run`` the ``entries`` are only
+    reported (``would_escalate``); otherwise, in one write, ``land(row, entry, now)`` runs for
+    each (a guarded write plus its event; False when the row moved on since it was read) and
+    each entry lands in ``escalated`` or its row's ``task_id`` in ``skipped``."""
     if dry_run:
         report["would_escalate"] = entries
         return report
-    if not bumps:
+    if not rows:
         return report
     with db.write(conn):
         now = clock.now_iso()
-        for task, entry in zip(bumps, entries):
-            # guarded: lands only if priority, deadline and openness are exactly as read
-            landed = sql.compare_and_set(
-                conn, "tasks", ["priority = ?", "updated_at = ?"], (entry["new_priority"], now),
-                {"id": task["id"], "priority": task["priority"], "due_at": task["due_at"]},
-                extra=f"due_at < ? AND status NOT IN {_TERMINAL_SQL}", extra_params=(now,))
-            if not landed:
-                report["skipped"].append(task["id"])
-                continue
-            ledger.append_event(conn, "task", task["id"], "priority_escalated", {
-                "old_priority": entry["old_priority"], "new_priority": entry["new_priority"],
-                "due_at": task["due_at"], "reason": "overdue",
-            })
-            report["escalated"].append(entry)
+        for row, entry in zip(rows, entries):
+            if land(row, entry, now):
+                report["escalated"].append(entry)
+            else:
+                report["skipped"].append(entry["task_id"])
     return report
 
 

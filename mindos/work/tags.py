@@ -13,6 +13,7 @@ import json
 from mindos.core import clock, validate
 from mindos.store import db, ledger, sql
 from mindos.errors import Conflict, InvalidInput, NotFound
+from mindos.work import rows
 
 _ATTEMPTS = 5
 
@@ -23,9 +24,7 @@ def _swap(conn, task_id, change):
     ``new_tags`` of None means nothing changes (no write, no event).
     """
     for _ in range(_ATTEMPTS):
-        row = conn.execute("SELECT tags FROM tasks WHERE id = ?", (task_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"unknown task '{task_id}'")
+        row = rows.require_task(conn, task_id, "tags")
         current_text = row[0]
         new_tags, report = change(json.loads(current_text))
         if new_tags is None:
@@ -38,15 +37,21 @@ def _swap(conn, task_id, change):
     raise Conflict(f"tags of task '{task_id}' kept changing; retry")
 
 
+def _named(task_id, tags, hint):
+    """The validated task id and tags of a tag command (at least one tag: ``hint`` says so)."""
+    task_id = validate.identifier(task_id, "task id")
+    wanted = validate.tags(tags)
+    if not wanted:
+        raise InvalidInput(f"invalid --tag: {hint}")
+    return task_id, wanted
+
+
 def add(conn, task_id, tags):
     """Attach ``tags`` to a task; return ``{"task_id", "tags", "added", "already_present"}``.
 
     Audited as ``task_tagged`` when at least one tag was new.
     """
-    task_id = validate.identifier(task_id, "task id")
-    wanted = validate.tags(tags)
-    if not wanted:
-        raise InvalidInput("invalid --tag: pass at least one tag")
+    task_id, wanted = _named(task_id, tags, "pass at least one tag")
 
     def change(current):
         added = [t for t in wanted if t not in current]
@@ -73,10 +78,7 @@ def remove(conn, task_id, tags):
 
     Audited as ``task_untagged``.  Fails with NotFound naming any tag the task lacks.
     """
-    task_id = validate.identifier(task_id, "task id")
-    unwanted = validate.tags(tags)
-    if not unwanted:
-        raise InvalidInput("invalid --tag: pass the tag to remove")
+    task_id, unwanted = _named(task_id, tags, "pass the tag to remove")
 
     def change(current):
         absent = [t for t in unwanted if t not in current]

@@ -6,10 +6,9 @@ with its audit event.
 """
 
 import json
-import os
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.store.sql import open_condition
 from mindos.errors import Conflict, InvalidInput
 from mindos.work import rows
@@ -20,10 +19,7 @@ _EDITABLE = ("title", "description", "project", "priority", "next_action", "due_
 
 
 def _new_id(conn):
-    while True:
-        candidate = "t-" + os.urandom(4).hex()
-        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (candidate,)).fetchone() is None:
-            return candidate
+    return sql.new_id(conn, "tasks", "t-", 4)
 
 
 def init(conn):

@@ -149,3 +149,15 @@ def test_every_repair_dry_run_leaves_the_home_byte_identical(conn, home, name):
     assert record["dry_run"] is True and record["findings"] and record["changed"] is False
     assert home_bytes(conn) == before
     assert not os.path.exists(os.path.join(str(home), "quarantine"))
+
+
+def test_the_commands_that_narrow_are_declared_and_take_subjects():
+    """NARROWS declares which registered commands repair one finding; each of them takes
+    ``subjects`` and no other does (a new command must be declared, not guessed)."""
+    import inspect
+
+    from mindos.autonomy import repairs
+
+    takes = {name for name, command in repairs.COMMANDS.items()
+             if command is not None and "subjects" in inspect.signature(command).parameters}
+    assert repairs.NARROWS == takes

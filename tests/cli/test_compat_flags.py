@@ -280,6 +280,7 @@ def test_a_command_that_cannot_narrow_is_refused_not_run(conn, cli, monkeypatch)
 
     calls = []
     monkeypatch.setitem(repairs.COMMANDS, "recover", lambda conn, dry_run: calls.append(1))
+    monkeypatch.setattr(repairs, "NARROWS", repairs.NARROWS - {"recover"})  # declared as not taking subjects
     stale_lease(conn)
     digest = next(f["digest"] for f in sense.sense(conn)["findings"] if f["kind"] == "stale_lease")
     refused(cli, conn, "ops", "repair", "stale-lease-recover", "--finding-hash", digest, rc=1,

@@ -57,7 +57,7 @@ def test_retract_closes_the_window_with_a_reason(conn):
     ({"obj": "x" * 65}, InvalidInput, "--object"),
     ({"obj": "' OR 1=1 --"}, InvalidInput, "--object"),
     ({"source": ""}, InvalidInput, "--source"),
-    ({"task": "nope"}, NotFound, "--task"),
+    ({"task": "nope"}, NotFound, "^unknown task 'nope'$"),
     ({"task": "bad id!"}, InvalidInput, "--task"),
     ({"valid_hours": 0}, InvalidInput, "--valid-hours"),
     ({"valid_hours": 10**9}, InvalidInput, "--valid-hours"),
