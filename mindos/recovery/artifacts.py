@@ -115,15 +115,25 @@ def loads_signed(data, format, home, path):
 
 def _named(path, exc, format):
     text = str(exc)
-    if text == "sealed document is not valid JSON" and _is_tar(path):  # a streamed snapshot, named as such
+    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot, named as such
         text = f"sealed document has format 'autopilot-snapshot-v2' (a streamed snapshot), expected {format!r}"
     return text if str(path) in text else f"{path}: {text}"
 
 
-def _is_tar(path):
-    from mindos.recovery import snapshot  # lazy: only a refusal reads this
+def is_tar(path):
+    """True when ``path`` is a tar file (a streamed snapshot), False for anything else.
+    Reads at most 512 bytes, through the file-safety reader (never a symlink or a FIFO)."""
+    from mindos.core import files  # lazy: readers only
 
-    return snapshot.is_streamed(path)
+    try:
+        fd, _ = files.open_regular(path)
+    except (NotFound, Refused):
+        return False  # the JSON reader names the problem
+    try:
+        head = os.read(fd, 512)
+    finally:
+        os.close(fd)
+    return len(head) == 512 and head[257:262] == b"ustar"
 
 
 def seal_signed(format, body, home):

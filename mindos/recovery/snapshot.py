@@ -145,20 +145,8 @@ def _write_tar(handle, sealed, staging, manifest):
 
 def is_streamed(path):
     """True when ``path`` is a streamed (tar) snapshot, False for anything else (read as a
-    sealed JSON document, which refuses what it is not).  Reads at most 512 bytes, through
-    the file-safety reader (never a symlink or a FIFO)."""
-    from mindos.core import files  # lazy: readers only
-    from mindos.errors import NotFound
-
-    try:
-        fd, _ = files.open_regular(path)
-    except (NotFound, Refused):
-        return False  # the JSON reader names the problem
-    try:
-        head = os.read(fd, 512)
-    finally:
-        os.close(fd)
-    return len(head) == 512 and head[257:262] == b"ustar"
+    sealed JSON document, which refuses what it is not)."""
+    return artifacts.is_tar(path)
 
 
 class _Reader:
@@ -187,8 +175,8 @@ def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned
     import tarfile  # lazy: readers only
 
     from mindos.core import files  # lazy: as above
-    from mindos.core.canonical import sha256
-    from mindos.errors import NotFound
+    from mindos.core.canonical import sha256  # lazy: as above
+    from mindos.errors import NotFound  # lazy: as above
 
     global LAST_READER
     try:
