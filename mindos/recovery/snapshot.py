@@ -51,17 +51,18 @@ def create(conn, *, out=None, force=False):
     "counts", "audit", "receipt_files", "schema_version", "created_at", "checkpoint_pin"}``.
     Reads only.  An existing ``out`` is refused unless ``force`` (a database, a symlink or a
     special file always)."""
-    import tempfile  # lazy: snapshots only
-
-    from mindos.store import backup  # lazy: as above
+    from mindos.store import backup  # lazy: snapshots only
 
     if out is not None:
         from mindos.core import files as file_safety  # lazy: --out only
 
         out = file_safety.check_out(out, force=force)  # before copying anything
     path = os.path.abspath(out or artifacts.default_path(conn.home, "snapshot", ext=".tar"))
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".snapshot-staging-", dir=os.path.dirname(path))
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
+    staging = _staging_dir(os.path.dirname(path), STAGING)
     try:
         copy = backup.copy_to(conn, os.path.join(staging, DATABASE))
         manifest, refused = _describe(conn.home, copy, staging)
@@ -80,6 +81,42 @@ def create(conn, *, out=None, force=False):
     if refused:  # planted links or special files: left out, and said so
         report["receipt_files_refused"] = refused
     return report
+
+
+STAGING = ".snapshot-staging"  # <dir>/.snapshot-staging.<pid>.<hex>: a snapshot being written
+RESTORING = ".snapshot-restore"  # <home>/.snapshot-restore.<pid>.<hex>: a restore being verified
+
+
+def _staging_dir(directory, prefix):
+    """A new private scratch directory ``<directory>/<prefix>.<pid>.<hex>``; the ones a killed
+    process left there (its pid gone, an hour old) are removed first."""
+    import re  # lazy: snapshots and restores only
+
+    from mindos.core import files  # lazy: as above
+
+    pattern = re.compile(re.escape(prefix) + r"\.([0-9]{1,10})\.[0-9a-f]{8}")
+    now = clock.now().timestamp()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        names = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if not match:
+            continue
+        found = os.path.join(directory, name)
+        try:
+            old = now - os.lstat(found).st_mtime >= files.STALE_TEMP_SECONDS
+        except OSError:
+            continue
+        if old and not files._pid_alive(int(match.group(1))) and not os.path.islink(found):
+            shutil.rmtree(found, ignore_errors=True)
+    made = os.path.join(directory, f"{prefix}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        os.mkdir(made, 0o700)
+    except OSError as exc:
+        raise Refused(f"cannot create a scratch directory in {directory}: {exc.strerror or exc}") from None
+    return made
 
 
 def _describe(home, copy, staging):
@@ -463,11 +500,9 @@ def _same_bytes(target, data):
 def _restore_streamed(conn, path, *, force, trust_unsigned):
     """:func:`restore` of a streamed (v2) snapshot: streamed into a scratch directory inside
     the home, verified, then loaded in one write transaction (see the module docstring)."""
-    import tempfile  # lazy: restores only
+    from mindos.store import backup  # lazy: restores only
 
-    from mindos.store import backup  # lazy: as above
-
-    staging = tempfile.mkdtemp(prefix=".snapshot-restore-", dir=conn.home)
+    staging = _staging_dir(conn.home, RESTORING)
     try:
         os.mkdir(os.path.join(staging, "receipts"), 0o700)
         manifest, provenance = _stream(path, conn.home, staging=staging, action="snapshot-restore",

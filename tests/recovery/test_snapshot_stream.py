@@ -293,3 +293,20 @@ def test_a_newer_schema_is_refused(conn, home, tmp_path):
     with pytest.raises(Refused, match="schema version 999"):
         snapshot.restore(conn, made["path"], force=True, trust_unsigned=True)
     assert db_state(conn) == state
+
+
+def test_a_killed_snapshots_staging_directory_is_swept_by_the_next(conn, home, tmp_path):
+    from mindos.core import clock, files
+
+    backups = home / "backups"
+    backups.mkdir()
+    dead = backups / ".snapshot-staging.4000000.0123abcd"
+    live = backups / f".snapshot-staging.{os.getpid()}.0123abcd"
+    for path in (dead, live):
+        path.mkdir()
+        (path / "state.db").write_bytes(b"partial copy")
+        old = clock.now().timestamp() - files.STALE_TEMP_SECONDS - 60
+        os.utime(path, (old, old))
+    snapshot.create(conn)
+    names = os.listdir(backups)
+    assert dead.name not in names and live.name in names  # a running process's scratch is never taken
