@@ -79,13 +79,16 @@ def timed(argv, home, label):
     env.pop("MINDOS_NOW", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        child = subprocess.Popen([sys.executable, OPS, *argv], stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(child.pid, 0)  # this one child's own rusage (peak RSS included)
+        # posix_spawn (vfork-like): a forked child would start with this process's peak RSS
+        # (the seeder's) as its own high-water mark
+        pid = os.posix_spawn(sys.executable, [sys.executable, OPS, *argv], env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, usage = os.wait4(pid, 0)  # this one child's own rusage (peak RSS included)
         seconds = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
+        code = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        proc = subprocess.CompletedProcess(argv, child.returncode, out.read().decode(), err.read().decode())
+        proc = subprocess.CompletedProcess(argv, code, out.read().decode(), err.read().decode())
     CPU[label] = round(usage.ru_utime + usage.ru_stime, 2)
     PEAK_MB[label] = round(usage.ru_maxrss / 1024, 1)  # KiB on Linux
     if proc.returncode not in (0, 1) or proc.stderr:

@@ -40,6 +40,7 @@ from mindos.store import db, ledger
 FORMAT = "autopilot-snapshot-v1"  # the sealed JSON document (still read; written by create_v1)
 FORMAT_V2 = "autopilot-snapshot-v2"  # the streamed tar
 BULK_CACHE_KIB = -262144  # 256 MiB page cache while reloading
+STREAM_CACHE_KIB = -65536  # 64 MiB page cache while a streamed restore reloads (memory flat with size)
 CHUNK = 1024 * 1024  # bytes per read or write of a streamed member
 MANIFEST = "manifest.json"
 DATABASE = "state.db"
@@ -601,9 +602,9 @@ def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
                           " replace it")
         written = []
         cache = conn.execute("PRAGMA cache_size").fetchone()[0]
-        conn.execute(f"PRAGMA cache_size={BULK_CACHE_KIB}")
+        conn.execute(f"PRAGMA cache_size={STREAM_CACHE_KIB}")
         try:
-            with db.write(conn):
+            with backup.unmapped(conn), db.write(conn):
                 loaded = tables.replace_all_from(conn, alias)
                 problems = tables.foreign_key_problems(conn)
                 if problems:

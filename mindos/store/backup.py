@@ -30,15 +30,28 @@ def copy_to(conn, path):
     permissions), with nothing left behind."""
     if conn.in_transaction:
         raise RuntimeError("copy_to runs its own read transaction (call it outside one)")
-    try:
-        conn.execute("VACUUM main INTO ?", (os.fspath(path),))
-    except sqlite3.Error as exc:
+    with unmapped(conn):
         try:
-            os.unlink(path)
-        except OSError:
-            pass
-        raise Refused(f"cannot copy the database to {path}: {exc}", code="io_error") from None
+            conn.execute("VACUUM main INTO ?", (os.fspath(path),))
+        except sqlite3.Error as exc:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise Refused(f"cannot copy the database to {path}: {exc}", code="io_error") from None
     return path
+
+
+@contextmanager
+def unmapped(conn):
+    """Read ``conn``'s database without memory-mapping it for the block: a whole-database
+    pass (a copy, a reload) would otherwise map up to ``db.MMAP_BYTES`` of it into the
+    process, and the memory a backup needs must not grow with the home."""
+    conn.execute("PRAGMA mmap_size=0")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA mmap_size={db.MMAP_BYTES}")
 
 
 def open_copy(path, *, upgrade=False):
