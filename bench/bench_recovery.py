@@ -72,25 +72,50 @@ PEAK_MB = {}  # command label -> peak resident memory (MB) of its process
 MEMORY_TARGET_MB = 500.0
 
 
+# runs ops.py in this interpreter and, at exit, writes its peak resident KiB (VmHWM) to the
+# file BENCH_PEAK_FILE names
+_PEAK_WRAPPER = """
+import atexit, os, runpy, sys
+def _peak():
+    try:
+        with open('/proc/self/status') as status:
+            kib = next(line.split()[1] for line in status if line.startswith('VmHWM:'))
+    except (OSError, StopIteration):
+        return
+    with open(os.environ['BENCH_PEAK_FILE'], 'w') as out:
+        out.write(kib)
+atexit.register(_peak)
+_real_exit = os._exit
+def _exit(code):  # the front door ends with os._exit, which skips atexit
+    _peak()
+    _real_exit(code)
+os._exit = _exit
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name='__main__')
+"""
+
+
 def timed(argv, home, label):
     """Wall seconds of one ``ops.py`` process (its CPU seconds go to :data:`CPU`, a figure
     machine contention does not inflate)."""
     env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
     env.pop("MINDOS_NOW", None)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        env["BENCH_PEAK_FILE"] = peak.name
         started = time.perf_counter()
-        # posix_spawn (vfork-like): a forked child would start with this process's peak RSS
-        # (the seeder's) as its own high-water mark
-        pid = os.posix_spawn(sys.executable, [sys.executable, OPS, *argv], env, file_actions=[
-            (os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
-        _, status, usage = os.wait4(pid, 0)  # this one child's own rusage (peak RSS included)
+        child = subprocess.Popen([sys.executable, "-c", _PEAK_WRAPPER, OPS, *argv], stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(child.pid, 0)  # this one child's CPU time
         seconds = time.perf_counter() - started
-        code = os.waitstatus_to_exitcode(status)
+        child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        proc = subprocess.CompletedProcess(argv, code, out.read().decode(), err.read().decode())
+        proc = subprocess.CompletedProcess(argv, child.returncode, out.read().decode(), err.read().decode())
+        hwm = peak.read().strip()
+    # ru_maxrss of a child starts from its parent's high-water mark (fork and vfork alike), so
+    # the child reports its own (VmHWM, per address space, reset by exec); ru_maxrss elsewhere
+    PEAK_MB[label] = round(int(hwm) / 1024, 1) if hwm.isdigit() else round(usage.ru_maxrss / 1024, 1)
     CPU[label] = round(usage.ru_utime + usage.ru_stime, 2)
-    PEAK_MB[label] = round(usage.ru_maxrss / 1024, 1)  # KiB on Linux
     if proc.returncode not in (0, 1) or proc.stderr:
         raise SystemExit(f"ops.py {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
     return seconds, json.loads(proc.stdout), proc.returncode
