@@ -231,6 +231,7 @@ def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned
             info = next(members, None)
             if info is None or info.name != MANIFEST or not info.isreg() or info.size > MAX_MANIFEST_BYTES:
                 raise IntegrityError(f"{path}: not a streamed snapshot (its first member is not a manifest)")
+            spans = [(info.offset_data, info.size)]
             manifest, provenance = artifacts.loads_signed(tar.extractfile(info).read(info.size), FORMAT_V2, home,
                                                           path)
             _check_manifest(manifest, path)
@@ -267,14 +268,10 @@ def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned
                     raise IntegrityError(f"{path}: {info.name} does not match its sha256 in the sealed manifest"
                                          " (the file was changed)")
                 seen.append(info.name)
-            while True:  # past the end-of-archive blocks only zero padding may follow
-                block = reader.read(CHUNK)
-                if not block:
-                    break
-                if block.count(0) != len(block):
-                    raise IntegrityError(f"{path}: the snapshot has data after its end (the file was changed)")
-            if reader.total % tarfile.BLOCKSIZE:
-                raise IntegrityError(f"{path}: the snapshot's length is not whole tar blocks (the file was changed)")
+                spans.append((info.offset_data, info.size))
+            while reader.read(CHUNK):  # to the end of the file, so its length is known
+                pass
+            _zero_padding(fd, spans, reader.total, path)
         except (tarfile.TarError, EOFError) as exc:
             raise IntegrityError(f"{path}: the snapshot is truncated or damaged ({exc})") from None
         if expected:
@@ -284,6 +281,29 @@ def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned
     finally:
         os.close(fd)
     return manifest, provenance
+
+
+def _zero_padding(fd, spans, size, path):
+    """Every byte the members' contents and headers do not cover is tar padding and must be
+    zero: the rest of each member's last block, the end-of-archive blocks and the record
+    padding after them (``spans``: ``(data offset, size)`` of each member, in order).  So no
+    byte of the file can change unnoticed: headers carry tar's checksum, contents the seal."""
+    block = 512
+    for offset, length in spans:
+        # the checksum field ends "\0 " as written; tar itself ignores its last byte
+        if os.pread(fd, 2, offset - block + 154) != b"\0 ":
+            raise IntegrityError(f"{path}: a member header of the snapshot was changed")
+        pad = -length % block
+        if pad and os.pread(fd, pad, offset + length).count(0) != pad:
+            raise IntegrityError(f"{path}: the snapshot's padding holds data (the file was changed)")
+    end = spans[-1][0] + spans[-1][1] + (-spans[-1][1] % block)
+    if size % block or size - end < 2 * block:
+        raise IntegrityError(f"{path}: the snapshot does not end as a tar file ends (truncated or changed)")
+    while end < size:
+        data = os.pread(fd, min(CHUNK, size - end), end)
+        if not data or data.count(0) != len(data):
+            raise IntegrityError(f"{path}: the snapshot has data after its end (the file was changed)")
+        end += len(data)
 
 
 def _check_manifest(manifest, path):

@@ -158,7 +158,7 @@ def test_extra_or_reordered_members_and_trailing_bytes_are_refused(conn, home, s
     _refused_unchanged(conn, home, snap, "not its second member")
     _rewrite(snap, members)
     open(snap, "ab").write(b"\n")
-    _refused_unchanged(conn, home, snap, "data after its end|whole tar blocks")
+    _refused_unchanged(conn, home, snap, "data after its end|does not end as a tar file ends")
 
 
 def test_a_resealed_manifest_is_unsigned_and_needs_trust(conn, home, snap):
@@ -310,3 +310,26 @@ def test_a_killed_snapshots_staging_directory_is_swept_by_the_next(conn, home, t
     snapshot.create(conn)
     names = os.listdir(backups)
     assert dead.name not in names and live.name in names  # a running process's scratch is never taken
+
+
+@pytest.mark.slow
+def test_every_single_byte_change_of_a_streamed_snapshot_is_refused(conn, home, tmp_path):
+    import random
+
+    tasks.create(conn, project="P", title="one", task_id="t1")
+    path = snapshot.create(conn, out=str(tmp_path / "s.tar"))["path"]
+    original = open(path, "rb").read()
+    rng = random.Random(11)
+    starts = [0, len(original) - 12000] + [info.offset_data - 512 for info, _ in _members_with_offsets(path)]
+    positions = {i for start in starts for i in range(max(start, 0), min(start + 700, len(original)))}
+    positions |= set(rng.sample(range(len(original)), 1500))  # headers, padding, tail and a sample of the rest
+    for i in sorted(positions):
+        changed = original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:]
+        open(path, "wb").write(changed)
+        with pytest.raises((IntegrityError, Refused)):
+            snapshot.check(path, str(home))
+
+
+def _members_with_offsets(path):
+    with tarfile.open(path, "r|") as tar:
+        return [(info, None) for info in tar]
