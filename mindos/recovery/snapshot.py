@@ -74,7 +74,8 @@ def create(conn, *, out=None, force=False):
                                         force=bool(force) if out is not None else None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    pin = checkpoint.auto_pin(conn)  # every snapshot also pins the head (inside and outside the home)
+    with backup.unmapped(conn):  # the pin re-reads the ledger: memory stays flat with its size
+        pin = checkpoint.auto_pin(conn)  # every snapshot also pins the head (inside and outside the home)
     report = {"path": path, "file_sha256": digest, "counts": manifest["counts"], "audit": manifest["audit"],
               "receipt_files": len(manifest["receipt_files"]), "schema_version": manifest["schema_version"],
               "created_at": now,
@@ -548,7 +549,9 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
             finally:
                 moved.close()
         files = _staged_receipts(conn.home, staging, manifest)
-        return _load_copy(conn, path, copy, files, force=force, provenance=provenance, upgraded_from=upgraded_from)
+        with backup.unmapped(conn):  # whole-table passes over the live database: memory flat with its size
+            return _load_copy(conn, path, copy, files, force=force, provenance=provenance,
+                              upgraded_from=upgraded_from)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -624,7 +627,7 @@ def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
         cache = conn.execute("PRAGMA cache_size").fetchone()[0]
         conn.execute(f"PRAGMA cache_size={STREAM_CACHE_KIB}")
         try:
-            with backup.unmapped(conn), db.write(conn):
+            with db.write(conn):
                 loaded = tables.replace_all_from(conn, alias)
                 problems = tables.foreign_key_problems(conn)
                 if problems:
