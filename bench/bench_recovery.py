@@ -23,8 +23,16 @@ snapshot under 5 minutes and restore under 10, each with peak memory under 500 M
 
 Quick run:  python3 bench/bench_recovery.py --tasks 2000 --events 10000 --notes 1000
 Full run:   python3 bench/bench_recovery.py          (100k / 500k / 50k; seeding takes minutes)
-Large run:  python3 bench/bench_recovery.py --tasks 1000000 --events 10000000 --notes 1000000 --skip-doctor
-            --workdir /var/tmp/mindos-1m   (seeding takes hours; --reuse times it again)
+Large run:  python3 bench/bench_recovery.py --tasks 1000000 --events 2000000 --notes 100000 --skip-doctor
+            --workdir /var/tmp/mindos-1m   (seeding about 20 minutes; --reuse times it again)
+
+Measured (2 shared cores, load average 5-12 from other work; wall seconds, CPU seconds, peak MB):
+
+  home                         snapshot          check          restore --force    restore (unsigned)
+  100k tasks, 500k events      14 s / 4.7 / 40    1.6 s / 0.6 / 25  56 s / 12 / 131    117 s / 25 / 131
+  1M tasks, 2M events, 1.6 GB  119 s / 24 / 40    11 s / 2.9 / 25   127 s / 82 / 188   319 s / 189 / 173
+
+An unsigned restore also runs the secret guard over every text value.
 Results go to stdout (JSON) and bench/results/recovery-<time>.json (gitignored).
 """
 
@@ -48,6 +56,8 @@ from mindos.store import db  # noqa: E402
 
 OPS = os.path.join(ROOT, "ops.py")
 TARGETS = {"doctor": 15.0, "snapshot": 30.0, "snapshot_restore_fresh": 30.0, "snapshot_restore_force": 30.0}
+# at a million tasks: the whole doctor and a snapshot under 5 minutes, a restore under 10
+TARGETS_1M = {"doctor": 300.0, "snapshot": 300.0, "snapshot_restore_fresh": 600.0, "snapshot_restore_force": 600.0}
 
 
 def seed(home, tasks, events, notes):
@@ -185,7 +195,8 @@ def main(argv=None):
             result["restored_doctor_ok"] = report["ok"]
             result["restored_counts"] = report["counts"]
         result["restored_matches"] = restored["tables"] == made["counts"]
-        result["within_targets"] = {k: result["timings"][k] < v for k, v in TARGETS.items() if k in result["timings"]}
+        targets = TARGETS_1M if result["sizes"]["tasks"] >= 1000000 else TARGETS
+        result["within_targets"] = {k: result["timings"][k] < v for k, v in targets.items() if k in result["timings"]}
         result["within_memory_target"] = {k: v < MEMORY_TARGET_MB for k, v in PEAK_MB.items()
                                           if k.startswith("snapshot")}
         result["cpu_seconds"] = dict(CPU)
