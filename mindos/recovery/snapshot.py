@@ -45,6 +45,7 @@ CHUNK = 1024 * 1024  # bytes per read or write of a streamed member
 MANIFEST = "manifest.json"
 DATABASE = "state.db"
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the sealed manifest is read whole (a million receipts fit)
+MAX_DIGEST_CHUNK_ROWS = 65536  # rows per digest chunk a manifest may name (each chunk is held in memory)
 
 
 def create(conn, *, out=None, force=False):
@@ -318,7 +319,9 @@ def _check_manifest(manifest, path):
         isinstance(e, dict) and type(e.get("rows")) is int and isinstance(e.get("sha256"), str)
         for e in manifest["tables"].values())
     receipts = manifest.get("receipt_files")
-    if (not isinstance(manifest.get("schema_version"), int) or not entry_ok(manifest.get("database"))
+    chunk = manifest.get("digest_chunk_rows")
+    if (not isinstance(manifest.get("schema_version"), int) or type(chunk) is not int
+            or not 1 <= chunk <= MAX_DIGEST_CHUNK_ROWS or not entry_ok(manifest.get("database"))
             or manifest["database"].get("member") != DATABASE or not tables_ok
             or not isinstance(manifest.get("counts"), dict) or not isinstance(receipts, dict)
             or not all(entry_ok(e) for e in receipts.values())):
@@ -570,8 +573,7 @@ def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
             raise IntegrityError(f"{path}: the database copy's tables differ from its manifest")
         for name in names:
             visit = _row_checker(name, guard, limit) if check_rows else None
-            rows, digest = tables.digest_table(source, name, chunk=manifest.get("digest_chunk_rows")
-                                               or tables.DIGEST_CHUNK_ROWS, visit=visit)
+            rows, digest = tables.digest_table(source, name, chunk=manifest["digest_chunk_rows"], visit=visit)
             entry = manifest["tables"][name]
             if rows != entry["rows"] or digest != entry["sha256"]:
                 raise IntegrityError(f"{path}: table {name} of the database copy does not match its digest in the"

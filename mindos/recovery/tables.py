@@ -211,12 +211,13 @@ def replace_all_from(conn, schema):
     copy, see :func:`mindos.store.backup.attached`): every row moves with one
     ``INSERT ... SELECT`` per table inside SQLite, never through Python memory.  The copy's
     tables and columns must already match this database's (the caller checks)."""
+    with_rowid = _rowid_tables(conn)
+
     def load(name):
         names = ", ".join(_quote(c) for c in columns(conn, name))
-        return conn.execute(f"INSERT INTO main.{_quote(name)}({names}) SELECT {names} FROM {schema}.{_quote(name)}"
-                            " ORDER BY rowid" if name in _rowid_tables(conn) else
-                            f"INSERT INTO main.{_quote(name)}({names}) SELECT {names} FROM {schema}.{_quote(name)}"
-                            ).rowcount
+        order = " ORDER BY rowid" if name in with_rowid else ""  # the copy's scan order, kept
+        return conn.execute(f"INSERT INTO main.{_quote(name)}({names}) SELECT {names}"
+                            f" FROM {schema}.{_quote(name)}{order}").rowcount
 
     def reload_sequence():
         if conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():

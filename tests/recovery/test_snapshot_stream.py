@@ -333,3 +333,17 @@ def test_every_single_byte_change_of_a_streamed_snapshot_is_refused(conn, home, 
 def _members_with_offsets(path):
     with tarfile.open(path, "r|") as tar:
         return [(info, None) for info in tar]
+
+
+def test_a_manifest_naming_a_huge_digest_chunk_is_malformed(conn, home, tmp_path):
+    tasks.create(conn, project="P", title="one", task_id="t1")
+    made = snapshot.create(conn, out=str(tmp_path / "s.tar"))
+    members = _members(made["path"])
+    doc = json.loads(members[0][1])
+    doc.pop("seal")
+    fmt = doc.pop("format")
+    doc["digest_chunk_rows"] = 10 ** 9  # would hold a whole table in memory
+    _, sealed = artifacts.seal.seal_bytes(fmt, doc, outside=())
+    _rewrite(made["path"], [(members[0][0], sealed)] + members[1:])
+    with pytest.raises(IntegrityError, match="manifest is malformed"):
+        snapshot.restore(conn, made["path"], force=True, trust_unsigned=True)
