@@ -272,9 +272,10 @@ OPS = Door(
         )),
         ('Snapshots', (
             ('snapshot', 'recovery.snapshot',
-             'Write a sealed autopilot-snapshot-v1 copy of every table and receipt file (default under backups/).'),
+             'Stream a signed autopilot-snapshot-v2 tar: a consistent copy of the database, a sealed manifest'
+             ' of table digests, and the receipt files (default under backups/).'),
             ('snapshot-check', 'recovery.snapshot',
-             "Verify a snapshot's seal (exit 1 if any byte changed)."),
+             "Verify a snapshot's seal and every member's digest, streaming (exit 1 if any byte changed)."),
             ('snapshot-restore', 'recovery.snapshot',
              'Rebuild the database from a verified snapshot in one transaction (--force replaces a non-empty one).'),
         )),

@@ -78,29 +78,14 @@ def atomic_write_bytes(path, data, *, home):
         raise Refused(f"cannot write {path}: {exc.strerror}") from None
 
 
-MAX_ARTIFACT_BYTES = 4 * 1024 * 1024 * 1024  # a sealed document read back whole: 4 GiB at most
-
-
-def _read_bytes(path):
-    """The bytes of the artifact file ``path``: a missing path, a symlink or a non-regular
-    file (FIFO, device) is refused as such, before anything is read."""
-    from mindos.core import files  # lazy: only readers of artifacts
-
-    try:
-        return files.read_bytes(path, max_bytes=MAX_ARTIFACT_BYTES, what=str(path))
-    except NotFound:
-        raise IntegrityError(f"no such file: {path}") from None
-    except Refused as exc:
-        raise IntegrityError(str(exc), code=exc.code) from None
-
-
 def read(path, format):
-    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError."""
-    data = _read_bytes(path)
+    """Read and verify an artifact of ``format``; any changed byte raises IntegrityError.
+    Read through :func:`mindos.core.seal.read` (the file-safety reader: a missing path, a
+    symlink, a FIFO or device is refused as such, before anything is read)."""
     try:
-        return seal.loads(data, format, outside=OUTSIDE, exact=True)
+        return seal.read(path, format, outside=OUTSIDE, exact=True)
     except IntegrityError as exc:
-        raise IntegrityError(f"{path}: {exc}") from None
+        raise IntegrityError(named(path, exc, format)) from None
 
 
 def read_signed(path, format, home):
@@ -110,12 +95,122 @@ def read_signed(path, format, home):
     raises IntegrityError (the file was changed and resealed)."""
     from mindos.recovery import keys  # lazy: only restores and checks weigh signatures
 
-    data = _read_bytes(path)
+    try:
+        doc, (trust, key_id) = seal.read(path, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
+    except IntegrityError as exc:
+        raise IntegrityError(named(path, exc, format)) from None
+    return doc, {"trust": trust, "key_id": key_id}
+
+
+def loads_signed(data, format, home, path):
+    """:func:`read_signed` for bytes already read (a streamed artifact's sealed manifest)."""
+    from mindos.recovery import keys  # lazy: as read_signed
+
     try:
         doc, (trust, key_id) = seal.loads(data, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
     except IntegrityError as exc:
-        raise IntegrityError(f"{path}: {exc}") from None
+        raise IntegrityError(named(path, exc, format)) from None
     return doc, {"trust": trust, "key_id": key_id}
+
+
+def named(path, exc, format):
+    text = str(exc)
+    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot, named as such
+        text = f"sealed document has format 'autopilot-snapshot-v2' (a streamed snapshot), expected {format!r}"
+    return text if str(path) in text else f"{path}: {text}"
+
+
+def is_tar(path):
+    """True when ``path`` is a tar file (a streamed snapshot), False for anything else.
+    Reads at most 512 bytes, through the file-safety reader (never a symlink or a FIFO)."""
+    from mindos.core import files  # lazy: readers only
+
+    try:
+        fd, _ = files.open_regular(path)
+    except (NotFound, Refused):
+        return False  # the JSON reader names the problem
+    try:
+        head = os.read(fd, 512)
+    finally:
+        os.close(fd)
+    return len(head) == 512 and head[257:262] == b"ustar"
+
+
+def seal_signed(format, body, home):
+    """``(doc, bytes)`` of ``body`` sealed as ``format`` and signed with ``home``'s key (the
+    bytes :func:`seal_write` would write; for artifacts that carry the sealed text inside a
+    larger file)."""
+    from mindos.recovery import keys  # lazy: only signed artifacts read the key
+
+    return seal.seal_bytes(format, body, outside=OUTSIDE, key=keys.home_key(home, create=True))
+
+
+def stream_write(path, fill, *, force=None):
+    """Write a large artifact to ``path`` atomically (0600) without holding it in memory;
+    return the file's SHA-256.
+
+    ``fill(handle)`` writes the content to a binary file object (a temp file in the same
+    directory, hashed as it is written); the file is fsynced and renamed into place, so a
+    killed writer leaves the old file or none, never a torn one.  ``force``: as
+    :func:`seal_write` (a user-named ``--out``: an existing path refused unless ``force``,
+    never replaced while it appeared meanwhile; ``None``: a path MindOS chose)."""
+    from mindos.core import atomic, canonical as hashes, files  # lazy: only streamed artifacts
+
+    if force is not None:
+        path = files.check_out(path, force=force)
+    files.sweep_stale_temps(os.path.dirname(os.path.abspath(path)))
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            handle = _Hashing(raw, hashes.sha256()())
+            fill(handle)
+            raw.flush()
+            os.fchmod(raw.fileno(), 0o600)
+            os.fsync(raw.fileno())
+        if force is None or force:
+            os.replace(temp, path)
+        else:
+            atomic.link_new(temp, path)
+    except FileExistsError:
+        _unlink(temp)
+        raise Refused(f"refusing to write {path}: it already exists; pass --force to replace it",
+                      code="exists") from None
+    except OSError as exc:
+        _unlink(temp)
+        raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _unlink(temp)
+        raise
+    atomic._fsync_dir(directory)
+    return handle.digest.hexdigest()
+
+
+class _Hashing:
+    """A write-only file object that hashes what passes through it (and counts it)."""
+
+    def __init__(self, raw, digest):
+        self.raw, self.digest, self.size = raw, digest, 0
+
+    def write(self, data):
+        self.digest.update(data)
+        self.size += len(data)
+        return self.raw.write(data)
+
+    def tell(self):
+        return self.size
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def require_trusted(provenance, path, action, trust_unsigned):
@@ -142,14 +237,14 @@ def backups_dir(home):
     return os.path.join(home, "backups")
 
 
-def default_path(home, kind, suffix=""):
-    """A new, unused ``<home>/backups/<kind>-<UTC stamp>[-suffix].json`` path."""
+def default_path(home, kind, suffix="", ext=".json"):
+    """A new, unused ``<home>/backups/<kind>-<UTC stamp>[-suffix]<ext>`` path."""
     stamp = clock.now_iso().replace("-", "").replace(":", "")
     base = os.path.join(backups_dir(home), f"{kind}-{stamp}" + (f"-{suffix}" if suffix else ""))
-    path, n = base + ".json", 1
+    path, n = base + ext, 1
     while os.path.exists(path):
         n += 1
-        path = f"{base}-{n}.json"
+        path = f"{base}-{n}{ext}"
     return path
 
 
@@ -168,9 +263,21 @@ def receipt_files(home, paths, refused=None):
     it is left out and, when ``refused`` (a list) is given, recorded there as ``{"path",
     "reason"}``.  A missing file is simply absent (doctor reports it).
     """
+    carried = {}
+    for stored, data in receipt_bytes(home, paths, refused):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        carried[stored] = {"sha256": canonical.sha256_hex(data), "text": text}
+    return carried
+
+
+def receipt_bytes(home, paths, refused=None):
+    """Yield ``(stored path, bytes)`` for the receipt files that exist of ``paths``, one at a
+    time (see :func:`receipt_files` for what is refused and how)."""
     from mindos.core import files  # lazy: only artifact writers carry receipt files
 
-    carried = {}
     linked = os.path.islink(db.receipts_dir(home))
     for stored in sorted(set(paths)):
         try:
@@ -179,15 +286,13 @@ def receipt_files(home, paths, refused=None):
                 raise Refused("the receipts directory is a symlink; symlinks are never followed", code="symlink")
             # never through a symlink or a FIFO: a planted link must not seal its target
             data = files.read_bytes(target, max_bytes=MAX_RECEIPT_BYTES)
-            text = data.decode("utf-8")
         except Refused as exc:
             if refused is not None:
                 refused.append({"path": stored, "reason": str(exc)})
             continue
-        except (NotFound, OSError, UnicodeDecodeError):
+        except (NotFound, OSError):
             continue
-        carried[stored] = {"sha256": canonical.sha256_hex(data), "text": text}
-    return carried
+        yield stored, data
 
 
 def check_receipt_files(home, carried):

@@ -117,11 +117,10 @@ def load_signed(path, home, ring=None):
 
     if ring is None:
         ring = keys.keyring(home)
-    data = artifacts._read_bytes(path)
     try:
-        doc, (trust, _key_id) = seal.loads(data, FORMAT, outside=artifacts.OUTSIDE, exact=True, keys=ring)
+        doc, (trust, _key_id) = seal.read(path, FORMAT, outside=artifacts.OUTSIDE, exact=True, keys=ring)
     except IntegrityError as exc:
-        raise IntegrityError(f"{path}: {exc}") from None
+        raise IntegrityError(artifacts.named(path, exc, FORMAT)) from None
     return _valid(path, doc), trust
 
 

@@ -1,21 +1,35 @@
-"""Snapshots: a sealed, point-in-time copy of every table, and the exact way back.
+"""Snapshots: a sealed, point-in-time copy of the whole database, and the exact way back.
 
-``snapshot`` reads every data table (whatever domains exist: the list comes from the
-schema, see :mod:`mindos.recovery.tables`) inside one read transaction, plus the receipt
-files the receipts rows index, into an ``autopilot-snapshot-v1`` document written
-atomically with mode 0600 and signed with the home's key.  ``snapshot-restore`` verifies
-the seal before touching anything, refuses a snapshot neither this home nor a trusted key
-signed (unless ``trust_unsigned``), validates every row with the write path's rules
-(:mod:`mindos.recovery.rowcheck`), refuses a non-empty database without ``force``, and reloads every table in one
-write transaction (FTS rebuilt in step), then re-checks foreign keys and the audit chain
-inside that same transaction: if either fails, it rolls back and the database is exactly
-as before.  No audit event is appended, so the restored ledger is the snapshotted one,
-row for row (order, hashes, lease state).  A snapshot taken on an older schema is first
-brought forward in a scratch database by the same numbered migrations a home goes through;
-a newer one is refused.
-"""
+``snapshot`` writes an ``autopilot-snapshot-v2`` file: one POSIX tar (pax), written and
+read streaming, so no step ever holds the whole home in memory.  Its members, in order:
+
+  * ``manifest.json``: the sealed, signed manifest (:mod:`mindos.core.seal`, canonical
+    JSON): the schema version, the database copy's size and SHA-256, every data table's
+    row count and digest (:func:`mindos.recovery.tables.digest_table`), the audit head and
+    each receipt file's size and SHA-256;
+  * ``state.db``: a consistent copy of the database made by SQLite itself (``VACUUM
+    INTO``, :mod:`mindos.store.backup`) inside one read transaction, so writers keep going
+    and the copy is the committed state at one instant; the manifest is computed from the
+    copy, so it describes exactly what the file carries;
+  * ``receipts/<id>.json``: the receipt files the copy's receipts rows index.
+
+``snapshot-check`` and ``snapshot-restore`` read the tar front to back: the manifest's
+seal and signature first (an untrusted signer is refused before anything else is read),
+then each member is hashed as it streams past (1 MiB at a time) and compared with the
+manifest; a changed byte, a missing, extra or truncated member is refused.  A restore
+streams the members into a scratch directory inside the home, re-digests every table of
+the copy while checking its rows with the write path's rules (:mod:`mindos.recovery.rowcheck`),
+brings an older copy forward with the numbered migrations, and then replaces every table
+in one write transaction with ``INSERT ... SELECT`` from the attached copy (FTS rebuilt
+in step), re-checking foreign keys and the audit chain inside that same transaction: if
+anything fails it rolls back and the home is exactly as before.  No audit event is
+appended, so the restored ledger is the snapshotted one, row for row.
+
+The older ``autopilot-snapshot-v1`` files (one sealed JSON document, byte-exact) stay
+readable: check and restore tell the two apart by their first bytes."""
 
 import os
+import shutil
 import sqlite3
 
 from mindos.core import clock
@@ -23,11 +37,300 @@ from mindos.errors import IntegrityError, MindosError, Refused
 from mindos.recovery import artifacts, checkpoint, rowcheck, tables
 from mindos.store import db, ledger
 
-FORMAT = "autopilot-snapshot-v1"
+FORMAT = "autopilot-snapshot-v1"  # the sealed JSON document (still read; written by create_v1)
+FORMAT_V2 = "autopilot-snapshot-v2"  # the streamed tar
 BULK_CACHE_KIB = -262144  # 256 MiB page cache while reloading
+STREAM_CACHE_KIB = -65536  # 64 MiB page cache while a streamed restore reloads (memory flat with size)
+CHUNK = 1024 * 1024  # bytes per read or write of a streamed member
+MANIFEST = "manifest.json"
+DATABASE = "state.db"
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the sealed manifest is read whole (a million receipts fit)
+MAX_DIGEST_CHUNK_ROWS = 65536  # rows per digest chunk a manifest may name (each chunk is held in memory)
 
 
 def create(conn, *, out=None, force=False):
+    """Write a streamed snapshot of the whole database; return ``{"path", "file_sha256",
+    "counts", "audit", "receipt_files", "schema_version", "created_at", "checkpoint_pin"}``.
+    Reads only.  An existing ``out`` is refused unless ``force`` (a database, a symlink or a
+    special file always)."""
+    from mindos.store import backup  # lazy: snapshots only
+
+    if out is not None:
+        from mindos.core import files as file_safety  # lazy: --out only
+
+        out = file_safety.check_out(out, force=force)  # before copying anything
+    path = os.path.abspath(out or artifacts.default_path(conn.home, "snapshot", ext=".tar"))
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
+    staging = _staging_dir(os.path.dirname(path), STAGING)
+    try:
+        copy = backup.copy_to(conn, os.path.join(staging, DATABASE))
+        manifest, refused = _describe(conn.home, copy, staging)
+        now = clock.now_iso()
+        manifest["created_at"] = now
+        _, sealed = artifacts.seal_signed(FORMAT_V2, manifest, conn.home)
+        digest = artifacts.stream_write(path, lambda handle: _write_tar(handle, sealed, staging, manifest),
+                                        force=bool(force) if out is not None else None)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    with backup.unmapped(conn):  # the pin re-reads the ledger: memory stays flat with its size
+        pin = checkpoint.auto_pin(conn)  # every snapshot also pins the head (inside and outside the home)
+    report = {"path": path, "file_sha256": digest, "counts": manifest["counts"], "audit": manifest["audit"],
+              "receipt_files": len(manifest["receipt_files"]), "schema_version": manifest["schema_version"],
+              "created_at": now,
+              "checkpoint_pin": {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}}
+    if refused:  # planted links or special files: left out, and said so
+        report["receipt_files_refused"] = refused
+    return report
+
+
+STAGING = ".snapshot-staging"  # <dir>/.snapshot-staging.<pid>.<hex>: a snapshot being written
+RESTORING = ".snapshot-restore"  # <home>/.snapshot-restore.<pid>.<hex>: a restore being verified
+
+
+def _staging_dir(directory, prefix):
+    """A new private scratch directory ``<directory>/<prefix>.<pid>.<hex>``; the ones a killed
+    process left there (its pid gone, an hour old) are removed first."""
+    import re  # lazy: snapshots and restores only
+
+    from mindos.core import files  # lazy: as above
+
+    pattern = re.compile(re.escape(prefix) + r"\.([0-9]{1,10})\.[0-9a-f]{8}")
+    now = clock.now().timestamp()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        names = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if not match:
+            continue
+        found = os.path.join(directory, name)
+        try:
+            old = now - os.lstat(found).st_mtime >= files.STALE_TEMP_SECONDS
+        except OSError:
+            continue
+        if old and not files._pid_alive(int(match.group(1))) and not os.path.islink(found):
+            shutil.rmtree(found, ignore_errors=True)
+    made = os.path.join(directory, f"{prefix}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        os.mkdir(made, 0o700)
+    except OSError as exc:
+        raise Refused(f"cannot create a scratch directory in {directory}: {exc.strerror or exc}") from None
+    return made
+
+
+def _describe(home, copy, staging):
+    """The manifest body of the database copy ``copy`` (digests, counts, audit head), with
+    the receipt files its rows index staged beside it; return ``(body, refused)``."""
+    from mindos.core import canonical  # lazy: snapshots only
+    from mindos.store import backup  # lazy: as above
+
+    source = backup.open_copy(copy)
+    try:
+        version = backup.schema_version(source)
+        digests = {}
+        for name in tables.data_tables(source):
+            rows, digest = tables.digest_table(source, name)
+            digests[name] = {"rows": rows, "sha256": digest}
+        head = checkpoint.head(source)
+        paths = [row[0] for row in source.execute("SELECT path FROM receipts")] if "receipts" in digests else []
+    finally:
+        source.close()
+    refused, carried = [], {}
+    os.mkdir(os.path.join(staging, "receipts"), 0o700)
+    for stored, data in artifacts.receipt_bytes(home, paths, refused):
+        with open(os.path.join(staging, stored), "xb") as handle:  # stored is receipts/<id>.json (checked)
+            handle.write(data)
+        carried[stored] = {"bytes": len(data), "sha256": canonical.sha256_hex(data)}
+    return {"schema_version": version,
+            "database": {"member": DATABASE, "bytes": os.path.getsize(copy), "sha256": _file_sha256(copy)},
+            "tables": digests, "counts": {name: entry["rows"] for name, entry in digests.items()},
+            "digest_chunk_rows": tables.DIGEST_CHUNK_ROWS, "audit": head, "receipt_files": carried}, refused
+
+
+def _file_sha256(path):
+    from mindos.core.canonical import sha256  # lazy: snapshots only
+
+    digest = sha256()()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _member(name, size):
+    import tarfile  # lazy: snapshots only
+
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime, info.type = size, 0o600, 0, tarfile.REGTYPE
+    return info
+
+
+def _write_tar(handle, sealed, staging, manifest):
+    """Stream the tar: the sealed manifest, the database copy, the staged receipt files."""
+    import io  # lazy: snapshots only
+    import tarfile  # lazy: as above
+
+    with tarfile.open(fileobj=handle, mode="w|", format=tarfile.PAX_FORMAT, bufsize=CHUNK) as tar:
+        tar.addfile(_member(MANIFEST, len(sealed)), io.BytesIO(sealed))
+        with open(os.path.join(staging, DATABASE), "rb") as copy:
+            tar.addfile(_member(DATABASE, manifest["database"]["bytes"]), copy)
+        for stored, entry in sorted(manifest["receipt_files"].items()):
+            with open(os.path.join(staging, stored), "rb") as receipt:
+                tar.addfile(_member(stored, entry["bytes"]), receipt)
+
+
+def is_streamed(path):
+    """True when ``path`` is a streamed (tar) snapshot, False for anything else (read as a
+    sealed JSON document, which refuses what it is not)."""
+    return artifacts.is_tar(path)
+
+
+class _Reader:
+    """A read-only file object over an open descriptor that remembers the largest read
+    asked of it (``largest``): the restore's memory bound, checked by a test."""
+
+    def __init__(self, fd):
+        self.fd, self.largest, self.total = fd, 0, 0
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            raise ValueError("a streamed snapshot is never read whole")
+        self.largest = max(self.largest, size)
+        data = os.read(self.fd, size)
+        self.total += len(data)
+        return data
+
+
+LAST_READER = None  # the last _Reader opened (tests inspect its largest read)
+
+
+def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned=True):
+    """Read a streamed snapshot front to back, verifying as it goes; return ``(manifest,
+    provenance)``.  ``staging``: also write the database copy and receipt files there.
+    An untrusted signer is refused (unless ``trust_unsigned``) right after the manifest."""
+    import tarfile  # lazy: readers only
+
+    from mindos.core import files  # lazy: as above
+    from mindos.core.canonical import sha256  # lazy: as above
+    from mindos.errors import NotFound  # lazy: as above
+
+    global LAST_READER
+    try:
+        fd, _ = files.open_regular(path)
+    except NotFound:
+        raise IntegrityError(f"no such file: {path}") from None
+    except Refused as exc:
+        raise IntegrityError(str(exc), code=exc.code) from None
+    reader = LAST_READER = _Reader(fd)
+    try:
+        try:
+            tar = tarfile.open(fileobj=reader, mode="r|", bufsize=tarfile.RECORDSIZE)
+            members = iter(tar)
+            info = next(members, None)
+            if info is None or info.name != MANIFEST or not info.isreg() or info.size > MAX_MANIFEST_BYTES:
+                raise IntegrityError(f"{path}: not a streamed snapshot (its first member is not a manifest)")
+            spans = [(info.offset_data, info.size)]
+            manifest, provenance = artifacts.loads_signed(tar.extractfile(info).read(info.size), FORMAT_V2, home,
+                                                          path)
+            _check_manifest(manifest, path)
+            artifacts.require_trusted(provenance, path, action, trust_unsigned)
+            expected = {DATABASE: manifest["database"], **manifest["receipt_files"]}
+            seen = []
+            for info in members:
+                entry = expected.pop(info.name, None)
+                if entry is None or not info.isreg():
+                    what = "a second copy of" if info.name in seen else "an unexpected member"
+                    raise IntegrityError(f"{path}: the snapshot holds {what} {info.name[:80]!r}")
+                if info.name != DATABASE and not seen:
+                    raise IntegrityError(f"{path}: the snapshot's database copy is not its second member")
+                if info.size != entry["bytes"]:
+                    raise IntegrityError(f"{path}: {info.name} is {info.size} bytes, its manifest says"
+                                         f" {entry['bytes']}")
+                source = tar.extractfile(info)
+                digest = sha256()()
+                target = None if staging is None else open(os.path.join(staging, info.name), "xb")
+                try:
+                    left = info.size
+                    while left:
+                        block = source.read(min(CHUNK, left))
+                        if not block:
+                            raise IntegrityError(f"{path}: the snapshot is truncated (inside {info.name})")
+                        digest.update(block)
+                        left -= len(block)
+                        if target is not None:
+                            target.write(block)
+                finally:
+                    if target is not None:
+                        target.close()
+                if digest.hexdigest() != entry["sha256"]:
+                    raise IntegrityError(f"{path}: {info.name} does not match its sha256 in the sealed manifest"
+                                         " (the file was changed)")
+                seen.append(info.name)
+                spans.append((info.offset_data, info.size))
+            while reader.read(CHUNK):  # to the end of the file, so its length is known
+                pass
+            _zero_padding(fd, spans, reader.total, path)
+        except (tarfile.TarError, EOFError) as exc:
+            raise IntegrityError(f"{path}: the snapshot is truncated or damaged ({exc})") from None
+        if expected:
+            missing = sorted(expected)
+            raise IntegrityError(f"{path}: the snapshot is missing {missing[0]}"
+                                 + (f" and {len(missing) - 1} more member(s)" if len(missing) > 1 else ""))
+    finally:
+        os.close(fd)
+    return manifest, provenance
+
+
+def _zero_padding(fd, spans, size, path):
+    """Every byte the members' contents and headers do not cover is tar padding and must be
+    zero: the rest of each member's last block, the end-of-archive blocks and the record
+    padding after them (``spans``: ``(data offset, size)`` of each member, in order).  So no
+    byte of the file can change unnoticed: headers carry tar's checksum, contents the seal."""
+    block = 512
+    for offset, length in spans:
+        # the checksum field ends "\0 " as written; tar itself ignores its last byte
+        if os.pread(fd, 2, offset - block + 154) != b"\0 ":
+            raise IntegrityError(f"{path}: a member header of the snapshot was changed")
+        pad = -length % block
+        if pad and os.pread(fd, pad, offset + length).count(0) != pad:
+            raise IntegrityError(f"{path}: the snapshot's padding holds data (the file was changed)")
+    end = spans[-1][0] + spans[-1][1] + (-spans[-1][1] % block)
+    if size % block or size - end < 2 * block:
+        raise IntegrityError(f"{path}: the snapshot does not end as a tar file ends (truncated or changed)")
+    while end < size:
+        data = os.pread(fd, min(CHUNK, size - end), end)
+        if not data or data.count(0) != len(data):
+            raise IntegrityError(f"{path}: the snapshot has data after its end (the file was changed)")
+        end += len(data)
+
+
+def _check_manifest(manifest, path):
+    """The manifest's fields have the shapes the reader relies on (it is sealed: a writer
+    made it, but maybe not MindOS)."""
+    def entry_ok(entry):
+        return (isinstance(entry, dict) and type(entry.get("bytes")) is int and entry["bytes"] >= 0
+                and isinstance(entry.get("sha256"), str))
+
+    tables_ok = isinstance(manifest.get("tables"), dict) and all(
+        isinstance(e, dict) and type(e.get("rows")) is int and isinstance(e.get("sha256"), str)
+        for e in manifest["tables"].values())
+    receipts = manifest.get("receipt_files")
+    chunk = manifest.get("digest_chunk_rows")
+    if (not isinstance(manifest.get("schema_version"), int) or type(chunk) is not int
+            or not 1 <= chunk <= MAX_DIGEST_CHUNK_ROWS or not entry_ok(manifest.get("database"))
+            or manifest["database"].get("member") != DATABASE or not tables_ok
+            or not isinstance(manifest.get("counts"), dict) or not isinstance(receipts, dict)
+            or not all(entry_ok(e) for e in receipts.values())):
+        raise IntegrityError(f"{path}: the snapshot's manifest is malformed")
+    for stored in receipts:
+        artifacts.receipt_target("/", stored)  # a confined receipts/<id>.json name, or Refused
+
+
+def create_v1(conn, *, out=None, force=False):
     """Write a snapshot of the whole database; return ``{"path", "file_sha256", "counts",
     "audit", "receipt_files", "created_at"}``.  Reads only.  An existing ``out`` is refused
     unless ``force`` (a database, a symlink or a special file always)."""
@@ -61,7 +364,7 @@ def create(conn, *, out=None, force=False):
 
 
 def load(path, home=None):
-    """Read, verify and structurally check a snapshot; return ``(document, provenance)``
+    """Read, verify and structurally check a v1 (sealed JSON) snapshot; return ``(document, provenance)``
     (provenance: who signed it, see :func:`mindos.recovery.artifacts.read_signed`)."""
     doc, provenance = artifacts.read_signed(path, FORMAT, home)
     blocks = doc.get("tables")
@@ -82,7 +385,13 @@ def load(path, home=None):
 def check(path, home=None):
     """Verify a snapshot file; return ``{"ok", "path", "format", "schema_version", "counts",
     "audit", "receipt_files", "created_at", "trust", "key_id"}`` (IntegrityError when it was
-    changed; ``trust`` says who signed it, as ``home`` sees it)."""
+    changed; ``trust`` says who signed it, as ``home`` sees it).  Either format."""
+    if is_streamed(path):
+        manifest, provenance = _stream(path, home)
+        return {"ok": True, "path": os.path.abspath(path), "format": manifest["format"],
+                "schema_version": manifest["schema_version"], "counts": manifest["counts"],
+                "audit": manifest.get("audit"), "receipt_files": len(manifest["receipt_files"]),
+                "created_at": manifest.get("created_at"), **provenance}
     doc, provenance = load(path, home)
     return {"ok": True, "path": os.path.abspath(path), "format": doc["format"], "schema_version": doc["schema_version"],
             "counts": doc["counts"], "audit": doc.get("audit"), "receipt_files": len(doc.get("receipt_files") or {}),
@@ -110,8 +419,10 @@ def restore(conn, path, *, force=False, trust_unsigned=False):
     nor a trusted key signed it (unless ``trust_unsigned``), a row breaks the write path's
     rules, its schema differs, or the database is not empty and ``force`` is false.  Raises
     IntegrityError (rolled back) when the restored rows fail the foreign-key check or the
-    audit chain.
+    audit chain.  Either format (see the module docstring).
     """
+    if is_streamed(path):
+        return _restore_streamed(conn, path, force=force, trust_unsigned=trust_unsigned)
     doc, provenance = load(path, conn.home)
     artifacts.require_trusted(provenance, path, "snapshot-restore", trust_unsigned)
     upgraded_from = None
@@ -209,3 +520,140 @@ def _same_bytes(target, data):
         return files.read_bytes(target, max_bytes=len(data)) == data
     except MindosError:  # absent, too large, a symlink or not a regular file: rewritten
         return False
+
+
+def _restore_streamed(conn, path, *, force, trust_unsigned):
+    """:func:`restore` of a streamed (v2) snapshot: streamed into a scratch directory inside
+    the home, verified, then loaded in one write transaction (see the module docstring)."""
+    from mindos.store import backup  # lazy: restores only
+
+    staging = _staging_dir(conn.home, RESTORING)
+    try:
+        os.mkdir(os.path.join(staging, "receipts"), 0o700)
+        manifest, provenance = _stream(path, conn.home, staging=staging, action="snapshot-restore",
+                                       trust_unsigned=trust_unsigned)
+        copy = os.path.join(staging, DATABASE)
+        current = db.latest_version()
+        version = manifest["schema_version"]
+        if version > current:
+            raise Refused(f"snapshot-restore refused: {path} is schema version {version}, this database is version"
+                          f" {current} (upgrade MindOS to restore a newer snapshot)")
+        if version < 1:
+            raise Refused(f"snapshot-restore refused: {path} has no usable schema version ({version})")
+        limit = rowcheck.artifact_time(manifest)
+        guard = provenance["trust"] == "unsigned"  # text this home never guarded: the secret guard runs now
+        _verify_copy(copy, manifest, path, check_rows=version == current, guard=guard, limit=limit)
+        upgraded_from = None
+        if version < current:  # brought forward like a home, then its rows checked by today's rules
+            upgraded_from = version
+            moved = backup.open_copy(copy, upgrade=True)
+            try:
+                _check_rows(moved, guard=guard, limit=limit)
+            finally:
+                moved.close()
+        files = _staged_receipts(conn.home, staging, manifest)
+        with backup.unmapped(conn):  # whole-table passes over the live database: memory flat with its size
+            return _load_copy(conn, path, copy, files, force=force, provenance=provenance,
+                              upgraded_from=upgraded_from)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
+    """Re-digest every table of the streamed database copy against the manifest (and, when
+    ``check_rows``, check each chunk of rows by the write path's rules in the same pass)."""
+    from mindos.store import backup  # lazy: restores only
+
+    source = backup.open_copy(copy)
+    try:
+        if backup.schema_version(source) != manifest["schema_version"]:
+            raise IntegrityError(f"{path}: the database copy's schema version differs from its manifest")
+        names = tables.data_tables(source)
+        if sorted(manifest["tables"]) != names:
+            raise IntegrityError(f"{path}: the database copy's tables differ from its manifest")
+        for name in names:
+            visit = _row_checker(name, guard, limit) if check_rows else None
+            rows, digest = tables.digest_table(source, name, chunk=manifest["digest_chunk_rows"], visit=visit)
+            entry = manifest["tables"][name]
+            if rows != entry["rows"] or digest != entry["sha256"]:
+                raise IntegrityError(f"{path}: table {name} of the database copy does not match its digest in the"
+                                     " sealed manifest")
+    except sqlite3.DatabaseError as exc:
+        raise IntegrityError(f"{path}: the database copy is damaged ({exc})") from None
+    finally:
+        source.close()
+
+
+def _row_checker(table, guard, limit):
+    def visit(columns, rows):
+        block = {table: {"columns": columns, "rows": rows}}
+        rowcheck.check_blocks(block, action="snapshot-restore", limit=limit)
+        if guard:
+            rowcheck.guard_blocks(block, action="snapshot-restore")
+    return visit
+
+
+def _check_rows(conn, *, guard, limit):
+    for name in tables.data_tables(conn):
+        tables.digest_table(conn, name, visit=_row_checker(name, guard, limit))
+
+
+def _staged_receipts(home, staging, manifest):
+    """``{stored: (target in the home, staged file)}``, every target confined to the home's
+    receipts directory."""
+    return {stored: (artifacts.receipt_target(home, stored), os.path.join(staging, stored))
+            for stored in manifest["receipt_files"]}
+
+
+def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
+    """Replace every table from the verified copy in one write transaction (see restore)."""
+    from mindos.core import files as file_safety  # lazy: restores only
+    from mindos.store import backup  # lazy: as above
+
+    source = backup.open_copy(copy)
+    try:
+        _check_schema(conn, {"schema_version": backup.schema_version(source),
+                             "tables": {name: {"columns": tables.columns(source, name)}
+                                        for name in tables.data_tables(source)}}, path)
+    finally:
+        source.close()
+    present = tables.data_tables(conn)
+    with backup.attached(conn, copy) as alias:
+        occupied = {name: tables.row_count(conn, name) for name in present}
+        occupied = {name: n for name, n in occupied.items() if n}
+        if occupied and not force:
+            summary = ", ".join(f"{n} {name}" for name, n in sorted(occupied.items()))
+            raise Refused(f"snapshot-restore refused: the database is not empty ({summary}); pass --force to"
+                          " replace it")
+        written = []
+        cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+        conn.execute(f"PRAGMA cache_size={STREAM_CACHE_KIB}")
+        try:
+            with db.write(conn):
+                loaded = tables.replace_all_from(conn, alias)
+                problems = tables.foreign_key_problems(conn)
+                if problems:
+                    first = problems[0]
+                    raise IntegrityError(f"snapshot-restore failed: {len(problems)} foreign-key violation(s), first"
+                                         f" in {first['table']} row {first['rowid']} (rolled back)")
+                chain = ledger.verify_chain(conn)
+                if not chain["ok"]:
+                    first = chain["problems"][0]
+                    raise IntegrityError(f"snapshot-restore failed: audit chain {first['kind']} at event"
+                                         f" {first['event_id']} (rolled back)")
+                for stored, (target, staged) in sorted(files.items()):
+                    data = file_safety.read_bytes(staged, max_bytes=artifacts.MAX_RECEIPT_BYTES)
+                    if _same_bytes(target, data):
+                        continue
+                    artifacts.atomic_write_bytes(target, data, home=conn.home)
+                    written.append(stored)
+        except (sqlite3.Error, OverflowError) as exc:
+            raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
+        finally:
+            conn.execute(f"PRAGMA cache_size={cache}")
+    report = {"restored": True, "path": os.path.abspath(path), "tables": loaded,
+              "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
+              "receipt_files_written": len(written), "replaced": sorted(occupied), **provenance}
+    if upgraded_from is not None:
+        report["upgraded_from_schema_version"] = upgraded_from
+    return report

@@ -195,6 +195,46 @@ def replace_all(conn, tables, sequence=None):
     FTS index is rebuilt from its content table, and foreign keys are checked before the
     caller commits.  Returns ``{table: rows loaded}``.
     """
+    def load(name):
+        return insert(conn, name, tables[name]) if name in tables else 0
+
+    def reload_sequence():
+        if sequence is not None:
+            conn.execute("DELETE FROM main.sqlite_sequence")
+            conn.executemany("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", sequence)
+
+    return _replace(conn, load, reload_sequence)
+
+
+def replace_all_from(conn, schema):
+    """:func:`replace_all` from the attached database ``schema`` (a snapshot's database
+    copy, see :func:`mindos.store.backup.attached`): every row moves with one
+    ``INSERT ... SELECT`` per table inside SQLite, never through Python memory.  The copy's
+    tables and columns must already match this database's (the caller checks)."""
+    with_rowid = _rowid_tables(conn)
+
+    def load(name):
+        names = ", ".join(_quote(c) for c in columns(conn, name))
+        order = " ORDER BY rowid" if name in with_rowid else ""  # the copy's scan order, kept
+        return conn.execute(f"INSERT INTO main.{_quote(name)}({names}) SELECT {names}"
+                            f" FROM {schema}.{_quote(name)}{order}").rowcount
+
+    def reload_sequence():
+        if conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+            conn.execute("DELETE FROM main.sqlite_sequence")
+            conn.execute(f"INSERT INTO main.sqlite_sequence(name, seq) SELECT name, seq FROM {schema}.sqlite_sequence")
+
+    return _replace(conn, load, reload_sequence)
+
+
+def _rowid_tables(conn):
+    """Names of the main schema's ordinary tables that have a rowid (not WITHOUT ROWID)."""
+    return {name for name, sql in conn.execute(
+        "SELECT name, sql FROM main.sqlite_master WHERE type = 'table'")
+        if not re.search(r"\)\s*without\s+rowid\s*;?\s*$", sql or "", re.I)}
+
+
+def _replace(conn, load, reload_sequence):
     if not conn.in_transaction:
         raise RuntimeError("replace_all needs an open write transaction (use mindos.store.db.write)")
     conn.execute("PRAGMA defer_foreign_keys=ON")
@@ -211,13 +251,9 @@ def replace_all(conn, tables, sequence=None):
     order = parents_first(conn, data_tables(conn))
     for name in reversed(order):
         conn.execute(f"DELETE FROM main.{_quote(name)}")
-    loaded = {}
-    for name in order:
-        loaded[name] = insert(conn, name, tables[name]) if name in tables else 0
-    if sequence is not None and conn.execute(
-            "SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
-        conn.execute("DELETE FROM main.sqlite_sequence")
-        conn.executemany("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", sequence)
+    loaded = {name: load(name) for name in order}
+    if conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        reload_sequence()
     for _, sql in indexes:
         conn.execute(sql)
     for _, sql in triggers:
@@ -225,6 +261,41 @@ def replace_all(conn, tables, sequence=None):
     for index in fts_indexes(conn):
         conn.execute(f"INSERT INTO main.{_quote(index)}({_quote(index)}) VALUES ('rebuild')")
     return loaded
+
+
+DIGEST_CHUNK_ROWS = 4096
+
+
+def digest_table(conn, table, *, chunk=DIGEST_CHUNK_ROWS, visit=None):
+    """``(rows, sha256 hex)`` of ``table`` read a chunk at a time (memory bounded by ``chunk``).
+
+    The digest is SHA-256 over the table's rows in natural order, ``chunk`` rows at a time,
+    each chunk as the canonical JSON of its rows (lists of column values, BLOBs as
+    ``{"$b64": ...}``) followed by a newline.  ``visit(columns, rows)`` (optional) sees each
+    chunk too, so a caller can check the rows in the same pass."""
+    from mindos.core.canonical import canonical_json, sha256  # lazy: digests only
+
+    names = columns(conn, table)
+    digest, count = sha256()(), 0
+    cursor = db.tuples(conn).execute(f"SELECT {', '.join(_quote(c) for c in names)} FROM main.{_quote(table)}")
+    while True:
+        rows = cursor.fetchmany(chunk)
+        if not rows:
+            break
+        try:
+            text = canonical_json(rows)
+        except TypeError:  # BLOB values: the same encoding as a dump
+            rows = [_encode_row(row) for row in rows]
+            text = canonical_json(rows)
+        except ValueError:  # an infinite REAL: spelled as Python's JSON does (still deterministic)
+            import json  # lazy: as above
+
+            text = json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        count += len(rows)
+        if visit is not None:
+            visit(names, rows)
+    return count, digest.hexdigest()
 
 
 def foreign_key_problems(conn, limit=100):

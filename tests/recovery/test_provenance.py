@@ -64,7 +64,7 @@ def _set(doc, task_id, **values):
 
 def test_the_first_artifact_creates_the_home_key_0600_and_signs_with_it(conn, home, tmp_path):
     assert not os.path.exists(home / "seal.key")
-    made = snapshot.create(conn, out=str(tmp_path / "s.json"))
+    made = snapshot.create_v1(conn, out=str(tmp_path / "s.json"))
     info = os.stat(home / "seal.key")
     assert stat.S_IMODE(info.st_mode) == 0o600
     key = keys.home_key(str(home))
@@ -74,7 +74,7 @@ def test_the_first_artifact_creates_the_home_key_0600_and_signs_with_it(conn, ho
     assert snapshot.check(made["path"], str(home))["trust"] == "signed_by_this_home"
     assert snapshot.check(made["path"], str(tmp_path / "elsewhere"))["trust"] == "unsigned"
     # a second artifact reuses the key
-    snapshot.create(conn, out=str(tmp_path / "s2.json"))
+    snapshot.create_v1(conn, out=str(tmp_path / "s2.json"))
     assert keys.home_key(str(home)) == key
 
 
@@ -121,12 +121,12 @@ def test_two_first_writers_end_with_one_key(home, monkeypatch):
 
 def test_a_genuine_snapshot_round_trips_byte_exact(conn, home, tmp_path):
     populate(conn)
-    first = snapshot.create(conn, out=str(tmp_path / "a.json"))
+    first = snapshot.create_v1(conn, out=str(tmp_path / "a.json"))
     rows = table_rows(conn)
     report = snapshot.restore(conn, first["path"], force=True)
     assert report["trust"] == "signed_by_this_home" and report["key_id"]
     assert table_rows(conn) == rows
-    second = snapshot.create(conn, out=str(tmp_path / "b.json"))
+    second = snapshot.create_v1(conn, out=str(tmp_path / "b.json"))
     assert open(first["path"], "rb").read() == open(second["path"], "rb").read()
 
 
@@ -150,7 +150,7 @@ def test_a_genuine_snapshot_round_trips_byte_exact(conn, home, tmp_path):
 ])
 def test_a_resealed_snapshot_is_refused_and_its_rows_are_validated(conn, home, cli, mutate, table, field):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     _reseal(path, mutate)
     state = db_state(conn)
     rc, out, err = cli("ops", "snapshot-restore", path, "--force")
@@ -164,7 +164,7 @@ def test_a_resealed_snapshot_is_refused_and_its_rows_are_validated(conn, home, c
 
 def test_a_resealed_snapshot_keeping_the_signature_is_a_forgery(conn, home, cli):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     _reseal(path, lambda d: _set(d, "t3", title="a harmless looking edit"), keep_signature=True)
     state = db_state(conn)
     for extra in ((), ("--trust-unsigned",)):
@@ -177,7 +177,7 @@ def test_a_resealed_snapshot_keeping_the_signature_is_a_forgery(conn, home, cli)
 
 def test_a_snapshot_signed_by_a_foreign_key_needs_trust(conn, home, cli, tmp_path):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     mallory = os.urandom(32)
     _reseal(path, lambda d: None, key=mallory)
     rc, out, err = cli("ops", "snapshot-restore", path, "--force")
@@ -197,7 +197,7 @@ def test_a_snapshot_signed_by_a_foreign_key_needs_trust(conn, home, cli, tmp_pat
 def test_the_unsigned_format_stays_readable_with_trust_unsigned(conn, home, cli, tmp_path):
     populate(conn)
     rows = table_rows(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     _reseal(path, lambda d: None)  # exactly what a snapshot from before signing looks like
     assert "signature" not in json.load(open(path))["seal"]
     make_task(conn, "t9")
@@ -209,7 +209,7 @@ def test_the_unsigned_format_stays_readable_with_trust_unsigned(conn, home, cli,
 
 def test_an_unsigned_snapshot_carrying_a_credential_is_refused_by_the_guard(conn, home):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     secret = "ghp_" + "a1B2" * 9
     notes = lambda d: d["tables"]["notes"]["rows"][0].__setitem__(  # noqa: E731
         d["tables"]["notes"]["columns"].index("content"), f"the token is {secret}")
@@ -224,7 +224,7 @@ def test_an_unsigned_snapshot_carrying_a_credential_is_refused_by_the_guard(conn
 def test_a_lease_no_longer_than_the_longest_lease_is_kept(conn, home):
     make_task(conn, "t1")
     leases.claim(conn, "t1", "codex", minutes=leases.MAX_MINUTES)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     assert snapshot.restore(conn, path, force=True)["restored"]
 
 
@@ -324,7 +324,7 @@ def test_a_resealed_work_order_is_refused_and_its_rows_are_validated(conn, home,
 
 def test_an_unsigned_snapshot_hiding_a_credential_in_the_ledger_is_refused(conn, home):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     secret = "AKIA" + "Z7QW3RTY6UIO2PAS"
 
     def plant(doc):
@@ -340,7 +340,7 @@ def test_an_unsigned_snapshot_hiding_a_credential_in_the_ledger_is_refused(conn,
                                            ([1, 2], "JSON list")])
 def test_values_sqlite_cannot_store_are_refused_by_name_in_any_table(conn, home, cli, value, reason):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
 
     def plant(doc):
         block = doc["tables"]["audit_events"]

@@ -86,9 +86,9 @@ def test_tables_other_domains_add_are_carried(conn, home):
     assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'widgets'").fetchone()[0] == 2
 
 
-def test_check_reports_and_refuses_changes(conn, home, cli):
+def test_check_reports_and_refuses_changes_in_an_old_format_snapshot(conn, home, cli):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     rc, out, err = cli("ops", "snapshot-check", path)
     assert (rc, err) == (0, "") and json.loads(out)["ok"] is True
     data = open(path, "rb").read()
@@ -100,7 +100,7 @@ def test_check_reports_and_refuses_changes(conn, home, cli):
 @pytest.mark.slow
 def test_every_single_byte_change_is_refused(conn, home):
     tasks.create(conn, project="P", title="one", task_id="t1")
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]
     original = open(path, "rb").read()
     rng = random.Random(7)
     positions = range(len(original)) if len(original) < 6000 else rng.sample(range(len(original)), 6000)
@@ -133,7 +133,7 @@ def test_tampered_file_never_touches_the_database(conn, home, cli):
 ])
 def test_validly_sealed_but_bad_snapshots_change_nothing(conn, home, mutate, message):
     populate(conn)
-    path = snapshot.create(conn)["path"]
+    path = snapshot.create_v1(conn)["path"]  # the old format, forged field by field
 
     def bad(doc):
         mutate(doc)

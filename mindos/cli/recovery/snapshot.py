@@ -5,8 +5,8 @@ from mindos.recovery import snapshot
 
 
 def add_snapshot(sub):
-    p = make_parser(sub, "snapshot", "ops.py snapshot --out /backups/mindos-snapshot.json")
-    p.add_argument("--out", help="new file to write (default <home>/backups/snapshot-<time>.json)")
+    p = make_parser(sub, "snapshot", "ops.py snapshot --out /backups/mindos-snapshot.tar")
+    p.add_argument("--out", help="new file to write (default <home>/backups/snapshot-<time>.tar)")
     flags.force_out(p)
     p.set_defaults(handler=cmd_snapshot)
 
@@ -16,7 +16,7 @@ def cmd_snapshot(conn, args):
 
 
 def add_snapshot_check(sub):
-    p = make_parser(sub, "snapshot-check", "ops.py snapshot-check backups/snapshot-20260821T090000Z.json")
+    p = make_parser(sub, "snapshot-check", "ops.py snapshot-check backups/snapshot-20260821T090000Z.tar")
     p.add_argument("file", help="the snapshot file")
     p.set_defaults(handler=cmd_snapshot_check, needs_db=False)
 
@@ -26,8 +26,8 @@ def cmd_snapshot_check(conn, args):
 
 
 def add_snapshot_restore(sub):
-    p = make_parser(sub, "snapshot-restore", "ops.py snapshot-restore backups/snapshot-20260821T090000Z.json --force")
-    p.add_argument("file", help="the snapshot file (verified before anything is touched)")
+    p = make_parser(sub, "snapshot-restore", "ops.py snapshot-restore backups/snapshot-20260821T090000Z.tar --force")
+    p.add_argument("file", help="the snapshot file, either format (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace a non-empty database")
     flags.trust_unsigned(p)
     p.set_defaults(handler=cmd_snapshot_restore)

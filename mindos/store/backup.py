@@ -1,0 +1,100 @@
+"""Whole-database copies for snapshots and restores: the store's side of a streaming backup.
+
+Only the store opens database files, so the three things a streaming snapshot needs from
+SQLite live here:
+
+  * :func:`copy_to` makes a consistent copy of a live database with ``VACUUM INTO``: it
+    runs inside one read transaction, so writers keep going (WAL) and the copy is exactly
+    the committed state at one instant, compacted, in rollback-journal mode;
+  * :func:`open_copy` opens such a copy (read-only, or migrated forward to this code's
+    schema in its own scratch home the way any home is);
+  * :func:`attached` attaches a copy to a live connection for the duration of a
+    ``with`` block, so a restore moves rows with ``INSERT ... SELECT`` inside SQLite and
+    never through Python memory.
+"""
+
+import os
+import sqlite3
+from contextlib import contextmanager
+
+from mindos.errors import IntegrityError, Refused
+from mindos.store import db
+
+ALIAS = "snapshot_copy"
+
+
+def copy_to(conn, path):
+    """Write a consistent, compacted copy of ``conn``'s main database to the new file ``path``.
+
+    ``path`` must not exist.  Raises Refused when SQLite cannot write it (disk full,
+    permissions), with nothing left behind."""
+    if conn.in_transaction:
+        raise RuntimeError("copy_to runs its own read transaction (call it outside one)")
+    with unmapped(conn):
+        try:
+            conn.execute("VACUUM main INTO ?", (os.fspath(path),))
+        except sqlite3.Error as exc:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise Refused(f"cannot copy the database to {path}: {exc}", code="io_error") from None
+    return path
+
+
+@contextmanager
+def unmapped(conn):
+    """Read ``conn``'s database without memory-mapping it for the block: a whole-database
+    pass (a copy, a reload) would otherwise map up to ``db.MMAP_BYTES`` of it into the
+    process, and the memory a backup needs must not grow with the home."""
+    conn.execute("PRAGMA mmap_size=0")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA mmap_size={db.MMAP_BYTES}")
+
+
+def open_copy(path, *, upgrade=False):
+    """Open the database copy ``path`` (a file named ``state.db`` in a scratch directory).
+
+    Read-only (``immutable``: a copy nobody else writes) unless ``upgrade``, which opens
+    it as a home of its own, migrated forward to this code's schema like any home.
+    Raises IntegrityError when the file is not a usable SQLite database."""
+    if upgrade:
+        if os.path.basename(path) != "state.db":
+            raise ValueError("an upgraded copy must be named state.db in its own directory")
+        return db.connect(os.path.dirname(path), create=False)
+    try:
+        conn = sqlite3.connect(f"file:{db._uri_path(path)}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                               factory=db.Connection)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise IntegrityError(f"the database copy is not a usable SQLite database: {exc}") from None
+    conn.home = None
+    conn.path = path
+    conn.immutable = True
+    conn.readonly = "a snapshot's database copy"
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def schema_version(conn):
+    """``PRAGMA user_version`` of a connection (a copy's own schema version)."""
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+@contextmanager
+def attached(conn, path, alias=ALIAS):
+    """Attach the copy ``path`` read-only to ``conn`` as ``alias`` for the block."""
+    if conn.in_transaction:
+        raise RuntimeError("attach copies outside a transaction")
+    try:
+        conn.execute(f"ATTACH DATABASE ? AS {alias}", (f"file:{db._uri_path(path)}?mode=ro",))
+    except sqlite3.Error as exc:
+        raise IntegrityError(f"cannot attach the database copy: {exc}") from None
+    try:
+        yield alias
+    finally:
+        if conn.in_transaction:  # never expected: the caller's write has ended either way
+            conn.execute("ROLLBACK")
+        conn.execute(f"DETACH DATABASE {alias}")
