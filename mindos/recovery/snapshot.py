@@ -445,16 +445,7 @@ def restore(conn, path, *, force=False, trust_unsigned=False):
     try:
         with db.write(conn):
             loaded = tables.replace_all(conn, doc["tables"], doc.get("sqlite_sequence"))
-            problems = tables.foreign_key_problems(conn)
-            if problems:
-                first = problems[0]
-                raise IntegrityError(f"snapshot-restore failed: {len(problems)} foreign-key violation(s), first in"
-                                     f" {first['table']} row {first['rowid']} (rolled back)")
-            chain = ledger.verify_chain(conn)
-            if not chain["ok"]:
-                first = chain["problems"][0]
-                raise IntegrityError(f"snapshot-restore failed: audit chain {first['kind']} at event"
-                                     f" {first['event_id']} (rolled back)")
+            chain = _check_loaded(conn)
             # receipt files land before the commit: a crash here leaves complete, unindexed
             # files (doctor notes them, receipts-sweep settles them), never a row without its file
             for stored, (target, data) in sorted(files.items()):
@@ -466,12 +457,7 @@ def restore(conn, path, *, force=False, trust_unsigned=False):
         raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
     finally:
         conn.execute(f"PRAGMA cache_size={cache}")
-    report = {"restored": True, "path": os.path.abspath(path), "tables": loaded,
-            "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
-            "receipt_files_written": len(written), "replaced": sorted(occupied), **provenance}
-    if upgraded_from is not None:
-        report["upgraded_from_schema_version"] = upgraded_from
-    return report
+    return _restored(path, loaded, chain, written, occupied, provenance, upgraded_from)
 
 
 def _upgrade(doc, path):
@@ -631,16 +617,7 @@ def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
         try:
             with db.write(conn):
                 loaded = tables.replace_all_from(conn, alias)
-                problems = tables.foreign_key_problems(conn)
-                if problems:
-                    first = problems[0]
-                    raise IntegrityError(f"snapshot-restore failed: {len(problems)} foreign-key violation(s), first"
-                                         f" in {first['table']} row {first['rowid']} (rolled back)")
-                chain = ledger.verify_chain(conn)
-                if not chain["ok"]:
-                    first = chain["problems"][0]
-                    raise IntegrityError(f"snapshot-restore failed: audit chain {first['kind']} at event"
-                                         f" {first['event_id']} (rolled back)")
+                chain = _check_loaded(conn)
                 for stored, (target, staged) in sorted(files.items()):
                     data = file_safety.read_bytes(staged, max_bytes=artifacts.MAX_RECEIPT_BYTES)
                     if _same_bytes(target, data):
@@ -651,6 +628,27 @@ def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
             raise IntegrityError(f"snapshot-restore failed: {exc} (rolled back)") from None
         finally:
             conn.execute(f"PRAGMA cache_size={cache}")
+    return _restored(path, loaded, chain, written, occupied, provenance, upgraded_from)
+
+
+def _check_loaded(conn):
+    """Inside the restore's transaction: refuse (rolling it back) a load whose rows break a
+    foreign key or whose audit chain does not verify."""
+    problems = tables.foreign_key_problems(conn)
+    if problems:
+        first = problems[0]
+        raise IntegrityError(f"snapshot-restore failed: {len(problems)} foreign-key violation(s), first in"
+                             f" {first['table']} row {first['rowid']} (rolled back)")
+    chain = ledger.verify_chain(conn)
+    if not chain["ok"]:
+        first = chain["problems"][0]
+        raise IntegrityError(f"snapshot-restore failed: audit chain {first['kind']} at event"
+                             f" {first['event_id']} (rolled back)")
+    return chain
+
+
+def _restored(path, loaded, chain, written, occupied, provenance, upgraded_from):
+    """What a restore reports (either format)."""
     report = {"restored": True, "path": os.path.abspath(path), "tables": loaded,
               "audit": {"ok": chain["ok"], "events": chain["events"]}, "foreign_keys": "ok",
               "receipt_files_written": len(written), "replaced": sorted(occupied), **provenance}
