@@ -160,11 +160,7 @@ def load(path, home=None):
     blocks = doc.get("tables")
     if not isinstance(blocks, dict) or "tasks" not in blocks or not isinstance(doc.get("task_ids"), list):
         raise IntegrityError(f"{path}: archive has no tasks")
-    for name, block in blocks.items():
-        if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
-                or not isinstance(block.get("rows"), list)
-                or not tables.rows_fit(block)):
-            raise IntegrityError(f"{path}: archive table {name} is malformed")
+    tables.check_blocks(path, blocks, "archive")
     return doc, provenance
 
 

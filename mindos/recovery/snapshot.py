@@ -370,11 +370,8 @@ def load(path, home=None):
     blocks = doc.get("tables")
     if not isinstance(blocks, dict) or not isinstance(doc.get("counts"), dict):
         raise IntegrityError(f"{path}: snapshot has no tables")
+    tables.check_blocks(path, blocks, "snapshot")
     for name, block in blocks.items():
-        if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
-                or not isinstance(block.get("rows"), list)
-                or not tables.rows_fit(block)):
-            raise IntegrityError(f"{path}: snapshot table {name} is malformed")
         if doc["counts"].get(name) != len(block["rows"]):
             raise IntegrityError(f"{path}: snapshot table {name} does not match its count")
     if not isinstance(doc.get("schema_version"), int):

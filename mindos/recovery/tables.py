@@ -177,6 +177,16 @@ def insert(conn, table, block, *, verb="INSERT"):
     return conn.total_changes - before
 
 
+def check_blocks(path, blocks, what):
+    """Refuse (IntegrityError naming ``path``) a dumped table of ``blocks`` that is not
+    ``{"columns": [...], "rows": [...]}`` with every row as long as its columns; ``what``
+    names the artifact kind ("snapshot", "archive")."""
+    for name, block in blocks.items():
+        if (not isinstance(block, dict) or not isinstance(block.get("columns"), list)
+                or not isinstance(block.get("rows"), list) or not rows_fit(block)):
+            raise IntegrityError(f"{path}: {what} table {name} is malformed")
+
+
 def rows_fit(block):
     """True when every row of a dumped block is a list as long as its columns (C-speed checks)."""
     rows, width = block["rows"], len(block["columns"])
