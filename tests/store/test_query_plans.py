@@ -115,6 +115,8 @@ def _bulk_elsewhere(conn, count):
                              " created_at) VALUES (?, 'bulk', 'codex', 'running', 'quux widget', ?,"
                              " '2026-01-01T00:00:00Z')", (task_id, f"h{n}"))
             ledger.append_event(conn, "task", task_id, "created", {"project": "Elsewhere"})
+        from mindos.memory import learned  # what each real write does for itself: learn its text
+        learned.rebuild(conn)
 
 
 def _vm_steps(monkeypatch, cli, argv):
