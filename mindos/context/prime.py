@@ -153,19 +153,35 @@ def _section_inbox(state, budget):
 
 
 def _section_constraints(state, budget):
-    projects = state["projects"]
-    found = []
-    if projects:
-        marks = ", ".join("?" * len(projects))
-        found = [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) for row in state["conn"].execute(
-            "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
-            " FROM notes n JOIN tasks t ON t.id = n.task_id"
-            f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
-            " ORDER BY t.project, n.created_at, n.id LIMIT ?",
-            (state["now"], *projects, MAX_CONSTRAINTS),
-        )]
+    conn, projects, found = state["conn"], state["projects"], []
+    for project in projects:  # sorted: the order one query over them all would give
+        if len(found) >= MAX_CONSTRAINTS:
+            break
+        found += [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)
+                  for row in _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found))]
     packed = budget.take_all(found)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+# A project with fewer tasks than this has its constraints found from its tasks; a bigger one
+# walks the home's live pinned constraints oldest first until it has enough of them.
+_SMALL_PROJECT = 512
+_CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
+                    f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
+                    " ORDER BY n.created_at, n.id LIMIT ?")
+
+
+def _project_constraints(conn, project, now, limit):
+    """The first ``limit`` live pinned constraints of ``project``, oldest first.  Either way
+    reads about what it returns, whatever the size of the rest of the home: a small project
+    through its own tasks' live notes (idx_notes_task_live), a big one along the small index
+    of every live pinned constraint (idx_notes_pinned_constraints), stopping at ``limit``."""
+    size = conn.execute("SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
+                        " WHERE project = ? LIMIT ?)", (project, _SMALL_PROJECT)).fetchone()[0]
+    join = ("tasks t INDEXED BY idx_tasks_project_status CROSS JOIN notes n INDEXED BY idx_notes_task_live"
+            " ON n.task_id = t.id" if size < _SMALL_PROJECT else
+            "notes n INDEXED BY idx_notes_pinned_constraints CROSS JOIN tasks t ON t.id = n.task_id")
+    return conn.execute(_CONSTRAINTS_SQL.format(join=join), (now, project, limit))
 
 
 def _section_next(state, budget):
