@@ -104,7 +104,22 @@ class RedactingBudget(builder.Budget):
 
 def least_cost(item):
     """A lower bound of ``item``'s cost after :func:`scrub`: redaction leaves a string at least
-    as long as the shortest label or itself, and a JSON string costs its length plus quotes."""
+    as long as the shortest label or itself, and a JSON string costs its length plus quotes.
+    (``builder.cost(_shortest(item))``; a flat entry of identifier keys and string or integer
+    values, what every section packs, is counted without building its JSON.)"""
+    if type(item) is dict and item:
+        size = len(item) + 1  # the braces and the commas between entries
+        for key, value in item.items():
+            if type(key) is not str or not key.isidentifier():
+                break
+            if type(value) is str:  # '"key":' and the shortened string with its quotes
+                size += len(key) + 5 + min(len(value), secrets.SHORTEST_LABEL)
+            elif type(value) is int:
+                size += len(key) + 3 + len(str(value))
+            else:
+                break
+        else:
+            return size
     return builder.cost(_shortest(item))
 
 
@@ -153,19 +168,24 @@ def _section_inbox(state, budget):
 
 
 def _section_constraints(state, budget):
-    conn, projects, found = state["conn"], state["projects"], []
+    conn, projects, total, packed = state["conn"], state["projects"], 0, []
     for project in projects:  # sorted: the order one query over them all would give
-        if len(found) >= MAX_CONSTRAINTS:
+        if total >= MAX_CONSTRAINTS:
             break
-        found += [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)
-                  for row in _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found))]
-    packed = budget.take_all(found)
-    return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+        for row in _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - total):
+            total += 1
+            if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: only counted
+                budget.truncated = True
+                continue
+            packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)])
+    return {"constraints": packed, "constraints_total": total, "projects": projects}
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one
 # walks the home's live pinned constraints oldest first until it has enough of them.
 _SMALL_PROJECT = 512
+# What any listed constraint costs at least: its id, task and project are never empty.
+_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"})
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")

@@ -211,3 +211,15 @@ def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn
         assert expected, projects
         assert listed["constraints_total"] == len(expected)
         assert listed["constraints"] == [builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected]
+
+
+@pytest.mark.parametrize("item", [
+    {}, {"a": 1}, {"note_id": 12, "task_id": "t-1", "content": "x" * 300, "created_at": "2026-01-01T00:00:00Z"},
+    {"k": "", "n": -5, "big": 10 ** 30}, {"é_clé": "ünïcode text that is long enough", "z": 0},
+    {"flag": True, "a": "b"}, {"none": None}, {"f": 1.5}, {"nested": {"a": "bcdefghijklmnopq"}}, {"list": ["abc", 1]},
+    {"bad key": "v"}, {'q"uote': "v"}, {1: "int key"}, {"text": 'quotes " and \\ and \n newline'}, ["a", {"b": 2}], "s",
+])
+def test_least_cost_is_the_cost_of_the_shortest_redaction(item):
+    from mindos.context import builder
+
+    assert prime.least_cost(item) == builder.cost(prime._shortest(item))
