@@ -119,7 +119,7 @@ def _bulk_elsewhere(conn, count):
             ledger.append_event(conn, "task", task_id, "created", {"project": "Elsewhere"})
 
 
-def _vm_steps(monkeypatch, cli, argv):
+def _vm_steps(monkeypatch, cli, argv, door="autopilot"):
     """SQLite virtual-machine steps (in hundreds) the call's connections run."""
     steps = [0]
     real = db.connect
@@ -134,7 +134,7 @@ def _vm_steps(monkeypatch, cli, argv):
     from mindos.context import prime
     monkeypatch.setattr(prime._Deadline, "__enter__", lambda self: self)
     monkeypatch.setattr(prime._Deadline, "__exit__", lambda self, *exc: False)
-    rc, out, err = cli("autopilot", *argv)
+    rc, out, err = cli(door, *argv)
     monkeypatch.setattr(db, "connect", real)
     assert rc == 0, err
     return steps[0]
@@ -152,3 +152,15 @@ def test_read_calls_cost_the_same_with_ten_times_the_rows_elsewhere(recorded, cl
     _bulk_elsewhere(conn, 1500)
     after = _vm_steps(monkeypatch, cli, argv)
     assert after <= before * 1.5 + 20, f"{label}: {before} -> {after} hundred VM steps"
+
+
+def test_an_idle_poller_tick_costs_the_same_with_ten_times_the_rows_elsewhere(recorded, cli, conn, monkeypatch):
+    from mindos.comms import agents, moods
+
+    moods.create(conn, "infra", title="Infra room")
+    agents.create(conn, "re", command="cat")
+    moods.join(conn, "infra", "re")
+    before = _vm_steps(monkeypatch, cli, ["tick"], door="mood_poller")
+    _bulk_elsewhere(conn, 1500)
+    after = _vm_steps(monkeypatch, cli, ["tick"], door="mood_poller")
+    assert after <= before * 1.5 + 20, f"idle tick: {before} -> {after} hundred VM steps"
