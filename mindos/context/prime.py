@@ -48,7 +48,7 @@ import time
 
 from mindos.core import clock, secrets, validate
 from mindos.core.text import inert, one_line
-from mindos.context import builder, pack, params, recall
+from mindos.context import builder, params
 from mindos.errors import InvalidInput, MindosError
 from mindos.memory import handoffs, note_live
 from mindos.store import db, ledger
@@ -218,6 +218,8 @@ def _section_held(state, budget):
     held = state["held"]
     if held is None:
         return {"held_task_id": None, "held": None}
+    from mindos.context import pack  # lazy: only an agent holding a lease gets its task's pack
+
     options = {"budget": budget.limit, "related": None, "related_scope": "project"}
     inner = {"conn": state["conn"], "task": held, "now": state["now"], "options": options}
     sections = [(s.name, s.build(inner, budget)) for s in pack.SECTIONS.active(options)]
@@ -299,6 +301,8 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
             try:
                 if deadline.passed():
                     raise sqlite3.OperationalError("interrupted")
+                from mindos.context import recall  # lazy: only a held task is recalled
+
                 recalled = recall.bundle(conn, held["id"], agent, recall.make_params(), now=state["now"])
             except sqlite3.OperationalError:  # past the deadline: no recall citation this time
                 skipped.append("held_recall")
@@ -321,6 +325,8 @@ def _events(built, extras=None):
         payload["first_turn"] = extras
     events = [("agent", built["agent"], "context_primed", payload)]
     if held:  # the same event recall writes, so every recall check can find this citation
+        from mindos.context import recall  # lazy: only a held task was recalled
+
         events.append(("task", held["task_id"], "context_recalled", {
             "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
             "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
