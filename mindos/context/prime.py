@@ -168,17 +168,18 @@ def _section_inbox(state, budget):
 
 
 def _section_constraints(state, budget):
-    conn, projects, total, packed = state["conn"], state["projects"], 0, []
+    conn, projects, found, packed = state["conn"], state["projects"], [], []
     for project in projects:  # sorted: the order one query over them all would give
-        if total >= MAX_CONSTRAINTS:
+        if len(found) >= MAX_CONSTRAINTS:
             break
-        for row in _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - total):
-            total += 1
-            if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: only counted
-                budget.truncated = True
-                continue
-            packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)])
-    return {"constraints": packed, "constraints_total": total, "projects": projects}
+        found += _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found)).fetchall()
+    # read in full before anything is charged: a read interrupted at the deadline charges nothing
+    for row in found:
+        if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
+            budget.truncated = True
+            break
+        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)])
+    return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one

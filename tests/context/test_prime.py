@@ -205,12 +205,16 @@ def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn
     monkeypatch.setattr(prime, "MAX_CONSTRAINTS", cap)
     now = clock.now_iso()
     for projects in (["Big"], ["Small"], ["Big", "Small"], ["Nobody", "Small"], ["Big", "Other", "Small"]):
-        state = {"conn": conn, "projects": projects, "now": now}
-        listed = prime._section_constraints(state, prime.RedactingBudget(100000))
         expected = _constraints_in_one_query(conn, projects, now, cap)
         assert expected, projects
-        assert listed["constraints_total"] == len(expected)
-        assert listed["constraints"] == [builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected]
+        for limit in (100000, 700, 120, 30):  # everything fits, some fit, one fits, none fits
+            state = {"conn": conn, "projects": projects, "now": now}
+            meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
+            listed = prime._section_constraints(state, meter)
+            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected])
+            assert listed["constraints_total"] == len(expected)
+            assert listed["constraints"] == offered
+            assert (meter.used, meter.truncated) == (reference.used, reference.truncated)
 
 
 @pytest.mark.parametrize("item", [
