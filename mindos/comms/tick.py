@@ -27,7 +27,7 @@ Design decisions
 import json
 import time
 
-from mindos.comms import budget, compose, decide, delivery, dials, posts, screen
+from mindos.comms import budget, decide, dials, posts
 from mindos.comms.words import Words
 from mindos.core import clock
 from mindos.errors import Conflict
@@ -201,6 +201,7 @@ def commands(conn, waking, agent):
 
 def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, tools=None, fresh_failed=False):
     """Compose a wake (nothing written): ``{"text", "bundle", "tokens", "usd", ...}``."""
+    from mindos.comms import compose  # lazy: an idle tick composes nothing
     kind = kind or result["action"]
     waking = posts_ if posts_ is not None else result.get("posts", [])
     agent = snap.agents[unit["agent"]]
@@ -399,6 +400,7 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
 
 def default_deliver(agent, text, env, timeout):
     """Run the agent's configured command (``undeliverable`` when it has none)."""
+    from mindos.comms import delivery  # lazy: an idle tick runs no command
     argv = json.loads(agent["command"] or "[]")
     if not argv:
         return {"outcome": "undeliverable", "detail": "no delivery command configured", "seconds": 0.0}
@@ -554,6 +556,8 @@ class Tick:
         if not argv or self.dry_run:
             return False
         if argv not in self._fresh_runs:
+            from mindos.comms import delivery  # lazy: an idle tick runs no command
+
             ran = self._outside(delivery.run, list(argv), "", timeout=FRESH_TIMEOUT)
             failed = ran["outcome"] in ("failed", "timeout")
             self._fresh_runs[argv] = failed
@@ -663,6 +667,7 @@ class Tick:
 
     def _screen(self, unit, result):
         """Run the screen before an unasked look; True when it passes."""
+        from mindos.comms import screen  # lazy: an idle tick screens nothing
         argv = self._screen_argv(unit)
         cost = budget.SCREEN_USD if argv else 0.0
         entry = {"mood": unit["slug"], "agent": unit["agent"], "kind": result["action"]}
@@ -772,5 +777,7 @@ def explain(conn, mood, agent):
             out["action"] = "wait"
             out["why"] = f"the daily budget (${result['dials']['daily_budget_usd']}) cannot cover this look"
         elif result.get("screen"):
+            from mindos.comms import screen  # lazy: only a look that a screen would judge
+
             out["screen_verdict_builtin"] = screen.builtin(result["posts"])["verdict"]
     return out

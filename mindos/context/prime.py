@@ -48,7 +48,7 @@ import time
 
 from mindos.core import clock, secrets, validate
 from mindos.core.text import inert, one_line
-from mindos.context import builder, pack, params, recall
+from mindos.context import builder, params
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
 from mindos.store import db, deferred, ledger
@@ -104,7 +104,22 @@ class RedactingBudget(builder.Budget):
 
 def least_cost(item):
     """A lower bound of ``item``'s cost after :func:`scrub`: redaction leaves a string at least
-    as long as the shortest label or itself, and a JSON string costs its length plus quotes."""
+    as long as the shortest label or itself, and a JSON string costs its length plus quotes.
+    (``builder.cost(_shortest(item))``; a flat entry of identifier keys and string or integer
+    values, what every section packs, is counted without building its JSON.)"""
+    if type(item) is dict and item:
+        size = len(item) + 1  # the braces and the commas between entries
+        for key, value in item.items():
+            if type(key) is not str or not key.isidentifier():
+                break
+            if type(value) is str:  # '"key":' and the shortened string with its quotes
+                size += len(key) + 5 + min(len(value), secrets.SHORTEST_LABEL)
+            elif type(value) is int:
+                size += len(key) + 3 + len(str(value))
+            else:
+                break
+        else:
+            return size
     return builder.cost(_shortest(item))
 
 
@@ -153,19 +168,41 @@ def _section_inbox(state, budget):
 
 
 def _section_constraints(state, budget):
-    projects = state["projects"]
-    found = []
-    if projects:
-        marks = ", ".join("?" * len(projects))
-        found = [builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) for row in state["conn"].execute(
-            "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
-            " FROM notes n JOIN tasks t ON t.id = n.task_id"
-            f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
-            " ORDER BY t.project, n.created_at, n.id LIMIT ?",
-            (state["now"], *projects, MAX_CONSTRAINTS),
-        )]
-    packed = budget.take_all(found)
+    conn, projects, found, packed = state["conn"], state["projects"], [], []
+    for project in projects:  # sorted: the order one query over them all would give
+        if len(found) >= MAX_CONSTRAINTS:
+            break
+        found += _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found)).fetchall()
+    # read in full before anything is charged: a read interrupted at the deadline charges nothing
+    for row in found:
+        if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
+            budget.truncated = True
+            break
+        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)])
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+# A project with fewer tasks than this has its constraints found from its tasks; a bigger one
+# walks the home's live pinned constraints oldest first until it has enough of them.
+_SMALL_PROJECT = 512
+# What any listed constraint costs at least: its id, task and project are never empty.
+_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"})
+_CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
+                    f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
+                    " ORDER BY n.created_at, n.id LIMIT ?")
+
+
+def _project_constraints(conn, project, now, limit):
+    """The first ``limit`` live pinned constraints of ``project``, oldest first.  Either way
+    reads about what it returns, whatever the size of the rest of the home: a small project
+    through its own tasks' live notes (idx_notes_task_live), a big one along the small index
+    of every live pinned constraint (idx_notes_pinned_constraints), stopping at ``limit``."""
+    size = conn.execute("SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY idx_tasks_project_status"
+                        " WHERE project = ? LIMIT ?)", (project, _SMALL_PROJECT)).fetchone()[0]
+    join = ("tasks t INDEXED BY idx_tasks_project_status CROSS JOIN notes n INDEXED BY idx_notes_task_live"
+            " ON n.task_id = t.id" if size < _SMALL_PROJECT else
+            "notes n INDEXED BY idx_notes_pinned_constraints CROSS JOIN tasks t ON t.id = n.task_id")
+    return conn.execute(_CONSTRAINTS_SQL.format(join=join), (now, project, limit))
 
 
 def _section_next(state, budget):
@@ -182,6 +219,8 @@ def _section_held(state, budget):
     held = state["held"]
     if held is None:
         return {"held_task_id": None, "held": None}
+    from mindos.context import pack  # lazy: only an agent holding a lease gets its task's pack
+
     options = {"budget": budget.limit, "related": None, "related_scope": "project"}
     inner = {"conn": state["conn"], "task": held, "now": state["now"], "options": options}
     sections = [(s.name, s.build(inner, budget)) for s in pack.SECTIONS.active(options)]
@@ -261,6 +300,8 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
             try:
                 if deadline.passed():
                     raise sqlite3.OperationalError("interrupted")
+                from mindos.context import recall  # lazy: only a held task is recalled
+
                 recalled = recall.bundle(conn, held["id"], agent, recall.make_params(), now=state["now"])
             except sqlite3.OperationalError:  # past the deadline: no recall citation this time
                 skipped.append("held_recall")
@@ -283,6 +324,8 @@ def _events(built, extras=None):
         payload["first_turn"] = extras
     events = [("agent", built["agent"], "context_primed", payload)]
     if held:  # the same event recall writes, so every recall check can find this citation
+        from mindos.context import recall  # lazy: only a held task was recalled
+
         events.append(("task", held["task_id"], "context_recalled", {
             "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
             "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",

@@ -665,7 +665,17 @@ CREATE TABLE embeddings (
 """
 
 
+def m016_pinned_constraints():
+    """The live pinned constraints in the order ``prime`` lists them (oldest first): its
+    constraints section walks this small index until it has enough of a project's, instead
+    of every live note of the home."""
+    return """
+CREATE INDEX idx_notes_pinned_constraints ON notes(created_at)
+    WHERE pinned = 1 AND kind = 'constraint' AND superseded_by IS NULL;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
-              m015_learned_terms]
+              m015_learned_terms, m016_pinned_constraints]

@@ -572,3 +572,26 @@ def test_an_idle_tick_reads_a_fixed_number_of_statements_whatever_the_size(conn,
             say(conn, f"post {i} about the deploy", mood=f"m{m}", via="web")
     later(hours=13)  # past the quiet rest: nothing is due anywhere
     assert idle_statements() == small <= 12
+
+
+def test_an_idle_tick_loads_no_composer_delivery_or_screen(room, home):
+    """A tick with nothing to wake (cron's usual minute) composes, delivers and screens
+    nothing, so it does not pay for importing them (subprocess alone is millions of
+    instructions per tick)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    room.commit()
+    probe = ("import io, sys; sys.path.insert(0, %r)\n"
+             "from mindos.cli import run\n"
+             "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "code = run('mood_poller', ['tick'])\n"
+             "sys.stdout = out\n"
+             "print(code, sorted(m for m in ('subprocess', 'mindos.comms.compose', 'mindos.comms.delivery',"
+             " 'mindos.comms.screen', 'mindos.comms.pages') if m in sys.modules))\n" % ROOT)
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=dict(__import__("os").environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0 []", proc.stderr

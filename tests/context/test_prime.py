@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mindos.context import prime
+from mindos.context import builder, prime
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, notes
 from mindos.work import leases
@@ -167,3 +167,63 @@ def test_prime_through_the_mcp_server(fleet):
     answer = srv.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "prime", "arguments": {"agent": "codex", "format": "json"}}}))["result"]
     assert answer["isError"] is False and answer["structuredContent"]["held_task_id"] == "trove-held"
+
+
+def _constraints_in_one_query(conn, projects, now, cap):
+    """What the constraints section listed before it read one project at a time: one query over
+    every live note of the home, sorted whole (the reference the per-project reads must match)."""
+    marks = ", ".join("?" * len(projects))
+    return [dict(row) for row in conn.execute(
+        "SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at"
+        " FROM notes n JOIN tasks t ON t.id = n.task_id"
+        " WHERE n.superseded_by IS NULL AND (n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)"
+        f" AND n.pinned = 1 AND n.kind = 'constraint' AND t.project IN ({marks})"
+        " ORDER BY t.project, n.created_at, n.id LIMIT ?", (now, *projects, cap))]
+
+
+@pytest.mark.parametrize("cap", [prime.MAX_CONSTRAINTS, 7])
+def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn, monkeypatch, cap):
+    from mindos.core import clock
+    from mindos.store import db
+
+    with db.write(conn):  # a big project (past the small-project bound), a small one, and one never asked for
+        for n in range(prime._SMALL_PROJECT + 40):
+            for project, every in (("Big", 1), ("Small", 150), ("Other", 2)):
+                if n % every:
+                    continue
+                task_id = f"{project.lower()}-{n:04d}"
+                conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                             " VALUES (?, ?, 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                             (task_id, project))
+                for k, (kind, pinned, expires, superseded) in enumerate((
+                        ("constraint", n % 3 == 0, None, None), ("constraint", 1, "2000-01-01T00:00:00Z", None),
+                        ("constraint", 1, None, 1 if n % 5 == 0 else None), ("decision", 1, None, None))):
+                    conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, expires_at, superseded_by,"
+                                 " created_at) VALUES (?, ?, ?, 'bulk', ?, ?, ?, ?)",
+                                 (task_id, kind, f"rule {project} {n}-{k}", int(pinned), expires, superseded,
+                                  f"2026-01-{1 + (n * 7 + k) % 28:02d}T00:00:00Z"))
+    monkeypatch.setattr(prime, "MAX_CONSTRAINTS", cap)
+    now = clock.now_iso()
+    for projects in (["Big"], ["Small"], ["Big", "Small"], ["Nobody", "Small"], ["Big", "Other", "Small"]):
+        expected = _constraints_in_one_query(conn, projects, now, cap)
+        assert expected, projects
+        for limit in (100000, 700, 120, 30):  # everything fits, some fit, one fits, none fits
+            state = {"conn": conn, "projects": projects, "now": now}
+            meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
+            listed = prime._section_constraints(state, meter)
+            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected])
+            assert listed["constraints_total"] == len(expected)
+            assert listed["constraints"] == offered
+            assert (meter.used, meter.truncated) == (reference.used, reference.truncated)
+
+
+@pytest.mark.parametrize("item", [
+    {}, {"a": 1}, {"note_id": 12, "task_id": "t-1", "content": "x" * 300, "created_at": "2026-01-01T00:00:00Z"},
+    {"k": "", "n": -5, "big": 10 ** 30}, {"é_clé": "ünïcode text that is long enough", "z": 0},
+    {"flag": True, "a": "b"}, {"none": None}, {"f": 1.5}, {"nested": {"a": "bcdefghijklmnopq"}}, {"list": ["abc", 1]},
+    {"bad key": "v"}, {'q"uote': "v"}, {1: "int key"}, {"text": 'quotes " and \\ and \n newline'}, ["a", {"b": 2}], "s",
+])
+def test_least_cost_is_the_cost_of_the_shortest_redaction(item):
+    from mindos.context import builder
+
+    assert prime.least_cost(item) == builder.cost(prime._shortest(item))

@@ -169,3 +169,24 @@ def test_cli_search(seeded, cli):
     assert set(_ids(hits)) == {"t1", "t2"} and all("score" in h for h in hits)
     rc, out, err = cli("autopilot", "search", "deploy", "--status", "nope")
     assert (rc, out) == (2, "") and err.startswith("invalid --status")
+
+
+@pytest.mark.parametrize("limit", [1, 3, 4, 5, 12, 50])
+def test_ranked_search_without_filters_lists_what_the_general_path_lists(conn, limit):
+    """The unfiltered ranked search scores every match once and joins only the best (ties at the
+    cut included): row for row what the general ranked path returns, whatever the limit."""
+    from mindos.store import fts
+    from mindos.work.rows import LIST_ORDER
+
+    for n in range(30):  # many exact BM25 ties (identical texts), settled by priority, recency and id
+        tasks.create(conn, project="Trove", title="rate limit the gateway" if n % 3 else "rate limit",
+                     description="rate" * (n % 2), priority=f"P{n % 4}", task_id=f"r{n:02d}")
+        if n % 5 == 0:
+            clock.advance(seconds=1)
+    tasks.create(conn, project="Trove", title="unrelated", task_id="u1")
+    for text in ("rate limit", "gateway", "rate", "nothing-matches"):
+        expected = fts.text_search(conn, "tasks_fts", text, select="t.*", order="t.id", ranked_order=LIST_ORDER,
+                                   rank=True, limit=limit)
+        got = task_search.search(conn, text, rank=True, limit=limit)
+        assert [(r["id"], r["score"]) for r in got] == [(row["id"], row["score"]) for row in expected], text
+
