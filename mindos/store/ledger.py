@@ -248,11 +248,14 @@ def _parallel_clean(conn, after, anchor, workers):
     path = getattr(conn, "path", None)
     if workers < 2 or not hasattr(os, "fork") or not path:
         return None
+    if conn._pending_refusals is not None:
+        return None  # inside a write: a worker's own connection would read what is committed, not this
+
     threading = __import__("sys").modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return None  # forking a threaded process (the MCP server) is unsafe
     low, high, total = conn.execute("SELECT min(id), max(id), count(*) FROM audit_events WHERE id > ?",
-                                    (after,)).fetchone()
+                                    (after,)).fetchall()[0]  # (all: no statement left open)
     if total < PARALLEL_MIN_EVENTS:
         return None
     step = (high - low + workers) // workers

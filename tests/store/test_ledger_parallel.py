@@ -77,3 +77,30 @@ def test_a_wrong_anchor_breaks_the_first_link_after_it(conn):
     report = ledger.verify_chain(conn, after=2, anchor="b" * 64)
     assert report["problems"] == [{"event_id": 3, "kind": "broken_link", "previous_event_id": 2}]
     assert report["events"] == 3
+
+
+@pytest.mark.parametrize("tamper", ["clean", "payload_edited", "row_deleted_at_a_boundary"])
+def test_inside_a_write_the_check_reads_the_transaction_itself(conn, monkeypatch, tamper):
+    """A restore or an import verifies the chain before it commits: the rows it is about to
+    commit are what is checked (forked workers would read the committed state instead), and
+    the check still answers (it once failed with 'Error creating function')."""
+    from mindos.store import db
+
+    import os
+
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 4)
+    _seed(conn, 12)
+
+    def no_fork():
+        raise AssertionError("a worker was forked inside a write")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with db.write(conn):
+        for n in range(13, 25):  # uncommitted: only this transaction sees events 13..24
+            tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n}")
+        TAMPERS[tamper](conn)
+        inside = ledger.verify_chain(conn, workers=2)
+        expected = ledger.verify_chain(conn, workers=1)
+    assert inside == expected
+    assert inside["events"] == (23 if tamper == "row_deleted_at_a_boundary" else 24)
+    assert inside["ok"] is (tamper == "clean")
