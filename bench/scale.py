@@ -433,6 +433,7 @@ def run(argv=None):
     parser.add_argument("--keep", action="store_true", help="keep built homes under --workdir and reuse them")
     parser.add_argument("--calls", nargs="*", help="only these agent-call labels")
     parser.add_argument("--no-ticks", action="store_true", help="skip ticks, doctor and backups")
+    parser.add_argument("--no-calls", action="store_true", help="skip the agent calls (ticks, doctor and backups only)")
     parser.add_argument("--no-callgrind", action="store_true", help="wall times only")
     parser.add_argument("--tick-callgrind-max", type=int, default=100000,
                         help="count the nanny ticks' instructions up to this home size (default 100000);"
@@ -460,7 +461,8 @@ def run(argv=None):
             shutil.copytree(built, work)
             runner = Runner(python, work, callgrind=not args.no_callgrind)
             log(f"measuring {n:,} tasks")
-            floor_instr, calls = measure_calls(runner, described, args.reps, args.calls, log)
+            floor_instr, calls = measure_calls(runner, described, args.reps, ["none"] if args.no_calls else args.calls,
+                                               log)
             ticks = {} if args.no_ticks else measure_ticks(runner, floor_instr, workdir, log,
                                                            callgrind_ticks=n <= args.tick_callgrind_max)
             result["sizes"].append({"tasks": n, "home": described["counts"], "db_bytes": described["bytes"],
