@@ -194,13 +194,9 @@ def encode(encoder, identity, texts, dims=None):
 # ---------------------------------------------------------------------------------------
 # Rows and vectors
 
-# Per surface: the content table, its row id, the text embedded (what its index holds).
-_ROWS = {
-    "note": ("notes", "id", "content"),
-    "memory": ("memories", "seq", "content"),
-    "fact": ("facts", "id", "subject || ' ' || predicate || ' ' || object"),
-    "handoff": ("handoffs", "id", "objective || ' ' || status"),
-}
+# Per surface: the content table, its row id and the text embedded: the text the learned
+# associations are learned from, so a vector and its terms' associations read the same words.
+_ROWS = learned.SURFACES
 
 
 def _has_table(conn):
