@@ -43,9 +43,10 @@ def finding(kind, subjects, severity, detail, source):
 class _Out:
     """Collects one source's findings, capped per kind, with exact totals."""
 
-    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None):
+    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None, part=None):
         self.source, self.limit, self.items, self.totals = source, limit, [], {}
         self.since, self.include, self.pins, self.chain_window = since, include, pins, chain_window
+        self.part = part
 
     def add(self, kind, subjects, severity, detail):
         self.totals[kind] = self.totals.get(kind, 0) + 1
@@ -93,7 +94,8 @@ def _doctor(conn, out, now):
     checkpoints, supersession, facts, FTS drift), one finding per problem."""
     from mindos.recovery import doctor  # lazy: the doctor loads its checkpoint and replication readers
 
-    report = doctor.sweep(conn, since=out.since, include=out.include, chain_window=out.chain_window)
+    report = doctor.sweep(conn, since=out.since, include=out.include, chain_window=out.chain_window, part=out.part,
+                          counts=False)
     for problem in report["problems"]:
         kind = problem["kind"]
         if out.pins is not None and kind in CHECKPOINT_KINDS:
@@ -269,13 +271,14 @@ def kinds_of(names):
     return {kind for name, _, produced in NARROW + SOURCES if name in names for kind in produced}
 
 
-def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None):
+def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None, part=None):
     """Collect findings from every source (or just the ``only`` source names); reads only.
 
     ``since`` and ``include``: the doctor's sweep looks only at what changed after that
     watermark except for the families named in ``include`` (see
     :func:`mindos.recovery.doctor.sweep`).  ``pins``: a list that receives the doctor's
-    checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain.
+    checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain;
+    ``part``: the doctor's other bounded slice (tables or indexes checked in full).
 
     Returns ``{"findings", "total", "by_kind", "by_severity", "truncated", "sources",
     "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
@@ -287,7 +290,7 @@ def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, ch
     for name, function, _ in (SOURCES if only is None else NARROW + SOURCES):
         if only is not None and name not in only:
             continue
-        out = _Out(name, limit, since, include, pins, chain_window)
+        out = _Out(name, limit, since, include, pins, chain_window, part)
         function(conn, out, now)
         findings.extend(out.items)
         for kind, count in out.totals.items():

@@ -121,7 +121,7 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
+def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=None, counts=True):
     """The doctor's checks over an open (read-only or not) connection; reads only.
     ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``.
 
@@ -134,7 +134,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     report then says what ran (``since``).  ``chain_window`` (``(after, upto)``, with ``since``
     and ``audit_chain`` not in ``include``): also verify the events in that id range (the
     nanny's rotating slice of the whole chain); only its part up to the watermark is
-    scanned, the rest is the incremental part's."""
+    scanned, the rest is the incremental part's.  ``part`` (with ``since``): the nanny's other
+    bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
+    and their indexes) or ``{"indexes": [...]}`` (those full-text indexes compared in full).
+    ``counts``: False leaves the row counts out of the report (``counts`` is then empty)."""
     report, notes, checks = _Report(), {}, []
     if since is not None and "event_id" not in since:
         reason, since = since.get("full"), None
@@ -153,11 +156,16 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     elif version < db.latest_version():  # the next ordinary connection migrates it forward
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
                                    "status": "behind: migrated on next use"}
+    part = part or {}
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
+    elif part.get("tables"):
+        checks.append("integrity_tables")
+        _integrity(conn, report, False, only=part["tables"])
     counts = {name: tables.row_count(conn, name)
-              for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing}
+              for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
+        if counts else {}
     now = clock.now_iso()
     checks.append("foreign_keys")
     _foreign_keys(conn, report, existing)
@@ -211,7 +219,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     for name in fts.INDEXES:
         if not fts.has(conn, name):
             continue
-        if "fts_drift" not in deep and _fts_unchanged(conn, fts.INDEXES[name], since):
+        if "fts_drift" not in deep and name not in part.get("indexes", ()) \
+                and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue
         found = fts.drift(conn, name)
         if not found["ok"]:
@@ -254,20 +263,39 @@ _TABLE_NAMED = re.compile(r"\b(?:in|of) (?:table )?(\w+)(?:\.\w+)?(?:\s|$)")
 _TREE = re.compile(r"\b[Tt]ree (\d+)|\bon tree page (\d+)|\bpage (\d+)")
 
 
-def _integrity(conn, report, full):
+def integrity_tables(conn):
+    """The b-tree tables of the database, by name: what the nanny's integrity slice walks."""
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY name")]
+
+
+def _integrity(conn, report, full, only=None):
     """``database_integrity`` problems from ``quick_check`` or (``full``) ``integrity_check``,
     each naming the damaged index or table where SQLite's message allows, with its repair:
-    an index is rebuilt from its table (``REINDEX``), a table comes back from a snapshot."""
-    lines = [str(line) for (line,) in conn.execute(f"PRAGMA main.{'integrity_check' if full else 'quick_check'}(100)")
-             if line != "ok"]
-    if not lines:
-        return
+    an index is rebuilt from its table (``REINDEX``), a table comes back from a snapshot.
+
+    ``only``: a ``quick_check`` of just these tables and their indexes, one at a time (a
+    message naming no object is put on the table being checked); the page-level checks of
+    the whole file (pages used twice or never) are left to the full check."""
     objects = {name: (kind, table) for kind, name, table in conn.execute(
         "SELECT type, name, tbl_name FROM main.sqlite_master WHERE type IN ('table', 'index')")}
+    if only is None:
+        lines = [(str(line), None) for (line,) in conn.execute(
+            f"PRAGMA main.{'integrity_check' if full else 'quick_check'}(100)") if line != "ok"]
+    else:
+        lines = []
+        for table in only:
+            if objects.get(table, ("",))[0] != "table" or len(lines) >= 100:
+                continue
+            quoted = '"' + table.replace('"', '""') + '"'
+            lines += [(str(line), table) for (line,) in conn.execute(f"PRAGMA main.quick_check({quoted})")
+                      if line != "ok"][:100 - len(lines)]
+    if not lines:
+        return
     roots = {root: name for name, root in conn.execute(
         "SELECT name, rootpage FROM main.sqlite_master WHERE rootpage > 0")}
-    for line in lines:
-        name = _damaged_object(line, objects, roots)
+    for line, checked in lines:
+        name = _damaged_object(line, objects, roots) or checked
         fields = {"detail": line[:200]}
         if name is not None:
             kind, table = objects[name]
