@@ -54,15 +54,15 @@ UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itsel
 UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 50k notes' 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
 # the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
-# full-text drift): each family takes its turn every PERIOD_TICKS ticks, and a turn is
-# bounded -- the receipts are read in full, the others a slice at a time:
+# full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
+# turn is bounded -- receipts and references are read in full, the others a slice at a time:
 #   integrity  a quick_check of the next tables (and their indexes), about INTEGRITY_ROWS
 #              rows' worth (a table larger than that is checked alone)
 #   chain      the next CHAIN_WINDOW events
 #   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
 # so every check runs in full within PERIOD_TICKS * (turns of its family) ticks; the report
 # says how many (``period_ticks``, ``chain_period_ticks``)
-PERIOD_TICKS = 4
+PERIOD_TICKS = 5
 CHAIN_WINDOW = 10000
 INTEGRITY_ROWS = 100000
 FTS_ROWS = 50000
@@ -218,15 +218,18 @@ def tick(conn, *, dry_run=False, max_repairs=DEFAULT_MAX_REPAIRS):
         return _tick(conn, dry_run=False, max_repairs=max_repairs, lock="held")
 
 
-def _estimate(conn, table):
-    """A cheap size estimate of ``table``: its largest rowid (one seek), or the budget for a
-    table without rowids (it gets a turn of its own)."""
+def _estimate(conn, table, budget):
+    """A cheap size estimate of ``table``: its largest rowid (one seek); for a table without
+    rowids, its rows counted up to a tenth of ``budget`` (None past that: a turn of its own)."""
     import sqlite3  # lazy: only integrity and index turns estimate
 
+    quoted = '"' + table.replace('"', '""') + '"'
     try:
-        row = conn.execute(f'SELECT max(rowid) FROM main."{table.replace(chr(34), chr(34) * 2)}"').fetchone()
+        row = conn.execute(f"SELECT max(rowid) FROM main.{quoted}").fetchone()
     except sqlite3.DatabaseError:
-        return None
+        cap = budget // 10 + 1
+        count = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM main.{quoted} LIMIT ?)", (cap,)).fetchone()[0]
+        return None if count >= cap else count
     return row[0] if row and isinstance(row[0], int) else 0
 
 
@@ -287,12 +290,18 @@ def _sweep_plan(conn, previous):
     mark["chain_from"] = start
     if name == "integrity":
         names = doctor.integrity_tables(conn)
-        sizes = {table: _estimate(conn, table) for table in names}
+        # a full-text index's own tables are sized by its content table (their rowids are
+        # block ids, not row counts)
+        owners = {table: next((spec.table for index, spec in fts.INDEXES.items() if table.startswith(index + "_")),
+                              table) for table in names}
+        estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
+        sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
+                 for table in names}
         group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, mark["table_from"])
         return mark, (), name, None, {"tables": group}, mark["turns"]
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
-        sizes = {index: _estimate(conn, fts.INDEXES[index].table) for index in names}
+        sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
         return mark, (), name, None, {"indexes": group}, mark["turns"]
     if name != "audit_chain":

@@ -34,6 +34,8 @@ LIMIT = 100  # problems listed per kind; the counts stay exact
 _NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
                   "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
 _TERMINAL = ("completed", "failed", "cancelled")
+# child tables with rowids whose new rows the incremental references check reads
+ROWID_CHILDREN = ("notes", "handoffs", "receipts", "heartbeats")
 
 
 class _Report:
@@ -107,7 +109,7 @@ def _anchor(conn):
 # the sweeps that grow with the home: a sweep ``since`` a watermark runs these on what
 # changed after it (or in full when named in ``include``); every other check is indexed or
 # small and always runs in full
-FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift")
+FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift", "references")
 _SLACK_NS = 2_000_000_000  # file times this close to a watermark count as after it
 
 
@@ -129,7 +131,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     ``checkpoint``): the :data:`FAMILIES` not named in ``include`` look only at what changed
     after it -- the chain from that event on, receipt rows added after it and receipt files
     changed, added or gone since, new rows of each full-text index plus its indexed/content
-    balance -- and the integrity check is left to the full sweep.  A ``since`` holding only
+    balance, the references (foreign keys, supersession links, live handoffs, fact
+    references) of the rows added after it -- and the integrity check is left to the full
+    sweep.  A ``since`` holding only
     ``{"full": reason}`` means no watermark could be trusted: everything runs in full.  The
     report then says what ran (``since``).  ``chain_window`` (``(after, upto)``, with ``since``
     and ``audit_chain`` not in ``include``): also verify the events in that id range (the
@@ -167,9 +171,12 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
         if counts else {}
     now = clock.now_iso()
+    # references (foreign keys, supersession links, live handoffs, fact references): in
+    # full, or after a watermark only the rows added since (``after``: {table: rowid})
+    after = None if "references" in deep else _rowids(since)
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing)
-    if "dependencies" in existing and "tasks" in existing:
+    _foreign_keys(conn, report, existing, after)
+    if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
         notes["dependencies_on_missing_tasks"] = missing
@@ -194,10 +201,12 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     for table in ("notes", "handoffs"):
         if table in existing:
             checks.append(f"{table}_integrity")
-            _supersession(conn, report, table)
+            _supersession(conn, report, table, None if after is None else after.get(table, 0))
     if "handoffs" in existing:
-        for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL"
-                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id"):
+        only = "" if after is None else " AND task_id IN (SELECT task_id FROM handoffs WHERE rowid > ?)"
+        for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
+                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id",
+                                () if after is None else (after.get("handoffs", 0),)):
             report.add("multiple_live_handoffs", task_id=row[0], live=row[1])
     checks.append("checkpoints")
     for problem in checkpoint.sweep(conn):
@@ -207,7 +216,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         key = "id" if "id" in tables.columns(conn, "facts") else "rowid"
         for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
                                 " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
-                                f" ORDER BY f.{key}"):
+                                f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
             report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
     if "memories" in existing:
@@ -325,10 +334,24 @@ def _damaged_object(line, objects, roots):
     return None
 
 
-def _foreign_keys(conn, report, existing):
-    """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest."""
+def _rowids(since):
+    """``{table: max rowid}`` of a watermark (an empty dict when it has none: every row is
+    then new), or None without a watermark."""
+    if since is None:
+        return None
+    rowids = since.get("rowids")
+    return {name: value for name, value in rowids.items() if isinstance(value, int)} \
+        if isinstance(rowids, dict) else {}
+
+
+def _foreign_keys(conn, report, existing, after=None):
+    """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
+    ``after`` (``{table: rowid}``): only the rows of the named child tables added after
+    those rowids are checked (the rest is left to the full check)."""
     seen = set()
-    for row in conn.execute("PRAGMA main.foreign_key_check"):
+    if after is not None:
+        seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
+    for row in () if after is not None else conn.execute("PRAGMA main.foreign_key_check"):
         table, rowid, parent = row[0], row[1], row[2]
         if table in seen and table in _NAMED_ORPHANS:
             continue
@@ -355,7 +378,12 @@ def _foreign_keys(conn, report, existing):
         if table not in existing:
             continue
         sql, names = queries[table]
-        for row in conn.execute(sql):
+        if after is not None:
+            head, order = sql.rsplit(" ORDER BY ", 1)
+            rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
+        else:
+            rows = conn.execute(sql)
+        for row in rows:
             report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
 
 
@@ -445,14 +473,14 @@ def _leases(conn, report, now):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
 
 
-def _supersession(conn, report, table):
+def _supersession(conn, report, table, after=None):
     """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
-    point back."""
+    point back; ``after``: only rows past that rowid."""
     kind = "note_id" if table == "notes" else "handoff_id"
     for row in conn.execute(
             f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
-            f" WHERE (a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
-            f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes))"
-            " ORDER BY a.id"):
+            f" WHERE ((a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
+            f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes)))"
+            " AND a.rowid > ? ORDER BY a.id", (after or 0,)):
         report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
 

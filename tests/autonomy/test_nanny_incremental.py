@@ -48,7 +48,18 @@ def _integrity_fault(home, conn):
     edit(schema(original))
 
 
-NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault}
+def _old_parent_deleted(home, conn):
+    """An old task deleted behind MindOS's back: its old notes become orphans (only the
+    references turn, not the rows-since check, can see them)."""
+    task = conn.execute("SELECT task_id FROM notes ORDER BY id LIMIT 1").fetchone()[0]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("DELETE FROM tasks WHERE id = ?", (task,))
+    finally:
+        link.close()
+
+
+NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted}
 
 
 def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
@@ -111,7 +122,7 @@ def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_f
     _within_the_period(conn, home, fault)
 
 
-@pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note",
+@pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note", "old_parent_deleted",
                                    "new_note_missing_from_the_index", "tampered_audit_row"])
 def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reported_period(conn, home, fault,
                                                                                          monkeypatch):
