@@ -63,7 +63,7 @@ UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer wait
 # so every check runs in full within PERIOD_TICKS * (turns of its family) ticks; the report
 # says how many (``period_ticks``, ``chain_period_ticks``)
 PERIOD_TICKS = 5
-CHAIN_WINDOW = 10000
+CHAIN_WINDOW = 20000
 INTEGRITY_ROWS = 100000
 FTS_ROWS = 50000
 

@@ -468,7 +468,8 @@ def _leases(conn, report, now):
             f" AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND status NOT IN ({terminal}) ORDER BY +id",
             (now,)):
         report.add("stale_lease", task_id=row[0], status=row[1], lease_owner=row[2], lease_expires_at=row[3])
-    for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND status IN"
+    # +status: read the leased tasks from their partial index, not every terminal task
+    for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND +status IN"
                             f" ({terminal}) ORDER BY +id"):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
 
