@@ -128,9 +128,11 @@ def _leases(conn, out, now):
 def _overdue(conn, out, now):
     """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
     where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
-    out.total("overdue_task", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
-    for row in conn.execute(f"SELECT id, due_at, priority FROM tasks WHERE {where} ORDER BY +id LIMIT ?",
-                            (now, out.limit)):
+    # one pass: the exact total rides on every listed row (a window over all matches)
+    rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
+                        " LIMIT ?", (now, out.limit)).fetchall()
+    out.total("overdue_task", rows[0][3] if rows else 0)
+    for row in rows:
         out.items.append(finding("overdue_task", [row[0]], "snag", {
             "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, out.source))
 
