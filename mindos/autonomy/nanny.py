@@ -55,17 +55,19 @@ UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
 # the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
-# turn is bounded -- receipts and references are read in full, the others a slice at a time:
+# turn is bounded -- the receipts are read in full, the others a slice at a time:
 #   integrity  a quick_check of the next tables (and their indexes), about INTEGRITY_ROWS
 #              rows' worth (a table larger than that is checked alone)
 #   chain      the next CHAIN_WINDOW events
 #   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
+#   references the references of the next tables, about REFERENCE_ROWS rows' worth
 # so every check runs in full within PERIOD_TICKS * (turns of its family) ticks; the report
 # says how many (``period_ticks``, ``chain_period_ticks``)
 PERIOD_TICKS = 5
 CHAIN_WINDOW = 20000
 INTEGRITY_ROWS = 100000
 FTS_ROWS = 50000
+REFERENCE_ROWS = 100000
 
 
 # ---------------------------------------------------------------------------------------
@@ -273,16 +275,16 @@ def _sweep_plan(conn, previous):
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark.update(chain_from=0, table_from="", index_from="")
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="")
     families = doctor.FAMILIES
     if previous is None:
-        mark["turns"] = {"integrity": 1, "fts_drift": 1}
+        mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None, mark["turns"]
-    for key in ("table_from", "index_from"):
+    for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
-                     for key in ("integrity", "fts_drift")}
+                     for key in ("integrity", "fts_drift", "references")}
     last = previous.get("slice")
     name = families[(families.index(last) + 1) % len(families)] if last in families else families[0]
     start = previous.get("chain_from")
@@ -304,6 +306,11 @@ def _sweep_plan(conn, previous):
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
         return mark, (), name, None, {"indexes": group}, mark["turns"]
+    if name == "references":
+        names = doctor.reference_tables(conn)
+        sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
+        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, mark["ref_from"])
+        return mark, (), name, None, {"ref_tables": group}, mark["turns"]
     if name != "audit_chain":
         return mark, (name,), name, None, None, mark["turns"]
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
@@ -321,6 +328,7 @@ def _checked(families, window, previous, part=None):
     chain = sense.FAMILY_KINDS["audit_chain"]
     part = part or {}
     tables, indexes = set(part.get("tables") or ()), set(part.get("indexes") or ())
+    refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
 
     def checked(kind, subjects):
         if kind in kinds:
@@ -329,6 +337,8 @@ def _checked(families, window, previous, part=None):
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
+        if kind in references and refs:
+            return bool(refs & set(subjects)) or _reference_table(kind) in refs
         if kind not in chain or previous is None:
             return False
         try:
@@ -337,6 +347,16 @@ def _checked(families, window, previous, part=None):
             return False
         return event_id > previous["event_id"] or (window is not None and window[0] < event_id <= window[1])
     return checked
+
+
+# the table each references kind is about when its subjects do not name one
+_REFERENCE_TABLES = {"orphan_dependency": "dependencies", "orphan_note": "notes", "orphan_handoff": "handoffs",
+                     "orphan_receipt": "receipts", "orphan_heartbeat": "heartbeats",
+                     "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
+
+
+def _reference_table(kind):
+    return _REFERENCE_TABLES.get(kind)
 
 
 def _carry(findings, by_kind, seen, checked):
@@ -447,7 +467,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         "sweep": {"mode": "full" if previous is None else "changed_since_last_tick",
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
-                  "slice_part": (part or {}).get("tables") or (part or {}).get("indexes"),
+                  "slice_part": next((value for value in (part or {}).values()), None),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(turns.values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},

@@ -141,6 +141,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     scanned, the rest is the incremental part's.  ``part`` (with ``since``): the nanny's other
     bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
     and their indexes) or ``{"indexes": [...]}`` (those full-text indexes compared in full).
+    ``{"ref_tables": [...]}`` (the references of those tables checked in full).
     ``counts``: False leaves the row counts out of the report (``counts`` is then empty)."""
     report, notes, checks = _Report(), {}, []
     if since is not None and "event_id" not in since:
@@ -173,9 +174,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     now = clock.now_iso()
     # references (foreign keys, supersession links, live handoffs, fact references): in
     # full, or after a watermark only the rows added since (``after``: {table: rowid})
-    after = None if "references" in deep else _rowids(since)
+    # (a table of ``part["ref_tables"]`` is checked whole: its watermark rowid counts as 0)
+    after = None if "references" in deep else {**_rowids(since), **{t: 0 for t in part.get("ref_tables", ())}}
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing, after)
+    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()))
     if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
@@ -344,14 +346,28 @@ def _rowids(since):
         if isinstance(rowids, dict) else {}
 
 
-def _foreign_keys(conn, report, existing, after=None):
+def reference_tables(conn):
+    """The tables the references check reads (every child of a foreign key, and the tables
+    with supersession links or task references), by name: what the nanny's references
+    turns walk."""
+    names = set(tables.data_tables(conn))
+    found = {name for name in names if conn.execute(
+        "SELECT 1 FROM pragma_foreign_key_list(?) LIMIT 1", (name,)).fetchone()}
+    return sorted(found | ({"notes", "handoffs", "facts"} & names))
+
+
+def _foreign_keys(conn, report, existing, after=None, whole=()):
     """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
     ``after`` (``{table: rowid}``): only the rows of the named child tables added after
-    those rowids are checked (the rest is left to the full check)."""
+    those rowids are checked (the rest is left to the full check), and the tables named in
+    ``whole`` in full."""
     seen = set()
     if after is not None:
         seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
-    for row in () if after is not None else conn.execute("PRAGMA main.foreign_key_check"):
+    checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
+        [conn.execute(f'PRAGMA main.foreign_key_check("{table}")') for table in sorted(whole)
+         if table in existing and table not in ROWID_CHILDREN]
+    for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
         if table in seen and table in _NAMED_ORPHANS:
             continue
@@ -378,7 +394,7 @@ def _foreign_keys(conn, report, existing, after=None):
         if table not in existing:
             continue
         sql, names = queries[table]
-        if after is not None:
+        if after is not None and table in ROWID_CHILDREN:
             head, order = sql.rsplit(" ORDER BY ", 1)
             rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
         else:

@@ -123,17 +123,21 @@ def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_f
 
 
 @pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note", "old_parent_deleted",
-                                   "new_note_missing_from_the_index", "tampered_audit_row"])
+                                   "new_note_missing_from_the_index", "tampered_audit_row", "orphan_rows",
+                                   "dangling_supersession"])
 def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reported_period(conn, home, fault,
                                                                                          monkeypatch):
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 1)
     monkeypatch.setattr(nanny, "FTS_ROWS", 1)
+    monkeypatch.setattr(nanny, "REFERENCE_ROWS", 1)
     monkeypatch.setattr(nanny, "CHAIN_WINDOW", 7)
     reports = _within_the_period(conn, home, fault)
     parts = {name: [r["sweep"]["slice_part"] for r in reports if r["sweep"]["slice"] == name]
-             for name in ("integrity", "fts_drift")}
+             for name in ("integrity", "fts_drift", "references")}
     assert reports[-1]["sweep"]["period_ticks"] > nanny.PERIOD_TICKS
-    assert len(parts["integrity"]) > 1 and len(parts["fts_drift"]) > 1
+    assert len(parts["integrity"]) > 1 and len(parts["fts_drift"]) > 1 and len(parts["references"]) > 1
+    assert {n for part in parts["references"] for n in part} == set(doctor.reference_tables(conn))
+    assert {"notes", "handoffs", "receipts", "dependencies"} <= set(doctor.reference_tables(conn))
     # the turns walk every table and every index once per round, each a small part
     assert {n for part in parts["fts_drift"] for n in part} == {n for n in fts.INDEXES if fts.has(conn, n)}
     assert {n for part in parts["integrity"] for n in part} == set(doctor.integrity_tables(conn))
