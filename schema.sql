@@ -48,6 +48,8 @@ CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
 CREATE INDEX idx_tasks_project_status ON tasks(project, status);
 CREATE INDEX idx_tasks_priority_updated ON tasks(priority, updated_at DESC, id);
 CREATE INDEX idx_tasks_due_at ON tasks(due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX idx_tasks_overdue_open ON tasks(due_at, id, priority)
+    WHERE due_at IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
 CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
 

@@ -129,8 +129,15 @@ def _overdue(conn, out, now):
     """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
     where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
     # one pass: the exact total rides on every listed row (a window over all matches)
-    rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
-                        " LIMIT ?", (now, out.limit)).fetchall()
+    # read from the open-overdue index alone (a schema before it falls back to the plain read)
+    import sqlite3  # lazy: only the fallback needs the error class
+
+    try:
+        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks INDEXED BY"
+                            f" idx_tasks_overdue_open WHERE {where} ORDER BY +id LIMIT ?", (now, out.limit)).fetchall()
+    except sqlite3.OperationalError:
+        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
+                            " LIMIT ?", (now, out.limit)).fetchall()
     out.total("overdue_task", rows[0][3] if rows else 0)
     for row in rows:
         out.items.append(finding("overdue_task", [row[0]], "snag", {

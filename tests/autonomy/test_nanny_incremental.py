@@ -227,3 +227,38 @@ def test_a_window_names_what_the_full_scan_names_inside_it(conn, home):
     for after, upto in ((0, 9), (9, 12), (8, 16), (10, 20), (15, 16)):
         window = ledger.verify_chain(conn, after=after, upto=upto)["problems"]
         assert window == [p for p in full if after < p["event_id"] <= upto], (after, upto)
+
+
+def test_overdue_tasks_are_read_from_their_index_with_the_findings_of_the_plain_read(conn, home):
+    populate(conn)
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    link.execute("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z'")
+    total = link.execute("SELECT count(*) FROM tasks WHERE status NOT IN ('completed', 'failed', 'cancelled')"
+                         ).fetchone()[0]
+    indexed = sense.sense(conn, only=["overdue"], limit=1)
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM tasks INDEXED BY idx_tasks_overdue_open WHERE due_at IS NOT NULL"
+        " AND due_at < ? AND status NOT IN ('completed', 'failed', 'cancelled')", ("2030",)))
+    assert "idx_tasks_overdue_open" in plan
+    link.execute("DROP INDEX idx_tasks_overdue_open")  # a schema before the index: the plain read
+    link.close()
+    conn.close()
+    from mindos.store import db
+
+    again = db.connect_readonly(str(home))
+    try:
+        plain = sense.sense(again, only=["overdue"], limit=1)
+    finally:
+        again.close()
+    assert indexed["by_kind"] == plain["by_kind"] == {"overdue_task": total} and total >= 2
+    assert [f["digest"] for f in indexed["findings"]] == [f["digest"] for f in plain["findings"]]
+    assert len(indexed["findings"]) == 1
+
+
+def test_the_pin_counts_only_the_events_after_the_swept_checkpoint(conn, home):
+    populate(conn)
+    made = checkpoint.create(conn)
+    _grow(conn, count=2)
+    problems, found = checkpoint.sweep_with_docs(conn)
+    assert not problems and conn._mindos_counted == (made["last_event_id"], made["event_count"])
+    assert checkpoint.head(conn, conn._mindos_counted) == checkpoint.head(conn)
