@@ -185,6 +185,7 @@ CREATE TABLE handoffs (
 );
 CREATE UNIQUE INDEX idx_handoffs_one_live ON handoffs(task_id) WHERE superseded_by IS NULL;
 CREATE INDEX idx_handoffs_to_agent ON handoffs(to_agent, superseded_by);
+CREATE INDEX idx_handoffs_cited_live ON handoffs(task_id) WHERE superseded_by IS NULL AND recall_digest <> '';
 
 -- Botmail (migration 9): peer allowlist, delivered bot-to-bot messages, delivery receipts.
 CREATE TABLE botmail_peers (

@@ -709,10 +709,13 @@ def m016_overdue_index():
     """Open tasks past their deadline, read from their own small index: the nanny's overdue
     sweep counts and lists them on every tick without visiting the task rows (the index
     holds the id and priority it reports).  Its condition is written exactly as
-    :func:`mindos.store.sql.open_condition` writes it, so queries using that helper match it."""
+    :func:`mindos.store.sql.open_condition` writes it, so queries using that helper match it.
+    And the live handoffs that cite a recall, so the tick's recall-stale check learns that
+    there are none without reading every handoff."""
     return """
 CREATE INDEX idx_tasks_overdue_open ON tasks(due_at, id, priority)
     WHERE due_at IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+CREATE INDEX idx_handoffs_cited_live ON handoffs(task_id) WHERE superseded_by IS NULL AND recall_digest <> '';
 """
 
 

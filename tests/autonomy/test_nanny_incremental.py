@@ -240,6 +240,9 @@ def test_overdue_tasks_are_read_from_their_index_with_the_findings_of_the_plain_
         "EXPLAIN QUERY PLAN SELECT id FROM tasks INDEXED BY idx_tasks_overdue_open WHERE due_at IS NOT NULL"
         " AND due_at < ? AND status NOT IN ('completed', 'failed', 'cancelled')", ("2030",)))
     assert "idx_tasks_overdue_open" in plan
+    probe = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM handoffs WHERE superseded_by IS NULL AND recall_digest <> '' LIMIT 1"))
+    assert "idx_handoffs_cited_live" in probe  # the recall-stale check's probe reads no handoff row
     link.execute("DROP INDEX idx_tasks_overdue_open")  # a schema before the index: the plain read
     link.close()
     conn.close()
