@@ -120,6 +120,11 @@ def _remember(conn, findings, seen, failures, now):
     for start in range(0, len(gone), 500):
         chunk = gone[start:start + 500]
         conn.execute(f"DELETE FROM nanny_findings WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk)
+    standing = [item["digest"] for item in findings if item["digest"] in seen and item["digest"] not in failures]
+    for start in range(0, len(standing), 500):  # the findings seen again, counted in one statement per chunk
+        chunk = standing[start:start + 500]
+        conn.execute(f"UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ? WHERE digest IN"
+                     f" ({', '.join('?' for _ in chunk)})", [now, *chunk])
     for item in findings:
         failed = failures.get(item["digest"])
         if item["digest"] in seen:
@@ -127,9 +132,6 @@ def _remember(conn, findings, seen, failures, now):
                 conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ?,"
                              " repair_failures = repair_failures + 1, last_repair = ?, last_error = ? WHERE digest = ?",
                              (now, failed[0], failed[1], item["digest"]))
-            else:
-                conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ? WHERE digest = ?",
-                             (now, item["digest"]))
         else:
             conn.execute(
                 "INSERT INTO nanny_findings(digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks,"
