@@ -48,6 +48,8 @@ CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
 CREATE INDEX idx_tasks_project_status ON tasks(project, status);
 CREATE INDEX idx_tasks_priority_updated ON tasks(priority, updated_at DESC, id);
 CREATE INDEX idx_tasks_due_at ON tasks(due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX idx_tasks_overdue_open ON tasks(due_at, id, priority)
+    WHERE due_at IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
 CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
 
@@ -185,6 +187,7 @@ CREATE TABLE handoffs (
 );
 CREATE UNIQUE INDEX idx_handoffs_one_live ON handoffs(task_id) WHERE superseded_by IS NULL;
 CREATE INDEX idx_handoffs_to_agent ON handoffs(to_agent, superseded_by);
+CREATE INDEX idx_handoffs_cited_live ON handoffs(task_id) WHERE superseded_by IS NULL AND recall_digest <> '';
 
 -- Botmail (migration 9): peer allowlist, delivered bot-to-bot messages, delivery receipts.
 CREATE TABLE botmail_peers (

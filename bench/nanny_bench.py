@@ -15,9 +15,18 @@ Two figures, both as separate processes:
     with the bare baseline ``python3 -c "import sqlite3, json, argparse"`` (the same
     baseline as bench.py); the figure is the ratio of medians.  Target: under 1.5.
 
+  * **Instructions** (``--instructions``, needs valgrind): each tick counted under callgrind
+    (bytecode caches warm) against the floor ``python3 -c "import sqlite3, json, argparse"``
+    under the same interpreter, on the busy home (or a copy of ``--seeded-home``) and on the
+    idle one: the first tick (everything in full), then ``--ticks`` ticks one after another,
+    each named by its rotating slice (``receipts`` is the lightest: the idle tick's figure on
+    a home with nothing new), and a tick after 1,000 new events.  Targets: the idle tick
+    <= 1.5x, every tick after 1,000 new events and every slice tick <= 5x.
+
 Quick run:  python3 bench/nanny_bench.py --tasks 10000 --events 50000 --reps 11
 Full run:   python3 bench/nanny_bench.py            (seeding 100k/500k takes a few minutes)
 Re-time:    python3 bench/nanny_bench.py --seeded-home /path/to/kept/home   (copies it first)
+Counted:    python3 bench/nanny_bench.py --seeded-home /path/to/home --instructions --skip-timing
 Results go to stdout as JSON and to bench/results/nanny-latest.json (gitignored).
 """
 
@@ -25,6 +34,7 @@ import argparse
 import compileall
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -145,6 +155,69 @@ def time_idle(workdir, reps, python=sys.executable):
             "state": json.loads(proc.stdout)["state"]}
 
 
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def instructions(argv, env):
+    """``(instructions, stdout)`` of one process under callgrind; a tick may exit 1 (a state
+    that needs attention), anything else stops the bench."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = _COLLECTED.search(proc.stderr)
+    if proc.returncode not in (0, 1) or not found:
+        raise SystemExit(f"nanny_bench: {' '.join(argv[-3:])} failed under valgrind (rc {proc.returncode}):"
+                         f" {proc.stderr.strip().splitlines()[-1:]}")
+    return int(found.group(1)), proc.stdout
+
+
+def _counted_env(home):
+    env = dict(os.environ, HERMES_AUTOPILOT_HOME=home)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # warm bytecode caches, as an installed copy has
+    env.pop("MINDOS_NOW", None)
+    return env
+
+
+def add_events(home, count):
+    """``count`` new heartbeat events, as agents write them between two ticks."""
+    conn = db.connect(home)
+    try:
+        ids = [row[0] for row in conn.execute("SELECT id FROM tasks ORDER BY seq DESC LIMIT 100")] or ["t-bench"]
+        with db.write(conn):
+            for index in range(count):
+                ledger.append_event(conn, "task", ids[index % len(ids)], "heartbeat",
+                                    {"owner": bench.AGENTS[index % len(bench.AGENTS)], "n": index})
+    finally:
+        conn.close()
+
+
+def count_ticks(home, python, ticks, new_events=1000):
+    """Instruction ratios of the nanny's ticks on ``home`` (see the module docstring)."""
+    env = _counted_env(home)
+    floor = statistics.median(instructions([python, "-c", bench.BASELINE_CODE], env)[0] for _ in range(3))
+
+    def tick(label):
+        count, out = instructions([python, OPS, "nanny"], env)
+        report = json.loads(out)
+        sweep = report["sweep"]
+        return {"tick": label, "ratio": round(count / floor, 2), "instructions": count, "slice": sweep["slice"],
+                "slice_part": sweep.get("slice_part"), "chain_window": sweep.get("chain_window"),
+                "period_ticks": sweep.get("period_ticks"), "state": report["state"]}
+
+    first = tick("first")
+    for _ in range(5):  # one rotation uncounted: every module's bytecode cached, every turn's first run done
+        subprocess.run([python, OPS, "nanny"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rows = [tick(index + 1) for index in range(ticks)]
+    add_events(home, new_events)
+    after = tick(f"after_{new_events}_events")
+    by_slice = {}
+    for row in rows:
+        by_slice[row["slice"]] = max(by_slice.get(row["slice"], 0), row["ratio"])
+    return {"floor_instructions": floor, "first_tick": first, "ticks": rows, "after_new_events": after,
+            "max_ratio_by_slice": dict(sorted(by_slice.items())),
+            "idle_tick_ratio": by_slice.get("receipts"), "max_slice_ratio": max(by_slice.values(), default=None),
+            "period_ticks": rows[-1]["period_ticks"] if rows else None}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=100000)
@@ -158,6 +231,10 @@ def main(argv=None):
     parser.add_argument("--skip-busy", action="store_true")
     parser.add_argument("--seeded-home", help="time a copy of this already-seeded busy home instead of seeding one")
     parser.add_argument("--workdir")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each tick's instructions under callgrind against the floor (needs valgrind)")
+    parser.add_argument("--ticks", type=int, default=10, help="ticks counted after the first (with --instructions)")
+    parser.add_argument("--skip-timing", action="store_true", help="skip the wall-time figures")
     bench.add_interpreter_flag(parser)
     args = parser.parse_args(argv)
     compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
@@ -167,7 +244,13 @@ def main(argv=None):
                         "interpreter": {"mode": args.interpreter, "startup_hooks": bench.startup_hooks()}}}
     try:
         python = bench.interpreter(args.interpreter, workdir)
-        results["idle"] = time_idle(workdir, args.reps, python)
+        if not args.skip_timing:
+            results["idle"] = time_idle(workdir, args.reps, python)
+        if args.instructions:
+            idle_home = os.path.join(workdir, "idle-counted")
+            subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "init"], check=True,
+                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=idle_home), stdout=subprocess.DEVNULL)
+            results["idle_instructions"] = count_ticks(idle_home, python, args.ticks)
         if not args.skip_busy:
             home = os.path.join(workdir, "busy")
             if args.seeded_home:
@@ -181,7 +264,10 @@ def main(argv=None):
             else:
                 results["busy_seed"] = seed_busy(home, args.tasks, args.events, args.stale, args.stalled, args.live,
                                                  args.progress_history)
-            results["busy"] = time_busy(home)
+            if not args.skip_timing:
+                results["busy"] = time_busy(home)
+            if args.instructions:
+                results["busy_instructions"] = count_ticks(home, python, args.ticks)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = json.dumps(results, indent=2, sort_keys=True) + "\n"

@@ -42,7 +42,7 @@ Design decisions
 import os
 
 from mindos.core import canonical, clock, validate
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.autonomy import sense
 
 STATES = ("all_clear", "working", "hit_snag", "decision_needed")
@@ -53,12 +53,21 @@ LISTED = 100  # digests listed behind a state / per report list; counts stay exa
 UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itself merges 4 of a level)
 UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 50k notes' 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
-# the whole-home checks rotate one per tick (integrity, audit chain, receipt files, full-text
-# drift): each runs in full at least once every PERIOD_TICKS ticks
-PERIOD_TICKS = 4
-# the audit-chain slice verifies this many events, the next ones on its next turn: the whole
-# chain is verified every PERIOD_TICKS * ceil(events / CHAIN_WINDOW) ticks
-CHAIN_WINDOW = 50000
+# the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
+# full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
+# turn is bounded -- the receipts are read in full, the others a slice at a time:
+#   integrity  a quick_check of the next tables (and their indexes), about INTEGRITY_ROWS
+#              rows' worth (a table larger than that is checked alone)
+#   chain      the next CHAIN_WINDOW events
+#   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
+#   references the references of the next tables, about REFERENCE_ROWS rows' worth
+# so every check runs in full within PERIOD_TICKS * (turns of its family) ticks; the report
+# says how many (``period_ticks``, ``chain_period_ticks``)
+PERIOD_TICKS = 5
+CHAIN_WINDOW = 20000
+INTEGRITY_ROWS = 100000
+FTS_ROWS = 50000
+REFERENCE_ROWS = 100000
 
 
 # ---------------------------------------------------------------------------------------
@@ -111,6 +120,11 @@ def _remember(conn, findings, seen, failures, now):
     for start in range(0, len(gone), 500):
         chunk = gone[start:start + 500]
         conn.execute(f"DELETE FROM nanny_findings WHERE digest IN ({', '.join('?' for _ in chunk)})", chunk)
+    standing = [item["digest"] for item in findings if item["digest"] in seen and item["digest"] not in failures]
+    for start in range(0, len(standing), 500):  # the findings seen again, counted in one statement per chunk
+        chunk = standing[start:start + 500]
+        conn.execute(f"UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ? WHERE digest IN"
+                     f" ({', '.join('?' for _ in chunk)})", [now, *chunk])
     for item in findings:
         failed = failures.get(item["digest"])
         if item["digest"] in seen:
@@ -118,9 +132,6 @@ def _remember(conn, findings, seen, failures, now):
                 conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ?,"
                              " repair_failures = repair_failures + 1, last_repair = ?, last_error = ? WHERE digest = ?",
                              (now, failed[0], failed[1], item["digest"]))
-            else:
-                conn.execute("UPDATE nanny_findings SET ticks = ticks + 1, last_seen_at = ? WHERE digest = ?",
-                             (now, item["digest"]))
         else:
             conn.execute(
                 "INSERT INTO nanny_findings(digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks,"
@@ -211,42 +222,125 @@ def tick(conn, *, dry_run=False, max_repairs=DEFAULT_MAX_REPAIRS):
         return _tick(conn, dry_run=False, max_repairs=max_repairs, lock="held")
 
 
+def _estimate(conn, table, budget):
+    """A cheap size estimate of ``table``: its largest rowid (one seek); for a table without
+    rowids, its rows counted up to a tenth of ``budget`` (None past that: a turn of its own)."""
+    import sqlite3  # lazy: only integrity and index turns estimate
+
+    quoted = sql.quoted(table)
+    try:
+        row = conn.execute(f"SELECT max(rowid) FROM main.{quoted}").fetchone()
+    except sqlite3.DatabaseError:
+        cap = budget // 10 + 1
+        count = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM main.{quoted} LIMIT ?)", (cap,)).fetchone()[0]
+        return None if count >= cap else count
+    return row[0] if row and isinstance(row[0], int) else 0
+
+
+def _groups(names, sizes, budget):
+    """Cut ``names`` (in order) into turns of at most ``budget`` estimated rows each (a name
+    over budget alone); ``sizes``: ``{name: rows or None}`` (None: over budget)."""
+    groups, current, used = [], [], 0
+    for name in names:
+        size = sizes[name] if sizes[name] is not None else budget + 1
+        if current and used + size > budget:
+            groups.append(current)
+            current, used = [], 0
+        current.append(name)
+        used += size
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _turn(names, sizes, budget, start):
+    """``(this turn's names, the next turn's first name or "" after the last, turns in all)``:
+    the turn starting at the first name not before ``start`` (the cursor kept in the
+    watermark; "" or a name past the end starts over)."""
+    rest = [name for name in names if name >= start] if start else list(names)
+    if not rest:
+        rest = list(names)
+    group = _groups(rest, sizes, budget)[0] if rest else []
+    after = rest[len(group):]
+    return group, after[0] if after else "", len(_groups(names, sizes, budget))
+
+
 def _sweep_plan(conn, previous):
-    """``(watermark now, families run in full this tick, slice name, chain window)``: every
-    family on the first tick (no watermark yet), else the one after the previous tick's
-    slice; the audit-chain slice is a window of CHAIN_WINDOW events (``(after, upto)``)."""
+    """``(watermark now, families run in full this tick, slice name, chain window, part,
+    turns)``: every family in full on the first tick (no watermark yet), else one bounded
+    turn of the family after the previous tick's slice: a window of the chain (``(after,
+    upto)``), or ``part`` -- ``{"tables": [...]}`` or ``{"indexes": [...]}``.  ``turns``:
+    ``{family: turns to cover it}`` (carried in the watermark between a family's turns)."""
     from mindos.recovery import checkpoint, doctor  # lazy: the doctor owns the sweep families
 
     mark = checkpoint.watermark(conn)
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark["chain_from"] = 0
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="")
     families = doctor.FAMILIES
     if previous is None:
-        return mark, families, "all", None
+        mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
+        return mark, families, "all", None, None, mark["turns"]
+    for key in ("table_from", "index_from", "ref_from"):
+        mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
+    turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
+    mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
+                     for key in ("integrity", "fts_drift", "references")}
     last = previous.get("slice")
     name = families[(families.index(last) + 1) % len(families)] if last in families else families[0]
     start = previous.get("chain_from")
     start = start if isinstance(start, int) and 0 <= start < previous["event_id"] else 0
+    mark["chain_from"] = start
+    if name == "integrity":
+        names = doctor.integrity_tables(conn)
+        # a full-text index's own tables are sized by its content table (their rowids are
+        # block ids, not row counts)
+        owners = {table: next((spec.table for index, spec in fts.INDEXES.items() if table.startswith(index + "_")),
+                              table) for table in names}
+        estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
+        sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
+                 for table in names}
+        group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, mark["table_from"])
+        return mark, (), name, None, {"tables": group}, mark["turns"]
+    if name == "fts_drift":
+        names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
+        sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
+        group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
+        return mark, (), name, None, {"indexes": group}, mark["turns"]
+    if name == "references":
+        names = doctor.reference_tables(conn)
+        sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
+        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, mark["ref_from"])
+        return mark, (), name, None, {"ref_tables": group}, mark["turns"]
     if name != "audit_chain":
-        mark["chain_from"] = start
-        return mark, (name,), name, None
+        return mark, (name,), name, None, None, mark["turns"]
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
     mark["chain_from"] = upto if upto < previous["event_id"] else 0
-    return mark, (), name, (start, upto)
+    return mark, (), name, (start, upto), None, mark["turns"]
 
 
-def _checked(families, window, previous):
+def _checked(families, window, previous, part=None):
     """Whether this tick checked a doctor finding of ``kind`` about ``subjects`` in full: its
-    family ran whole, or it is a chain finding inside the chain window or after the
-    previous watermark (the incremental part)."""
+    family ran whole, it is about a table or index of this tick's slice (``part``; an
+    integrity finding naming no object counts as checked by every integrity turn), or it is
+    a chain finding inside the chain window or after the previous watermark (the
+    incremental part)."""
     kinds = set().union(*(sense.FAMILY_KINDS[name] for name in families))
     chain = sense.FAMILY_KINDS["audit_chain"]
+    part = part or {}
+    tables, indexes = set(part.get("tables") or ()), set(part.get("indexes") or ())
+    refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
 
     def checked(kind, subjects):
         if kind in kinds:
             return True
+        if kind == "database_integrity" and tables:
+            return bool(tables & set(subjects)) or list(subjects) == [kind]
+        if kind == "fts_index_drift" and indexes:
+            return bool(indexes & set(subjects))
+        if kind in references and refs:
+            return bool(refs & set(subjects)) or _reference_table(kind) in refs
         if kind not in chain or previous is None:
             return False
         try:
@@ -255,6 +349,16 @@ def _checked(families, window, previous):
             return False
         return event_id > previous["event_id"] or (window is not None and window[0] < event_id <= window[1])
     return checked
+
+
+# the table each references kind is about when its subjects do not name one
+_REFERENCE_TABLES = {"orphan_dependency": "dependencies", "orphan_note": "notes", "orphan_handoff": "handoffs",
+                     "orphan_receipt": "receipts", "orphan_heartbeat": "heartbeats",
+                     "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
+
+
+def _reference_table(kind):
+    return _REFERENCE_TABLES.get(kind)
 
 
 def _carry(findings, by_kind, seen, checked):
@@ -287,11 +391,11 @@ def _carry(findings, by_kind, seen, checked):
 def _tick(conn, *, dry_run, max_repairs, lock):
     now = clock.now_iso()
     previous = sense.last_watermark(conn)
-    mark, families, slice_name, window = _sweep_plan(conn, previous)
+    mark, families, slice_name, window, part, turns = _sweep_plan(conn, previous)
     pins = []
-    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window)
+    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part)
     seen = memory(conn)
-    checked = _checked(families, window, previous)
+    checked = _checked(families, window, previous, part)
     if previous is not None:
         carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
@@ -304,7 +408,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     failures = {}  # digest -> (repair, error) for this tick
     if runs and not dry_run:
         names = sense.sources_for({entry["finding"] for entry, _ in runs})
-        again = sense.sense(conn, only=names, since=previous, include=families, chain_window=window)
+        again = sense.sense(conn, only=names, since=previous, include=families, chain_window=window, part=part)
         # every kind the re-run sources produce is replaced: a repair may turn one kind into
         # another (an escalated stall becomes a decision this tick, not the next)
         kinds = {entry["finding"] for entry, _ in runs} | sense.kinds_of(names)
@@ -364,7 +468,9 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         "max_repairs": max_repairs, "active_leases": active, "index_upkeep": upkeep,
         "sweep": {"mode": "full" if previous is None else "changed_since_last_tick",
                   "since_event_id": None if previous is None else previous["event_id"],
-                  "full_checks": list(families), "slice": slice_name, "period_ticks": PERIOD_TICKS,
+                  "full_checks": list(families), "slice": slice_name,
+                  "slice_part": next((value for value in (part or {}).values()), None),
+                  "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(turns.values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
     }

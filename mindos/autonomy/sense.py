@@ -43,9 +43,10 @@ def finding(kind, subjects, severity, detail, source):
 class _Out:
     """Collects one source's findings, capped per kind, with exact totals."""
 
-    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None):
+    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None, part=None):
         self.source, self.limit, self.items, self.totals = source, limit, [], {}
         self.since, self.include, self.pins, self.chain_window = since, include, pins, chain_window
+        self.part = part
 
     def add(self, kind, subjects, severity, detail):
         self.totals[kind] = self.totals.get(kind, 0) + 1
@@ -78,7 +79,10 @@ FAMILY_KINDS = {"integrity": frozenset({"database_integrity"}),
                 "audit_chain": frozenset({"hash_mismatch", "broken_link", "undecodable_event"}),
                 "receipts": frozenset({"receipt_file_missing", "receipt_file_hash_mismatch",
                                        "receipt_path_outside_home"}),
-                "fts_drift": frozenset({"fts_index_drift"})}
+                "fts_drift": frozenset({"fts_index_drift"}),
+                "references": frozenset({"orphan_dependency", "orphan_note", "orphan_handoff", "orphan_receipt",
+                                         "orphan_heartbeat", "foreign_key_violation", "dangling_supersession",
+                                         "multiple_live_handoffs", "dangling_fact_reference"})}
 # doctor kinds another source reports with the detail its repair needs
 DOCTOR_SKIPS = frozenset({"stale_lease"})
 # the fields naming what a doctor problem is about, in subject order
@@ -93,7 +97,8 @@ def _doctor(conn, out, now):
     checkpoints, supersession, facts, FTS drift), one finding per problem."""
     from mindos.recovery import doctor  # lazy: the doctor loads its checkpoint and replication readers
 
-    report = doctor.sweep(conn, since=out.since, include=out.include, chain_window=out.chain_window)
+    report = doctor.sweep(conn, since=out.since, include=out.include, chain_window=out.chain_window, part=out.part,
+                          counts=False)
     for problem in report["problems"]:
         kind = problem["kind"]
         if out.pins is not None and kind in CHECKPOINT_KINDS:
@@ -123,9 +128,18 @@ def _leases(conn, out, now):
 def _overdue(conn, out, now):
     """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
     where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
-    out.total("overdue_task", conn.execute(f"SELECT count(*) FROM tasks WHERE {where}", (now,)).fetchone()[0])
-    for row in conn.execute(f"SELECT id, due_at, priority FROM tasks WHERE {where} ORDER BY +id LIMIT ?",
-                            (now, out.limit)):
+    # one pass: the exact total rides on every listed row (a window over all matches)
+    # read from the open-overdue index alone (a schema before it falls back to the plain read)
+    import sqlite3  # lazy: only the fallback needs the error class
+
+    try:
+        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks INDEXED BY"
+                            f" idx_tasks_overdue_open WHERE {where} ORDER BY +id LIMIT ?", (now, out.limit)).fetchall()
+    except sqlite3.OperationalError:
+        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
+                            " LIMIT ?", (now, out.limit)).fetchall()
+    out.total("overdue_task", rows[0][3] if rows else 0)
+    for row in rows:
         out.items.append(finding("overdue_task", [row[0]], "snag", {
             "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, out.source))
 
@@ -269,13 +283,14 @@ def kinds_of(names):
     return {kind for name, _, produced in NARROW + SOURCES if name in names for kind in produced}
 
 
-def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None):
+def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None, part=None):
     """Collect findings from every source (or just the ``only`` source names); reads only.
 
     ``since`` and ``include``: the doctor's sweep looks only at what changed after that
     watermark except for the families named in ``include`` (see
     :func:`mindos.recovery.doctor.sweep`).  ``pins``: a list that receives the doctor's
-    checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain.
+    checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain;
+    ``part``: the doctor's other bounded slice (tables or indexes checked in full).
 
     Returns ``{"findings", "total", "by_kind", "by_severity", "truncated", "sources",
     "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
@@ -287,7 +302,7 @@ def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, ch
     for name, function, _ in (SOURCES if only is None else NARROW + SOURCES):
         if only is not None and name not in only:
             continue
-        out = _Out(name, limit, since, include, pins, chain_window)
+        out = _Out(name, limit, since, include, pins, chain_window, part)
         function(conn, out, now)
         findings.extend(out.items)
         for kind, count in out.totals.items():

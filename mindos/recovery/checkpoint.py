@@ -30,11 +30,18 @@ PIN_DIR_ENV = "MINDOS_CHECKPOINT_DIR"
 AUTO_NAME = "checkpoint-auto.json"
 
 
-def head(conn):
-    """``{"last_event_id", "head_hash", "event_count"}`` of the live ledger."""
+def head(conn, counted=None):
+    """``{"last_event_id", "head_hash", "event_count"}`` of the live ledger.  ``counted``:
+    ``(event id, events up to it)`` counted moments ago (a sweep's containment check): only
+    the events after it are counted (a count that ran too high after a deletion in between
+    is what the next check names)."""
     rows = ledger.fetch_rows(conn, "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1")
     row = rows[0] if rows else None  # a hash that is not UTF-8 is read, and then mismatches
-    count = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+    if counted is not None:
+        count = counted[1] + conn.execute("SELECT count(*) FROM audit_events WHERE id > ?",
+                                          (counted[0],)).fetchone()[0]
+    else:
+        count = conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
     return {"last_event_id": row[0] if row else 0, "head_hash": row[1] if row else ledger.GENESIS_HASH,
             "event_count": count}
 
@@ -133,8 +140,9 @@ def _valid(path, doc):
     return doc
 
 
-def compare(conn, doc):
-    """Problems of the live ledger against a verified checkpoint ``doc`` (empty when contained)."""
+def compare(conn, doc, counted=None):
+    """Problems of the live ledger against a verified checkpoint ``doc`` (empty when contained).
+    ``counted``: a list that receives ``(pinned event id, events up to it)``."""
     problems = []
     pinned_id, pinned_hash = doc["last_event_id"], doc["head_hash"]
     if pinned_id:
@@ -150,6 +158,8 @@ def compare(conn, doc):
     # count is read from the smallest index, far cheaper than walking the table to the pin
     count = conn.execute("SELECT (SELECT count(*) FROM audit_events) - (SELECT count(*) FROM audit_events"
                          " WHERE id > ?)", (pinned_id,)).fetchone()[0]
+    if counted is not None:
+        counted.append((pinned_id, count))
     if count < doc["event_count"]:
         problems.append({"kind": "events_removed_since_checkpoint", "expected": doc["event_count"],
                          "actual": count})
@@ -220,7 +230,9 @@ def auto_pin(conn, problems=None, mark=None):
     if own:
         conn.execute("BEGIN")
     try:
-        pinned = head(conn)
+        counted = getattr(conn, "_mindos_counted", None) if problems is not None else None
+        conn._mindos_counted = None  # one tick's count, used once
+        pinned = head(conn, counted)
         problems = sweep(conn) if problems is None else list(problems)
         mark = watermark(conn) if mark is None else {key: value for key, value in mark.items()
                                                       if key in ("event_id", "rowids", "fts", "files_ns")}
@@ -264,6 +276,7 @@ def sweep_with_docs(conn):
     """:func:`sweep` and the checkpoints that verified: ``(problems, [(path, doc, trust,
     contained)])``."""
     problems, found, ring = [], [], None
+    conn._mindos_counted = None
     for path in files(conn.home):
         if ring is None:
             from mindos.recovery import keys  # lazy: only homes with checkpoints read keys
@@ -278,8 +291,11 @@ def sweep_with_docs(conn):
         except IntegrityError as exc:
             problems.append({"kind": "checkpoint_invalid", "path": path, "detail": str(exc)})
             continue
-        mismatch = compare(conn, doc)
+        counted = []
+        mismatch = compare(conn, doc, counted)
         for problem in mismatch:
             problems.append({**problem, "path": path})
         found.append((path, doc, trust, not mismatch))
+        if not problems and counted:  # for the automatic pin that follows a tick's sweep
+            conn._mindos_counted = counted[0]
     return problems, found

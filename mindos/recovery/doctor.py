@@ -27,7 +27,7 @@ from mindos.core import clock, files
 from mindos.core.canonical import sha256_hex
 from mindos.recovery import checkpoint, replication, tables
 from mindos.errors import IntegrityError, MindosError
-from mindos.store import db, fts, ledger
+from mindos.store import db, fts, ledger, sql
 from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 LIMIT = 100  # problems listed per kind; the counts stay exact
@@ -35,6 +35,8 @@ LIMIT = 100  # problems listed per kind; the counts stay exact
 _NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
                   "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
 _TERMINAL = ("completed", "failed", "cancelled")
+# child tables with rowids whose new rows the incremental references check reads
+ROWID_CHILDREN = ("notes", "handoffs", "receipts", "heartbeats")
 
 
 class _Report:
@@ -108,7 +110,7 @@ def _anchor(conn):
 # the sweeps that grow with the home: a sweep ``since`` a watermark runs these on what
 # changed after it (or in full when named in ``include``); every other check is indexed or
 # small and always runs in full
-FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift")
+FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift", "references")
 _SLACK_NS = 2_000_000_000  # file times this close to a watermark count as after it
 
 
@@ -122,7 +124,7 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
+def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=None, counts=True):
     """The doctor's checks over an open (read-only or not) connection; reads only.
     ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``.
 
@@ -130,12 +132,18 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     ``checkpoint``): the :data:`FAMILIES` not named in ``include`` look only at what changed
     after it -- the chain from that event on, receipt rows added after it and receipt files
     changed, added or gone since, new rows of each full-text index plus its indexed/content
-    balance -- and the integrity check is left to the full sweep.  A ``since`` holding only
+    balance, the references (foreign keys, supersession links, live handoffs, fact
+    references) of the rows added after it -- and the integrity check is left to the full
+    sweep.  A ``since`` holding only
     ``{"full": reason}`` means no watermark could be trusted: everything runs in full.  The
     report then says what ran (``since``).  ``chain_window`` (``(after, upto)``, with ``since``
     and ``audit_chain`` not in ``include``): also verify the events in that id range (the
     nanny's rotating slice of the whole chain); only its part up to the watermark is
-    scanned, the rest is the incremental part's."""
+    scanned, the rest is the incremental part's.  ``part`` (with ``since``): the nanny's other
+    bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
+    and their indexes) or ``{"indexes": [...]}`` (those full-text indexes compared in full).
+    ``{"ref_tables": [...]}`` (the references of those tables checked in full).
+    ``counts``: False leaves the row counts out of the report (``counts`` is then empty)."""
     report, notes, checks = _Report(), {}, []
     if since is not None and "event_id" not in since:
         reason, since = since.get("full"), None
@@ -154,15 +162,24 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     elif version < db.latest_version():  # the next ordinary connection migrates it forward
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
                                    "status": "behind: migrated on next use"}
+    part = part or {}
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
+    elif part.get("tables"):
+        checks.append("integrity_tables")
+        _integrity(conn, report, False, only=part["tables"])
     counts = {name: tables.row_count(conn, name)
-              for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing}
+              for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
+        if counts else {}
     now = clock.now_iso()
+    # references (foreign keys, supersession links, live handoffs, fact references): in
+    # full, or after a watermark only the rows added since (``after``: {table: rowid})
+    # (a table of ``part["ref_tables"]`` is checked whole: its watermark rowid counts as 0)
+    after = None if "references" in deep else {**_rowids(since), **{t: 0 for t in part.get("ref_tables", ())}}
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing)
-    if "dependencies" in existing and "tasks" in existing:
+    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()))
+    if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
         notes["dependencies_on_missing_tasks"] = missing
@@ -187,10 +204,12 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     for table in ("notes", "handoffs"):
         if table in existing:
             checks.append(f"{table}_integrity")
-            _supersession(conn, report, table)
+            _supersession(conn, report, table, None if after is None else after.get(table, 0))
     if "handoffs" in existing:
-        for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL"
-                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id"):
+        only = "" if after is None else " AND task_id IN (SELECT task_id FROM handoffs WHERE rowid > ?)"
+        for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
+                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id",
+                                () if after is None else (after.get("handoffs", 0),)):
             report.add("multiple_live_handoffs", task_id=row[0], live=row[1])
     checks.append("checkpoints")
     for problem in checkpoint.sweep(conn):
@@ -200,7 +219,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
         key = "id" if "id" in tables.columns(conn, "facts") else "rowid"
         for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
                                 " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
-                                f" ORDER BY f.{key}"):
+                                f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
             report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
     if "memories" in existing:
@@ -212,7 +231,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None):
     for name in fts.INDEXES:
         if not fts.has(conn, name):
             continue
-        if "fts_drift" not in deep and _fts_unchanged(conn, fts.INDEXES[name], since):
+        if "fts_drift" not in deep and name not in part.get("indexes", ()) \
+                and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue
         found = fts.drift(conn, name)
         if not found["ok"]:
@@ -255,20 +275,39 @@ _TABLE_NAMED = re.compile(r"\b(?:in|of) (?:table )?(\w+)(?:\.\w+)?(?:\s|$)")
 _TREE = re.compile(r"\b[Tt]ree (\d+)|\bon tree page (\d+)|\bpage (\d+)")
 
 
-def _integrity(conn, report, full):
+def integrity_tables(conn):
+    """The b-tree tables of the database, by name: what the nanny's integrity slice walks."""
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY name")]
+
+
+def _integrity(conn, report, full, only=None):
     """``database_integrity`` problems from ``quick_check`` or (``full``) ``integrity_check``,
     each naming the damaged index or table where SQLite's message allows, with its repair:
-    an index is rebuilt from its table (``REINDEX``), a table comes back from a snapshot."""
-    lines = [str(line) for (line,) in conn.execute(f"PRAGMA main.{'integrity_check' if full else 'quick_check'}(100)")
-             if line != "ok"]
-    if not lines:
-        return
+    an index is rebuilt from its table (``REINDEX``), a table comes back from a snapshot.
+
+    ``only``: a ``quick_check`` of just these tables and their indexes, one at a time (a
+    message naming no object is put on the table being checked); the page-level checks of
+    the whole file (pages used twice or never) are left to the full check."""
     objects = {name: (kind, table) for kind, name, table in conn.execute(
         "SELECT type, name, tbl_name FROM main.sqlite_master WHERE type IN ('table', 'index')")}
+    if only is None:
+        lines = [(str(line), None) for (line,) in conn.execute(
+            f"PRAGMA main.{'integrity_check' if full else 'quick_check'}(100)") if line != "ok"]
+    else:
+        lines = []
+        for table in only:
+            if objects.get(table, ("",))[0] != "table" or len(lines) >= 100:
+                continue
+            quoted = sql.quoted(table)
+            lines += [(str(line), table) for (line,) in conn.execute(f"PRAGMA main.quick_check({quoted})")
+                      if line != "ok"][:100 - len(lines)]
+    if not lines:
+        return
     roots = {root: name for name, root in conn.execute(
         "SELECT name, rootpage FROM main.sqlite_master WHERE rootpage > 0")}
-    for line in lines:
-        name = _damaged_object(line, objects, roots)
+    for line, checked in lines:
+        name = _damaged_object(line, objects, roots) or checked
         fields = {"detail": line[:200]}
         if name is not None:
             kind, table = objects[name]
@@ -298,10 +337,38 @@ def _damaged_object(line, objects, roots):
     return None
 
 
-def _foreign_keys(conn, report, existing):
-    """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest."""
+def _rowids(since):
+    """``{table: max rowid}`` of a watermark (an empty dict when it has none: every row is
+    then new), or None without a watermark."""
+    if since is None:
+        return None
+    rowids = since.get("rowids")
+    return {name: value for name, value in rowids.items() if isinstance(value, int)} \
+        if isinstance(rowids, dict) else {}
+
+
+def reference_tables(conn):
+    """The tables the references check reads (every child of a foreign key, and the tables
+    with supersession links or task references), by name: what the nanny's references
+    turns walk."""
+    names = set(tables.data_tables(conn))
+    found = {name for name in names if conn.execute(
+        "SELECT 1 FROM pragma_foreign_key_list(?) LIMIT 1", (name,)).fetchone()}
+    return sorted(found | ({"notes", "handoffs", "facts"} & names))
+
+
+def _foreign_keys(conn, report, existing, after=None, whole=()):
+    """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
+    ``after`` (``{table: rowid}``): only the rows of the named child tables added after
+    those rowids are checked (the rest is left to the full check), and the tables named in
+    ``whole`` in full."""
     seen = set()
-    for row in conn.execute("PRAGMA main.foreign_key_check"):
+    if after is not None:
+        seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
+    checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
+        [conn.execute(f'PRAGMA main.foreign_key_check("{table}")') for table in sorted(whole)
+         if table in existing and table not in ROWID_CHILDREN]
+    for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
         if table in seen and table in _NAMED_ORPHANS:
             continue
@@ -328,7 +395,12 @@ def _foreign_keys(conn, report, existing):
         if table not in existing:
             continue
         sql, names = queries[table]
-        for row in conn.execute(sql):
+        if after is not None and table in ROWID_CHILDREN:
+            head, order = sql.rsplit(" ORDER BY ", 1)
+            rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
+        else:
+            rows = conn.execute(sql)
+        for row in rows:
             report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
 
 
@@ -401,19 +473,20 @@ def _leases(conn, report, now):
             f" AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND status NOT IN ({terminal}) ORDER BY +id",
             (now,)):
         report.add("stale_lease", task_id=row[0], status=row[1], lease_owner=row[2], lease_expires_at=row[3])
-    for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND status IN"
+    # +status: read the leased tasks from their partial index, not every terminal task
+    for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND +status IN"
                             f" ({terminal}) ORDER BY +id"):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
 
 
-def _supersession(conn, report, table):
+def _supersession(conn, report, table, after=None):
     """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
-    point back."""
+    point back; ``after``: only rows past that rowid."""
     kind = "note_id" if table == "notes" else "handoff_id"
     for row in conn.execute(
             f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
-            f" WHERE (a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
-            f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes))"
-            " ORDER BY a.id"):
+            f" WHERE ((a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
+            f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes)))"
+            " AND a.rowid > ? ORDER BY a.id", (after or 0,)):
         report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
 

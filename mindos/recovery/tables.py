@@ -21,12 +21,9 @@ import re
 import sqlite3
 
 from mindos.store import db
+from mindos.store.sql import quoted as _quote
 
 _SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
-
-
-def _quote(name):
-    return '"' + name.replace('"', '""') + '"'
 
 
 def virtual_tables(conn):

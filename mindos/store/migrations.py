@@ -675,7 +675,21 @@ CREATE INDEX idx_notes_pinned_constraints ON notes(created_at)
 """
 
 
+def m017_overdue_index():
+    """Open tasks past their deadline, read from their own small index: the nanny's overdue
+    sweep counts and lists them on every tick without visiting the task rows (the index
+    holds the id and priority it reports).  Its condition is written exactly as
+    :func:`mindos.store.sql.open_condition` writes it, so queries using that helper match it.
+    And the live handoffs that cite a recall, so the tick's recall-stale check learns that
+    there are none without reading every handoff."""
+    return """
+CREATE INDEX idx_tasks_overdue_open ON tasks(due_at, id, priority)
+    WHERE due_at IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+CREATE INDEX idx_handoffs_cited_live ON handoffs(task_id) WHERE superseded_by IS NULL AND recall_digest <> '';
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
-              m015_learned_terms, m016_pinned_constraints]
+              m015_learned_terms, m016_pinned_constraints, m017_overdue_index]

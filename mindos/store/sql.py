@@ -58,3 +58,9 @@ def compare_and_set(conn, table, sets, params, match, *, extra="", extra_params=
     cursor = conn.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {' AND '.join(where)}",
                           (*params, *match.values(), *extra_params))
     return cursor.rowcount == 1
+
+
+def quoted(name):
+    """``name`` as one SQL identifier (double quotes, inner quotes doubled): a table or index
+    name read from ``sqlite_master`` never becomes SQL of its own."""
+    return '"' + name.replace('"', '""') + '"'

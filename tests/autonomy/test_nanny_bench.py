@@ -1,7 +1,10 @@
 """A smoke test of bench/nanny_bench.py at a tiny size: every figure is produced."""
 
 import os
+import shutil
 import sys
+
+import pytest
 
 from conftest import ROOT
 
@@ -25,3 +28,22 @@ def test_the_nanny_bench_runs_at_a_tiny_size(tmp_path, monkeypatch, capsys):
     assert results["busy"]["nanny_second_tick"]["new"] == 0
     assert results["idle"]["state"] == "all_clear" and results["idle"]["ratio"] > 0
     assert os.path.exists(tmp_path / "results" / "nanny-latest.json")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_the_nanny_bench_counts_tick_instructions_by_slice(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(nanny_bench, "HERE", str(tmp_path))
+    assert nanny_bench.main(["--tasks", "60", "--events", "200", "--stale", "0", "--stalled", "0", "--live", "0",
+                             "--progress-history", "0", "--instructions", "--skip-timing", "--ticks", "5",
+                             "--interpreter", "current", "--workdir", str(tmp_path)]) == 0
+    import json
+
+    results = json.loads(capsys.readouterr().out)
+    for key in ("idle_instructions", "busy_instructions"):
+        counted = results[key]
+        assert counted["first_tick"]["slice"] == "all"
+        assert {row["slice"] for row in counted["ticks"]} == {"integrity", "audit_chain", "receipts", "fts_drift",
+                                                               "references"}
+        assert counted["idle_tick_ratio"] > 0 and counted["max_slice_ratio"] >= counted["idle_tick_ratio"]
+        assert counted["after_new_events"]["ratio"] > 0

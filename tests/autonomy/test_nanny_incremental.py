@@ -16,7 +16,7 @@ from test_doctor_since import FAULTS, _grow  # noqa: E402
 from mindos.autonomy import nanny, sense  # noqa: E402
 from mindos.core import clock  # noqa: E402
 from mindos.recovery import checkpoint, doctor  # noqa: E402
-from mindos.store import ledger  # noqa: E402
+from mindos.store import fts, ledger  # noqa: E402
 
 
 def _tick(conn):
@@ -48,14 +48,26 @@ def _integrity_fault(home, conn):
     edit(schema(original))
 
 
-NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault}
+def _old_parent_deleted(home, conn):
+    """An old task deleted behind MindOS's back: its old notes become orphans (only the
+    references turn, not the rows-since check, can see them)."""
+    task = conn.execute("SELECT task_id FROM notes ORDER BY id LIMIT 1").fetchone()[0]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("DELETE FROM tasks WHERE id = ?", (task,))
+    finally:
+        link.close()
+
+
+NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted}
 
 
 def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
     populate(conn)
     first = _tick(conn)
     assert first["sweep"] == {"mode": "full", "since_event_id": None, "full_checks": list(doctor.FAMILIES),
-                              "slice": "all", "period_ticks": nanny.PERIOD_TICKS, "chain_window": None,
+                              "slice": "all", "slice_part": None, "rotation_ticks": nanny.PERIOD_TICKS,
+                              "period_ticks": nanny.PERIOD_TICKS, "chain_window": None,
                               "chain_period_ticks": nanny.PERIOD_TICKS}
     mark = sense.last_watermark(conn)
     assert mark["slice"] == "all" and mark["event_id"] == ledger.height(conn) - 1
@@ -82,22 +94,65 @@ def test_a_busy_tick_does_not_move_the_watermark(conn, home):
     assert sense.last_watermark(conn) == mark
 
 
-@pytest.mark.parametrize("fault", sorted(NANNY_FAULTS))
-def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_finds_it(conn, home, fault):
+def _within_the_period(conn, home, fault):
+    """Inject ``fault`` after a tick, tick through the period the reports give; return the
+    reports."""
     populate(conn)
     checkpoint.create(conn)
     _tick(conn)
     _grow(conn)
     NANNY_FAULTS[fault](home, conn)
-    resolved = set()
-    for _ in range(nanny.PERIOD_TICKS):
-        resolved |= set(_tick(conn)["findings"]["resolved"])
+    resolved, ticks, period, reports = set(), 0, nanny.PERIOD_TICKS, []
+    while ticks < period:  # the period grows with the turns a family takes (read from each report)
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        reports.append(report)
     remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
     full = {item["digest"] for item in sense.sense(conn)["findings"]}
     assert remembered == full
     assert not (resolved & full)  # once found, a standing fault is carried, never dropped and found again
     if fault != "none":
         assert full, fault
+    return reports
+
+
+@pytest.mark.parametrize("fault", sorted(NANNY_FAULTS))
+def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_finds_it(conn, home, fault):
+    _within_the_period(conn, home, fault)
+
+
+@pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note", "old_parent_deleted",
+                                   "new_note_missing_from_the_index", "tampered_audit_row", "orphan_rows",
+                                   "dangling_supersession"])
+def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reported_period(conn, home, fault,
+                                                                                         monkeypatch):
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 1)
+    monkeypatch.setattr(nanny, "FTS_ROWS", 1)
+    monkeypatch.setattr(nanny, "REFERENCE_ROWS", 1)
+    monkeypatch.setattr(nanny, "CHAIN_WINDOW", 7)
+    reports = _within_the_period(conn, home, fault)
+    parts = {name: [r["sweep"]["slice_part"] for r in reports if r["sweep"]["slice"] == name]
+             for name in ("integrity", "fts_drift", "references")}
+    assert reports[-1]["sweep"]["period_ticks"] > nanny.PERIOD_TICKS
+    assert len(parts["integrity"]) > 1 and len(parts["fts_drift"]) > 1 and len(parts["references"]) > 1
+    assert {n for part in parts["references"] for n in part} == set(doctor.reference_tables(conn))
+    assert {"notes", "handoffs", "receipts", "dependencies"} <= set(doctor.reference_tables(conn))
+    # the turns walk every table and every index once per round, each a small part
+    assert {n for part in parts["fts_drift"] for n in part} == {n for n in fts.INDEXES if fts.has(conn, n)}
+    assert {n for part in parts["integrity"] for n in part} == set(doctor.integrity_tables(conn))
+    assert all(len(part) < len(doctor.integrity_tables(conn)) for part in parts["integrity"])
+
+
+def test_a_table_slice_names_what_the_whole_check_names_in_it(conn, home):
+    populate(conn)
+    _integrity_fault(home, conn)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    whole = doctor.sweep(conn)["problems_by_kind"].get("database_integrity")
+    kinds = lambda tables: doctor.sweep(conn, since=since, part={"tables": tables})["problems"]  # noqa: E731
+    assert whole == 1
+    assert [p["table"] for p in kinds(["term_df"]) if p["kind"] == "database_integrity"] == ["term_df"]
+    assert not [p for p in kinds(["notes", "tasks", "no such table"]) if p["kind"] == "database_integrity"]
 
 
 def test_a_tick_sweeps_the_checkpoints_once(conn, home, monkeypatch):
@@ -172,3 +227,41 @@ def test_a_window_names_what_the_full_scan_names_inside_it(conn, home):
     for after, upto in ((0, 9), (9, 12), (8, 16), (10, 20), (15, 16)):
         window = ledger.verify_chain(conn, after=after, upto=upto)["problems"]
         assert window == [p for p in full if after < p["event_id"] <= upto], (after, upto)
+
+
+def test_overdue_tasks_are_read_from_their_index_with_the_findings_of_the_plain_read(conn, home):
+    populate(conn)
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    link.execute("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z'")
+    total = link.execute("SELECT count(*) FROM tasks WHERE status NOT IN ('completed', 'failed', 'cancelled')"
+                         ).fetchone()[0]
+    indexed = sense.sense(conn, only=["overdue"], limit=1)
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM tasks INDEXED BY idx_tasks_overdue_open WHERE due_at IS NOT NULL"
+        " AND due_at < ? AND status NOT IN ('completed', 'failed', 'cancelled')", ("2030",)))
+    assert "idx_tasks_overdue_open" in plan
+    probe = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM handoffs WHERE superseded_by IS NULL AND recall_digest <> '' LIMIT 1"))
+    assert "idx_handoffs_cited_live" in probe  # the recall-stale check's probe reads no handoff row
+    link.execute("DROP INDEX idx_tasks_overdue_open")  # a schema before the index: the plain read
+    link.close()
+    conn.close()
+    from mindos.store import db
+
+    again = db.connect_readonly(str(home))
+    try:
+        plain = sense.sense(again, only=["overdue"], limit=1)
+    finally:
+        again.close()
+    assert indexed["by_kind"] == plain["by_kind"] == {"overdue_task": total} and total >= 2
+    assert [f["digest"] for f in indexed["findings"]] == [f["digest"] for f in plain["findings"]]
+    assert len(indexed["findings"]) == 1
+
+
+def test_the_pin_counts_only_the_events_after_the_swept_checkpoint(conn, home):
+    populate(conn)
+    made = checkpoint.create(conn)
+    _grow(conn, count=2)
+    problems, found = checkpoint.sweep_with_docs(conn)
+    assert not problems and conn._mindos_counted == (made["last_event_id"], made["event_count"])
+    assert checkpoint.head(conn, conn._mindos_counted) == checkpoint.head(conn)

@@ -121,7 +121,7 @@ def test_findings_after_a_checkpoint_are_those_of_the_full_sweep(conn, home, fau
     assert (fault == "none") is full["ok"]
     assert since["since"]["event_id"] == made["last_event_id"]
     assert since["since"]["checkpoint"] == made["path"]
-    assert since["since"]["changed_only"] == ["integrity", "audit_chain", "receipts", "fts_drift"]
+    assert since["since"]["changed_only"] == ["integrity", "audit_chain", "receipts", "fts_drift", "references"]
     assert not [c for c in since["checks"] if c.startswith("integrity")] and "since" not in full
 
 
