@@ -96,16 +96,6 @@ def fts_gap(conn, spec):
     return indexed - conn.execute(f"SELECT count(*) FROM {spec.table}").fetchone()[0]
 
 
-def _fingerprint(home):
-    """What changes when anyone writes: the database file's size and mtime, and its WAL."""
-    path = db.database_path(home)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
-
-
 def load(path, home=None):
     """Read and verify a checkpoint file; return the document (IntegrityError when changed).
 

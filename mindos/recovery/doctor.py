@@ -75,6 +75,7 @@ def run(home=None, *, full=False, since_checkpoint=False):
         return {"ok": False, "home": home, "problems": report.problems, "problems_by_kind": dict(report.by_kind),
                 "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
+        _unmapped(conn)
         report = sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
     except sqlite3.DatabaseError:
         if not conn.immutable:
@@ -87,9 +88,17 @@ def run(home=None, *, full=False, since_checkpoint=False):
     # an agent started writing during the sweep: read again through its WAL (mode=ro)
     conn = db.connect_readonly(home, live=True)
     try:
+        _unmapped(conn)
         return sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
     finally:
         conn.close()
+
+
+def _unmapped(conn):
+    """A sweep reads every page of the file once: read through SQLite's page cache instead of
+    a memory map, which would count the whole file (up to the map's size) in the sweep's
+    resident memory."""
+    conn.execute("PRAGMA mmap_size=0")
 
 
 def _anchor(conn):
