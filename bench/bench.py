@@ -555,6 +555,19 @@ def bench_ledger(workdir, events):
     }
 
 
+def lease_tally(home):
+    """``(tasks leased, claims audited)`` of a raced home, which is then removed: a race
+    is sound when every claim is one audited lease."""
+    conn = sqlite3.connect(db.database_path(home))
+    try:
+        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
+        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
+    finally:
+        conn.close()
+    shutil.rmtree(home, ignore_errors=True)
+    return leased, audited
+
+
 def _fan_out(processes, calls_each, argv_for, env):
     """Run ``processes`` threads, each making ``calls_each`` sequential calls of
     ``argv_for(index)``; return ``(wall_seconds, [(index, ms, proc), ...])``."""
@@ -603,13 +616,7 @@ def bench_concurrency(workdir, processes, claims_each, registered):
         task_id = _picked_id(proc.stdout)
         if task_id:
             claimed.setdefault(task_id, []).append(f"worker-{index}")
-    conn = sqlite3.connect(db.database_path(home))
-    try:
-        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
-        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
-    finally:
-        conn.close()
-    shutil.rmtree(home, ignore_errors=True)
+    leased, audited = lease_tally(home)
     total = sum(len(owners) for owners in claimed.values())
     ms = sorted(call[1] for call in calls)
     throughput = total / wall if wall else None

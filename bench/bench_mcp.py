@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -258,17 +257,7 @@ def bench_race(workdir, servers, pool):
     wall = time.perf_counter() - started
     for client in clients:
         client.close()
-    conn = sqlite3.connect(db.database_path(home))
-    try:
-        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
-        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
-    finally:
-        conn.close()
-    shutil.rmtree(home, ignore_errors=True)
-    owners = {}
-    for task_id, owner, _ in claims:
-        owners.setdefault(task_id, []).append(owner)
-    ms = sorted(c[2] for c in claims)
+    leased, audited, owners, ms = _race_tally(home, claims)
     per_server = {}
     for _, owner, _ in claims:
         per_server[owner] = per_server.get(owner, 0) + 1
@@ -360,17 +349,7 @@ def bench_http_race(workdir, clients, pool):
     wall = time.perf_counter() - started
     cpu = _cpu_seconds(first.proc.pid)
     first.close()
-    conn = sqlite3.connect(db.database_path(home))
-    try:
-        leased = conn.execute("SELECT count(*) FROM tasks WHERE lease_owner <> ''").fetchone()[0]
-        audited = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
-    finally:
-        conn.close()
-    shutil.rmtree(home, ignore_errors=True)
-    owners = {}
-    for task_id, owner, _ in claims:
-        owners.setdefault(task_id, []).append(owner)
-    ms = sorted(c[2] for c in claims)
+    leased, audited, owners, ms = _race_tally(home, claims)
     report = {
         "clients": clients, "pool_tasks": pool, "claims": len(claims),
         "double_claims": sorted(t for t, o in owners.items() if len(o) > 1), "failed_calls": len(failures),
@@ -396,6 +375,15 @@ def _cpu_seconds(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _race_tally(home, claims):
+    """``(leased, audited, {task: [owners]}, sorted claim ms)`` of a raced home (removed)."""
+    leased, audited = bench.lease_tally(home)
+    owners = {}
+    for task_id, owner, _ in claims:
+        owners.setdefault(task_id, []).append(owner)
+    return leased, audited, owners, sorted(c[2] for c in claims)
 
 
 def build_parser():
