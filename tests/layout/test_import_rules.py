@@ -121,16 +121,22 @@ def test_there_are_no_import_cycles():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
+def _below(own):
+    """The floors a module of floor ``own`` may use: its own, those below it, and errors."""
+    if own == "errors":
+        return {"errors"}
+    allowed = {"errors", own}
+    if own in DIMENSIONS:
+        allowed |= set(DIMENSIONS[: DIMENSIONS.index(own)])
+    return allowed
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_only_go_downward(module):
     own = _dimension(module)
     if own in TOP or own == "root":
         return
-    allowed = {"errors", own}
-    if own in DIMENSIONS:
-        allowed |= set(DIMENSIONS[: DIMENSIONS.index(own)])
-    if own == "errors":
-        allowed = {"errors"}
+    allowed = _below(own)
     wrong = [(t, line) for t, line, *_ in GRAPH[module]
              if t != "mindos" and _dimension(t) not in allowed]
     root = [line for t, line, *_ in GRAPH[module] if t == "mindos"]
@@ -256,9 +262,7 @@ def test_modules_named_in_strings_obey_the_floors(module):
     own = _dimension(module)
     if own in TOP or own == "root":
         return
-    allowed = {"errors", own}
-    if own in DIMENSIONS:
-        allowed |= set(DIMENSIONS[: DIMENSIONS.index(own)])
+    allowed = _below(own)
     wrong = [(target, line) for target, line in STRINGS[module]
              if _dimension(target) not in allowed and (module.rsplit(".", 1)[-1], target) not in PENDING]
     assert not wrong, (f"{module} names an upper floor in a string: {wrong} (allowed: {sorted(allowed)});"
