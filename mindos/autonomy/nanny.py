@@ -340,7 +340,7 @@ def _checked(families, window, previous, part=None):
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
         if kind in references and refs:
-            return bool(refs & set(subjects)) or _reference_table(kind) in refs
+            return bool(refs & set(subjects)) or _REFERENCE_TABLES.get(kind) in refs
         if kind not in chain or previous is None:
             return False
         try:
@@ -355,10 +355,6 @@ def _checked(families, window, previous, part=None):
 _REFERENCE_TABLES = {"orphan_dependency": "dependencies", "orphan_note": "notes", "orphan_handoff": "handoffs",
                      "orphan_receipt": "receipts", "orphan_heartbeat": "heartbeats",
                      "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
-
-
-def _reference_table(kind):
-    return _REFERENCE_TABLES.get(kind)
 
 
 def _carry(findings, by_kind, seen, checked):
