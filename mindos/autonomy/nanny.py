@@ -266,11 +266,11 @@ def _turn(names, sizes, budget, start):
 
 
 def _sweep_plan(conn, previous):
-    """``(watermark now, families run in full this tick, slice name, chain window, part,
-    turns)``: every family in full on the first tick (no watermark yet), else one bounded
-    turn of the family after the previous tick's slice: a window of the chain (``(after,
-    upto)``), or ``part`` -- ``{"tables": [...]}`` or ``{"indexes": [...]}``.  ``turns``:
-    ``{family: turns to cover it}`` (carried in the watermark between a family's turns)."""
+    """``(watermark now, families run in full this tick, slice name, chain window, part)``:
+    every family in full on the first tick (no watermark yet), else one bounded turn of the
+    family after the previous tick's slice: a window of the chain (``(after, upto)``), or
+    ``part`` -- ``{"tables": [...]}`` or ``{"indexes": [...]}``.  The watermark's ``turns``:
+    ``{family: turns to cover it}`` (carried between a family's turns)."""
     from mindos.recovery import checkpoint, doctor  # lazy: the doctor owns the sweep families
 
     mark = checkpoint.watermark(conn)
@@ -281,7 +281,7 @@ def _sweep_plan(conn, previous):
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
-        return mark, families, "all", None, None, mark["turns"]
+        return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
@@ -302,22 +302,22 @@ def _sweep_plan(conn, previous):
         sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
                  for table in names}
         group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, mark["table_from"])
-        return mark, (), name, None, {"tables": group}, mark["turns"]
+        return mark, (), name, None, {"tables": group}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
-        return mark, (), name, None, {"indexes": group}, mark["turns"]
+        return mark, (), name, None, {"indexes": group}
     if name == "references":
         names = doctor.reference_tables(conn)
         sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
         group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, mark["ref_from"])
-        return mark, (), name, None, {"ref_tables": group}, mark["turns"]
+        return mark, (), name, None, {"ref_tables": group}
     if name != "audit_chain":
-        return mark, (name,), name, None, None, mark["turns"]
+        return mark, (name,), name, None, None
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
     mark["chain_from"] = upto if upto < previous["event_id"] else 0
-    return mark, (), name, (start, upto), None, mark["turns"]
+    return mark, (), name, (start, upto), None
 
 
 def _checked(families, window, previous, part=None):
@@ -340,7 +340,7 @@ def _checked(families, window, previous, part=None):
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
         if kind in references and refs:
-            return bool(refs & set(subjects)) or _reference_table(kind) in refs
+            return bool(refs & set(subjects)) or _REFERENCE_TABLES.get(kind) in refs
         if kind not in chain or previous is None:
             return False
         try:
@@ -355,10 +355,6 @@ def _checked(families, window, previous, part=None):
 _REFERENCE_TABLES = {"orphan_dependency": "dependencies", "orphan_note": "notes", "orphan_handoff": "handoffs",
                      "orphan_receipt": "receipts", "orphan_heartbeat": "heartbeats",
                      "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
-
-
-def _reference_table(kind):
-    return _REFERENCE_TABLES.get(kind)
 
 
 def _carry(findings, by_kind, seen, checked):
@@ -391,7 +387,7 @@ def _carry(findings, by_kind, seen, checked):
 def _tick(conn, *, dry_run, max_repairs, lock):
     now = clock.now_iso()
     previous = sense.last_watermark(conn)
-    mark, families, slice_name, window, part, turns = _sweep_plan(conn, previous)
+    mark, families, slice_name, window, part = _sweep_plan(conn, previous)
     pins = []
     sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part)
     seen = memory(conn)
@@ -470,7 +466,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(turns.values()),
+                  "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
     }

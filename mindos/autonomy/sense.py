@@ -21,8 +21,6 @@ touched and compare digests.  None of them writes: sense leaves the database and
 byte-identical (tested by comparing bytes before and after).
 """
 
-import os
-
 from mindos.core import canonical, clock, validate
 from mindos.store import fts, sql
 from mindos.autonomy import grants

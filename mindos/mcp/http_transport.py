@@ -173,14 +173,9 @@ class Pool:
 
     def _work(self, home):
         store = protocol.Store(home)
-        batchable = lambda item: item is not None and self.mcp.batchable(item[0])  # noqa: E731
+        batchable = lambda item: self.mcp.batchable(item[0])  # noqa: E731 (never the stop marker: see gather)
         try:
-            held = None
-            while True:
-                item, held = (held, None) if held is not None else (self.jobs.get(), None)
-                if item is None:
-                    return
-                group, held = protocol.gather(self.jobs, item, batchable)
+            for group in protocol.batches(self.jobs, batchable):
                 try:
                     answers = self.mcp.execute_batch([g[0] for g in group], store, [g[1] for g in group])
                 except Exception:  # a bug: answer them, keep the worker
@@ -189,8 +184,6 @@ class Pool:
                 for (_, _, slot, done), answer in zip(group, answers):
                     slot.append(answer)
                     done.set()
-                if held is False:  # the stop marker came while gathering
-                    return
         finally:
             store.close()
 

@@ -585,6 +585,20 @@ def gather(jobs, first, batchable, limit=MAX_BATCH):
     return group, None
 
 
+def batches(jobs, batchable):
+    """The jobs of ``jobs`` in group-commit groups (:func:`gather`: a job that could not
+    join starts the next group), until the end-of-input marker (None)."""
+    held = None
+    while True:
+        first = held if held is not None else jobs.get()
+        if first is None:
+            return
+        group, held = gather(jobs, first, batchable)
+        yield group
+        if held is False:  # end of input came while gathering
+            return
+
+
 def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input.
 
@@ -623,17 +637,10 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     reader = threading.Thread(target=read, name="mcp-reader", daemon=True)
     reader.start()
     try:
-        held = None
-        while True:
-            job, held = (held, None) if held is not None else (jobs.get(), None)
-            if job is None:
-                break
-            group, held = gather(jobs, job, server.batchable)
+        for group in batches(jobs, server.batchable):
             for response in server.execute_batch(group, server.store):
                 if response is not None:
                     write(response)
-            if held is False:  # end of input came while gathering
-                break
     finally:
         if conn is None:
             server.store.close()

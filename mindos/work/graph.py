@@ -159,7 +159,6 @@ def add_edges(conn, task_id, prerequisites):
     return {"added": added, "existing": existing, "missing": missing}
 
 
-
 def add_dependency(conn, task_id, prereq):
     """``dep``: make ``task_id`` wait for ``prereq``; audited ``dependency_added``.
 
