@@ -389,7 +389,7 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
     if after is not None:
         seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
     checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
-        [conn.execute(f'PRAGMA main.foreign_key_check("{table}")') for table in sorted(whole)
+        [conn.execute(f"PRAGMA main.foreign_key_check({sql.quoted(table)})") for table in sorted(whole)
          if table in existing and table not in ROWID_CHILDREN]
     for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
@@ -417,12 +417,12 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
     for table in sorted(seen):
         if table not in existing:
             continue
-        sql, names = queries[table]
+        query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
-            head, order = sql.rsplit(" ORDER BY ", 1)
+            head, order = query.rsplit(" ORDER BY ", 1)
             rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
         else:
-            rows = conn.execute(sql)
+            rows = conn.execute(query)
         for row in rows:
             report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
 
