@@ -1573,7 +1573,7 @@ def _findings(view, *, first=False, reference=False, wide=None, known=()):
         if first and detector.kinds <= found:
             continue
         if held is not None:
-            if not all(not group.isdisjoint(held) for group in detector.groups):
+            if any(group.isdisjoint(held) for group in detector.groups):
                 continue
             produced = _walk(detector, view, narrow, folded, lines, found if first else None, possible, verdicts,
                              shared)

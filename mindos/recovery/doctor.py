@@ -76,7 +76,7 @@ def run(home=None, *, full=False, since_checkpoint=False):
                 "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
         _unmapped(conn)
-        report = sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
+        report = _swept(conn, full, since_checkpoint)
     except sqlite3.DatabaseError:
         if not conn.immutable:
             raise
@@ -89,7 +89,7 @@ def run(home=None, *, full=False, since_checkpoint=False):
     conn = db.connect_readonly(home, live=True)
     try:
         _unmapped(conn)
-        return sweep(conn, full=full, since=_anchor(conn) if since_checkpoint else None)
+        return _swept(conn, full, since_checkpoint)
     finally:
         conn.close()
 
@@ -101,19 +101,30 @@ def _unmapped(conn):
     conn.execute("PRAGMA mmap_size=0")
 
 
+def _swept(conn, full, since_checkpoint):
+    """:func:`sweep` for :func:`run`: from the anchor when ``since_checkpoint``, whose
+    checkpoint pass the sweep then reuses instead of reading every checkpoint again."""
+    if not since_checkpoint:
+        return sweep(conn, full=full)
+    problems, since = _anchor(conn)
+    return sweep(conn, full=full, since=since, checkpoints=problems)
+
+
 def _anchor(conn):
-    """The watermark of the newest checkpoint that verifies, is signed by this home or a
-    trusted key and is contained in the live ledger (``{"checkpoint": path, ...}``), or a
-    watermark of ``{"full": reason}`` when there is none (the sweep is then the full one)."""
-    _problems, found = checkpoint.sweep_with_docs(conn)
+    """``(checkpoint problems, watermark)``: the problems of every checkpoint (as
+    :func:`mindos.recovery.checkpoint.sweep` names them), and the watermark of the newest
+    checkpoint that verifies, is signed by this home or a trusted key and is contained in
+    the live ledger (``{"checkpoint": path, ...}``), or a watermark of ``{"full": reason}``
+    when there is none (the sweep is then the full one)."""
+    problems, found = checkpoint.sweep_with_docs(conn)
     usable = [(doc["last_event_id"], path, doc) for path, doc, trust, contained in found
               if contained and trust != "unsigned"]
     if not usable:
-        return {"full": "no signed checkpoint contained in the live ledger"}
+        return problems, {"full": "no signed checkpoint contained in the live ledger"}
     _, path, doc = max(usable, key=lambda item: (item[0], item[1]))
     mark = dict(doc.get("watermark") or {}) if isinstance(doc.get("watermark"), dict) else {}
     mark.update(event_id=doc["last_event_id"], anchor=doc["head_hash"], checkpoint=path)
-    return mark
+    return problems, mark
 
 
 # the sweeps that grow with the home: a sweep ``since`` a watermark runs these on what
@@ -133,7 +144,8 @@ def _fingerprint(home):
     return st.st_size, st.st_mtime_ns, os.path.exists(path + "-wal")
 
 
-def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=None, counts=True):
+def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=None, counts=True,
+          checkpoints=None):
     """The doctor's checks over an open (read-only or not) connection; reads only.
     ``full``: ``integrity_check`` (indexes included) instead of ``quick_check``.
 
@@ -152,7 +164,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
     and their indexes) or ``{"indexes": [...]}`` (those full-text indexes compared in full).
     ``{"ref_tables": [...]}`` (the references of those tables checked in full).
-    ``counts``: False leaves the row counts out of the report (``counts`` is then empty)."""
+    ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
+    ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
+    the sweep runs it)."""
     report, notes, checks = _Report(), {}, []
     if since is not None and "event_id" not in since:
         reason, since = since.get("full"), None
@@ -221,7 +235,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                                 () if after is None else (after.get("handoffs", 0),)):
             report.add("multiple_live_handoffs", task_id=row[0], live=row[1])
     checks.append("checkpoints")
-    for problem in checkpoint.sweep(conn):
+    for problem in checkpoint.sweep(conn) if checkpoints is None else checkpoints:
         report.add(problem.pop("kind"), **problem)
     if "facts" in existing and "task_id" in tables.columns(conn, "facts") and "tasks" in existing:
         checks.append("fact_references")
@@ -375,7 +389,7 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
     if after is not None:
         seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
     checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
-        [conn.execute(f'PRAGMA main.foreign_key_check("{table}")') for table in sorted(whole)
+        [conn.execute(f"PRAGMA main.foreign_key_check({sql.quoted(table)})") for table in sorted(whole)
          if table in existing and table not in ROWID_CHILDREN]
     for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
@@ -403,12 +417,12 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
     for table in sorted(seen):
         if table not in existing:
             continue
-        sql, names = queries[table]
+        query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
-            head, order = sql.rsplit(" ORDER BY ", 1)
+            head, order = query.rsplit(" ORDER BY ", 1)
             rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
         else:
-            rows = conn.execute(sql)
+            rows = conn.execute(query)
         for row in rows:
             report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
 

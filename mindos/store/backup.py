@@ -80,7 +80,7 @@ def open_copy(path, *, upgrade=False):
 
 def schema_version(conn):
     """``PRAGMA user_version`` of a connection (a copy's own schema version)."""
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    return db._user_version(conn)
 
 
 @contextmanager

@@ -137,10 +137,8 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
         conn.execute("BEGIN")  # one read snapshot for the scan and any follow-up query
     try:
         if upto is not None:
-            before = fetch_rows(conn, "SELECT id, hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1",
-                                (after,))
-            previous = (before[0][0], before[0][1]) if before else (None, GENESIS_HASH)
-            count, broken, mismatched, undecodable = _scan(conn, after, upto, previous[1], previous[0])
+            previous_id, previous_hash = _link_before(conn, after)
+            count, broken, mismatched, undecodable = _scan(conn, after, upto, previous_hash, previous_id)
         else:
             anchor = GENESIS_HASH if anchor is None else anchor
             clean = _parallel_clean(conn, after, anchor, workers)
@@ -306,11 +304,16 @@ def _range_clean(conn, after, upto, anchor=None):
     """Events in ``(after, upto]`` when that range is clean (the first links to ``anchor``, or
     to the stored hash of the event before it), else -1."""
     if anchor is None:
-        row = conn.execute("SELECT hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1",
-                           (after,)).fetchone()
-        anchor = row[0] if row else GENESIS_HASH
+        anchor = _link_before(conn, after)[1]
     count, broken, mismatched, undecodable = _scan(conn, after, upto, anchor)
     return -1 if broken or mismatched or undecodable else count
+
+
+def _link_before(conn, after):
+    """``(id, stored hash)`` of the last event at or before ``after``, which the next event
+    links to; ``(None, GENESIS_HASH)`` when there is none."""
+    rows = fetch_rows(conn, "SELECT id, hash FROM audit_events WHERE id <= ? ORDER BY id DESC LIMIT 1", (after,))
+    return (rows[0][0], rows[0][1]) if rows else (None, GENESIS_HASH)
 
 
 def broken_links(conn):
