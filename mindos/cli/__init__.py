@@ -53,11 +53,6 @@ def own_process():
         sys.modules["mindos.cli.parsers"].quiet_gettext()
 
 
-def process_owned():
-    """True once :func:`own_process` ran in this process."""
-    return bool(_OWNED)
-
-
 def safe_line(message):
     """An error message as one line, with anything credential-shaped redacted.
 

@@ -148,9 +148,6 @@ def fill(parser, command):
     return parser
 
 
-json_type = spec.json_type  # where the MCP tools and protocol used to find it
-
-
 def _listing(door):
     """The grouped command list shown by ``--help`` (from the door table only)."""
     lines = []

@@ -245,27 +245,18 @@ def section_related_notes_reranked(state, budget):
     return keys
 
 
-def _related(state, option, index):
-    """``(requested, cte, match params, project)`` of a related-* section: what ``option``
-    asks for, the task text's matches in ``index`` and the project it is scoped to (None:
-    fleet-wide); None when the section is off or nothing can match."""
+def _related_rows(state, option, index, statement, convert, *key):
+    """``(requested, items)`` of a related-* section: what ``option`` asks for and the rows of
+    the task text's matches in ``index``, in the task's project or fleet-wide (``related_scope``);
+    ``items`` [] when the section is off or nothing can match.  ``statement(project, requested)``
+    gives the SELECT over the ``matches`` CTE and its parameters, ``convert(row)`` each item;
+    packs sharing the match, the scope and ``key`` share the rows (:func:`_shared`)."""
     requested = state["options"][option]
     matches = _matches(state, index) if requested else None
     if matches is None:
-        return None
-    project = state["task"]["project"] if state["options"]["related_scope"] == "project" else None
-    return requested, *matches, project
-
-
-def _related_rows(state, option, index, statement, convert, *key):
-    """``(requested, items)`` of a related-* section (``items`` [] when it is off or nothing
-    can match): ``statement(project, requested)`` gives the SELECT over the ``matches`` CTE
-    and its parameters, ``convert(row)`` each item; packs sharing the match, the scope and
-    ``key`` share the rows (:func:`_shared`)."""
-    found = _related(state, option, index)
-    if found is None:
         return 0, []
-    requested, cte, match_params, project = found
+    cte, match_params = matches
+    project = state["task"]["project"] if state["options"]["related_scope"] == "project" else None
 
     def fetch():
         sql, params = statement(project, requested)

@@ -191,8 +191,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     from mindos.memory import learned  # lazy: the home's learned associations, read by searches only
 
     extra = learned.expansions(conn, query_groups)
-    for kind in SURFACES:
-        surface = _Surface(kind, scoped, include_history)
+    surfaces = [_Surface(kind, scoped, include_history) for kind in SURFACES]
+    for kind, surface in zip(SURFACES, surfaces):
         index = surface.index
         indexes.append((index, surface.spec.table))
         # one probe per index feeds both the candidate expression and the IDF weights
@@ -210,7 +210,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
     covered = retrieval.coverage_of(query_groups, idf, extra)
-    boost = _feedback(conn, found, covered, query_groups, scoped, include_history, params)
+    boost = _feedback(conn, found, covered, query_groups, surfaces, params)
 
     def scored(row):
         age = row[_EPOCH]
@@ -248,10 +248,11 @@ def _no_boost(text):
     return 0.0
 
 
-def _feedback(conn, found, covered, query_groups, scoped, include_history, params):
+def _feedback(conn, found, covered, query_groups, surfaces, params):
     """The feedback boost (a function of a row's text; see FEEDBACK_WEIGHT), after adding
-    the rows the feedback words match to ``found`` (in place).  No boost when nothing was
-    learned or the best answer has no distinctive word."""
+    the rows the feedback words match to ``found`` (in place; ``surfaces``: memory-search's
+    :class:`_Surface` per kind).  No boost when nothing was learned or the best answer has
+    no distinctive word."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
     if not found or not learned.has(conn):
@@ -259,12 +260,13 @@ def _feedback(conn, found, covered, query_groups, scoped, include_history, param
     current = [row for row in found if not row[_OUTDATED]]
     if not current:
         return _no_boost
-    ranked = sorted(current, key=lambda row: (-covered(row[_TEXT]), row[0], str(row[_ID])))[:FEEDBACK_DOCS]
-    top = covered(ranked[0][_TEXT])
+    ranked = sorted((((-covered(row[_TEXT]), row[0], str(row[_ID])), row) for row in current),
+                    key=lambda pair: pair[0])[:FEEDBACK_DOCS]
+    top = -ranked[0][0][0]
     if top <= 0:
         return _no_boost
     words = []
-    for row in ranked:
+    for _, row in ranked:
         for term in learned.terms(row[_TEXT]):
             if term not in words and not any(group.weight_in({term}, f" {term} ") for group in query_groups):
                 words.append(term)
@@ -280,9 +282,8 @@ def _feedback(conn, found, covered, query_groups, scoped, include_history, param
     total = sum(weights.values())
     expression = " OR ".join(fts.quote(word) for word in chosen)
     seen = {(row[0], row[_ID]) for row in found}
-    for kind in SURFACES:
-        for row in _Surface(kind, scoped, include_history).fetch(conn, [expression],
-                                                                {**params, "cap": FEEDBACK_CANDIDATES}):
+    for surface in surfaces:
+        for row in surface.fetch(conn, [expression], {**params, "cap": FEEDBACK_CANDIDATES}):
             if (row[0], row[_ID]) not in seen:
                 seen.add((row[0], row[_ID]))
                 found.append(row)
