@@ -331,6 +331,7 @@ def _checked(families, window, previous, part=None):
     part = part or {}
     tables, indexes = set(part.get("tables") or ()), set(part.get("indexes") or ())
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
+    about = _reference_tables() if refs else {}
 
     def checked(kind, subjects):
         if kind in kinds:
@@ -340,7 +341,7 @@ def _checked(families, window, previous, part=None):
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
         if kind in references and refs:
-            return bool(refs & set(subjects)) or _REFERENCE_TABLES.get(kind) in refs
+            return bool(refs & set(subjects)) or about.get(kind) in refs
         if kind not in chain or previous is None:
             return False
         try:
@@ -351,10 +352,13 @@ def _checked(families, window, previous, part=None):
     return checked
 
 
-# the table each references kind is about when its subjects do not name one
-_REFERENCE_TABLES = {"orphan_dependency": "dependencies", "orphan_note": "notes", "orphan_handoff": "handoffs",
-                     "orphan_receipt": "receipts", "orphan_heartbeat": "heartbeats",
-                     "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
+def _reference_tables():
+    """The table each references kind is about when its subjects do not name one: the
+    doctor's orphan kinds read back, and its two kinds that are not orphans."""
+    from mindos.recovery import doctor  # lazy: the doctor names its orphan kinds
+
+    return {**{kind: table for table, kind in doctor.NAMED_ORPHANS.items()},
+            "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
 
 
 def _carry(findings, by_kind, seen, checked):

@@ -32,7 +32,8 @@ from mindos.work.receipts import MAX_FILE_BYTES as MAX_RECEIPT_BYTES
 
 LIMIT = 100  # problems listed per kind; the counts stay exact
 
-_NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
+# child table -> the kind of its rows whose task is gone (the nanny reads it back the other way)
+NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "handoffs": "orphan_handoff",
                   "receipts": "orphan_receipt", "heartbeats": "orphan_heartbeat"}
 _TERMINAL = ("completed", "failed", "cancelled")
 # child tables with rowids whose new rows the incremental references check reads
@@ -387,15 +388,15 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
     ``whole`` in full."""
     seen = set()
     if after is not None:
-        seen = {table for table in _NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
+        seen = {table for table in NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
     checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
         [conn.execute(f"PRAGMA main.foreign_key_check({sql.quoted(table)})") for table in sorted(whole)
          if table in existing and table not in ROWID_CHILDREN]
     for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
-        if table in seen and table in _NAMED_ORPHANS:
+        if table in seen and table in NAMED_ORPHANS:
             continue
-        if table not in _NAMED_ORPHANS:
+        if table not in NAMED_ORPHANS:
             report.add("foreign_key_violation", table=table, rowid=rowid, parent=parent)
             continue
         seen.add(table)
@@ -424,7 +425,7 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
         else:
             rows = conn.execute(query)
         for row in rows:
-            report.add(_NAMED_ORPHANS[table], **dict(zip(names, row)))
+            report.add(NAMED_ORPHANS[table], **dict(zip(names, row)))
 
 
 def _receipts(conn, report, notes, since=None):
