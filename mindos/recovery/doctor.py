@@ -68,7 +68,7 @@ def run(home=None, *, full=False, since_checkpoint=False):
     home = os.path.abspath(home)
     before = _fingerprint(home)
     try:
-        conn = db.connect_readonly(home)
+        conn = db.connect_readonly(home, mapped=False)  # a sweep reads every page once
     except IntegrityError as exc:  # not SQLite at all: named, never repaired
         report = _Report()
         report.add("database_unusable", detail=str(exc)[:300],
@@ -76,7 +76,6 @@ def run(home=None, *, full=False, since_checkpoint=False):
         return {"ok": False, "home": home, "problems": report.problems, "problems_by_kind": dict(report.by_kind),
                 "notes": {}, "checks": ["database_file"], "counts": {}}
     try:
-        _unmapped(conn)
         report = _swept(conn, full, since_checkpoint)
     except sqlite3.DatabaseError:
         if not conn.immutable:
@@ -87,19 +86,11 @@ def run(home=None, *, full=False, since_checkpoint=False):
     if report is not None and (not conn.immutable or _fingerprint(home) == before):
         return report
     # an agent started writing during the sweep: read again through its WAL (mode=ro)
-    conn = db.connect_readonly(home, live=True)
+    conn = db.connect_readonly(home, live=True, mapped=False)
     try:
-        _unmapped(conn)
         return _swept(conn, full, since_checkpoint)
     finally:
         conn.close()
-
-
-def _unmapped(conn):
-    """A sweep reads every page of the file once: read through SQLite's page cache instead of
-    a memory map, which would count the whole file (up to the map's size) in the sweep's
-    resident memory."""
-    conn.execute("PRAGMA mmap_size=0")
 
 
 def _swept(conn, full, since_checkpoint):

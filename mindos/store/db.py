@@ -646,14 +646,17 @@ def tuples(conn):
     return cursor
 
 
-def connect_readonly(home, *, live=False):
+def connect_readonly(home, *, live=False, mapped=True):
     """Open ``home``'s database read-only, for inspection that must never mutate it.
 
     No schema build or migration, no WAL checkpoint on close: the database file stays
     byte-identical.  When no ``-wal`` file exists (no connection is open, every commit is
     in the main file) the file is opened ``immutable`` so not even the ``-wal``/``-shm``
     side files are created; otherwise (or with ``live``) ``mode=ro`` reads through the live
-    WAL.  ``conn.immutable`` says which.  Raises NotFound when the home has no database.
+    WAL.  ``conn.immutable`` says which.  ``mapped=False`` reads through SQLite's page cache
+    instead of a memory map: a sweep that reads every page once would otherwise count the
+    whole file (up to ``MMAP_BYTES``) in its resident memory.  Raises NotFound when the home
+    has no database.
     """
     from mindos.errors import NotFound  # lazy: only inspectors need it
 
@@ -664,7 +667,7 @@ def connect_readonly(home, *, live=False):
         raise NotFound(f"no MindOS database at {path}")
     try:
         conn = _connect_ro(path, live=live)
-        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES if mapped else 0}")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise IntegrityError(f"cannot open database {path} read-only: {exc}") from None
