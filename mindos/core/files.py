@@ -135,6 +135,26 @@ def open_regular(path, *, max_bytes=None, what=None, follow_symlinks=False):
     return fd, st
 
 
+def digest(path, *, what=None):
+    """``(sha256 hex, bytes, head)`` of the regular file ``path``, opened as
+    :func:`open_regular` opens it (never a symlink, FIFO or device) and read a MiB at a time;
+    ``head`` is its first 16 bytes (where SQLite's magic lives)."""
+    from mindos.core.canonical import sha256  # lazy: only file digests hash here
+
+    fd, _ = open_regular(path, what=what)
+    digest_, size, head = sha256()(), 0, b""
+    with os.fdopen(fd, "rb") as handle:
+        while True:
+            chunk = handle.read(1 << 20)
+            if not chunk:
+                break
+            if not size:
+                head = chunk[:16]
+            digest_.update(chunk)
+            size += len(chunk)
+    return digest_.hexdigest(), size, head
+
+
 def read_bytes(path, *, max_bytes, what=None, follow_symlinks=False):
     """The bytes of the regular file ``path`` (see :func:`open_regular`), at most ``max_bytes``:
     a file past the cap, before or while reading, is refused (``too_large``)."""

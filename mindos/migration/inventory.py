@@ -232,20 +232,13 @@ def _open(path):
 
 
 def file_digest(path):
-    """``(sha256 hex, bytes, head)`` of a regular file read without following a symlink; the
-    head is its first 16 bytes (the SQLite magic lives there)."""
-    fd = _open(path)
-    sha, size, head = hashlib.sha256(), 0, b""
-    with os.fdopen(fd, "rb") as handle:
-        while True:
-            chunk = handle.read(1024 * 1024)
-            if not chunk:
-                break
-            if not size:
-                head = chunk[:16]
-            sha.update(chunk)
-            size += len(chunk)
-    return sha.hexdigest(), size, head
+    """``(sha256 hex, bytes, head)`` of a regular file read without following a symlink
+    (:func:`mindos.core.files.digest`); a symlink, FIFO, device or missing file raises OSError
+    with the reason, which every reader here reports as unreadable."""
+    try:
+        return file_safety.digest(path)
+    except MindosError as exc:
+        raise OSError(0, str(exc)) from None
 
 
 MAX_COPY_BYTES = 4 * 1024 * 1024 * 1024  # one copied file, read whole

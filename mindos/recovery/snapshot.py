@@ -126,6 +126,7 @@ def _describe(home, copy, staging):
     """The manifest body of the database copy ``copy`` (digests, counts, audit head), with
     the receipt files its rows index staged beside it; return ``(body, refused)``."""
     from mindos.core import canonical  # lazy: snapshots only
+    from mindos.core import files as file_safety  # lazy: as above
     from mindos.store import backup  # lazy: as above
 
     source = backup.open_copy(copy)
@@ -146,19 +147,9 @@ def _describe(home, copy, staging):
             handle.write(data)
         carried[stored] = {"bytes": len(data), "sha256": canonical.sha256_hex(data)}
     return {"schema_version": version,
-            "database": {"member": DATABASE, "bytes": os.path.getsize(copy), "sha256": _file_sha256(copy)},
+            "database": {"member": DATABASE, "bytes": os.path.getsize(copy), "sha256": file_safety.digest(copy)[0]},
             "tables": digests, "counts": {name: entry["rows"] for name, entry in digests.items()},
             "digest_chunk_rows": tables.DIGEST_CHUNK_ROWS, "audit": head, "receipt_files": carried}, refused
-
-
-def _file_sha256(path):
-    from mindos.core.canonical import sha256  # lazy: snapshots only
-
-    digest = sha256()()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _member(name, size):
