@@ -48,6 +48,7 @@ from mindos.store import db, ledger
 
 FORMAT = "autopilot-onboarding-v1"
 PROBE_TASK = "onboard-probe"
+MIN_PYTHON = (3, 11)  # what pyproject.toml's requires-python says
 STAGES = ("preflight", "init_control_plane", "select_source", "import_plan", "import_apply", "doctor",
           "protocol_probe")
 
@@ -58,10 +59,11 @@ def _preflight(conn):
     if not fts5:
         warnings.append("FTS5 unavailable: ranked retrieval degrades to LIKE")
     writable = os.access(conn.home, os.W_OK)
-    ok = sys.version_info >= (3, 9) and writable
+    python_ok = sys.version_info[:2] >= MIN_PYTHON
+    ok = python_ok and writable
     return {"ok": ok, "python": ".".join(map(str, sys.version_info[:3])), "sqlite": sqlite3.sqlite_version,
             "fts5": fts5, "home": conn.home, "home_writable": writable, "warnings": warnings,
-            **({} if ok else {"error": "home is not writable" if not writable else "python 3.9+ required"})}
+            **({} if ok else {"error": "home is not writable" if not writable else "python %d.%d+ required" % MIN_PYTHON})}
 
 
 def _select(doc, source_id):

@@ -197,3 +197,21 @@ def test_round_trip_over_a_seeded_history(conn, tmp_path, home):
     assert isinstance(extra, list)
     # verify-chain over the imported home held before the rollback (the doctor stage); after it too
     assert ledger.verify_chain(conn)["ok"]
+
+
+@pytest.mark.parametrize("version, ok", [((3, 10, 14), False), ((3, 9, 18), False), ((3, 11, 0), True)])
+def test_preflight_wants_the_python_the_package_declares(conn, monkeypatch, version, ok):
+    # pyproject.toml's requires-python is >=3.11: an older interpreter stops onboarding at preflight
+    monkeypatch.setattr(onboard.sys, "version_info", version)
+    stage = onboard._preflight(conn)
+    assert stage["ok"] is ok
+    assert stage.get("error") == (None if ok else "python 3.11+ required")
+
+
+def test_preflight_minimum_matches_pyproject():
+    import tomllib
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(here, "pyproject.toml"), "rb") as handle:
+        declared = tomllib.load(handle)["project"]["requires-python"]
+    assert f">={onboard.MIN_PYTHON[0]}.{onboard.MIN_PYTHON[1]}" in declared
