@@ -179,7 +179,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         raise InvalidInput("--scope project needs --project")
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     now = now or clock.now_iso()
-    query_groups = retrieval.groups(query)
+    query_groups = retrieval.groups(query, everyday=True)
     expression = retrieval.match_expression(query_groups)
     if expression is None:
         return []

@@ -41,6 +41,7 @@ SEARCH_POSTINGS = 150  # memory-search reads candidates of the rarest groups wit
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
+W_EVERYDAY = 0.6  # an everyday word's technical reading (synonyms.EVERYDAY): memory-search only
 MIN_STEM = 3
 MAX_GROUPS = 12
 STOPWORDS = frozenset("""
@@ -129,9 +130,14 @@ def _synonyms_of(word, previous=None, roots=None):
 
 
 class Group:
-    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase."""
+    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase.
 
-    def __init__(self, word, previous=None):
+    ``everyday``: the technical readings of everyday words and phrases this word anchors
+    (:func:`everyday_readings`, members of :data:`mindos.memory.synonyms.EVERYDAY`), each
+    worth W_EVERYDAY, and the word's irregular forms ("ran": run, runs, running) worth W_STEM;
+    memory-search passes them, packs do not."""
+
+    def __init__(self, word, previous=None, everyday=None):
         self.word = word
         self.word_term = fts.quote(word)  # the word alone, quoted for MATCH
         terms = {("exact", word): W_EXACT}
@@ -140,6 +146,9 @@ class Group:
         roots = stems(word)
         for root in roots:
             terms.setdefault(("prefix", root), W_STEM)
+        if everyday is not None:
+            for form in irregular_forms(word):
+                terms.setdefault(("exact", form), W_STEM)
         for member in _synonyms_of(word, previous, roots):
             parts = member.split()
             if len(parts) > 1:
@@ -148,6 +157,16 @@ class Group:
             terms.setdefault(("exact", member), W_SYNONYM)
             for root in stems(member):
                 terms.setdefault(("prefix", root), W_SYNONYM)
+        for member in everyday or ():
+            parts = words(member.rstrip("*"))
+            if len(parts) > 1:
+                terms.setdefault(("phrase", " ".join(parts)), W_EVERYDAY)
+            elif member.endswith("*"):
+                terms.setdefault(("prefix", parts[0]), W_EVERYDAY)
+            elif parts:
+                terms.setdefault(("exact", parts[0]), W_EVERYDAY)
+                for root in stems(parts[0]):
+                    terms.setdefault(("prefix", root), W_EVERYDAY)
         self.terms = terms
         # best weight first, so the first hit is the answer; in the space-joined text a
         # prefix is " root" and a phrase " a b "
@@ -187,33 +206,112 @@ class Group:
         return 0.0
 
 
-def groups(text, cache=None):
+def groups(text, cache=None, everyday=False):
     """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
 
     When every word is a stopword the words themselves are used, so a query is never
     silently empty.  A group depends only on its word and the word before it, and is never
-    changed once built, so ``cache`` (a dict) may share groups between many texts."""
-    cache = {} if cache is None else cache
+    changed once built, so ``cache`` (a dict) may share groups between many texts.
 
-    def group(word, previous=None):
+    ``everyday`` (memory-search): each group also carries the technical readings of the
+    everyday words and phrases it anchors (:func:`everyday_readings`), and a stopword that
+    alone anchors one ("down") becomes a group of its own."""
+    cache = {} if cache is None else cache
+    readings = everyday_readings(words(text)) if everyday else {}
+
+    def group(word, previous=None, position=None):
         # the previous word matters only when the two form a listed synonym phrase
         key = (word, previous if previous and f"{previous} {word}" in _SYNONYMS else None)
+        if everyday:
+            key += (readings.get(position, ()),)
         if key not in cache:
             cache[key] = Group(*key)
         return cache[key]
 
     tokens = words(text)
     chosen, seen, previous = [], set(), None
-    for token in tokens:
-        if token not in STOPWORDS and token not in seen:
+    for position, token in enumerate(tokens):
+        if (token not in STOPWORDS or position in readings) and token not in seen:
             if len(chosen) == MAX_GROUPS:
                 break
             seen.add(token)
-            chosen.append(group(token, previous))
+            chosen.append(group(token, previous, position))
         previous = token
     if not chosen:
         chosen = [group(token) for token in list(dict.fromkeys(tokens))[:MAX_GROUPS]]
     return chosen
+
+
+_EVERYDAY = None
+
+
+def _everyday_index():
+    """First base form -> [(key as a tuple of base forms, members)] of synonyms.EVERYDAY (built
+    once, on the first memory-search)."""
+    global _EVERYDAY
+    if _EVERYDAY is None:
+        index = {}
+        for key, members in synonyms.EVERYDAY:
+            parts = tuple(key.split())
+            index.setdefault(parts[0], []).append((parts, tuple(members)))
+        _EVERYDAY = index
+    return _EVERYDAY
+
+
+def base_forms(token):
+    """The forms ``token`` may stand for in an everyday phrase: itself, its irregular base
+    ("ran" -> run) and its suffix-stripped roots ("keeps" -> keep, "piled" -> pile)."""
+    found = {token}
+    base = synonyms.IRREGULAR.get(token)
+    if base:
+        found.add(base)
+    if len(token) > MIN_STEM and not token.isdigit():
+        found |= _stripped(token, MIN_STEM)
+    return found
+
+
+def everyday_readings(tokens):
+    """``{position: members}``: for each everyday word or phrase of synonyms.EVERYDAY found in
+    ``tokens`` (a phrase's words in sequence, stopwords included, each through
+    :func:`base_forms`), its members, attached to its first non-stopword (its first word when
+    every word is a stopword).  Members are sorted, so equal queries build equal groups."""
+    index = _everyday_index()
+    forms = [base_forms(token) for token in tokens]
+    matches, covered = [], set()
+    for start, own in enumerate(forms):
+        for form in sorted(own):
+            for parts, members in index.get(form, ()):
+                end = start + len(parts)
+                if end > len(tokens) or any(parts[offset] not in forms[start + offset]
+                                            for offset in range(1, len(parts))):
+                    continue
+                matches.append((start, end, members))
+                if end - start > 1:
+                    covered.update(range(start, end))
+    found = {}
+    for start, end, members in matches:
+        if end - start == 1 and start in covered:  # a phrase's words read as the phrase ("keep restarting")
+            continue
+        anchor = next((position for position in range(start, end) if tokens[position] not in STOPWORDS), start)
+        found.setdefault(anchor, set()).update(members)
+    return {position: tuple(sorted(members)) for position, members in found.items()}
+
+
+def irregular_forms(word):
+    """The other forms of an irregular verb form (``ran`` -> run, runs, running); empty for
+    other words."""
+    base = synonyms.IRREGULAR.get(word)
+    if not base:
+        return ()
+    if base.endswith("e"):
+        ing = base[:-1] + "ing"
+    elif len(base) <= 4 and len(base) >= 3 and base[-1] not in "aeiouwy" and base[-2] in "aeiou" \
+            and base[-3] not in "aeiou":
+        ing = base + base[-1] + "ing"
+    else:
+        ing = base + "ing"
+    others = {form for form, same in synonyms.IRREGULAR.items() if same == base}
+    return tuple(sorted(({base, base + "s", ing} | others) - {word}))
 
 
 def match_expression(query_groups):

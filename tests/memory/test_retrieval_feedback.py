@@ -4,7 +4,7 @@ only what was replaced."""
 
 from conftest import make_task
 from mindos.core import clock
-from mindos.memory import facts, notes
+from mindos.memory import facts, notes, retrieval
 from mindos.memory import memory_search as search
 
 
@@ -71,7 +71,10 @@ def test_a_record_naming_only_the_old_value_written_with_the_change_ranks_with_i
     assert hits[1]["history_of"] == {"kind": "note", "id": new["id"]}
 
 
-def test_a_row_naming_the_old_value_long_after_the_change_is_not_its_record(conn):
+def test_a_row_naming_the_old_value_long_after_the_change_is_not_its_record(conn, monkeypatch):
+    # found only by the old-value probe: the everyday reading "how often" -> "frequency" would
+    # make it a candidate of the search itself (and a candidate naming the old value is a record)
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
     new, why = _qc(conn, gap_hours=24 * 30)
     hits = search.memory_search(conn, "how often do quality control samples run", project="Lab", limit=5)
     assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
