@@ -41,7 +41,8 @@ SEARCH_POSTINGS = 150  # memory-search reads candidates of the rarest groups wit
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
-W_EVERYDAY = 0.6  # an everyday word's technical reading (synonyms.EVERYDAY): memory-search only
+W_EVERYDAY = 0.6  # an everyday word's technical reading (everyday.EVERYDAY): memory-search only
+W_EVERYDAY_PHRASE = 0.7  # an everyday phrase's ("fall behind", "run out"): less ambiguous than a word
 MIN_STEM = 3
 MAX_GROUPS = 12
 STOPWORDS = frozenset("""
@@ -52,6 +53,7 @@ about into over under than then so such any all some each every much many more m
 also very too up down out off again once if else while after before during between both either neither via
 per vs get got make made use using used need needs needed want wants know tell show find anything something
 currently current now still ever
+didn doesn isn wasn weren aren hasn haven hadn couldn shouldn wouldn t ll ve
 """.split())
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ies", "ied", "ed", "es",
              "s")
@@ -133,7 +135,7 @@ class Group:
     """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase.
 
     ``everyday``: the technical readings of everyday words and phrases this word anchors
-    (:func:`everyday_readings`, members of :data:`mindos.memory.synonyms.EVERYDAY`), each
+    (:func:`everyday_readings`, members of :data:`mindos.memory.everyday.EVERYDAY`), each
     worth W_EVERYDAY, and the word's irregular forms ("ran": run, runs, running) worth W_STEM;
     memory-search passes them, packs do not."""
 
@@ -149,6 +151,9 @@ class Group:
         if everyday is not None:
             for form in irregular_forms(word):
                 terms.setdefault(("exact", form), W_STEM)
+            if len(word) <= MIN_STEM and word.isalpha():  # a short word's plurals: bus -> buses, job -> jobs
+                terms.setdefault(("exact", word + "s"), W_STEM)
+                terms.setdefault(("exact", word + "es"), W_STEM)
         for member in _synonyms_of(word, previous, roots):
             parts = member.split()
             if len(parts) > 1:
@@ -157,16 +162,17 @@ class Group:
             terms.setdefault(("exact", member), W_SYNONYM)
             for root in stems(member):
                 terms.setdefault(("prefix", root), W_SYNONYM)
-        for member in everyday or ():
+        for member, weight in everyday or ():
             parts = words(member.rstrip("*"))
             if len(parts) > 1:
-                terms.setdefault(("phrase", " ".join(parts)), W_EVERYDAY)
+                found = [("phrase", " ".join(parts))]
             elif member.endswith("*"):
-                terms.setdefault(("prefix", parts[0]), W_EVERYDAY)
-            elif parts:
-                terms.setdefault(("exact", parts[0]), W_EVERYDAY)
-                for root in stems(parts[0]):
-                    terms.setdefault(("prefix", root), W_EVERYDAY)
+                found = [("prefix", parts[0])]
+            else:
+                found = [("exact", part) for part in parts] + [("prefix", root) for part in parts for root in stems(part)]
+            for term in found:
+                if terms.get(term, 0) < weight:
+                    terms[term] = weight
         self.terms = terms
         # best weight first, so the first hit is the answer; in the space-joined text a
         # prefix is " root" and a phrase " a b "
@@ -246,23 +252,32 @@ _EVERYDAY = None
 
 
 def _everyday_index():
-    """First base form -> [(key as a tuple of base forms, members)] of synonyms.EVERYDAY (built
+    """First base form -> [(key as a tuple of base forms, members)] of everyday.EVERYDAY (built
     once, on the first memory-search)."""
     global _EVERYDAY
     if _EVERYDAY is None:
+        from mindos.memory import everyday  # lazy: memory-search only, packs never load it
+
         index = {}
-        for key, members in synonyms.EVERYDAY:
+        for key, members in everyday.EVERYDAY:
             parts = tuple(key.split())
             index.setdefault(parts[0], []).append((parts, tuple(members)))
         _EVERYDAY = index
     return _EVERYDAY
 
 
+def _irregular():
+    """:data:`mindos.memory.everyday.IRREGULAR` (loaded on first use)."""
+    from mindos.memory import everyday  # lazy: memory-search only
+
+    return everyday.IRREGULAR
+
+
 def base_forms(token):
     """The forms ``token`` may stand for in an everyday phrase: itself, its irregular base
     ("ran" -> run) and its suffix-stripped roots ("keeps" -> keep, "piled" -> pile)."""
     found = {token}
-    base = synonyms.IRREGULAR.get(token)
+    base = _irregular().get(token)
     if base:
         found.add(base)
     if len(token) > MIN_STEM and not token.isdigit():
@@ -271,7 +286,7 @@ def base_forms(token):
 
 
 def everyday_readings(tokens):
-    """``{position: members}``: for each everyday word or phrase of synonyms.EVERYDAY found in
+    """``{position: members}``: for each everyday word or phrase of everyday.EVERYDAY found in
     ``tokens`` (a phrase's words in sequence, stopwords included, each through
     :func:`base_forms`), its members, attached to its first non-stopword (its first word when
     every word is a stopword).  Members are sorted, so equal queries build equal groups."""
@@ -293,14 +308,17 @@ def everyday_readings(tokens):
         if end - start == 1 and start in covered:  # a phrase's words read as the phrase ("keep restarting")
             continue
         anchor = next((position for position in range(start, end) if tokens[position] not in STOPWORDS), start)
-        found.setdefault(anchor, set()).update(members)
-    return {position: tuple(sorted(members)) for position, members in found.items()}
+        weight = W_EVERYDAY if end - start == 1 else W_EVERYDAY_PHRASE
+        readings = found.setdefault(anchor, {})
+        for member in members:
+            readings[member] = max(weight, readings.get(member, 0))
+    return {position: tuple(sorted(readings.items())) for position, readings in found.items()}
 
 
 def irregular_forms(word):
     """The other forms of an irregular verb form (``ran`` -> run, runs, running); empty for
     other words."""
-    base = synonyms.IRREGULAR.get(word)
+    base = _irregular().get(word)
     if not base:
         return ()
     if base.endswith("e"):
@@ -310,7 +328,7 @@ def irregular_forms(word):
         ing = base + base[-1] + "ing"
     else:
         ing = base + "ing"
-    others = {form for form, same in synonyms.IRREGULAR.items() if same == base}
+    others = {form for form, same in _irregular().items() if same == base}
     return tuple(sorted(({base, base + "s", ing} | others) - {word}))
 
 
