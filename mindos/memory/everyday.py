@@ -277,6 +277,9 @@ EVERYDAY = (
     ("photo", ("image*", "thumbnail*", "picture*")),
     ("video", ("stream*", "transcod*", "media")),
     # time, schedules, frequency
+    ("why", ("because", "due to", "caus*", "root cause", "after", "so")),
+    ("who", ("owner*", "own*", "on-call", "oncall", "maintain*", "team*")),
+    ("where", ("stor*", "host*", "locat*", "region*", "kept")),
     ("how often", ("every", "interval*", "frequen*", "schedul*", "cron", "daily", "hourly", "weekly", "nightly")),
     ("how soon", ("within", "sla", "deadline*", "minutes", "hours")),
     ("how fast", ("within", "latency", "sla", "minutes")),

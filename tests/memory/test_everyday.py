@@ -113,3 +113,14 @@ def test_hostile_text_through_everyday_phrases_never_becomes_an_operator(conn, t
     _stream(conn)
     search.memory_search(conn, text[:1000], project="Data")  # must not raise
     assert conn.execute("SELECT count(*) FROM notes").fetchone()[0] == 6
+
+
+def test_question_words_lean_towards_rows_that_answer_them(conn):
+    """"why" reads as because / caused / root cause: of two rows naming the same thing, the
+    one giving a reason ranks first for a why-question."""
+    make_task(conn, "s", project="Data", title="stream work")
+    reason = notes.add(conn, "s", content="Nightly export failed because the disk filled up")
+    notes.add(conn, "s", content="Nightly export failed again at 02:00")  # newer: wins a plain tie
+    hits = search.memory_search(conn, "why did the nightly export fail", project="Data", limit=2)
+    assert _keys(hits)[0] == ("note", reason["id"])
+    assert "because" in _terms(retrieval.groups("why", everyday=True)[0])
