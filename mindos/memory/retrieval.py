@@ -248,36 +248,50 @@ def groups(text, cache=None, everyday=False):
     return chosen
 
 
-_EVERYDAY = None
+_ENTRIES = {}  # first base form -> its entries of everyday.EVERYDAY, read on first use
 
 
-def _everyday_index():
-    """First base form -> [(key as a tuple of base forms, members)] of everyday.EVERYDAY (built
-    once, on the first memory-search)."""
-    global _EVERYDAY
-    if _EVERYDAY is None:
+def _entries(first):
+    """``[(key words, members)]``: the entries of :data:`mindos.memory.everyday.EVERYDAY` whose
+    key starts with the word ``first``.  The table is one string, searched rather than
+    parsed whole: a search reads the few lines its words start, not the four hundred."""
+    found = _ENTRIES.get(first)
+    if found is None:
         from mindos.memory import everyday  # lazy: memory-search only, packs never load it
 
-        index = {}
-        for key, members in everyday.EVERYDAY:
-            parts = tuple(key.split())
-            index.setdefault(parts[0], []).append((parts, tuple(members)))
-        _EVERYDAY = index
-    return _EVERYDAY
+        table, found = everyday.EVERYDAY, []
+        for needle in (f"\n{first}:", f"\n{first} "):
+            at = table.find(needle)
+            while at >= 0:
+                stop = table.find("\n", at + 1)
+                key, _, members = table[at + 1:stop].partition(": ")
+                found.append((tuple(key.split()), tuple(members.split(", "))))
+                at = table.find(needle, stop)
+        _ENTRIES[first] = found
+    return found
 
 
-def _irregular():
-    """:data:`mindos.memory.everyday.IRREGULAR` (loaded on first use)."""
+def _irregular_base(word):
+    """The base form of an irregular verb form in :data:`mindos.memory.everyday.IRREGULAR`
+    ("ran" -> "run"), or None."""
     from mindos.memory import everyday  # lazy: memory-search only
 
-    return everyday.IRREGULAR
+    table = everyday.IRREGULAR
+    at = table.find(f" {word}:")
+    if at < 0:
+        return None
+    start = at + len(word) + 2
+    stop = start
+    while stop < len(table) and not table[stop].isspace():
+        stop += 1
+    return table[start:stop]
 
 
 def base_forms(token):
     """The forms ``token`` may stand for in an everyday phrase: itself, its irregular base
     ("ran" -> run) and its suffix-stripped roots ("keeps" -> keep, "piled" -> pile)."""
     found = {token}
-    base = _irregular().get(token)
+    base = _irregular_base(token) if len(token) > 2 else None
     if base:
         found.add(base)
     if len(token) > MIN_STEM and not token.isdigit():
@@ -290,12 +304,11 @@ def everyday_readings(tokens):
     ``tokens`` (a phrase's words in sequence, stopwords included, each through
     :func:`base_forms`), its members, attached to its first non-stopword (its first word when
     every word is a stopword).  Members are sorted, so equal queries build equal groups."""
-    index = _everyday_index()
     forms = [base_forms(token) for token in tokens]
     matches, covered = [], set()
     for start, own in enumerate(forms):
         for form in sorted(own):
-            for parts, members in index.get(form, ()):
+            for parts, members in _entries(form):
                 end = start + len(parts)
                 if end > len(tokens) or any(parts[offset] not in forms[start + offset]
                                             for offset in range(1, len(parts))):
@@ -318,7 +331,7 @@ def everyday_readings(tokens):
 def irregular_forms(word):
     """The other forms of an irregular verb form (``ran`` -> run, runs, running); empty for
     other words."""
-    base = _irregular().get(word)
+    base = _irregular_base(word)
     if not base:
         return ()
     if base.endswith("e"):
@@ -328,7 +341,9 @@ def irregular_forms(word):
         ing = base + base[-1] + "ing"
     else:
         ing = base + "ing"
-    others = {form for form, same in _irregular().items() if same == base}
+    from mindos.memory import everyday  # lazy: memory-search only
+
+    others = {pair.partition(":")[0] for pair in everyday.IRREGULAR.split() if pair.partition(":")[2] == base}
     return tuple(sorted(({base, base + "s", ing} | others) - {word}))
 
 

@@ -18,11 +18,23 @@ def _terms(group):
 
 
 def test_table_is_lowercase_base_forms_with_unique_keys():
-    keys = [key for key, _ in everyday.EVERYDAY]
+    entries = [line.partition(": ") for line in everyday.EVERYDAY.splitlines() if line and not line.startswith("#")]
+    keys = [key for key, _, _ in entries]
     assert len(keys) == len(set(keys)) and len(keys) >= 200
-    for key, members in everyday.EVERYDAY:
-        assert key == key.lower().strip() and members and all(m == m.lower().strip() for m in members)
-    assert all(form.isalpha() and base.isalpha() for form, base in everyday.IRREGULAR.items())
+    for key, colon, members in entries:
+        assert colon and key == key.lower().strip() and members == members.lower().strip()
+        assert all(member.strip() == member and member for member in members.split(", "))
+    pairs = [pair.partition(":") for pair in everyday.IRREGULAR.split()]
+    assert all(form.isalpha() and base.isalpha() for form, _, base in pairs)
+    assert len({form for form, _, _ in pairs}) == len(pairs)
+
+
+def test_a_key_is_found_by_its_first_word_only():
+    assert ("fall", "behind") in [parts for parts, _ in retrieval._entries("fall")]
+    assert retrieval._entries("behind") == [(("behind",), ("lag*", "backlog*"))]
+    assert retrieval._entries("fal") == [] and retrieval._entries("nosuchword") == []
+    assert retrieval._irregular_base("ran") == "run" and retrieval._irregular_base("overran") == "overrun"
+    assert retrieval._irregular_base("an") is None and retrieval._irregular_base("running") is None
 
 
 def test_phrases_match_through_irregular_forms_and_the_stemmer():
