@@ -287,15 +287,31 @@ def _irregular_base(word):
     return table[start:stop]
 
 
+_NOT_COMPARATIVE = frozenset(("latest", "later"))  # "the latest version" is not about being late
+
+
 def base_forms(token):
     """The forms ``token`` may stand for in an everyday phrase: itself, its irregular base
-    ("ran" -> run) and its suffix-stripped roots ("keeps" -> keep, "piled" -> pile)."""
+    ("ran" -> run), its suffix-stripped roots ("keeps" -> keep, "piled" -> pile) and the
+    adjective behind a comparative, superlative or adverb ("slowest", "slower", "slowly" ->
+    slow).  Used only to find keys of the everyday table, never as search terms."""
     found = {token}
     base = _irregular_base(token) if len(token) > 2 else None
     if base:
         found.add(base)
     if len(token) > MIN_STEM and not token.isdigit():
         found |= _stripped(token, MIN_STEM)
+        for suffix in ("est", "er", "ally", "ly"):  # slowest, faster -> slow, fast; slowly -> slow
+            root = token[: -len(suffix)]
+            if token.endswith(suffix) and len(root) >= MIN_STEM and token not in _NOT_COMPARATIVE:
+                found.add(root)
+                if root[-1] == root[-2] and root[-1] not in "aeiouls":  # biggest -> big
+                    found.add(root[:-1])
+                elif root[-1] == "i":  # easiest -> easy
+                    found.add(root[:-1] + "y")
+                elif suffix in ("est", "er"):  # latest -> late
+                    found.add(root + "e")
+                break
     return found
 
 

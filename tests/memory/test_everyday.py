@@ -64,6 +64,16 @@ def test_a_stopword_that_anchors_a_reading_becomes_a_group_and_contractions_do_n
     assert [group.word for group in retrieval.groups("site down")] == ["site"]
 
 
+def test_base_forms_of_everyday_words():
+    assert {"slow"} <= retrieval.base_forms("slowest") & retrieval.base_forms("slowly") & retrieval.base_forms("slower")
+    assert "big" in retrieval.base_forms("biggest") and "easy" in retrieval.base_forms("easiest")
+    assert "run" in retrieval.base_forms("ran") and "keep" in retrieval.base_forms("keeps")
+    assert "late" not in retrieval.base_forms("latest")  # the newest, not a delay
+    assert retrieval.base_forms("db") == {"db"}
+    tokens = retrieval.words("what is the slowest acceptable response")
+    assert "latency" in dict(retrieval.everyday_readings(tokens)[tokens.index("slowest")])
+
+
 def test_irregular_forms_and_short_plurals():
     assert set(retrieval.irregular_forms("ran")) >= {"run", "runs", "running"}
     assert "broken" in retrieval.irregular_forms("broke") and retrieval.irregular_forms("deploy") == ()
