@@ -1,7 +1,9 @@
-"""A second development corpus for retrieval work: four domains neither other corpus covers
+"""A second development corpus for retrieval work: eight domains neither other corpus covers
 (greenhouse irrigation, airline crew scheduling, university course registration, a
-newsroom's publishing stack), written as people write notes, with the kinds of questions
-people ask of them.
+newsroom's publishing stack; then a payments back office, clinic appointment booking, live
+bus tracking and a multiplayer game backend, added after memory-search's everyday vocabulary
+was written, with more paraphrase and multi-hop questions), written as people write notes,
+with the kinds of questions people ask of them.
 
 It exists so a retrieval method can be checked on text it was not shaped on before anyone
 looks at the frozen held-out corpus (bench/heldout_corpus.py, which is never used for
