@@ -1,7 +1,9 @@
 """memory-search: one ranked list across every memory surface (live notes, memories, facts
 and handoffs), scored on one scale.
 
-Candidates and scores come from the retrieval engine (:mod:`mindos.memory.retrieval`): each
+Candidates and scores come from the retrieval engine (:mod:`mindos.memory.retrieval`), its
+query groups widened by everyday readings (:mod:`mindos.memory.everyday`: "fall behind" also
+matches lag and backlog, at a lower weight than the words themselves): each
 surface's index is probed for the query's groups, the rarest within SEARCH_POSTINGS matches
 are read newest first and filtered as they are read, and every candidate is scored in
 Python by the IDF-weighted share of the query's groups it matches times a mild recency
