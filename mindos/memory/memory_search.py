@@ -1,7 +1,9 @@
 """memory-search: one ranked list across every memory surface (live notes, memories, facts
 and handoffs), scored on one scale.
 
-Candidates and scores come from the retrieval engine (:mod:`mindos.memory.retrieval`): each
+Candidates and scores come from the retrieval engine (:mod:`mindos.memory.retrieval`), its
+query groups widened by everyday readings (:mod:`mindos.memory.everyday`: "fall behind" also
+matches lag and backlog, at a lower weight than the words themselves): each
 surface's index is probed for the query's groups, the rarest within SEARCH_POSTINGS matches
 are read newest first and filtered as they are read, and every candidate is scored in
 Python by the IDF-weighted share of the query's groups it matches times a mild recency
@@ -179,7 +181,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
         raise InvalidInput("--scope project needs --project")
     limit = validate.positive_int(limit, "--limit", maximum=MAX_LIMIT)
     now = now or clock.now_iso()
-    query_groups = retrieval.groups(query)
+    query_groups = retrieval.groups(query, everyday=True)
     expression = retrieval.match_expression(query_groups)
     if expression is None:
         return []

@@ -41,6 +41,8 @@ SEARCH_POSTINGS = 150  # memory-search reads candidates of the rarest groups wit
 RECENCY_HALF_LIFE_HOURS = 24 * 90  # a quarter: recency breaks near-ties, it never beats relevance
 RECENCY_WEIGHT = 0.1
 W_EXACT, W_STEM, W_SYNONYM = 1.0, 0.9, 0.8
+W_EVERYDAY = 0.6  # an everyday word's technical reading (everyday.EVERYDAY): memory-search only
+W_EVERYDAY_PHRASE = 0.7  # an everyday phrase's ("fall behind", "run out"): less ambiguous than a word
 MIN_STEM = 3
 MAX_GROUPS = 12
 STOPWORDS = frozenset("""
@@ -51,6 +53,7 @@ about into over under than then so such any all some each every much many more m
 also very too up down out off again once if else while after before during between both either neither via
 per vs get got make made use using used need needs needed want wants know tell show find anything something
 currently current now still ever
+didn doesn isn wasn weren aren hasn haven hadn couldn shouldn wouldn t ll ve
 """.split())
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ies", "ied", "ed", "es",
              "s")
@@ -129,9 +132,14 @@ def _synonyms_of(word, previous=None, roots=None):
 
 
 class Group:
-    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase."""
+    """One query word: its terms, each ``(kind, text, weight)``; kind is exact, prefix or phrase.
 
-    def __init__(self, word, previous=None):
+    ``everyday``: the technical readings of everyday words and phrases this word anchors
+    (:func:`everyday_readings`, members of :data:`mindos.memory.everyday.EVERYDAY`), each
+    worth W_EVERYDAY, and the word's irregular forms ("ran": run, runs, running) worth W_STEM;
+    memory-search passes them, packs do not."""
+
+    def __init__(self, word, previous=None, everyday=None):
         self.word = word
         self.word_term = fts.quote(word)  # the word alone, quoted for MATCH
         terms = {("exact", word): W_EXACT}
@@ -140,6 +148,12 @@ class Group:
         roots = stems(word)
         for root in roots:
             terms.setdefault(("prefix", root), W_STEM)
+        if everyday is not None:
+            for form in irregular_forms(word):
+                terms.setdefault(("exact", form), W_STEM)
+            if len(word) <= MIN_STEM and word.isalpha():  # a short word's plurals: bus -> buses, job -> jobs
+                terms.setdefault(("exact", word + "s"), W_STEM)
+                terms.setdefault(("exact", word + "es"), W_STEM)
         for member in _synonyms_of(word, previous, roots):
             parts = member.split()
             if len(parts) > 1:
@@ -148,6 +162,17 @@ class Group:
             terms.setdefault(("exact", member), W_SYNONYM)
             for root in stems(member):
                 terms.setdefault(("prefix", root), W_SYNONYM)
+        for member, weight in everyday or ():
+            parts = words(member.rstrip("*"))
+            if len(parts) > 1:
+                found = [("phrase", " ".join(parts))]
+            elif member.endswith("*"):
+                found = [("prefix", parts[0])]
+            else:
+                found = [("exact", part) for part in parts] + [("prefix", root) for part in parts for root in stems(part)]
+            for term in found:
+                if terms.get(term, 0) < weight:
+                    terms[term] = weight
         self.terms = terms
         # best weight first, so the first hit is the answer; in the space-joined text a
         # prefix is " root" and a phrase " a b "
@@ -187,33 +212,155 @@ class Group:
         return 0.0
 
 
-def groups(text, cache=None):
+def groups(text, cache=None, everyday=False):
     """The query groups of ``text``: one per distinct non-stopword (at most MAX_GROUPS).
 
     When every word is a stopword the words themselves are used, so a query is never
     silently empty.  A group depends only on its word and the word before it, and is never
-    changed once built, so ``cache`` (a dict) may share groups between many texts."""
-    cache = {} if cache is None else cache
+    changed once built, so ``cache`` (a dict) may share groups between many texts.
 
-    def group(word, previous=None):
+    ``everyday`` (memory-search): each group also carries the technical readings of the
+    everyday words and phrases it anchors (:func:`everyday_readings`), and a stopword that
+    alone anchors one ("down") becomes a group of its own."""
+    cache = {} if cache is None else cache
+    readings = everyday_readings(words(text)) if everyday else {}
+
+    def group(word, previous=None, position=None):
         # the previous word matters only when the two form a listed synonym phrase
         key = (word, previous if previous and f"{previous} {word}" in _SYNONYMS else None)
+        if everyday:
+            key += (readings.get(position, ()),)
         if key not in cache:
             cache[key] = Group(*key)
         return cache[key]
 
     tokens = words(text)
     chosen, seen, previous = [], set(), None
-    for token in tokens:
-        if token not in STOPWORDS and token not in seen:
+    for position, token in enumerate(tokens):
+        if (token not in STOPWORDS or position in readings) and token not in seen:
             if len(chosen) == MAX_GROUPS:
                 break
             seen.add(token)
-            chosen.append(group(token, previous))
+            chosen.append(group(token, previous, position))
         previous = token
     if not chosen:
         chosen = [group(token) for token in list(dict.fromkeys(tokens))[:MAX_GROUPS]]
     return chosen
+
+
+_ENTRIES = {}  # first base form -> its entries of everyday.EVERYDAY, read on first use
+
+
+def _entries(first):
+    """``[(key words, members)]``: the entries of :data:`mindos.memory.everyday.EVERYDAY` whose
+    key starts with the word ``first``.  The table is one string, searched rather than
+    parsed whole: a search reads the few lines its words start, not the four hundred."""
+    found = _ENTRIES.get(first)
+    if found is None:
+        from mindos.memory import everyday  # lazy: memory-search only, packs never load it
+
+        table, found = everyday.EVERYDAY, []
+        for needle in (f"\n{first}:", f"\n{first} "):
+            at = table.find(needle)
+            while at >= 0:
+                stop = table.find("\n", at + 1)
+                key, _, members = table[at + 1:stop].partition(": ")
+                found.append((tuple(key.split()), tuple(members.split(", "))))
+                at = table.find(needle, stop)
+        _ENTRIES[first] = found
+    return found
+
+
+def _irregular_base(word):
+    """The base form of an irregular verb form in :data:`mindos.memory.everyday.IRREGULAR`
+    ("ran" -> "run"), or None."""
+    from mindos.memory import everyday  # lazy: memory-search only
+
+    table = everyday.IRREGULAR
+    at = table.find(f" {word}:")
+    if at < 0:
+        return None
+    start = at + len(word) + 2
+    stop = start
+    while stop < len(table) and not table[stop].isspace():
+        stop += 1
+    return table[start:stop]
+
+
+_NOT_COMPARATIVE = frozenset(("latest", "later"))  # "the latest version" is not about being late
+
+
+def base_forms(token):
+    """The forms ``token`` may stand for in an everyday phrase: itself, its irregular base
+    ("ran" -> run), its suffix-stripped roots ("keeps" -> keep, "piled" -> pile) and the
+    adjective behind a comparative, superlative or adverb ("slowest", "slower", "slowly" ->
+    slow).  Used only to find keys of the everyday table, never as search terms."""
+    found = {token}
+    base = _irregular_base(token) if len(token) > 2 else None
+    if base:
+        found.add(base)
+    if len(token) > MIN_STEM and not token.isdigit():
+        found |= _stripped(token, MIN_STEM)
+        for suffix in ("est", "er", "ally", "ly"):  # slowest, faster -> slow, fast; slowly -> slow
+            root = token[: -len(suffix)]
+            if token.endswith(suffix) and len(root) >= MIN_STEM and token not in _NOT_COMPARATIVE:
+                found.add(root)
+                if root[-1] == root[-2] and root[-1] not in "aeiouls":  # biggest -> big
+                    found.add(root[:-1])
+                elif root[-1] == "i":  # easiest -> easy
+                    found.add(root[:-1] + "y")
+                elif suffix in ("est", "er"):  # latest -> late
+                    found.add(root + "e")
+                break
+    return found
+
+
+def everyday_readings(tokens):
+    """``{position: members}``: for each everyday word or phrase of everyday.EVERYDAY found in
+    ``tokens`` (a phrase's words in sequence, stopwords included, each through
+    :func:`base_forms`), its members, attached to its first non-stopword (its first word when
+    every word is a stopword).  Members are sorted, so equal queries build equal groups."""
+    forms = [base_forms(token) for token in tokens]
+    matches, covered = [], set()
+    for start, own in enumerate(forms):
+        for form in sorted(own):
+            for parts, members in _entries(form):
+                end = start + len(parts)
+                if end > len(tokens) or any(parts[offset] not in forms[start + offset]
+                                            for offset in range(1, len(parts))):
+                    continue
+                matches.append((start, end, members))
+                if end - start > 1:
+                    covered.update(range(start, end))
+    found = {}
+    for start, end, members in matches:
+        if end - start == 1 and start in covered:  # a phrase's words read as the phrase ("keep restarting")
+            continue
+        anchor = next((position for position in range(start, end) if tokens[position] not in STOPWORDS), start)
+        weight = W_EVERYDAY if end - start == 1 else W_EVERYDAY_PHRASE
+        readings = found.setdefault(anchor, {})
+        for member in members:
+            readings[member] = max(weight, readings.get(member, 0))
+    return {position: tuple(sorted(readings.items())) for position, readings in found.items()}
+
+
+def irregular_forms(word):
+    """The other forms of an irregular verb form (``ran`` -> run, runs, running); empty for
+    other words."""
+    base = _irregular_base(word)
+    if not base:
+        return ()
+    if base.endswith("e"):
+        ing = base[:-1] + "ing"
+    elif len(base) <= 4 and len(base) >= 3 and base[-1] not in "aeiouwy" and base[-2] in "aeiou" \
+            and base[-3] not in "aeiou":
+        ing = base + base[-1] + "ing"
+    else:
+        ing = base + "ing"
+    from mindos.memory import everyday  # lazy: memory-search only
+
+    others = {pair.partition(":")[0] for pair in everyday.IRREGULAR.split() if pair.partition(":")[2] == base}
+    return tuple(sorted(({base, base + "s", ing} | others) - {word}))
 
 
 def match_expression(query_groups):
