@@ -53,6 +53,7 @@ for path in (ROOT, HERE):
 
 import retrieval_eval  # noqa: E402
 
+from mindos.context import builder  # noqa: E402
 from mindos.context import params as pack_params  # noqa: E402
 from mindos.context import prime, recall  # noqa: E402
 from mindos.core.canonical import canonical_json  # noqa: E402
@@ -76,11 +77,15 @@ ENTRY_KEYS = ("task", "handoff", "dependencies", "notes", "related_notes", "rela
 
 
 def content_chars(value):
-    """The characters of ``value`` that are content (:data:`CONTENT_KEYS`), walked through."""
+    """The characters of ``value`` that are content (:data:`CONTENT_KEYS`), walked through (a
+    table of a printed pack is read back into its entries first: its rows hold the content
+    under the column names)."""
     if isinstance(value, dict):
         total = 0
         for key, item in value.items():
-            if key in CONTENT_KEYS and isinstance(item, str):
+            if key in builder.TABLES and isinstance(item, list) and item and isinstance(item[0], list):
+                total += content_chars(builder.TABLES[key].decode(item))
+            elif key in CONTENT_KEYS and isinstance(item, str):
                 total += len(item)
             elif key in CONTENT_KEYS and isinstance(item, list):  # a handoff's lists; prime's constraints are notes
                 total += sum(len(part) if isinstance(part, str) else content_chars(part) for part in item)
@@ -109,7 +114,7 @@ def efficiency(conn, corpus):
             packs["context"].append(context.pack_context(conn, f"{project.lower()}-{suffix}"))
     params = pack_params.make_params(**{**PACK, "budget": pack_params.DEFAULT_BUDGET})
     for number in range(len(corpus.QUERIES)):
-        packs["recall"].append(recall.bundle(conn, f"probe-{number}", "eval-agent", params))
+        packs["recall"].append(builder.encode(recall.bundle(conn, f"probe-{number}", "eval-agent", params)))
     default = pack_params.make_params()
     for project in corpus.PROJECTS:
         agent = f"agent-{project.lower()}"
@@ -142,7 +147,7 @@ def bench_home_efficiency(tasks_count=400, seed=7):
         default = pack_params.make_params()
         picked = info.ids[:: max(1, len(info.ids) // 40)][:40]
         packs = {"context": [context.pack_context(conn, task_id) for task_id in picked],
-                 "recall": [recall.bundle(conn, task_id, "eval-agent", default) for task_id in picked],
+                 "recall": [builder.encode(recall.bundle(conn, task_id, "eval-agent", default)) for task_id in picked],
                  "resume": [], "prime_json": []}
         for number, task_id in enumerate(info.roots[:10]):
             agent = f"bench-agent-{number}"

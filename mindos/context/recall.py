@@ -73,6 +73,14 @@ def params_from_event(payload):
         return None
 
 
+def same_format(payload):
+    """True when an audited recall was packed in the current pack format (``pack_format`` in
+    its payload; events recorded before pack format 4 carry none).  A recall of an older
+    format cannot be proven fresh by the ledger alone: its digest was taken over the older
+    shape, so only a rebuild says whether it still matches (it does not: the format moved it)."""
+    return payload.get("pack_format") == builder.PACK_FORMAT
+
+
 # ---------------------------------------------------------------------------------------
 # Building
 
@@ -108,7 +116,8 @@ def pack(conn, task_id, params):
     that one then, so the sections and the engine stay unloaded)."""
     from mindos.work import rows  # lazy: the task row
 
-    return build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
+    return builder.encode(build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params,
+                                     clock.now_iso()))
 
 
 def lease_state(task, agent, now):
@@ -176,8 +185,9 @@ def sealed_form(durable):
 
 
 def digest_of(durable):
-    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`)."""
-    return sha256_hex(canonical_json(sealed_form(durable)))
+    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`),
+    as it is printed (:func:`mindos.context.builder.encode`: the seal covers the tables)."""
+    return sha256_hex(canonical_json(builder.encode(sealed_form(durable))))
 
 
 def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
@@ -236,7 +246,7 @@ def manifest(sealed):
 
 def _event(conn, action, sealed, params, extra_payload=None):
     payload = {"agent": sealed["agent"], "digest": sealed["digest"], "core_digest": sealed["core_digest"],
-               "params": params, "manifest": manifest(sealed)}
+               "params": params, "manifest": manifest(sealed), "pack_format": builder.PACK_FORMAT}
     payload.update(extra_payload or {})
     ledger.append_event(conn, "task", sealed["task_id"], action, payload)
 
@@ -251,12 +261,12 @@ def _agent(agent, flag="--agent"):
 
 def recall(conn, task_id, *, agent, params, unsealed=()):
     """``recall``: build the bundle (with ``unsealed``, see :func:`bundle`) and audit
-    ``context_recalled``; return the bundle."""
+    ``context_recalled``; return the bundle as printed (:func:`mindos.context.builder.encode`)."""
     agent = _agent(agent)
     with db.write(conn):
         sealed = bundle(conn, task_id, agent, params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "recall"})
-    return sealed
+    return builder.encode(sealed)
 
 
 def verify(conn, task_id, digest, *, agent, params):
@@ -367,6 +377,8 @@ def diff(conn, task_id, digest):
     result.update(event_id=event["id"], recalled_at=event["created_at"], agent=current["agent"],
                   current_digest=current["digest"], current_core_digest=current["core_digest"],
                   fresh=current[kind] == digest)
+    if not same_format(event["payload"]):  # the digest moved with the pack's shape, whatever else did
+        result["pack_format_changed"] = True
     old = event["payload"].get("manifest")
     if params is None or not isinstance(old, dict):
         result["legacy_event"] = True
@@ -455,13 +467,15 @@ def _unchanged_since(conn, task_id, event, params, ends):
     nothing a bundle holds; so with no other event after the cited one, no lifetime
     boundary passed since (``ends``: expiries, leases, fact windows), no rerank (whose ages
     move by the hour) and every receipt it packed still matching its seal, recomputing would
-    give the same bundle."""
+    give the same bundle.  A recall packed in an older pack format (:func:`same_format`) is
+    always rebuilt."""
     import bisect  # lazy: only the fleet sweep reads lifetime boundaries
 
     from mindos.work import receipts  # lazy: sealed receipt files
 
     manifest = event["payload"].get("manifest")
-    if params["rerank"] or not isinstance(manifest, dict) or _written_since(conn, event["id"], task_id):
+    if params["rerank"] or not isinstance(manifest, dict) or not same_format(event["payload"]) \
+            or _written_since(conn, event["id"], task_id):
         return False
     if bisect.bisect_right(ends, event["created_at"]) < len(ends):
         return False
@@ -587,7 +601,7 @@ def next_and_recall(conn, *, params, unsealed=(), **next_args):
             return result
         sealed = bundle(conn, task["id"], task["lease_owner"], params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "next"})
-    result.update(recall=sealed, recall_digest=sealed["digest"])
+    result.update(recall=builder.encode(sealed), recall_digest=sealed["digest"])
     return result
 
 
@@ -625,7 +639,8 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
         sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
     return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
-            "lease_expires_at": task["lease_expires_at"], "recall": sealed, "recall_digest": sealed["digest"]}
+            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
+            "recall_digest": sealed["digest"]}
 
 
 def metrics(conn):
