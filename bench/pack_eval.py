@@ -24,7 +24,8 @@ included).  It is taken over every kind of pack on the same home: ``context`` of
 project's knowledge and chatter tasks, ``recall`` of each labelled query's task with every
 related section on, ``resume`` and ``next --claim --recall`` with the default parameters,
 and ``prime --format json`` of an agent holding a task per project; ``entries`` is the
-same share over the packed entries alone (what the budget charges).
+same share over the packed entries alone (the objects and tables as printed; the budget
+charges the objects and the tables' rows).
 
 Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, entries):
 
@@ -34,6 +35,13 @@ Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, en
                                                              bench home 0.383, 0.525
   pack format 3 (a lean envelope as well):                    corpus home 0.244, 0.399;
                                                              bench home 0.423, 0.531
+  pack format 4 (entry lists as tables, note and memory       corpus home 0.289, 0.496;
+  dates, the header without the pack's task id):             bench home 0.482, 0.628
+
+Per pack kind on the bench home, format 3 -> 4: context 0.461 -> 0.530, recall 0.404 -> 0.456,
+resume 0.364 -> 0.403, prime_json 0.429 -> 0.497.  A printed pack's tables are read back into
+entries (:func:`mindos.context.builder.decode`) before content is counted, so content is
+counted exactly as before: the same keys, never a column name.
 
 ``--corpus heldout`` runs the same over bench/heldout_corpus.py, the frozen held-out corpus.
 

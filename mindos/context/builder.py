@@ -180,7 +180,7 @@ class Table:
 _NOTE_TAIL = ("kind", "source", "created_at", "content", "pinned", "expired", "expires_at", "supersedes",
               "superseded_by", "superseded_at")
 _FACT = ("id", "subject", "predicate", "object", "source", "task_id", "valid_from", "valid_until")
-_MEMORY = ("id", "project", "kind", "source", "created_at", "content", "tags", "engine")
+_MEMORY = ("id", "created_at", "content", "project", "kind", "source", "tags", "engine")
 _SNIPPET = ("message_id", "source", "session_id", "seq", "role", "at", "snippet", "project", "profile",
             "snippet_truncated", "score")
 _RECEIPT = ("receipt_id", "task_id", "kind", "created_at", "hash_ok", "file_hash", "payload")

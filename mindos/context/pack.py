@@ -11,11 +11,12 @@ Design decisions
     sections present, in order, under ``sections``.  A section that comes with a flag
     adds its keys only when the flag is given, so packs built without it stay
     byte-identical.
-  * **What the budget counts.**  Every packed item costs ``len(canonical_json(item))``
-    characters: the header dict, the handoff dict, each dependency entry, each note and
-    each related note.  ``used_chars`` is exactly the sum of those costs and never exceeds
-    ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) are not content
-    and cost nothing.
+  * **What the budget counts.**  Every packed item costs the characters it prints as: the
+    header dict and the handoff dict their ``len(canonical_json(item))``, each dependency,
+    note and related note the characters of its row (entry lists print as tables:
+    :func:`builder.encode`).  ``used_chars`` is exactly the sum of those costs and never
+    exceeds ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) and a
+    table's header row are not content and cost nothing.
   * **First fit, in pack order.**  Items are offered in pack order; one that does not fit in
     what is left is dropped (``truncated`` flips) and later, smaller items may still fit.
     Pinned notes are offered before unpinned ones, so they survive budgets that drop them.
@@ -27,8 +28,8 @@ Design decisions
     beside them, it is fitted into the whole budget as before.
   * **Compact entries.**  Every packed entry goes through :func:`builder.compact`: a task's
     own notes drop ``task_id`` and the defaults (kind ``fact``, source ``operator``), the
-    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops
-    priority ``P2`` and every empty field.
+    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops its
+    ``id`` (the pack's ``task_id``), priority ``P2`` and every empty field.
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.

@@ -6,17 +6,21 @@ A *bundle* is everything durable an agent needs before acting on a task: the con
 
 Design decisions
   * **Two digests over a canonical form.**  ``digest`` is the SHA-256 of the canonical JSON
-    of the bundle minus ``digest``, ``core_digest`` and ``recalled_at`` (the recall time is
-    the one thing that changes without durable state changing).  ``core_digest`` is the
-    same over the bundle *as if the task's live handoff did not exist* (no ``handoff``
-    section, no budget spent on it), so an agent's own handoff recorded after its recall is
-    not drift against its own citation.  When the handoff was packed and nothing was
-    dropped, removing it changes nothing else (every other item fit already), so the core
-    form is derived without a second build; only a truncated pack is rebuilt.
+    of the bundle as printed (its tables) minus ``digest``, ``core_digest`` and
+    ``recalled_at`` (the recall time is the one thing that changes without durable state
+    changing).  ``core_digest`` is the same over the bundle *as if the task's live handoff
+    did not exist* (no ``handoff`` section, no budget spent on it), so an agent's own
+    handoff recorded after its recall is not drift against its own citation.  When the
+    handoff was packed and nothing was dropped, removing it changes nothing else (every
+    other item fit already), so the core form is derived without a second build; only a
+    truncated pack is rebuilt.
   * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
     audit ``context_recalled`` / ``session_resumed`` on the task with the agent, both
     digests, every bundle parameter (``params``) and a compact per-section ``manifest``.
-    The manifest is never hashed into a digest.  ``recall-diff`` and ``ops.py
+    The manifest is never hashed into a digest.  The event also names the ``pack_format``
+    it was packed in: a recall of an older format is never proven fresh by the ledger alone,
+    and ``recall-diff`` says ``pack_format_changed`` (its digest moved with the shape).
+    ``recall-diff`` and ``ops.py
     recall-stale`` find the event that produced a cited digest and recompute the bundle with
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
@@ -88,7 +92,8 @@ def same_format(payload):
 def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
     """The pack of ``task`` (a task dict) under ``params``: the ``context`` command's sections
     (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the
-    ``context`` shape); read-only.  ``memo`` shares fetched candidates between the builds of
+    ``context`` shape, its entry lists still lists of entry dicts: :func:`pack` prints them as
+    tables); read-only.  ``memo`` shares fetched candidates between the builds of
     one bundle; ``shared`` shares index posting counts and task-independent section results
     between the bundles built in one read snapshot (see :func:`stale`)."""
     options = dict(params)
@@ -196,7 +201,10 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
     ``core_digest``, ``recalled_at`` and the keys of ``unsealed`` (callables ``(conn,
     task_id) -> dict`` of upper floors, never sealed: the recall commands pass the live
-    continuation grant's, ``grant``).  Raises NotFound for an unknown task.
+    continuation grant's, ``grant``).  Its entry lists are lists of entry dicts (what the
+    manifest, the sweeps and prime read); the commands print it through
+    :func:`mindos.context.builder.encode`, the form the digests are taken over.  Raises
+    NotFound for an unknown task.
     """
     from mindos.work import rows  # lazy: the task row
 

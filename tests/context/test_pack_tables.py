@@ -114,7 +114,7 @@ def test_rows_leave_out_nulls_the_one_engine_and_keep_a_missing_seal():
     memory = {"id": "m1", "content": "deploys take ten minutes", "engine": builder.MEMORY_ENGINE}
     other = {"id": "m2", "content": "from elsewhere", "engine": "other-engine-v2"}
     table = memories_table.encode([memory, other])
-    assert table[1] == ["m1", None, None, None, None, "deploys take ten minutes"]  # the shipped engine is implied
+    assert table[1] == ["m1", None, "deploys take ten minutes"]  # the shipped engine is implied
     assert table[2][-1] == "other-engine-v2"
     assert memories_table.decode(table) == [memory, other]  # every memory reads back with its engine tag
     unsealed = {"receipt_id": "r1", "kind": "ci", "hash_ok": None}
