@@ -113,6 +113,7 @@ def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_someth
 def test_the_defaults_match_the_stores_defaults():
     assert builder.NOTE_DEFAULTS == {"kind": notes.DEFAULT_KIND, "source": notes.DEFAULT_SOURCE}
     assert builder.MEMORY_DEFAULTS == {"kind": memories.DEFAULT_KIND, "source": memories.DEFAULT_SOURCE}
+    assert builder.MEMORY_ENGINE == memories.ENGINE  # the engine a memory row leaves implied
     import inspect
 
     assert builder.TASK_DEFAULTS["priority"] == inspect.signature(tasks.create).parameters["priority"].default
