@@ -24,7 +24,8 @@ included).  It is taken over every kind of pack on the same home: ``context`` of
 project's knowledge and chatter tasks, ``recall`` of each labelled query's task with every
 related section on, ``resume`` and ``next --claim --recall`` with the default parameters,
 and ``prime --format json`` of an agent holding a task per project; ``entries`` is the
-same share over the packed entries alone (what the budget charges).
+same share over the packed entries alone (the objects and tables as printed; the budget
+charges the objects and the tables' rows).
 
 Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, entries):
 
@@ -34,6 +35,13 @@ Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, en
                                                              bench home 0.383, 0.525
   pack format 3 (a lean envelope as well):                    corpus home 0.244, 0.399;
                                                              bench home 0.423, 0.531
+  pack format 4 (entry lists as tables, note and memory       corpus home 0.289, 0.496;
+  dates, the header without the pack's task id):             bench home 0.482, 0.628
+
+Per pack kind on the bench home, format 3 -> 4: context 0.461 -> 0.530, recall 0.404 -> 0.456,
+resume 0.364 -> 0.403, prime_json 0.429 -> 0.497.  A printed pack's tables are read back into
+entries (:func:`mindos.context.builder.decode`) before content is counted, so content is
+counted exactly as before: the same keys, never a column name.
 
 ``--corpus heldout`` runs the same over bench/heldout_corpus.py, the frozen held-out corpus.
 
@@ -53,6 +61,7 @@ for path in (ROOT, HERE):
 
 import retrieval_eval  # noqa: E402
 
+from mindos.context import builder  # noqa: E402
 from mindos.context import params as pack_params  # noqa: E402
 from mindos.context import prime, recall  # noqa: E402
 from mindos.core.canonical import canonical_json  # noqa: E402
@@ -76,11 +85,15 @@ ENTRY_KEYS = ("task", "handoff", "dependencies", "notes", "related_notes", "rela
 
 
 def content_chars(value):
-    """The characters of ``value`` that are content (:data:`CONTENT_KEYS`), walked through."""
+    """The characters of ``value`` that are content (:data:`CONTENT_KEYS`), walked through (a
+    table of a printed pack is read back into its entries first: its rows hold the content
+    under the column names)."""
     if isinstance(value, dict):
         total = 0
         for key, item in value.items():
-            if key in CONTENT_KEYS and isinstance(item, str):
+            if key in builder.TABLES and isinstance(item, list) and item and isinstance(item[0], list):
+                total += content_chars(builder.TABLES[key].decode(item))
+            elif key in CONTENT_KEYS and isinstance(item, str):
                 total += len(item)
             elif key in CONTENT_KEYS and isinstance(item, list):  # a handoff's lists; prime's constraints are notes
                 total += sum(len(part) if isinstance(part, str) else content_chars(part) for part in item)
@@ -109,7 +122,7 @@ def efficiency(conn, corpus):
             packs["context"].append(context.pack_context(conn, f"{project.lower()}-{suffix}"))
     params = pack_params.make_params(**{**PACK, "budget": pack_params.DEFAULT_BUDGET})
     for number in range(len(corpus.QUERIES)):
-        packs["recall"].append(recall.bundle(conn, f"probe-{number}", "eval-agent", params))
+        packs["recall"].append(builder.encode(recall.bundle(conn, f"probe-{number}", "eval-agent", params)))
     default = pack_params.make_params()
     for project in corpus.PROJECTS:
         agent = f"agent-{project.lower()}"
@@ -142,7 +155,7 @@ def bench_home_efficiency(tasks_count=400, seed=7):
         default = pack_params.make_params()
         picked = info.ids[:: max(1, len(info.ids) // 40)][:40]
         packs = {"context": [context.pack_context(conn, task_id) for task_id in picked],
-                 "recall": [recall.bundle(conn, task_id, "eval-agent", default) for task_id in picked],
+                 "recall": [builder.encode(recall.bundle(conn, task_id, "eval-agent", default)) for task_id in picked],
                  "resume": [], "prime_json": []}
         for number, task_id in enumerate(info.roots[:10]):
             agent = f"bench-agent-{number}"

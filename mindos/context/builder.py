@@ -22,10 +22,23 @@ hooks as they arrive) is built here the same way:
     zero counter, an empty list, a null or false value is left out.  The pack's own keys
     (``task_id``, ``budget``, ``used_chars``, ``truncated``, ``sections``, ``pack_format``,
     digests) are always there.
+  * **Entry lists are tables** (pack format 4).  A section that packs a list of entries
+    (notes, dependencies, related rows, receipts, leases, ...) prints it as a table
+    (:func:`encode`): its first row names the columns, once, and every other row is one
+    entry's values in that order, ``null`` where the entry has no such key, trailing nulls
+    left out.  Each kind of list has one documented column order (:data:`TABLES`), so a row
+    costs the same whatever else is packed: the budget charges a list entry the characters of
+    its row (:meth:`Table.cost`), the header row costs nothing (like the envelope's keys).
+    In a row a note's or memory's ``created_at`` is the date (``YYYY-MM-DD``: the second
+    says nothing to a reader of the pack) and a memory's ``engine`` is left out when it is
+    the one engine MindOS ships (:data:`MEMORY_ENGINE`).  :func:`decode` turns a table back
+    into the entries; a pack is built, sealed and audited as entries and encoded once, as it
+    leaves the package (``context``, ``recall``, ``resume``, ``next --recall``, ``prime
+    --format json``).
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
-    ``(name, keys)`` list as canonical JSON, optionally leaving sections out (a recall's
-    ``core_digest`` leaves out the live handoff), so identical state gives an identical
-    digest in any process.
+    ``(name, keys)`` list as canonical JSON (entry lists as the tables they print as),
+    optionally leaving sections out (a recall's ``core_digest`` leaves out the live
+    handoff), so identical state gives an identical digest in any process.
 """
 
 from mindos.core.canonical import canonical_json, sha256_hex
@@ -33,8 +46,9 @@ from mindos.core.canonical import canonical_json, sha256_hex
 # The shape of packed entries.  1: every entry carried all of its row's keys; 2: compact
 # entries (see :func:`compact`); 3: a lean envelope as well (see :func:`lean`: a section's
 # zero counters, empty lists and null or false keys are left out, and so are a recall's lease
-# fields that are null or false).  Bumped whenever the bytes of a pack change shape.
-PACK_FORMAT = 3
+# fields that are null or false); 4: entry lists as tables (see :func:`encode`), the task
+# header without the id the pack names.  Bumped whenever the bytes of a pack change shape.
+PACK_FORMAT = 4
 # keys whose false or null value says something of its own (a receipt's ``hash_ok``: false
 # is a broken seal, null no seal at all): never left out
 _KEPT = frozenset({"hash_ok"})
@@ -83,6 +97,149 @@ def cost(item):
     return len(canonical_json(item))
 
 
+# The memory engine MindOS ships (mindos.memory.memories.ENGINE): a packed memory row leaves
+# its engine tag out when it is this one (absent means memory-fts-v1).
+MEMORY_ENGINE = "memory-fts-v1"
+
+
+class Table:
+    """How one kind of entry list prints: ``columns`` in their documented order, the columns
+    shown as a date (``dates``: the first 10 characters of a timestamp), the values a row
+    leaves out (``implied``: column -> the value a null or missing one stands for: a memory's
+    engine) and the columns whose absence reads as null rather than as absent (``kept``: a
+    receipt's ``hash_ok``)."""
+
+    __slots__ = ("columns", "index", "dates", "implied", "kept")
+
+    def __init__(self, columns, dates=(), implied=None, kept=()):
+        self.columns = tuple(columns)
+        self.index = {name: position for position, name in enumerate(self.columns)}
+        self.dates = frozenset(dates)
+        self.implied = implied or {}
+        self.kept = frozenset(kept)
+
+    def _values(self, entry):
+        """``(values in column order, {extra key: value})`` of ``entry``."""
+        values = [None] * len(self.columns)
+        extras = {}
+        for key, value in entry.items():
+            position = self.index.get(key)
+            if position is None:
+                extras[key] = value
+                continue
+            if key in self.dates and type(value) is str:
+                value = value[:10]
+            elif key in self.implied and value == self.implied[key]:
+                value = None
+            values[position] = value
+        return values, extras
+
+    def row(self, entry):
+        """``entry`` (a packed entry dict) as a row: its values in column order, null where it
+        has none, trailing nulls left out.  Keys outside the documented columns (none today)
+        follow them, sorted, so nothing an entry carries is lost."""
+        values, extras = self._values(entry)
+        if extras:
+            return values + [extras[key] for key in sorted(extras)]
+        while values and values[-1] is None:
+            values.pop()
+        return values
+
+    def cost(self, entry):
+        """The characters ``entry``'s row charges against the budget."""
+        return len(canonical_json(self.row(entry)))
+
+    def encode(self, entries):
+        """``entries`` as a table: ``[header, row, ...]``; the header names the columns up to
+        the longest row (then any extra keys, sorted, after every documented column)."""
+        extras = sorted({key for entry in entries for key in entry if key not in self.index})
+        if extras:
+            rows = []
+            for entry in entries:
+                values, own = self._values(entry)
+                rows.append(values + [own.get(key) for key in extras])
+            return [list(self.columns) + extras, *rows]
+        rows = [self.row(entry) for entry in entries]
+        return [list(self.columns[:max(len(row) for row in rows)]), *rows]
+
+    def decode(self, table):
+        """The entries of a table :meth:`encode` printed: the entries themselves, but for a
+        date column, which stays a date (an implied value comes back)."""
+        header = table[0]
+        entries = []
+        for row in table[1:]:
+            entry = {name: value for name, value in zip(header, row) if value is not None}
+            for name in self.kept:
+                entry.setdefault(name, None)
+            for name, value in self.implied.items():
+                entry.setdefault(name, value)
+            entries.append(entry)
+        return entries
+
+
+_NOTE_TAIL = ("kind", "source", "created_at", "content", "pinned", "expired", "expires_at", "supersedes",
+              "superseded_by", "superseded_at")
+_FACT = ("id", "subject", "predicate", "object", "source", "task_id", "valid_from", "valid_until")
+_MEMORY = ("id", "created_at", "content", "project", "kind", "source", "tags", "engine")
+_SNIPPET = ("message_id", "source", "session_id", "seq", "role", "at", "snippet", "project", "profile",
+            "snippet_truncated", "score")
+_RECEIPT = ("receipt_id", "task_id", "kind", "created_at", "hash_ok", "file_hash", "payload")
+# Every entry list a pack prints, by its key (the same key is the same kind of entry in every
+# pack: recall's receipts and the first-turn ones, prime's facts and recall's related facts).
+TABLES = {
+    "notes": Table(("id",) + _NOTE_TAIL + ("task_id",), dates=("created_at",)),
+    "related_notes": Table(("id", "task_id", "via_task_title") + _NOTE_TAIL[:4] + ("score", "rank_score")
+                           + _NOTE_TAIL[4:], dates=("created_at",)),
+    "dependencies": Table(("id", "status", "title")),
+    "related_handoffs": Table(("id", "task_id", "via_task_title", "from_agent", "to_agent", "status", "objective",
+                               "commit_ref")),
+    "dep_context": Table(("id", "title", "recap", "handoff", "receipt")),
+    "related_sessions": Table(_SNIPPET),
+    "sessions": Table(_SNIPPET),
+    "related_facts": Table(_FACT),
+    "facts": Table(_FACT),
+    "related_semantic": Table(_MEMORY, dates=("created_at",), implied={"engine": MEMORY_ENGINE}),
+    "semantic": Table(_MEMORY, dates=("created_at",), implied={"engine": MEMORY_ENGINE}),
+    "receipts": Table(_RECEIPT, kept=("hash_ok",)),
+    "leases": Table(("task_id", "project", "title", "status", "lease_expires_at", "lease_epoch", "priority")),
+    "inbox": Table(("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")),
+    "constraints": Table(("note_id", "task_id", "project", "source", "created_at", "content"), dates=("created_at",)),
+}
+# the keys whose value is a nested pack (prime's held task, a resume's or next's recall)
+_NESTED = ("held", "recall")
+
+
+def encode(pack):
+    """``pack`` (a flattened pack or bundle, or a command result holding one under ``recall``)
+    as it is printed: every entry list of :data:`TABLES` as a table, nested packs too.  A new
+    dict; the entries are not changed."""
+    printed = {}
+    for key, value in pack.items():
+        table = TABLES.get(key)
+        if table is not None and type(value) is list and value and type(value[0]) is dict:
+            printed[key] = table.encode(value)
+        elif key in _NESTED and type(value) is dict:
+            printed[key] = encode(value)
+        else:
+            printed[key] = value
+    return printed
+
+
+def decode(pack):
+    """The inverse of :func:`encode`: ``pack`` with every table back as a list of entry dicts
+    (a row's date stays a date; an implied engine tag comes back on every memory)."""
+    read = {}
+    for key, value in pack.items():
+        table = TABLES.get(key)
+        if table is not None and type(value) is list and value and type(value[0]) is list:
+            read[key] = table.decode(value)
+        elif key in _NESTED and type(value) is dict:
+            read[key] = decode(value)
+        else:
+            read[key] = value
+    return read
+
+
 class Budget:
     """First-fit accounting of packed characters."""
 
@@ -95,21 +252,24 @@ class Budget:
         """Characters still free."""
         return self.limit - self.used
 
-    def take(self, item, size=None):
-        """Charge ``item`` if it fits; return whether it was packed.  ``size``: its
-        :func:`cost`, when the caller already knows it."""
-        size = cost(item) if size is None else size
+    def take(self, item, size=None, table=None):
+        """Charge ``item`` if it fits; return whether it was packed.  ``size``: its cost, when
+        the caller already knows it; else :func:`cost`, or its row's (:meth:`Table.cost`) when
+        it is an entry of ``table``."""
+        if size is None:
+            size = cost(item) if table is None else table.cost(item)
         if size <= self.left():
             self.used += size
             return True
         self.truncated = True
         return False
 
-    def take_all(self, items, sizes=None):
+    def take_all(self, items, sizes=None, table=None):
         """Offer ``items`` in order; return the ones that were packed.  ``sizes``: their
-        costs, aligned with ``items``, when the caller already knows them."""
+        costs, aligned with ``items``, when the caller already knows them; ``table``: the
+        list they are rows of (see :meth:`take`)."""
         if sizes is None:
-            return [item for item in items if self.take(item)]
+            return [item for item in items if self.take(item, table=table)]
         return [item for item, size in zip(items, sizes) if self.take(item, size)]
 
 
@@ -170,6 +330,7 @@ def flatten(sections):
 
 
 def digest(sections, exclude=()):
-    """SHA-256 over the canonical JSON of the ``(name, keys)`` list, leaving out ``exclude``."""
-    kept = [[name, keys] for name, keys in sections if name not in exclude]
+    """SHA-256 over the canonical JSON of the ``(name, keys)`` list as printed (each section's
+    keys through :func:`encode`), leaving out ``exclude``."""
+    kept = [[name, encode(keys)] for name, keys in sections if name not in exclude]
     return sha256_hex(canonical_json(kept))

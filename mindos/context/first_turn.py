@@ -31,7 +31,7 @@ Design decisions
 import json
 
 from mindos.context import sections
-from mindos.context.builder import MEMORY_DEFAULTS, compact
+from mindos.context.builder import MEMORY_DEFAULTS, TABLES, compact
 from mindos.core import validate
 from mindos.errors import InvalidInput
 from mindos.memory import fact_in_scope, fact_valid, memory_in_scope
@@ -124,7 +124,7 @@ def _section_receipts(state, budget):
                 record = receipts.load(conn, receipt_id)
                 found.append(sections.scrub(compact({"task_id": record.get("task_id"),
                                                      **sections.receipt_entry(record)})))
-    return _keys("receipts", state, found, budget.take_all(found))
+    return _keys("receipts", state, found, budget.take_all(found, table=TABLES["receipts"]))
 
 
 def _section_facts(state, budget):
@@ -135,7 +135,7 @@ def _section_facts(state, budget):
         state, "facts_fts", "matches m CROSS JOIN facts f ON f.id = m.rowid", "facts f",
         lambda source: f"SELECT {columns} FROM {source} WHERE {fact_valid('f')} AND ({scope})"
                        " ORDER BY f.valid_from DESC, f.id DESC LIMIT ?", (state["now"], *projects, count))]
-    return _keys("facts", state, found, budget.take_all(found))
+    return _keys("facts", state, found, budget.take_all(found, table=TABLES["facts"]))
 
 
 def _section_semantic(state, budget):
@@ -147,7 +147,7 @@ def _section_semantic(state, budget):
         lambda source: "SELECT m.id, m.project, m.kind, m.content, m.tags, m.source, m.engine, m.created_at"
                        f" FROM {source} WHERE m.retracted_at IS NULL AND {scope}"
                        " ORDER BY m.created_at DESC, m.id ASC LIMIT ?", (*projects, count))]
-    return _keys("semantic", state, found, budget.take_all(found))
+    return _keys("semantic", state, found, budget.take_all(found, table=TABLES["semantic"]))
 
 
 def _section_sessions(state, budget):
@@ -159,7 +159,7 @@ def _section_sessions(state, budget):
     if matches is not None or not focused:
         found = [sections.scrub(compact(item))
                  for item in sessions.scoped_snippets(state["conn"], projects, count, matches)]
-    return _keys("sessions", state, found, budget.take_all(found))
+    return _keys("sessions", state, found, budget.take_all(found, table=TABLES["sessions"]))
 
 
 def register(registry):

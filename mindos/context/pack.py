@@ -11,11 +11,12 @@ Design decisions
     sections present, in order, under ``sections``.  A section that comes with a flag
     adds its keys only when the flag is given, so packs built without it stay
     byte-identical.
-  * **What the budget counts.**  Every packed item costs ``len(canonical_json(item))``
-    characters: the header dict, the handoff dict, each dependency entry, each note and
-    each related note.  ``used_chars`` is exactly the sum of those costs and never exceeds
-    ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) are not content
-    and cost nothing.
+  * **What the budget counts.**  Every packed item costs the characters it prints as: the
+    header dict and the handoff dict their ``len(canonical_json(item))``, each dependency,
+    note and related note the characters of its row (entry lists print as tables:
+    :func:`builder.encode`).  ``used_chars`` is exactly the sum of those costs and never
+    exceeds ``budget``.  Envelope keys (``budget``, ``sections``, counters, flags) and a
+    table's header row are not content and cost nothing.
   * **First fit, in pack order.**  Items are offered in pack order; one that does not fit in
     what is left is dropped (``truncated`` flips) and later, smaller items may still fit.
     Pinned notes are offered before unpinned ones, so they survive budgets that drop them.
@@ -27,8 +28,8 @@ Design decisions
     beside them, it is fitted into the whole budget as before.
   * **Compact entries.**  Every packed entry goes through :func:`builder.compact`: a task's
     own notes drop ``task_id`` and the defaults (kind ``fact``, source ``operator``), the
-    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops
-    priority ``P2`` and every empty field.
+    live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops its
+    ``id`` (the pack's ``task_id``), priority ``P2`` and every empty field.
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.
@@ -62,7 +63,8 @@ from mindos.context.params import DEFAULT_BUDGET
 # The related-notes query ORs only the rarest of the task's retrieval groups whose matches
 # add up to at most RELATED_POSTINGS_BUDGET notes (see related_candidates).
 RELATED_POSTINGS_BUDGET = 150
-_HEADER_FIELDS = ("id", "project", "title", "status", "priority", "due_at", "tags", "next_action",
+_NOTES, _DEPENDENCIES = builder.TABLES["notes"], builder.TABLES["dependencies"]
+_HEADER_FIELDS = ("project", "title", "status", "priority", "due_at", "tags", "next_action",
                   "blocked_reason", "requires_receipts", "description")
 
 
@@ -89,7 +91,7 @@ def _section_task(state, budget):
     # the pinned notes' room first: the description yields to them, so a tight budget keeps
     # the critical constraints a long description would otherwise crowd out; when not even
     # the bare header leaves them their room, the header comes first as it always did
-    reserve = sum(cost(_packed_note(note)) for note in _live_notes(state)["notes"] if note["pinned"])
+    reserve = sum(_NOTES.cost(_packed_note(note)) for note in _live_notes(state)["notes"] if note["pinned"])
     for room in (budget.left() - reserve, budget.left()):
         fitted = _fit_header(header, room)
         if fitted is not None:
@@ -140,7 +142,7 @@ def _section_dependencies(state, budget):
     for depends_on, status, title in rows:
         total += 1
         item = builder.compact({"id": depends_on, "status": status, "title": title})
-        if budget.take(item):
+        if budget.take(item, table=_DEPENDENCIES):
             packed.append(item)
     return {"dependencies": packed, "dependencies_total": total, "dependencies_packed": len(packed)}
 
@@ -148,7 +150,7 @@ def _section_dependencies(state, budget):
 def _section_notes(state, budget):
     live = _live_notes(state)
     ordered = sorted(live["notes"], key=lambda note: not note["pinned"])  # stable: oldest first within each group
-    packed = budget.take_all([_packed_note(note) for note in ordered])
+    packed = budget.take_all([_packed_note(note) for note in ordered], table=_NOTES)
     return {
         "notes": packed,
         "notes_total_live": len(live["notes"]) + live["notes_expired_excluded"],
@@ -251,7 +253,8 @@ def _section_related_notes(state, budget):
     options = state["options"]
     candidates, used, skipped = related_candidates(state["conn"], state["task"], options["related"],
                                                    options["related_scope"], state["now"])
-    return related_keys(options, candidates, budget.take_all(candidates), used, skipped)
+    return related_keys(options, candidates, budget.take_all(candidates, table=builder.TABLES["related_notes"]),
+                        used, skipped)
 
 
 # The context pack's sections, in pack order (see mindos.context.builder).
@@ -294,4 +297,4 @@ def pack_context(conn, task_id, *, budget=DEFAULT_BUDGET, related=None, related_
     pack = {key: built[key] for key in ("task_id", "budget", "used_chars", "truncated")}
     pack["pack_format"] = builder.PACK_FORMAT
     pack.update(builder.flatten(built["sections"]))
-    return pack
+    return builder.encode(pack)

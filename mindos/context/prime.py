@@ -67,6 +67,7 @@ AUDIT_WAIT_SECONDS = 1.0
 _LEASE_FIELDS = ("task_id", "project", "title", "status", "priority", "lease_expires_at", "lease_epoch")
 _INBOX_FIELDS = ("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")
 _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "due_at")
+_LEASES, _INBOX, _CONSTRAINTS = (builder.TABLES[name] for name in ("leases", "inbox", "constraints"))
 
 
 def scrub(value):
@@ -84,10 +85,12 @@ def scrub(value):
 class RedactingBudget(builder.Budget):
     """A budget that redacts each item (in place) before charging it."""
 
-    def take(self, item):
-        return super().take(scrub(item))
+    def take(self, item, size=None, table=None):
+        """Redact ``item`` (in place), then charge it (its row's cost when it is an entry of
+        ``table``); a ``size`` known before redaction is not trusted."""
+        return super().take(scrub(item), table=table)
 
-    def take_all(self, items, sizes=None):
+    def take_all(self, items, sizes=None, table=None):
         """Offer ``items`` in order, as :meth:`Budget.take_all`; an item that cannot fit
         whatever its redaction (:func:`least_cost`) is dropped without being scanned (a
         full budget no longer pays a secret scan per leftover item)."""
@@ -95,18 +98,21 @@ class RedactingBudget(builder.Budget):
             return super().take_all(items, sizes)
         packed = []
         for item in items:
-            if least_cost(item) > self.left():
+            if least_cost(item, table) > self.left():
                 self.truncated = True
-            elif self.take(item):
+            elif self.take(item, table=table):
                 packed.append(item)
         return packed
 
 
-def least_cost(item):
-    """A lower bound of ``item``'s cost after :func:`scrub`: redaction leaves a string at least
-    as long as the shortest label or itself, and a JSON string costs its length plus quotes.
-    (``builder.cost(_shortest(item))``; a flat entry of identifier keys and string or integer
-    values, what every section packs, is counted without building its JSON.)"""
+def least_cost(item, table=None):
+    """A lower bound of ``item``'s cost after :func:`scrub` (its row's, when it is an entry of
+    ``table``): redaction leaves a string at least as long as the shortest label or itself,
+    and a JSON string costs its length plus quotes.  (``builder.cost(_shortest(item))``; a
+    flat entry of identifier keys and string or integer values, and a row of strings,
+    integers and nulls, what every section packs, are counted without building their JSON.)"""
+    if table is not None:
+        return _least_row(table.row(item))
     if type(item) is dict and item:
         size = len(item) + 1  # the braces and the commas between entries
         for key, value in item.items():
@@ -121,6 +127,20 @@ def least_cost(item):
         else:
             return size
     return builder.cost(_shortest(item))
+
+
+def _least_row(row):
+    size = len(row) + 1 if row else 2  # the brackets and the commas between values
+    for value in row:
+        if type(value) is str:
+            size += 2 + min(len(value), secrets.SHORTEST_LABEL)
+        elif type(value) is int:
+            size += len(str(value))
+        elif value is None or value is True:
+            size += 4
+        else:
+            return builder.cost(_shortest(row))
+    return size
 
 
 def _shortest(value):
@@ -157,13 +177,15 @@ class _Deadline:
 
 def _section_leases(state, budget):
     mine = state["leases"]
-    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS) for e in mine) if budget.take(item)]
+    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS)
+                                for e in mine) if budget.take(item, table=_LEASES)]
     return {"leases": packed, "leases_total": len(mine)}
 
 
 def _section_inbox(state, budget):
     items = state["inbox"]
-    packed = [item for item in (builder.compact({k: i[k] for k in _INBOX_FIELDS}) for i in items) if budget.take(item)]
+    packed = [item for item in (builder.compact({k: i[k] for k in _INBOX_FIELDS}) for i in items)
+              if budget.take(item, table=_INBOX)]
     return {"inbox": packed, "inbox_total": len(items)}
 
 
@@ -178,7 +200,7 @@ def _section_constraints(state, budget):
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
-        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)])
+        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
 
@@ -186,7 +208,7 @@ def _section_constraints(state, budget):
 # walks the home's live pinned constraints oldest first until it has enough of them.
 _SMALL_PROJECT = 512
 # What any listed constraint costs at least: its id, task and project are never empty.
-_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"})
+_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"}, builder.TABLES["constraints"])
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")
@@ -329,7 +351,7 @@ def _events(built, extras=None):
         events.append(("task", held["task_id"], "context_recalled", {
             "agent": held["agent"], "digest": held["digest"], "core_digest": held["core_digest"],
             "params": recall.make_params(), "manifest": recall.manifest(held), "via": "prime",
-            "prime_digest": built["digest"]}))
+            "prime_digest": built["digest"], "pack_format": builder.PACK_FORMAT}))
     return events
 
 
@@ -371,7 +393,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     flat.update(builder.flatten(built["sections"]))
     if built["held_recall"]:
         flat["held_recall_digest"] = built["held_recall"]["digest"]
-    return flat
+    return builder.encode(flat)
 
 
 def metrics(conn):
@@ -418,7 +440,7 @@ def render(built):
     held = keys.get("held")
     if held and held.get("task"):
         task = held["task"]
-        lines.append(f"## The task you hold: {task['id']} {_one_line(task['title'])}")
+        lines.append(f"## The task you hold: {keys['held_task_id']} {_one_line(task['title'])}")
         if task.get("next_action"):
             lines.append(f"next action: {_one_line(task['next_action'])}")
         if task.get("description"):

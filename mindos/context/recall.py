@@ -6,17 +6,21 @@ A *bundle* is everything durable an agent needs before acting on a task: the con
 
 Design decisions
   * **Two digests over a canonical form.**  ``digest`` is the SHA-256 of the canonical JSON
-    of the bundle minus ``digest``, ``core_digest`` and ``recalled_at`` (the recall time is
-    the one thing that changes without durable state changing).  ``core_digest`` is the
-    same over the bundle *as if the task's live handoff did not exist* (no ``handoff``
-    section, no budget spent on it), so an agent's own handoff recorded after its recall is
-    not drift against its own citation.  When the handoff was packed and nothing was
-    dropped, removing it changes nothing else (every other item fit already), so the core
-    form is derived without a second build; only a truncated pack is rebuilt.
+    of the bundle as printed (its tables) minus ``digest``, ``core_digest`` and
+    ``recalled_at`` (the recall time is the one thing that changes without durable state
+    changing).  ``core_digest`` is the same over the bundle *as if the task's live handoff
+    did not exist* (no ``handoff`` section, no budget spent on it), so an agent's own
+    handoff recorded after its recall is not drift against its own citation.  When the
+    handoff was packed and nothing was dropped, removing it changes nothing else (every
+    other item fit already), so the core form is derived without a second build; only a
+    truncated pack is rebuilt.
   * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
     audit ``context_recalled`` / ``session_resumed`` on the task with the agent, both
     digests, every bundle parameter (``params``) and a compact per-section ``manifest``.
-    The manifest is never hashed into a digest.  ``recall-diff`` and ``ops.py
+    The manifest is never hashed into a digest.  The event also names the ``pack_format``
+    it was packed in: a recall of an older format is never proven fresh by the ledger alone,
+    and ``recall-diff`` says ``pack_format_changed`` (its digest moved with the shape).
+    ``recall-diff`` and ``ops.py
     recall-stale`` find the event that produced a cited digest and recompute the bundle with
     exactly the recorded parameters; ``recall-verify`` recomputes with the caller's own and
     writes nothing.
@@ -73,6 +77,14 @@ def params_from_event(payload):
         return None
 
 
+def same_format(payload):
+    """True when an audited recall was packed in the current pack format (``pack_format`` in
+    its payload; events recorded before pack format 4 carry none).  A recall of an older
+    format cannot be proven fresh by the ledger alone: its digest was taken over the older
+    shape, so only a rebuild says whether it still matches (it does not: the format moved it)."""
+    return payload.get("pack_format") == builder.PACK_FORMAT
+
+
 # ---------------------------------------------------------------------------------------
 # Building
 
@@ -80,7 +92,8 @@ def params_from_event(payload):
 def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=None):
     """The pack of ``task`` (a task dict) under ``params``: the ``context`` command's sections
     (:mod:`mindos.context.pack`), then the opt-in ones.  Returns the flattened pack (the
-    ``context`` shape); read-only.  ``memo`` shares fetched candidates between the builds of
+    ``context`` shape, its entry lists still lists of entry dicts: :func:`pack` prints them as
+    tables); read-only.  ``memo`` shares fetched candidates between the builds of
     one bundle; ``shared`` shares index posting counts and task-independent section results
     between the bundles built in one read snapshot (see :func:`stale`)."""
     options = dict(params)
@@ -108,7 +121,8 @@ def pack(conn, task_id, params):
     that one then, so the sections and the engine stay unloaded)."""
     from mindos.work import rows  # lazy: the task row
 
-    return build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params, clock.now_iso())
+    return builder.encode(build_pack(conn, rows.get(conn, validate.identifier(task_id, "task id")), params,
+                                     clock.now_iso()))
 
 
 def lease_state(task, agent, now):
@@ -176,8 +190,9 @@ def sealed_form(durable):
 
 
 def digest_of(durable):
-    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`)."""
-    return sha256_hex(canonical_json(sealed_form(durable)))
+    """SHA-256 hex of the canonical JSON of a bundle's durable part (see :func:`sealed_form`),
+    as it is printed (:func:`mindos.context.builder.encode`: the seal covers the tables)."""
+    return sha256_hex(canonical_json(builder.encode(sealed_form(durable))))
 
 
 def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
@@ -186,7 +201,10 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
     ``core_digest``, ``recalled_at`` and the keys of ``unsealed`` (callables ``(conn,
     task_id) -> dict`` of upper floors, never sealed: the recall commands pass the live
-    continuation grant's, ``grant``).  Raises NotFound for an unknown task.
+    continuation grant's, ``grant``).  Its entry lists are lists of entry dicts (what the
+    manifest, the sweeps and prime read); the commands print it through
+    :func:`mindos.context.builder.encode`, the form the digests are taken over.  Raises
+    NotFound for an unknown task.
     """
     from mindos.work import rows  # lazy: the task row
 
@@ -236,7 +254,7 @@ def manifest(sealed):
 
 def _event(conn, action, sealed, params, extra_payload=None):
     payload = {"agent": sealed["agent"], "digest": sealed["digest"], "core_digest": sealed["core_digest"],
-               "params": params, "manifest": manifest(sealed)}
+               "params": params, "manifest": manifest(sealed), "pack_format": builder.PACK_FORMAT}
     payload.update(extra_payload or {})
     ledger.append_event(conn, "task", sealed["task_id"], action, payload)
 
@@ -251,12 +269,12 @@ def _agent(agent, flag="--agent"):
 
 def recall(conn, task_id, *, agent, params, unsealed=()):
     """``recall``: build the bundle (with ``unsealed``, see :func:`bundle`) and audit
-    ``context_recalled``; return the bundle."""
+    ``context_recalled``; return the bundle as printed (:func:`mindos.context.builder.encode`)."""
     agent = _agent(agent)
     with db.write(conn):
         sealed = bundle(conn, task_id, agent, params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "recall"})
-    return sealed
+    return builder.encode(sealed)
 
 
 def verify(conn, task_id, digest, *, agent, params):
@@ -367,6 +385,8 @@ def diff(conn, task_id, digest):
     result.update(event_id=event["id"], recalled_at=event["created_at"], agent=current["agent"],
                   current_digest=current["digest"], current_core_digest=current["core_digest"],
                   fresh=current[kind] == digest)
+    if not same_format(event["payload"]):  # the digest moved with the pack's shape, whatever else did
+        result["pack_format_changed"] = True
     old = event["payload"].get("manifest")
     if params is None or not isinstance(old, dict):
         result["legacy_event"] = True
@@ -455,13 +475,15 @@ def _unchanged_since(conn, task_id, event, params, ends):
     nothing a bundle holds; so with no other event after the cited one, no lifetime
     boundary passed since (``ends``: expiries, leases, fact windows), no rerank (whose ages
     move by the hour) and every receipt it packed still matching its seal, recomputing would
-    give the same bundle."""
+    give the same bundle.  A recall packed in an older pack format (:func:`same_format`) is
+    always rebuilt."""
     import bisect  # lazy: only the fleet sweep reads lifetime boundaries
 
     from mindos.work import receipts  # lazy: sealed receipt files
 
     manifest = event["payload"].get("manifest")
-    if params["rerank"] or not isinstance(manifest, dict) or _written_since(conn, event["id"], task_id):
+    if params["rerank"] or not isinstance(manifest, dict) or not same_format(event["payload"]) \
+            or _written_since(conn, event["id"], task_id):
         return False
     if bisect.bisect_right(ends, event["created_at"]) < len(ends):
         return False
@@ -587,7 +609,7 @@ def next_and_recall(conn, *, params, unsealed=(), **next_args):
             return result
         sealed = bundle(conn, task["id"], task["lease_owner"], params, unsealed=unsealed)
         _event(conn, "context_recalled", sealed, params, {"via": "next"})
-    result.update(recall=sealed, recall_digest=sealed["digest"])
+    result.update(recall=builder.encode(sealed), recall_digest=sealed["digest"])
     return result
 
 
@@ -625,7 +647,8 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
         sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
     return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
-            "lease_expires_at": task["lease_expires_at"], "recall": sealed, "recall_digest": sealed["digest"]}
+            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
+            "recall_digest": sealed["digest"]}
 
 
 def metrics(conn):

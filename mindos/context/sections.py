@@ -56,6 +56,7 @@ from mindos.store import fts
 # older than that finds none through it, as in memory-search).
 POSTINGS_BUDGET = 150
 MATCH_CAP = 150
+_RELATED_NOTES = builder.TABLES["related_notes"]
 
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
@@ -187,22 +188,23 @@ def _section(name, fetch, guarded):
     return build
 
 
-def _sizes(state, items):
-    """Each item's budget cost (:func:`mindos.context.builder.cost`), computed once per item:
-    candidates are never changed once fetched, and the same ones are offered again when a
-    recall rebuilds its core form or a sweep packs rows another task's pack shared."""
+def _sizes(state, items, table):
+    """Each item's budget cost (its row's in ``table``, :meth:`mindos.context.builder.Table.cost`),
+    computed once per item: candidates are never changed once fetched, and the same ones are
+    offered again when a recall rebuilds its core form or a sweep packs rows another task's
+    pack shared."""
     costs = _cache(state, "costs")
     sizes = []
     for item in items:
         known = costs.get(id(item))
         if known is None:  # the item is kept with its size, so its id is never reused while cached
-            known = costs[id(item)] = (item, builder.cost(item))
+            known = costs[id(item)] = (item, table.cost(item))
         sizes.append(known[1])
     return sizes
 
 
 def _pack_items(state, name, items, budget):
-    packed = budget.take_all(items, _sizes(state, items))
+    packed = budget.take_all(items, _sizes(state, items, builder.TABLES[name]))
     return {name: packed, **_counts(name, state["options"][name], len(items), len(packed))}
 
 
@@ -223,8 +225,8 @@ def section_related_notes(state, budget):
     """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
     candidates fetched once per bundle; recall uses it in place of the pack's own."""
     candidates, used, skipped = _related_pool(state, state["options"]["related"])
-    return pack.related_keys(state["options"], candidates, budget.take_all(candidates, _sizes(state, candidates)),
-                             used, skipped)
+    return pack.related_keys(state["options"], candidates,
+                             budget.take_all(candidates, _sizes(state, candidates, _RELATED_NOTES)), used, skipped)
 
 
 def section_related_notes_reranked(state, budget):
@@ -239,7 +241,8 @@ def section_related_notes_reranked(state, budget):
         return ordered[:limit], used, skipped
 
     candidates, used, skipped = _memo(state, "related_reranked", ranked)
-    keys = pack.related_keys(options, candidates, budget.take_all(candidates, _sizes(state, candidates)), used, skipped)
+    packed = budget.take_all(candidates, _sizes(state, candidates, _RELATED_NOTES))
+    keys = pack.related_keys(options, candidates, packed, used, skipped)
     keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
                       "pinned_boost": options["pinned_boost"]}
     return keys

@@ -25,7 +25,7 @@ import tempfile
 from mindos.core import clock
 from mindos.store import db, ledger
 from mindos.errors import Refused
-from mindos.context import pack, recall
+from mindos.context import builder, pack, recall
 from mindos.memory import handoffs, notes
 from mindos.work import dispatch, graph, leases, lifecycle, receipts, tags, task_search, tasks
 
@@ -184,7 +184,7 @@ def _handoff(ctx):
 def _context(ctx):
     task_id = ctx["next"]["id"]
     bundle = pack.pack_context(ctx["conn"], task_id, budget=4000, related=5)
-    packed = [n["id"] for n in bundle.get("notes") or []]
+    packed = [n["id"] for n in builder.decode(bundle).get("notes") or []]  # printed as a table
     return _step("context", "Pack the session-start context a new session would get", [
         f"{task_id}: {bundle['used_chars']} of {bundle['budget']} characters; sections {', '.join(bundle['sections'])}",
         f"live handoff from {bundle['handoff']['from_agent']}, notes {packed} (pinned first),"
@@ -197,7 +197,7 @@ def _recall(ctx):
     conn = ctx["conn"]
     task_id = ctx["next"]["id"]
     params = recall.make_params(budget=6000, related=5)
-    sealed = recall.recall(conn, task_id, agent="claude-code", params=params)
+    sealed = builder.decode(recall.recall(conn, task_id, agent="claude-code", params=params))
     change = notes.add(conn, task_id, kind="decision", content="Retry at most 5 times, then fail the job",
                        source="claude-code")
     verdict = recall.verify(conn, task_id, sealed["digest"], agent="claude-code", params=params)

@@ -1,5 +1,10 @@
 """Reading lean packs in tests.
 
+A pack of format 4 prints its entry lists as tables (a header row naming the columns, then a
+row per entry; see :func:`mindos.context.builder.encode`): :func:`full` reads them back into
+entry dicts through the package's own decoder (:func:`mindos.context.builder.decode`).
+Tests of the printed shape itself look at the pack as it is.
+
 A pack of format 3 leaves out every envelope key that says nothing (a zero counter, an empty
 list, a null or false value; see :func:`mindos.context.builder.lean`).  :func:`full` gives a
 view of a pack where such a key reads as the value its absence stands for, so a test can
@@ -30,9 +35,13 @@ class Full(dict):
 
 
 def full(pack):
-    """``pack`` (a dict, or a list of them) viewed with its absent keys at their meaning."""
+    """``pack`` (a dict, or a list of them) viewed with its tables read back into entries and
+    its absent keys at their meaning."""
     if isinstance(pack, list):
         return [full(item) for item in pack]
     if not isinstance(pack, dict):
         return pack
+    from mindos.context import builder
+
+    pack = builder.decode(pack)
     return Full({key: full(value) if key in ("held", "recall", "lease") else value for key, value in pack.items()})

@@ -1,6 +1,7 @@
 """Compact packs: every packed entry carries only the keys that say something, in every
-pack (context, recall, resume, next --claim --recall, prime --format json); pinned notes
-survive the tight budgets that drop unpinned ones."""
+pack (context, recall, resume, next --claim --recall, prime --format json), and every entry
+list is printed as a table (pack format 4: a header row naming the columns, a row per entry);
+pinned notes survive the tight budgets that drop unpinned ones."""
 
 import json
 
@@ -36,9 +37,12 @@ def _world(conn):
     facts.assert_fact(conn, subject="service-checkout", predicate="deploys-to", obj="cluster-eu", source="codex")
 
 
-def _entries(pack):
-    """Every packed entry of a flattened pack, nested ones included (dep_context's handoff
-    and receipt, prime's held pack)."""
+def _entries(pack, printed=True):
+    """Every packed entry of a printed pack, nested ones included (dep_context's handoff
+    and receipt, prime's held pack), its tables read back into entries."""
+    if printed:
+        _assert_tables(pack)
+        pack = builder.decode(pack)
     for key in ("task", "handoff", "next"):
         if isinstance(pack.get(key), dict):
             yield pack[key]
@@ -49,7 +53,7 @@ def _entries(pack):
         yield item
         yield from (item[key] for key in ("handoff", "receipt") if key in item)
     if isinstance(pack.get("held"), dict):
-        yield from _entries(pack["held"])
+        yield from _entries(pack["held"], printed=False)
 
 
 def _assert_compact(pack):
@@ -62,9 +66,23 @@ def _assert_compact(pack):
             assert value not in EMPTY or value == 0 and value is not False, (key, entry)
         assert entry.get("kind") != "fact" or "engine" in entry or "subject" in entry  # a note's default kind is left out
         assert entry.get("source") != "operator" and entry.get("priority") != "P2" and "payload_hash" not in entry
-    assert pack["pack_format"] == builder.PACK_FORMAT == 3
+    assert pack["pack_format"] == builder.PACK_FORMAT == 4
     _assert_lean(pack)
     return found
+
+
+def _assert_tables(pack):
+    """Every entry list of a printed pack is a table: a header row of column names (a prefix of
+    its documented columns), then rows no longer than the header that never end on a null."""
+    for key, value in pack.items():
+        if key in builder.TABLES and value:
+            columns = builder.TABLES[key].columns
+            header, rows = value[0], value[1:]
+            assert rows and header == list(columns[:len(header)]), (key, header)
+            assert all(type(row) is list and row and row[-1] is not None and len(row) <= len(header) for row in rows)
+            assert max(len(row) for row in rows) == len(header), (key, value)  # no column that every row leaves out
+        elif key in ("held", "recall") and isinstance(value, dict):
+            _assert_tables(value)
 
 
 # what every pack (and a recall bundle) always carries, whatever its values
@@ -95,6 +113,7 @@ def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_someth
 def test_the_defaults_match_the_stores_defaults():
     assert builder.NOTE_DEFAULTS == {"kind": notes.DEFAULT_KIND, "source": notes.DEFAULT_SOURCE}
     assert builder.MEMORY_DEFAULTS == {"kind": memories.DEFAULT_KIND, "source": memories.DEFAULT_SOURCE}
+    assert builder.MEMORY_ENGINE == memories.ENGINE  # the engine a memory row leaves implied
     import inspect
 
     assert builder.TASK_DEFAULTS["priority"] == inspect.signature(tasks.create).parameters["priority"].default
@@ -102,8 +121,9 @@ def test_the_defaults_match_the_stores_defaults():
 
 def test_every_pack_carries_compact_entries(conn):
     _world(conn)
-    own = context.pack_context(conn, "t1")
-    entries = _assert_compact(own)
+    printed = context.pack_context(conn, "t1")
+    entries = _assert_compact(printed)
+    own = builder.decode(printed)
     assert own["handoff"] == {"id": own["handoff"]["id"], "from_agent": "codex", "objective": "checkout deploy prepared",
                               "created_at": own["handoff"]["created_at"]}
     pinned, plain = own["notes"]
@@ -112,6 +132,7 @@ def test_every_pack_carries_compact_entries(conn):
     assert len(entries) >= 4
     bundle = recall.recall(conn, "t1", agent="codex", params=recall.make_params(**ALL))
     _assert_compact(bundle)
+    bundle = builder.decode(bundle)
     assert bundle["related_notes"] and bundle["related_handoffs"] and bundle["dep_context"]
     assert bundle["related_facts"] and bundle["related_semantic"]
     assert bundle["dep_context"][0]["handoff"]["objective"] == "checkout database ready"
@@ -125,6 +146,7 @@ def test_every_pack_carries_compact_entries(conn):
     _assert_compact(dispatched["recall"])
     primed = prime.prime(conn, "codex", fmt="json")
     _assert_compact(primed)
+    primed = builder.decode(primed)
     assert primed["constraints"] and "source" not in primed["constraints"][0]
 
 
@@ -140,12 +162,15 @@ def test_compact_packs_stay_deterministic(conn):
 
 
 def test_used_chars_is_the_compact_cost(conn):
+    """The header and the handoff cost their JSON, every list entry the characters of its row;
+    a table's header row costs nothing (like the envelope's keys)."""
     _world(conn)
     pack = recall.pack(conn, "t1", recall.make_params(**ALL))
-    charged = [pack.get("task"), pack.get("handoff"), *pack.get("dependencies", ()), *pack["notes"],
-               *pack["related_notes"], *pack["related_handoffs"], *pack["dep_context"], *pack["related_facts"],
-               *pack["related_semantic"]]
-    assert pack["used_chars"] == sum(len(canonical_json(item)) for item in charged)
+    lists = ("dependencies", "notes", "related_notes", "related_handoffs", "dep_context", "related_facts",
+             "related_semantic")
+    assert all(pack[name] for name in lists[1:])
+    charged = [pack.get("task"), pack.get("handoff")] + [row for name in lists for row in pack.get(name, [None])[1:]]
+    assert pack["used_chars"] == sum(len(canonical_json(item)) for item in charged if item is not None)
 
 
 def _friday(conn, description=""):
@@ -157,24 +182,32 @@ def _friday(conn, description=""):
 
 def test_budget_300_keeps_the_pinned_friday_constraint_through_the_door(conn, cli_json):
     _friday(conn)
-    pack = cli_json("autopilot", "context", "t1", "--budget", "300")
-    assert [n["content"] for n in pack["notes"]] == ["MUST NOT deploy on Friday"]
-    assert pack["notes_pinned_packed"] == 1 and pack["notes_dropped"] == 3 and pack["truncated"] is True
+    printed = cli_json("autopilot", "context", "t1", "--budget", "300")
+    # the pin first, in a row of 67 characters (pack format 3 charged it 116), which leaves
+    # room for one of the three unpinned notes as well
+    assert printed["notes"] == [["id", "kind", "source", "created_at", "content", "pinned"],
+                                [4, "constraint", None, "2026-08-21", "MUST NOT deploy on Friday", True],
+                                [1, None, None, "2026-08-21", "checkout deploy observation number 0 about the canary rollout"]]
+    assert len(canonical_json(printed["notes"][1])) == 67
+    pack = builder.decode(printed)
+    assert pack["notes"][0] == {"id": 4, "kind": "constraint", "created_at": "2026-08-21",
+                                "content": "MUST NOT deploy on Friday", "pinned": True}
+    assert pack["notes_pinned_packed"] == 1 and pack["notes_dropped"] == 2 and pack["truncated"] is True
     assert pack["task"]["title"] == "Deploy the checkout service" and pack["used_chars"] <= 300
 
 
 def test_a_long_description_yields_to_the_pinned_notes(conn):
     _friday(conn, description="Roll the checkout service to every region " * 20)
-    pack = context.pack_context(conn, "t1", budget=300)
+    pack = builder.decode(context.pack_context(conn, "t1", budget=300))
     assert [n["content"] for n in pack["notes"]] == ["MUST NOT deploy on Friday"]
     assert pack["task"]["description_truncated"] is True and pack["used_chars"] <= 300
-    roomy = context.pack_context(conn, "t1", budget=4000)
+    roomy = builder.decode(context.pack_context(conn, "t1", budget=4000))
     assert "description_truncated" not in roomy["task"] and len(roomy["notes"]) == 4
 
 
 def test_a_budget_too_small_for_header_and_pins_keeps_the_header_first(conn):
     _friday(conn)
-    bare = len(canonical_json({"description_truncated": True, "id": "t1", "project": "Shop", "status": "queued",
+    bare = len(canonical_json({"description_truncated": True, "project": "Shop", "status": "queued",
                                "title": "Deploy the checkout service"}))
     pack = context.pack_context(conn, "t1", budget=bare + 10)
     assert pack["task"]["title"] == "Deploy the checkout service" and "notes" not in pack  # lean: none packed
@@ -192,10 +225,10 @@ def test_bad_budgets_are_refused_and_nothing_changes(conn, cli, budget):
 
 def test_the_pack_format_is_in_every_pack_json(conn, cli_json):
     _friday(conn)
-    assert cli_json("autopilot", "context", "t1")["pack_format"] == 3
-    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 3
+    assert cli_json("autopilot", "context", "t1")["pack_format"] == 4
+    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 4
     leases.claim(conn, "t1", "codex")
-    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 3
+    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 4
     assert json.loads(json.dumps(pack_params.DEFAULT_BUDGET)) == 4000
 
 

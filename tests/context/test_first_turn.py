@@ -8,7 +8,7 @@ import os
 import pytest
 
 from conftest import last_event, make_task
-from mindos.context import first_turn, prime
+from mindos.context import builder, first_turn, prime
 from mindos.errors import InvalidInput
 from mindos.memory import facts, handoffs, memories, sessions
 from mindos.work import leases, receipts
@@ -50,7 +50,8 @@ def seeded(conn, tmp_path):
 
 
 def _pack(conn, agent="hermes", **kw):
-    return prime.prime(conn, agent, fmt="json", extras=first_turn.DEFAULTS, **kw)
+    """The first-turn pack as JSON, its tables read back into entries (builder.decode)."""
+    return builder.decode(prime.prime(conn, agent, fmt="json", extras=first_turn.DEFAULTS, **kw))
 
 
 def test_the_first_turn_sections_carry_provenance_relevant_to_the_held_task(seeded):

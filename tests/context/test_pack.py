@@ -42,10 +42,16 @@ def snapshot(conn):
             for table in ("tasks", "notes", "handoffs", "audit_events", "dependencies")}
 
 
+def row_cost(name, entries):
+    """What entries of the list ``name`` charge: the characters of their printed rows."""
+    return sum(len(canonical_json(row)) for row in builder.TABLES[name].encode(entries)[1:]) if entries else 0
+
+
 def packed_cost(pack):
-    """Recompute used_chars from the packed items, as the module docstring defines it."""
-    items = [pack["task"], pack["handoff"], *pack["dependencies"], *pack["notes"], *pack.get("related_notes", [])]
-    return sum(len(canonical_json(item)) for item in items if item is not None)
+    """Recompute used_chars from the packed items, as the module docstring defines it: the
+    header and the handoff their JSON, every list entry its row (the header row is free)."""
+    objects = sum(len(canonical_json(item)) for item in (pack["task"], pack["handoff"]) if item is not None)
+    return objects + sum(row_cost(name, pack.get(name) or []) for name in ("dependencies", "notes", "related_notes"))
 
 
 @pytest.fixture
@@ -81,7 +87,8 @@ def test_pack_sections_in_order_with_header_fields(world):
     pack = _pack(world, "t1")
     assert pack["sections"] == ["task", "handoff", "dependencies", "notes"]
     header = pack["task"]
-    assert header["id"] == "t1" and header["project"] == "Trove" and header["status"] == "queued"
+    assert pack["task_id"] == "t1" and "id" not in header  # the pack's task_id names it once
+    assert header["project"] == "Trove" and header["status"] == "queued"
     assert header["due_at"] == "2026-09-01T17:00:00Z"
     assert header["tags"] == ["infra"] and "priority" not in header  # compact: P2 is the default
     assert header["next_action"] == "measure pool waits"
@@ -183,8 +190,9 @@ def test_truncated_flips_exactly_when_something_is_dropped(world):
 def test_pinned_notes_survive_a_budget_that_drops_unpinned(world):
     full = _pack(world, "t1", budget=100000)
     pinned = [n for n in full["notes"] if n.get("pinned")]
-    head = sum(len(canonical_json(x)) for x in [full["task"], full["handoff"], *full["dependencies"]])
-    budget = head + sum(len(canonical_json(n)) for n in pinned) + 10
+    head = sum(len(canonical_json(x)) for x in [full["task"], full["handoff"]]) + row_cost("dependencies",
+                                                                                         full["dependencies"])
+    budget = head + row_cost("notes", pinned) + 10
     pack = _pack(world, "t1", budget=budget)
     assert pack["notes"] == pinned
     assert pack["notes_pinned_packed"] == 2 and pack["notes_packed"] == 2 and pack["notes_dropped"] == 2
@@ -508,7 +516,7 @@ def test_cli_errors_are_one_line_and_change_nothing(world, cli, argv, rc, messag
 
 def test_cli_prints_the_pack_as_json(world, cli_json):
     pack = cli_json("autopilot", "context", "t1", "--budget", "4000", "--related", "2", "--related-scope", "global")
-    assert pack == json.loads(json.dumps(_pack(world, "t1", related=2, related_scope="global")))
+    assert pack == json.loads(json.dumps(context.pack_context(world, "t1", related=2, related_scope="global")))
 
 
 def test_real_front_door_subprocess(world, home):
@@ -529,6 +537,6 @@ def test_assemble_is_the_ordered_section_list_the_pack_flattens(world):
     assert set(keys["task"]) == {"task"}
     flat = _pack(world, "t1", related=3)
     assert flat["sections"] == names and flat["used_chars"] == built["used_chars"]
-    for _, section in built["sections"]:
-        assert {k: flat[k] for k in section} == section
+    for _, section in built["sections"]:  # as printed: entry lists are tables, read back here
+        assert {k: flat[k] for k in section} == builder.decode(builder.encode(section))
     assert canonical_json(built["sections"]) == canonical_json(context.assemble(world, "t1", related=3)["sections"])

@@ -37,13 +37,17 @@ def fleet(conn):
 
 
 def test_pack_sections_and_scope_for_one_agent(fleet):
-    pack = prime.prime(fleet, "codex", fmt="json")
+    printed = prime.prime(fleet, "codex", fmt="json")
+    assert printed["leases"][0] == ["task_id", "project", "title", "status", "lease_expires_at", "lease_epoch",
+                                    "priority"]  # a table: the header row, then a row per lease
+    pack = builder.decode(printed)
     assert pack["sections"] == ["leases", "inbox", "constraints", "next", "held"]
     assert [e["task_id"] for e in pack["leases"]] == ["trove-held"]
     assert [i["task_id"] for i in pack["inbox"]] == ["trove-queued"]
     assert [c["content"] for c in pack["constraints"]] == ["trove: no new dependencies"]
     assert pack["projects"] == ["Trove"]
-    assert pack["held_task_id"] == "trove-held" and pack["held"]["task"]["id"] == "trove-held"
+    assert pack["held_task_id"] == "trove-held" and pack["held"]["task"]["title"] == "trove retry path"
+    assert "id" not in pack["held"]["task"]  # held_task_id names it
     assert pack["next"]["id"] == "acme-queued"  # without --project: what next would hand codex
     assert len(pack["digest"]) == 64 and "degraded" not in pack  # lean: absent is false
 
@@ -61,7 +65,7 @@ def test_no_cross_agent_or_cross_project_leakage(fleet, fmt):
     out = prime.prime(fleet, "codex", project="Acme", fmt="json")
     assert not {"leases", "inbox", "held"} & set(out)  # lean: nothing held, leased or handed over
     assert "acme private finding" not in json.dumps(out) and "claude-code" not in json.dumps(out)
-    assert [c["content"] for c in out["constraints"]] == ["acme: never touch the ledger"]
+    assert [c["content"] for c in builder.decode(out)["constraints"]] == ["acme: never touch the ledger"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -211,7 +215,8 @@ def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn
             state = {"conn": conn, "projects": projects, "now": now}
             meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
             listed = prime._section_constraints(state, meter)
-            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected])
+            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected],
+                                         table=builder.TABLES["constraints"])
             assert listed["constraints_total"] == len(expected)
             assert listed["constraints"] == offered
             assert (meter.used, meter.truncated) == (reference.used, reference.truncated)

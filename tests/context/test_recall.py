@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mindos.context import recall
+from mindos.context import builder, recall
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.store import db, ledger as audit
@@ -99,14 +99,14 @@ def test_any_durable_change_in_a_packed_section_moves_the_digest(conn, change):
     assert after["core_digest"] != before["core_digest"]
 
 
-@pytest.mark.parametrize("budget", [4000, 900])  # 900: the handoff packs and pushes other items out
+@pytest.mark.parametrize("budget", [4000, 600])  # 600: the handoff packs and pushes other items out
 def test_core_digest_ignores_the_callers_own_later_handoff(conn, budget):
     _world(conn)
     sealed = recall.recall(conn, "t1", agent="codex", params=P(budget=budget, **ALL))
     handoffs.record(conn, "t1", from_agent="codex", to_agent="hermes", objective="cutover prepared",
                     evidence=["dry run ok"], recall_digest=sealed["digest"])
     after = recall.bundle(conn, "t1", "codex", P(budget=budget, **ALL))
-    assert after["handoff_packed"] and after["truncated"] == (budget == 900)
+    assert after["handoff_packed"] and after["truncated"] == (budget == 600)
     assert after["digest"] != sealed["digest"]
     assert after["core_digest"] == sealed["core_digest"]
     assert recall.stale(conn)["counts"]["fresh"] == 1
@@ -118,7 +118,7 @@ def test_recall_is_audited_with_params_and_a_manifest_outside_the_digest(conn):
     _world(conn)
     leases.claim(conn, "t1", "codex")
     receipts.add(conn, "t1", "ci", {"tests": "pass"})
-    sealed = recall.recall(conn, "t1", agent="codex", params=P(budget=6000, **ALL))
+    sealed = builder.decode(recall.recall(conn, "t1", agent="codex", params=P(budget=6000, **ALL)))
     assert sealed["lease"]["held_by_caller"] is True
     assert sealed["receipts"][0]["payload"] == {"tests": "pass"}
     event = _events(conn, "context_recalled")[0]
@@ -235,7 +235,7 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
 def test_rerank_parameters_travel_in_the_event_and_recompute_exactly(conn):
     _world(conn)
     params = P(related=5, rerank=True, recency_half_life_hours=24, pinned_boost=0.25)
-    sealed = recall.recall(conn, "t1", agent="codex", params=params)
+    sealed = builder.decode(recall.recall(conn, "t1", agent="codex", params=params))
     assert sealed["related_notes"][0]["rank_score"] == 1.0
     assert _events(conn, "context_recalled")[0]["payload"]["params"]["recency_half_life_hours"] == 24
     clock.advance(minutes=59)
@@ -249,7 +249,7 @@ def test_rerank_parameters_travel_in_the_event_and_recompute_exactly(conn):
 
 def test_bm25_drift_from_unrelated_notes_does_not_stale_the_digest(conn):
     _world(conn)
-    sealed = recall.recall(conn, "t1", agent="codex", params=P(related=5))
+    sealed = builder.decode(recall.recall(conn, "t1", agent="codex", params=P(related=5)))
     make_task(conn, "elsewhere", project="Other")
     for n in range(20):  # other projects' notes move every BM25 score in notes_fts
         notes.add(conn, "elsewhere", content=f"unrelated chatter number {n}")

@@ -30,7 +30,7 @@ def test_a_pack_without_the_new_flags_is_byte_identical(conn, cli, kw):
     notes.add(conn, "t2", content="postgres replica lag 2s")
     handoffs.record(conn, "t1", from_agent="codex", objective="tune the pool")
     legacy = context.pack_context(conn, "t1", **kw)
-    assert recall.build_pack(conn, rows.get(conn, "t1"), P(**kw), clock.now_iso()) == legacy
+    assert builder.encode(recall.build_pack(conn, rows.get(conn, "t1"), P(**kw), clock.now_iso())) == legacy
     argv = ["context", "t1"]
     for key, value in kw.items():
         argv += ["--" + key.replace("_", "-"), str(value)]
@@ -75,9 +75,11 @@ def test_every_section_obeys_the_one_budget(conn):
     tight = _pack(conn, related_handoffs=5, related_facts=5, related_semantic=5, budget=tight_budget)
     assert tight["truncated"] is True and tight["used_chars"] <= tight_budget
     assert tight["related_semantic_matched"] == 5 and tight["related_semantic_packed"] < 5
-    items = [tight["task"], tight["handoff"], *tight["dependencies"], *tight["notes"], *tight["related_handoffs"],
-             *tight["related_facts"], *tight["related_semantic"]]
-    assert sum(builder.cost(item) for item in items if item) == tight["used_chars"]
+    # the header and the handoff cost their JSON, every list entry its printed row
+    rows_cost = sum(builder.TABLES[name].cost(entry) for name in ("dependencies", "notes", "related_handoffs",
+                                                                   "related_facts", "related_semantic")
+                    for entry in tight[name])
+    assert sum(builder.cost(item) for item in (tight["task"], tight["handoff"]) if item) + rows_cost == tight["used_chars"]
 
 
 def test_semantic_scope_is_enforced_without_fallback(conn):

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from mindos.context import builder
 from mindos.errors import InvalidInput
 from mindos.harness import hooks
 from mindos.memory import handoffs
@@ -39,7 +40,8 @@ def test_parallel_sessions_do_not_share_leases(conn, tmp_path):
     leases.claim(conn, "t1", a)
     pack_a = hooks.session_start(conn, event("aaaa1111", cwd=str(tmp_path)), "claude", fmt="json")
     pack_b = hooks.session_start(conn, event("bbbb2222", cwd=str(tmp_path)), "claude", fmt="json")
-    assert [e["task_id"] for e in pack_a["leases"]] == ["t1"] and "leases" not in pack_b
+    leased = builder.decode(pack_a)["leases"]  # printed as a table
+    assert [e["task_id"] for e in leased] == ["t1"] and "leases" not in pack_b
     assert pack_b["next"]["id"] == "t2"
 
 

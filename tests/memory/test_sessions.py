@@ -8,7 +8,7 @@ import pytest
 
 import sessionkit
 from conftest import make_task, last_event, db_state
-from mindos.context import recall
+from mindos.context import builder, recall
 from mindos.core import clock
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.memory import sessions, transcripts
@@ -256,7 +256,7 @@ def test_related_sessions_section_is_flag_gated_and_deterministic(conn, store):
     assert json.dumps(recall.pack(conn, "t1", recall.make_params()), sort_keys=True) == without  # byte-identical
     packed = recall.pack(conn, "t1", recall.make_params(related_sessions=3))
     assert packed["sections"][-1] == "related_sessions"
-    items = packed["related_sessions"]
+    items = builder.decode(packed)["related_sessions"]  # printed as a table
     assert 0 < len(items) <= 3 and packed["related_sessions_packed"] == len(items)
     assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)
     assert {"source", "session_id", "seq", "role", "at", "snippet"} <= set(items[0])  # compact: no empty profile
@@ -275,7 +275,7 @@ def test_related_sessions_without_fts5_match_any_word_by_substring(plain_conn, s
     make_task(plain_conn, "t1", title="Fix the redirect cookie bug")
     _ingest(plain_conn, store, apply=True)
     packed = recall.pack(plain_conn, "t1", recall.make_params(related_sessions=3))
-    items = packed["related_sessions"]
+    items = builder.decode(packed)["related_sessions"]  # printed as a table
     assert 0 < len(items) <= 3 and packed["related_sessions_matched"] == len(items)
     assert all("redirect" in i["snippet"].lower() or "cookie" in i["snippet"].lower() for i in items)
     assert [i["at"] for i in items] == sorted((i["at"] for i in items), reverse=True)

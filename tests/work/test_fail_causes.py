@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mindos.context import builder
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.mcp import server, tools
 from mindos.views import show
@@ -110,7 +111,7 @@ def test_the_correction_inherits_the_urgency_and_unblocks_the_task_when_done(con
     assert done["newly_unblocked"] == ["t1"]
     assert dispatch.next_task(conn)["task"]["id"] == "t1"
     # the agent retrying the task reads what the fix did, not the fix's history
-    packed = cli_json("autopilot", "context", "t1", "--dep-context", "3")["dep_context"]
+    packed = builder.decode(cli_json("autopilot", "context", "t1", "--dep-context", "3"))["dep_context"]
     assert [(item["id"], item["recap"]) for item in packed] == [(fix, "Fixed the rounding in totals.")]
 
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from mindos.context import pack
+from mindos.context import builder, pack
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs
 from mindos.work import leases, lifecycle, rows
@@ -121,7 +121,7 @@ def test_dependent_packs_carry_the_prerequisite_recap(conn, cli_json):
     lifecycle.complete(conn, "hub", "hermes", recap=RECAP)
     lifecycle.complete(conn, "plain", "hermes")
     out = cli_json("autopilot", "context", "leaf", "--dep-context", "5")
-    by_id = {item["id"]: item for item in out["dep_context"]}
+    by_id = {item["id"]: item for item in builder.decode(out)["dep_context"]}  # printed as a table
     assert by_id["hub"]["recap"] == RECAP
     assert "recap" not in by_id["plain"]  # a prerequisite without one packs exactly as before
     assert "dep_context" not in pack.pack_context(conn, "leaf")  # the section stays opt-in

@@ -165,7 +165,7 @@ OUTPUTS = {
               " ?notes_pinned_packed ?notes_total_live ?receipts ?task ...}",
     "recall-verify": "{current_core_digest current_digest digest fresh params task_id}",
     "recall-diff": "{agent changes current_core_digest current_digest digest event_id fresh recalled_at"
-                   " sections_changed task_id unchanged}",
+                   " sections_changed task_id unchanged ?pack_format_changed}",
     "resume": "{action agent lease_epoch lease_expires_at recall recall_digest task_id}",
     "recall-stale": "{checked counts items ok}",
 }
