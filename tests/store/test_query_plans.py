@@ -166,3 +166,27 @@ def test_an_idle_poller_tick_costs_the_same_with_ten_times_the_rows_elsewhere(re
     _bulk_elsewhere(conn, 1500)
     after = _vm_steps(monkeypatch, cli, ["tick"], door="mood_poller")
     assert after <= before * 1.5 + 20, f"idle tick: {before} -> {after} hundred VM steps"
+
+
+def _bulk_common(conn, start, count):
+    """``count`` more tasks elsewhere whose titles all carry the words "common" and "widget"."""
+    with db.write(conn):
+        for n in range(start, start + count):
+            conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                         " VALUES (?, 'Elsewhere', ?, 'a common widget', 'queued', '2026-01-01T00:00:00Z',"
+                         " '2026-01-01T00:00:00Z')", (f"cw-{n:05d}", f"Common widget {n}"))
+
+
+@pytest.mark.parametrize("query", ["common widget", "common retry", "widget"])
+def test_a_ranked_search_for_a_common_word_costs_the_same_with_ten_times_its_matches(
+        recorded, cli, conn, monkeypatch, query):
+    """A word most tasks carry: the ranking reads a bounded window of its matches, never all of them."""
+    from mindos.work import task_search
+
+    monkeypatch.setattr(task_search, "COMMON_WORD", 100, raising=False)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 50, raising=False)
+    _bulk_common(conn, 0, 150)
+    before = _vm_steps(monkeypatch, cli, ["search", query, "--rank"])
+    _bulk_common(conn, 150, 1500)
+    after = _vm_steps(monkeypatch, cli, ["search", query, "--rank"])
+    assert after <= before * 1.5 + 20, f"search {query!r} --rank: {before} -> {after} hundred VM steps"
