@@ -70,14 +70,35 @@ _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "
 
 
 def scrub(value):
-    """``value`` with every string redacted (dicts and lists walked, in place where mutable)."""
+    """``value`` with every string redacted (dicts and lists walked, in place where mutable).
+    A dict or list is scanned once, all its strings line by line, and walked only when that
+    finds something (what the walk would redact, a whole scan finds too)."""
+    if isinstance(value, str):
+        return secrets.redact(value)[0] if secrets.scan(value) else value
+    if isinstance(value, (dict, list)) and not secrets.scan("\n".join(_strings(value))):
+        return value
+    return _scrub_walk(value)
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _scrub_walk(value):
     if isinstance(value, str):
         return secrets.redact(value)[0] if secrets.scan(value) else value
     if isinstance(value, dict):
         for key in value:
-            value[key] = scrub(value[key])
+            value[key] = _scrub_walk(value[key])
     elif isinstance(value, list):
-        value[:] = [scrub(item) for item in value]
+        value[:] = [_scrub_walk(item) for item in value]
     return value
 
 
@@ -169,10 +190,13 @@ def _section_inbox(state, budget):
 
 def _section_constraints(state, budget):
     conn, projects, found, packed = state["conn"], state["projects"], [], []
+    # never more than the budget left could hold (each costs at least _LEAST_CONSTRAINT): the
+    # walk reads what the pack can use, whatever the number of constraints in the home
+    cap = min(MAX_CONSTRAINTS, budget.left() // _LEAST_CONSTRAINT)
     for project in projects:  # sorted: the order one query over them all would give
-        if len(found) >= MAX_CONSTRAINTS:
+        if len(found) >= cap:
             break
-        found += _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found)).fetchall()
+        found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
     for row in found:
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
@@ -185,8 +209,9 @@ def _section_constraints(state, budget):
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one
 # walks the home's live pinned constraints oldest first until it has enough of them.
 _SMALL_PROJECT = 512
-# What any listed constraint costs at least: its id, task and project are never empty.
-_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"})
+# What any listed constraint costs at least: its id, task, project, content and time are never
+# empty (whatever redaction leaves of them).
+_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x", "content": "x", "created_at": "x"})
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")

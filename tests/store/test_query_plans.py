@@ -190,3 +190,26 @@ def test_a_ranked_search_for_a_common_word_costs_the_same_with_ten_times_its_mat
     _bulk_common(conn, 150, 1500)
     after = _vm_steps(monkeypatch, cli, ["search", query, "--rank"])
     assert after <= before * 1.5 + 20, f"search {query!r} --rank: {before} -> {after} hundred VM steps"
+
+
+def test_prime_costs_the_same_with_ten_times_the_constraints_in_its_own_project(recorded, cli, conn, monkeypatch):
+    """Pinned constraints of the primed agent's own big project (walked along the home's index
+    of live pinned constraints), more than its budget could hold: the walk reads what the
+    budget can use, not every one of them."""
+    from mindos.context import prime
+
+    monkeypatch.setattr(prime, "_SMALL_PROJECT", 1)  # the project counts as big at any size
+    monkeypatch.setattr(prime, "MAX_CONSTRAINTS", 10 ** 6)  # bounded by the budget, not by a fixed cap
+    def constraints(start, count):
+        with db.write(conn):
+            for n in range(start, start + count):
+                conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                             " VALUES ('t02', 'constraint', ?, 'bulk', 1, '2026-01-01T00:00:00Z')",
+                             (f"keep rule {n} in mind",))
+
+    assert cli("autopilot", "claim", "t00", "--owner", "codex")[0] == 0
+    constraints(0, 150)
+    before = _vm_steps(monkeypatch, cli, ["prime", "--agent", "codex", "--format", "json"])
+    constraints(150, 1500)
+    after = _vm_steps(monkeypatch, cli, ["prime", "--agent", "codex", "--format", "json"])
+    assert after <= before * 1.5 + 20, f"prime: {before} -> {after} hundred VM steps"
