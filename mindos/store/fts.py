@@ -212,6 +212,31 @@ def bm25(terms, hits, rows, average, documents):
     return scores
 
 
+def single_word(expression):
+    """The lowercase word when MATCH ``expression`` is one quoted word (what :func:`quote`
+    makes of it), else None."""
+    if len(expression) < 3 or expression[0] != '"' or expression[-1] != '"':
+        return None
+    inner = expression[1:-1]
+    found = tokens(inner)
+    return found[0].lower() if len(found) == 1 and quote(found[0]) == expression else None
+
+
+def rank_one_word(conn, name, word, rows, text, rowid, weight_hits):
+    """``[(score, row)]``: ``rows`` (a window of one word's matches in index ``name``) in the
+    order ``ORDER BY bm25(name), rowid`` gives them, best first, each with a BM25 score
+    computed here (:func:`bm25`) over ``text(row)``, its indexed text; ``rowid(row)`` is its
+    rowid in the index.
+
+    bm25() would first walk every posting of the word to weigh it.  With one word that weight
+    multiplies every score alike, so the order is FTS5's whatever weight is used;
+    ``weight_hits`` (the word's match count as far as it was counted) sets it, and with it the
+    scale of the scores."""
+    total, average = totals(conn, name)
+    scores = bm25([word], [weight_hits], max(total, len(rows)), average, [tokens(text(row).lower()) for row in rows])
+    return sorted(zip(scores, rows), key=lambda pair: (pair[0], rowid(pair[1])))
+
+
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
                 like_columns=None, limit=None, expression=None):
     """Rows of ``name``'s content table matching user ``text``.
