@@ -70,35 +70,14 @@ _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "
 
 
 def scrub(value):
-    """``value`` with every string redacted (dicts and lists walked, in place where mutable).
-    A dict or list is scanned once, all its strings line by line, and walked only when that
-    finds something (what the walk would redact, a whole scan finds too)."""
-    if isinstance(value, str):
-        return secrets.redact(value)[0] if secrets.scan(value) else value
-    if isinstance(value, (dict, list)) and not secrets.scan("\n".join(_strings(value))):
-        return value
-    return _scrub_walk(value)
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _scrub_walk(value):
+    """``value`` with every string redacted (dicts and lists walked, in place where mutable)."""
     if isinstance(value, str):
         return secrets.redact(value)[0] if secrets.scan(value) else value
     if isinstance(value, dict):
         for key in value:
-            value[key] = _scrub_walk(value[key])
+            value[key] = scrub(value[key])
     elif isinstance(value, list):
-        value[:] = [_scrub_walk(item) for item in value]
+        value[:] = [scrub(item) for item in value]
     return value
 
 
