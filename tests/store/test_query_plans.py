@@ -213,3 +213,29 @@ def test_prime_costs_the_same_with_ten_times_the_constraints_in_its_own_project(
     constraints(150, 1500)
     after = _vm_steps(monkeypatch, cli, ["prime", "--agent", "codex", "--format", "json"])
     assert after <= before * 1.5 + 20, f"prime: {before} -> {after} hundred VM steps"
+
+
+def test_the_bounded_ranking_of_a_common_word_scans_no_growing_table(recorded, cli, home, monkeypatch):
+    """The statements of search --rank when a word is common (the window, the rows of the results)."""
+    from mindos.work import task_search
+
+    monkeypatch.setattr(task_search, "COMMON_WORD", 5)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 8)
+    real = db.tuples
+
+    class Recorded:  # the window is read through a tuple cursor: record its statement too
+        def __init__(self, conn):
+            self.cursor = real(conn)
+
+        def execute(self, sql, params=()):
+            recorded.append((sql, params))
+            return self.cursor.execute(sql, params)
+
+        def close(self):
+            self.cursor.close()
+
+    monkeypatch.setattr(db, "tuples", Recorded)
+    for argv in (["search", "retry path", "--rank"], ["search", "retry", "--rank", "--project", "Trove", "--limit", "3"]):
+        recorded.clear()
+        test_no_agent_call_scans_a_growing_table(recorded, cli, "search --rank (common word)", argv, home)
+    assert any("ORDER BY tasks_fts.rowid DESC LIMIT" in sql for sql, _ in recorded)
