@@ -191,10 +191,13 @@ def _section_inbox(state, budget):
 
 def _section_constraints(state, budget):
     conn, projects, found, packed = state["conn"], state["projects"], [], []
+    # never more than the budget left could hold (each costs at least _LEAST_CONSTRAINT): the
+    # walk reads what the pack can use, whatever the number of constraints in the home
+    cap = min(MAX_CONSTRAINTS, budget.left() // _LEAST_CONSTRAINT)
     for project in projects:  # sorted: the order one query over them all would give
-        if len(found) >= MAX_CONSTRAINTS:
+        if len(found) >= cap:
             break
-        found += _project_constraints(conn, project, state["now"], MAX_CONSTRAINTS - len(found)).fetchall()
+        found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
     for row in found:
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
@@ -207,8 +210,10 @@ def _section_constraints(state, budget):
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one
 # walks the home's live pinned constraints oldest first until it has enough of them.
 _SMALL_PROJECT = 512
-# What any listed constraint costs at least: its id, task and project are never empty.
-_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x"}, builder.TABLES["constraints"])
+# What any listed constraint costs at least: its id, task, project, content and time are never
+# empty (whatever redaction leaves of them).
+_LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x", "content": "x", "created_at": "x"},
+                               builder.TABLES["constraints"])
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")

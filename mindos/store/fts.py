@@ -147,6 +147,96 @@ def match_counts(conn, name, expressions, cap, cache=None):
     return [cache[(name, expression, cap)] for expression in expressions]
 
 
+# FTS5's bm25() constants (k1, b), for the bounded ranking below.
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def _varint(blob, at):
+    """``(value, next offset)``: one SQLite varint of ``blob`` at ``at`` (the encoding FTS5's
+    records use: big-endian groups of 7 bits, a 9th byte of 8)."""
+    value = 0
+    for step in range(9):
+        byte = blob[at + step]
+        if step == 8:
+            return (value << 8) | byte, at + 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + step + 1
+    return value, at + 9  # unreachable
+
+
+def totals(conn, name):
+    """``(rows, average row length in tokens)`` of index ``name``: FTS5's own totals record
+    (what bm25() reads), one row, whatever the size of the index.  ``(0, 0.0)`` when the
+    index is absent or empty."""
+    spec = index(name)
+    if not has(conn, name):
+        return 0, 0.0
+    found = conn.execute(f"SELECT block FROM {spec.name}_data WHERE id = 1").fetchone()
+    blob = found[0] if found else None
+    if not blob:
+        return 0, 0.0
+    rows, at = _varint(blob, 0)
+    tokens = 0
+    for _ in spec.columns:
+        if at >= len(blob):
+            break
+        size, at = _varint(blob, at)
+        tokens += size
+    return rows, (tokens / rows if rows else 0.0)
+
+
+def bm25(terms, hits, rows, average, documents):
+    """FTS5's bm25() of each of ``documents`` (lists of lowercase tokens) for the phrases
+    ``terms`` (lowercase tokens, one per phrase, repeats kept as FTS5 keeps them), computed
+    here for a bounded set of rows: ``hits`` is each term's document frequency, ``rows`` and
+    ``average`` the index's totals (:func:`totals`).  The formula and constants are FTS5's
+    (``idf = log((N - n + 0.5) / (n + 0.5))``, at least 1e-6; more negative = more relevant);
+    every document is taken to match every term at least once, as a conjunctive MATCH
+    guarantees.  Returns the scores, aligned with ``documents``."""
+    import math  # lazy: only a bounded ranking computes scores itself
+
+    idf = []
+    for count in hits:
+        value = math.log((rows - count + 0.5) / (count + 0.5)) if rows else 0.0
+        idf.append(value if value > 0.0 else 1e-6)
+    average = average or 1.0
+    scores = []
+    for tokens in documents:
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(tokens) / average)
+        score = 0.0
+        for term, weight in zip(terms, idf):
+            freq = tokens.count(term) or 1
+            score += weight * (freq * (BM25_K1 + 1.0)) / (freq + norm)
+        scores.append(-1.0 * score)
+    return scores
+
+
+def single_word(expression):
+    """The lowercase word when MATCH ``expression`` is one quoted word (what :func:`quote`
+    makes of it), else None."""
+    if len(expression) < 3 or expression[0] != '"' or expression[-1] != '"':
+        return None
+    inner = expression[1:-1]
+    found = tokens(inner)
+    return found[0].lower() if len(found) == 1 and quote(found[0]) == expression else None
+
+
+def rank_one_word(conn, name, word, rows, text, rowid, weight_hits):
+    """``[(score, row)]``: ``rows`` (a window of one word's matches in index ``name``) in the
+    order ``ORDER BY bm25(name), rowid`` gives them, best first, each with a BM25 score
+    computed here (:func:`bm25`) over ``text(row)``, its indexed text; ``rowid(row)`` is its
+    rowid in the index.
+
+    bm25() would first walk every posting of the word to weigh it.  With one word that weight
+    multiplies every score alike, so the order is FTS5's whatever weight is used;
+    ``weight_hits`` (the word's match count as far as it was counted) sets it, and with it the
+    scale of the scores."""
+    total, average = totals(conn, name)
+    scores = bm25([word], [weight_hits], max(total, len(rows)), average, [tokens(text(row).lower()) for row in rows])
+    return sorted(zip(scores, rows), key=lambda pair: (pair[0], rowid(pair[1])))
+
+
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
                 like_columns=None, limit=None, expression=None):
     """Rows of ``name``'s content table matching user ``text``.

@@ -215,9 +215,10 @@ def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn
             state = {"conn": conn, "projects": projects, "now": now}
             meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
             listed = prime._section_constraints(state, meter)
-            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in expected],
+            usable = expected[:limit // prime._LEAST_CONSTRAINT]  # never more than the budget could hold
+            offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in usable],
                                          table=builder.TABLES["constraints"])
-            assert listed["constraints_total"] == len(expected)
+            assert listed["constraints_total"] == len(usable)
             assert listed["constraints"] == offered
             assert (meter.used, meter.truncated) == (reference.used, reference.truncated)
 
@@ -232,3 +233,28 @@ def test_least_cost_is_the_cost_of_the_shortest_redaction(item):
     from mindos.context import builder
 
     assert prime.least_cost(item) == builder.cost(prime._shortest(item))
+
+
+def _pinned_constraints(conn, task_id, start, count):
+    from mindos.store import db
+
+    with db.write(conn):
+        for n in range(start, start + count):
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES (?, 'constraint', ?, 'bulk', 1, ?)",
+                         (task_id, f"bulk rule {n:05d}: keep the window", f"2026-01-01T{n // 3600 % 24:02d}:"
+                                                                             f"{n // 60 % 60:02d}:{n % 60:02d}Z"))
+
+
+def test_the_constraint_walk_reads_only_what_the_budget_could_hold(fleet):
+    _pinned_constraints(fleet, "trove-held", 0, 150)
+    for budget in (400, 1000, 4000):
+        pack = builder.decode(prime.prime(fleet, "codex", budget=budget, fmt="json"))
+        assert pack["truncated"] is True
+        assert pack["constraints_total"] <= budget // prime._LEAST_CONSTRAINT
+        # oldest first: what was read is the front of the index order, and what was packed is a prefix of it
+        contents = [c["content"] for c in pack.get("constraints", [])]
+        assert contents == sorted(contents)
+    # a budget that holds them all lists them all, as before
+    pack = builder.decode(prime.prime(fleet, "codex", budget=200000, fmt="json"))
+    assert pack["constraints_total"] == 151 and len(pack["constraints"]) == 151

@@ -119,3 +119,42 @@ def test_segments_count_and_a_merge_step_leaves_what_matches_unchanged(conn):
         assert fts.merge(conn, "notes_fts", 1000) is False  # nothing left to merge
     assert conn.execute("SELECT rowid FROM notes_fts WHERE notes_fts MATCH 'payments' ORDER BY rowid").fetchall() == found
     assert len(found) == 40 and fts.segments(conn, "tasks_fts") >= 1 and fts.segments(conn, "facts_fts") == 0
+
+
+def test_one_word_ranked_here_comes_in_fts5s_own_bm25_order(conn):
+    """The window ranking a caller can use for one common word: FTS5's order, not its walk."""
+    make_task(conn, "t1", title="host")
+    make_task(conn, "t2", title="other")
+    texts = ["deploy", "deploy the deploy", "deploy a rather long note about many other things",
+             "Deploy DEPLOY deploy", "nothing here", "deploy twice deploy", "a deploy", "deploy"]
+    for n, text in enumerate(texts * 3):
+        notes.add(conn, "t1" if n % 2 else "t2", content=f"{text} {n % 4} n{n}")
+    found = [dict(row) for row in conn.execute(
+        "SELECT n.id, n.content, bm25(notes_fts) AS score FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid"
+        " WHERE notes_fts MATCH ? ORDER BY score, notes_fts.rowid", (fts.quote("deploy"),))]
+    assert len(found) == 21
+    ranked = fts.rank_one_word(conn, "notes_fts", "deploy", list(reversed(found)), lambda row: row["content"],
+                               lambda row: row["id"], 5)
+    assert [row["id"] for _, row in ranked] == [row["id"] for row in found]
+    scores = [score for score, _ in ranked]
+    assert scores == sorted(scores) and all(score < 0 for score in scores)
+    # the scores are FTS5's up to one factor (the word's weight)
+    ratios = {round(score / row["score"], 9) for score, row in ranked}
+    assert len(ratios) == 1
+
+
+@pytest.mark.parametrize("expression,word", [('"deploy"', "deploy"), ('"Deploy"', "deploy"), ('"a b"', None),
+                                             ('"deploy"*', None), ('("deploy")', None), ('"x" OR "y"', None),
+                                             ('""', None), ('"', None), ('"de""ploy"', None)])
+def test_single_word_names_only_one_quoted_word(expression, word):
+    assert fts.single_word(expression) == word
+
+
+def test_totals_read_fts5s_own_record(conn):
+    assert fts.totals(conn, "notes_fts") == (0, 0.0)
+    make_task(conn, "t1", title="host")
+    notes.add(conn, "t1", content="one two three")
+    notes.add(conn, "t1", content="four five")
+    assert fts.totals(conn, "notes_fts") == (2, 2.5)
+    rows, average = fts.totals(conn, "tasks_fts")
+    assert rows == 1 and average == 3.0  # "t1", "Trove", "host"

@@ -166,3 +166,76 @@ def test_an_idle_poller_tick_costs_the_same_with_ten_times_the_rows_elsewhere(re
     _bulk_elsewhere(conn, 1500)
     after = _vm_steps(monkeypatch, cli, ["tick"], door="mood_poller")
     assert after <= before * 1.5 + 20, f"idle tick: {before} -> {after} hundred VM steps"
+
+
+def _bulk_common(conn, start, count):
+    """``count`` more tasks elsewhere whose titles all carry the words "common" and "widget"."""
+    with db.write(conn):
+        for n in range(start, start + count):
+            conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                         " VALUES (?, 'Elsewhere', ?, 'a common widget', 'queued', '2026-01-01T00:00:00Z',"
+                         " '2026-01-01T00:00:00Z')", (f"cw-{n:05d}", f"Common widget {n}"))
+
+
+@pytest.mark.parametrize("query", ["common widget", "common retry", "widget"])
+def test_a_ranked_search_for_a_common_word_costs_the_same_with_ten_times_its_matches(
+        recorded, cli, conn, monkeypatch, query):
+    """A word most tasks carry: the ranking reads a bounded window of its matches, never all of them."""
+    from mindos.work import task_search
+
+    monkeypatch.setattr(task_search, "COMMON_WORD", 100, raising=False)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 50, raising=False)
+    _bulk_common(conn, 0, 150)
+    before = _vm_steps(monkeypatch, cli, ["search", query, "--rank"])
+    _bulk_common(conn, 150, 1500)
+    after = _vm_steps(monkeypatch, cli, ["search", query, "--rank"])
+    assert after <= before * 1.5 + 20, f"search {query!r} --rank: {before} -> {after} hundred VM steps"
+
+
+def test_prime_costs_the_same_with_ten_times_the_constraints_in_its_own_project(recorded, cli, conn, monkeypatch):
+    """Pinned constraints of the primed agent's own big project (walked along the home's index
+    of live pinned constraints), more than its budget could hold: the walk reads what the
+    budget can use, not every one of them."""
+    from mindos.context import prime
+
+    monkeypatch.setattr(prime, "_SMALL_PROJECT", 1)  # the project counts as big at any size
+    monkeypatch.setattr(prime, "MAX_CONSTRAINTS", 10 ** 6)  # bounded by the budget, not by a fixed cap
+    def constraints(start, count):
+        with db.write(conn):
+            for n in range(start, start + count):
+                conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                             " VALUES ('t02', 'constraint', ?, 'bulk', 1, '2026-01-01T00:00:00Z')",
+                             (f"keep rule {n} in mind",))
+
+    assert cli("autopilot", "claim", "t00", "--owner", "codex")[0] == 0
+    constraints(0, 150)
+    before = _vm_steps(monkeypatch, cli, ["prime", "--agent", "codex", "--format", "json"])
+    constraints(150, 1500)
+    after = _vm_steps(monkeypatch, cli, ["prime", "--agent", "codex", "--format", "json"])
+    assert after <= before * 1.5 + 20, f"prime: {before} -> {after} hundred VM steps"
+
+
+def test_the_bounded_ranking_of_a_common_word_scans_no_growing_table(recorded, cli, home, monkeypatch):
+    """The statements of search --rank when a word is common (the window, the rows of the results)."""
+    from mindos.work import task_search
+
+    monkeypatch.setattr(task_search, "COMMON_WORD", 5)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 8)
+    real = db.tuples
+
+    class Recorded:  # the window is read through a tuple cursor: record its statement too
+        def __init__(self, conn):
+            self.cursor = real(conn)
+
+        def execute(self, sql, params=()):
+            recorded.append((sql, params))
+            return self.cursor.execute(sql, params)
+
+        def close(self):
+            self.cursor.close()
+
+    monkeypatch.setattr(db, "tuples", Recorded)
+    for argv in (["search", "retry path", "--rank"], ["search", "retry", "--rank", "--project", "Trove", "--limit", "3"]):
+        recorded.clear()
+        test_no_agent_call_scans_a_growing_table(recorded, cli, "search --rank (common word)", argv, home)
+    assert any("ORDER BY tasks_fts.rowid DESC LIMIT" in sql for sql, _ in recorded)

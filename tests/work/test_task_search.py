@@ -190,3 +190,93 @@ def test_ranked_search_without_filters_lists_what_the_general_path_lists(conn, l
         got = task_search.search(conn, text, rank=True, limit=limit)
         assert [(r["id"], r["score"]) for r in got] == [(row["id"], row["score"]) for row in expected], text
 
+
+
+# ---------------------------------------------------------------------------------------
+# The bounded ranking: a query with a common word is ranked over the newest matches
+
+
+def _fts5_scores(conn, query):
+    from mindos.store import fts
+
+    rows = conn.execute("SELECT t.id, bm25(tasks_fts) FROM tasks_fts JOIN tasks t ON t.seq = tasks_fts.rowid"
+                        " WHERE tasks_fts MATCH ?", (fts.query(query),)).fetchall()
+    return {row[0]: row[1] for row in rows}
+
+
+@pytest.fixture
+def retry_home(conn):
+    """Twelve tasks that all carry "retry", a few of them "payments" too, of varied lengths."""
+    for n in range(12):
+        extra = " in payments" if n % 3 == 0 else ""
+        tasks.create(conn, project="Trove" if n % 2 else "Infra", title=f"Fix retry path {n}{extra}",
+                     description="retry " * (n % 4) + "and some more words" * (n % 2), task_id=f"r{n:02d}",
+                     priority="P1" if n % 5 == 0 else "P2")
+        clock.advance(minutes=1)
+    return conn
+
+
+def test_the_bm25_computed_here_is_fts5s_own(retry_home):
+    from mindos.store import fts
+
+    rows, average = fts.totals(retry_home, "tasks_fts")
+    assert rows == 12 and average > 0
+    for query in ("retry", "retry payments", "retry retry path", "fix more"):
+        terms = [token.lower() for token in fts.tokens(query)]
+        hits = [retry_home.execute("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?", (fts.quote(term),))
+                .fetchone()[0] for term in terms]
+        expected = _fts5_scores(retry_home, query)
+        ids = sorted(expected)
+        texts = {row["id"]: " ".join(row[c] or "" for c in task_search._INDEXED).lower()
+                 for row in retry_home.execute("SELECT * FROM tasks")}
+        scores = fts.bm25(terms, hits, rows, average, [fts.tokens(texts[task_id]) for task_id in ids])
+        assert scores == pytest.approx([expected[task_id] for task_id in ids], rel=1e-9), query
+
+
+def test_a_home_without_common_words_ranks_exactly_as_fts5(retry_home):
+    for query in ("retry", "retry payments", "fix path"):
+        found = task_search.search(retry_home, query, rank=True)
+        expected = _fts5_scores(retry_home, query)
+        assert {task["id"]: task["score"] for task in found} == expected
+        assert [task["score"] for task in found] == sorted(task["score"] for task in found)
+
+
+def test_a_common_word_ranks_the_newest_matches_only(retry_home, monkeypatch):
+    from mindos.store import fts
+
+    monkeypatch.setattr(task_search, "COMMON_WORD", 5)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 4)
+    found = task_search.search(retry_home, "retry", rank=True)
+    assert sorted(_ids(found)) == ["r08", "r09", "r10", "r11"]  # the four newest matches
+    scores = [task["score"] for task in found]
+    assert scores == sorted(scores)
+    # the scores: FTS5's formula, the common word weighing as one matching COMMON_WORD tasks
+    rows, average = fts.totals(retry_home, "tasks_fts")
+    texts = {task["id"]: " ".join(task[c] or "" for c in task_search._INDEXED).lower() for task in found}
+    assert scores == fts.bm25(["retry"], [5], rows, average, [fts.tokens(texts[task["id"]]) for task in found])
+    # conjunctive as ever: every word must match, and a rarer word's matches are the window
+    assert sorted(_ids(task_search.search(retry_home, "retry payments", rank=True))) == ["r00", "r03", "r06", "r09"]
+    # filters apply before the window: the four newest of the project
+    assert sorted(_ids(task_search.search(retry_home, "retry", rank=True, project="Infra"))) == [
+        "r04", "r06", "r08", "r10"]
+    assert _ids(task_search.search(retry_home, "retry", rank=True, limit=2)) == _ids(found)[:2]
+    assert task_search.search(retry_home, "retry zzzunknown", rank=True) == []
+
+
+def test_the_bounded_ranking_is_deterministic_and_settles_ties_in_the_list_order(conn, monkeypatch):
+    monkeypatch.setattr(task_search, "COMMON_WORD", 3)
+    for n, priority in enumerate(("P2", "P1", "P2", "P1", "P3")):
+        tasks.create(conn, project="Trove", title="same words here", priority=priority, task_id=f"s{n}")
+        clock.advance(minutes=1)
+    found = task_search.search(conn, "same words", rank=True)
+    assert len({task["score"] for task in found}) == 1
+    assert _ids(found) == _ids(task_search.search(conn, "same words", rank=False))  # the list order
+    assert _ids(found) == _ids(task_search.search(conn, "same words", rank=True))
+
+
+def test_the_cli_ranks_a_common_word_within_the_window(retry_home, cli_json, monkeypatch):
+    monkeypatch.setattr(task_search, "COMMON_WORD", 5)
+    monkeypatch.setattr(task_search, "RANK_WINDOW", 3)
+    found = cli_json("autopilot", "search", "retry path", "--rank", "--limit", "2")
+    assert len(found) == 2 and all(task["id"] in ("r09", "r10", "r11") for task in found)
+    assert all(isinstance(task["score"], float) for task in found)
