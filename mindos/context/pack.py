@@ -222,15 +222,28 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
             f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')} ORDER BY rowid DESC LIMIT ?)",
             (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
         window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
-        rows = conn.execute(
-            "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
-            " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
-            f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)} ORDER BY score, notes_fts.rowid LIMIT ?",
-            (expression, *bounds, *params, limit)).fetchall()
+        word = fts.single_word(expression) if floor is not None else None
+        if word is not None:
+            # one common word read through its window: bm25() would first walk every posting
+            # of the word to weigh it, so the window is scored here, in FTS5's own order
+            found = conn.execute(
+                "SELECT n.*, t.title AS via_task_title FROM notes_fts"
+                " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
+                f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)}",
+                (expression, *bounds, *params)).fetchall()
+            ranked = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row["content"] or "",
+                                       lambda row: row["id"], RELATED_POSTINGS_BUDGET + 1)[:limit]
+        else:
+            ranked = [(row["score"], row) for row in conn.execute(
+                "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
+                " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
+                f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)} ORDER BY score, notes_fts.rowid LIMIT ?",
+                (expression, *bounds, *params, limit))]
     items = []
-    for row in rows:
+    for score, row in ranked:
         item = notes.row_to_note(row, now)
-        item["score"] = round(item.pop("score"), 6)
+        item.pop("score", None)
+        item["score"] = round(score, 6)
         items.append(builder.compact(item, defaults=builder.NOTE_DEFAULTS))
     return items, used, matched - used
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from conftest import script
 from packview import full as lean_full
 
@@ -11,6 +12,7 @@ from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.work import tasks
 from mindos.errors import InvalidInput, NotFound
+from mindos.store import fts
 from mindos.core.canonical import canonical_json
 
 INJECTION = 'NEAR(pool "x" AND) OR -deploy * title:foo ^ {a b}: ( \' % _ \\ ;DROP TABLE notes;--'
@@ -388,6 +390,32 @@ def test_a_common_group_is_read_through_its_word_alone(conn, monkeypatch):
     note(conn, "s", "deployment checklist")
     pack = _pack(conn, "t1", related=5)
     assert sorted(n["content"] for n in pack["related_notes"]) == ["deploy step 2", "deploy step 3", "deploy step 4"]
+
+
+def test_a_common_word_window_ranks_in_fts5s_own_order(conn, monkeypatch):
+    # one common word read through its window is scored in process (no walk of all its
+    # postings): the order must be the one ORDER BY bm25(notes_fts), rowid gives the window
+    monkeypatch.setattr(context, "RELATED_POSTINGS_BUDGET", 6)
+    make_task(conn, "t1", title="latency")
+    make_task(conn, "s", title="S")
+    texts = ["latency", "latency latency spikes", "a long note that mentions latency once among many other words",
+             "latency and more latency and latency", "old latency note", "latency budget", "latency of the queue",
+             "tail latency", "latency latency"]
+    for text in texts:
+        note(conn, "s", text)
+    calls = []
+    rank_one_word = fts.rank_one_word
+    monkeypatch.setattr(fts, "rank_one_word", lambda *args: calls.append(args[2]) or rank_one_word(*args))
+    pack = _pack(conn, "t1", related=4)
+    assert calls == ["latency"]  # the in-process scoring ran
+    floor = conn.execute("SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH '\"latency\"'"
+                         " ORDER BY rowid DESC LIMIT 6)").fetchone()[0]
+    expected = [row[0] for row in conn.execute(
+        "SELECT n.content FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH '\"latency\"'"
+        " AND notes_fts.rowid >= ? AND n.task_id = 's' ORDER BY bm25(notes_fts), notes_fts.rowid LIMIT 4", (floor,))]
+    assert [n["content"] for n in pack["related_notes"]] == expected
+    scores = [n["score"] for n in pack["related_notes"]]
+    assert scores == sorted(scores) and all(isinstance(score, float) for score in scores)
 
 
 def test_related_window_widens_until_enough_pass_the_filters(conn):
