@@ -166,3 +166,37 @@ def test_an_idle_poller_tick_costs_the_same_with_ten_times_the_rows_elsewhere(re
     _bulk_elsewhere(conn, 1500)
     after = _vm_steps(monkeypatch, cli, ["tick"], door="mood_poller")
     assert after <= before * 1.5 + 20, f"idle tick: {before} -> {after} hundred VM steps"
+
+
+def test_next_claim_samples_the_queue_once_not_once_a_pass(conn, cli, monkeypatch):
+    """next --claim walks twice (a dry pass, then the locked one).  Sizing the queue's
+    created_at ranges reads up to 4 * sqrt(pool) index entries a range: the dry pass does it,
+    through the covering index with an OFFSET probe, and the locked pass reuses its choices."""
+    from mindos.store import ledger
+
+    with db.write(conn):
+        for n in range(3000):  # old queued work of every priority, a deadline on every fourth
+            conn.execute("INSERT INTO tasks(id, project, title, status, priority, due_at, created_at, updated_at)"
+                         " VALUES (?, 'Acme', ?, 'queued', ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                         (f"q{n:04d}", f"queued {n}", f"P{n % 4}",
+                          f"2026-06-{n % 28 + 1:02d}T00:00:00Z" if n % 4 == 0 else None))
+        ledger.append_event(conn, "task", "q0000", "created", {})
+    sampled = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        if "LIMIT 1 OFFSET :m" in sql:
+            sampled.append((sql, args[0]))
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    assert cli("autopilot", "next")[0] == 0
+    probes = len(sampled)
+    assert probes >= 1
+    assert cli("autopilot", "next", "--claim", "--owner", "codex")[0] == 0
+    assert len(sampled) == 2 * probes  # the dry pass's probes only, none under the lock
+    monkeypatch.setattr(db.Connection, "execute", real)
+    for sql, params in sampled:
+        details = _plans(conn, sql, params)
+        assert any("COVERING INDEX idx_tasks_status_priority" in detail for detail in details), details
+        assert not any("TEMP B-TREE" in detail for detail in details), details
