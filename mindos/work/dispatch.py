@@ -130,8 +130,8 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
     if not claim:
         return _dispatch(conn, _Plan(conn, *options), owner, None)
-    # lazy: the claim path needs these; loaded before the write lock so it guards SQL, not imports
-    from mindos.work import graph, policies  # noqa: F401
+    # lazy: the claim path needs it; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import policies  # noqa: F401
     # A dry pass first, outside the lock: it prepares every statement the claim will run
     # (sqlite3 caches them per connection) and reads their pages, so the locked pass below
     # only re-walks warm data.  Under many writers that shortens each holder's turn.  The

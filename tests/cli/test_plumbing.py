@@ -297,13 +297,15 @@ def test_a_subprocess_reading_a_pipe_gets_one_line_per_result(home):
 def test_write_calls_hash_their_events_without_loading_hashlib(home):
     """create, note, claim and next --claim each append one short event: a fresh process
     hashes it in Python instead of paying OpenSSL's start (bench/NOTES.md), and the chain
-    still verifies."""
+    still verifies.  Nor do they load the dependency graph's module (a claim's guard reads
+    the blockers through mindos.work.rows; create loads it only for --depends-on)."""
     probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
              "from mindos.cli import run\n"
              "out, sys.stdout = sys.stdout, io.StringIO()\n"
              "code = run('autopilot', json.loads(sys.argv[1]))\n"
              "printed, sys.stdout = sys.stdout.getvalue(), out\n"
-             "print(json.dumps([code, [m for m in ('hashlib', '_hashlib') if m in sys.modules], printed]))\n" % ROOT)
+             "print(json.dumps([code, [m for m in ('hashlib', '_hashlib', 'mindos.work.graph') if m in sys.modules],"
+             " printed]))\n" % ROOT)
 
     def call(*argv):
         proc = subprocess.run([sys.executable, "-S", "-c", probe, json.dumps(argv)], capture_output=True, text=True,
