@@ -132,13 +132,15 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
         return _dispatch(conn, _Plan(conn, *options), owner, None)
     # lazy: the claim path needs it; loaded before the write lock so it guards SQL, not imports
     from mindos.work import policies  # noqa: F401
-    # A dry pass first, outside the lock: it prepares every statement the claim will run
-    # (sqlite3 caches them per connection) and reads their pages, so the locked pass below
-    # only re-walks warm data.  Under many writers that shortens each holder's turn.  The
-    # locked pass reuses the dry pass's choices of source (``choices``): they only decide
-    # how fast the same rows come out, so it skips the sampling queries that made them.
+    # While another writer holds the lock, a dry pass first: it prepares every statement the
+    # claim will run (sqlite3 caches them per connection) and reads their pages, so the
+    # locked pass below only re-walks warm data.  Under many writers that shortens each
+    # holder's turn; with the lock free it would only repeat the walk.  The locked pass
+    # reuses the dry pass's choices of source (``choices``): they only decide how fast the
+    # same rows come out, so it skips the sampling queries that made them.
     choices = {}
-    if not conn.in_transaction:  # in a group commit the lock is held already: no dry pass
+    # in a group commit the lock is held already: no dry pass
+    if not conn.in_transaction and not db.lock_is_free(conn):
         _dispatch(conn, _Plan(conn, *options, choices=choices), owner, None)
     with db.write(conn):
         plan = _Plan(conn, *options, choices=choices)  # inside the lock: "now" is the moment the pick is made

@@ -169,10 +169,13 @@ def test_an_idle_poller_tick_costs_the_same_with_ten_times_the_rows_elsewhere(re
 
 
 def test_next_claim_samples_the_queue_once_not_once_a_pass(conn, cli, monkeypatch):
-    """next --claim walks twice (a dry pass, then the locked one).  Sizing the queue's
-    created_at ranges reads up to 4 * sqrt(pool) index entries a range: the dry pass does it,
-    through the covering index with an OFFSET probe, and the locked pass reuses its choices."""
+    """next --claim walks twice while another writer holds the lock (a dry pass, then the
+    locked one).  Sizing the queue's created_at ranges reads up to 4 * sqrt(pool) index
+    entries a range: the dry pass does it, through the covering index with an OFFSET probe,
+    and the locked pass reuses its choices."""
     from mindos.store import ledger
+
+    monkeypatch.setattr(db, "lock_is_free", lambda conn: False)
 
     with db.write(conn):
         for n in range(3000):  # old queued work of every priority, a deadline on every fourth

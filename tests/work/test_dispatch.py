@@ -954,7 +954,21 @@ def test_the_deadline_index_choice_is_the_counting_ones(conn, monkeypatch, seed)
             assert plan._use_deadline_index(ranges) == _old_use_deadline_index(plan, ranges), (tier, op)
 
 
+def test_next_claim_walks_once_while_the_write_lock_is_free(conn, monkeypatch):
+    for n in range(6):
+        mk(conn, f"t{n}", ("P0", "P2")[n % 2])
+    plans = []
+    real = dispatch._Plan.__init__
+    monkeypatch.setattr(dispatch._Plan, "__init__", lambda self, *a, **kw: plans.append(1) or real(self, *a, **kw))
+    assert dispatch.next_task(conn, claim=True, owner="a1")["task"]["id"] == "t0"
+    assert len(plans) == 1  # no other writer: the pick is made once, under the lock
+    monkeypatch.setattr(dispatch.db, "lock_is_free", lambda conn: False)
+    assert dispatch.next_task(conn, claim=True, owner="a2")["task"]["id"] == "t2"
+    assert len(plans) == 3  # a writer holds the lock: a dry pass while waiting, then the pick
+
+
 def test_next_claim_chooses_its_sources_once_for_both_passes(conn, monkeypatch):
+    monkeypatch.setattr(dispatch.db, "lock_is_free", lambda conn: False)  # another writer holds it: a dry pass
     for n in range(30):
         mk(conn, f"t{n:02d}", ("P0", "P2", "P3")[n % 3], due_at="2026-09-01T00:00:00Z" if n % 2 else None)
         clock.advance(minutes=200)
