@@ -401,14 +401,7 @@ def _acquire(conn, timeout=None):
     """
     import fcntl  # lazy: the write path only
 
-    if conn._lock_fd is None:
-        try:
-            fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
-        except PermissionError:  # another user's home, or one made read-only
-            raise MindosError(f"the write lock {lock_path(conn)} is not writable by this user: reads work, writes are"
-                              " refused; nothing was changed", code="read_only") from None
-        conn._lock_fd = fd
-    fd = conn._lock_fd
+    fd = _lock_fd(conn)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return
@@ -443,6 +436,33 @@ def _acquire(conn, timeout=None):
                 time.sleep(0.002)
     raise MindosError(f"database busy: another writer held the write lock for {timeout:.3g} s; nothing was changed,"
                       " retry", code="busy")
+
+
+def _lock_fd(conn):
+    """The connection's descriptor of the writer lock file, opened on first use."""
+    if conn._lock_fd is None:
+        try:
+            fd = os.open(lock_path(conn), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o600)
+        except PermissionError:  # another user's home, or one made read-only
+            raise MindosError(f"the write lock {lock_path(conn)} is not writable by this user: reads work, writes are"
+                              " refused; nothing was changed", code="read_only") from None
+        conn._lock_fd = fd
+    return conn._lock_fd
+
+
+def lock_is_free(conn):
+    """True when no writer holds the home's writer lock at this moment (taken and let go at
+    once).  Only a hint, for work worth doing before a wait (the lock may be taken the next
+    moment): False whenever it cannot tell."""
+    import fcntl  # lazy: the write path only
+
+    try:
+        fd = _lock_fd(conn)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (OSError, MindosError):
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
 
 
 def _release(conn):

@@ -130,15 +130,20 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
     if not claim:
         return _dispatch(conn, _Plan(conn, *options), owner, None)
-    # lazy: the claim path needs these; loaded before the write lock so it guards SQL, not imports
-    from mindos.work import graph, policies  # noqa: F401
-    # A dry pass first, outside the lock: it prepares every statement the claim will run
-    # (sqlite3 caches them per connection) and reads their pages, so the locked pass below
-    # only re-walks warm data.  Under many writers that shortens each holder's turn.
-    if not conn.in_transaction:  # in a group commit the lock is held already: no dry pass
-        _dispatch(conn, _Plan(conn, *options), owner, None)
+    # lazy: the claim path needs it; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import policies  # noqa: F401
+    # While another writer holds the lock, a dry pass first: it prepares every statement the
+    # claim will run (sqlite3 caches them per connection) and reads their pages, so the
+    # locked pass below only re-walks warm data.  Under many writers that shortens each
+    # holder's turn; with the lock free it would only repeat the walk.  The locked pass
+    # reuses the dry pass's choices of source (``choices``): they only decide how fast the
+    # same rows come out, so it skips the sampling queries that made them.
+    choices = {}
+    # in a group commit the lock is held already: no dry pass
+    if not conn.in_transaction and not db.lock_is_free(conn):
+        _dispatch(conn, _Plan(conn, *options, choices=choices), owner, None)
     with db.write(conn):
-        plan = _Plan(conn, *options)  # inside the lock: "now" is the moment the pick is made
+        plan = _Plan(conn, *options, choices=choices)  # inside the lock: "now" is the moment the pick is made
         if cap is not None:
             held = leases.live_lease_count(conn, owner, plan.now)
             if held >= cap:
@@ -236,10 +241,14 @@ def _acquire(conn, task, owner, tier, claim):
 class _Plan:
     """The SQL of one dispatch: scope, aging thresholds and the ordered candidate streams."""
 
-    def __init__(self, conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost):
+    def __init__(self, conn, project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost,
+                 choices=None):
         from datetime import timedelta
 
         self.conn = conn
+        # which source each dated stream reads, keyed by (tier, op), with the pool's sample
+        # size: filled by the first plan of a call, reused by a second one (see next_task)
+        self.choices = {} if choices is None else choices
         self.explain = explain
         self.prefer_unblocking = prefer_unblocking
         moment = clock.now()
@@ -269,8 +278,10 @@ class _Plan:
         self.extra = "".join(extra)
         # sorting a subset costs its size; streaming a global index for it costs about
         # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
-        pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
-        self.sample = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
+        if "sample" not in self.choices:
+            pool = conn.execute("SELECT max(seq) FROM tasks").fetchone()[0] or 0
+            self.choices["sample"] = min(SMALL_SCOPE, max(SMALL_SCOPE_FLOOR, 4 * int(pool ** 0.5)))
+        self.sample = self.choices["sample"]
         # A small scope is read whole from its own index and sorted: a --project through
         # idx_tasks_project_status, else a --tag through the task_tags index.
         self.small_scope = None  # (FROM ... WHERE <scope key>, the rest of the scope filter)
@@ -506,7 +517,9 @@ class _Plan:
         ranges = self._ranges(tier, op)
         if not ranges:
             return
-        if self._use_deadline_index(ranges):
+        if (tier, op) not in self.choices:
+            self.choices[tier, op] = self._use_deadline_index(ranges)
+        if self.choices[tier, op]:
             yield from self._rows(
                 f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
                 f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
@@ -519,14 +532,17 @@ class _Plan:
             for stored, where in ranges), key=self.key)
 
     def _use_deadline_index(self, ranges):
-        """True when the ranges hold many rows and deadlines show up among their first ones."""
+        """True when the ranges hold many rows and deadlines show up among their first ones.
+
+        Proving a range large reads ``sample`` + 1 index entries, so the ranges most likely
+        to be large (no lower created_at bound: all of a priority, or its older part) are
+        tried first, and none is sized once one was found large."""
         small, dense = True, False
-        for stored, where in ranges:
+        for stored, where in sorted(ranges, key=lambda item: "created_at >" in item[1]):
             params = {**self.params, "stored": stored, "m": self.sample}
             head = (f"FROM tasks t INDEXED BY idx_tasks_status_priority WHERE t.status = 'queued'"
                     f" AND t.priority = :stored{where}")
-            if self.conn.execute(f"SELECT count(*) FROM (SELECT 1 {head} LIMIT :m + 1)", params).fetchone()[0] \
-                    > self.sample:
+            if small and self.conn.execute(f"SELECT EXISTS (SELECT 1 {head} LIMIT 1 OFFSET :m)", params).fetchone()[0]:
                 small = False
             if not dense:
                 dense = self.conn.execute(

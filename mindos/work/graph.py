@@ -37,6 +37,7 @@ from mindos.core import clock, validate
 from mindos.store import db, ledger
 from mindos.store.sql import open_condition
 from mindos.work import rows
+from mindos.work.rows import blockers  # noqa: F401 (the graph's query; in rows so a claim's guard skips this module)
 from mindos.errors import NotFound, Refused
 
 # Statuses that are still work to do (index-friendly IN list instead of NOT IN).
@@ -208,21 +209,6 @@ def remove_dependency(conn, task_id, prereq):
 
 # ---------------------------------------------------------------------------------------
 # Helpers other domains call (claim guard, completion, cancellation)
-
-
-def blockers(conn, task_id):
-    """Direct prerequisites of ``task_id`` that are not completed: ``[{"id", "status"}]``.
-
-    A prerequisite that does not exist reports status ``missing``.
-    """
-    rows = conn.execute(
-        "SELECT d.depends_on, coalesce(t.status, 'missing') FROM dependencies d"
-        " LEFT JOIN tasks t ON t.id = d.depends_on"
-        " WHERE d.task_id = ? AND (t.status IS NULL OR t.status <> 'completed')"
-        " ORDER BY d.created_at, d.depends_on",
-        (task_id,),
-    )
-    return [{"id": row[0], "status": row[1]} for row in rows]
 
 
 def newly_unblocked(conn, task_id):

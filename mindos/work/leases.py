@@ -169,15 +169,13 @@ def claim_guard(conn, task, owner, now):
     Checks, in order: terminal, blocked (with its reason), unsatisfied dependencies, a live
     lease (another owner's, or the caller's own -- use renew).  Shared with resume.
     """
-    from mindos.work import graph  # lazy: loaded only on the path that needs it
-
     task_id = task["id"]
     if task["status"] in validate.TERMINAL_STATUSES:
         raise Refused(f"task '{task_id}' is {task['status']} (terminal); it cannot be claimed")
     if task["status"] == "blocked":
         reason = _clip(task.get("blocked_reason") or "no reason recorded")
         raise Refused(f"task '{task_id}' is blocked: {reason}; unblock it first")
-    waiting = graph.blockers(conn, task_id)
+    waiting = rows.blockers(conn, task_id)
     if waiting:
         named = ", ".join(f"{b['id']} ({b['status']})" for b in waiting[:20])
         more = f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
@@ -285,8 +283,8 @@ def claim(conn, task_id, owner, *, minutes=DEFAULT_MINUTES, epoch=None, max_acti
     minutes = check_minutes(minutes)
     epoch = check_epoch(epoch)
     max_active_cap(max_active)  # validate before taking the write lock
-    # lazy: acquire needs these; loaded before the write lock so it guards SQL, not imports
-    from mindos.work import graph, policies  # noqa: F401
+    # lazy: acquire needs it; loaded before the write lock so it guards SQL, not imports
+    from mindos.work import policies  # noqa: F401
     with db.write(conn):
         task = _read(conn, task_id)
         if epoch is not None and epoch != task["lease_epoch"]:

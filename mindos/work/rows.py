@@ -51,6 +51,21 @@ def get(conn, task_id):
     return row_to_task(require_task(conn, task_id, "*"))
 
 
+def blockers(conn, task_id):
+    """Direct prerequisites of ``task_id`` that are not completed: ``[{"id", "status"}]``.
+
+    A prerequisite that does not exist reports status ``missing``.
+    """
+    rows = conn.execute(
+        "SELECT d.depends_on, coalesce(t.status, 'missing') FROM dependencies d"
+        " LEFT JOIN tasks t ON t.id = d.depends_on"
+        " WHERE d.task_id = ? AND (t.status IS NULL OR t.status <> 'completed')"
+        " ORDER BY d.created_at, d.depends_on",
+        (task_id,),
+    )
+    return [{"id": row[0], "status": row[1]} for row in rows]
+
+
 LIST_ORDER = "t.priority, t.updated_at DESC, t.id"
 
 

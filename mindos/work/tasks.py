@@ -46,8 +46,6 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
     when any were named, and ``similar_open_tasks`` (open same-project near-duplicates, see
     :mod:`mindos.work.dedup`) when any exist.
     """
-    from mindos.work import graph  # lazy: loaded only on the path that needs it
-
     project = validate.identifier(project, "--project")
     title = validate.title(title)
     description = validate.text(description or "", "--description")
@@ -77,7 +75,11 @@ def create(conn, *, project, title, description="", priority="P2", next_action="
             (task_id, project, title, description, priority, next_action, owner, json.dumps(tag_list),
              due, deferred, json.dumps(kinds), correction_of, now, now),
         )
-        edges = graph.add_edges(conn, task_id, depends_on) if depends_on else {"added": [], "missing": []}
+        edges = {"added": [], "missing": []}
+        if depends_on:
+            from mindos.work import graph  # lazy: only a task created with prerequisites needs it
+
+            edges = graph.add_edges(conn, task_id, depends_on)
         payload = {"project": project, "title": title, "priority": priority, "tags": tag_list,
                    "depends_on": edges["added"]}
         for key, value in (("due_at", due), ("not_before", deferred), ("owner", owner),

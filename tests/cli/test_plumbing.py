@@ -13,7 +13,7 @@ import pytest
 
 import mindos
 import mindos.cli
-from conftest import ROOT
+from conftest import ROOT, script
 from mindos.cli import doors, prog_name, run
 
 
@@ -292,3 +292,33 @@ def test_a_subprocess_reading_a_pipe_gets_one_line_per_result(home):
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "autopilot.py"), "init"], capture_output=True, text=True,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
     assert proc.returncode == 0 and proc.stdout.count("\n") == 1 and json.loads(proc.stdout)
+
+
+def test_write_calls_hash_their_events_without_loading_hashlib(home):
+    """create, note, claim and next --claim each append one short event: a fresh process
+    hashes it in Python instead of paying OpenSSL's start (bench/NOTES.md), and the chain
+    still verifies.  Nor do they load the dependency graph's module (a claim's guard reads
+    the blockers through mindos.work.rows; create loads it only for --depends-on)."""
+    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
+             "from mindos.cli import run\n"
+             "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "code = run('autopilot', json.loads(sys.argv[1]))\n"
+             "printed, sys.stdout = sys.stdout.getvalue(), out\n"
+             "print(json.dumps([code, [m for m in ('hashlib', '_hashlib', 'mindos.work.graph') if m in sys.modules],"
+             " printed]))\n" % ROOT)
+
+    def call(*argv):
+        proc = subprocess.run([sys.executable, "-S", "-c", probe, json.dumps(argv)], capture_output=True, text=True,
+                              timeout=60, env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+        assert proc.returncode == 0, proc.stderr
+        code, loaded, printed = json.loads(proc.stdout)
+        assert (code, loaded) == (0, []), (argv, proc.stderr)
+        return json.loads(printed)
+
+    first = call("create", "--project", "P", "--title", "retry the payments path")["id"]
+    call("create", "--project", "P", "--title", "second task", "--priority", "P1")
+    call("note", first, "--content", "the retry path is flaky")
+    call("claim", first, "--owner", "a1")
+    assert call("next", "--claim", "--owner", "a2")["task"]["lease_owner"] == "a2"
+    verified = script("autopilot.py", "verify-chain", home=home)
+    assert verified.returncode == 0 and json.loads(verified.stdout)["ok"] is True, verified.stderr

@@ -51,3 +51,70 @@ def test_sha256_is_hashlibs_and_matches_the_standard_vector():
     data = b"x" * 70000
     assert canonical.sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
+
+
+# -- the pure-Python SHA-256 of short inputs ----------------------------------------------
+
+def test_the_python_sha256_gives_hashlibs_digest_at_every_length_and_block_boundary():
+    import hashlib
+    import random
+
+    from mindos.core import canonical
+
+    rng = random.Random(32)
+    lengths = list(range(0, 2001)) + [55, 56, 63, 64, 119, 120] * 20
+    for size in lengths:
+        data = bytes(rng.getrandbits(8) for _ in range(size))
+        assert canonical._sha256_python(data) == hashlib.sha256(data).hexdigest(), size
+    for data in (b"", b"abc", b"\xff" * 64, b"\x00" * 120, "é\x1f✓".encode("utf-8") * 37):
+        assert canonical._sha256_python(data) == hashlib.sha256(data).hexdigest()
+    assert canonical._sha256_python(bytearray(b"abc")) == hashlib.sha256(b"abc").hexdigest()
+
+
+@pytest.fixture
+def without_hashlib(monkeypatch):
+    """The state of a fresh process: hashlib not loaded, the whole pure-Python budget left.
+    Returns ``(lengths hashed in Python, the hashlib module)``: importing hashlib in a test
+    would load it again."""
+    import hashlib
+    import sys
+
+    from mindos.core import canonical
+
+    monkeypatch.delitem(sys.modules, "hashlib", raising=False)
+    monkeypatch.setattr(canonical, "_sha256", None)
+    monkeypatch.setattr(canonical, "_pure_left", canonical.PURE_BLOCKS)
+    calls = []
+    real = canonical._sha256_python
+    monkeypatch.setattr(canonical, "_sha256_python", lambda data: calls.append(len(data)) or real(data))
+    return calls, hashlib
+
+
+def test_short_inputs_hash_in_python_until_the_budget_is_spent_then_hashlib_loads(without_hashlib):
+    import sys
+
+    calls, real_hashlib = without_hashlib
+
+    from mindos.core import canonical
+
+    text = "x" * 200  # 4 blocks with the padding
+    assert canonical.sha256_hex(text) == real_hashlib.sha256(text.encode()).hexdigest()
+    assert calls == [200] and canonical._pure_left == canonical.PURE_BLOCKS - 4
+    assert "hashlib" not in sys.modules and canonical._sha256 is None
+    # an input larger than the blocks left goes to hashlib, and hashlib stays from then on
+    big = b"y" * (64 * canonical._pure_left)
+    assert canonical.sha256_hex(big) == real_hashlib.sha256(big).hexdigest()
+    assert "hashlib" in sys.modules and canonical._sha256 is not None
+    assert canonical.sha256_hex(b"abc") == real_hashlib.sha256(b"abc").hexdigest()
+    assert calls == [200]
+
+
+def test_a_process_that_loaded_hashlib_already_never_hashes_in_python(without_hashlib, monkeypatch):
+    import sys
+
+    from mindos.core import canonical
+
+    calls, hashlib = without_hashlib
+    monkeypatch.setitem(sys.modules, "hashlib", hashlib)
+    assert canonical.sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert calls == []

@@ -398,3 +398,31 @@ def test_a_commit_gate_that_raises_rolls_the_write_back_and_frees_the_lock(conn)
     with db.write(conn):  # the lock was let go
         ledger.append_event(conn, "task", "t1", "probe", {})
     assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == before + 1
+
+
+def test_lock_is_free_tells_without_keeping_the_lock(conn, monkeypatch):
+    import fcntl
+
+    assert db.lock_is_free(conn) is True
+    holder = os.open(db.lock_path(conn), os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the hint let go of it again
+        assert db.lock_is_free(conn) is False
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        assert db.lock_is_free(conn) is True
+    finally:
+        os.close(holder)
+    with db.write(conn):  # the descriptor it opened is the one writes use
+        assert conn.execute("SELECT 1").fetchone()[0] == 1
+
+
+def test_lock_is_free_answers_false_when_it_cannot_tell(conn, monkeypatch):
+    if conn._lock_fd is not None:
+        os.close(conn._lock_fd)
+        conn._lock_fd = None
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only home")
+
+    monkeypatch.setattr(os, "open", refuse)
+    assert db.lock_is_free(conn) is False

@@ -218,3 +218,32 @@ def test_verify_recomputes_with_the_same_hash_as_append(conn):
     assert row["hash"] == ledger.event_hash(row["id"], row["prev_hash"], row["entity_type"], row["entity_id"],
                                             row["action"], row["payload_json"], row["created_at"])
     assert ledger.height(conn) == row["id"]
+
+
+def test_a_chain_hashed_in_python_verifies_with_hashlib_and_back(conn, monkeypatch):
+    """Events appended by the pure-Python SHA-256 (a fresh process's first hashes) and by
+    hashlib are the same chain: verify_chain (hashlib) accepts both, and every stored hash
+    recomputes in Python."""
+    import sys
+
+    from mindos.core import canonical
+
+    _seed(conn, 3)  # hashlib (the test process has it loaded)
+    used = []
+    real = canonical._sha256_python
+    with monkeypatch.context() as patched:
+        patched.delitem(sys.modules, "hashlib", raising=False)
+        patched.setattr(canonical, "_sha256", None)
+        patched.setattr(canonical, "_pure_left", 10**6)
+        patched.setattr(canonical, "_sha256_python", lambda data: used.append(len(data)) or real(data))
+        for n in range(4, 9):
+            tasks.create(conn, project="P", title=f"task {n} ✓ " + "é" * n * 9, task_id=f"t{n}")
+    assert len(used) == 5
+    for n in (1, 5):
+        tasks.update(conn, f"t{n}", title=f"renamed {n}")  # hashlib again
+    assert len(used) == 5
+    assert ledger.verify_chain(conn) == {"ok": True, "events": 10, "problems": []}
+    for row in conn.execute("SELECT id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash"
+                            " FROM audit_events ORDER BY id"):
+        preimage = ledger.preimage(*row[:7]).encode("utf-8")
+        assert canonical._sha256_python(preimage) == row[7]

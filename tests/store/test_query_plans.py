@@ -239,3 +239,40 @@ def test_the_bounded_ranking_of_a_common_word_scans_no_growing_table(recorded, c
         recorded.clear()
         test_no_agent_call_scans_a_growing_table(recorded, cli, "search --rank (common word)", argv, home)
     assert any("ORDER BY tasks_fts.rowid DESC LIMIT" in sql for sql, _ in recorded)
+
+
+def test_next_claim_samples_the_queue_once_not_once_a_pass(conn, cli, monkeypatch):
+    """next --claim walks twice while another writer holds the lock (a dry pass, then the
+    locked one).  Sizing the queue's created_at ranges reads up to 4 * sqrt(pool) index
+    entries a range: the dry pass does it, through the covering index with an OFFSET probe,
+    and the locked pass reuses its choices."""
+    from mindos.store import ledger
+
+    monkeypatch.setattr(db, "lock_is_free", lambda conn: False)
+
+    with db.write(conn):
+        for n in range(3000):  # old queued work of every priority, a deadline on every fourth
+            conn.execute("INSERT INTO tasks(id, project, title, status, priority, due_at, created_at, updated_at)"
+                         " VALUES (?, 'Acme', ?, 'queued', ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                         (f"q{n:04d}", f"queued {n}", f"P{n % 4}",
+                          f"2026-06-{n % 28 + 1:02d}T00:00:00Z" if n % 4 == 0 else None))
+        ledger.append_event(conn, "task", "q0000", "created", {})
+    sampled = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        if "LIMIT 1 OFFSET :m" in sql:
+            sampled.append((sql, args[0]))
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    assert cli("autopilot", "next")[0] == 0
+    probes = len(sampled)
+    assert probes >= 1
+    assert cli("autopilot", "next", "--claim", "--owner", "codex")[0] == 0
+    assert len(sampled) == 2 * probes  # the dry pass's probes only, none under the lock
+    monkeypatch.setattr(db.Connection, "execute", real)
+    for sql, params in sampled:
+        details = _plans(conn, sql, params)
+        assert any("COVERING INDEX idx_tasks_status_priority" in detail for detail in details), details
+        assert not any("TEMP B-TREE" in detail for detail in details), details

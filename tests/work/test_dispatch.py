@@ -915,3 +915,69 @@ def test_issue8_same_second_tasks_drain_in_insertion_order(conn):
     for _ in made:
         drained.append(dispatch.next_task(conn, claim=True, owner="w")["task"]["id"])
     assert drained == made  # ids sort the other way round; the order made wins
+
+
+# ---------------------------------------------------------------------------------------
+# Choosing where dated rows come from (a cost choice: the rows and their order never change)
+
+
+def _old_use_deadline_index(plan, ranges):
+    """The choice as first written: every range sized by counting up to sample + 1 rows."""
+    small, dense = True, False
+    for stored, where in ranges:
+        params = {**plan.params, "stored": stored, "m": plan.sample}
+        head = (f"FROM tasks t INDEXED BY idx_tasks_status_priority WHERE t.status = 'queued'"
+                f" AND t.priority = :stored{where}")
+        if plan.conn.execute(f"SELECT count(*) FROM (SELECT 1 {head} LIMIT :m + 1)", params).fetchone()[0] > plan.sample:
+            small = False
+        if not dense:
+            dense = plan.conn.execute(
+                f"SELECT EXISTS (SELECT 1 FROM (SELECT t.due_at {head} LIMIT :m) WHERE due_at IS NOT NULL)",
+                params).fetchone()[0] == 1
+        if dense and not small:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_deadline_index_choice_is_the_counting_ones(conn, monkeypatch, seed):
+    rng = random.Random(seed)
+    for n in range(rng.randint(0, 120)):
+        mk(conn, f"t{n:03d}", rng.choice(validate.PRIORITIES),
+           due_at=clock.format_ts(clock.now()) if rng.random() < rng.choice((0.0, 0.1, 0.9)) else None)
+        clock.advance(minutes=rng.choice((1, 30, 400)))
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", rng.choice((1, 5, 20, 60)))
+    plan = dispatch._Plan(conn, None, (), False, False, rng.choice((0, 60, 360)), rng.choice((0, 1, 2, 3)))
+    for tier in range(4):
+        for op in ("=", ">"):
+            ranges = plan._ranges(tier, op)
+            assert plan._use_deadline_index(ranges) == _old_use_deadline_index(plan, ranges), (tier, op)
+
+
+def test_next_claim_walks_once_while_the_write_lock_is_free(conn, monkeypatch):
+    for n in range(6):
+        mk(conn, f"t{n}", ("P0", "P2")[n % 2])
+    plans = []
+    real = dispatch._Plan.__init__
+    monkeypatch.setattr(dispatch._Plan, "__init__", lambda self, *a, **kw: plans.append(1) or real(self, *a, **kw))
+    assert dispatch.next_task(conn, claim=True, owner="a1")["task"]["id"] == "t0"
+    assert len(plans) == 1  # no other writer: the pick is made once, under the lock
+    monkeypatch.setattr(dispatch.db, "lock_is_free", lambda conn: False)
+    assert dispatch.next_task(conn, claim=True, owner="a2")["task"]["id"] == "t2"
+    assert len(plans) == 3  # a writer holds the lock: a dry pass while waiting, then the pick
+
+
+def test_next_claim_chooses_its_sources_once_for_both_passes(conn, monkeypatch):
+    monkeypatch.setattr(dispatch.db, "lock_is_free", lambda conn: False)  # another writer holds it: a dry pass
+    for n in range(30):
+        mk(conn, f"t{n:02d}", ("P0", "P2", "P3")[n % 3], due_at="2026-09-01T00:00:00Z" if n % 2 else None)
+        clock.advance(minutes=200)
+    made = []
+    real = dispatch._Plan._use_deadline_index
+    monkeypatch.setattr(dispatch._Plan, "_use_deadline_index", lambda self, ranges: made.append(ranges) or real(self, ranges))
+    dry = dispatch.next_task(conn)["task"]["id"]
+    chosen = len(made)
+    assert chosen >= 2
+    made.clear()
+    assert dispatch.next_task(conn, claim=True, owner="a1")["task"]["id"] == dry
+    assert len(made) == chosen  # the dry pass chose; the locked pass reused its choices
