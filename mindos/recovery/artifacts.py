@@ -115,13 +115,13 @@ def loads_signed(data, format, home, path):
 
 def named(path, exc, format):
     text = str(exc)
-    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot, named as such
-        text = f"sealed document has format 'autopilot-snapshot-v2' (a streamed snapshot), expected {format!r}"
+    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot or archive
+        text = f"sealed document is a streamed (tar) snapshot or archive, expected {format!r}"
     return text if str(path) in text else f"{path}: {text}"
 
 
 def is_tar(path):
-    """True when ``path`` is a tar file (a streamed snapshot), False for anything else.
+    """True when ``path`` is a tar file (a streamed snapshot or archive), False for anything else.
     Reads at most 512 bytes, through the file-safety reader (never a symlink or a FIFO)."""
     from mindos.core import files  # lazy: readers only
 

@@ -338,12 +338,7 @@ def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
 
 
 def _row_checker(table, guard, limit):
-    def visit(columns, rows):
-        block = {table: {"columns": columns, "rows": rows}}
-        rowcheck.check_blocks(block, action="snapshot-restore", limit=limit)
-        if guard:
-            rowcheck.guard_blocks(block, action="snapshot-restore")
-    return visit
+    return stream.row_checker(table, "snapshot-restore", guard=guard, limit=limit)
 
 
 def _check_rows(conn, *, guard, limit):

@@ -27,7 +27,7 @@ import sqlite3
 
 from mindos.core import clock
 from mindos.errors import IntegrityError, Refused
-from mindos.recovery import artifacts, tables
+from mindos.recovery import artifacts, rowcheck, tables
 
 CHUNK = 1024 * 1024  # bytes per read or write of a streamed member
 MANIFEST = "manifest.json"
@@ -302,3 +302,14 @@ def verify_copy(copy, manifest, path, *, visit_for=None):
         raise IntegrityError(f"{path}: the database copy is damaged ({exc})") from None
     finally:
         source.close()
+
+
+def row_checker(table, action, *, guard, limit):
+    """A ``visit(columns, rows)`` for :func:`verify_copy` that checks each chunk of ``table``'s
+    rows by the write path's rules (and, when ``guard``, the secret guard), refusing as ``action``."""
+    def visit(columns, rows):
+        block = {table: {"columns": columns, "rows": rows}}
+        rowcheck.check_blocks(block, action=action, limit=limit)
+        if guard:
+            rowcheck.guard_blocks(block, action=action)
+    return visit
