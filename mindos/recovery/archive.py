@@ -165,7 +165,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
         out = file_safety.check_out(out, force=force)  # before copying anything
     path = os.path.abspath(out or artifacts.default_path(conn.home, "archive", ext=".tar"))
     removed_files, refused = [], []
-    with db.write(conn):
+    with backup.unmapped(conn), db.write(conn):  # whole-table deletes: memory flat with the home's size
         ids = _candidates(conn, before)
         ids_json = json.dumps(ids)
         _guard(conn, ids_json)
@@ -349,14 +349,14 @@ def _load_copy(conn, path, copy, manifest, shapes, files, *, force, provenance):
                 loaded = {}
                 for name in tables.parents_first(conn, list(shapes)):
                     names = ", ".join(_quote(c) for c in shapes[name])
-                    select, params = names, ()
+                    select, order, params = names, "rowid", ()
                     if name == "tasks" and "seq" in shapes[name]:
-                        select, params = _free_seq(conn, alias, shapes[name])
+                        select, order, params = _free_seq(conn, alias, shapes[name])
                     try:
                         # a plain INSERT lands every row or raises; its rowcount leaves out
                         # what triggers wrote beside it (search indexes, the tag index)
                         loaded[name] = conn.execute(f"INSERT INTO main.{_quote(name)} ({names}) SELECT {select}"
-                                                    f" FROM {alias}.{_quote(name)} ORDER BY rowid", params).rowcount
+                                                    f" FROM {alias}.{_quote(name)} ORDER BY {order}", params).rowcount
                     except sqlite3.IntegrityError as exc:
                         raise Refused(f"archive-restore refused: rows of {name} collide with this database ({exc})") \
                             from None
@@ -390,13 +390,15 @@ def _load_copy(conn, path, copy, manifest, shapes, files, *, force, provenance):
 
 
 def _free_seq(conn, alias, names):
-    """The select list for the copy's tasks that keeps each task's seq unless another task
-    took it meanwhile (then SQLite assigns one); the collisions are few and read first, so
-    the insert never reads the table it writes."""
-    taken = [row[0] for row in conn.execute(
-        f"SELECT a.seq FROM {alias}.tasks AS a JOIN main.tasks AS m ON m.seq = a.seq WHERE a.seq IS NOT NULL")]
-    select = ", ".join(f"CASE WHEN seq IN {_IDS} THEN NULL ELSE seq END" if c == "seq" else _quote(c) for c in names)
-    return select, (json.dumps(taken),)
+    """``(select list, order, params)`` for the copy's tasks: each keeps its seq unless another
+    task took it meanwhile; those get a new one from SQLite, and come last, so the seq SQLite
+    assigns them is never one a later row of the copy still carries.  The collisions are few
+    and read first, so the insert never reads the table it writes."""
+    taken = json.dumps([row[0] for row in conn.execute(
+        f"SELECT a.seq FROM {alias}.tasks AS a JOIN main.tasks AS m ON m.seq = a.seq WHERE a.seq IS NOT NULL")])
+    moved = f"seq IN {_IDS}"
+    select = ", ".join(f"CASE WHEN {moved} THEN NULL ELSE seq END" if c == "seq" else _quote(c) for c in names)
+    return select, f"{moved}, rowid", (taken, taken)
 
 
 def _restore_v1(conn, path, *, force, trust_unsigned):

@@ -108,8 +108,9 @@ def loads_signed(data, format, home, path):
 
     try:
         doc, (trust, key_id) = seal.loads(data, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
-    except IntegrityError as exc:
-        raise IntegrityError(named(path, exc, format)) from None
+    except IntegrityError as exc:  # the manifest inside a tar: named as such, never as the tar itself
+        text = str(exc).replace("sealed document", "sealed manifest", 1)
+        raise IntegrityError(text if str(path) in text else f"{path}: {text}") from None
     return doc, {"trust": trust, "key_id": key_id}
 
 

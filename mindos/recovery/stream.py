@@ -165,7 +165,7 @@ def check_manifest(manifest, path, what, database):
             or not 1 <= chunk <= MAX_DIGEST_CHUNK_ROWS or not entry_ok(manifest.get("database"))
             or manifest["database"].get("member") != database or not tables_ok
             or not isinstance(manifest.get("counts"), dict) or not isinstance(receipts, dict)
-            or not all(entry_ok(e) for e in receipts.values())):
+            or not all(entry_ok(e) and e["bytes"] <= artifacts.MAX_RECEIPT_BYTES for e in receipts.values())):
         raise IntegrityError(f"{path}: the {what}'s manifest is malformed")
     for stored in receipts:
         artifacts.receipt_target("/", stored)  # a confined receipts/<id>.json name, or Refused
