@@ -352,3 +352,19 @@ def test_peak_memory_stays_flat_while_the_old_design_grows(tmp_path):
     for peak in (made, checked, restored):
         # bounded by the page caches and one digest chunk of rows, not by what the archive holds
         assert peak < 200 * 1024 and peak * 4 < old
+
+
+@pytest.mark.slow
+def test_every_single_byte_change_of_a_streamed_archive_is_refused(conn, home, made):
+    import random
+
+    original = open(made, "rb").read()
+    rng = random.Random(7)
+    with tarfile.open(made, "r|") as tar:
+        starts = [0, len(original) - 12000] + [info.offset_data - 512 for info in tar]
+    positions = {i for start in starts for i in range(max(start, 0), min(start + 700, len(original)))}
+    positions |= set(rng.sample(range(len(original)), 1500))  # headers, padding, tail and a sample of the rest
+    for i in sorted(positions):
+        open(made, "wb").write(original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:])
+        with pytest.raises((IntegrityError, Refused)):
+            archive.check(made, str(home))
