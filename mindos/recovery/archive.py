@@ -468,12 +468,15 @@ def _restore_v1(conn, path, *, force, trust_unsigned):
 
 
 def _free_seq_v1(conn, block):
-    """Keep each task's seq unless another task took it meanwhile (then let SQLite assign one)."""
+    """Keep each task's seq unless another task took it meanwhile (then let SQLite assign one,
+    after the rows that keep theirs, as :func:`_free_seq` does)."""
     index = block["columns"].index("seq")
-    rows = []
+    kept, moved = [], []
     for row in block["rows"]:
         if row[index] is not None and conn.execute("SELECT 1 FROM tasks WHERE seq = ?", (row[index],)).fetchone():
             row = list(row)
             row[index] = None
-        rows.append(row)
-    return {"columns": block["columns"], "rows": rows}
+            moved.append(row)
+        else:
+            kept.append(row)
+    return {"columns": block["columns"], "rows": kept + moved}

@@ -185,3 +185,14 @@ def test_an_old_format_archive_still_checks_and_restores(conn, home, cli, tmp_pa
     assert {n: open(os.path.join(str(home), "receipts", n), "rb").read()
             for n in os.listdir(os.path.join(str(home), "receipts"))} == receipts
     assert doctor.run(str(home))["ok"] and all(fts.drift(conn, n)["ok"] for n in fts.INDEXES)
+
+
+def test_an_old_format_archive_reassigns_a_taken_seq_after_the_rows_that_keep_theirs(conn, home, tmp_path):
+    _retire(conn)
+    seqs = {r[0]: r[1] for r in conn.execute("SELECT id, seq FROM tasks")}
+    old = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
+    conn.execute("UPDATE tasks SET seq = ? WHERE id = 't3'", (seqs["t1"],))  # t1's seq is taken meanwhile
+    archive.restore(conn, old)
+    now = {r[0]: r[1] for r in conn.execute("SELECT id, seq FROM tasks")}
+    assert now["t1"] not in (None, seqs["t1"]) and now["t2"] == seqs["t2"] and now["t4"] == seqs["t4"]
