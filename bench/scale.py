@@ -17,6 +17,10 @@ interpreter:
   * **Verification**: ``autopilot.py verify-chain`` throughput (events/s, wall).
   * **Backups**: ``snapshot`` and ``snapshot-restore`` into a fresh home, wall time and peak
     resident memory of the process (its own ru_maxrss, read by a small wrapper process).
+    Then, in that restored home with every open task cancelled first (in SQL: the
+    dependency guard would refuse archiving the DAG's finished prerequisites otherwise),
+    ``archive`` of every task, ``archive-check`` and ``archive-restore`` of the file, the same
+    way (``--no-archive`` skips them).
 
 How the homes are built
   Through the store's own writers in bulk, as bench.py does (the CLI one call at a time
@@ -294,7 +298,7 @@ def _more_events(home, count, seed):
         conn.close()
 
 
-def measure_ticks(runner, floor_instr, workdir, log, callgrind_ticks):
+def measure_ticks(runner, floor_instr, workdir, log, callgrind_ticks, archive=True):
     """The nanny's ticks (the first, one period of idle ones, one after 1,000 new events),
     the doctor both ways, verification and backups.  A tick is measured either by its
     instructions (``callgrind_ticks``) or by its wall and CPU time, the CPU time also as a
@@ -361,9 +365,38 @@ def measure_ticks(runner, floor_instr, workdir, log, callgrind_ticks):
     seconds, rss = restorer.peak(OPS, ["snapshot-restore", target, "--trust-unsigned"])
     ticks["snapshot-restore (fresh home)"] = {"wall_s": seconds, "peak_mb": rss}
     log(f"    restore: {ticks['snapshot-restore (fresh home)']}")
+    if archive and supports(OPS, "archive-check"):
+        ticks.update(measure_archive(restorer, workdir, log))
     shutil.rmtree(fresh, ignore_errors=True)
     shutil.rmtree(target, ignore_errors=True) if os.path.isdir(target) else os.unlink(target)
     return ticks
+
+
+def measure_archive(runner, workdir, log):
+    """``archive`` (every task: the open ones are cancelled first, in SQL), ``archive-check``
+    and ``archive-restore`` on ``runner``'s home: wall time and peak memory of each."""
+    from mindos.store.sql import TERMINAL_SQL
+
+    conn = db.connect(runner.home)
+    try:
+        with db.write(conn):
+            conn.execute(f"UPDATE tasks SET status = 'cancelled' WHERE status NOT IN {TERMINAL_SQL}")
+    finally:
+        conn.close()
+    target = os.path.join(workdir, "scale-archive.tar")
+    if os.path.exists(target):
+        os.unlink(target)
+    measured = {}
+    for label, args in (("archive (every task)", ["archive", "--before", "2100-01-01T00:00:00Z", "--out", target]),
+                        ("archive-check", ["archive-check", target]),
+                        ("archive-restore", ["archive-restore", target])):
+        seconds, rss = runner.peak(OPS, args)
+        measured[label] = {"wall_s": seconds, "peak_mb": rss}
+        if label.startswith("archive ("):
+            measured[label]["bytes"] = _size(target)
+        log(f"    {label}: {measured[label]}")
+    os.unlink(target)
+    return measured
 
 
 def _snapshot_is_directory():
@@ -435,6 +468,7 @@ def run(argv=None):
     parser.add_argument("--no-ticks", action="store_true", help="skip ticks, doctor and backups")
     parser.add_argument("--no-calls", action="store_true", help="skip the agent calls (ticks, doctor and backups only)")
     parser.add_argument("--no-callgrind", action="store_true", help="wall times only")
+    parser.add_argument("--no-archive", action="store_true", help="skip the archive measurements after the backups")
     parser.add_argument("--tick-callgrind-max", type=int, default=100000,
                         help="count the nanny ticks' instructions up to this home size (default 100000);"
                              " larger homes report their wall and CPU time")
@@ -464,7 +498,8 @@ def run(argv=None):
             floor_instr, calls = measure_calls(runner, described, args.reps, ["none"] if args.no_calls else args.calls,
                                                log)
             ticks = {} if args.no_ticks else measure_ticks(runner, floor_instr, workdir, log,
-                                                           callgrind_ticks=n <= args.tick_callgrind_max)
+                                                           callgrind_ticks=n <= args.tick_callgrind_max,
+                                                           archive=not args.no_archive)
             result["sizes"].append({"tasks": n, "home": described["counts"], "db_bytes": described["bytes"],
                                     "build_seconds": described["seconds"], "floor_instructions": floor_instr,
                                     "calls": calls, "ticks": ticks})

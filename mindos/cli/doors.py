@@ -287,7 +287,7 @@ OPS = Door(
         )),
         ('Archival', (
             ('archive', 'recovery.archive',
-             'Seal terminal tasks (with their rows and receipt files) into autopilot-archive-v1, then remove them.'),
+             'Seal terminal tasks (with their rows and receipt files) into a streamed autopilot-archive-v2 tar, then remove them.'),
             ('archive-check', 'recovery.archive',
              "Verify an archive's seal (exit 1 if any byte changed)."),
             ('archive-restore', 'recovery.archive',

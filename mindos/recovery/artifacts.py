@@ -108,20 +108,21 @@ def loads_signed(data, format, home, path):
 
     try:
         doc, (trust, key_id) = seal.loads(data, format, outside=OUTSIDE, exact=True, keys=keys.keyring(home))
-    except IntegrityError as exc:
-        raise IntegrityError(named(path, exc, format)) from None
+    except IntegrityError as exc:  # the manifest inside a tar: named as such, never as the tar itself
+        text = str(exc).replace("sealed document", "sealed manifest", 1)
+        raise IntegrityError(text if str(path) in text else f"{path}: {text}") from None
     return doc, {"trust": trust, "key_id": key_id}
 
 
 def named(path, exc, format):
     text = str(exc)
-    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot, named as such
-        text = f"sealed document has format 'autopilot-snapshot-v2' (a streamed snapshot), expected {format!r}"
+    if text == "sealed document is not valid JSON" and is_tar(path):  # a streamed snapshot or archive
+        text = f"sealed document is a streamed (tar) snapshot or archive, expected {format!r}"
     return text if str(path) in text else f"{path}: {text}"
 
 
 def is_tar(path):
-    """True when ``path`` is a tar file (a streamed snapshot), False for anything else.
+    """True when ``path`` is a tar file (a streamed snapshot or archive), False for anything else.
     Reads at most 512 bytes, through the file-safety reader (never a symlink or a FIFO)."""
     from mindos.core import files  # lazy: readers only
 

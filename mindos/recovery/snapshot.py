@@ -34,18 +34,14 @@ import sqlite3
 
 from mindos.core import clock
 from mindos.errors import IntegrityError, MindosError, Refused
-from mindos.recovery import artifacts, checkpoint, rowcheck, tables
+from mindos.recovery import artifacts, checkpoint, rowcheck, stream, tables
 from mindos.store import db, ledger
 
 FORMAT = "autopilot-snapshot-v1"  # the sealed JSON document (still read; written by create_v1)
 FORMAT_V2 = "autopilot-snapshot-v2"  # the streamed tar
 BULK_CACHE_KIB = -262144  # 256 MiB page cache while reloading
 STREAM_CACHE_KIB = -65536  # 64 MiB page cache while a streamed restore reloads (memory flat with size)
-CHUNK = 1024 * 1024  # bytes per read or write of a streamed member
-MANIFEST = "manifest.json"
 DATABASE = "state.db"
-MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the sealed manifest is read whole (a million receipts fit)
-MAX_DIGEST_CHUNK_ROWS = 65536  # rows per digest chunk a manifest may name (each chunk is held in memory)
 
 
 def create(conn, *, out=None, force=False):
@@ -64,14 +60,14 @@ def create(conn, *, out=None, force=False):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     except OSError as exc:
         raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
-    staging = _staging_dir(os.path.dirname(path), STAGING)
+    staging = stream.staging_dir(os.path.dirname(path), STAGING)
     try:
         copy = backup.copy_to(conn, os.path.join(staging, DATABASE))
         manifest, refused = _describe(conn.home, copy, staging)
         now = clock.now_iso()
         manifest["created_at"] = now
         _, sealed = artifacts.seal_signed(FORMAT_V2, manifest, conn.home)
-        digest = artifacts.stream_write(path, lambda handle: _write_tar(handle, sealed, staging, manifest),
+        digest = artifacts.stream_write(path, lambda handle: stream.write_tar(handle, sealed, staging, manifest),
                                         force=bool(force) if out is not None else None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -90,88 +86,23 @@ STAGING = ".snapshot-staging"  # <dir>/.snapshot-staging.<pid>.<hex>: a snapshot
 RESTORING = ".snapshot-restore"  # <home>/.snapshot-restore.<pid>.<hex>: a restore being verified
 
 
-def _staging_dir(directory, prefix):
-    """A new private scratch directory ``<directory>/<prefix>.<pid>.<hex>``; the ones a killed
-    process left there (its pid gone, an hour old) are removed first."""
-    import re  # lazy: snapshots and restores only
-
-    from mindos.core import files  # lazy: as above
-
-    pattern = re.compile(re.escape(prefix) + r"\.([0-9]{1,10})\.[0-9a-f]{8}")
-    now = clock.now().timestamp()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        names = []
-    for name in names:
-        match = pattern.fullmatch(name)
-        if not match:
-            continue
-        found = os.path.join(directory, name)
-        try:
-            old = now - os.lstat(found).st_mtime >= files.STALE_TEMP_SECONDS
-        except OSError:
-            continue
-        if old and not files._pid_alive(int(match.group(1))) and not os.path.islink(found):
-            shutil.rmtree(found, ignore_errors=True)
-    made = os.path.join(directory, f"{prefix}.{os.getpid()}.{os.urandom(4).hex()}")
-    try:
-        os.mkdir(made, 0o700)
-    except OSError as exc:
-        raise Refused(f"cannot create a scratch directory in {directory}: {exc.strerror or exc}") from None
-    return made
-
-
 def _describe(home, copy, staging):
     """The manifest body of the database copy ``copy`` (digests, counts, audit head), with
     the receipt files its rows index staged beside it; return ``(body, refused)``."""
-    from mindos.core import canonical  # lazy: snapshots only
-    from mindos.core import files as file_safety  # lazy: as above
-    from mindos.store import backup  # lazy: as above
+    from mindos.store import backup  # lazy: snapshots only
 
     source = backup.open_copy(copy)
     try:
         version = backup.schema_version(source)
-        digests = {}
-        for name in tables.data_tables(source):
-            rows, digest = tables.digest_table(source, name)
-            digests[name] = {"rows": rows, "sha256": digest}
+        digests = stream.describe_tables(source)
         head = checkpoint.head(source)
         paths = [row[0] for row in source.execute("SELECT path FROM receipts")] if "receipts" in digests else []
     finally:
         source.close()
-    refused, carried = [], {}
-    os.mkdir(os.path.join(staging, "receipts"), 0o700)
-    for stored, data in artifacts.receipt_bytes(home, paths, refused):
-        with open(os.path.join(staging, stored), "xb") as handle:  # stored is receipts/<id>.json (checked)
-            handle.write(data)
-        carried[stored] = {"bytes": len(data), "sha256": canonical.sha256_hex(data)}
-    return {"schema_version": version,
-            "database": {"member": DATABASE, "bytes": os.path.getsize(copy), "sha256": file_safety.digest(copy)[0]},
+    carried, refused = stream.stage_receipts(home, paths, staging)
+    return {"schema_version": version, "database": stream.database_entry(DATABASE, copy),
             "tables": digests, "counts": {name: entry["rows"] for name, entry in digests.items()},
             "digest_chunk_rows": tables.DIGEST_CHUNK_ROWS, "audit": head, "receipt_files": carried}, refused
-
-
-def _member(name, size):
-    import tarfile  # lazy: snapshots only
-
-    info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime, info.type = size, 0o600, 0, tarfile.REGTYPE
-    return info
-
-
-def _write_tar(handle, sealed, staging, manifest):
-    """Stream the tar: the sealed manifest, the database copy, the staged receipt files."""
-    import io  # lazy: snapshots only
-    import tarfile  # lazy: as above
-
-    with tarfile.open(fileobj=handle, mode="w|", format=tarfile.PAX_FORMAT, bufsize=CHUNK) as tar:
-        tar.addfile(_member(MANIFEST, len(sealed)), io.BytesIO(sealed))
-        with open(os.path.join(staging, DATABASE), "rb") as copy:
-            tar.addfile(_member(DATABASE, manifest["database"]["bytes"]), copy)
-        for stored, entry in sorted(manifest["receipt_files"].items()):
-            with open(os.path.join(staging, stored), "rb") as receipt:
-                tar.addfile(_member(stored, entry["bytes"]), receipt)
 
 
 def is_streamed(path):
@@ -180,145 +111,11 @@ def is_streamed(path):
     return artifacts.is_tar(path)
 
 
-class _Reader:
-    """A read-only file object over an open descriptor that remembers the largest read
-    asked of it (``largest``): the restore's memory bound, checked by a test."""
-
-    def __init__(self, fd):
-        self.fd, self.largest, self.total = fd, 0, 0
-
-    def read(self, size=-1):
-        if size is None or size < 0:
-            raise ValueError("a streamed snapshot is never read whole")
-        self.largest = max(self.largest, size)
-        data = os.read(self.fd, size)
-        self.total += len(data)
-        return data
-
-
-LAST_READER = None  # the last _Reader opened (tests inspect its largest read)
-
-
 def _stream(path, home, *, staging=None, action="snapshot-check", trust_unsigned=True):
-    """Read a streamed snapshot front to back, verifying as it goes; return ``(manifest,
-    provenance)``.  ``staging``: also write the database copy and receipt files there.
-    An untrusted signer is refused (unless ``trust_unsigned``) right after the manifest."""
-    import tarfile  # lazy: readers only
-
-    from mindos.core import files  # lazy: as above
-    from mindos.core.canonical import sha256  # lazy: as above
-    from mindos.errors import NotFound  # lazy: as above
-
-    global LAST_READER
-    try:
-        fd, _ = files.open_regular(path)
-    except NotFound:
-        raise IntegrityError(f"no such file: {path}") from None
-    except Refused as exc:
-        raise IntegrityError(str(exc), code=exc.code) from None
-    reader = LAST_READER = _Reader(fd)
-    try:
-        try:
-            tar = tarfile.open(fileobj=reader, mode="r|", bufsize=tarfile.RECORDSIZE)
-            members = iter(tar)
-            info = next(members, None)
-            if info is None or info.name != MANIFEST or not info.isreg() or info.size > MAX_MANIFEST_BYTES:
-                raise IntegrityError(f"{path}: not a streamed snapshot (its first member is not a manifest)")
-            spans = [(info.offset_data, info.size)]
-            manifest, provenance = artifacts.loads_signed(tar.extractfile(info).read(info.size), FORMAT_V2, home,
-                                                          path)
-            _check_manifest(manifest, path)
-            artifacts.require_trusted(provenance, path, action, trust_unsigned)
-            expected = {DATABASE: manifest["database"], **manifest["receipt_files"]}
-            seen = []
-            for info in members:
-                entry = expected.pop(info.name, None)
-                if entry is None or not info.isreg():
-                    what = "a second copy of" if info.name in seen else "an unexpected member"
-                    raise IntegrityError(f"{path}: the snapshot holds {what} {info.name[:80]!r}")
-                if info.name != DATABASE and not seen:
-                    raise IntegrityError(f"{path}: the snapshot's database copy is not its second member")
-                if info.size != entry["bytes"]:
-                    raise IntegrityError(f"{path}: {info.name} is {info.size} bytes, its manifest says"
-                                         f" {entry['bytes']}")
-                source = tar.extractfile(info)
-                digest = sha256()()
-                target = None if staging is None else open(os.path.join(staging, info.name), "xb")
-                try:
-                    left = info.size
-                    while left:
-                        block = source.read(min(CHUNK, left))
-                        if not block:
-                            raise IntegrityError(f"{path}: the snapshot is truncated (inside {info.name})")
-                        digest.update(block)
-                        left -= len(block)
-                        if target is not None:
-                            target.write(block)
-                finally:
-                    if target is not None:
-                        target.close()
-                if digest.hexdigest() != entry["sha256"]:
-                    raise IntegrityError(f"{path}: {info.name} does not match its sha256 in the sealed manifest"
-                                         " (the file was changed)")
-                seen.append(info.name)
-                spans.append((info.offset_data, info.size))
-            while reader.read(CHUNK):  # to the end of the file, so its length is known
-                pass
-            _zero_padding(fd, spans, reader.total, path)
-        except (tarfile.TarError, EOFError) as exc:
-            raise IntegrityError(f"{path}: the snapshot is truncated or damaged ({exc})") from None
-        if expected:
-            missing = sorted(expected)
-            raise IntegrityError(f"{path}: the snapshot is missing {missing[0]}"
-                                 + (f" and {len(missing) - 1} more member(s)" if len(missing) > 1 else ""))
-    finally:
-        os.close(fd)
-    return manifest, provenance
-
-
-def _zero_padding(fd, spans, size, path):
-    """Every byte the members' contents and headers do not cover is tar padding and must be
-    zero: the rest of each member's last block, the end-of-archive blocks and the record
-    padding after them (``spans``: ``(data offset, size)`` of each member, in order).  So no
-    byte of the file can change unnoticed: headers carry tar's checksum, contents the seal."""
-    block = 512
-    for offset, length in spans:
-        # the checksum field ends "\0 " as written; tar itself ignores its last byte
-        if os.pread(fd, 2, offset - block + 154) != b"\0 ":
-            raise IntegrityError(f"{path}: a member header of the snapshot was changed")
-        pad = -length % block
-        if pad and os.pread(fd, pad, offset + length).count(0) != pad:
-            raise IntegrityError(f"{path}: the snapshot's padding holds data (the file was changed)")
-    end = spans[-1][0] + spans[-1][1] + (-spans[-1][1] % block)
-    if size % block or size - end < 2 * block:
-        raise IntegrityError(f"{path}: the snapshot does not end as a tar file ends (truncated or changed)")
-    while end < size:
-        data = os.pread(fd, min(CHUNK, size - end), end)
-        if not data or data.count(0) != len(data):
-            raise IntegrityError(f"{path}: the snapshot has data after its end (the file was changed)")
-        end += len(data)
-
-
-def _check_manifest(manifest, path):
-    """The manifest's fields have the shapes the reader relies on (it is sealed: a writer
-    made it, but maybe not MindOS)."""
-    def entry_ok(entry):
-        return (isinstance(entry, dict) and type(entry.get("bytes")) is int and entry["bytes"] >= 0
-                and isinstance(entry.get("sha256"), str))
-
-    tables_ok = isinstance(manifest.get("tables"), dict) and all(
-        isinstance(e, dict) and type(e.get("rows")) is int and isinstance(e.get("sha256"), str)
-        for e in manifest["tables"].values())
-    receipts = manifest.get("receipt_files")
-    chunk = manifest.get("digest_chunk_rows")
-    if (not isinstance(manifest.get("schema_version"), int) or type(chunk) is not int
-            or not 1 <= chunk <= MAX_DIGEST_CHUNK_ROWS or not entry_ok(manifest.get("database"))
-            or manifest["database"].get("member") != DATABASE or not tables_ok
-            or not isinstance(manifest.get("counts"), dict) or not isinstance(receipts, dict)
-            or not all(entry_ok(e) for e in receipts.values())):
-        raise IntegrityError(f"{path}: the snapshot's manifest is malformed")
-    for stored in receipts:
-        artifacts.receipt_target("/", stored)  # a confined receipts/<id>.json name, or Refused
+    """Read a streamed snapshot front to back, verifying as it goes (:func:`stream.read`);
+    return ``(manifest, provenance)``."""
+    return stream.read(path, home, format=FORMAT_V2, what="snapshot", database=DATABASE, staging=staging,
+                       action=action, trust_unsigned=trust_unsigned)
 
 
 def create_v1(conn, *, out=None, force=False):
@@ -501,7 +298,7 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
     the home, verified, then loaded in one write transaction (see the module docstring)."""
     from mindos.store import backup  # lazy: restores only
 
-    staging = _staging_dir(conn.home, RESTORING)
+    staging = stream.staging_dir(conn.home, RESTORING)
     try:
         os.mkdir(os.path.join(staging, "receipts"), 0o700)
         manifest, provenance = _stream(path, conn.home, staging=staging, action="snapshot-restore",
@@ -525,7 +322,7 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
                 _check_rows(moved, guard=guard, limit=limit)
             finally:
                 moved.close()
-        files = _staged_receipts(conn.home, staging, manifest)
+        files = stream.staged_receipts(conn.home, staging, manifest)
         with backup.unmapped(conn):  # whole-table passes over the live database: memory flat with its size
             return _load_copy(conn, path, copy, files, force=force, provenance=provenance,
                               upgraded_from=upgraded_from)
@@ -536,47 +333,17 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
 def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
     """Re-digest every table of the streamed database copy against the manifest (and, when
     ``check_rows``, check each chunk of rows by the write path's rules in the same pass)."""
-    from mindos.store import backup  # lazy: restores only
-
-    source = backup.open_copy(copy)
-    try:
-        if backup.schema_version(source) != manifest["schema_version"]:
-            raise IntegrityError(f"{path}: the database copy's schema version differs from its manifest")
-        names = tables.data_tables(source)
-        if sorted(manifest["tables"]) != names:
-            raise IntegrityError(f"{path}: the database copy's tables differ from its manifest")
-        for name in names:
-            visit = _row_checker(name, guard, limit) if check_rows else None
-            rows, digest = tables.digest_table(source, name, chunk=manifest["digest_chunk_rows"], visit=visit)
-            entry = manifest["tables"][name]
-            if rows != entry["rows"] or digest != entry["sha256"]:
-                raise IntegrityError(f"{path}: table {name} of the database copy does not match its digest in the"
-                                     " sealed manifest")
-    except sqlite3.DatabaseError as exc:
-        raise IntegrityError(f"{path}: the database copy is damaged ({exc})") from None
-    finally:
-        source.close()
+    stream.verify_copy(copy, manifest, path,
+                       visit_for=(lambda name: _row_checker(name, guard, limit)) if check_rows else None)
 
 
 def _row_checker(table, guard, limit):
-    def visit(columns, rows):
-        block = {table: {"columns": columns, "rows": rows}}
-        rowcheck.check_blocks(block, action="snapshot-restore", limit=limit)
-        if guard:
-            rowcheck.guard_blocks(block, action="snapshot-restore")
-    return visit
+    return stream.row_checker(table, "snapshot-restore", guard=guard, limit=limit)
 
 
 def _check_rows(conn, *, guard, limit):
     for name in tables.data_tables(conn):
         tables.digest_table(conn, name, visit=_row_checker(name, guard, limit))
-
-
-def _staged_receipts(home, staging, manifest):
-    """``{stored: (target in the home, staged file)}``, every target confined to the home's
-    receipts directory."""
-    return {stored: (artifacts.receipt_target(home, stored), os.path.join(staging, stored))
-            for stored in manifest["receipt_files"]}
 
 
 def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):

@@ -10,7 +10,9 @@ SQLite live here:
     schema in its own scratch home the way any home is);
   * :func:`attached` attaches a copy to a live connection for the duration of a
     ``with`` block, so a restore moves rows with ``INSERT ... SELECT`` inside SQLite and
-    never through Python memory.
+    never through Python memory;
+  * :func:`extract` writes a new database file holding chosen rows of a live one (an
+    archive's carrier), again moved inside SQLite, a page cache at a time.
 """
 
 import os
@@ -76,6 +78,61 @@ def open_copy(path, *, upgrade=False):
     conn.readonly = "a snapshot's database copy"
     conn.row_factory = sqlite3.Row
     return conn
+
+
+EXTRACT_ALIAS = "live_home"
+
+
+def extract(conn, path, parts, *, version):
+    """Write the new database file ``path`` holding chosen rows of ``conn``'s database; return
+    ``{table: rows written}``.
+
+    ``parts``: ``[(table, [(expression, column)], source table, where, params)]``: each
+    table of the new file is created with the given column names (no declared types, so
+    every value keeps its stored type) and filled with ``INSERT ... SELECT`` from
+    ``source`` (its expressions, filtered by the ``where`` fragment) of the live database.
+    The file's ``user_version`` is ``version``.
+
+    The rows move inside SQLite through a second connection that attaches the live
+    database read-only, so it may run while ``conn`` holds the write lock (nothing else can
+    commit meanwhile, so it reads exactly the state ``conn`` sees, as long as ``conn`` has
+    written nothing yet).  Raises Refused when the file cannot be written (disk full),
+    with nothing left behind."""
+    from mindos.store.sql import quoted  # lazy: archives only
+
+    if os.path.lexists(path):
+        raise RuntimeError("extract writes a new file")
+    out = None
+    try:
+        out = sqlite3.connect(f"file:{db._uri_path(path)}", uri=True, isolation_level=None)
+        out.execute("PRAGMA journal_mode=OFF")  # a scratch file: the caller fsyncs what it keeps
+        out.execute("PRAGMA synchronous=OFF")
+        out.execute(f"ATTACH DATABASE ? AS {EXTRACT_ALIAS}", (f"file:{db._uri_path(conn.path)}?mode=ro",))
+        out.execute("BEGIN")
+        written = {}
+        for table, selected, source, where, params in parts:
+            names = ", ".join(quoted(column) for _, column in selected)
+            out.execute(f"CREATE TABLE main.{quoted(table)} ({names})")
+            select = ", ".join(expression for expression, _ in selected)
+            written[table] = out.execute(
+                f"INSERT INTO main.{quoted(table)} ({names}) SELECT {select} FROM {EXTRACT_ALIAS}.{quoted(source)}"
+                + (f" WHERE {where}" if where else ""), params).rowcount
+        out.execute(f"PRAGMA main.user_version={int(version)}")
+        out.execute("COMMIT")
+        out.execute(f"DETACH DATABASE {EXTRACT_ALIAS}")
+    except sqlite3.Error as exc:
+        if out is not None:
+            out.close()
+            out = None
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise Refused(f"cannot write {path}: {exc}", code="io_error") from None
+    finally:
+        if out is not None:
+            out.close()
+    return written
 
 
 def schema_version(conn):

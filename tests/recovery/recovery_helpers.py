@@ -56,3 +56,36 @@ def table_rows(conn):
     for name in tables.data_tables(conn):
         result[name] = sorted((tuple(r) for r in conn.execute(f'SELECT * FROM "{name}"')), key=repr)
     return result
+
+
+def write_v1_archive(conn, before, path):
+    """Write the ``autopilot-archive-v1`` document (one sealed JSON file, signed by this home)
+    the archive writer made before archives streamed, for the tasks ``archive --before``
+    would take; nothing is deleted.  The old format's fixture: readers must keep accepting it."""
+    import json
+
+    from mindos.recovery import archive, artifacts, tables
+
+    ids = archive._candidates(conn, before)
+    ids_json, where = json.dumps(ids), archive._IDS
+    blocks = {"tasks": tables.dump(conn, "tasks", f"id IN {where}", (ids_json,))}
+    for name, column in archive._child_tables(conn).items():
+        blocks[name] = tables.dump(conn, name, f'"{column}" IN {where}', (ids_json,))
+    detached = {}
+    for name, column in archive._soft_links(conn).items():
+        key = "id" if "id" in tables.columns(conn, name) else "rowid"
+        detached[name] = [[row[0], row[1]] for row in conn.execute(
+            f'SELECT {key}, "{column}" FROM {name} WHERE "{column}" IN {where} ORDER BY {key}', (ids_json,))]
+    events = tables.dump(conn, "audit_events", f"entity_id IN {where}", (ids_json,))
+    paths = [row[0] for row in conn.execute(f"SELECT path FROM receipts WHERE task_id IN {where}", (ids_json,))]
+    files = artifacts.receipt_files(conn.home, paths)
+    counts = {name: len(block["rows"]) for name, block in blocks.items()}
+    counts.update({"audit_events": len(events["rows"]), "receipt_files": len(files)})
+    counts.update({f"{name}_detached": len(links) for name, links in detached.items()})
+    body = {"before": before, "task_ids": ids, "tables": blocks, "audit_events": events, "receipt_files": files,
+            "counts": counts, "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+            "created_at": clock.now_iso()}
+    if detached:
+        body["detached"] = detached
+    artifacts.seal_write(path, archive.FORMAT, body, home=conn.home)
+    return path

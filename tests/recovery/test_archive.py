@@ -7,7 +7,7 @@ import random
 import pytest
 
 from conftest import db_state
-from recovery_helpers import file_state, populate, table_rows
+from recovery_helpers import file_state, populate, table_rows, write_v1_archive
 from mindos.errors import IntegrityError, Refused
 from mindos.memory import facts
 from mindos.recovery import archive, artifacts, doctor
@@ -106,9 +106,10 @@ def test_facts_are_detached_and_reattached(conn, home):
     assert conn.execute("SELECT task_id FROM facts WHERE id = ?", (kept["id"],)).fetchone()[0] == "t1"
 
 
-def test_single_byte_changes_are_refused_and_touch_nothing(conn, home, cli):
+def test_single_byte_changes_of_an_old_format_archive_are_refused_and_touch_nothing(conn, home, cli, tmp_path):
     _retire(conn)
-    path = archive.archive(conn, BEFORE)["path"]
+    path = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
     original = open(path, "rb").read()
     state = db_state(conn)
     rng = random.Random(3)
@@ -123,9 +124,9 @@ def test_single_byte_changes_are_refused_and_touch_nothing(conn, home, cli):
     assert db_state(conn) == state
 
 
-def test_receipt_paths_outside_the_home_are_refused(conn, home):
+def test_receipt_paths_outside_the_home_are_refused(conn, home, tmp_path):
     _retire(conn)
-    path = archive.archive(conn, BEFORE)["path"]
+    path = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
     doc = json.load(open(path))
     doc.pop("seal")
     fmt = doc.pop("format")
@@ -155,8 +156,43 @@ def test_restore_reports_and_audits_true_counts(conn, cli):
     rc, out, err = cli("ops", "archive-restore", made["path"])
     restored = json.loads(out)
     assert (rc, err) == (0, "")
-    expected = {name: len(block["rows"]) for name, block in archive.load(made["path"])[0]["tables"].items()}
+    manifest = archive._stream(made["path"], None)[0]
+    expected = {name: manifest["tables"][name]["rows"] for name in manifest["restore_tables"]}
     assert restored["counts"]["tasks"] == 2 and restored["counts"] == expected
     event = json.loads(conn.execute("SELECT payload_json FROM audit_events WHERE action = 'archive_restored'"
                                     " ORDER BY id DESC LIMIT 1").fetchone()[0])
     assert event["tasks"] == 2 and event["counts"] == expected
+
+
+def test_an_old_format_archive_still_checks_and_restores(conn, home, cli, tmp_path):
+    """A v1 archive (one sealed JSON document, as archives were written before they streamed)
+    is still verified by archive-check and re-imported by archive-restore, exactly."""
+    _retire(conn)
+    facts.assert_fact(conn, subject="auth", predicate="uses", obj="pg14", source="codex", task="t1")
+    rows_before = _without_audit(table_rows(conn))
+    receipts = {n: open(os.path.join(str(home), "receipts", n), "rb").read()
+                for n in os.listdir(os.path.join(str(home), "receipts"))}
+    old = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)  # the rows leave the live database (as the old archive pass did)
+    rc, out, err = cli("ops", "archive-check", old)
+    checked = json.loads(out)
+    assert (rc, err) == (0, "") and checked["format"] == "autopilot-archive-v1"
+    assert checked["task_ids"] == ["t1", "t2", "t4"] and checked["trust"] == "signed_by_this_home"
+    rc, out, err = cli("ops", "archive-restore", old)
+    restored = json.loads(out)
+    assert (rc, err) == (0, "") and restored["restored"] == ["t1", "t2", "t4"] and restored["reattached"] == 2
+    assert _without_audit(table_rows(conn)) == rows_before
+    assert {n: open(os.path.join(str(home), "receipts", n), "rb").read()
+            for n in os.listdir(os.path.join(str(home), "receipts"))} == receipts
+    assert doctor.run(str(home))["ok"] and all(fts.drift(conn, n)["ok"] for n in fts.INDEXES)
+
+
+def test_an_old_format_archive_reassigns_a_taken_seq_after_the_rows_that_keep_theirs(conn, home, tmp_path):
+    _retire(conn)
+    seqs = {r[0]: r[1] for r in conn.execute("SELECT id, seq FROM tasks")}
+    old = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
+    conn.execute("UPDATE tasks SET seq = ? WHERE id = 't3'", (seqs["t1"],))  # t1's seq is taken meanwhile
+    archive.restore(conn, old)
+    now = {r[0]: r[1] for r in conn.execute("SELECT id, seq FROM tasks")}
+    assert now["t1"] not in (None, seqs["t1"]) and now["t2"] == seqs["t2"] and now["t4"] == seqs["t4"]

@@ -35,8 +35,9 @@ def test_each_artifact_is_fully_sealed_with_its_format(made):
     formats = {"snapshot": "autopilot-snapshot-v1", "archive": "autopilot-archive-v1",
                "checkpoint": "autopilot-checkpoint-v1", "workorder": "autopilot-workorder-v1"}
     formats["snapshot"] = "autopilot-snapshot-v2"  # a tar whose first member is the sealed manifest
+    formats["archive"] = "autopilot-archive-v2"  # the same shape
     for kind, path in made.items():
-        if kind == "snapshot":
+        if kind in ("snapshot", "archive"):
             import tarfile
 
             with tarfile.open(path, "r|") as tar:

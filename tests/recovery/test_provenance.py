@@ -248,9 +248,12 @@ def test_a_genuine_archive_round_trips_exact(conn, home):
     assert after == rows
 
 
-def test_a_resealed_archive_is_refused_and_its_rows_are_validated(conn, home, cli):
+def test_a_resealed_old_format_archive_is_refused_and_its_rows_are_validated(conn, home, cli, tmp_path):
+    from recovery_helpers import write_v1_archive
+
     _retired(conn)
-    path = archive.archive(conn, BEFORE)["path"]
+    path = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
     genuine = open(path, "rb").read()
     _reseal(path, lambda d: _set(d, "a1", status="bogus_status"))
     state = db_state(conn)

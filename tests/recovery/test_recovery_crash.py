@@ -1,4 +1,4 @@
-"""SIGKILL at many points inside snapshot-restore, archive and import-task.
+"""SIGKILL at many points inside snapshot-restore, archive, archive-restore and import-task.
 
 Each operation is first run to completion in a scratch copy of a prepared home, counting
 its kill points (every SQL statement, atomic rename, fsync and unlink).  It is then rerun
@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 from recovery_helpers import populate, table_rows
-from mindos.recovery import doctor, snapshot, workorder
+from mindos.recovery import archive, doctor, snapshot, workorder
 from mindos.store import db, ledger
 from mindos.work import lifecycle, tasks
 
@@ -140,6 +140,16 @@ def test_archive_survives_sigkill(tmp_path):
                                                   "--out", str(tmp_path / "archive.json"), "--force"])
     assert killed >= 10
     print(f"archive: {killed} kill points of {total}")
+
+
+def test_archive_restore_survives_sigkill(tmp_path):
+    conn, path = _prepared(tmp_path, "template")
+    lifecycle.complete(conn, "t2", "claude")
+    made = archive.archive(conn, "2026-08-21T10:00:00Z", out=str(tmp_path / "archive.tar"))
+    conn.close()
+    killed, total = _kill_matrix(tmp_path, path, ["archive-restore", made["path"]])
+    assert killed >= 10
+    print(f"archive-restore: {killed} kill points of {total}")
 
 
 def test_import_task_survives_sigkill(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from conftest import db_state
 from recovery_helpers import populate, table_rows
 from mindos.errors import IntegrityError, Refused
-from mindos.recovery import artifacts, doctor, snapshot, tables
+from mindos.recovery import artifacts, doctor, snapshot, stream, tables
 from mindos.store import backup, db
 from mindos.work import tasks
 
@@ -180,7 +180,7 @@ def test_an_untrusted_snapshot_is_refused_before_its_database_is_read(conn, home
     try:
         with pytest.raises(Refused, match="unsigned"):
             snapshot.restore(other, snap)
-        assert snapshot.LAST_READER.total < os.path.getsize(snap) / 2
+        assert stream.LAST_READER.total < os.path.getsize(snap) / 2
     finally:
         other.close()
 
@@ -235,12 +235,12 @@ def test_restore_reads_the_file_in_bounded_chunks(conn, home, tmp_path):
     conn.executemany("INSERT INTO ballast(body) VALUES (?)", [(os.urandom(4096),) for _ in range(1024)])
     made = snapshot.create(conn, out=str(tmp_path / "big.tar"))
     size = os.path.getsize(made["path"])
-    assert size > 4 * snapshot.CHUNK
+    assert size > 4 * stream.CHUNK
     snapshot.restore(conn, made["path"], force=True)
-    reader = snapshot.LAST_READER
-    assert reader.total == size and reader.largest <= snapshot.CHUNK  # never the whole file at once
+    reader = stream.LAST_READER
+    assert reader.total == size and reader.largest <= stream.CHUNK  # never the whole file at once
     snapshot.check(made["path"], str(home))
-    assert snapshot.LAST_READER.largest <= snapshot.CHUNK
+    assert stream.LAST_READER.largest <= stream.CHUNK
     with pytest.raises(ValueError):
         reader.read()
 

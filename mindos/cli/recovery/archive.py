@@ -8,7 +8,7 @@ def add_archive(sub):
     p = make_parser(sub, "archive", 'ops.py archive --before "2026-09-01T00:00:00Z" --dry-run')
     p.add_argument("--before", required=True, help="archive terminal tasks last updated at or before this instant")
     flags.dry_run(p, "report the candidate ids and per-table counts; write and delete nothing")
-    p.add_argument("--out", help="new file to write (default <home>/backups/archive-<time>.json)")
+    p.add_argument("--out", help="new file to write (a streamed tar; default <home>/backups/archive-<time>.tar)")
     flags.force_out(p)
     p.set_defaults(handler=cmd_archive)
 
@@ -18,8 +18,8 @@ def cmd_archive(conn, args):
 
 
 def add_archive_check(sub):
-    p = make_parser(sub, "archive-check", "ops.py archive-check backups/archive-20260901T000000Z.json")
-    p.add_argument("file", help="the archive file")
+    p = make_parser(sub, "archive-check", "ops.py archive-check backups/archive-20260901T000000Z.tar")
+    p.add_argument("file", help="the archive file (streamed .tar, or an older sealed .json)")
     p.set_defaults(handler=cmd_archive_check, needs_db=False)
 
 
@@ -28,7 +28,7 @@ def cmd_archive_check(conn, args):
 
 
 def add_archive_restore(sub):
-    p = make_parser(sub, "archive-restore", "ops.py archive-restore backups/archive-20260901T000000Z.json --force")
+    p = make_parser(sub, "archive-restore", "ops.py archive-restore backups/archive-20260901T000000Z.tar --force")
     p.add_argument("file", help="the archive file (verified before anything is touched)")
     p.add_argument("--force", action="store_true", help="replace tasks whose ids already exist")
     flags.trust_unsigned(p)
