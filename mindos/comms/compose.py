@@ -223,5 +223,8 @@ def wake(conn, words, w):
     body = "\n".join(lines).strip("\n")
     from mindos.core.text import inert  # lazy: composing a wake only
 
-    # what posts hold reaches the agent (and the wake's record) as visible escapes
-    return f'<mood-wake reason="{kind}">\n{inert(body, multiline=True)}\n</mood-wake>\n'
+    # what posts hold reaches the agent (and the wake's record) as visible escapes; inert
+    # maps character by character and keeps newlines, so it is applied line by line, where
+    # a printable line (nearly all of them) is returned as it is without a pattern scan
+    body = "\n".join(inert(line, multiline=True) for line in body.split("\n"))
+    return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'

@@ -166,3 +166,15 @@ def test_recent_turns_keep_the_newest_prefix_that_fits_and_summarize_the_rest(ro
     kept = _turns_by_window_sum(room, mood_id, upto, 50)
     assert [t["id"] for t in turns[1:]] == kept
     assert summary["count"] == len(range(first, kept[0])) - 1
+
+
+def test_active_characters_in_posts_reach_the_wake_as_visible_escapes(room, agent):
+    from mindos.core.text import inert
+
+    posts.add(room, "infra", "mallory", "@re look\x1b[2J here \u202etxt.exe\tand a tab", via="web")
+    posts.add(room, "infra", "bob", "plain words on a line of their own", via="web")
+    tick.run(room, deliver=agent)
+    text = agent.seen[0]["text"]
+    assert "\\x1b[2J" in text and "\\u202e" in text and "\x1b" not in text and "\u202e" not in text
+    assert "\tand a tab" in text  # a multi-line body keeps its tabs and newlines
+    assert inert(text, multiline=True) == text  # nothing active is left anywhere in the wake
