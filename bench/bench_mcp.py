@@ -3,7 +3,8 @@
 
 What is measured
   * **Latency at N tasks** (default 10k, seeded by bench/bench.py's ``seed_tasks``): the
-    p50 wall time of ``claim``, ``note``, ``next --claim`` and the reads ``show`` and
+    p50 wall time (and the stdio server's mean CPU per call, the figure a busy machine does
+    not inflate) of ``claim``, ``note``, ``next --claim`` and the reads ``show`` and
     ``next`` (no claim) sent to one long-lived
     ``python3 -m mindos.mcp`` server over stdio (write the request line, read the response
     line) and to one ``mindos-mcp --http 127.0.0.1:0`` server over Streamable HTTP (one
@@ -166,8 +167,15 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
             errors.append(bench._error(label, argv, done))
         proc[label].append(ms)
 
+    cpu = {label: [] for label in labels}  # the stdio server's own CPU seconds per call
+
     def served(label, name, arguments, via=server, into=mcp):
+        before = _cpu_fine(via.proc.pid) if via is server else None
         ms, ok, result = via.call(name, arguments)
+        if before is not None:
+            after = _cpu_fine(via.proc.pid)
+            if after is not None:
+                cpu[label].append(after - before)
         if not ok:
             errors.append({"command": label, "via": "http" if via is remote else "mcp", "answer": result})
         into[label].append(ms)
@@ -198,12 +206,16 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
     commands = {}
     for label in mcp:
         m, h, p = _p50(mcp[label]), _p50(over_http[label]), _p50(proc[label])
+        # the server's CPU per call, averaged: what the call costs when the machine is shared,
+        # beside its wall time (a thread that exits mid-call is not counted: none do)
+        spent = cpu[label]
         commands[label] = {"mcp_p50_ms": m, "http_p50_ms": h, "process_p50_ms": p,
+                           "mcp_server_cpu_ms": round(sum(spent) * 1000 / len(spent), 3) if spent else None,
                            "speedup": round(p / m, 1) if m and p else None,
                            "stdio_ratio": round(m / p, 3) if m and p else None,
                            "http_ratio": round(h / p, 3) if h and p else None,
                            "samples": len(mcp[label])}
-    return {"tasks": tasks, "reps": reps, "commands": commands}, errors
+    return {"tasks": tasks, "reps": reps, "commands": commands, "load_average_1m": round(os.getloadavg()[0], 2)}, errors
 
 
 def bench_definitions(workdir):
@@ -375,6 +387,20 @@ def _cpu_seconds(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _cpu_fine(pid):
+    """CPU seconds of process ``pid`` so far, in nanoseconds resolution: the time on a CPU of
+    each of its threads (Linux /proc/PID/task/*/schedstat); the tick-counted figure of
+    :func:`_cpu_seconds` when the kernel keeps no schedstat, or None."""
+    try:
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as handle:
+                total += int(handle.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        return _cpu_seconds(pid)
 
 
 def _race_tally(home, claims):

@@ -25,6 +25,7 @@ noted and left out.  A bundle's id is the digest of its layers, so an unchanged 
 its id from turn to turn.
 """
 
+from mindos.comms import budget
 from mindos.comms.pages import DIALS, GENERAL_ORDERS, INSTRUCTIONS, WAKE_TEXTS
 from mindos.core import canonical
 
@@ -61,17 +62,22 @@ def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=No
             memo[key] = recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids)
         turns, summary = memo[key]
         return list(turns), summary
-    # the running token count is summed in SQL, so only the turns that fit leave SQLite;
-    # (length + 3) / 4 is budget.tokens() (SQLite's length() counts characters, like len())
-    rows = conn.execute(
-        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM ("
-        " SELECT *, row_number() OVER w AS rn, sum((length(body) + 3) / 4 + ?) OVER w AS used FROM ("
-        "  SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
-        "  WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?)"
-        " WINDOW w AS (ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
-        " WHERE rn = 1 OR used <= ? ORDER BY id DESC",
-        (TURN_OVERHEAD, mood_id, upto_id, RECENT_WINDOW, catch_up_tokens)).fetchall()
-    kept = [dict(row) for row in rows]  # the running sum only grows: the turns that fit are a prefix
+    # newest first through the index, read lazily: the running token count (budget.tokens()
+    # of each body plus the turn's prefix) only grows, so the turns that fit are a prefix and
+    # the read stops at the first one that does not (the newest is always kept)
+    kept, used = [], 0
+    cursor = conn.execute(
+        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
+        " WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?",
+        (mood_id, upto_id, RECENT_WINDOW))
+    try:
+        for row in cursor:
+            used += budget.tokens(row["body"]) + TURN_OVERHEAD
+            if kept and used > catch_up_tokens:
+                break
+            kept.append(dict(row))
+    finally:
+        cursor.close()
     oldest = kept[-1]["id"] if kept else upto_id + 1
     missing = sorted(set(waking_ids) - {p["id"] for p in kept})
     if missing:
@@ -217,5 +223,8 @@ def wake(conn, words, w):
     body = "\n".join(lines).strip("\n")
     from mindos.core.text import inert  # lazy: composing a wake only
 
-    # what posts hold reaches the agent (and the wake's record) as visible escapes
-    return f'<mood-wake reason="{kind}">\n{inert(body, multiline=True)}\n</mood-wake>\n'
+    # what posts hold reaches the agent (and the wake's record) as visible escapes; inert
+    # maps character by character and keeps newlines, so it is applied line by line, where
+    # a printable line (nearly all of them) is returned as it is without a pattern scan
+    body = "\n".join(inert(line, multiline=True) for line in body.split("\n"))
+    return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'

@@ -94,11 +94,21 @@ def usable(entries):
     return all(key not in entries or phrase in entries[key]["text"] for key, phrase in REQUIRED.items())
 
 
+_FILLABLE = {}  # template text -> whether it has no stray brace (a tick fills the same few thousands of times)
+
+
 def fill(text, fields):
     """Fill known ``{fields}`` of ``text``; return None when the text cannot be filled."""
-    stripped = _FIELD.sub("", text)
-    if "{" in stripped or "}" in stripped:
+    fillable = _FILLABLE.get(text)
+    if fillable is None:
+        stripped = _FIELD.sub("", text)
+        fillable = "{" not in stripped and "}" not in stripped
+        if len(_FILLABLE) < 4096:  # bounded: the words pages hold a few hundred entries
+            _FILLABLE[text] = fillable
+    if not fillable:
         return None
+    if "{" not in text:
+        return text
 
     def replace(match):
         value = fields.get(match.group(1))

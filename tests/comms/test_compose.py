@@ -126,3 +126,55 @@ def test_bundle_layers_render_in_the_spec_order_and_missing_layers_are_noted(roo
         ("own instructions", True), ("moods layer", True), ("mood instructions", False)]
     again = compose.build_bundle(room, Words(), mood, agent, ["magent", "re"])
     assert again["id"] == bundle["id"], "an unchanged bundle keeps its id"
+
+
+def _turns_by_window_sum(conn, mood_id, upto_id, budget_tokens):
+    """The turns kept word for word, by a running sum over all of the window in SQL (an
+    independent statement of the rule recent_turns reads lazily): the newest always, then
+    every newer-first turn while the running token count fits."""
+    rows = conn.execute(
+        "SELECT id FROM ("
+        " SELECT id, row_number() OVER w AS rn, sum((length(body) + 3) / 4 + ?) OVER w AS used FROM ("
+        "  SELECT id, body FROM mood_posts WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?)"
+        " WINDOW w AS (ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+        " WHERE rn = 1 OR used <= ? ORDER BY id",
+        (compose.TURN_OVERHEAD, mood_id, upto_id, compose.RECENT_WINDOW, budget_tokens)).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_recent_turns_keep_the_newest_prefix_that_fits_and_summarize_the_rest(room):
+    import random
+
+    rng = random.Random(3)
+    mood_id = moods.resolve(room, "infra")["id"]
+    for i in range(60):
+        posts.add(room, "infra", rng.choice(("alice", "bob", "carol")), "word " * rng.randint(1, 80) + str(i),
+                  via="web")
+    upto = room.execute("SELECT max(id) FROM mood_posts").fetchone()[0]
+    for budget_tokens in (1, 7, 50, 333, 900, 100000):
+        for upto_id in (upto, upto - 17):
+            turns, summary = compose.recent_turns(room, mood_id, upto_id, budget_tokens, [])
+            expected = _turns_by_window_sum(room, mood_id, upto_id, budget_tokens)
+            assert [t["id"] for t in turns] == expected
+            older = room.execute("SELECT count(*) FROM mood_posts WHERE mood_id = ? AND kind = 'post' AND id < ?",
+                                 (mood_id, expected[0])).fetchone()[0]
+            assert (summary or {}).get("count", 0) == older
+    # a waking post older than the kept turns is still shown, and not counted in the summary
+    first = room.execute("SELECT min(id) FROM mood_posts").fetchone()[0]
+    turns, summary = compose.recent_turns(room, mood_id, upto, 50, [first])
+    assert turns[0]["id"] == first and first not in _turns_by_window_sum(room, mood_id, upto, 50)
+    kept = _turns_by_window_sum(room, mood_id, upto, 50)
+    assert [t["id"] for t in turns[1:]] == kept
+    assert summary["count"] == len(range(first, kept[0])) - 1
+
+
+def test_active_characters_in_posts_reach_the_wake_as_visible_escapes(room, agent):
+    from mindos.core.text import inert
+
+    posts.add(room, "infra", "mallory", "@re look\x1b[2J here \u202etxt.exe\tand a tab", via="web")
+    posts.add(room, "infra", "bob", "plain words on a line of their own", via="web")
+    tick.run(room, deliver=agent)
+    text = agent.seen[0]["text"]
+    assert "\\x1b[2J" in text and "\\u202e" in text and "\x1b" not in text and "\u202e" not in text
+    assert "\tand a tab" in text  # a multi-line body keeps its tabs and newlines
+    assert inert(text, multiline=True) == text  # nothing active is left anywhere in the wake

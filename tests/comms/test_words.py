@@ -41,6 +41,10 @@ def test_fill_fills_known_fields_keeps_unknown_ones_and_refuses_stray_braces():
     assert words.fill("{0.__class__} {who}", {"who": "re"}) is None
     assert words.fill("a stray } brace", {}) is None
     assert words.fill("{who", {"who": "re"}) is None
+    for _ in range(2):  # the same answers when the template's check is remembered
+        assert words.fill("a stray } brace", {}) is None
+        assert words.fill("{who} and {nobody}", {"who": "bo"}) == "bo and {nobody}"
+        assert words.fill("no fields at all", {"who": "re"}) == "no fields at all"
 
 
 def look_only_of(agent_):
