@@ -369,13 +369,18 @@ def _pid_alive(pid):
     return True
 
 
-def stale_temps(directory, *, min_age=STALE_TEMP_SECONDS):
-    """Names of the stale temporary files in ``directory`` (see :func:`sweep_stale_temps`)."""
+def stale_temps(directory, *, min_age=STALE_TEMP_SECONDS, pattern=r"\..+\.([0-9]{1,10})\.[0-9a-f]{8}\.tmp",
+                directories=False):
+    """Names of the stale temporary files in ``directory`` (see :func:`sweep_stale_temps`):
+    names matching ``pattern`` (a regular expression whose first group is the writer's pid;
+    the default is what :func:`atomic_write` names its temporary files), at least ``min_age``
+    seconds old, whose writer is gone.  ``directories=True`` looks for scratch directories
+    instead of files (never through a symlink either way)."""
     import re  # lazy: only sweeps parse temp names
 
     from mindos.core import clock  # lazy: as above
 
-    pattern = re.compile(r"\..+\.([0-9]{1,10})\.[0-9a-f]{8}\.tmp")
+    pattern = re.compile(pattern)
     now, stale = clock.now().timestamp(), []
     try:
         listing = os.scandir(directory)
@@ -387,7 +392,8 @@ def stale_temps(directory, *, min_age=STALE_TEMP_SECONDS):
             if not match:
                 continue
             try:
-                if not entry.is_file(follow_symlinks=False):
+                wanted = entry.is_dir(follow_symlinks=False) if directories else entry.is_file(follow_symlinks=False)
+                if not wanted:
                     continue
                 age = now - entry.stat(follow_symlinks=False).st_mtime
             except OSError:

@@ -25,7 +25,6 @@ import os
 import shutil
 import sqlite3
 
-from mindos.core import clock
 from mindos.errors import IntegrityError, Refused
 from mindos.recovery import artifacts, rowcheck, tables
 
@@ -42,23 +41,9 @@ def staging_dir(directory, prefix):
 
     from mindos.core import files  # lazy: as above
 
-    pattern = re.compile(re.escape(prefix) + r"\.([0-9]{1,10})\.[0-9a-f]{8}")
-    now = clock.now().timestamp()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        names = []
-    for name in names:
-        match = pattern.fullmatch(name)
-        if not match:
-            continue
-        found = os.path.join(directory, name)
-        try:
-            old = now - os.lstat(found).st_mtime >= files.STALE_TEMP_SECONDS
-        except OSError:
-            continue
-        if old and not files._pid_alive(int(match.group(1))) and not os.path.islink(found):
-            shutil.rmtree(found, ignore_errors=True)
+    leftovers = re.escape(prefix) + r"\.([0-9]{1,10})\.[0-9a-f]{8}"
+    for name in files.stale_temps(directory, pattern=leftovers, directories=True):
+        shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
     made = os.path.join(directory, f"{prefix}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         os.mkdir(made, 0o700)

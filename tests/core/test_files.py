@@ -182,6 +182,25 @@ def test_stale_temps_of_dead_writers_are_swept_live_and_fresh_ones_kept(tmp_path
     assert fresh.name not in os.listdir(tmp_path) and live.name in os.listdir(tmp_path)
 
 
+def test_stale_scratch_directories_by_pattern_never_a_symlink_or_a_file(tmp_path):
+    dead_pid = _dead_pid()
+    old = clock.now().timestamp() - files.STALE_TEMP_SECONDS - 10
+    stale = tmp_path / f".staging.{dead_pid}.0123abcd"
+    live = tmp_path / f".staging.{os.getpid()}.0123abcd"
+    for path in (stale, live):
+        path.mkdir()
+    plain = tmp_path / f".staging.{dead_pid}.89abcdef"
+    plain.write_bytes(b"a file, not a scratch directory")
+    link = tmp_path / f".staging.{dead_pid}.deadbeef"
+    link.symlink_to(stale)
+    for path in (stale, live, plain):
+        os.utime(path, (old, old))
+    os.utime(link, (old, old), follow_symlinks=False)
+    pattern = r"\.staging\.([0-9]{1,10})\.[0-9a-f]{8}"
+    assert files.stale_temps(str(tmp_path), pattern=pattern, directories=True) == [stale.name]
+    assert files.stale_temps(str(tmp_path), pattern=pattern) == [plain.name]
+
+
 def test_check_new_tree_refuses_system_directories_home_and_non_empty_targets(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "me"))
     (tmp_path / "me").mkdir()
