@@ -371,12 +371,7 @@ def _load_copy(conn, path, copy, manifest, shapes, files, *, force, provenance):
                         f"UPDATE main.{_quote(name)} SET {_quote(column)} = d.task_id FROM {alias}.{_quote(table)} AS d"
                         f" WHERE main.{_quote(name)}.{key} = d.row_key AND main.{_quote(name)}.{_quote(column)} IS NULL"
                     ).rowcount
-                problems = tables.foreign_key_problems(conn)
-                if problems:
-                    raise IntegrityError(f"archive-restore failed: {len(problems)} foreign-key violation(s), first in"
-                                         f" {problems[0]['table']} (rolled back)")
-                ledger.append_event(conn, "archive", _entity(manifest), "archive_restored",
-                                    {"tasks": len(ids), "replaced": taken, "counts": loaded})
+                _settle(conn, _entity(manifest), ids, taken, loaded)
                 for stored, (target, staged) in sorted(files.items()):
                     data = file_safety.read_bytes(staged, max_bytes=artifacts.MAX_RECEIPT_BYTES)
                     artifacts.atomic_write_bytes(target, data, home=conn.home)
@@ -387,6 +382,17 @@ def _load_copy(conn, path, copy, manifest, shapes, files, *, force, provenance):
         conn.execute(f"PRAGMA cache_size={cache}")
     return {"restored": ids, "replaced": taken, "counts": loaded, "receipt_files_written": len(written),
             "reattached": reattached, "path": os.path.abspath(path), **provenance}
+
+
+def _settle(conn, entity, ids, taken, loaded):
+    """A restore's last steps inside its transaction, either format: nothing left pointing
+    at a missing row, then the ``archive_restored`` event."""
+    problems = tables.foreign_key_problems(conn)
+    if problems:
+        raise IntegrityError(f"archive-restore failed: {len(problems)} foreign-key violation(s), first in"
+                             f" {problems[0]['table']} (rolled back)")
+    ledger.append_event(conn, "archive", entity, "archive_restored",
+                        {"tasks": len(ids), "replaced": taken, "counts": loaded})
 
 
 def _free_seq(conn, alias, names):
@@ -448,16 +454,11 @@ def _restore_v1(conn, path, *, force, trust_unsigned):
                 column = _soft_links(conn).get(name)
                 if column is None:
                     continue
-                key = "id" if "id" in tables.columns(conn, name) else "rowid"
+                key = _key(conn, name)
                 for row_id, task_id in links:
-                    reattached += conn.execute(f'UPDATE {name} SET "{column}" = ? WHERE {key} = ? AND "{column}" IS NULL',
-                                               (task_id, row_id)).rowcount
-            problems = tables.foreign_key_problems(conn)
-            if problems:
-                raise IntegrityError(f"archive-restore failed: {len(problems)} foreign-key violation(s), first in"
-                                     f" {problems[0]['table']} (rolled back)")
-            ledger.append_event(conn, "archive", _entity(doc), "archive_restored",
-                                {"tasks": len(ids), "replaced": taken, "counts": loaded})
+                    reattached += conn.execute(f"UPDATE {_quote(name)} SET {_quote(column)} = ? WHERE {key} = ?"
+                                               f" AND {_quote(column)} IS NULL", (task_id, row_id)).rowcount
+            _settle(conn, _entity(doc), ids, taken, loaded)
             for stored, (target, data) in sorted(files.items()):
                 artifacts.atomic_write_bytes(target, data, home=conn.home)
                 written.append(stored)
