@@ -562,6 +562,54 @@ def check_cited(conn, plan):
 STALE_STATUSES = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
 
 
+def stale_sweep(conn, *, tasks=None):
+    """The recall-stale sweep for a caller that keeps its result between runs (the nanny's
+    tick): ``(report, horizon)``, the report :func:`stale` gives and what it depends on
+    beyond the ledger, ``{"next_end", "volatile"}``: the first lifetime end after the
+    sweep's instant (a note expiry, a lease or a fact window; None when none is ahead) and
+    the ids of the cited tasks whose recall can move with no ledger event at all (a rerank,
+    whose note ages move by the hour, or a bundle holding receipts, whose files live outside
+    the database).  While no event but recalls lands and no lifetime ends, only those can
+    change, so the caller re-checks just them.
+
+    ``tasks``: re-check only the cited recalls of these task ids, each rebuilt (``horizon``
+    is then None); read-only either way."""
+    with db.read(conn):
+        if tasks is not None:
+            wanted = set(tasks)
+            cited = [[handoff, event] for handoff, event in cited_events(conn) if handoff["task_id"] in wanted]
+            plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
+            return stale_report(check_cited(conn, plan)), None
+        plan = stale_plan(conn)
+        report = stale_report(check_cited(conn, plan))
+        volatile = sorted({handoff["task_id"] for handoff, event in plan["cited"] if _volatile(event)})
+        return report, {"next_end": _next_end(conn, plan["now"]), "volatile": volatile}
+
+
+def _volatile(event):
+    """True when the recall of ``event`` (None: unproven, never re-checkable) can go stale
+    without a ledger event (see :func:`stale_sweep`)."""
+    if event is None:
+        return False
+    params = params_from_event(event["payload"])
+    if params is None:  # a legacy recall: its status never changes
+        return False
+    manifest = event["payload"].get("manifest")
+    if params["rerank"] or not isinstance(manifest, dict) or manifest.get("receipts"):
+        return True
+    return any(isinstance(entry, list) and entry[2:3] and entry[2] for entry in manifest.get("dep_context") or [])
+
+
+def _next_end(conn, now):
+    """The first instant after ``now`` at which a note lifetime, a lease or a fact window
+    ends (what :func:`_lifetime_ends` lists), or None."""
+    row = conn.execute(
+        "SELECT min(at) FROM (SELECT min(expires_at) AS at FROM notes WHERE expires_at > :now"
+        " UNION ALL SELECT min(lease_expires_at) FROM tasks WHERE lease_expires_at > :now"
+        " UNION ALL SELECT min(valid_until) FROM facts WHERE valid_until > :now)", {"now": now}).fetchone()
+    return row[0] if row and isinstance(row[0], str) else None
+
+
 def stale_report(items):
     """The recall-stale report over checked ``items``: ``{"ok", "checked", "counts", "items"}``."""
     counts = dict.fromkeys(STALE_STATUSES, 0)

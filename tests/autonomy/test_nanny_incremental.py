@@ -59,7 +59,29 @@ def _old_parent_deleted(home, conn):
         link.close()
 
 
-NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted}
+def _due_behind_the_back(home, conn):
+    """An open task's due date moved into the past with no event: only the overdue recount
+    turn can see it."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = 't3'")
+    finally:
+        link.close()
+
+
+def _recall_input_changed(home, conn):
+    """A cited recall whose task gains a note: stale on the next tick."""
+    from mindos.context import recall
+    from mindos.memory import handoffs, notes
+
+    sealed = recall.recall(conn, "t3", agent="codex", params=recall.make_params())
+    handoffs.record(conn, "t3", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    nanny.tick(conn, max_repairs=0)  # the cited recall is fresh at this tick
+    notes.add(conn, "t3", content="the pool moved")
+
+
+NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted,
+                "due_behind_the_back": _due_behind_the_back, "recall_input_changed": _recall_input_changed}
 
 
 def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
