@@ -57,7 +57,11 @@ UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer wait
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
 # turn is bounded -- the receipts are read in full, the others a slice at a time:
 #   integrity  a quick_check of the next tables (and their indexes), about INTEGRITY_ROWS
-#              rows' worth (a table larger than that is checked alone)
+#              rows' worth; a table larger than that (a full-text index's own tables
+#              excepted: checked alone) is walked INTEGRITY_WINDOW rowids a turn, each row
+#              read, its NOT NULL columns and its entry in every index of the table checked
+#              (see doctor._integrity_rows); a finding about it is resolved only when the
+#              window round over the table ends without it
 #   chain      the next CHAIN_WINDOW events
 #   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
 #   references the references of the next tables, about REFERENCE_ROWS rows' worth
@@ -79,6 +83,7 @@ NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 INTEGRITY_ROWS = 100000
+INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
 REFERENCE_ROWS = 100000
 
@@ -290,13 +295,17 @@ def _sweep_plan(conn, previous):
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark.update(chain_from=0, table_from="", index_from="", ref_from="")
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
+    rows_from, round_ = previous.get("rows_from"), previous.get("round")
+    mark["rows_from"] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
+    mark["round"] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
+        if isinstance(round_, list) else []
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -314,8 +323,26 @@ def _sweep_plan(conn, previous):
         estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
         sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
                  for table in names}
-        group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, mark["table_from"])
-        return mark, (), name, None, {"tables": group}
+        start_table = mark["table_from"]
+        group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, start_table)
+        # a rowid table over budget is walked in windows of INTEGRITY_WINDOW rows, one a turn
+        with_rowids = doctor.rowid_tables(conn)
+        windowed = [table for table in names if owners[table] == table and table in with_rowids
+                    and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
+        mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            return mark, (), name, None, {"tables": group}
+        table = group[0]
+        going_on = table == start_table and mark["rows_from"] > 0
+        low = mark["rows_from"] if going_on else 0
+        high = low + INTEGRITY_WINDOW
+        last = high >= sizes[table]
+        mark["rows_from"] = 0 if last else high
+        if not last:
+            mark["table_from"] = table
+        if not going_on:
+            mark["round"] = []
+        return mark, (), name, None, {"tables": [table], "rows": [low, high], "last": last}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
@@ -343,12 +370,15 @@ def _checked(families, window, previous, part=None):
     chain = sense.FAMILY_KINDS["audit_chain"]
     part = part or {}
     tables, indexes = set(part.get("tables") or ()), set(part.get("indexes") or ())
+    windowed, last = bool(part.get("rows")), bool(part.get("last"))
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
     about = _reference_tables() if refs else {}
 
     def checked(kind, subjects):
         if kind in kinds:
             return True
+        if kind == "database_integrity" and tables and windowed:  # a window: at the end of its round only
+            return last and bool(tables & set(subjects))
         if kind == "database_integrity" and tables:
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes:
@@ -374,7 +404,7 @@ def _reference_tables():
             "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
 
 
-def _carry(findings, by_kind, seen, checked):
+def _carry(findings, by_kind, seen, checked, keep=()):
     """Keep the remembered doctor findings this tick did not check in full (``checked(kind,
     subjects)`` is false: an incremental sweep cannot see them either way); return the
     findings and totals."""
@@ -389,7 +419,7 @@ def _carry(findings, by_kind, seen, checked):
                 subjects = json.loads(row["subjects"])
             except (TypeError, ValueError, RecursionError):
                 subjects = [str(row["subjects"])]
-            if checked(row["kind"], subjects):
+            if checked(row["kind"], subjects) and digest not in keep:
                 continue
             carried.append({"kind": row["kind"], "subjects": subjects, "severity": row["severity"], "detail": {},
                             "source": "doctor", "digest": digest, "carried_from": row["last_seen_at"]})
@@ -522,8 +552,16 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                          skip=tuple(standing), keep=keep)
     seen = memory(conn)
     checked = _checked(families, window, previous, part)
+    round_ = set()
+    if part and part.get("rows"):  # the integrity findings of a window round, kept until it ends
+        mark["round"] = sorted(set(mark["round"]) | {
+            item["digest"] for item in sensed["findings"]
+            if item["kind"] == "database_integrity" and part["tables"][0] in item["subjects"]})[:sense.LIMIT]
+        round_ = set(mark["round"])
+        if part["last"]:
+            mark["round"] = []
     if previous is not None:
-        carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked)
+        carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked, round_)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
     sensed = _carry_standing(conn, sensed, seen, standing, mark, keep)
     repairing = lock != "busy"
@@ -597,6 +635,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
+                  "slice_rows": (part or {}).get("rows"),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
