@@ -76,7 +76,7 @@ CHAIN_WINDOW = 20000
 # landed and no lifetime ended; the recalls that can move with time alone are re-checked
 # RECALL_SLICE cited tasks per tick.
 OVERDUE_RECOUNT = "receipts"
-RECALL_SLICE = 10
+RECALL_SLICE = 2
 # events that change no task row (entity types; a task's heartbeat moves its lease, never
 # its status or due date), and the actions that change nothing a recall bundle holds
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
