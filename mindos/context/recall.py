@@ -438,14 +438,26 @@ def _written_since(conn, event_id, task_id):
     return row is not None
 
 
-def _lifetime_ends(conn, since, now):
-    """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended."""
-    rows = conn.execute(
-        "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
-        " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
-        " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
+def _lifetime_ends(conn, since, now, upcoming=None):
+    """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended.
+    ``upcoming``: a list that receives the first such instant after ``now`` (or None), read
+    in the same pass over each table."""
+    if upcoming is None:
+        rows = conn.execute(
+            "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
+            " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
+            " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
+            {"since": since, "now": now}).fetchall()
+        return sorted(row[0] for row in rows)
+    # one pass per table: the ends up to now, grouped apart from the later ones (their minimum)
+    rows = conn.execute(" UNION ALL ".join(
+        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {column} > :since"
+        f" GROUP BY CASE WHEN {column} <= :now THEN {column} END"
+        for table, column in (("notes", "expires_at"), ("tasks", "lease_expires_at"), ("facts", "valid_until"))),
         {"since": since, "now": now}).fetchall()
-    return sorted(row[0] for row in rows)
+    later = [row[1] for row in rows if not row[0]]
+    upcoming.append(min(later) if later else None)
+    return sorted({row[1] for row in rows if row[0]})
 
 
 def _unchanged_since(conn, task_id, event, params, ends):
@@ -506,7 +518,7 @@ def stale(conn, *, recompute=False):
         return stale_report(check_cited(conn, plan))
 
 
-def stale_plan(conn, *, recompute=False):
+def stale_plan(conn, *, recompute=False, upcoming=None):
     """What a recall-stale sweep checks: ``{"now", "recompute", "ends", "cited"}``, where
     ``cited`` is every live citing handoff as ``[handoff, event or None]`` (plain dicts, so a
     plan can travel to another process as JSON) and ``ends`` the lifetime ends the ledger
@@ -514,7 +526,9 @@ def stale_plan(conn, *, recompute=False):
     now = clock.now_iso()
     found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
-    ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    ends = _lifetime_ends(conn, min(times), now, upcoming) if times and not recompute else []
+    if upcoming is not None and not upcoming:  # ``upcoming``: receives the first lifetime end after now
+        upcoming.append(_next_end(conn, now))
     cited = [[handoff, event] for handoff, event in found]
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
@@ -580,10 +594,11 @@ def stale_sweep(conn, *, tasks=None):
             cited = [[handoff, event] for handoff, event in cited_events(conn) if handoff["task_id"] in wanted]
             plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
             return stale_report(check_cited(conn, plan)), None
-        plan = stale_plan(conn)
+        upcoming = []
+        plan = stale_plan(conn, upcoming=upcoming)
         report = stale_report(check_cited(conn, plan))
         volatile = sorted({handoff["task_id"] for handoff, event in plan["cited"] if _volatile(event)})
-        return report, {"next_end": _next_end(conn, plan["now"]), "volatile": volatile}
+        return report, {"next_end": upcoming[0], "volatile": volatile}
 
 
 def _volatile(event):

@@ -202,3 +202,18 @@ def test_recalls_that_move_with_time_alone_are_rechecked_a_slice_per_tick(conn, 
         report = _tick(conn)
         _same_as_full(conn, report)
     assert [call[1]["tasks"] for call in sweeps] == [["a"], ["b"], ["c"], ["a"]]
+
+
+def test_the_lifetime_ends_and_the_next_one_come_from_one_pass(conn):
+    make_task(conn, "a")
+    now = clock.now_iso()
+    for hours in (1, 2, 3):
+        notes.add(conn, "a", content=f"lives {hours}h", ttl_hours=hours)
+    later = clock.shift(now, 2 * 3600 + 60)
+    upcoming = []
+    assert recall._lifetime_ends(conn, now, later, upcoming) == recall._lifetime_ends(conn, now, later)
+    assert len(recall._lifetime_ends(conn, now, later)) == 2
+    assert upcoming == [recall._next_end(conn, later)] and upcoming[0] > later
+    upcoming = []
+    assert recall._lifetime_ends(conn, clock.shift(now, 5 * 3600), clock.shift(now, 6 * 3600), upcoming) == []
+    assert upcoming == [None]
