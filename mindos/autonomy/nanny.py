@@ -57,7 +57,11 @@ UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer wait
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
 # turn is bounded -- the receipts are read in full, the others a slice at a time:
 #   integrity  a quick_check of the next tables (and their indexes), about INTEGRITY_ROWS
-#              rows' worth (a table larger than that is checked alone)
+#              rows' worth; a table larger than that (a full-text index's own tables
+#              excepted: checked alone) is walked INTEGRITY_WINDOW rowids a turn, each row
+#              read, its NOT NULL columns and its entry in every index of the table checked
+#              (see doctor._integrity_rows); a finding about it is resolved only when the
+#              window round over the table ends without it
 #   chain      the next CHAIN_WINDOW events
 #   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
 #   references the references of the next tables, about REFERENCE_ROWS rows' worth
@@ -65,7 +69,21 @@ UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer wait
 # says how many (``period_ticks``, ``chain_period_ticks``)
 PERIOD_TICKS = 5
 CHAIN_WINDOW = 20000
+# standing findings that are a function of time and rows, not of the whole home (see
+# _standing): the overdue listing is carried and grown by the tasks that fell due since the
+# last tick while no event could have changed a task row; it is recounted in full on the
+# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no event but recalls
+# landed and no lifetime ended; the recalls that can move with time alone are re-checked
+# RECALL_SLICE cited tasks per tick.
+OVERDUE_RECOUNT = "receipts"
+RECALL_SLICE = 2
+# events that change no task row (entity types; a task's heartbeat moves its lease, never
+# its status or due date), and the actions that change nothing a recall bundle holds
+NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
+RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
+RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 INTEGRITY_ROWS = 100000
+INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
 REFERENCE_ROWS = 100000
 
@@ -277,13 +295,17 @@ def _sweep_plan(conn, previous):
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark.update(chain_from=0, table_from="", index_from="", ref_from="")
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
+    rows_from, round_ = previous.get("rows_from"), previous.get("round")
+    mark["rows_from"] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
+    mark["round"] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
+        if isinstance(round_, list) else []
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -301,8 +323,26 @@ def _sweep_plan(conn, previous):
         estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
         sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
                  for table in names}
-        group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, mark["table_from"])
-        return mark, (), name, None, {"tables": group}
+        start_table = mark["table_from"]
+        group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, start_table)
+        # a rowid table over budget is walked in windows of INTEGRITY_WINDOW rows, one a turn
+        with_rowids = doctor.rowid_tables(conn)
+        windowed = [table for table in names if owners[table] == table and table in with_rowids
+                    and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
+        mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            return mark, (), name, None, {"tables": group}
+        table = group[0]
+        going_on = table == start_table and mark["rows_from"] > 0
+        low = mark["rows_from"] if going_on else 0
+        high = low + INTEGRITY_WINDOW
+        last = high >= sizes[table]
+        mark["rows_from"] = 0 if last else high
+        if not last:
+            mark["table_from"] = table
+        if not going_on:
+            mark["round"] = []
+        return mark, (), name, None, {"tables": [table], "rows": [low, high], "last": last}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
@@ -330,12 +370,15 @@ def _checked(families, window, previous, part=None):
     chain = sense.FAMILY_KINDS["audit_chain"]
     part = part or {}
     tables, indexes = set(part.get("tables") or ()), set(part.get("indexes") or ())
+    windowed, last = bool(part.get("rows")), bool(part.get("last"))
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
     about = _reference_tables() if refs else {}
 
     def checked(kind, subjects):
         if kind in kinds:
             return True
+        if kind == "database_integrity" and tables and windowed:  # a window: at the end of its round only
+            return last and bool(tables & set(subjects))
         if kind == "database_integrity" and tables:
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes:
@@ -361,7 +404,7 @@ def _reference_tables():
             "multiple_live_handoffs": "handoffs", "dangling_fact_reference": "facts"}
 
 
-def _carry(findings, by_kind, seen, checked):
+def _carry(findings, by_kind, seen, checked, keep=()):
     """Keep the remembered doctor findings this tick did not check in full (``checked(kind,
     subjects)`` is false: an incremental sweep cannot see them either way); return the
     findings and totals."""
@@ -376,7 +419,7 @@ def _carry(findings, by_kind, seen, checked):
                 subjects = json.loads(row["subjects"])
             except (TypeError, ValueError, RecursionError):
                 subjects = [str(row["subjects"])]
-            if checked(row["kind"], subjects):
+            if checked(row["kind"], subjects) and digest not in keep:
                 continue
             carried.append({"kind": row["kind"], "subjects": subjects, "severity": row["severity"], "detail": {},
                             "source": "doctor", "digest": digest, "carried_from": row["last_seen_at"]})
@@ -388,17 +431,139 @@ def _carry(findings, by_kind, seen, checked):
     return findings + carried, by_kind
 
 
+def _written_after(conn, event_id, column, harmless):
+    """True when the ledger holds an event after ``event_id`` whose ``column`` (entity_type or
+    action) is not one of ``harmless`` (one read of the events since, by id); a task's
+    heartbeat counts as harmless to the task rows (it moves the lease, never the status or
+    the due date)."""
+    marks = ", ".join("?" for _ in harmless)
+    beat = " AND NOT (entity_type = 'task' AND action = 'heartbeat')" if column == "entity_type" else ""
+    row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} NOT IN ({marks}){beat} LIMIT 1",
+                       (event_id, *harmless)).fetchone()
+    return row is not None
+
+
+def _standing(conn, previous, now, slice_name):
+    """``{source name: the previous tick's entry}`` for the sources whose findings this tick
+    carries instead of sensing again (see OVERDUE_RECOUNT): the overdue listing while no
+    event after the previous tick could have changed a task row (and not on the recount
+    turn), the recall-stale result while no event but recalls landed and no lifetime ended
+    (``now`` before the entry's ``next_end``).  An entry is only trusted whole: its totals
+    within the listed LIMIT (the remembered listing is then complete)."""
+    if previous is None:
+        return {}
+    found = {}
+    entry = previous.get("overdue")
+    if slice_name != OVERDUE_RECOUNT and isinstance(entry, dict) and _counts(entry, ("event_id", "total")) \
+            and isinstance(entry.get("at"), str) and entry["at"] <= now \
+            and not _written_after(conn, entry["event_id"], "entity_type", NO_TASK_ROWS):
+        found["overdue"] = entry
+    entry = previous.get("recall")
+    if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
+            and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
+            and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
+            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]) \
+            and not _written_after(conn, entry["event_id"], "action", RECALL_NEUTRAL):
+        found["recall-stale"] = entry
+    return found
+
+
+def _counts(entry, keys, cap=None):
+    """True when every ``keys`` of ``entry`` is a count (an int, not a bool, >= 0, <= ``cap``)."""
+    return all(isinstance(entry.get(key), int) and not isinstance(entry.get(key), bool) and entry[key] >= 0
+               and (cap is None or entry[key] <= cap) for key in keys)
+
+
+def _carry_standing(conn, sensed, seen, standing, mark, keep):
+    """The tick's findings with the standing ones carried (see :func:`_standing`), and their
+    entries written into ``mark`` for the next tick."""
+    findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
+    at = sensed["sensed_at"]
+    entry = standing.get("overdue")
+    if entry is not None:
+        # the listing is the first LIMIT by id of every overdue task: those remembered (the
+        # first LIMIT before) and those that fell due since
+        old = [_remembered(digest, row, "overdue") for digest, row in seen.items() if row["kind"] == "overdue_task"]
+        if len(old) == min(entry["total"], sense.LIMIT):
+            fresh, total = sense.overdue_between(conn, entry["at"], at)
+            total += entry["total"]
+        else:  # memory no longer matches the entry: recount
+            old, (fresh, total) = [], sense.overdue_between(conn, None, at)
+        merged = {item["digest"]: item for item in old + fresh}
+        listed = sorted(merged.values(), key=lambda item: item["subjects"])[:sense.LIMIT]
+        findings = [item for item in findings if item["kind"] != "overdue_task"] + listed
+        by_kind.pop("overdue_task", None)
+        if total:
+            by_kind["overdue_task"] = total
+    mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
+    entry = standing.get("recall-stale")
+    if entry is not None:
+        volatile = entry["volatile"]
+        start = entry["next"] if entry["next"] < len(volatile) else 0
+        turn = volatile[start:start + RECALL_SLICE]
+        counts = dict(entry["by_kind"])
+        carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
+        if turn:
+            from mindos.context import recall  # lazy: only a tick with recalls to re-check builds bundles
+
+            out = sense._Out("recall-stale", sense.LIMIT)
+            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn)[0]["items"])
+            for item in carried:
+                if item["subjects"][0] in turn:
+                    counts[item["kind"]] = counts.get(item["kind"], 0) - 1
+            carried = [item for item in carried if item["subjects"][0] not in turn] + out.items
+            for kind, count in out.totals.items():
+                counts[kind] = counts.get(kind, 0) + count
+        counts = {kind: count for kind, count in counts.items() if count > 0}
+        findings = findings + carried
+        by_kind.update(counts)
+        after = start + len(turn)
+        mark["recall"] = {**entry, "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
+                          "next": after if after < len(volatile) else 0}
+    elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
+        horizon = keep.get("recall") or {"next_end": None, "volatile": []}
+        mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
+                          "volatile": horizon["volatile"], "next": 0,
+                          "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS}}
+    return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
+
+
+def _remembered(digest, row, source):
+    """A remembered finding carried forward: its kind, subjects, severity and digest (the
+    detail stays with the tick that reported it)."""
+    import json  # lazy: only carried findings decode their stored subjects
+
+    try:
+        subjects = json.loads(row["subjects"])
+    except (TypeError, ValueError, RecursionError):
+        subjects = [str(row["subjects"])]
+    subjects = subjects if isinstance(subjects, list) and subjects else [str(row["subjects"])]
+    return {"kind": row["kind"], "subjects": subjects, "severity": row["severity"], "detail": {}, "source": source,
+            "digest": digest, "carried_from": row["last_seen_at"]}
+
+
 def _tick(conn, *, dry_run, max_repairs, lock):
     now = clock.now_iso()
     previous = sense.last_watermark(conn)
     mark, families, slice_name, window, part = _sweep_plan(conn, previous)
-    pins = []
-    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part)
+    pins, keep = [], {}
+    standing = _standing(conn, previous, now, slice_name)
+    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part,
+                         skip=tuple(standing), keep=keep)
     seen = memory(conn)
     checked = _checked(families, window, previous, part)
+    round_ = set()
+    if part and part.get("rows"):  # the integrity findings of a window round, kept until it ends
+        mark["round"] = sorted(set(mark["round"]) | {
+            item["digest"] for item in sensed["findings"]
+            if item["kind"] == "database_integrity" and part["tables"][0] in item["subjects"]})[:sense.LIMIT]
+        round_ = set(mark["round"])
+        if part["last"]:
+            mark["round"] = []
     if previous is not None:
-        carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked)
+        carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked, round_)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
+    sensed = _carry_standing(conn, sensed, seen, standing, mark, keep)
     repairing = lock != "busy"
     runs, skipped, invalid = [], [], []
     if repairing:
@@ -470,6 +635,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
+                  "slice_rows": (part or {}).get("rows"),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},

@@ -41,10 +41,10 @@ def finding(kind, subjects, severity, detail, source):
 class _Out:
     """Collects one source's findings, capped per kind, with exact totals."""
 
-    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None, part=None):
+    def __init__(self, source, limit, since=None, include=(), pins=None, chain_window=None, part=None, keep=None):
         self.source, self.limit, self.items, self.totals = source, limit, [], {}
         self.since, self.include, self.pins, self.chain_window = since, include, pins, chain_window
-        self.part = part
+        self.part, self.keep = part, keep
 
     def add(self, kind, subjects, severity, detail):
         self.totals[kind] = self.totals.get(kind, 0) + 1
@@ -123,23 +123,41 @@ def _leases(conn, out, now):
             "owner": row[1], "lease_expires_at": row[2], "lease_epoch": row[3], "retry_count": row[4]}, out.source))
 
 
-def _overdue(conn, out, now):
-    """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
-    where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
-    # one pass: the exact total rides on every listed row (a window over all matches)
-    # read from the open-overdue index alone (a schema before it falls back to the plain read)
+def _overdue_rows(conn, where, params):
+    """Open overdue tasks matching ``where`` (id order), read from the open-overdue index (a
+    schema before it falls back to the plain read)."""
     import sqlite3  # lazy: only the fallback needs the error class
 
     try:
-        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks INDEXED BY"
-                            f" idx_tasks_overdue_open WHERE {where} ORDER BY +id LIMIT ?", (now, out.limit)).fetchall()
+        return conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks INDEXED BY"
+                            f" idx_tasks_overdue_open WHERE {where} ORDER BY +id LIMIT ?", params).fetchall()
     except sqlite3.OperationalError:
-        rows = conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
-                            " LIMIT ?", (now, out.limit)).fetchall()
+        return conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
+                            " LIMIT ?", params).fetchall()
+
+
+def _overdue_finding(row, source="overdue"):
+    return finding("overdue_task", [row[0]], "snag", {
+        "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, source)
+
+
+def _overdue(conn, out, now):
+    """Overdue open tasks: the escalation candidates of the SLA sweep (``escalate``)."""
+    # one pass: the exact total rides on every listed row (a window over all matches)
+    rows = _overdue_rows(conn, f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}", (now, out.limit))
     out.total("overdue_task", rows[0][3] if rows else 0)
     for row in rows:
-        out.items.append(finding("overdue_task", [row[0]], "snag", {
-            "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, out.source))
+        out.items.append(_overdue_finding(row, out.source))
+
+
+def overdue_between(conn, start, end, limit=LIMIT):
+    """``(findings, total)``: the open tasks that fell due in ``[start, end)`` (overdue at
+    ``end``, not yet at ``start``; None: every task overdue at ``end``), the first ``limit``
+    by id with the findings :func:`sense` gives them; reads only that range of the index."""
+    where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
+    rows = _overdue_rows(conn, where, (end, limit)) if start is None else \
+        _overdue_rows(conn, f"due_at >= ? AND {where}", (start, end, limit))
+    return [_overdue_finding(row) for row in rows], rows[0][3] if rows else 0
 
 
 def _stalled(conn, out, now):
@@ -209,7 +227,17 @@ def _recall(conn, out, now):
         return
     from mindos.context import recall  # lazy: only a home with cited recalls pays for the bundle builder
 
-    for item in recall.stale(conn)["items"]:
+    if out.keep is None:
+        items = recall.stale(conn)["items"]
+    else:  # the nanny keeps what the result depends on beyond the ledger, to skip the next ticks' sweep
+        report, out.keep["recall"] = recall.stale_sweep(conn)
+        items = report["items"]
+    recall_findings(out, items)
+
+
+def recall_findings(out, items):
+    """Add the findings of recall-stale ``items`` (``recall.stale``'s) to ``out``."""
+    for item in items:
         if item["status"] == "fresh":
             continue
         detail = {"handoff_id": item["handoff_id"], "recall_digest": item["recall_digest"]}
@@ -281,7 +309,8 @@ def kinds_of(names):
     return {kind for name, _, produced in NARROW + SOURCES if name in names for kind in produced}
 
 
-def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None, part=None):
+def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, chain_window=None, part=None, skip=(),
+          keep=None):
     """Collect findings from every source (or just the ``only`` source names); reads only.
 
     ``since`` and ``include``: the doctor's sweep looks only at what changed after that
@@ -289,6 +318,9 @@ def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, ch
     :func:`mindos.recovery.doctor.sweep`).  ``pins``: a list that receives the doctor's
     checkpoint problems.  ``chain_window``: the doctor also verifies that range of the chain;
     ``part``: the doctor's other bounded slice (tables or indexes checked in full).
+    ``skip``: source names left out (the nanny carries their standing findings instead);
+    ``keep``: a dict that receives what a source's result depends on beyond the ledger
+    (``"recall"``: see :func:`mindos.context.recall.stale_sweep`).
 
     Returns ``{"findings", "total", "by_kind", "by_severity", "truncated", "sources",
     "digest", "sensed_at"}``: findings sorted by kind then subjects, at most ``limit`` per
@@ -298,9 +330,9 @@ def sense(conn, *, limit=LIMIT, only=None, since=None, include=(), pins=None, ch
     now = clock.now_iso()
     findings, totals, used = [], {}, []
     for name, function, _ in (SOURCES if only is None else NARROW + SOURCES):
-        if only is not None and name not in only:
+        if (only is not None and name not in only) or name in skip:
             continue
-        out = _Out(name, limit, since, include, pins, chain_window, part)
+        out = _Out(name, limit, since, include, pins, chain_window, part, keep)
         function(conn, out, now)
         findings.extend(out.items)
         for kind, count in out.totals.items():

@@ -458,14 +458,26 @@ def _written_since(conn, event_id, task_id):
     return row is not None
 
 
-def _lifetime_ends(conn, since, now):
-    """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended."""
-    rows = conn.execute(
-        "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
-        " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
-        " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
+def _lifetime_ends(conn, since, now, upcoming=None):
+    """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended.
+    ``upcoming``: a list that receives the first such instant after ``now`` (or None), read
+    in the same pass over each table."""
+    if upcoming is None:
+        rows = conn.execute(
+            "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
+            " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
+            " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
+            {"since": since, "now": now}).fetchall()
+        return sorted(row[0] for row in rows)
+    # one pass per table: the ends up to now, grouped apart from the later ones (their minimum)
+    rows = conn.execute(" UNION ALL ".join(
+        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {column} > :since"
+        f" GROUP BY CASE WHEN {column} <= :now THEN {column} END"
+        for table, column in (("notes", "expires_at"), ("tasks", "lease_expires_at"), ("facts", "valid_until"))),
         {"since": since, "now": now}).fetchall()
-    return sorted(row[0] for row in rows)
+    later = [row[1] for row in rows if not row[0]]
+    upcoming.append(min(later) if later else None)
+    return sorted({row[1] for row in rows if row[0]})
 
 
 def _unchanged_since(conn, task_id, event, params, ends):
@@ -528,7 +540,7 @@ def stale(conn, *, recompute=False):
         return stale_report(check_cited(conn, plan))
 
 
-def stale_plan(conn, *, recompute=False):
+def stale_plan(conn, *, recompute=False, upcoming=None):
     """What a recall-stale sweep checks: ``{"now", "recompute", "ends", "cited"}``, where
     ``cited`` is every live citing handoff as ``[handoff, event or None]`` (plain dicts, so a
     plan can travel to another process as JSON) and ``ends`` the lifetime ends the ledger
@@ -536,7 +548,9 @@ def stale_plan(conn, *, recompute=False):
     now = clock.now_iso()
     found = cited_events(conn)
     times = [event["created_at"] for _, event in found if event is not None]
-    ends = _lifetime_ends(conn, min(times), now) if times and not recompute else []
+    ends = _lifetime_ends(conn, min(times), now, upcoming) if times and not recompute else []
+    if upcoming is not None and not upcoming:  # ``upcoming``: receives the first lifetime end after now
+        upcoming.append(_next_end(conn, now))
     cited = [[handoff, event] for handoff, event in found]
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
@@ -582,6 +596,55 @@ def check_cited(conn, plan):
 
 
 STALE_STATUSES = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
+
+
+def stale_sweep(conn, *, tasks=None):
+    """The recall-stale sweep for a caller that keeps its result between runs (the nanny's
+    tick): ``(report, horizon)``, the report :func:`stale` gives and what it depends on
+    beyond the ledger, ``{"next_end", "volatile"}``: the first lifetime end after the
+    sweep's instant (a note expiry, a lease or a fact window; None when none is ahead) and
+    the ids of the cited tasks whose recall can move with no ledger event at all (a rerank,
+    whose note ages move by the hour, or a bundle holding receipts, whose files live outside
+    the database).  While no event but recalls lands and no lifetime ends, only those can
+    change, so the caller re-checks just them.
+
+    ``tasks``: re-check only the cited recalls of these task ids, each rebuilt (``horizon``
+    is then None); read-only either way."""
+    with db.read(conn):
+        if tasks is not None:
+            wanted = set(tasks)
+            cited = [[handoff, event] for handoff, event in cited_events(conn) if handoff["task_id"] in wanted]
+            plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
+            return stale_report(check_cited(conn, plan)), None
+        upcoming = []
+        plan = stale_plan(conn, upcoming=upcoming)
+        report = stale_report(check_cited(conn, plan))
+        volatile = sorted({handoff["task_id"] for handoff, event in plan["cited"] if _volatile(event)})
+        return report, {"next_end": upcoming[0], "volatile": volatile}
+
+
+def _volatile(event):
+    """True when the recall of ``event`` (None: unproven, never re-checkable) can go stale
+    without a ledger event (see :func:`stale_sweep`)."""
+    if event is None:
+        return False
+    params = params_from_event(event["payload"])
+    if params is None:  # a legacy recall: its status never changes
+        return False
+    manifest = event["payload"].get("manifest")
+    if params["rerank"] or not isinstance(manifest, dict) or manifest.get("receipts"):
+        return True
+    return any(isinstance(entry, list) and entry[2:3] and entry[2] for entry in manifest.get("dep_context") or [])
+
+
+def _next_end(conn, now):
+    """The first instant after ``now`` at which a note lifetime, a lease or a fact window
+    ends (what :func:`_lifetime_ends` lists), or None."""
+    row = conn.execute(
+        "SELECT min(at) FROM (SELECT min(expires_at) AS at FROM notes WHERE expires_at > :now"
+        " UNION ALL SELECT min(lease_expires_at) FROM tasks WHERE lease_expires_at > :now"
+        " UNION ALL SELECT min(valid_until) FROM facts WHERE valid_until > :now)", {"now": now}).fetchone()
+    return row[0] if row and isinstance(row[0], str) else None
 
 
 def stale_report(items):

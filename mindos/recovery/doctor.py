@@ -154,7 +154,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     nanny's rotating slice of the whole chain); only its part up to the watermark is
     scanned, the rest is the incremental part's.  ``part`` (with ``since``): the nanny's other
     bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
-    and their indexes) or ``{"indexes": [...]}`` (those full-text indexes compared in full).
+    and their indexes; with ``"rows": [after, upto]``, one table's rows in that rowid range
+    only, see :func:`_integrity_rows`) or ``{"indexes": [...]}`` (those full-text indexes
+    compared in full).
     ``{"ref_tables": [...]}`` (the references of those tables checked in full).
     ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
@@ -181,6 +183,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
+    elif part.get("tables") and part.get("rows"):
+        checks.append("integrity_rows")
+        _integrity_rows(conn, report, part["tables"][0], *part["rows"])
     elif part.get("tables"):
         checks.append("integrity_tables")
         _integrity(conn, report, False, only=part["tables"])
@@ -296,6 +301,12 @@ def integrity_tables(conn):
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY name")]
 
 
+def rowid_tables(conn):
+    """The names of the tables with rowids (the ones a rowid window can walk)."""
+    return {name for name, text in conn.execute("SELECT name, sql FROM main.sqlite_master WHERE type = 'table'")
+            if not re.search(r"\bWITHOUT\s+ROWID\b", text or "", re.I)}
+
+
 def _integrity(conn, report, full, only=None):
     """``database_integrity`` problems from ``quick_check`` or (``full``) ``integrity_check``,
     each naming the damaged index or table where SQLite's message allows, with its repair:
@@ -322,21 +333,86 @@ def _integrity(conn, report, full, only=None):
     roots = {root: name for name, root in conn.execute(
         "SELECT name, rootpage FROM main.sqlite_master WHERE rootpage > 0")}
     for line, checked in lines:
-        name = _damaged_object(line, objects, roots) or checked
-        fields = {"detail": line[:200]}
-        if name is not None:
-            kind, table = objects[name]
-            fields[kind] = name
-            if kind == "index":
-                fields["table"] = table
-                fields["repair"] = (f"rebuild the index from its table: sqlite3 <home>/state.db 'REINDEX {name}'"
-                                    " (or restore a snapshot: ops.py snapshot-restore FILE --force)")
-            else:
-                fields["repair"] = "restore a snapshot (ops.py snapshot-restore FILE --force); REINDEX cannot repair a table"
+        _integrity_problem(report, line, _damaged_object(line, objects, roots) or checked, objects)
+
+
+def _integrity_problem(report, line, name, objects):
+    """One ``database_integrity`` problem for ``line``, naming ``name`` (an index or table of
+    ``objects``, or None) with its repair."""
+    fields = {"detail": line[:200]}
+    if name is not None:
+        kind, table = objects[name]
+        fields[kind] = name
+        if kind == "index":
+            fields["table"] = table
+            fields["repair"] = (f"rebuild the index from its table: sqlite3 <home>/state.db 'REINDEX {name}'"
+                                " (or restore a snapshot: ops.py snapshot-restore FILE --force)")
         else:
-            fields["repair"] = ("run REINDEX (sqlite3 <home>/state.db 'REINDEX') if only indexes are damaged,"
-                                " else restore a snapshot (ops.py snapshot-restore FILE --force)")
-        report.add("database_integrity", **fields)
+            fields["repair"] = "restore a snapshot (ops.py snapshot-restore FILE --force); REINDEX cannot repair a table"
+    else:
+        fields["repair"] = ("run REINDEX (sqlite3 <home>/state.db 'REINDEX') if only indexes are damaged,"
+                            " else restore a snapshot (ops.py snapshot-restore FILE --force)")
+    report.add("database_integrity", **fields)
+
+
+def _integrity_rows(conn, report, table, after, upto):
+    """A bounded integrity check of the rows of ``table`` with rowids in ``(after, upto]``
+    (the nanny's turn on a table too large for one ``quick_check``): every column of every
+    row read (its pages, records and overflow chains), the NOT NULL columns checked
+    (``NULL value in T.C``, as ``quick_check`` says it), and each row looked up in every
+    index of the table (``row N missing from index I``, as ``integrity_check`` says it).
+    A page SQLite cannot read is named on the table."""
+    quoted = sql.quoted(table)
+    columns = [(row[1], bool(row[3])) for row in conn.execute(f"PRAGMA main.table_info({quoted})")]
+    if not columns:
+        return
+    lines = []
+    try:
+        reads = " + ".join(f"coalesce(length({sql.quoted(name)}), 0)" for name, _ in columns)
+        nulls = [name for name, notnull in columns if notnull]  # typeof: the planner trusts NOT NULL
+        counted = "".join(f", sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
+        row = conn.execute(f"SELECT sum({reads}){counted} FROM main.{quoted} WHERE rowid > ? AND rowid <= ?",
+                           (after, upto)).fetchone()
+        for name, count in zip(nulls, row[1:]):
+            lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
+        for index, where, keys in _row_indexes(conn, table):
+            match = " AND ".join(f"i.{sql.quoted(key)} IS t.{sql.quoted(key)}" for key in keys)
+            lines += [f"row {missing} missing from index {index}" for (missing,) in conn.execute(
+                f"SELECT t.rowid FROM main.{quoted} t WHERE t.rowid > ? AND t.rowid <= ?{where} AND NOT EXISTS"
+                f" (SELECT 1 FROM main.{quoted} i INDEXED BY {sql.quoted(index)} WHERE {match}"
+                f" AND i.rowid = t.rowid) ORDER BY t.rowid LIMIT 100", (after, upto))]
+    except sqlite3.OperationalError:  # a table or index this reading cannot address: the full check's
+        pass
+    except sqlite3.DatabaseError as exc:
+        lines.append(f"rows {after + 1}..{upto} of {table} unreadable: {exc}")
+    if not lines:
+        return
+    objects = {name: (kind, tbl) for kind, name, tbl in conn.execute(
+        "SELECT type, name, tbl_name FROM main.sqlite_master WHERE type IN ('table', 'index')")}
+    for line in lines[:100]:
+        name = _damaged_object(line, objects, {}) or table
+        _integrity_problem(report, line, name, objects)
+
+
+def _row_indexes(conn, table):
+    """``[(index, " AND (partial condition)" or "", key columns)]``: the indexes of ``table``
+    a row can be looked up in by its column values (an index on an expression is left to the
+    full check)."""
+    found = []
+    for row in conn.execute(f"PRAGMA main.index_list({sql.quoted(table)})"):
+        index = row[1]
+        keys = [info[2] for info in conn.execute(f"PRAGMA main.index_info({sql.quoted(index)})")]
+        if not keys or any(key is None for key in keys):
+            continue
+        where = ""
+        if row[4]:  # partial
+            text = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (index,)).fetchone()[0] or ""
+            found_where = re.search(r"\bWHERE\b(.*)$", text, re.S | re.I)
+            if found_where is None:
+                continue
+            where = f" AND ({found_where.group(1).strip()})"
+        found.append((index, where, keys))
+    return found
 
 
 def _damaged_object(line, objects, roots):

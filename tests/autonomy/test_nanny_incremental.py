@@ -59,14 +59,37 @@ def _old_parent_deleted(home, conn):
         link.close()
 
 
-NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted}
+def _due_behind_the_back(home, conn):
+    """An open task's due date moved into the past with no event: only the overdue recount
+    turn can see it."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = 't3'")
+    finally:
+        link.close()
+
+
+def _recall_input_changed(home, conn):
+    """A cited recall whose task gains a note: stale on the next tick."""
+    from mindos.context import recall
+    from mindos.memory import handoffs, notes
+
+    sealed = recall.recall(conn, "t3", agent="codex", params=recall.make_params())
+    handoffs.record(conn, "t3", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    nanny.tick(conn, max_repairs=0)  # the cited recall is fresh at this tick
+    notes.add(conn, "t3", content="the pool moved")
+
+
+NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted,
+                "due_behind_the_back": _due_behind_the_back, "recall_input_changed": _recall_input_changed}
 
 
 def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
     populate(conn)
     first = _tick(conn)
     assert first["sweep"] == {"mode": "full", "since_event_id": None, "full_checks": list(doctor.FAMILIES),
-                              "slice": "all", "slice_part": None, "rotation_ticks": nanny.PERIOD_TICKS,
+                              "slice": "all", "slice_part": None, "slice_rows": None,
+                              "rotation_ticks": nanny.PERIOD_TICKS,
                               "period_ticks": nanny.PERIOD_TICKS, "chain_window": None,
                               "chain_period_ticks": nanny.PERIOD_TICKS}
     mark = sense.last_watermark(conn)
@@ -265,3 +288,85 @@ def test_the_pin_counts_only_the_events_after_the_swept_checkpoint(conn, home):
     problems, found = checkpoint.sweep_with_docs(conn)
     assert not problems and conn._mindos_counted == (made["last_event_id"], made["event_count"])
     assert checkpoint.head(conn, conn._mindos_counted) == checkpoint.head(conn)
+
+
+def _null_in_last_note(home, conn):
+    """A NULL in notes.content of the newest note (NOT NULL edited away while it is written):
+    in a table walked in windows, only the last window of the round reaches it."""
+    import re
+
+    path = os.path.join(str(home), "state.db")
+    link = sqlite3.connect(path, isolation_level=None)
+    try:
+        original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'notes'").fetchone()[0]
+        loose = re.sub(r"(content\s+TEXT) NOT NULL", r"\1", original)
+        for text in (loose, None, original):
+            if text is None:
+                link.execute("UPDATE notes SET content = NULL WHERE id = (SELECT max(id) FROM notes)")
+                continue
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'notes'", (text,))
+            link.execute("PRAGMA writable_schema=OFF")
+            link.close()
+            link = sqlite3.connect(path, isolation_level=None)
+    finally:
+        link.close()
+
+
+def test_a_fault_in_a_table_walked_in_windows_is_found_in_its_window_and_kept_through_the_round(conn, home,
+                                                                                               monkeypatch):
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", top - 1)  # notes is walked in windows, the larger tables whole
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", max(2, top // 3))
+    monkeypatch.setattr(doctor, "rowid_tables", lambda conn: {"notes"})
+    _tick(conn)
+    _null_in_last_note(home, conn)
+    full = doctor.sweep(conn)["problems"]
+    assert [p["detail"] for p in full if p["kind"] == "database_integrity"] == ["NULL value in notes.content"]
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice_part"] == ["notes"]:
+            windows.append(tuple(report["sweep"]["slice_rows"]))
+        if found is None and any(item["kind"] == "database_integrity" for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    notes_top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    step = nanny.INTEGRITY_WINDOW
+    assert windows[:2] == [(0, step), (step, 2 * step)] and found[0] < notes_top <= found[1]
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert not (resolved & remembered)
+    # the window names the fault as the whole check does (the same finding)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    window = doctor.sweep(conn, since=since, part={"tables": ["notes"], "rows": list(found)})["problems"]
+    assert [p for p in window if p["kind"] == "database_integrity"] == \
+        [p for p in full if p["kind"] == "database_integrity"]
+
+
+def test_a_row_window_names_a_row_missing_from_an_index(conn, home):
+    populate(conn)
+    path = os.path.join(str(home), "state.db")
+    link = sqlite3.connect(path, isolation_level=None)
+    try:  # an index entry removed behind SQLite's back: the index rebuilt without one row
+        link.execute("DROP INDEX idx_notes_superseded_by")
+        link.execute("CREATE INDEX idx_notes_superseded_by ON notes(superseded_by) WHERE id <> 1")
+        link.execute("PRAGMA writable_schema=ON")
+        link.execute("UPDATE sqlite_master SET sql = 'CREATE INDEX idx_notes_superseded_by ON notes(superseded_by)'"
+                     " WHERE name = 'idx_notes_superseded_by'")
+    finally:
+        link.close()
+    conn.close()
+    from mindos.store import db
+
+    again = db.connect_readonly(str(home))
+    try:
+        since = {**checkpoint.watermark(again), "anchor": ledger.GENESIS_HASH}
+        found = doctor.sweep(again, since=since, part={"tables": ["notes"], "rows": [0, 10]})["problems"]
+    finally:
+        again.close()
+    assert [(p["detail"], p["index"], p["table"]) for p in found if p["kind"] == "database_integrity"] == [
+        ("row 1 missing from index idx_notes_superseded_by", "idx_notes_superseded_by", "notes")]

@@ -1,0 +1,219 @@
+"""Standing findings a tick carries instead of sensing again: the overdue listing (grown by
+the tasks that fell due since the last tick) and the recall-stale result (kept while no
+event but recalls lands and no lifetime ends; the recalls that can move with time alone
+re-checked a slice per tick).  Every tick still reports what a full sense reports."""
+
+from conftest import make_task
+from mindos.autonomy import nanny, sense
+from mindos.context import recall
+from mindos.core import clock
+from mindos.memory import handoffs, notes
+from mindos.recovery import doctor
+
+
+def _tick(conn):
+    report = nanny.tick(conn, max_repairs=0)
+    clock.advance(60)
+    return report
+
+
+def _same_as_full(conn, report):
+    """The tick remembered and counted what a full sense at the tick's instant finds."""
+    clock.advance(-60)
+    full = sense.sense(conn)
+    clock.advance(60)
+    remembered = {row[0] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in full["findings"]}
+    assert report["findings"]["by_kind"] == full["by_kind"]
+
+
+def _count_calls(monkeypatch, module, name):
+    calls = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append((a, k)) or real(*a, **k))
+    return calls
+
+
+def _recounts(monkeypatch):
+    """The full reads of the overdue tasks (every one, not only those fell due since)."""
+    calls = _count_calls(monkeypatch, sense, "_overdue_rows")
+    return lambda: [call for call in calls if len(call[0][2]) == 2]
+
+
+def _not_recount_turn(conn):
+    """Tick until the next tick is not the overdue recount turn."""
+    before = doctor.FAMILIES[doctor.FAMILIES.index(nanny.OVERDUE_RECOUNT) - 1]
+    while sense.last_watermark(conn).get("slice") in (before, "all"):
+        _tick(conn)
+
+
+def test_the_recall_actions_a_tick_ignores_are_the_recall_modules():
+    assert set(recall.RECALL_ACTIONS) < set(nanny.RECALL_NEUTRAL)
+    assert set(nanny.RECALL_KINDS) == set(sense.kinds_of(["recall-stale"]))
+
+
+def _until(due):
+    clock.advance(clock.seconds_between(clock.now_iso(), due) + 1)
+
+
+def test_a_newly_overdue_task_is_found_on_the_next_tick_without_a_recount(conn, monkeypatch):
+    for n in range(3):
+        make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
+    soon, later = clock.shift(clock.now_iso(), 1000), clock.shift(clock.now_iso(), 2000)
+    make_task(conn, "t-soon", due_at=soon)
+    make_task(conn, "a-later", due_at=later)
+    _tick(conn)
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    _until(soon)
+    report = _tick(conn)
+    assert calls() == []
+    assert [item["subjects"] for item in report["findings"]["new"]] == [["t-soon"]]
+    assert report["findings"]["by_kind"]["overdue_task"] == 4
+    _same_as_full(conn, report)
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    _until(later)
+    report = _tick(conn)  # a-later sorts first by id: it enters the listing ahead of the rest
+    assert calls() == [] and [item["subjects"] for item in report["findings"]["new"]] == [["a-later"]]
+    _same_as_full(conn, report)
+
+
+def test_a_listing_past_the_limit_keeps_the_first_by_id(conn, monkeypatch):
+    monkeypatch.setattr(sense, "LIMIT", 2)
+    for task_id in ("t-b", "t-d", "t-e"):
+        make_task(conn, task_id, due_at=clock.shift(clock.now_iso(), -60))
+    soon = clock.shift(clock.now_iso(), 1000)
+    make_task(conn, "t-a", due_at=soon)
+    make_task(conn, "t-f", due_at=soon)
+    first = _tick(conn)
+    assert first["findings"]["by_kind"] == {"overdue_task": 3}
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    _until(soon)
+    report = _tick(conn)
+    assert calls() == []
+    assert report["findings"]["by_kind"] == {"overdue_task": 5}
+    assert [item["subjects"] for item in report["findings"]["new"]] == [["t-a"]]
+    assert len(report["findings"]["resolved"]) == 1  # t-d left the listing (still counted)
+    clock.advance(-60)
+    full = sense.sense(conn, limit=2)
+    clock.advance(60)
+    remembered = {row[0] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in full["findings"]}
+
+
+def test_a_standing_overdue_finding_is_carried_not_reported_or_rebuilt_again(conn, monkeypatch):
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    first = _tick(conn)
+    assert [item["kind"] for item in first["findings"]["new"]] == ["overdue_task"]
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    built = _count_calls(monkeypatch, sense, "_overdue_finding")
+    report = _tick(conn)
+    assert calls() == [] and built == []
+    assert report["findings"]["new"] == [] and report["findings"]["carried"] == 1
+    assert report["findings"]["by_kind"] == {"overdue_task": 1}
+    assert conn.execute("SELECT ticks FROM nanny_findings WHERE kind = 'overdue_task'").fetchone()[0] >= 2
+
+
+def test_a_task_change_makes_the_next_tick_recount_the_overdue_tasks(conn, monkeypatch):
+    from mindos.work import lifecycle, leases
+
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    make_task(conn, "t-late2", due_at=clock.shift(clock.now_iso(), -60))
+    _tick(conn)
+    _not_recount_turn(conn)
+    leases.claim(conn, "t-late", "codex", minutes=30)
+    lifecycle.complete(conn, "t-late", "codex", note="done")
+    calls = _recounts(monkeypatch)
+    report = _tick(conn)
+    assert len(calls()) == 1
+    assert report["findings"]["by_kind"] == {"overdue_task": 1}
+    assert len(report["findings"]["resolved"]) == 1
+    _same_as_full(conn, report)
+
+
+def test_the_recount_turn_counts_the_overdue_tasks_in_full(conn, monkeypatch):
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    _tick(conn)
+    calls = _recounts(monkeypatch)
+    slices = []
+    for _ in range(nanny.PERIOD_TICKS):
+        slices.append(_tick(conn)["sweep"]["slice"])
+    assert len(calls()) == 1 and nanny.OVERDUE_RECOUNT in slices
+
+
+def _cited(conn, task_id, *, rerank=False, note=None):
+    make_task(conn, task_id, title=f"task {task_id} pool")
+    if note:
+        notes.add(conn, task_id, content=note)
+    params = recall.make_params(related=2, rerank=rerank) if rerank else recall.make_params()
+    sealed = recall.recall(conn, task_id, agent="codex", params=params)
+    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    return sealed
+
+
+def test_an_unchanged_home_skips_the_recall_check_and_a_changed_input_is_found_on_the_next_tick(conn, monkeypatch):
+    _cited(conn, "a")
+    _cited(conn, "b")
+    first = _tick(conn)
+    assert "recall_stale" not in first["findings"]["by_kind"]
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for _ in range(3):
+        report = _tick(conn)
+        assert report["findings"]["new"] == []
+    assert sweeps == []  # nothing a recall depends on moved: no bundle rebuilt
+    notes.add(conn, "b", content="moved")  # an input of b's recall changes
+    report = _tick(conn)
+    assert len(sweeps) == 1
+    assert [(item["kind"], item["subjects"]) for item in report["findings"]["new"]] == [("recall_stale", ["b"])]
+    _same_as_full(conn, report)
+    report = _tick(conn)  # standing now: carried, not rebuilt
+    assert len(sweeps) == 1 and report["findings"]["new"] == [] and report["findings"]["carried"] == 1
+    _same_as_full(conn, report)
+
+
+def test_a_lifetime_ending_makes_the_next_tick_check_the_recalls_again(conn, monkeypatch):
+    _cited(conn, "a")
+    make_task(conn, "b")
+    notes.add(conn, "b", content="short lived", ttl_hours=1)
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    report = _tick(conn)
+    assert sweeps == []
+    clock.advance(3600)
+    report = _tick(conn)
+    assert len(sweeps) == 1
+    _same_as_full(conn, report)
+
+
+def test_recalls_that_move_with_time_alone_are_rechecked_a_slice_per_tick(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("a", "b", "c"):
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    _cited(conn, "d")  # not volatile: never re-checked while nothing moves
+    _tick(conn)
+    mark = sense.last_watermark(conn)["recall"]
+    assert mark["volatile"] == ["a", "b", "c"]
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for _ in range(4):
+        report = _tick(conn)
+        _same_as_full(conn, report)
+    assert [call[1]["tasks"] for call in sweeps] == [["a"], ["b"], ["c"], ["a"]]
+
+
+def test_the_lifetime_ends_and_the_next_one_come_from_one_pass(conn):
+    make_task(conn, "a")
+    now = clock.now_iso()
+    for hours in (1, 2, 3):
+        notes.add(conn, "a", content=f"lives {hours}h", ttl_hours=hours)
+    later = clock.shift(now, 2 * 3600 + 60)
+    upcoming = []
+    assert recall._lifetime_ends(conn, now, later, upcoming) == recall._lifetime_ends(conn, now, later)
+    assert len(recall._lifetime_ends(conn, now, later)) == 2
+    assert upcoming == [recall._next_end(conn, later)] and upcoming[0] > later
+    upcoming = []
+    assert recall._lifetime_ends(conn, clock.shift(now, 5 * 3600), clock.shift(now, 6 * 3600), upcoming) == []
+    assert upcoming == [None]
