@@ -121,3 +121,10 @@ def test_a_url_field_with_userinfo_is_still_refused_through_the_gate():
     from mindos.store import guard
 
     assert guard._row_findings({"pr_url": "https://user@example.com/x"}) == (["url_credentials"], ["pr_url"])
+
+
+def test_every_literal_is_filed_once_under_one_of_its_characters():
+    filed = [(char, literal) for char, literals in secret_gate._BY_CHAR.items() for literal in literals]
+    assert sorted(literal for _, literal in filed) == sorted(secret_gate._LITERALS)
+    assert all(char in literal for char, literal in filed)
+    assert secret_gate._RAREST == frozenset(secret_gate._BY_CHAR)
