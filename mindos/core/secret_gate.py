@@ -114,18 +114,19 @@ def clean(text):
     if len(text) > SHORT or not text.isascii() or "%" in text:
         return False
     folded = text.lower()
-    held = [literal for char in _RAREST.intersection(folded) for literal in _BY_CHAR[char] if literal in folded]
-    if not held:
-        return True
-    opened = set()
+    held = set()
+    for char in _RAREST.intersection(folded):
+        for literal in _BY_CHAR[char]:
+            if literal in folded:
+                held.add(literal)
     for literal in held:
-        opened.update(_OPENED_BY[literal])
-    held = frozenset(held)
-    for index in opened:
-        if all(not held.isdisjoint(group) for group in GROUPS[index]):
-            check = PRECHECKS.get(index)
-            if check is None or check(text):
-                return False
+        for index in _OPENED_BY[literal]:
+            groups = GROUPS[index]
+            # (a detector of one group holds this literal in it; another needs each group held)
+            if len(groups) == 1 or all(not held.isdisjoint(group) for group in groups):
+                check = PRECHECKS.get(index)
+                if check is None or check(text):
+                    return False
     return True
 
 
