@@ -153,10 +153,17 @@ def _redacted(value, secrets):
 def scrub(value):
     """``value`` with every credential-shaped string redacted (the pack boundary: a secret
     stored with --allow-secret still never reaches a pack).  One scan over all its strings
-    (line-separated) clears the common case; only a hit walks the strings one by one."""
-    from mindos.core import secrets  # lazy: the detector loads only when a section packs
+    (line-separated) clears the common case; only a hit walks the strings one by one.  When
+    the gate clears every string on its own, the detector is not even loaded (each string's
+    redaction is its own scan, so the value would come back unchanged anyway)."""
+    from mindos.core import secret_gate  # lazy: only a section that packs scrubs
 
-    if not secrets.scan("\n".join(_strings(value))):
+    strings = list(_strings(value))
+    if all(secret_gate.clean(text) for text in strings):
+        return value
+    from mindos.core import secrets  # lazy: the detector loads only when a section packs unclear text
+
+    if not secrets.scan("\n".join(strings)):
         return value
     return _redacted(value, secrets)
 

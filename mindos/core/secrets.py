@@ -88,6 +88,8 @@ import bisect
 import itertools
 import re
 
+from mindos.core import secret_gate
+
 
 # Kinds whose match is a structural shape rather than a vendor prefix; when spans overlap,
 # a specific kind wins the redaction label.
@@ -835,15 +837,7 @@ def _judge(detector, match, view, lines, start=None, verdicts=None):
 
 # --- the walks: each yields exactly the hits one finditer pass of the shape yields ------------
 
-def _dots_seven_apart(text):
-    """Whether ``text`` has two dots seven characters apart (``.xxxxxx.``): what a Discord
-    token's fast form opens on, found without compiling it (most prose has dots, few so)."""
-    at = text.find(".")
-    while at != -1:
-        if text[at + 7:at + 8] == ".":
-            return True
-        at = text.find(".", at + 1)
-    return False
+_dots_seven_apart = secret_gate.dots_seven_apart  # (the gate applies it too, before this module loads)
 
 
 def _walk(detector, view, narrow, folded, lines, found, present, verdicts, shared):
@@ -1521,7 +1515,7 @@ def _to_text(segments, starts, start, end):
 # --- findings ----------------------------------------------------------------------------------
 
 # texts up to this long check their detectors' ``needs`` (a substring search is cheap there)
-_SHORT = 4096
+_SHORT = secret_gate.SHORT
 
 
 class _Present(dict):
@@ -1603,11 +1597,7 @@ def _findings(view, *, first=False, reference=False, wide=None, known=()):
     return hits
 
 
-def texts(value):
-    """The strings of a field value (a str, or the strings of a list)."""
-    if isinstance(value, str):
-        return [value]
-    return [item for item in (value or ()) if isinstance(item, str)]
+texts = secret_gate.texts  # the strings of a field value (a str, or the strings of a list)
 
 
 def url_userinfo(text):
@@ -1623,7 +1613,7 @@ def scan(text):
     normalized view (:func:`_view`), and the view of the percent-decoded text around each
     run of escapes (:func:`_percent_windows`): ``https%3A%2F%2Fuser%3Apw@host`` is the URL it
     encodes."""
-    if not text:
+    if secret_gate.clean(text):  # (plain text: decided from the literals, see mindos.core.secret_gate)
         return []
     view, wide = _view_wide(text)
     kinds = {kind for _, _, kind in _findings(view, first=True, wide=wide)}
@@ -1739,7 +1729,7 @@ def _merged(hits):
 
 # the shortest a redaction leaves a text that had anything to redact: one label of a
 # one-character kind (every span becomes a label, the rest of the text stays)
-SHORTEST_LABEL = len("[REDACTED:x]")
+SHORTEST_LABEL = secret_gate.SHORTEST_LABEL
 
 
 def _replace_spans(text, spans):

@@ -7,7 +7,7 @@ detector itself is pure (:mod:`mindos.core.secrets`); what is recorded is the ki
 field names, never a value.  :mod:`mindos.memory.secret_sweep` adds the read-only sweep.
 """
 
-from mindos.core import secrets
+from mindos.core import secret_gate
 from mindos.errors import InvalidInput, Refused
 from mindos.store import ledger
 
@@ -57,6 +57,8 @@ def guard_record(conn, entity_type, entity_id, fields, identities, *, redact=Fal
     if allow_secret:
         ledger.append_event(conn, entity_type, entity_id, "secret_allowed", payload)
         return fields, {"secret_kinds": kinds, "secret_action": "allowed"}
+    from mindos.core import secrets  # lazy: only a row with findings loads the detector here
+
     cleaned = {}
     for name, value in fields.items():
         if isinstance(value, str):
@@ -74,7 +76,13 @@ def _row_findings(fields):
     kinds, names = set(), []
     for name, value in fields.items():
         hit = set()
-        for text in secrets.texts(value):
+        for text in secret_gate.texts(value):
+            # a plain text is cleared by the gate without loading the detector (a clean text
+            # holds no "://", so it holds no URL userinfo either)
+            if secret_gate.clean(text):
+                continue
+            from mindos.core import secrets  # lazy: ~7.6M instructions to load and build
+
             hit.update(secrets.scan(text))
             if name.endswith("url") and secrets.url_userinfo(text):
                 hit.add("url_credentials")  # a PR or repository URL never needs user:password@

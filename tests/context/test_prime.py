@@ -258,3 +258,17 @@ def test_the_constraint_walk_reads_only_what_the_budget_could_hold(fleet):
     # a budget that holds them all lists them all, as before
     pack = builder.decode(prime.prime(fleet, "codex", budget=200000, fmt="json"))
     assert pack["constraints_total"] == 151 and len(pack["constraints"]) == 151
+
+
+def test_hashlib_is_loaded_before_the_first_digest(fleet, monkeypatch):
+    # a prime hashes past sha256_hex's pure-Python budget (its pack's digest and its audit
+    # event at least): hashlib comes first, so no digest is paid for in Python and then again
+    from mindos.core import canonical
+
+    order, load, hash_hex = [], canonical.sha256, canonical.sha256_hex
+    monkeypatch.setattr(canonical, "sha256", lambda: order.append("load") or load())
+    monkeypatch.setattr(canonical, "sha256_hex", lambda data: order.append("hash") or hash_hex(data))
+    first = prime.prime(fleet, "codex", fmt="json")
+    assert order and order[0] == "load" and "hash" in order
+    monkeypatch.undo()
+    assert prime.prime(fleet, "codex", fmt="json")["digest"] == first["digest"]

@@ -1,0 +1,130 @@
+"""The secret detector's front gate (mindos/core/secret_gate.py): a text it clears must be a
+text the detector finds nothing in, and a plain write or pack must not load the detector."""
+
+import importlib.util
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from mindos.core import secret_gate, secrets
+
+_SPEC = importlib.util.spec_from_file_location("tests_secret_corpus_gate", os.path.join(ROOT, "tests", "secret_corpus.py"))
+secret_corpus = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(secret_corpus)
+
+
+def _engine(text):
+    """The detector's verdict without the gate: the plain reference pass over the view and
+    over each percent-decoded round (what scan reads), kinds sorted."""
+    kinds, decoded = set(), text
+    kinds.update(kind for _, _, kind in secrets._findings(secrets._view(text), reference=True))
+    for _ in range(secrets._PERCENT_ROUNDS):
+        decoded = secrets._percent_windows(decoded)
+        if decoded is None:
+            break
+        kinds.update(kind for _, _, kind in secrets._findings(secrets._view(decoded), reference=True))
+    return sorted(kinds)
+
+
+def _corpus():
+    return [text for _, _, text in secret_corpus.secret_texts()] + list(secret_corpus.CLEAN)
+
+
+def _fuzz(count, seed):
+    words = ["token", "Token", "password", "pass", "pwd", "secret", "api_key", "key", "key-", "SK", "sk", "task",
+             "ask", "Bearer", "authorization", "cookie", "curl", "mysql", "--", "</", ":", "=", ".", "://", "https://",
+             "discord", "AKIA", "ghp_", "sk-", "sk_", "xox", "AIza", "eyJ", ":AA", "_v1_", "shp", "hf_", "SG.",
+             "npm_", "aws", "-----BEGIN PRIVATE KEY-----", "%3A", "%", "\u200b", "\uff54\uff4f\uff4b\uff45\uff4e"]
+    alnum = "abcdefABCDEF0123456789"
+    rng, texts = random.Random(seed), []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 10)):
+            if rng.random() < 0.5:
+                parts.append(rng.choice(words))
+            else:
+                parts.append("".join(rng.choice(alnum + " ._-/") for _ in range(rng.choice([1, 6, 8, 20, 32, 40]))))
+        texts.append("".join(parts))
+    return texts
+
+
+def test_the_gate_restates_the_detectors_literal_groups_in_order():
+    detectors = secrets._detectors()
+    assert [tuple(frozenset(group) for group in groups) for groups in secret_gate.GROUPS] == \
+        [detector.groups for detector in detectors]
+    # its extra conditions belong to the detectors they name
+    assert {index: detectors[index].kind for index in secret_gate.PRECHECKS} == \
+        {secret_gate._TWILIO: "twilio_key", secret_gate._DISCORD: "discord_token"}
+    assert detectors[secret_gate._DISCORD].precheck is secret_gate.dots_seven_apart
+    assert secret_gate.SHORT == secrets._SHORT and secret_gate.SHORTEST_LABEL == len("[REDACTED:x]")
+
+
+def test_the_twilio_condition_is_necessary_for_its_fast_form():
+    # its fast regex is case-sensitive and opens on "SK": no "SK", no match
+    detector = secrets._detectors()[secret_gate._TWILIO]
+    assert detector.target == "view" and all(regex.pattern.startswith("SK") for regex in detector.fast())
+    assert secret_gate.clean("Scale task 7: the ask is steady") is True
+    assert secret_gate.clean("key SK0123456789abcdef0123456789abcdef") is False
+
+
+def test_a_text_the_gate_clears_holds_no_finding():
+    cleared = 0
+    for text in _corpus() + _fuzz(1500, seed=3):
+        if secret_gate.clean(text):
+            cleared += 1
+            assert _engine(text) == [], text[:80]
+    assert cleared > 200  # the test means something: plenty of texts are cleared
+
+
+def test_every_credential_of_the_corpus_goes_to_the_detector():
+    for _, _, text in secret_corpus.secret_texts():
+        assert secret_gate.clean(text) is False, text[:80]
+
+
+@pytest.mark.parametrize("text", ["", "Scale task 12", "Scale observation 4: latency is steady",
+                                  "Done. Tests are green. Review requested.", "2026-12-05T01:58:02Z"])
+def test_plain_text_is_cleared(text):
+    assert secret_gate.clean(text) is True
+    assert secrets.scan(text) == []
+
+
+@pytest.mark.parametrize("text", ["caf\u00e9 token=abc123def456", "t%6Fken=abc123def456", "x" * 4097,
+                                  "tok\u200ben=abc123def456"])
+def test_text_the_gate_cannot_read_as_its_view_goes_to_the_detector(text):
+    # non-ASCII (the view differs from the text), percent escapes (decoded rounds), long text
+    assert secret_gate.clean(text) is False
+
+
+def test_a_plain_write_and_a_plain_pack_do_not_load_the_detector(tmp_path):
+    probe = (
+        "import sys\n"
+        "from mindos.store import guard\n"
+        "from mindos.context import prime, sections\n"
+        "assert guard._row_findings({'title': 'Scale task 3', 'tags': ['a', 'b'], 'url': 'x'}) == ([], [])\n"
+        "assert prime.scrub({'title': 'Scale task 3', 'at': '2026-12-05T01:00:00Z'})['title'] == 'Scale task 3'\n"
+        "assert sections.scrub(['Done. Tests green.']) == ['Done. Tests green.']\n"
+        "print('mindos.core.secrets' in sys.modules)\n"
+        "assert guard._row_findings({'note': 'token=abc123def456'}) == (['api_key_assignment'], ['note'])\n"
+        "assert prime.scrub(['token=abc123def456']) == ['token=[REDACTED:api_key_assignment]']\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_a_url_field_with_userinfo_is_still_refused_through_the_gate():
+    assert secret_gate.clean("https://user@example.com/x") is False
+    from mindos.store import guard
+
+    assert guard._row_findings({"pr_url": "https://user@example.com/x"}) == (["url_credentials"], ["pr_url"])
+
+
+def test_every_literal_is_filed_once_under_one_of_its_characters():
+    filed = [(char, literal) for char, literals in secret_gate._BY_CHAR.items() for literal in literals]
+    assert sorted(literal for _, literal in filed) == sorted(secret_gate._LITERALS)
+    assert all(char in literal for char, literal in filed)
+    assert secret_gate._RAREST == frozenset(secret_gate._BY_CHAR)
