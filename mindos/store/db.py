@@ -69,6 +69,7 @@ class Connection(sqlite3.Connection):
     readonly = None  # why writes are refused (a read-only home), or None
     _lock_fd = None
     _lock_turn = None  # (Turns, ticket) while this connection holds its process's turn at the writer lock
+    _turns = None  # the Turns of its writer lock, found on first use
     _pending_refusals = None
     _fts_tables = None
     # A callable run before each outer write begins and again just before it commits; what
@@ -402,13 +403,14 @@ class Turns:
     and letting it go hands the turn to the next ticket at once (a condition variable, so
     no wakeup is lost: the waiters test the queue under its lock)."""
 
-    __slots__ = ("cond", "queue", "owner")
+    __slots__ = ("lock", "cond", "queue", "owner")
 
     def __init__(self):
         import collections
         import threading  # lazy: loaded already by the interpreter's own imports
 
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()  # guards queue and owner; taken directly on the fast path
+        self.cond = threading.Condition(self.lock)
         self.queue = collections.deque()  # tickets; queue[0] holds, or is taking, the file lock
         self.owner = None  # the thread ident of queue[0]
 
@@ -418,9 +420,14 @@ _TURNS = {}  # lock file path -> Turns
 
 def turns(conn):
     """The :class:`Turns` of ``conn``'s writer lock in this process."""
-    path = lock_path(conn)
-    found = _TURNS.get(path)
-    return found if found is not None else _TURNS.setdefault(path, Turns())
+    found = conn._turns
+    if found is None:
+        path = lock_path(conn)
+        found = _TURNS.get(path)
+        if found is None:
+            found = _TURNS.setdefault(path, Turns())
+        conn._turns = found
+    return found
 
 
 def _acquire(conn, timeout=None):
@@ -446,12 +453,12 @@ def _acquire(conn, timeout=None):
         _flock(conn, timeout)
         return
     ticket = object()
-    cond = line.cond
-    with cond:
+    with line.lock:
         line.queue.append(ticket)
         if line.queue[0] is not ticket:
             import time
 
+            cond = line.cond
             timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
             deadline = time.monotonic() + timeout
             try:
@@ -461,7 +468,10 @@ def _acquire(conn, timeout=None):
                         raise _busy(timeout)
                     cond.wait(left)
             except BaseException:  # past the deadline, or interrupted: leave the line
+                first = line.queue[0] is ticket  # (an interrupt may land just as the turn came)
                 line.queue.remove(ticket)
+                if first and line.queue:
+                    cond.notify_all()
                 raise
             timeout = max(0.0, deadline - time.monotonic())
         line.owner = me
@@ -477,13 +487,15 @@ def _leave(conn):
     """Give up ``conn``'s turn at the writer lock: the next ticket's thread is woken."""
     line, ticket = conn._lock_turn
     conn._lock_turn = None
-    with line.cond:
-        if line.queue and line.queue[0] is ticket:
-            line.queue.popleft()
+    with line.lock:
+        queue = line.queue
+        if queue and queue[0] is ticket:
+            queue.popleft()
             line.owner = None
-            line.cond.notify_all()
-        elif ticket in line.queue:
-            line.queue.remove(ticket)
+            if queue:  # someone is waiting: wake them (the next ticket's thread goes on)
+                line.cond.notify_all()
+        elif ticket in queue:
+            queue.remove(ticket)
 
 
 def _busy(timeout):
