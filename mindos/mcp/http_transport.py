@@ -23,7 +23,9 @@ Design decisions
     its own database connection (the home's, never created), so ``ping`` is never queued
     behind a call waiting on the write lock, and ``notifications/cancelled`` reaches a
     request still waiting.  A request cancelled before it committed answers
-    ``{"error": {"code": -32800}}``.
+    ``{"error": {"code": -32800}}``.  The workers take the home's write lock in the order
+    they asked for it (:class:`mindos.store.db.Turns`), so a worker that has just committed
+    queues behind the batches already waiting instead of taking the lock again at once.
   * **Group commit.**  A worker that takes a short write call (claim, next, heartbeat,
     note, ...: see :data:`mindos.mcp.server.BATCHED`) takes the ones already queued with it
     and runs them in one transaction, each under its own savepoint: one fsync for many

@@ -68,6 +68,8 @@ class Connection(sqlite3.Connection):
     immutable = False
     readonly = None  # why writes are refused (a read-only home), or None
     _lock_fd = None
+    _lock_turn = None  # (Turns, ticket) while this connection holds its process's turn at the writer lock
+    _turns = None  # the Turns of its writer lock, found on first use
     _pending_refusals = None
     _fts_tables = None
     # A callable run before each outer write begins and again just before it commits; what
@@ -80,6 +82,8 @@ class Connection(sqlite3.Connection):
         if self._lock_fd is not None:
             fd, self._lock_fd = self._lock_fd, None
             os.close(fd)
+        if self._lock_turn is not None:  # closed while writing: the next thread's turn
+            _leave(self)
         super().close()
 
 
@@ -388,17 +392,119 @@ def lock_path(conn):
     return conn.path + ".lock"
 
 
+class Turns:
+    """The threads of this process that want one home's writer lock, in arrival order.
+
+    The file lock orders processes; inside one process the writers (the MCP server's
+    workers, each on its own connection) would otherwise meet only at the file lock, where
+    a waiting thread polls: the thread that has just committed takes the lock again at once
+    while the ones that queued earlier sleep between polls, so a few batches wait behind
+    many.  Here each thread takes a ticket; only the first in line goes for the file lock,
+    and letting it go hands the turn to the next ticket at once (a condition variable, so
+    no wakeup is lost: the waiters test the queue under its lock)."""
+
+    __slots__ = ("lock", "cond", "queue", "owner")
+
+    def __init__(self):
+        import collections
+        import threading  # lazy: loaded already by the interpreter's own imports
+
+        self.lock = threading.Lock()  # guards queue and owner; taken directly on the fast path
+        self.cond = threading.Condition(self.lock)
+        self.queue = collections.deque()  # tickets; queue[0] holds, or is taking, the file lock
+        self.owner = None  # the thread ident of queue[0]
+
+
+_TURNS = {}  # lock file path -> Turns
+
+
+def turns(conn):
+    """The :class:`Turns` of ``conn``'s writer lock in this process."""
+    found = conn._turns
+    if found is None:
+        path = lock_path(conn)
+        found = _TURNS.get(path)
+        if found is None:
+            found = _TURNS.setdefault(path, Turns())
+        conn._turns = found
+    return found
+
+
 def _acquire(conn, timeout=None):
-    """Take the home's writer lock: a blocking OS file lock, so waiting writers sleep in the
-    kernel and one wakes the moment the holder lets go.
+    """Take the home's writer lock: first this thread's turn among the process's writers
+    (:class:`Turns`: first come, first served, handed over the moment the holder lets go),
+    then a blocking OS file lock, so waiting processes sleep in the kernel and one wakes the
+    moment the holder lets go.
 
     SQLite's own busy handler polls with growing sleeps (up to 100 ms), so under 32
     concurrent writers a newcomer often won while an old waiter slept: waits of many
     seconds and, at the 30 s timeout, "database is locked" failures, for transactions of
     milliseconds.  The file lock makes the wait prompt; SQLite's busy timeout stays as the
-    backstop for writers that do not take the lock.  The wait is bounded by ``timeout``
-    (default LOCK_TIMEOUT_SECONDS; a SIGALRM timer in the main thread, polling elsewhere).
+    backstop for writers that do not take the lock.  The whole wait (turn and file lock) is
+    bounded by ``timeout`` (default LOCK_TIMEOUT_SECONDS; the file lock by a SIGALRM timer
+    in the main thread, polling elsewhere).  A thread that already holds the turn through
+    another connection does not queue behind itself: only the file lock decides.
     """
+    import threading  # lazy: loaded already by the interpreter's own imports
+
+    line = turns(conn)
+    me = threading.get_ident()
+    if line.owner == me:
+        _flock(conn, timeout)
+        return
+    ticket = object()
+    with line.lock:
+        line.queue.append(ticket)
+        if line.queue[0] is not ticket:
+            import time
+
+            cond = line.cond
+            timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
+            deadline = time.monotonic() + timeout
+            try:
+                while line.queue[0] is not ticket:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise _busy(timeout)
+                    cond.wait(left)
+            except BaseException:  # past the deadline, or interrupted: leave the line
+                first = line.queue[0] is ticket  # (an interrupt may land just as the turn came)
+                line.queue.remove(ticket)
+                if first and line.queue:
+                    cond.notify_all()
+                raise
+            timeout = max(0.0, deadline - time.monotonic())
+        line.owner = me
+        conn._lock_turn = (line, ticket)
+    try:
+        _flock(conn, timeout)
+    except BaseException:
+        _leave(conn)
+        raise
+
+
+def _leave(conn):
+    """Give up ``conn``'s turn at the writer lock: the next ticket's thread is woken."""
+    line, ticket = conn._lock_turn
+    conn._lock_turn = None
+    with line.lock:
+        queue = line.queue
+        if queue and queue[0] is ticket:
+            queue.popleft()
+            line.owner = None
+            if queue:  # someone is waiting: wake them (the next ticket's thread goes on)
+                line.cond.notify_all()
+        elif ticket in queue:
+            queue.remove(ticket)
+
+
+def _busy(timeout):
+    return MindosError(f"database busy: another writer held the write lock for {timeout:.3g} s; nothing was changed,"
+                       " retry", code="busy")
+
+
+def _flock(conn, timeout):
+    """Take the writer lock file itself, waiting at most ``timeout`` seconds (None: the default)."""
     import fcntl  # lazy: the write path only
 
     fd = _lock_fd(conn)
@@ -434,8 +540,7 @@ def _acquire(conn, timeout=None):
                 return
             except BlockingIOError:
                 time.sleep(0.002)
-    raise MindosError(f"database busy: another writer held the write lock for {timeout:.3g} s; nothing was changed,"
-                      " retry", code="busy")
+    raise _busy(timeout)
 
 
 def _lock_fd(conn):
@@ -470,6 +575,8 @@ def _release(conn):
         import fcntl  # lazy: already loaded by _acquire
 
         fcntl.flock(conn._lock_fd, fcntl.LOCK_UN)
+    if conn._lock_turn is not None:  # the file first, then the turn: the next thread finds the file free
+        _leave(conn)
 
 
 class write:

@@ -439,3 +439,47 @@ def test_thirty_two_http_clients_race_for_leases_with_group_commit(home, conn):
     claimed = conn.execute("SELECT count(*) FROM audit_events WHERE action = 'claimed'").fetchone()[0]
     assert claimed == pool
     assert ledger.verify_chain(conn)["ok"]
+
+
+def test_pool_workers_commit_in_the_order_they_reached_the_write_lock(conn, home):
+    # each worker holds its own batch while it waits; when the holder lets go the lock goes to
+    # the worker that asked first, and one that has just committed gets in line behind the others
+    import time
+
+    from mindos.store import db
+    from tests.conftest import make_task
+
+    make_task(conn, "t1")
+    mcp = server.Server(None, tools.exposed(profile="agent"), home=str(home))
+    pool = http_transport.Pool(mcp, str(home), workers=3)
+    line = db.turns(conn)
+    answers, callers = {}, []
+
+    def call(request_id):
+        job = server.Job(request_id, "tools/call", {"name": "note", "arguments": {
+            "task_id": "t1", "content": f"note {request_id}"}})
+        mcp.session.add(job)
+        answers[request_id] = pool.run(job, mcp.session)
+
+    def queued(count):
+        deadline = time.monotonic() + 20
+        while len(line.queue) < count:
+            assert time.monotonic() < deadline, "a worker never reached the write lock"
+            time.sleep(0)
+
+    try:
+        with db.write(conn):  # another writer holds the lock while three calls arrive, one by one
+            for index, request_id in enumerate((11, 12, 13)):
+                callers.append(threading.Thread(target=call, args=(request_id,)))
+                callers[-1].start()
+                queued(index + 2)
+        for caller in callers:
+            caller.join(20)
+    finally:
+        pool.close()
+    assert sorted(answers) == [11, 12, 13]
+    assert all(not answer["result"]["isError"] for answer in answers.values())
+    contents = [row[0] for row in conn.execute(
+        "SELECT content FROM notes WHERE task_id = 't1' AND content LIKE 'note 1%' ORDER BY id")]
+    assert contents == ["note 11", "note 12", "note 13"]
+    assert not line.queue and line.owner is None

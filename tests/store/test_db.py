@@ -1,5 +1,6 @@
 """The store: schema build, numbered migrations, pragmas, transactions, query helpers."""
 
+import json
 import os
 import re
 import sqlite3
@@ -426,3 +427,159 @@ def test_lock_is_free_answers_false_when_it_cannot_tell(conn, monkeypatch):
 
     monkeypatch.setattr(os, "open", refuse)
     assert db.lock_is_free(conn) is False
+
+
+# -- the in-process turn at the writer lock (db.Turns) ------------------------------------
+
+
+def _wait_until(predicate, what):
+    """Spin (yielding the CPU) until ``predicate()`` holds; fail after 20 s."""
+    import time
+
+    deadline = time.monotonic() + 20
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0)
+
+
+def test_threads_take_the_write_lock_in_arrival_order_and_a_returning_holder_queues_last(conn, home):
+    import threading
+
+    line = db.turns(conn)
+    order, threads = [], []
+
+    def writer(index):
+        connection = db.connect(str(home))  # each thread its own connection, as the MCP workers
+        try:
+            with db.write(connection):
+                order.append(index)
+                ledger.append_event(connection, "task", "t1", "probe", {"writer": index})
+        finally:
+            connection.close()
+
+    with db.write(conn):
+        for index in range(3):
+            threads.append(threading.Thread(target=writer, args=(index,)))
+            threads[-1].start()
+            _wait_until(lambda: len(line.queue) == index + 2, f"writer {index} to queue")
+    with db.write(conn):  # the thread that just let go gets in line behind the three
+        order.append("again")
+    for thread in threads:
+        thread.join(20)
+    assert order == [0, 1, 2, "again"]
+    assert not line.queue and line.owner is None
+    writers = [json.loads(row[0])["writer"] for row in conn.execute(
+        "SELECT payload_json FROM audit_events WHERE action = 'probe' ORDER BY id")]
+    assert writers == [0, 1, 2]
+
+
+def test_many_threads_writing_at_once_lose_no_wakeup(conn, home, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 15)  # a lost wakeup would end in "busy"
+    errors = []
+
+    def writer():
+        connection = db.connect(str(home))
+        try:
+            for _ in range(25):
+                with db.write(connection):
+                    ledger.append_event(connection, "task", "t1", "probe", {})
+        except Exception as exc:  # noqa: BLE001 (reported by the assertion below)
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == [] and not any(thread.is_alive() for thread in threads)
+    assert ledger.count_action(conn, "probe") == 150
+    line = db.turns(conn)
+    assert not line.queue and line.owner is None
+    assert ledger.verify_chain(conn)["ok"] is True
+
+
+def test_a_thread_that_times_out_in_line_leaves_it_and_changes_nothing(conn, home):
+    import threading
+
+    line = db.turns(conn)
+    caught = []
+
+    def writer():
+        other = db.connect(str(home))
+        try:
+            with db.write(other, timeout=0.05):
+                ledger.append_event(other, "task", "t1", "probe", {})
+        except MindosError as exc:
+            caught.append(exc)
+        finally:
+            other.close()
+
+    with db.write(conn):
+        thread = threading.Thread(target=writer)
+        thread.start()
+        thread.join(20)
+        assert len(line.queue) == 1  # only the holder's ticket is left
+    assert [exc.code for exc in caught] == ["busy"] and "nothing was changed" in str(caught[0])
+    assert ledger.count_action(conn, "probe") == 0
+    other = db.connect(str(home))
+    try:
+        with db.write(other):  # the line still works
+            ledger.append_event(other, "task", "t1", "probe", {})
+    finally:
+        other.close()
+    assert ledger.count_action(conn, "probe") == 1 and not line.queue and line.owner is None
+
+
+def test_a_thread_holding_its_turn_never_waits_on_itself(conn, home):
+    # a second connection of the same thread cannot have the file lock while the first holds
+    # it: it is refused "busy" at its timeout, as before, instead of queueing behind itself
+    line = db.turns(conn)
+    other = db.connect(str(home))
+    try:
+        with db.write(conn):
+            with db.write(conn):  # nested: joins the transaction, takes no second turn
+                assert len(line.queue) == 1
+            with pytest.raises(MindosError, match="database busy") as caught:
+                with db.write(other, timeout=0.05):
+                    pass
+            assert caught.value.code == "busy" and len(line.queue) == 1
+            ledger.append_event(conn, "task", "t1", "probe", {})
+        with db.write(other):
+            ledger.append_event(other, "task", "t1", "probe", {})
+    finally:
+        other.close()
+    assert ledger.count_action(conn, "probe") == 2 and not line.queue and line.owner is None
+
+
+def test_closing_a_connection_that_holds_the_turn_passes_it_on(conn, home):
+    line = db.turns(conn)
+    other = db.connect(str(home))
+    db._acquire(other)
+    assert line.owner is not None and len(line.queue) == 1
+    other.close()
+    assert not line.queue and line.owner is None
+    with db.write(conn):
+        ledger.append_event(conn, "task", "t1", "probe", {})
+    assert ledger.count_action(conn, "probe") == 1
+
+
+def test_a_failed_file_lock_gives_the_turn_back(conn, home, monkeypatch):
+    import fcntl
+
+    line = db.turns(conn)
+    holder = os.open(db.lock_path(conn), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another process's writer
+    try:
+        with pytest.raises(MindosError, match="database busy"):
+            with db.write(conn, timeout=0.05):
+                pass
+    finally:
+        os.close(holder)
+    assert not line.queue and line.owner is None
+    with db.write(conn):
+        ledger.append_event(conn, "task", "t1", "probe", {})
+    assert ledger.count_action(conn, "probe") == 1
