@@ -82,6 +82,12 @@ RECALL_SLICE = 2
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
+# actions after which a full-text balance is counted whole again, not carried (they move
+# index and content rows outside the write triggers' one-row steps)
+REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
+# the slice whose turn counts every checkpoint's events whole (between its turns, each
+# checkpoint's count is read from the previous tick's counts by a short id range count)
+COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
@@ -291,7 +297,12 @@ def _sweep_plan(conn, previous):
     ``{family: turns to cover it}`` (carried between a family's turns)."""
     from mindos.recovery import checkpoint, doctor  # lazy: the doctor owns the sweep families
 
-    mark = checkpoint.watermark(conn)
+    # the full-text balances are carried from the previous tick (moved by the rows added
+    # since) unless an index was rebuilt or rows restored or archived since; each index is
+    # counted whole on its own fts_drift turn
+    trusted = previous if previous is not None and not _written_after(
+        conn, previous["event_id"], "action", REBALANCING, inverse=True) else None
+    mark = checkpoint.watermark(conn, carry=trusted)
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
@@ -347,6 +358,8 @@ def _sweep_plan(conn, previous):
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
+        for index in group:  # this turn's indexes: their balance counted whole
+            mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
         return mark, (), name, None, {"indexes": group}
     if name == "references":
         names = doctor.reference_tables(conn)
@@ -431,15 +444,15 @@ def _carry(findings, by_kind, seen, checked, keep=()):
     return findings + carried, by_kind
 
 
-def _written_after(conn, event_id, column, harmless):
+def _written_after(conn, event_id, column, harmless, inverse=False):
     """True when the ledger holds an event after ``event_id`` whose ``column`` (entity_type or
-    action) is not one of ``harmless`` (one read of the events since, by id); a task's
-    heartbeat counts as harmless to the task rows (it moves the lease, never the status or
-    the due date)."""
+    action) is not one of ``harmless`` (``inverse``: is one of them) (one read of the events
+    since, by id); a task's heartbeat counts as harmless to the task rows (it moves the
+    lease, never the status or the due date)."""
     marks = ", ".join("?" for _ in harmless)
     beat = " AND NOT (entity_type = 'task' AND action = 'heartbeat')" if column == "entity_type" else ""
-    row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} NOT IN ({marks}){beat} LIMIT 1",
-                       (event_id, *harmless)).fetchone()
+    row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} {'IN' if inverse else 'NOT IN'}"
+                       f" ({marks}){beat} LIMIT 1", (event_id, *harmless)).fetchone()
     return row is not None
 
 
@@ -548,8 +561,17 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     mark, families, slice_name, window, part = _sweep_plan(conn, previous)
     pins, keep = [], {}
     standing = _standing(conn, previous, now, slice_name)
-    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part,
-                         skip=tuple(standing), keep=keep)
+    from mindos.recovery import checkpoint  # lazy: the doctor's checkpoint pass reads the counts
+
+    # the events up to each checkpoint: counted whole on the count turn, else moved from the
+    # previous tick's counts (a count lowered by a deletion since is found on the count turn)
+    counts = previous.get("event_counts") if previous is not None and slice_name != COUNT_TURN else None
+    checkpoint.trust_counts(conn, {pair[0]: pair[1] for pair in counts if isinstance(pair, list) and len(pair) == 2}
+                            if isinstance(counts, list) else None)
+    sensed = sense.sense(conn, since=None if previous is None else {**previous, "fts_now": mark["fts"]},
+                         include=families, pins=pins, chain_window=window, part=part, skip=tuple(standing), keep=keep)
+    mark["event_counts"] = sorted([event_id, count] for event_id, count in
+                                  (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)
     checked = _checked(families, window, previous, part)
     round_ = set()
@@ -652,8 +674,6 @@ def _tick(conn, *, dry_run, max_repairs, lock):
             "repairs": [{"repair": r["repair"], "ok": r["ok"], "changed": r["changed"]} for r in records],
             "decisions": [d["digest"] for d in decisions][:LISTED], "index_upkeep": upkeep,
             **({"watermark": {**mark, "slice": slice_name}} if repairing else {})})
-    from mindos.recovery import checkpoint  # lazy: only real ticks pin the head
-
     # after the tick's own event: the pin covers it; the checkpoints were swept by sense
     pin = checkpoint.auto_pin(conn, problems=pins, mark=mark)
     report["checkpoint_pin"] = {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}

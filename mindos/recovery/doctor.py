@@ -281,7 +281,9 @@ def _fts_unchanged(conn, spec, since):
     (a row dropped from or added to the index alone moves it)."""
     gap = (since.get("fts") or {}).get(spec.name)
     last = (since.get("rowids") or {}).get(spec.table)
-    if not isinstance(gap, int) or not isinstance(last, int) or checkpoint.fts_gap(conn, spec) != gap:
+    now = (since.get("fts_now") or {}).get(spec.name)  # the caller's balance of this moment (the nanny's)
+    if not isinstance(gap, int) or not isinstance(last, int) \
+            or (now if isinstance(now, int) else checkpoint.fts_gap(conn, spec)) != gap:
         return False
     nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
     unindexed = conn.execute(
