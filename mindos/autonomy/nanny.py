@@ -82,6 +82,11 @@ RECALL_SLICE = 2
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
+# after other events, the cited recalls whose inputs they touched are re-checked (see
+# mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and
+# each is a task's own event or a note of one task (not one of RECALL_UNBOUNDED)
+RECALL_EVENTS = 5000
+RECALL_UNBOUNDED = ("note_consolidated",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)
 REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
@@ -475,10 +480,25 @@ def _standing(conn, previous, now, slice_name):
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
             and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
-            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]) \
-            and not _written_after(conn, entry["event_id"], "action", RECALL_NEUTRAL):
-        found["recall-stale"] = entry
+            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]):
+        touched = _touched(conn, entry["event_id"])
+        if touched is not None:
+            found["recall-stale"] = {**entry, "touched": touched}
     return found
+
+
+def _touched(conn, event_id):
+    """The task ids the events after ``event_id`` touched (``[]``: only recalls and ticks
+    landed), or None when they cannot be bounded that way: more than RECALL_EVENTS of them,
+    or one of another kind than a task's own or a note of one task (a handoff, a fact, a
+    memory, a consolidation: the recall-stale sweep then runs whole)."""
+    marks = ", ".join("?" for _ in RECALL_NEUTRAL)
+    rows = conn.execute(f"SELECT entity_type, entity_id, action FROM audit_events WHERE id > ? AND action NOT IN"
+                        f" ({marks}) ORDER BY id LIMIT ?", (event_id, *RECALL_NEUTRAL, RECALL_EVENTS + 1)).fetchall()
+    if len(rows) > RECALL_EVENTS or any(row[0] not in ("task", "note") or row[2] in RECALL_UNBOUNDED
+                                        or not isinstance(row[1], str) for row in rows):
+        return None
+    return sorted({row[1] for row in rows})
 
 
 def _counts(entry, keys, cap=None):
@@ -511,9 +531,14 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
     entry = standing.get("recall-stale")
     if entry is not None:
-        volatile = entry["volatile"]
+        volatile, next_end = entry["volatile"], entry.get("next_end")
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        turn = volatile[start:start + RECALL_SLICE]
+        turn = share = volatile[start:start + RECALL_SLICE]
+        if entry["touched"]:  # and the cited recalls whose inputs the events since touched
+            from mindos.context import recall  # lazy: only a tick after writes bounds them
+
+            moved, next_end = recall.affected(conn, entry["touched"], at)
+            turn = sorted(set(turn) | set(moved))
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
@@ -530,9 +555,10 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         counts = {kind: count for kind, count in counts.items() if count > 0}
         findings = findings + carried
         by_kind.update(counts)
-        after = start + len(turn)
-        mark["recall"] = {**entry, "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
-                          "next": after if after < len(volatile) else 0}
+        after = start + len(share)
+        mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
+                          "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
+                          "next": after if after < len(volatile) else 0, "next_end": next_end}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
