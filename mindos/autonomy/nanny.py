@@ -72,9 +72,10 @@ CHAIN_WINDOW = 20000
 # standing findings that are a function of time and rows, not of the whole home (see
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
-# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no event but recalls
-# landed and no lifetime ended; the recalls that can move with time alone are re-checked
-# RECALL_SLICE cited tasks per tick.
+# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
+# nothing but recalls landed as it was, after task and note events with the recalls those
+# events can have moved re-checked (see RECALL_EVENTS); the recalls that can move with time
+# alone are re-checked RECALL_SLICE cited tasks per tick.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
 # events that change no task row (entity types; a task's heartbeat moves its lease, never
