@@ -98,6 +98,7 @@ INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
 REFERENCE_ROWS = 100000
+REFERENCE_WINDOW = 100000
 
 
 # ---------------------------------------------------------------------------------------
@@ -312,17 +313,19 @@ def _sweep_plan(conn, previous):
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[])
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
+                ref_round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
-    rows_from, round_ = previous.get("rows_from"), previous.get("round")
-    mark["rows_from"] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
-    mark["round"] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
-        if isinstance(round_, list) else []
+    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round")):
+        rows_from, round_ = previous.get(key), previous.get(round_key)
+        mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
+        mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
+            if isinstance(round_, list) else []
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -370,8 +373,26 @@ def _sweep_plan(conn, previous):
     if name == "references":
         names = doctor.reference_tables(conn)
         sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
-        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, mark["ref_from"])
-        return mark, (), name, None, {"ref_tables": group}
+        start_table = mark["ref_from"]
+        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, start_table)
+        # a child table whose references are read by rowid, over budget, is walked in
+        # windows of REFERENCE_WINDOW rowids, one a turn
+        windowed = [table for table in names if table in doctor.ROWID_CHILDREN and isinstance(sizes[table], int)
+                    and sizes[table] > REFERENCE_ROWS]
+        mark["turns"]["references"] += sum(-(-sizes[table] // REFERENCE_WINDOW) - 1 for table in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            return mark, (), name, None, {"ref_tables": group}
+        table = group[0]
+        going_on = table == start_table and mark["ref_rows_from"] > 0
+        low = mark["ref_rows_from"] if going_on else 0
+        high = low + REFERENCE_WINDOW
+        last = high >= sizes[table]
+        mark["ref_rows_from"] = 0 if last else high
+        if not last:
+            mark["ref_from"] = table
+        if not going_on:
+            mark["ref_round"] = []
+        return mark, (), name, None, {"ref_tables": [table], "ref_rows": [low, high], "last": last}
     if name != "audit_chain":
         return mark, (name,), name, None, None
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
@@ -392,6 +413,7 @@ def _checked(families, window, previous, part=None):
     windowed, last = bool(part.get("rows")), bool(part.get("last"))
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
     about = _reference_tables() if refs else {}
+    ref_windowed = bool(part.get("ref_rows"))
 
     def checked(kind, subjects):
         if kind in kinds:
@@ -402,8 +424,8 @@ def _checked(families, window, previous, part=None):
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
-        if kind in references and refs:
-            return bool(refs & set(subjects)) or about.get(kind) in refs
+        if kind in references and refs:  # a window: at the end of its round only
+            return (last or not ref_windowed) and (bool(refs & set(subjects)) or about.get(kind) in refs)
         if kind not in chain or previous is None:
             return False
         try:
@@ -609,6 +631,14 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         round_ = set(mark["round"])
         if part["last"]:
             mark["round"] = []
+    if part and part.get("ref_rows"):  # the references findings of a window round, kept until it ends
+        table, about = part["ref_tables"][0], _reference_tables()
+        mark["ref_round"] = sorted(set(mark["ref_round"]) | {
+            item["digest"] for item in sensed["findings"] if item["kind"] in sense.FAMILY_KINDS["references"]
+            and (table in item["subjects"] or about.get(item["kind"]) == table)})[:sense.LIMIT]
+        round_ = set(mark["ref_round"])
+        if part["last"]:
+            mark["ref_round"] = []
     if previous is not None:
         carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked, round_)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
@@ -684,7 +714,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "slice_rows": (part or {}).get("rows"),
+                  "slice_rows": (part or {}).get("rows") or (part or {}).get("ref_rows"),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},

@@ -177,6 +177,7 @@ def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reporte
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 1)
     monkeypatch.setattr(nanny, "FTS_ROWS", 1)
     monkeypatch.setattr(nanny, "REFERENCE_ROWS", 1)
+    monkeypatch.setattr(nanny, "REFERENCE_WINDOW", 3)  # the child tables' references in windows too
     monkeypatch.setattr(nanny, "CHAIN_WINDOW", 7)
     reports = _within_the_period(conn, home, fault)
     parts = {name: [r["sweep"]["slice_part"] for r in reports if r["sweep"]["slice"] == name]
@@ -477,3 +478,41 @@ def test_a_rebuilt_index_is_counted_whole_again_on_the_next_tick(conn, home):
     assert any("notes_fts_docsize" in text for text in _whole_counts(statements))
     mark = sense.last_watermark(conn)
     assert mark["fts"]["notes_fts"] == checkpoint.fts_gap(conn, fts.INDEXES["notes_fts"])
+
+
+def test_references_walked_in_windows_find_an_old_orphan_in_its_window_and_keep_it_through_the_round(conn, home,
+                                                                                                     monkeypatch):
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    monkeypatch.setattr(nanny, "REFERENCE_ROWS", top - 1)  # notes is walked in windows
+    monkeypatch.setattr(nanny, "REFERENCE_WINDOW", max(2, top // 3))
+    _tick(conn)
+    step = nanny.REFERENCE_WINDOW
+    rowid = step + 1  # an old note in the second window, moved to a task that does not exist
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE notes SET task_id = 'ghost' WHERE rowid = ?", (rowid,))
+    finally:
+        link.close()
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "orphan_note"]
+    assert len(full) == 1
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice"] == "references" and report["sweep"]["slice_part"] == ["notes"]:
+            windows.append(tuple(report["sweep"]["slice_rows"]))
+        if found is None and any(item["kind"] == "orphan_note" for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    assert windows[:2] == [(0, step), (step, 2 * step)] and found == [step, 2 * step]
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert not (resolved & remembered)
+    # the window names the orphan as the whole check does, and a window without it does not
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    window = doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": found})["problems"]
+    assert [p for p in window if p["kind"] == "orphan_note"] == full
+    other = doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": [0, step]})["problems"]
+    assert not [p for p in other if p["kind"] == "orphan_note"]
