@@ -157,7 +157,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     and their indexes; with ``"rows": [after, upto]``, one table's rows in that rowid range
     only, see :func:`_integrity_rows`) or ``{"indexes": [...]}`` (those full-text indexes
     compared in full).
-    ``{"ref_tables": [...]}`` (the references of those tables checked in full).
+    ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
+    ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
+    past the watermark, see :func:`_rows_past`).
     ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
     the sweep runs it)."""
