@@ -72,9 +72,10 @@ CHAIN_WINDOW = 20000
 # standing findings that are a function of time and rows, not of the whole home (see
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
-# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no event but recalls
-# landed and no lifetime ended; the recalls that can move with time alone are re-checked
-# RECALL_SLICE cited tasks per tick.
+# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
+# nothing but recalls landed as it was, after task and note events with the recalls those
+# events can have moved re-checked (see RECALL_EVENTS); the recalls that can move with time
+# alone are re-checked RECALL_SLICE cited tasks per tick.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
 # events that change no task row (entity types; a task's heartbeat moves its lease, never
@@ -82,10 +83,22 @@ RECALL_SLICE = 2
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
+# after other events, the cited recalls whose inputs they touched are re-checked (see
+# mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and
+# each is a task's own event or a note of one task (not one of RECALL_UNBOUNDED)
+RECALL_EVENTS = 5000
+RECALL_UNBOUNDED = ("note_consolidated",)
+# actions after which a full-text balance is counted whole again, not carried (they move
+# index and content rows outside the write triggers' one-row steps)
+REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
+# the slice whose turn counts every checkpoint's events whole (between its turns, each
+# checkpoint's count is read from the previous tick's counts by a short id range count)
+COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
 REFERENCE_ROWS = 100000
+REFERENCE_WINDOW = 100000
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,21 +304,28 @@ def _sweep_plan(conn, previous):
     ``{family: turns to cover it}`` (carried between a family's turns)."""
     from mindos.recovery import checkpoint, doctor  # lazy: the doctor owns the sweep families
 
-    mark = checkpoint.watermark(conn)
+    # the full-text balances are carried from the previous tick (moved by the rows added
+    # since) unless an index was rebuilt or rows restored or archived since; each index is
+    # counted whole on its own fts_drift turn
+    trusted = previous if previous is not None and not _written_after(
+        conn, previous["event_id"], "action", REBALANCING, inverse=True) else None
+    mark = checkpoint.watermark(conn, carry=trusted)
     row = conn.execute("SELECT hash FROM audit_events WHERE id = ?", (mark["event_id"],)).fetchone() \
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
-    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[])
+    mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
+                ref_round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
-    rows_from, round_ = previous.get("rows_from"), previous.get("round")
-    mark["rows_from"] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
-    mark["round"] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
-        if isinstance(round_, list) else []
+    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round")):
+        rows_from, round_ = previous.get(key), previous.get(round_key)
+        mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
+        mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
+            if isinstance(round_, list) else []
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -347,12 +367,32 @@ def _sweep_plan(conn, previous):
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
+        for index in group:  # this turn's indexes: their balance counted whole
+            mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
         return mark, (), name, None, {"indexes": group}
     if name == "references":
         names = doctor.reference_tables(conn)
         sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
-        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, mark["ref_from"])
-        return mark, (), name, None, {"ref_tables": group}
+        start_table = mark["ref_from"]
+        group, mark["ref_from"], mark["turns"]["references"] = _turn(names, sizes, REFERENCE_ROWS, start_table)
+        # a child table whose references are read by rowid, over budget, is walked in
+        # windows of REFERENCE_WINDOW rowids, one a turn
+        windowed = [table for table in names if table in doctor.ROWID_CHILDREN and isinstance(sizes[table], int)
+                    and sizes[table] > REFERENCE_ROWS]
+        mark["turns"]["references"] += sum(-(-sizes[table] // REFERENCE_WINDOW) - 1 for table in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            return mark, (), name, None, {"ref_tables": group}
+        table = group[0]
+        going_on = table == start_table and mark["ref_rows_from"] > 0
+        low = mark["ref_rows_from"] if going_on else 0
+        high = low + REFERENCE_WINDOW
+        last = high >= sizes[table]
+        mark["ref_rows_from"] = 0 if last else high
+        if not last:
+            mark["ref_from"] = table
+        if not going_on:
+            mark["ref_round"] = []
+        return mark, (), name, None, {"ref_tables": [table], "ref_rows": [low, high], "last": last}
     if name != "audit_chain":
         return mark, (name,), name, None, None
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
@@ -373,6 +413,7 @@ def _checked(families, window, previous, part=None):
     windowed, last = bool(part.get("rows")), bool(part.get("last"))
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
     about = _reference_tables() if refs else {}
+    ref_windowed = bool(part.get("ref_rows"))
 
     def checked(kind, subjects):
         if kind in kinds:
@@ -383,8 +424,8 @@ def _checked(families, window, previous, part=None):
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
-        if kind in references and refs:
-            return bool(refs & set(subjects)) or about.get(kind) in refs
+        if kind in references and refs:  # a window: at the end of its round only
+            return (last or not ref_windowed) and (bool(refs & set(subjects)) or about.get(kind) in refs)
         if kind not in chain or previous is None:
             return False
         try:
@@ -431,15 +472,15 @@ def _carry(findings, by_kind, seen, checked, keep=()):
     return findings + carried, by_kind
 
 
-def _written_after(conn, event_id, column, harmless):
+def _written_after(conn, event_id, column, harmless, inverse=False):
     """True when the ledger holds an event after ``event_id`` whose ``column`` (entity_type or
-    action) is not one of ``harmless`` (one read of the events since, by id); a task's
-    heartbeat counts as harmless to the task rows (it moves the lease, never the status or
-    the due date)."""
+    action) is not one of ``harmless`` (``inverse``: is one of them) (one read of the events
+    since, by id); a task's heartbeat counts as harmless to the task rows (it moves the
+    lease, never the status or the due date)."""
     marks = ", ".join("?" for _ in harmless)
     beat = " AND NOT (entity_type = 'task' AND action = 'heartbeat')" if column == "entity_type" else ""
-    row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} NOT IN ({marks}){beat} LIMIT 1",
-                       (event_id, *harmless)).fetchone()
+    row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} {'IN' if inverse else 'NOT IN'}"
+                       f" ({marks}){beat} LIMIT 1", (event_id, *harmless)).fetchone()
     return row is not None
 
 
@@ -462,10 +503,25 @@ def _standing(conn, previous, now, slice_name):
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
             and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
-            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]) \
-            and not _written_after(conn, entry["event_id"], "action", RECALL_NEUTRAL):
-        found["recall-stale"] = entry
+            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]):
+        touched = _touched(conn, entry["event_id"])
+        if touched is not None:
+            found["recall-stale"] = {**entry, "touched": touched}
     return found
+
+
+def _touched(conn, event_id):
+    """The task ids the events after ``event_id`` touched (``[]``: only recalls and ticks
+    landed), or None when they cannot be bounded that way: more than RECALL_EVENTS of them,
+    or one of another kind than a task's own or a note of one task (a handoff, a fact, a
+    memory, a consolidation: the recall-stale sweep then runs whole)."""
+    marks = ", ".join("?" for _ in RECALL_NEUTRAL)
+    rows = conn.execute(f"SELECT entity_type, entity_id, action FROM audit_events WHERE id > ? AND action NOT IN"
+                        f" ({marks}) ORDER BY id LIMIT ?", (event_id, *RECALL_NEUTRAL, RECALL_EVENTS + 1)).fetchall()
+    if len(rows) > RECALL_EVENTS or any(row[0] not in ("task", "note") or row[2] in RECALL_UNBOUNDED
+                                        or not isinstance(row[1], str) for row in rows):
+        return None
+    return sorted({row[1] for row in rows})
 
 
 def _counts(entry, keys, cap=None):
@@ -498,9 +554,14 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
     entry = standing.get("recall-stale")
     if entry is not None:
-        volatile = entry["volatile"]
+        volatile, next_end = entry["volatile"], entry.get("next_end")
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        turn = volatile[start:start + RECALL_SLICE]
+        turn = share = volatile[start:start + RECALL_SLICE]
+        if entry["touched"]:  # and the cited recalls whose inputs the events since touched
+            from mindos.context import recall  # lazy: only a tick after writes bounds them
+
+            moved, next_end = recall.affected(conn, entry["touched"], at)
+            turn = sorted(set(turn) | set(moved))
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
@@ -517,9 +578,10 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         counts = {kind: count for kind, count in counts.items() if count > 0}
         findings = findings + carried
         by_kind.update(counts)
-        after = start + len(turn)
-        mark["recall"] = {**entry, "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
-                          "next": after if after < len(volatile) else 0}
+        after = start + len(share)
+        mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
+                          "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
+                          "next": after if after < len(volatile) else 0, "next_end": next_end}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
@@ -548,8 +610,17 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     mark, families, slice_name, window, part = _sweep_plan(conn, previous)
     pins, keep = [], {}
     standing = _standing(conn, previous, now, slice_name)
-    sensed = sense.sense(conn, since=previous, include=families, pins=pins, chain_window=window, part=part,
-                         skip=tuple(standing), keep=keep)
+    from mindos.recovery import checkpoint  # lazy: the doctor's checkpoint pass reads the counts
+
+    # the events up to each checkpoint: counted whole on the count turn, else moved from the
+    # previous tick's counts (a count lowered by a deletion since is found on the count turn)
+    counts = previous.get("event_counts") if previous is not None and slice_name != COUNT_TURN else None
+    checkpoint.trust_counts(conn, {pair[0]: pair[1] for pair in counts if isinstance(pair, list) and len(pair) == 2}
+                            if isinstance(counts, list) else None)
+    sensed = sense.sense(conn, since=None if previous is None else {**previous, "fts_now": mark["fts"]},
+                         include=families, pins=pins, chain_window=window, part=part, skip=tuple(standing), keep=keep)
+    mark["event_counts"] = sorted([event_id, count] for event_id, count in
+                                  (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)
     checked = _checked(families, window, previous, part)
     round_ = set()
@@ -560,6 +631,14 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         round_ = set(mark["round"])
         if part["last"]:
             mark["round"] = []
+    if part and part.get("ref_rows"):  # the references findings of a window round, kept until it ends
+        table, about = part["ref_tables"][0], _reference_tables()
+        mark["ref_round"] = sorted(set(mark["ref_round"]) | {
+            item["digest"] for item in sensed["findings"] if item["kind"] in sense.FAMILY_KINDS["references"]
+            and (table in item["subjects"] or about.get(item["kind"]) == table)})[:sense.LIMIT]
+        round_ = set(mark["ref_round"])
+        if part["last"]:
+            mark["ref_round"] = []
     if previous is not None:
         carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked, round_)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
@@ -635,7 +714,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "slice_rows": (part or {}).get("rows"),
+                  "slice_rows": (part or {}).get("rows") or (part or {}).get("ref_rows"),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
@@ -652,8 +731,6 @@ def _tick(conn, *, dry_run, max_repairs, lock):
             "repairs": [{"repair": r["repair"], "ok": r["ok"], "changed": r["changed"]} for r in records],
             "decisions": [d["digest"] for d in decisions][:LISTED], "index_upkeep": upkeep,
             **({"watermark": {**mark, "slice": slice_name}} if repairing else {})})
-    from mindos.recovery import checkpoint  # lazy: only real ticks pin the head
-
     # after the tick's own event: the pin covers it; the checkpoints were swept by sense
     pin = checkpoint.auto_pin(conn, problems=pins, mark=mark)
     report["checkpoint_pin"] = {"pinned": pin["pinned"], "written": pin["written"], "problems": pin["problems"]}

@@ -623,6 +623,43 @@ def stale_sweep(conn, *, tasks=None):
         return report, {"next_end": upcoming[0], "volatile": volatile}
 
 
+# manifest sections filled by a search over other tasks' rows: any write can move them
+_WIDE_SECTIONS = ("related_notes", "related_handoffs", "related_facts", "related_semantic", "related_sessions")
+_WIDE_PARAMS = ("related", "related_handoffs", "related_facts", "related_semantic", "related_sessions")
+
+
+def affected(conn, touched, now):
+    """After events that touched only the tasks ``touched`` (their rows, notes or leases):
+    ``(cited task ids whose recall may have moved, the first lifetime end after now)``.  A
+    cited recall may have moved when its task, one of its dependencies or a dependency it
+    packed context for was touched, or when it cannot be bounded that way (a related or
+    semantic section, a rerank, an older pack format, no manifest); an unproven or legacy
+    recall never moves with such events.  Reads only."""
+    touched = set(touched)
+    found = []
+    with db.read(conn):
+        for handoff, event in cited_events(conn):
+            if event is None or params_from_event(event["payload"]) is None:
+                continue
+            manifest, params = event["payload"].get("manifest"), params_from_event(event["payload"])
+            if params["rerank"] or not isinstance(manifest, dict) or not same_format(event["payload"]) \
+                    or any(name in manifest for name in _WIDE_SECTIONS) \
+                    or any(params.get(name) is not None for name in _WIDE_PARAMS):
+                found.append(handoff["task_id"])
+                continue
+            task = handoff["task_id"]
+            inputs = {task}
+            for name in ("dependencies", "dep_context"):
+                inputs.update(entry[0] for entry in manifest.get(name) or () if isinstance(entry, list) and entry)
+            # every edge of the task either way, packed or not (a budget can leave one out)
+            inputs.update(row[0] for row in conn.execute(
+                "SELECT depends_on FROM dependencies WHERE task_id = ? UNION SELECT task_id FROM dependencies"
+                " WHERE depends_on = ?", (task, task)))
+            if inputs & touched:
+                found.append(handoff["task_id"])
+        return sorted(set(found)), _next_end(conn, now)
+
+
 def _volatile(event):
     """True when the recall of ``event`` (None: unproven, never re-checkable) can go stale
     without a ledger event (see :func:`stale_sweep`)."""

@@ -70,11 +70,16 @@ def create(conn, *, out=None, force=False):
 ROW_TABLES = ("receipts", "notes", "handoffs", "heartbeats", "facts", "tasks", "memories", "session_messages")
 
 
-def watermark(conn, existing=None):
+def watermark(conn, existing=None, carry=None):
     """The doctor's watermark of this moment, sealed into every checkpoint beside the head:
     what ``doctor --since-checkpoint`` and the nanny's next tick need to check only what
     changed after it.  ``{"event_id", "rowids": {table: max rowid}, "fts": {index: indexed
-    minus content rows}, "files_ns"}`` (file times are the file system's).  Reads only."""
+    minus content rows}, "files_ns"}`` (file times are the file system's).  Reads only.
+
+    ``carry``: an earlier watermark whose full-text balances are trusted (the nanny's
+    previous tick): each index's balance is then that one moved by the rows added after it
+    (two rowid range counts), not counted whole; a row dropped below it from one side only
+    is left to the whole count of the index's own turn."""
     import time  # lazy: file times are the file system's, not the package clock's
 
     from mindos.recovery import tables  # lazy: only pins and checkpoints take a watermark
@@ -87,11 +92,20 @@ def watermark(conn, existing=None):
     gaps = {}
     for name, spec in fts.INDEXES.items():
         if spec.table in existing and fts.has(conn, name):
-            gaps[name] = fts_gap(conn, spec)
+            gaps[name] = fts_gap(conn, spec, carry)
     return {"event_id": ledger.height(conn), "rowids": rowids, "fts": gaps, "files_ns": time.time_ns()}
 
 
-def fts_gap(conn, spec):
+def fts_gap(conn, spec, carry=None):
+    """Indexed minus content rows of index ``spec``: counted whole, or with ``carry`` (a
+    watermark holding this index's balance and its content table's max rowid) that balance
+    moved by the rows after that rowid on each side (the index's rowids are its content
+    table's)."""
+    gap = ((carry or {}).get("fts") or {}).get(spec.name)
+    last = ((carry or {}).get("rowids") or {}).get(spec.table)
+    if isinstance(gap, int) and not isinstance(gap, bool) and isinstance(last, int) and not isinstance(last, bool):
+        return gap + conn.execute(f"SELECT (SELECT count(*) FROM {spec.name}_docsize WHERE id > ?1) -"
+                                  f" (SELECT count(*) FROM {spec.table} WHERE rowid > ?1)", (last,)).fetchone()[0]
     indexed = conn.execute(f"SELECT count(*) FROM {spec.name}_docsize").fetchone()[0]
     return indexed - conn.execute(f"SELECT count(*) FROM {spec.table}").fetchone()[0]
 
@@ -130,9 +144,12 @@ def _valid(path, doc):
     return doc
 
 
-def compare(conn, doc, counted=None):
+def compare(conn, doc, counted=None, known=None):
     """Problems of the live ledger against a verified checkpoint ``doc`` (empty when contained).
-    ``counted``: a list that receives ``(pinned event id, events up to it)``."""
+    ``counted``: a list that receives ``(pinned event id, events up to it)``.  ``known``:
+    ``{event id: events up to it}`` counted earlier and trusted (the nanny's previous
+    ticks; see :func:`trust_counts`): the events up to the pin are then read from the
+    nearest of those by a range count of the ids between, when that range is short."""
     problems = []
     pinned_id, pinned_hash = doc["last_event_id"], doc["head_hash"]
     if pinned_id:
@@ -146,14 +163,40 @@ def compare(conn, doc, counted=None):
                              "expected": pinned_hash, "actual": row[0]})
     # all events minus the few after the pin, in one statement (one snapshot): the whole
     # count is read from the smallest index, far cheaper than walking the table to the pin
-    count = conn.execute("SELECT (SELECT count(*) FROM audit_events) - (SELECT count(*) FROM audit_events"
-                         " WHERE id > ?)", (pinned_id,)).fetchone()[0]
+    count = _from_known(conn, pinned_id, known) if known else None
+    if count is None:
+        count = conn.execute("SELECT (SELECT count(*) FROM audit_events) - (SELECT count(*) FROM audit_events"
+                             " WHERE id > ?)", (pinned_id,)).fetchone()[0]
     if counted is not None:
         counted.append((pinned_id, count))
     if count < doc["event_count"]:
         problems.append({"kind": "events_removed_since_checkpoint", "expected": doc["event_count"],
                          "actual": count})
     return problems
+
+
+KNOWN_SPAN = 100000  # a trusted count this many ids from a pin is moved by a range count
+
+
+def _from_known(conn, pinned_id, known):
+    """Events up to ``pinned_id`` from the nearest trusted count within KNOWN_SPAN ids (the
+    events between counted by id range), or None when none is that near."""
+    near = min(known, key=lambda event_id: abs(event_id - pinned_id))
+    if abs(near - pinned_id) > KNOWN_SPAN:
+        return None
+    low, high = sorted((near, pinned_id))
+    between = conn.execute("SELECT count(*) FROM audit_events WHERE id > ? AND id <= ?", (low, high)).fetchone()[0]
+    return known[near] + between if pinned_id >= near else known[near] - between
+
+
+def trust_counts(conn, known):
+    """Let the next checkpoint sweep on ``conn`` read its event counts from ``known``
+    (``{event id: events up to it}``, the nanny's previous tick; None or empty counts whole).
+    The sweep records every count it used in ``conn._mindos_counts`` either way."""
+    conn._mindos_counts = {}
+    conn._mindos_known = {event_id: count for event_id, count in (known or {}).items()
+                          if isinstance(event_id, int) and isinstance(count, int) and not isinstance(count, bool)
+                          and 0 <= count <= event_id}
 
 
 def check(conn, path):
@@ -267,6 +310,8 @@ def sweep_with_docs(conn):
     contained)])``."""
     problems, found, ring = [], [], None
     conn._mindos_counted = None
+    known = getattr(conn, "_mindos_known", None)
+    conn._mindos_known, conn._mindos_counts = None, {}  # trusted for one sweep
     for path in files(conn.home):
         if ring is None:
             from mindos.recovery import keys  # lazy: only homes with checkpoints read keys
@@ -282,7 +327,8 @@ def sweep_with_docs(conn):
             problems.append({"kind": "checkpoint_invalid", "path": path, "detail": str(exc)})
             continue
         counted = []
-        mismatch = compare(conn, doc, counted)
+        mismatch = compare(conn, doc, counted, known)
+        conn._mindos_counts[counted[0][0]] = counted[0][1]
         for problem in mismatch:
             problems.append({**problem, "path": path})
         found.append((path, doc, trust, not mismatch))

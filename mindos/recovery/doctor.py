@@ -157,7 +157,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     and their indexes; with ``"rows": [after, upto]``, one table's rows in that rowid range
     only, see :func:`_integrity_rows`) or ``{"indexes": [...]}`` (those full-text indexes
     compared in full).
-    ``{"ref_tables": [...]}`` (the references of those tables checked in full).
+    ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
+    ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
+    past the watermark, see :func:`_rows_past`).
     ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
     the sweep runs it)."""
@@ -197,6 +199,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     # full, or after a watermark only the rows added since (``after``: {table: rowid})
     # (a table of ``part["ref_tables"]`` is checked whole: its watermark rowid counts as 0)
     after = None if "references" in deep else {**_rowids(since), **{t: 0 for t in part.get("ref_tables", ())}}
+    if after is not None and part.get("ref_rows"):  # one table's rows in a window (and those past the watermark)
+        windowed = part["ref_tables"][0]
+        after[windowed] = (*part["ref_rows"], _rowids(since).get(windowed, 0))
     checks.append("foreign_keys")
     _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()))
     if "dependencies" in existing and "tasks" in existing and after is None:
@@ -226,10 +231,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
             checks.append(f"{table}_integrity")
             _supersession(conn, report, table, None if after is None else after.get(table, 0))
     if "handoffs" in existing:
-        only = "" if after is None else " AND task_id IN (SELECT task_id FROM handoffs WHERE rowid > ?)"
+        rows, params = ("", ()) if after is None else _rows_past(after.get("handoffs", 0), "")
+        only = "" if after is None else f" AND task_id IN (SELECT task_id FROM handoffs WHERE {rows})"
         for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
-                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id",
-                                () if after is None else (after.get("handoffs", 0),)):
+                                " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id", params):
             report.add("multiple_live_handoffs", task_id=row[0], live=row[1])
     checks.append("checkpoints")
     for problem in checkpoint.sweep(conn) if checkpoints is None else checkpoints:
@@ -281,7 +286,9 @@ def _fts_unchanged(conn, spec, since):
     (a row dropped from or added to the index alone moves it)."""
     gap = (since.get("fts") or {}).get(spec.name)
     last = (since.get("rowids") or {}).get(spec.table)
-    if not isinstance(gap, int) or not isinstance(last, int) or checkpoint.fts_gap(conn, spec) != gap:
+    now = (since.get("fts_now") or {}).get(spec.name)  # the caller's balance of this moment (the nanny's)
+    if not isinstance(gap, int) or not isinstance(last, int) \
+            or (now if isinstance(now, int) else checkpoint.fts_gap(conn, spec)) != gap:
         return False
     nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
     unindexed = conn.execute(
@@ -488,7 +495,8 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
         query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
             head, order = query.rsplit(" ORDER BY ", 1)
-            rows = conn.execute(f"{head} AND rowid > ? ORDER BY {order}", (after.get(table, 0),))
+            past, params = _rows_past(after.get(table, 0), "")
+            rows = conn.execute(f"{head} AND {past} ORDER BY {order}", params)
         else:
             rows = conn.execute(query)
         for row in rows:
@@ -570,14 +578,23 @@ def _leases(conn, report, now):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
 
 
+def _rows_past(after, alias):
+    """``(SQL condition, params)``: the rows past rowid ``after``, or for a window ``(low,
+    high, mark)`` the rows in (low, high] and those past ``mark`` (the watermark's)."""
+    if isinstance(after, tuple):
+        return f"(({alias}rowid > ? AND {alias}rowid <= ?) OR {alias}rowid > ?)", after
+    return f"{alias}rowid > ?", (after or 0,)
+
+
 def _supersession(conn, report, table, after=None):
     """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
-    point back; ``after``: only rows past that rowid."""
+    point back; ``after``: only rows past that rowid (or a window, see :func:`_rows_past`)."""
     kind = "note_id" if table == "notes" else "handoff_id"
+    past, params = _rows_past(after, "a.")
     for row in conn.execute(
             f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
             f" WHERE ((a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
             f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes)))"
-            " AND a.rowid > ? ORDER BY a.id", (after or 0,)):
+            f" AND {past} ORDER BY a.id", params):
         report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
 

@@ -80,8 +80,32 @@ def _recall_input_changed(home, conn):
     notes.add(conn, "t3", content="the pool moved")
 
 
+def _old_event_deleted(home, conn):
+    """An event long before the checkpoint deleted behind MindOS's back: fewer events up to
+    the pin than it sealed (found on the count turn; between its turns the counts are
+    carried), and a broken link where it was."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("DELETE FROM audit_events WHERE id = 3")
+    finally:
+        link.close()
+
+
+def _index_row_dropped_below_the_watermark(home, conn):
+    """An old note's row dropped from the full-text index alone (its docsize entry too): the
+    balance moves below the watermark, where only the index's own turn counts it whole."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        row = link.execute("SELECT id, content FROM notes ORDER BY id LIMIT 1").fetchone()
+        link.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)", row)
+    finally:
+        link.close()
+
+
 NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted,
-                "due_behind_the_back": _due_behind_the_back, "recall_input_changed": _recall_input_changed}
+                "due_behind_the_back": _due_behind_the_back, "recall_input_changed": _recall_input_changed,
+                "old_event_deleted": _old_event_deleted,
+                "index_row_dropped_below_the_watermark": _index_row_dropped_below_the_watermark}
 
 
 def test_ticks_keep_a_watermark_and_rotate_the_whole_home_checks(conn, home):
@@ -153,6 +177,7 @@ def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reporte
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 1)
     monkeypatch.setattr(nanny, "FTS_ROWS", 1)
     monkeypatch.setattr(nanny, "REFERENCE_ROWS", 1)
+    monkeypatch.setattr(nanny, "REFERENCE_WINDOW", 3)  # the child tables' references in windows too
     monkeypatch.setattr(nanny, "CHAIN_WINDOW", 7)
     reports = _within_the_period(conn, home, fault)
     parts = {name: [r["sweep"]["slice_part"] for r in reports if r["sweep"]["slice"] == name]
@@ -370,3 +395,124 @@ def test_a_row_window_names_a_row_missing_from_an_index(conn, home):
         again.close()
     assert [(p["detail"], p["index"], p["table"]) for p in found if p["kind"] == "database_integrity"] == [
         ("row 1 missing from index idx_notes_superseded_by", "idx_notes_superseded_by", "notes")]
+
+
+def _statements(conn, step):
+    seen = []
+    conn.set_trace_callback(seen.append)
+    try:
+        step()
+    finally:
+        conn.set_trace_callback(None)
+    return seen
+
+
+def _whole_counts(statements):
+    """The statements counting the whole ledger or a whole full-text index or content table."""
+    import re
+
+    tables = {"audit_events"} | {spec.table for spec in fts.INDEXES.values()} | \
+        {f"{name}_docsize" for name in fts.INDEXES}
+    whole = re.compile(r"count\(\*\) FROM (?:main\.)?(\w+)\)?(?:\s*-|\s*$|\)|\s*FROM)")
+    return [text for text in statements for match in whole.finditer(text) if match.group(1) in tables]
+
+
+def test_an_idle_tick_counts_no_whole_ledger_or_index_off_their_own_turns(conn, home):
+    populate(conn)
+    checkpoint.create(conn)
+    _tick(conn)
+    turns = {}
+    for _ in range(nanny.PERIOD_TICKS):
+        statements = _statements(conn, lambda: turns.setdefault("last", _tick(conn)))
+        name = turns.pop("last")["sweep"]["slice"]
+        turns[name] = _whole_counts(statements)
+    assert set(turns) == set(doctor.FAMILIES)
+    # the whole event count only on the count turn, the whole index balances only on their own
+    assert any("audit_events" in text for text in turns[nanny.COUNT_TURN])
+    assert any("_docsize" in text for text in turns["fts_drift"])
+    for name, counted in turns.items():
+        if name == nanny.COUNT_TURN:
+            continue
+        assert not [text for text in counted if "audit_events" in text], name
+        if name != "fts_drift":
+            assert not counted, (name, counted)
+
+
+def test_a_carried_balance_and_carried_counts_match_the_whole_counts_after_growth(conn, home):
+    populate(conn)
+    made = checkpoint.create(conn)
+    mark = checkpoint.watermark(conn)
+    _grow(conn)
+    for name, spec in fts.INDEXES.items():
+        if fts.has(conn, name):
+            assert checkpoint.fts_gap(conn, spec, mark) == checkpoint.fts_gap(conn, spec), name
+    problems, _ = checkpoint.sweep_with_docs(conn)
+    whole = dict(conn._mindos_counts)
+    assert not problems and whole[made["last_event_id"]] == made["event_count"]
+    # moved from a count 5 ids away, either side, it is the whole count
+    for near in (made["last_event_id"] - 5, made["last_event_id"] + 5):
+        known = {near: conn.execute("SELECT count(*) FROM audit_events WHERE id <= ?", (near,)).fetchone()[0]}
+        checkpoint.trust_counts(conn, known)
+        assert checkpoint.sweep_with_docs(conn)[0] == [] and conn._mindos_counts == whole
+    # a trusted count lowered by a deletion (as the count turn would find it) is what is compared
+    checkpoint.trust_counts(conn, {made["last_event_id"]: made["event_count"] - 1})
+    problems, _ = checkpoint.sweep_with_docs(conn)
+    assert [p["kind"] for p in problems] == ["events_removed_since_checkpoint"]
+    # far from every trusted count, or trusted nothing: counted whole
+    checkpoint.trust_counts(conn, {made["last_event_id"] + checkpoint.KNOWN_SPAN + 10: 1})
+    assert checkpoint.sweep_with_docs(conn)[0] == [] and conn._mindos_counts == whole
+
+
+def test_a_rebuilt_index_is_counted_whole_again_on_the_next_tick(conn, home):
+    populate(conn)
+    _tick(conn)
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    row = link.execute("SELECT id, content FROM notes ORDER BY id LIMIT 1").fetchone()
+    link.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)", row)
+    link.close()
+    from mindos.recovery import reindex
+
+    reindex.rebuild(conn)
+    assert conn.execute("SELECT 1 FROM audit_events WHERE action = 'fts_rebuilt'").fetchone()
+    statements = _statements(conn, lambda: _tick(conn))
+    assert any("notes_fts_docsize" in text for text in _whole_counts(statements))
+    mark = sense.last_watermark(conn)
+    assert mark["fts"]["notes_fts"] == checkpoint.fts_gap(conn, fts.INDEXES["notes_fts"])
+
+
+def test_references_walked_in_windows_find_an_old_orphan_in_its_window_and_keep_it_through_the_round(conn, home,
+                                                                                                     monkeypatch):
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    monkeypatch.setattr(nanny, "REFERENCE_ROWS", top - 1)  # notes is walked in windows
+    monkeypatch.setattr(nanny, "REFERENCE_WINDOW", max(2, top // 3))
+    _tick(conn)
+    step = nanny.REFERENCE_WINDOW
+    rowid = step + 1  # an old note in the second window, moved to a task that does not exist
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE notes SET task_id = 'ghost' WHERE rowid = ?", (rowid,))
+    finally:
+        link.close()
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "orphan_note"]
+    assert len(full) == 1
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice"] == "references" and report["sweep"]["slice_part"] == ["notes"]:
+            windows.append(tuple(report["sweep"]["slice_rows"]))
+        if found is None and any(item["kind"] == "orphan_note" for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    assert windows[:2] == [(0, step), (step, 2 * step)] and found == [step, 2 * step]
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert not (resolved & remembered)
+    # the window names the orphan as the whole check does, and a window without it does not
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    window = doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": found})["problems"]
+    assert [p for p in window if p["kind"] == "orphan_note"] == full
+    other = doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": [0, step]})["problems"]
+    assert not [p for p in other if p["kind"] == "orphan_note"]

@@ -217,3 +217,49 @@ def test_the_lifetime_ends_and_the_next_one_come_from_one_pass(conn):
     upcoming = []
     assert recall._lifetime_ends(conn, clock.shift(now, 5 * 3600), clock.shift(now, 6 * 3600), upcoming) == []
     assert upcoming == [None]
+
+
+def test_after_writes_only_the_recalls_whose_inputs_moved_are_rebuilt(conn, monkeypatch):
+    from mindos.work import graph, leases
+
+    _cited(conn, "a")
+    _cited(conn, "b")
+    make_task(conn, "c", title="task c pool")
+    graph.add_dependency(conn, "c", "a")  # c packs a as a dependency
+    sealed = recall.recall(conn, "c", agent="codex", params=recall.make_params())
+    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    make_task(conn, "d", title="task d pool")  # a related section: any write can move it
+    sealed = recall.recall(conn, "d", agent="codex", params=recall.make_params(related=2))
+    handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    make_task(conn, "e")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    notes.add(conn, "e", content="elsewhere")  # no bounded recall packs e
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["d"]]
+    _same_as_full(conn, report)
+    leases.claim(conn, "a", "codex")  # a's status moves: a's own recall and c's (a is its dependency)
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][1:] == [["a", "c", "d"]]
+    stale = sorted(item["subjects"][0] for item in report["findings"]["new"] if item["kind"] == "recall_stale")
+    assert "c" in stale and "a" in stale and "b" not in stale
+    _same_as_full(conn, report)
+    handoffs.record(conn, "e", from_agent="codex", objective="y")  # a handoff: the whole sweep again
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][2:] == [None]
+    _same_as_full(conn, report)
+
+
+def test_too_many_events_since_the_last_tick_sweep_every_recall(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_EVENTS", 2)
+    _cited(conn, "a")
+    make_task(conn, "e")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for n in range(3):
+        notes.add(conn, "e", content=f"elsewhere {n}")
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [None]
+    _same_as_full(conn, report)
