@@ -296,6 +296,24 @@ def _turn(names, sizes, budget, start):
     return group, after[0] if after else "", len(_groups(names, sizes, budget))
 
 
+def _next_window(mark, table, start, size, window, keys):
+    """``(low, high, last)``: this turn's rowid window of ``table`` (``size`` rows, walked
+    ``window`` at a time), going on from the watermark's cursor when the previous turn was in
+    the same table.  ``keys`` names the watermark's (table cursor, row cursor, round
+    findings); a new round over the table starts with no findings kept."""
+    table_key, rows_key, round_key = keys
+    going_on = table == start and mark[rows_key] > 0
+    low = mark[rows_key] if going_on else 0
+    high = low + window
+    last = high >= size
+    mark[rows_key] = 0 if last else high
+    if not last:
+        mark[table_key] = table
+    if not going_on:
+        mark[round_key] = []
+    return low, high, last
+
+
 def _sweep_plan(conn, previous):
     """``(watermark now, families run in full this tick, slice name, chain window, part)``:
     every family in full on the first tick (no watermark yet), else one bounded turn of the
@@ -353,15 +371,8 @@ def _sweep_plan(conn, previous):
         if len(group) != 1 or group[0] not in windowed:
             return mark, (), name, None, {"tables": group}
         table = group[0]
-        going_on = table == start_table and mark["rows_from"] > 0
-        low = mark["rows_from"] if going_on else 0
-        high = low + INTEGRITY_WINDOW
-        last = high >= sizes[table]
-        mark["rows_from"] = 0 if last else high
-        if not last:
-            mark["table_from"] = table
-        if not going_on:
-            mark["round"] = []
+        low, high, last = _next_window(mark, table, start_table, sizes[table], INTEGRITY_WINDOW,
+                                       ("table_from", "rows_from", "round"))
         return mark, (), name, None, {"tables": [table], "rows": [low, high], "last": last}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
@@ -383,15 +394,8 @@ def _sweep_plan(conn, previous):
         if len(group) != 1 or group[0] not in windowed:
             return mark, (), name, None, {"ref_tables": group}
         table = group[0]
-        going_on = table == start_table and mark["ref_rows_from"] > 0
-        low = mark["ref_rows_from"] if going_on else 0
-        high = low + REFERENCE_WINDOW
-        last = high >= sizes[table]
-        mark["ref_rows_from"] = 0 if last else high
-        if not last:
-            mark["ref_from"] = table
-        if not going_on:
-            mark["ref_round"] = []
+        low, high, last = _next_window(mark, table, start_table, sizes[table], REFERENCE_WINDOW,
+                                       ("ref_from", "ref_rows_from", "ref_round"))
         return mark, (), name, None, {"ref_tables": [table], "ref_rows": [low, high], "last": last}
     if name != "audit_chain":
         return mark, (name,), name, None, None
