@@ -33,6 +33,7 @@ Design decisions
 
 import os
 import sqlite3
+import sys
 
 from mindos.errors import IntegrityError, MindosError, NotFound
 
@@ -407,7 +408,7 @@ class Turns:
 
     def __init__(self):
         import collections
-        import threading  # lazy: loaded already by the interpreter's own imports
+        import threading  # loaded already: only a process with threads queues (see _acquire)
 
         self.lock = threading.Lock()  # guards queue and owner; taken directly on the fast path
         self.cond = threading.Condition(self.lock)
@@ -444,8 +445,13 @@ def _acquire(conn, timeout=None):
     bounded by ``timeout`` (default LOCK_TIMEOUT_SECONDS; the file lock by a SIGALRM timer
     in the main thread, polling elsewhere).  A thread that already holds the turn through
     another connection does not queue behind itself: only the file lock decides.
+    A process that never loaded ``threading`` has no other thread to queue behind (an agent's
+    CLI call): it goes straight for the file lock, without paying that import.
     """
-    import threading  # lazy: loaded already by the interpreter's own imports
+    if "threading" not in sys.modules:
+        _flock(conn, timeout)
+        return
+    import threading  # loaded already (see above)
 
     line = turns(conn)
     me = threading.get_ident()
@@ -503,6 +509,15 @@ def _busy(timeout):
                        " retry", code="busy")
 
 
+def _in_main_thread():
+    """True in the main thread; a process that never loaded ``threading`` has no other."""
+    if "threading" not in sys.modules:
+        return True
+    import threading  # loaded already
+
+    return threading.current_thread() is threading.main_thread()
+
+
 def _flock(conn, timeout):
     """Take the writer lock file itself, waiting at most ``timeout`` seconds (None: the default)."""
     import fcntl  # lazy: the write path only
@@ -513,13 +528,12 @@ def _flock(conn, timeout):
         return
     except BlockingIOError:
         pass
-    import signal
-    import threading  # lazy: only a contended lock needs them
+    import signal  # lazy: only a contended lock needs it
 
     timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
     if timeout <= 0:
         pass
-    elif threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+    elif _in_main_thread() and hasattr(signal, "setitimer"):
         previous = signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
