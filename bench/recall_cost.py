@@ -22,13 +22,13 @@ same through the door).  Then:
     (SQLite's dbstat) against the database file (target under 20 %).
 
 Measured (CPython 3.11.7 in a clean venv, SQLite 3.40.1, valgrind 3.x callgrind; default
-scale, 5 calls each; floor 86.05M instructions):
+scale, 5 calls each; floor 86.10M instructions):
 
-  memory-search        99.2M median, 1.153x the floor (max 1.167x)   target <= 1.3x
-  recall, every section 130.4M median, 1.515x (max 1.533x)            target <= 1.5x
-                        (the same as before this bench's retrieval changes: 130.4M)
-  memory-embed --apply  70,000 rows in 7.7 s (64 dimensions)          target < 60 s
-  learned state         11.4 MB of a 72.9 MB database, 15.7 %         target < 20 %
+  memory-search        105.2M median, 1.222x the floor (max 1.239x)  target <= 1.3x
+                        (the everyday-vocabulary readings cost about 1.2M of it)
+  recall, every section 137.4M median, 1.595x (max 1.618x)            target <= 1.5x
+  memory-embed --apply  70,000 rows in 7.0 s (64 dimensions)          target < 60 s
+  learned state         11.4 MB of a 73.0 MB database, 15.7 %         target < 20 %
 
 Run:  python3 bench/recall_cost.py [--tasks N] [--calls N] [--interpreter clean|current]
       (JSON to stdout; about 10-20 minutes at the default scale on two busy cores)
