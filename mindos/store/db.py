@@ -459,49 +459,49 @@ def _acquire(conn, timeout=None):
         _flock(conn, timeout)
         return
     ticket = object()
-    with line.lock:
-        line.queue.append(ticket)
-        if line.queue[0] is not ticket:
-            import time
+    try:
+        with line.lock:
+            line.queue.append(ticket)
+            if line.queue[0] is not ticket:
+                import time
 
-            cond = line.cond
-            timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
-            deadline = time.monotonic() + timeout
-            try:
+                timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
+                deadline = time.monotonic() + timeout
                 while line.queue[0] is not ticket:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         raise _busy(timeout)
-                    cond.wait(left)
-            except BaseException:  # past the deadline, or interrupted: leave the line
-                first = line.queue[0] is ticket  # (an interrupt may land just as the turn came)
-                line.queue.remove(ticket)
-                if first and line.queue:
-                    cond.notify_all()
-                raise
-            timeout = max(0.0, deadline - time.monotonic())
-        line.owner = me
-        conn._lock_turn = (line, ticket)
-    try:
+                    line.cond.wait(left)
+                timeout = max(0.0, deadline - time.monotonic())
+            line.owner = me
+            conn._lock_turn = (line, ticket)
         _flock(conn, timeout)
-    except BaseException:
-        _leave(conn)
+    except BaseException:  # past the deadline, interrupted anywhere from the queue on, or no file lock
+        _give_up(conn, line, ticket)
         raise
+
+
+def _give_up(conn, line, ticket):
+    """Take ``ticket`` out of ``line`` wherever it stands (an interrupt may land at any point of
+    :func:`_acquire`); when it held the turn, the next ticket's thread is woken."""
+    if conn._lock_turn is not None and conn._lock_turn[1] is ticket:
+        conn._lock_turn = None
+    with line.lock:
+        queue = line.queue
+        if ticket not in queue:
+            return
+        first = queue[0] is ticket
+        queue.remove(ticket)
+        if first:
+            line.owner = None
+            if queue:
+                line.cond.notify_all()
 
 
 def _leave(conn):
     """Give up ``conn``'s turn at the writer lock: the next ticket's thread is woken."""
     line, ticket = conn._lock_turn
-    conn._lock_turn = None
-    with line.lock:
-        queue = line.queue
-        if queue and queue[0] is ticket:
-            queue.popleft()
-            line.owner = None
-            if queue:  # someone is waiting: wake them (the next ticket's thread goes on)
-                line.cond.notify_all()
-        elif ticket in queue:
-            queue.remove(ticket)
+    _give_up(conn, line, ticket)
 
 
 def _busy(timeout):

@@ -583,3 +583,37 @@ def test_a_failed_file_lock_gives_the_turn_back(conn, home, monkeypatch):
     with db.write(conn):
         ledger.append_event(conn, "task", "t1", "probe", {})
     assert ledger.count_action(conn, "probe") == 1
+
+
+@pytest.mark.parametrize("where", ["queued", "turn_taken"])
+def test_an_interrupt_anywhere_in_the_queue_leaves_no_ticket_behind(conn, monkeypatch, where):
+    # Ctrl-C may land right after the ticket is queued, or after the turn is taken and before
+    # the file lock: either way the ticket leaves the line, or every later writer of the
+    # process would wait behind it until it timed out
+    import collections
+
+    line = db.turns(conn)
+
+    class Interrupted(collections.deque):
+        armed = where == "queued"
+
+        def append(self, item):
+            super().append(item)
+            if self.armed:
+                self.armed = False
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(line, "queue", Interrupted())
+    real = db._flock
+    if where == "turn_taken":
+        def flock(conn, timeout):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(db, "_flock", flock)
+    with pytest.raises(KeyboardInterrupt):
+        with db.write(conn):
+            pass
+    assert not line.queue and line.owner is None and conn._lock_turn is None
+    monkeypatch.setattr(db, "_flock", real)
+    with db.write(conn, timeout=1):
+        ledger.append_event(conn, "task", "t1", "probe", {})
+    assert ledger.count_action(conn, "probe") == 1
