@@ -397,6 +397,36 @@ def test_a_row_window_names_a_row_missing_from_an_index(conn, home):
         ("row 1 missing from index idx_notes_superseded_by", "idx_notes_superseded_by", "notes")]
 
 
+def test_a_row_window_looks_rows_up_in_partial_indexes_too(conn, home):
+    # a partial index serves a lookup only when its condition is stated: a pinned
+    # constraint missing from idx_notes_pinned_constraints is named, like any index entry
+    from mindos.memory import notes as note_rows
+
+    populate(conn)
+    pinned = note_rows.add(conn, "t3", content="never deploy on friday", kind="constraint", pinned=True)["id"]
+    path = os.path.join(str(home), "state.db")
+    original = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'idx_notes_pinned_constraints'").fetchone()[0]
+    link = sqlite3.connect(path, isolation_level=None)
+    try:  # the index rebuilt without the one row it should hold, its declared SQL put back
+        link.execute("DROP INDEX idx_notes_pinned_constraints")
+        link.execute(original.replace("superseded_by IS NULL", f"superseded_by IS NULL AND id <> {pinned}"))
+        link.execute("PRAGMA writable_schema=ON")
+        link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'idx_notes_pinned_constraints'", (original,))
+    finally:
+        link.close()
+    conn.close()
+    from mindos.store import db
+
+    again = db.connect_readonly(str(home))
+    try:
+        since = {**checkpoint.watermark(again), "anchor": ledger.GENESIS_HASH}
+        found = doctor.sweep(again, since=since, part={"tables": ["notes"], "rows": [0, 100]})["problems"]
+    finally:
+        again.close()
+    assert [(p["detail"], p["index"]) for p in found if p["kind"] == "database_integrity"] == [
+        (f"row {pinned} missing from index idx_notes_pinned_constraints", "idx_notes_pinned_constraints")]
+
+
 def _statements(conn, step):
     seen = []
     conn.set_trace_callback(seen.append)
