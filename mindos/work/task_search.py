@@ -79,30 +79,31 @@ def _bounded(conn, query, terms, hits, clauses, params, limit):
     order keys only; whole rows are read for the results alone."""
     where = "".join(f" AND {clause}" for clause in clauses)
     text = " || ' ' || ".join(f"coalesce(t.{column}, '')" for column in _INDEXED)
-    cursor = db.tuples(conn)
-    try:
-        window = cursor.execute(
-            f"SELECT t.seq, t.priority, t.updated_at, t.id, lower({text}) FROM tasks_fts CROSS JOIN tasks t"
-            f" ON t.seq = tasks_fts.rowid WHERE {fts.match('tasks_fts')}{where}"
-            " ORDER BY tasks_fts.rowid DESC LIMIT ?", (fts.query(query, "AND"), *params, RANK_WINDOW)).fetchall()
-    finally:
-        cursor.close()
-    if not window:
-        return []
-    total, average = fts.totals(conn, "tasks_fts")
-    scores = fts.bm25(terms, hits, max(total, len(window)), average, [fts.tokens(row[4]) for row in window])
-    ranked = [(score, *row[:4]) for score, row in zip(scores, window)]
-    # the list order (priority, then most recently updated, then id) settles equal scores
-    ranked.sort(key=lambda entry: entry[4])
-    ranked.sort(key=lambda entry: entry[3], reverse=True)
-    ranked.sort(key=lambda entry: (entry[0], entry[2]))
-    if limit is not None:
-        ranked = ranked[:limit]
-    found = {row["seq"]: row for row in conn.execute(
-        f"SELECT * FROM tasks WHERE seq IN ({', '.join('?' * len(ranked))})", [entry[1] for entry in ranked])}
-    tasks = []
-    for entry in ranked:
-        task = row_to_task(found[entry[1]])
-        task["score"] = entry[0]
-        tasks.append(task)
-    return tasks
+    with db.read(conn):  # the window, the totals and the rows from one snapshot
+        cursor = db.tuples(conn)
+        try:
+            window = cursor.execute(
+                f"SELECT t.seq, t.priority, t.updated_at, t.id, lower({text}) FROM tasks_fts CROSS JOIN tasks t"
+                f" ON t.seq = tasks_fts.rowid WHERE {fts.match('tasks_fts')}{where}"
+                " ORDER BY tasks_fts.rowid DESC LIMIT ?", (fts.query(query, "AND"), *params, RANK_WINDOW)).fetchall()
+        finally:
+            cursor.close()
+        if not window:
+            return []
+        total, average = fts.totals(conn, "tasks_fts")
+        scores = fts.bm25(terms, hits, max(total, len(window)), average, [fts.tokens(row[4]) for row in window])
+        ranked = [(score, *row[:4]) for score, row in zip(scores, window)]
+        # the list order (priority, then most recently updated, then id) settles equal scores
+        ranked.sort(key=lambda entry: entry[4])
+        ranked.sort(key=lambda entry: entry[3], reverse=True)
+        ranked.sort(key=lambda entry: (entry[0], entry[2]))
+        if limit is not None:
+            ranked = ranked[:limit]
+        found = {row["seq"]: row for row in conn.execute(
+            f"SELECT * FROM tasks WHERE seq IN ({', '.join('?' * len(ranked))})", [entry[1] for entry in ranked])}
+        tasks = []
+        for entry in ranked:
+            task = row_to_task(found[entry[1]])
+            task["score"] = entry[0]
+            tasks.append(task)
+        return tasks
