@@ -195,9 +195,10 @@ def _section_inbox(state, budget):
 
 def _section_constraints(state, budget):
     conn, projects, found, packed = state["conn"], state["projects"], [], []
-    # never more than the budget left could hold (each costs at least _LEAST_CONSTRAINT): the
-    # walk reads what the pack can use, whatever the number of constraints in the home
-    cap = min(MAX_CONSTRAINTS, budget.left() // _LEAST_CONSTRAINT)
+    # never more than the budget left could hold (each costs at least _LEAST_CONSTRAINT), and
+    # one more, so a pack that could not hold them all says truncated: the walk reads what the
+    # pack can use, whatever the number of constraints in the home
+    cap = min(MAX_CONSTRAINTS, budget.left() // _LEAST_CONSTRAINT + 1)
     for project in projects:  # sorted: the order one query over them all would give
         if len(found) >= cap:
             break

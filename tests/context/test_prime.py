@@ -215,7 +215,7 @@ def test_constraints_of_big_and_small_projects_are_the_ones_one_query_lists(conn
             state = {"conn": conn, "projects": projects, "now": now}
             meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
             listed = prime._section_constraints(state, meter)
-            usable = expected[:limit // prime._LEAST_CONSTRAINT]  # never more than the budget could hold
+            usable = expected[:limit // prime._LEAST_CONSTRAINT + 1]  # what the budget could hold, and one more
             offered = reference.take_all([builder.compact(row, defaults=builder.NOTE_DEFAULTS) for row in usable],
                                          table=builder.TABLES["constraints"])
             assert listed["constraints_total"] == len(usable)
@@ -251,7 +251,7 @@ def test_the_constraint_walk_reads_only_what_the_budget_could_hold(fleet):
     for budget in (400, 1000, 4000):
         pack = builder.decode(prime.prime(fleet, "codex", budget=budget, fmt="json"))
         assert pack["truncated"] is True
-        assert pack["constraints_total"] <= budget // prime._LEAST_CONSTRAINT
+        assert pack["constraints_total"] <= budget // prime._LEAST_CONSTRAINT + 1
         # oldest first: what was read is the front of the index order, and what was packed is a prefix of it
         contents = [c["content"] for c in pack.get("constraints", [])]
         assert contents == sorted(contents)
