@@ -163,7 +163,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
         from mindos.core import files as file_safety  # lazy: --out only
 
         out = file_safety.check_out(out, force=force)  # before copying anything
-    path = os.path.abspath(out or artifacts.default_path(conn.home, "archive", ext=".tar"))
+    path = None if out is None else os.path.abspath(out)
     removed_files, refused = [], []
     with backup.unmapped(conn), db.write(conn):  # whole-table deletes: memory flat with the home's size
         ids = _candidates(conn, before)
@@ -171,6 +171,8 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
         _guard(conn, ids_json)
         if not ids:
             return {"dry_run": False, "before": before, "task_ids": [], "counts": {}, "path": None}
+        if path is None:  # chosen under the write lock: an archive written meanwhile is seen and kept
+            path = artifacts.default_path(conn.home, "archive", ext=".tar")
         try:
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         except OSError as exc:
@@ -185,7 +187,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
                              "created_at": clock.now_iso()})
             doc, sealed = artifacts.seal_signed(FORMAT_V2, manifest, conn.home)
             digest = artifacts.stream_write(path, lambda handle: stream.write_tar(handle, sealed, staging, manifest),
-                                            force=bool(force) if out is not None else None)  # fsynced before
+                                            force=bool(force) if out is not None else False)  # fsynced before
         finally:  # any row goes
             shutil.rmtree(staging, ignore_errors=True)
         counts = manifest["counts"]

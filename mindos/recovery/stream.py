@@ -183,7 +183,7 @@ def read(path, home, *, format, what, database, check=None, staging=None, action
             info = next(members, None)
             if info is None or info.name != MANIFEST or not info.isreg() or info.size > MAX_MANIFEST_BYTES:
                 raise IntegrityError(f"{path}: not a streamed {what} (its first member is not a manifest)")
-            spans = [(info.offset_data, info.size)]
+            spans = [_span(info, path, what)]
             manifest, provenance = artifacts.loads_signed(tar.extractfile(info).read(info.size), format, home, path)
             check_manifest(manifest, path, what, database)
             if check is not None:
@@ -203,7 +203,7 @@ def read(path, home, *, format, what, database, check=None, staging=None, action
                                          f" {entry['bytes']}")
                 _copy_member(tar.extractfile(info), info, entry, path, what, staging, sha256)
                 seen.append(info.name)
-                spans.append((info.offset_data, info.size))
+                spans.append(_span(info, path, what))
             while reader.read(CHUNK):  # to the end of the file, so its length is known
                 pass
             _zero_padding(fd, spans, reader.total, path, what)
@@ -240,20 +240,36 @@ def _copy_member(source, info, entry, path, what, staging, sha256):
                              " (the file was changed)")
 
 
+def _span(info, path, what):
+    """``(header offset, data offset, size)`` of a member, refusing header records the
+    writer never makes (a pax record other than the ``size`` of a member over 8 GiB): bytes
+    slipped in as a ``comment`` would change nothing restored, yet the file would not be the
+    one written."""
+    if set(info.pax_headers) - {"size"}:
+        raise IntegrityError(f"{path}: a member header of the {what} holds records its writer never writes"
+                             " (the file was changed)")
+    return info.offset, info.offset_data, info.size
+
+
 def _zero_padding(fd, spans, size, path, what):
-    """Every byte the members' contents and headers do not cover is tar padding and must be
-    zero: the rest of each member's last block, the end-of-archive blocks and the record
-    padding after them (``spans``: ``(data offset, size)`` of each member, in order).  So no
-    byte of the file can change unnoticed: headers carry tar's checksum, contents the seal."""
+    """The members' headers follow each other with nothing between them, and every byte
+    their contents and headers do not cover is tar padding and must be zero: the rest of
+    each member's last block, the end-of-archive blocks and the record padding after them
+    (``spans``: ``(header offset, data offset, size)`` of each member, in order).  So no byte
+    of the file can change unnoticed: headers carry tar's checksum, contents the seal."""
     block = 512
-    for offset, length in spans:
+    end = 0
+    for header, offset, length in spans:
+        # one header block, or a pax record of the size (a header, one block of records) and then the header
+        if header != end or offset - header not in (block, 3 * block):
+            raise IntegrityError(f"{path}: the {what} holds bytes between its members (the file was changed)")
         # the checksum field ends "\0 " as written; tar itself ignores its last byte
         if os.pread(fd, 2, offset - block + 154) != b"\0 ":
             raise IntegrityError(f"{path}: a member header of the {what} was changed")
         pad = -length % block
         if pad and os.pread(fd, pad, offset + length).count(0) != pad:
             raise IntegrityError(f"{path}: the {what}'s padding holds data (the file was changed)")
-    end = spans[-1][0] + spans[-1][1] + (-spans[-1][1] % block)
+        end = offset + length + pad
     if size % block or size - end < 2 * block:
         raise IntegrityError(f"{path}: the {what} does not end as a tar file ends (truncated or changed)")
     while end < size:

@@ -368,3 +368,67 @@ def test_every_single_byte_change_of_a_streamed_archive_is_refused(conn, home, m
         open(made, "wb").write(original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:])
         with pytest.raises((IntegrityError, Refused)):
             archive.check(made, str(home))
+
+
+def test_a_default_name_is_chosen_under_the_lock_and_never_replaces_an_archive(conn, home, monkeypatch):
+    # two archives in one second: the name is picked inside the write transaction, so the
+    # second sees the first's file; and a file that appears at the chosen name anyway is
+    # refused, never replaced, with every row still in place
+    from mindos.recovery import artifacts
+
+    populate(conn)
+    lifecycle.complete(conn, "t2", "claude", note="done too")
+    real = artifacts.default_path
+    squatter = real(str(home), "archive", ext=".tar")
+    os.makedirs(os.path.dirname(squatter), exist_ok=True)
+    with open(squatter, "wb") as handle:
+        handle.write(b"someone else's archive")
+    before = db_state(conn)
+    monkeypatch.setattr(artifacts, "default_path", lambda *args, **kwargs: squatter)
+    with pytest.raises(Refused, match="already exists"):
+        archive.archive(conn, BEFORE)
+    with open(squatter, "rb") as handle:
+        assert handle.read() == b"someone else's archive"
+    assert db_state(conn) == before and not _staging_left(home)
+    picked = []
+
+    def default_path(*args, **kwargs):
+        picked.append(conn.in_transaction)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(artifacts, "default_path", default_path)
+    made = archive.archive(conn, BEFORE)
+    assert picked == [True] and made["path"] != squatter and os.path.exists(made["path"])
+
+
+@pytest.mark.parametrize("records", [{"comment": "x" * 3000}, {"size": None, "path": None}])
+def test_header_records_the_writer_never_writes_are_refused(conn, home, cli, made, records):
+    # a pax record slipped in front of a member (a comment, or a name given twice) changes
+    # nothing restored, yet the file is not the one written: refused like any changed byte
+    members = _members(made)
+    with tarfile.open(made, "w", format=tarfile.PAX_FORMAT) as tar:
+        for number, (info, data) in enumerate(members):
+            copy = tarfile.TarInfo(info.name)
+            copy.size, copy.mode = len(data), 0o600
+            if number == 1:
+                copy.pax_headers = {key: (value if value is not None else (str(len(data)) if key == "size"
+                                                                           else info.name))
+                                    for key, value in records.items()}
+            tar.addfile(copy, io.BytesIO(data))
+    _refused_unchanged(conn, home, cli, made, "records its writer never writes|changed")
+
+
+def test_bytes_between_members_are_refused(conn, home, cli, made):
+    # a well-formed member header block whose data tar skips over, slipped between two members
+    members = _members(made)
+    with open(made, "rb") as handle:
+        raw = handle.read()
+    second = members[1][0]
+    extra = tarfile.TarInfo("filler")
+    extra.size = 0
+    block = extra.tobuf(tarfile.USTAR_FORMAT)
+    header = raw[second.offset:second.offset + 512]
+    assert header[:len(second.name)] == second.name.encode()
+    with open(made, "wb") as handle:
+        handle.write(raw[:second.offset] + block + raw[second.offset:])
+    _refused_unchanged(conn, home, cli, made, "between its members|unexpected member|changed")
