@@ -369,6 +369,7 @@ def _sweep_plan(conn, previous):
                     and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
         mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
         if len(group) != 1 or group[0] not in windowed:
+            mark["rows_from"] = 0  # a table that shrank out of windowing mid-round starts over when it grows back
             return mark, (), name, None, {"tables": group}
         table = group[0]
         low, high, last = _next_window(mark, table, start_table, sizes[table], INTEGRITY_WINDOW,
@@ -392,6 +393,7 @@ def _sweep_plan(conn, previous):
                     and sizes[table] > REFERENCE_ROWS]
         mark["turns"]["references"] += sum(-(-sizes[table] // REFERENCE_WINDOW) - 1 for table in windowed)
         if len(group) != 1 or group[0] not in windowed:
+            mark["ref_rows_from"] = 0  # as for the integrity windows
             return mark, (), name, None, {"ref_tables": group}
         table = group[0]
         low, high, last = _next_window(mark, table, start_table, sizes[table], REFERENCE_WINDOW,

@@ -546,3 +546,26 @@ def test_references_walked_in_windows_find_an_old_orphan_in_its_window_and_keep_
     assert [p for p in window if p["kind"] == "orphan_note"] == full
     other = doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": [0, step]})["problems"]
     assert not [p for p in other if p["kind"] == "orphan_note"]
+
+
+def test_a_table_that_leaves_windowing_mid_round_starts_over_when_it_comes_back(conn, home, monkeypatch):
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", top - 1)
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", max(2, top // 3))
+    monkeypatch.setattr(doctor, "rowid_tables", lambda conn: {"notes"})
+    _tick(conn)
+
+    def notes_turn():
+        for _ in range(400):
+            sweep = _tick(conn)["sweep"]
+            if sweep["slice"] == "integrity" and "notes" in (sweep.get("slice_part") or []):
+                return sweep
+        raise AssertionError("notes never had its integrity turn")
+
+    assert notes_turn()["slice_rows"] == [0, nanny.INTEGRITY_WINDOW]  # mid-round now
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 10 ** 6)  # notes fits one turn: checked whole
+    assert notes_turn().get("slice_rows") is None
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", top - 1)  # windowed again: a new round from its start
+    assert notes_turn()["slice_rows"] == [0, nanny.INTEGRITY_WINDOW]
