@@ -78,8 +78,9 @@ CHAIN_WINDOW = 20000
 # alone are re-checked RECALL_SLICE cited tasks per tick.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
-# events that change no task row (entity types; a task's heartbeat moves its lease, never
-# its status or due date), and the actions that change nothing a recall bundle holds
+# events that change no task row the overdue findings read (entity types; a task's heartbeat
+# moves its lease and may mark it running, which keeps it open, and never moves its due
+# date), and the actions that change nothing a recall bundle holds
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
@@ -481,8 +482,9 @@ def _carry(findings, by_kind, seen, checked, keep=()):
 def _written_after(conn, event_id, column, harmless, inverse=False):
     """True when the ledger holds an event after ``event_id`` whose ``column`` (entity_type or
     action) is not one of ``harmless`` (``inverse``: is one of them) (one read of the events
-    since, by id); a task's heartbeat counts as harmless to the task rows (it moves the
-    lease, never the status or the due date)."""
+    since, by id); a task's heartbeat counts as harmless to the task rows the overdue
+    findings read (it moves the lease and may mark the task running, still open; never the
+    due date)."""
     marks = ", ".join("?" for _ in harmless)
     beat = " AND NOT (entity_type = 'task' AND action = 'heartbeat')" if column == "entity_type" else ""
     row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} {'IN' if inverse else 'NOT IN'}"

@@ -125,7 +125,7 @@ def _leases(conn, out, now):
 
 def _overdue_rows(conn, where, params):
     """Open overdue tasks matching ``where`` (id order), read from the open-overdue index (a
-    schema before it falls back to the plain read)."""
+    home whose index was dropped by hand falls back to the plain read)."""
     import sqlite3  # lazy: only the fallback needs the error class
 
     try:
