@@ -213,31 +213,28 @@ def encode(pack):
     """``pack`` (a flattened pack or bundle, or a command result holding one under ``recall``)
     as it is printed: every entry list of :data:`TABLES` as a table, nested packs too.  A new
     dict; the entries are not changed."""
-    printed = {}
-    for key, value in pack.items():
-        table = TABLES.get(key)
-        if table is not None and type(value) is list and value and type(value[0]) is dict:
-            printed[key] = table.encode(value)
-        elif key in _NESTED and type(value) is dict:
-            printed[key] = encode(value)
-        else:
-            printed[key] = value
-    return printed
+    return _tables(pack, dict, "encode")
 
 
 def decode(pack):
     """The inverse of :func:`encode`: ``pack`` with every table back as a list of entry dicts
     (a row's date stays a date; an implied engine tag comes back on every memory)."""
-    read = {}
+    return _tables(pack, list, "decode")
+
+
+def _tables(pack, row_type, way):
+    """``pack`` with each entry list whose rows are ``row_type`` turned by its table's
+    ``way`` (``encode`` or ``decode``), nested packs too."""
+    turned = {}
     for key, value in pack.items():
         table = TABLES.get(key)
-        if table is not None and type(value) is list and value and type(value[0]) is list:
-            read[key] = table.decode(value)
+        if table is not None and type(value) is list and value and type(value[0]) is row_type:
+            turned[key] = getattr(table, way)(value)
         elif key in _NESTED and type(value) is dict:
-            read[key] = decode(value)
+            turned[key] = _tables(value, row_type, way)
         else:
-            read[key] = value
-    return read
+            turned[key] = value
+    return turned
 
 
 class Budget:

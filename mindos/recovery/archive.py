@@ -173,11 +173,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
             return {"dry_run": False, "before": before, "task_ids": [], "counts": {}, "path": None}
         if path is None:  # chosen under the write lock: an archive written meanwhile is seen and kept
             path = artifacts.default_path(conn.home, "archive", ext=".tar")
-        try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
-        staging = stream.staging_dir(os.path.dirname(path), STAGING)
+        staging = stream.staging_beside(path, STAGING)
         try:
             copy = os.path.join(staging, DATABASE)
             version = conn.execute("PRAGMA user_version").fetchone()[0]

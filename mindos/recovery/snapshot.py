@@ -56,11 +56,7 @@ def create(conn, *, out=None, force=False):
 
         out = file_safety.check_out(out, force=force)  # before copying anything
     path = os.path.abspath(out or artifacts.default_path(conn.home, "snapshot", ext=".tar"))
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    except OSError as exc:
-        raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
-    staging = stream.staging_dir(os.path.dirname(path), STAGING)
+    staging = stream.staging_beside(path, STAGING)
     try:
         copy = backup.copy_to(conn, os.path.join(staging, DATABASE))
         manifest, refused = _describe(conn.home, copy, staging)

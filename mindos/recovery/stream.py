@@ -34,6 +34,17 @@ MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the sealed manifest is read whole (a m
 MAX_DIGEST_CHUNK_ROWS = 65536  # rows per digest chunk a manifest may name (each chunk is held in memory)
 
 
+def staging_beside(path, prefix):
+    """:func:`staging_dir` in the directory of the artifact ``path`` a writer is about to
+    write, made first (0700) when missing."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"cannot write {path}: {exc.strerror or exc}") from None
+    return staging_dir(directory, prefix)
+
+
 def staging_dir(directory, prefix):
     """A new private scratch directory ``<directory>/<prefix>.<pid>.<hex>``; the ones a killed
     process left there (its pid gone, an hour old) are removed first."""
