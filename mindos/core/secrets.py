@@ -637,7 +637,7 @@ def _detectors():
     ]
     declared = secret_gate.LITERALS
     if [detector.kind for detector in _DETECTORS] != [kind for kind, _, _ in declared]:
-        from mindos.errors import IntegrityError
+        from mindos.errors import IntegrityError  # lazy: only a build that disagrees with its declaration
 
         _DETECTORS = None
         raise IntegrityError("the secret detectors and their declared literals (secret_gate.LITERALS) disagree")
