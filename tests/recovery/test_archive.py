@@ -139,6 +139,25 @@ def test_receipt_paths_outside_the_home_are_refused(conn, home, tmp_path):
     assert db_state(conn) == state
 
 
+@pytest.mark.parametrize("listed", [["t1", "t2", "t4", "t9"], ["t1", "t2"], ["t1", "t2", "t2", "t4"], ["t1", "t2", "t9"]])
+def test_an_old_format_archive_whose_task_ids_are_not_its_task_rows_is_refused(conn, home, cli, tmp_path, listed):
+    _retire(conn)
+    path = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
+    doc = json.load(open(path))
+    doc.pop("seal")
+    fmt = doc.pop("format")
+    doc["task_ids"] = listed
+    artifacts.seal_write(path, fmt, doc, home=conn.home)  # signed by this home, and still refused
+    assert archive.check(path, str(home))["trust"] == "signed_by_this_home"
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match="the task ids its manifest lists are not the rows of its tasks table"):
+        archive.restore(conn, path)
+    rc, out, err = cli("ops", "archive-restore", path, "--trust-unsigned")
+    assert (rc, out) == (1, "") and err.count("\n") == 1 and "are not the rows of its tasks table" in err
+    assert db_state(conn) == state
+
+
 def test_bad_before_is_a_usage_error(conn, cli):
     rc, out, err = cli("ops", "archive", "--before", "yesterday")
     assert rc == 2 and out == "" and "--before" in err and err.count("\n") == 1
