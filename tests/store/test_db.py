@@ -606,7 +606,7 @@ def test_an_interrupt_anywhere_in_the_queue_leaves_no_ticket_behind(conn, monkey
     monkeypatch.setattr(line, "queue", Interrupted())
     real = db._flock
     if where == "turn_taken":
-        def flock(conn, timeout):
+        def flock(conn, timeout, **_):
             raise KeyboardInterrupt
         monkeypatch.setattr(db, "_flock", flock)
     with pytest.raises(KeyboardInterrupt):
