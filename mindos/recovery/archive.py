@@ -155,7 +155,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
                                                     (ids_json,))] if "receipts" in rows else []
         finally:
             conn.execute("COMMIT")
-        present = sum(1 for _ in artifacts.receipt_bytes(conn.home, paths))  # one file at a time
+        present = sum(1 for _ in artifacts.receipt_sizes(conn.home, paths))  # opened and sized, never read
         return {"dry_run": True, "before": before, "task_ids": ids, "counts": _counts(rows, present)}
     from mindos.store import backup  # lazy: archives only
 
