@@ -107,16 +107,17 @@ _LITERALS = tuple(_OPENED_BY)
 # each literal filed under its rarest.  A literal declared above but not filed here is filed
 # as the import runs (a missing entry costs that time, never a finding).
 _RARITY = "=zxk<jq_/ybw1fvu:mg-p.chtsdenlriao"
-_BY_CHAR = {'s': ['asia'], 'r': ['aroa'], 'd': ['aida'], 'c': ['acca', 'discord', 'secret', 'credential'],
-            'u': ['curl'], '-': ['redis-cli', '--'], ':': [':aa', ':'], '.': ['.'],
-            'p': ['aipa', 'anpa', 'shp', 'sshpass', 'pass'], 'g': ['agpa', 'glpat-', 'sg.'], 'w': ['aws', 'pwd'],
-            'y': ['pypi-age'], 'b': ['-----begin', 'abia', 'bearer', 'mariadb'], 'v': ['anva'],
-            '_': ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_', 'whsec_', 'npm_', 'hf_', '_v1_'],
-            'k': ['akia', 'sk-ant-', 'sk-', 'sk_', 'rk_', 'sk', 'key-', 'cookie', 'token', 'api-key', 'key'],
-            'x': ['xox', 'xapp-', 'gocspx-'], 'j': ['eyj'], 'q': ['mysql'], 'z': ['aiza', 'authorization'],
-            '/': ['https://', '://'], '<': ['</'], '=': ['=']}
+_BY_CHAR = {'s': ('asia',), 'r': ('aroa',), 'd': ('aida',), 'c': ('acca', 'discord', 'secret', 'credential'),
+            'u': ('curl',), '-': ('redis-cli', '--'), ':': (':aa', ':'), '.': ('.',),
+            'p': ('aipa', 'anpa', 'shp', 'sshpass', 'pass'), 'g': ('agpa', 'glpat-', 'sg.'), 'w': ('aws', 'pwd'),
+            'y': ('pypi-age',), 'b': ('-----begin', 'abia', 'bearer', 'mariadb'), 'v': ('anva',),
+            '_': ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_', 'whsec_', 'npm_', 'hf_', '_v1_'),
+            'k': ('akia', 'sk-ant-', 'sk-', 'sk_', 'rk_', 'sk', 'key-', 'cookie', 'token', 'api-key', 'key'),
+            'x': ('xox', 'xapp-', 'gocspx-'), 'j': ('eyj',), 'q': ('mysql',), 'z': ('aiza', 'authorization'),
+            '/': ('https://', '://'), '<': ('</',), '=': ('=',)}
 for _literal in _OPENED_BY.keys() - set().union(*_BY_CHAR.values()):
-    _BY_CHAR.setdefault(min(_literal, key=_RARITY.find), []).append(_literal)
+    _char = min(_literal, key=_RARITY.find)
+    _BY_CHAR[_char] = _BY_CHAR.get(_char, ()) + (_literal,)
 _RAREST = frozenset(_BY_CHAR)
 del _index, _groups, _group, _literal
 

@@ -158,9 +158,9 @@ def test_every_literal_is_filed_once_under_its_rarest_character():
 def test_a_declared_literal_missing_from_the_filing_is_still_looked_for():
     # the filing is a speed hint: leave a literal out of it and the gate still sends its text on
     source = open(secret_gate.__file__, encoding="utf-8").read()
-    assert "'q': ['mysql'], " in source
+    assert "'q': ('mysql',), " in source
     namespace = {"__name__": "gate_copy"}
-    exec(compile(source.replace("'q': ['mysql'], ", ""), "gate_copy", "exec"), namespace)
-    assert namespace["_BY_CHAR"]["q"] == ["mysql"]
+    exec(compile(source.replace("'q': ('mysql',), ", ""), "gate_copy", "exec"), namespace)
+    assert namespace["_BY_CHAR"]["q"] == ("mysql",)
     assert namespace["clean"]("mysql -u root -phunter2abc db") is False
     assert secrets.scan("mysql -u root -phunter2abc db") == ["cli_password"]
