@@ -19,55 +19,65 @@ condition of their fast form: ``discord_token`` needs two dots seven characters 
 detector's own precheck, :func:`dots_seven_apart`), and ``twilio_key``, whose case-sensitive
 regex opens on ``SK``, needs that spelling (its folded literal ``sk`` is in "task").
 
-``GROUPS`` restates the detectors' literal groups in detector order; a test holds it equal
-to what :func:`mindos.core.secrets._detectors` builds, so the two cannot drift apart.
+``LITERALS`` is the one declaration of the detectors' literals: the detector builds its gates
+and needs from it (and refuses to build when the two disagree), so they cannot drift apart.
 """
 
 SHORTEST_LABEL = len("[REDACTED:x]")  # the shortest redaction label (see secrets.redact)
 SHORT = 4096  # the longest text whose literals the detector checks exactly (secrets._SHORT)
 
-_HTTPS, _FAMILIES = ("https://",), ("pass", "pwd", "secret", "token", "key", "credential")
-# each detector's literal groups (its gates, then its needs), in detector order
-GROUPS = (
-    (("-----begin",),),                                                                 # private_key
-    (("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa"),),  # aws_access_key
-    (("aws",),),                                                                        # aws_secret_key
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),                         # github_token
-    (("glpat-",),),                                                                     # gitlab_token
-    (("sk-ant-",),),                                                                    # anthropic_key
-    (("sk-",),),                                                                        # openai_key (prefixed)
-    (("sk-",),),                                                                        # openai_key
-    (("xox", "xapp-"),),                                                                # slack_token
-    (_HTTPS,),                                                                          # slack_webhook
-    (("aiza",),),                                                                       # google_api_key
-    (("gocspx-",),),                                                                    # google_oauth_secret
-    (("sk_", "rk_", "whsec_"),),                                                        # stripe_key
-    (("npm_",),),                                                                       # npm_token
-    (("pypi-age",),),                                                                   # pypi_token
-    (("hf_",),),                                                                        # huggingface_token
-    (("sg.",),),                                                                        # sendgrid_key
-    (("sk",),),                                                                         # twilio_key
-    ((":aa",),),                                                                        # telegram_bot_token
-    (("_v1_",),),                                                                       # digitalocean_token
-    (("shp",),),                                                                        # shopify_token
-    (("eyj",),),                                                                        # jwt
-    ((".",),),                                                                          # discord_token
-    (_HTTPS, ("discord",)),                                                             # discord_webhook
-    (("key-",),),                                                                       # mailgun_key
-    (("://",),),                                                                        # connection_string
-    (("bearer", "authorization"),),                                                     # bearer_token
-    (("authorization",),),                                                              # basic_auth
-    (("cookie",),),                                                                     # session_cookie
-    (("curl",),),                                                                       # cli_password (curl)
-    (("mysql", "mariadb"),),                                                            # cli_password (mysql)
-    (("sshpass",),),                                                                    # cli_password (sshpass)
-    (("redis-cli",),),                                                                  # cli_password (redis-cli)
-    (("pass", "pwd"),),                                                                 # password_assignment
-    (("--",), ("pass", "token", "secret", "api-key")),                                  # cli_flag
-    (("</",), _FAMILIES),                                                               # xml_element
-    ((":", "="), _FAMILIES),                                                            # assignment
+_HTTPS = ("https://",)
+# the word families of the generic key = value shapes (the detector's word walk reads them)
+FAMILIES = ("pass", "pwd", "secret", "token", "key", "credential")
+# THE declaration of every detector's literals, in detector order: ``(kind, gates, needs)``,
+# each a tuple of literal groups (lowercase, as the folded text holds them).  The detector
+# (mindos.core.secrets._detectors) takes its gates and needs from here and refuses to build
+# when its detectors and these rows disagree in number or kind, so a literal lives here only.
+# ``gates`` are checked exactly in any text; ``needs`` exactly in a short one and by their
+# characters in a long one (see secrets._Present).
+LITERALS = (
+    ("private_key", (), (("-----begin",),)),
+    ("aws_access_key", (), (("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa"),)),
+    ("aws_secret_key", (), (("aws",),)),
+    ("github_token", (), (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+    ("gitlab_token", (), (("glpat-",),)),
+    ("anthropic_key", (), (("sk-ant-",),)),
+    ("openai_key", (), (("sk-",),)),  # (prefixed project, service and admin keys)
+    ("openai_key", (), (("sk-",),)),
+    ("slack_token", (), (("xox", "xapp-"),)),
+    ("slack_webhook", (), (_HTTPS,)),
+    ("google_api_key", (), (("aiza",),)),
+    ("google_oauth_secret", (), (("gocspx-",),)),
+    ("stripe_key", (), (("sk_", "rk_", "whsec_"),)),
+    ("npm_token", (), (("npm_",),)),
+    ("pypi_token", (), (("pypi-age",),)),
+    ("huggingface_token", (), (("hf_",),)),
+    ("sendgrid_key", (), (("sg.",),)),
+    ("twilio_key", (), (("sk",),)),
+    ("telegram_bot_token", (), ((":aa",),)),
+    ("digitalocean_token", (), (("_v1_",),)),
+    ("shopify_token", (), (("shp",),)),
+    ("jwt", (), (("eyj",),)),
+    ("discord_token", (), ((".",),)),
+    ("discord_webhook", (), (_HTTPS, ("discord",))),
+    ("mailgun_key", (), (("key-",),)),
+    ("connection_string", (), (("://",),)),
+    ("bearer_token", (), (("bearer", "authorization"),)),
+    ("basic_auth", (), (("authorization",),)),
+    ("session_cookie", (), (("cookie",),)),
+    ("cli_password", (("curl",),), ()),  # (a command-line password counts only on its tool's line)
+    ("cli_password", (("mysql", "mariadb"),), ()),
+    ("cli_password", (("sshpass",),), ()),
+    ("cli_password", (("redis-cli",),), ()),
+    ("password_assignment", (), (("pass", "pwd"),)),
+    ("cli_flag", (("--",), ("pass", "token", "secret", "api-key")), ()),
+    ("xml_element", (("</",),), (FAMILIES,)),
+    ("assignment", (), ((":", "="), FAMILIES)),
 )
-_TWILIO, _DISCORD = 17, 22  # (indexes in GROUPS; the test checks their kinds)
+# each detector's literal groups (its gates, then its needs), in detector order
+GROUPS = tuple(gates + needs for _, gates, needs in LITERALS)
+_KINDS = tuple(kind for kind, _, _ in LITERALS)
+_TWILIO, _DISCORD = _KINDS.index("twilio_key"), _KINDS.index("discord_token")
 
 
 def dots_seven_apart(text):
@@ -92,8 +102,11 @@ for _index, _groups in enumerate(GROUPS):
 _LITERALS = tuple(_OPENED_BY)
 # each literal filed under its rarest character (in prose, ids and timestamps): a text can
 # hold a literal only when it holds that character, so a string looks only for the literals
-# filed under the characters it holds (a test checks every literal is filed once, under one
-# of its own characters)
+# filed under the characters it holds.  The filing is written out (deriving it costs an
+# import 30 microseconds); ``_RARITY`` ranks the characters, rarest first, and a test holds
+# each literal filed under its rarest.  A literal declared above but not filed here is filed
+# as the import runs (a missing entry costs that time, never a finding).
+_RARITY = "=zxk<jq_/ybw1fvu:mg-p.chtsdenlriao"
 _BY_CHAR = {'s': ('asia',), 'r': ('aroa',), 'd': ('aida',), 'c': ('acca', 'discord', 'secret', 'credential'),
             'u': ('curl',), '-': ('redis-cli', '--'), ':': (':aa', ':'), '.': ('.',),
             'p': ('aipa', 'anpa', 'shp', 'sshpass', 'pass'), 'g': ('agpa', 'glpat-', 'sg.'), 'w': ('aws', 'pwd'),
@@ -102,6 +115,9 @@ _BY_CHAR = {'s': ('asia',), 'r': ('aroa',), 'd': ('aida',), 'c': ('acca', 'disco
             'k': ('akia', 'sk-ant-', 'sk-', 'sk_', 'rk_', 'sk', 'key-', 'cookie', 'token', 'api-key', 'key'),
             'x': ('xox', 'xapp-', 'gocspx-'), 'j': ('eyj',), 'q': ('mysql',), 'z': ('aiza', 'authorization'),
             '/': ('https://', '://'), '<': ('</',), '=': ('=',)}
+for _literal in _OPENED_BY.keys() - set().union(*_BY_CHAR.values()):
+    _char = min(_literal, key=_RARITY.find)
+    _BY_CHAR[_char] = _BY_CHAR.get(_char, ()) + (_literal,)
 _RAREST = frozenset(_BY_CHAR)
 del _index, _groups, _group, _literal
 

@@ -100,8 +100,9 @@ _ASSIGNED = frozenset({"password_assignment", "api_key_assignment"})
 _DETECTORS = None
 # the characters of every literal a detector is gated on (see _Present)
 _LITERAL_CHARS = frozenset()
-_LITERALS = ()  # every literal of every detector's gates and needs (filled with the detectors)
-_OPENED_BY = {}  # literal -> the indexes of the detectors with a gate or need it satisfies
+# every literal of every detector's gates and needs, and literal -> the indexes of the
+# detectors with a gate or need it satisfies (the gate's, built from its declaration)
+_LITERALS, _OPENED_BY = secret_gate._LITERALS, secret_gate._OPENED_BY
 _UNGATED = frozenset()  # the detectors with neither gates nor needs
 # Command-line credentials only count on a line that runs the tool they belong to
 # (``-u user:pw`` means a password to curl, a uid to docker).
@@ -111,9 +112,6 @@ _COMMANDS = {
     "sshpass": r"(?<![\w-])sshpass(?![\w-])",
     "redis-cli": r"(?<![\w-])redis-cli(?![\w-])",
 }
-# a cli_password detector runs only when the folded text names one of its tools
-_COMMAND_GATES = {"curl": ("curl",), "mysql": ("mysql", "mariadb"), "sshpass": ("sshpass",),
-                  "redis-cli": ("redis-cli",)}
 
 # the characters of a generic key (assignment) and of an XML element name, as folded
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -131,7 +129,8 @@ class _Detector:
     flag (``flagged``); ``back(view, match)``, the hit's start when a fast form opens after
     the shape's start; ``gates``, literal groups the folded text must each hold one of before
     the detector runs (``needs``: the same, checked exactly in a short text and by their
-    characters in a long one, see :class:`_Present`); ``walk``, a special
+    characters in a long one, see :class:`_Present`), both taken from the one declaration of
+    the literals, ``mindos.core.secret_gate.LITERALS`` (:meth:`take_literals`); ``walk``, a special
     walk ("private_key", "words", "url"); ``words``, a word-family walk's literal per regex;
     ``kinds``, what it can report, and ``good_kinds``, what each fast regex can (a word
     family's kind); ``prefilter``, a regex that finds something wherever any of the
@@ -147,21 +146,26 @@ class _Detector:
                  "walk", "kinds", "_sources", "_candidate_sources", "_fast", "_candidates", "_shape",
                  "_prefilter", "share", "groups", "precheck")
 
-    def __init__(self, kind, check, shape, fast, *, target="view", back=None, gates=(), needs=(), walk=None,
+    def __init__(self, kind, check, shape, fast, *, target="view", back=None, walk=None,
                  words=None, good_kinds=None, prefilter=None, share=None, precheck=None):
         self.kind, self.check, self.shape, self.target = kind, check, shape, target
         pairs = [source if isinstance(source, tuple) else (source, None) for source in fast]
         self._sources = [source for source, _ in pairs]
         self._candidate_sources = [candidate for _, candidate in pairs]
         self.flagged = bool(pairs) and pairs[0][1] is not None
-        self.back, self.gates, self.needs, self.walk, self.words = back, gates, needs, walk, words
+        self.back, self.walk, self.words = back, walk, words
         self.kinds = _ASSIGNED if check == "assignment" else frozenset({kind})
         # what each fast regex can report (a generic key's word family decides its kind)
         self.good_kinds = [self.kinds] * len(pairs) if good_kinds is None else good_kinds
         self._fast, self._candidates, self._shape = [None] * len(pairs), [None] * len(pairs), None
         self._prefilter, self.share = (_Lazy(prefilter) if prefilter else None), share
-        self.groups = tuple(frozenset(group) for group in (*gates, *needs))
+        self.gates, self.needs, self.groups = (), (), ()
         self.precheck = precheck
+
+    def take_literals(self, gates, needs):
+        """Set the gates and needs (from :data:`mindos.core.secret_gate.LITERALS`)."""
+        self.gates, self.needs = gates, needs
+        self.groups = tuple(frozenset(group) for group in (*gates, *needs))
 
     # Everything compiles on first use, one regex at a time: a write of a few short fields
     # compiles only the detectors whose literal it holds.
@@ -410,7 +414,7 @@ def _detectors():
     on a line running ``command`` unless None), "cookie" (:func:`_cookie_hits`), "openai",
     "bearer", "basic", "discord" and "password_url".
     """
-    global _DETECTORS, _LITERAL_CHARS, _LITERALS, _OPENED_BY, _UNGATED
+    global _DETECTORS, _LITERAL_CHARS, _UNGATED
     if _DETECTORS is not None:
         return _DETECTORS
     cred_key = (r"(?:password|passwd|passphrase|pwd|secret[_-]?key[_-]?base|secret|token"
@@ -424,19 +428,18 @@ def _detectors():
     cli_flags = _value_flags(r"\s\"'`;|&()", length=6, alpha=True, number_quoted=True, bound=256)
 
     def specific(kind, lead, literal, rest, check=None, share=None):
-        """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal, and
-        needs it (lowercase)."""
+        """A vendor shape ``(?<!lead)literal rest``; its fast form opens on the literal (which
+        its row of secret_gate.LITERALS needs, lowercase)."""
         options = literal[3:-1].split("|") if literal.startswith("(?:") else [literal]
         width = len(options[0].replace("\\", ""))
         fast = f"{literal}(?<!{lead}[\\s\\S]{{{width}}}){rest}"
-        needs = tuple(option.replace("\\", "").lower() for option in options)
-        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], needs=(needs,), share=share)
+        return _Detector(kind, check, f"(?<!{lead}){literal}{rest}", [fast], share=share)
 
-    # ``needs``: the literals a detector's matches hold, checked in a short text so that a
-    # write of a few short fields compiles only what it may need, and by their characters in
-    # a long one (a substring search costs as much as the regex's own; a single-character
-    # search does not); ``gates`` are checked exactly, always.
-    https, authorization = (("https://",),), (("authorization",),)
+    # Each detector's ``needs``, the literals its matches hold, and ``gates`` come from
+    # secret_gate.LITERALS, row for row: needs are checked in a short text so that a write of
+    # a few short fields compiles only what it may need, and by their characters in a long
+    # one (a substring search costs as much as the regex's own; a single-character search
+    # does not); gates are checked exactly, always.
 
     # The generic key = value shapes open, in their fast form, on the credential word that
     # ends the key: one regex per word family.  ``long`` flags a key that runs on for 65+
@@ -447,10 +450,13 @@ def _detectors():
                 r"|(?<=private.key)|(?<=signing.key)|(?<=account.key)|(?<=encryption.key)|(?<=subscription.key))"
                 r"|(?<=apikey)|(?<=authkey)|(?<=accesskey)|(?<=masterkey)|(?<=privatekey)|(?<=signingkey)"
                 r"|(?<=accountkey)|(?<=encryptionkey)|(?<=subscriptionkey))")
-    words = (("pass", "(?:word|wd|phrase)?", True), ("pwd", "", True),
-             ("secret", "(?:[_-]?key(?:[_-]?base)?)?", False), ("token", "", False), ("key", key_word, False),
-             ("credential", "s?", False))
-    families = tuple(word for word, _, _ in words)
+    # (each family of secret_gate.FAMILIES, the literals these detectors need: its tail, and
+    # whether its values are passwords)
+    tails = {"pass": ("(?:word|wd|phrase)?", True), "pwd": ("", True),
+             "secret": ("(?:[_-]?key(?:[_-]?base)?)?", False), "token": ("", False), "key": (key_word, False),
+             "credential": ("s?", False)}
+    families = secret_gate.FAMILIES
+    words = tuple((word, *tails[word]) for word in families)
     family_kinds = [frozenset({"password_assignment" if password else "api_key_assignment"})
                     for _, _, password in words]
 
@@ -502,19 +508,18 @@ def _detectors():
         _Detector("private_key", None,
                   r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
                   r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:-]*)",
-                  [], walk="private_key", needs=(("-----begin",),)),
+                  [], walk="private_key"),
         specific("aws_access_key", "[A-Za-z0-9]", "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)",
                  r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
         _Detector("aws_secret_key", None,
                   r"aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
                   [r"aws_?secret_?(?:access_?)?key[\"']?\s*(?:[:=]|=>)\s*[\"']?"
-                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"], target="folded", needs=(("aws",),)),
+                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"], target="folded"),
         _Detector("github_token", None,
                   r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})(?![A-Za-z0-9_])",
                   [r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])",
-                   r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}(?![A-Za-z0-9_])"],
-                  needs=(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+                   r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{50,}(?![A-Za-z0-9_])"]),
         specific("gitlab_token", "[A-Za-z0-9_-]", "glpat-", r"[A-Za-z0-9_-]{20,}"),
         specific("anthropic_key", "[A-Za-z0-9_-]", "sk-ant-", r"[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,}", share="sk-"),
         # project/service/admin keys are specific by prefix; a plain sk- key must mix letters and
@@ -524,10 +529,9 @@ def _detectors():
                  check="openai", share="sk-"),
         _Detector("slack_token", None,
                   r"(?<![A-Za-z0-9])(?:xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
-                  [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"],
-                  needs=(("xox", "xapp-"),)),
+                  [r"x(?<![A-Za-z0-9]x)(?:ox[abeoprs]-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{20,})"]),
         _Detector("slack_webhook", None, r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}",
-                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"], needs=https),
+                  [r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"]),
         specific("google_api_key", "[A-Za-z0-9_-]", "AIza", r"[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         specific("google_oauth_secret", "[A-Za-z0-9_-]", "GOCSPX-", r"[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
         # sk_live_/rk_test_ open on "k_", one character after the shape's start
@@ -535,7 +539,7 @@ def _detectors():
                   r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})",
                   [r"k_(?<![A-Za-z0-9_][sr]k_)(?<=[sr]k_)(?:live|test)_[0-9A-Za-z]{16,}",
                    r"whsec_(?<![A-Za-z0-9_]whsec_)[A-Za-z0-9]{24,}"],
-                  back=lambda view, m: m.start() - (view[m.start()] == "k"), needs=(("sk_", "rk_", "whsec_"),)),
+                  back=lambda view, m: m.start() - (view[m.start()] == "k")),
         specific("npm_token", "[A-Za-z0-9_]", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
         specific("pypi_token", "[A-Za-z0-9_-]", "pypi-AgE", r"[A-Za-z0-9_-]{50,}"),
         specific("huggingface_token", "[A-Za-z0-9_]", "hf_", r"[A-Za-z0-9]{34,}(?![A-Za-z0-9])"),
@@ -545,10 +549,10 @@ def _detectors():
         _Detector("telegram_bot_token", None, r"(?<![A-Za-z0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
                   [r":AA(?:(?<=(?<![A-Za-z0-9])\d{8}:AA)|(?<=(?<![A-Za-z0-9])\d{9}:AA)"
                    r"|(?<=(?<![A-Za-z0-9])\d{10}:AA))[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"],
-                  back=lambda view, m: m.start() - _decimal_run(view, m.start()), needs=((":aa",),)),
+                  back=lambda view, m: m.start() - _decimal_run(view, m.start())),
         _Detector("digitalocean_token", None, r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])",
                   [r"_v1_(?<=(?<![A-Za-z0-9_])do[opr]_v1_)[a-f0-9]{64}(?![A-Za-z0-9])"],
-                  back=lambda view, m: m.start() - 3, needs=(("_v1_",),)),
+                  back=lambda view, m: m.start() - 3),
         specific("shopify_token", "[A-Za-z0-9_]", "shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
         specific("jwt", "[A-Za-z0-9_-]", "eyJ", r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
         # base64(user snowflake) . timestamp . HMAC: the first part must decode to the id's 17-20
@@ -560,70 +564,68 @@ def _detectors():
                   [r"\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})(?:"
                    + "|".join(rf"(?<=(?<![A-Za-z0-9_.-])[MNO][TDjz][A-Za-z0-9_-]{{{n}}}\.)" for n in range(20, 27))
                    + r")[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"],
-                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28), needs=((".",),),
-                  precheck=_dots_seven_apart),
+                  back=lambda view, m: m.start() - _run_back(view, m.start(), _TOKEN_CHARS, 28), precheck=_dots_seven_apart),
         _Detector("discord_webhook", None,
                   r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}",
                   [r"https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/"
-                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"], needs=(("https://",), ("discord",))),
+                   r"\d{17,20}/[A-Za-z0-9_-]{60,80}"]),
         _Detector("mailgun_key", "mixed", r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])",
-                  [r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"], needs=(("key-",),)),
+                  [r"key-(?<![A-Za-z0-9_-]key-)(?P<body>[0-9a-z]{32})(?![A-Za-z0-9_-])"]),
         # the fast form opens on "://" and looks back for the 2-25 character scheme
         _Detector("connection_string", "password_url",
                   r"\b[a-z][a-z0-9+.-]{1,24}://[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@[A-Za-z0-9.\[\]_-]",
                   [r"://(?=[^\s:/@\"']{0,128}:[^\s@/\"']{1,256}@[a-z0-9.\[\]_-])(?:"
                    + "|".join(rf"(?<=\b[a-z][a-z0-9+.-]{{{n}}}://)" for n in range(1, 25))
                    + r")[^\s:/@\"']{0,128}:(?P<val>[^\s@/\"']{1,256})@[A-Za-z0-9.\[\]_-]"],
-                  target="folded", walk="url", needs=(("://",),)),
+                  target="folded", walk="url"),
         _Detector("bearer_token", "bearer",
                   r"(?:\bbearer\s+|\bauthorization[\"']?\s*[:=]\s*[\"']?token\s+)(?P<val>[A-Za-z0-9._~+/-]{16,}=*)",
                   [_flagged_pair(f"{literal}(?<!\\w{literal}){rest}", bearer_flags,
                                  r"(?P<val>[A-Za-z0-9._~+/-]{16,}=*)")
                    for literal, rest in (("bearer", r"\s+"), ("authorization", r"[\"']?\s*[:=]\s*[\"']?token\s+"))],
-                  target="folded", needs=(("bearer", "authorization"),)),
+                  target="folded"),
         _Detector("basic_auth", "basic",
                   r"\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})",
                   [r"authorization(?<!\wauthorization)[\"']?\s*[:=]\s*[\"']?basic\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})"],
-                  target="folded", needs=authorization),
+                  target="folded"),
         # one match per Cookie header; _cookie_hits picks the session-like cookies out of it
         # (good: some "=" has 16 characters after it)
         _Detector("session_cookie", "cookie",
                   r"cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?(?P<val>[^\n\"']{1,4096})",
                   [_flagged_pair(r"cookie(?<![A-Za-z0-9_]cookie)(?:[\"']?\s*[:=]|(?<=--cookie)\s)\s*[\"']?",
                                  cookie_flags, r"(?P<val>[^\n\"']{1,4096})")],
-                  target="folded", needs=(("cookie",),)),
+                  target="folded"),
         # curl -u/--user user:password, mysql -pPASSWORD, sshpass -p PASSWORD, redis-cli -a PASSWORD
         _Detector("cli_password", ("password", "curl"),
                   r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:(?P<bare>[^\s\"']{1,256})",
                   [_flagged_pair(r"-(?<![\w-]-)(?:u|-user)(?:\s+|=)?[\"']?[^\s:\"'@]{1,128}:", curl_flags,
-                                 r"(?P<bare>[^\s\"']{1,256})")], gates=(_COMMAND_GATES["curl"],)),
+                                 r"(?P<bare>[^\s\"']{1,256})")]),
         _Detector("cli_password", ("password", "mysql"), r"-p(?<![\w-]-p)" + cli_value,
-                  [_flagged_pair(r"-p(?<![\w-]-p)", cli_flags, cli_value)], gates=(_COMMAND_GATES["mysql"],)),
+                  [_flagged_pair(r"-p(?<![\w-]-p)", cli_flags, cli_value)]),
         _Detector("cli_password", ("password", "sshpass"), r"-p(?<![\w-]-p)\s*" + cli_value,
-                  [_flagged_pair(r"-p(?<![\w-]-p)\s*", cli_flags, cli_value)], gates=(_COMMAND_GATES["sshpass"],)),
+                  [_flagged_pair(r"-p(?<![\w-]-p)\s*", cli_flags, cli_value)]),
         _Detector("cli_password", ("password", "redis-cli"), r"-a(?<![\w-]-a)\s+" + cli_value,
-                  [_flagged_pair(r"-a(?<![\w-]-a)\s+", cli_flags, cli_value)], gates=(_COMMAND_GATES["redis-cli"],)),
+                  [_flagged_pair(r"-a(?<![\w-]-a)\s+", cli_flags, cli_value)]),
         # prose: "the password is hunter2abc", "the admin password for staging was ..."
         _Detector("password_assignment", ("password", None),
                   r"p(?<![A-Za-z0-9_]p)(?:assword|asswd|assphrase|wd)" + prose + value,
                   [(fast, candidate.replace(prose, r"(?=\s+[fiow])" + prose, 1)) for fast, candidate in (
                       _flagged_pair(f"{literal}(?<![a-z0-9_]{literal}){tail}{prose}", password_flags, value)
                       for literal, tail in (("pass", "(?:word|wd|phrase)"), ("pwd", "")))],
-                  target="folded", needs=(("pass", "pwd"),)),
+                  target="folded"),
         _Detector("cli_flag", "assignment",
                   r"(?<![A-Za-z0-9-])--(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-key))"
                   r"(?:=|\s+)" + value,
                   [_flagged_pair(r"--(?<![a-z0-9-]--)(?P<key>(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret"
                                  r"|api-key))(?:=|\s+)", _value_flags(bare, length=6, alpha=False, number_quoted=False),
                                  value)],
-                  target="folded", gates=(("--",), ("pass", "token", "secret", "api-key"))),
+                  target="folded"),
         # (its candidates each need a ">" after a credential word's ending, then a value)
         _Detector("xml_element", "assignment",
                   r"<(?P<key>[A-Za-z0-9_.:-]{0,64}?" + cred_key + r")s?>(?P<bare>[^<\s]{1,512})</",
                   by_word("[a-z0-9_.:-]", xml_rest), target="folded", walk="words", words=families,
                   good_kinds=family_kinds,
-                  gates=(("</",),), needs=(families,),
                   prefilter=">(?:" + "|".join(f"(?<={end}>)|(?<={end}s>)" for end in (
                       "pass", "word", "wd", "phrase", "secret", "base", "token", "key", "credential", "credentials"))
                   + ")" + _near(r"<\s", length=6)),
@@ -631,18 +633,19 @@ def _detectors():
                   r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,64}?" + cred_key + r")s?[\"']?"
                   r"\s*(?::=|=>|=|:)\s*" + value,
                   by_word("[a-z0-9_.-]", assignment_rest), target="folded", walk="words", words=families,
-                  good_kinds=family_kinds,
-                  needs=((":", "="), families)),
+                  good_kinds=family_kinds),
     ]
+    declared = secret_gate.LITERALS
+    if [detector.kind for detector in _DETECTORS] != [kind for kind, _, _ in declared]:
+        from mindos.errors import IntegrityError  # lazy: only a build that disagrees with its declaration
+
+        _DETECTORS = None
+        raise IntegrityError("the secret detectors and their declared literals (secret_gate.LITERALS) disagree")
+    for detector, (_, gates, needs) in zip(_DETECTORS, declared):
+        detector.take_literals(gates, needs)
     _LITERAL_CHARS = frozenset(char for detector in _DETECTORS
                                for literal in itertools.chain(*detector.needs, *detector.gates, detector.words or ())
                                for char in literal)
-    opened_by = {}
-    for index, detector in enumerate(_DETECTORS):
-        for group in detector.groups:
-            for literal in group:
-                opened_by.setdefault(literal, set()).add(index)
-    _OPENED_BY, _LITERALS = opened_by, tuple(opened_by)
     _UNGATED = frozenset(index for index, detector in enumerate(_DETECTORS) if not detector.groups)
     return _DETECTORS
 

@@ -155,7 +155,7 @@ def archive(conn, before, *, dry_run=False, out=None, force=False):
                                                     (ids_json,))] if "receipts" in rows else []
         finally:
             conn.execute("COMMIT")
-        present = sum(1 for _ in artifacts.receipt_bytes(conn.home, paths))  # one file at a time
+        present = sum(1 for _ in artifacts.receipt_sizes(conn.home, paths))  # opened and sized, never read
         return {"dry_run": True, "before": before, "task_ids": ids, "counts": _counts(rows, present)}
     from mindos.store import backup  # lazy: archives only
 
@@ -311,6 +311,7 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
         source = backup.open_copy(copy)
         try:
             shapes = {name: tables.columns(source, name) for name in manifest["restore_tables"]}
+            _check_task_ids(source, manifest["task_ids"], path)
         finally:
             source.close()
         present = set(tables.data_tables(conn))
@@ -321,6 +322,18 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
             return _load_copy(conn, path, copy, manifest, shapes, files, force=force, provenance=provenance)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_task_ids(source, ids, path):
+    """Refuse a copy whose tasks are not exactly the ones its manifest lists (each once): the
+    manifest names what a restore reports and audits, the copy what it writes.  An unsigned
+    archive's writer is unknown, and a seal binds the two only to each other's bytes."""
+    listed = len(ids)
+    held, matched = source.execute(f"SELECT count(*), count(DISTINCT id) FILTER (WHERE id IN {_IDS}) FROM tasks",
+                                   (json.dumps(ids),)).fetchone()
+    if len(set(ids)) != listed or held != listed or matched != listed:
+        raise IntegrityError(f"archive-restore refused: {path}: the task ids its manifest lists are not the tasks"
+                             f" in {DATABASE} ({listed} listed, {held} there, {matched} of them listed)")
 
 
 def _load_copy(conn, path, copy, manifest, shapes, files, *, force, provenance):
@@ -421,6 +434,10 @@ def _restore_v1(conn, path, *, force, trust_unsigned):
     task_block = blocks["tasks"]
     id_col = task_block["columns"].index("id")
     ids = [row[id_col] for row in task_block["rows"]]
+    listed = sorted(json.dumps(i) for i in doc["task_ids"])  # (as JSON: a forged id may be any value)
+    if len(set(listed)) != len(listed) or listed != sorted(json.dumps(i) for i in ids):
+        raise IntegrityError(f"archive-restore refused: {path}: the task ids its manifest lists are not the rows"
+                             f" of its tasks table ({len(listed)} listed, {len(ids)} there)")
     ids_json = json.dumps(ids)
     written = []
     try:

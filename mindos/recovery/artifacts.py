@@ -279,6 +279,26 @@ def receipt_bytes(home, paths, refused=None):
     time (see :func:`receipt_files` for what is refused and how)."""
     from mindos.core import files  # lazy: only artifact writers carry receipt files
 
+    return _receipts(home, paths, refused, lambda target: files.read_bytes(target, max_bytes=MAX_RECEIPT_BYTES))
+
+
+def receipt_sizes(home, paths, refused=None):
+    """Yield ``(stored path, size in bytes)`` for the receipt files :func:`receipt_bytes` would
+    yield (the same refusals), each opened as it would be and sized from its ``fstat``:
+    nothing is read (what a dry run counts)."""
+    from mindos.core import files  # lazy: as above
+
+    def size(target):
+        fd, st = files.open_regular(target, max_bytes=MAX_RECEIPT_BYTES)
+        os.close(fd)
+        return st.st_size
+
+    return _receipts(home, paths, refused, size)
+
+
+def _receipts(home, paths, refused, read):
+    """``(stored path, read(target))`` for each receipt file of ``paths`` that exists, is
+    confined to the home's receipts directory and passes ``read``'s checks."""
     linked = os.path.islink(db.receipts_dir(home))
     for stored in sorted(set(paths)):
         try:
@@ -286,14 +306,14 @@ def receipt_bytes(home, paths, refused=None):
             if linked:
                 raise Refused("the receipts directory is a symlink; symlinks are never followed", code="symlink")
             # never through a symlink or a FIFO: a planted link must not seal its target
-            data = files.read_bytes(target, max_bytes=MAX_RECEIPT_BYTES)
+            found = read(target)
         except Refused as exc:
             if refused is not None:
                 refused.append({"path": stored, "reason": str(exc)})
             continue
         except (NotFound, OSError):
             continue
-        yield stored, data
+        yield stored, found
 
 
 def check_receipt_files(home, carried):

@@ -458,24 +458,24 @@ def _acquire(conn, timeout=None):
     if line.owner == me:
         _flock(conn, timeout)
         return
-    ticket = object()
+    ticket, asked = object(), None
     try:
         with line.lock:
             line.queue.append(ticket)
             if line.queue[0] is not ticket:
                 import time
 
-                timeout = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
-                deadline = time.monotonic() + timeout
+                asked = LOCK_TIMEOUT_SECONDS if timeout is None else max(0.0, float(timeout))
+                deadline = time.monotonic() + asked
                 while line.queue[0] is not ticket:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        raise _busy(timeout)
+                        raise _busy(asked)
                     line.cond.wait(left)
-                timeout = max(0.0, deadline - time.monotonic())
+                timeout = max(0.0, deadline - time.monotonic())  # what is left of it for the file lock
             line.owner = me
             conn._lock_turn = (line, ticket)
-        _flock(conn, timeout)
+        _flock(conn, timeout, asked=asked)
     except BaseException:  # past the deadline, interrupted anywhere from the queue on, or no file lock
         _give_up(conn, line, ticket)
         raise
@@ -504,8 +504,9 @@ def _leave(conn):
     _give_up(conn, line, ticket)
 
 
-def _busy(timeout):
-    return MindosError(f"database busy: another writer held the write lock for {timeout:.3g} s; nothing was changed,"
+def _busy(wait):
+    """The refusal of a writer that waited ``wait`` seconds (the whole wait it was given) for the lock."""
+    return MindosError(f"database busy: another writer held the write lock for {wait:.3g} s; nothing was changed,"
                        " retry", code="busy")
 
 
@@ -518,8 +519,10 @@ def _in_main_thread():
     return threading.current_thread() is threading.main_thread()
 
 
-def _flock(conn, timeout):
-    """Take the writer lock file itself, waiting at most ``timeout`` seconds (None: the default)."""
+def _flock(conn, timeout, *, asked=None):
+    """Take the writer lock file itself, waiting at most ``timeout`` seconds (None: the default);
+    ``asked``: the whole wait the caller was given, when part of it went before (the refusal
+    names it, not what was left)."""
     import fcntl  # lazy: the write path only
 
     fd = _lock_fd(conn)
@@ -554,7 +557,7 @@ def _flock(conn, timeout):
                 return
             except BlockingIOError:
                 time.sleep(0.002)
-    raise _busy(timeout)
+    raise _busy(timeout if asked is None else asked)
 
 
 def _lock_fd(conn):

@@ -57,7 +57,9 @@ def index(name):
 
 
 def tokens(text):
-    """The word tokens of ``text`` (what FTS5's unicode61 tokenizer would index).
+    """The word tokens of ``text`` (what FTS5's unicode61 tokenizer would index), as written:
+    the words of a query, each quoted into a MATCH term.  (What the index holds, folded,
+    exactly: :func:`indexed_tokens`.)
 
     Letters and digits only: unicode61 treats '_' as a separator, so a quoted "rate_limit"
     token would silently match nothing rather than "rate limit".
@@ -186,16 +188,87 @@ def totals(conn, name):
     return rows, (tokens / rows if rows else 0.0)
 
 
+# How FTS5's tokenizer reads each character of a non-ASCII text, learned as texts bring new
+# ones (see :func:`indexed_tokens`): code point -> the text it becomes in a token ("" when it
+# is dropped, as a combining accent is) or " " for a separator.
+_FOLDS = {}
+
+
+def _learn(chars):
+    """Learn how FTS5's tokenizer reads each of ``chars`` (unknown yet).  ASCII is fixed:
+    letters fold to lowercase, digits stay, the rest separates.  Every other character is
+    asked of SQLite itself, indexed between two letters in an in-memory FTS5 table declared
+    as the schema declares its indexes (no tokenizer option: unicode61, diacritics removed):
+    one token back means a token character, folded to what sits between the letters; two
+    mean a separator.  (A connection of its own, opened for the call: it is rare, and safe
+    from any thread.)"""
+    probed = []
+    for char in chars:
+        if char.isascii():
+            _FOLDS[ord(char)] = char.lower() if char.isalnum() else " "
+        elif 0xD800 <= ord(char) <= 0xDFFF:  # a lone surrogate cannot be bound, nor indexed
+            _FOLDS[ord(char)] = " "
+        else:
+            probed.append(char)
+    if not probed:
+        return
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+        scratch.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
+        scratch.executemany("INSERT INTO probe(rowid, text) VALUES (?, ?)", [(ord(c), f"q{c}q") for c in probed])
+        found = {}
+        for code, term in scratch.execute("SELECT doc, term FROM probe_terms"):
+            found.setdefault(code, []).append(term)
+    finally:
+        scratch.close()
+    for char in probed:
+        terms = found.get(ord(char), ())
+        _FOLDS[ord(char)] = terms[0][1:-1] if len(terms) == 1 else " "
+
+
+def indexed_tokens(text):
+    """The tokens FTS5 indexes for ``text``, in order, exactly as the schema's indexes
+    tokenize it (unicode61 with its defaults): letters and digits folded to lowercase, Latin
+    diacritics removed (``Café`` and ``Cafe`` plus a combining acute are both ``cafe``), and
+    each non-ASCII character a token character or a separator as SQLite's own tables say
+    (they follow an older Unicode than Python's, and fold otherwise: ``ς`` is ``σ``, ``İ``
+    is ``i``, a Devanagari vowel sign separates).  ASCII text is read here; a non-ASCII
+    character is asked of SQLite once per process (:func:`_learn`)."""
+    if not text:
+        return []
+    if text.isascii():
+        return words(text.lower())
+    unknown = {char for char in set(text) if ord(char) not in _FOLDS}
+    if unknown:
+        _learn(unknown)
+    return [token for token in text.translate(_FOLDS).split(" ") if token]
+
+
+def _occurrences(tokens, phrase):
+    """How many times the token sequence ``phrase`` occurs in ``tokens`` (overlaps counted,
+    as FTS5 counts a phrase's positions)."""
+    if len(phrase) == 1:
+        return tokens.count(phrase[0])
+    if not phrase:
+        return 0
+    first, size = phrase[0], len(phrase)
+    return sum(1 for at, token in enumerate(tokens) if token == first and tuple(tokens[at:at + size]) == phrase)
+
+
 def bm25(terms, hits, rows, average, documents):
-    """FTS5's bm25() of each of ``documents`` (lists of lowercase tokens) for the phrases
-    ``terms`` (lowercase tokens, one per phrase, repeats kept as FTS5 keeps them), computed
-    here for a bounded set of rows: ``hits`` is each term's document frequency, ``rows`` and
-    ``average`` the index's totals (:func:`totals`).  The formula and constants are FTS5's
+    """FTS5's bm25() of each of ``documents`` for the phrases ``terms`` (one per quoted
+    phrase of the MATCH expression, repeats kept as FTS5 keeps them), computed here for a
+    bounded set of rows: ``hits`` is each term's document frequency, ``rows`` and ``average``
+    the index's totals (:func:`totals`).  A document is its indexed text (tokenized here as
+    FTS5 does, :func:`indexed_tokens`) or the list of its indexed tokens; a term is folded the
+    same way (``Café`` counts ``cafe``).  The formula and constants are FTS5's
     (``idf = log((N - n + 0.5) / (n + 0.5))``, at least 1e-6; more negative = more relevant);
     every document is taken to match every term at least once, as a conjunctive MATCH
     guarantees.  Returns the scores, aligned with ``documents``."""
     import math  # lazy: only a bounded ranking computes scores itself
 
+    phrases = [tuple(indexed_tokens(term)) for term in terms]
     idf = []
     for count in hits:
         value = math.log((rows - count + 0.5) / (count + 0.5)) if rows else 0.0
@@ -203,10 +276,12 @@ def bm25(terms, hits, rows, average, documents):
     average = average or 1.0
     scores = []
     for tokens in documents:
+        if isinstance(tokens, str):
+            tokens = indexed_tokens(tokens)
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(tokens) / average)
         score = 0.0
-        for term, weight in zip(terms, idf):
-            freq = tokens.count(term) or 1
+        for phrase, weight in zip(phrases, idf):
+            freq = _occurrences(tokens, phrase) or 1
             score += weight * (freq * (BM25_K1 + 1.0)) / (freq + norm)
         scores.append(-1.0 * score)
     return scores
@@ -233,7 +308,7 @@ def rank_one_word(conn, name, word, rows, text, rowid, weight_hits):
     ``weight_hits`` (the word's match count as far as it was counted) sets it, and with it the
     scale of the scores."""
     total, average = totals(conn, name)
-    scores = bm25([word], [weight_hits], max(total, len(rows)), average, [tokens(text(row).lower()) for row in rows])
+    scores = bm25([word], [weight_hits], max(total, len(rows)), average, [text(row) for row in rows])
     return sorted(zip(scores, rows), key=lambda pair: (pair[0], rowid(pair[1])))
 
 

@@ -91,7 +91,7 @@ def _bounded(conn, query, terms, hits, clauses, params, limit):
         if not window:
             return []
         total, average = fts.totals(conn, "tasks_fts")
-        scores = fts.bm25(terms, hits, max(total, len(window)), average, [fts.tokens(row[4]) for row in window])
+        scores = fts.bm25(terms, hits, max(total, len(window)), average, [row[4] for row in window])
         ranked = [(score, *row[:4]) for score, row in zip(scores, window)]
         # the list order (priority, then most recently updated, then id) settles equal scores
         ranked.sort(key=lambda entry: entry[4])

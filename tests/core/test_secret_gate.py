@@ -52,15 +52,38 @@ def _fuzz(count, seed):
     return texts
 
 
-def test_the_gate_restates_the_detectors_literal_groups_in_order():
+def test_the_detectors_take_their_literals_from_the_gates_declaration():
     detectors = secrets._detectors()
+    assert [detector.kind for detector in detectors] == [kind for kind, _, _ in secret_gate.LITERALS]
+    for detector, (_, gates, needs) in zip(detectors, secret_gate.LITERALS):
+        assert detector.gates is gates and detector.needs is needs
     assert [tuple(frozenset(group) for group in groups) for groups in secret_gate.GROUPS] == \
         [detector.groups for detector in detectors]
+    assert secrets._OPENED_BY is secret_gate._OPENED_BY and secrets._LITERALS is secret_gate._LITERALS
+    assert [detectors[index].words for index in (-2, -1)] == [secret_gate.FAMILIES] * 2
     # its extra conditions belong to the detectors they name
     assert {index: detectors[index].kind for index in secret_gate.PRECHECKS} == \
         {secret_gate._TWILIO: "twilio_key", secret_gate._DISCORD: "discord_token"}
     assert detectors[secret_gate._DISCORD].precheck is secret_gate.dots_seven_apart
     assert secret_gate.SHORT == secrets._SHORT and secret_gate.SHORTEST_LABEL == len("[REDACTED:x]")
+
+
+@pytest.mark.parametrize("change", ["drop", "add", "rename"])
+def test_the_detectors_refuse_to_build_when_the_declaration_disagrees(monkeypatch, change):
+    from mindos.errors import IntegrityError
+
+    rows = list(secret_gate.LITERALS)
+    if change == "drop":  # a detector with no declared literals
+        rows.pop()
+    elif change == "add":  # a declared row with no detector
+        rows.append(("new_key", (), (("new_",),)))
+    else:
+        rows[3] = ("gitlab_token",) + rows[3][1:]
+    monkeypatch.setattr(secret_gate, "LITERALS", tuple(rows))
+    monkeypatch.setattr(secrets, "_DETECTORS", None)
+    with pytest.raises(IntegrityError, match="declared literals"):
+        secrets._detectors()
+    assert secrets._DETECTORS is None  # nothing half-built is kept
 
 
 def test_the_twilio_condition_is_necessary_for_its_fast_form():
@@ -123,8 +146,21 @@ def test_a_url_field_with_userinfo_is_still_refused_through_the_gate():
     assert guard._row_findings({"pr_url": "https://user@example.com/x"}) == (["url_credentials"], ["pr_url"])
 
 
-def test_every_literal_is_filed_once_under_one_of_its_characters():
+def test_every_literal_is_filed_once_under_its_rarest_character():
     filed = [(char, literal) for char, literals in secret_gate._BY_CHAR.items() for literal in literals]
     assert sorted(literal for _, literal in filed) == sorted(secret_gate._LITERALS)
     assert all(char in literal for char, literal in filed)
     assert secret_gate._RAREST == frozenset(secret_gate._BY_CHAR)
+    for char, literal in filed:  # (its rarest: no character of it ranks rarer)
+        assert all(secret_gate._RARITY.find(other) >= secret_gate._RARITY.find(char) for other in literal)
+
+
+def test_a_declared_literal_missing_from_the_filing_is_still_looked_for():
+    # the filing is a speed hint: leave a literal out of it and the gate still sends its text on
+    source = open(secret_gate.__file__, encoding="utf-8").read()
+    assert "'q': ('mysql',), " in source
+    namespace = {"__name__": "gate_copy"}
+    exec(compile(source.replace("'q': ('mysql',), ", ""), "gate_copy", "exec"), namespace)
+    assert namespace["_BY_CHAR"]["q"] == ("mysql",)
+    assert namespace["clean"]("mysql -u root -phunter2abc db") is False
+    assert secrets.scan("mysql -u root -phunter2abc db") == ["cli_password"]

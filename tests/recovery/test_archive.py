@@ -39,6 +39,39 @@ def test_dry_run_previews_ids_and_counts_without_writing(conn, home, cli):
     assert file_state(home) == before and not os.path.exists(os.path.join(str(home), "backups"))
 
 
+def test_dry_run_counts_the_receipt_files_the_archive_takes_without_reading_them(conn, home, tmp_path, monkeypatch):
+    from mindos.core import files
+    from mindos.work import receipts
+
+    _retire(conn)
+    for task_id in ("t2", "t4", "t4", "t2"):
+        receipts.add(conn, task_id, "verification", {"tests": "pass", "task": task_id})
+    stored = [row[0] for row in conn.execute("SELECT path FROM receipts ORDER BY id")]
+    assert len(stored) == 5
+    targets = [artifacts.receipt_target(str(home), path) for path in stored]
+    os.unlink(targets[1])  # a missing file
+    outside = tmp_path / "secret.json"
+    outside.write_text("{}")
+    os.unlink(targets[2])
+    os.symlink(outside, targets[2])  # a planted link: refused
+    with open(targets[3], "ab") as handle:  # over the receipt size limit
+        handle.write(b" " * (artifacts.MAX_RECEIPT_BYTES + 1))
+    refused_sized, refused_read = [], []
+    sizes = dict(artifacts.receipt_sizes(str(home), stored, refused_sized))
+    assert sizes == {path: len(data) for path, data in artifacts.receipt_bytes(str(home), stored, refused_read)}
+    assert sorted(sizes) == sorted([stored[0], stored[4]]) and refused_sized == refused_read and len(refused_read) == 2
+    real_read = files.read_bytes
+    monkeypatch.setattr(files, "read_bytes", lambda *a, **k: pytest.fail("a dry run read a receipt file"))
+    preview = archive.archive(conn, BEFORE, dry_run=True)
+    monkeypatch.setattr(files, "read_bytes", real_read)
+    assert preview["counts"]["receipt_files"] == 2  # t1's and the last one
+    made = archive.archive(conn, BEFORE)
+    assert made["counts"]["receipt_files"] == preview["counts"]["receipt_files"]
+    assert [entry["path"] for entry in made["receipt_files_refused"]] == sorted([stored[2], stored[3]])
+    assert dict(artifacts.receipt_sizes(str(home), stored)) == {}  # what is left: the refused two
+    assert os.path.islink(targets[2])
+
+
 def test_archive_then_restore_round_trips(conn, home, cli):
     _retire(conn)
     rows_before = table_rows(conn)
@@ -136,6 +169,25 @@ def test_receipt_paths_outside_the_home_are_refused(conn, home, tmp_path):
     state = db_state(conn)
     with pytest.raises(Refused, match="outside the home's receipts directory"):
         archive.restore(conn, path, trust_unsigned=True)
+    assert db_state(conn) == state
+
+
+@pytest.mark.parametrize("listed", [["t1", "t2", "t4", "t9"], ["t1", "t2"], ["t1", "t2", "t2", "t4"], ["t1", "t2", "t9"]])
+def test_an_old_format_archive_whose_task_ids_are_not_its_task_rows_is_refused(conn, home, cli, tmp_path, listed):
+    _retire(conn)
+    path = write_v1_archive(conn, BEFORE, str(tmp_path / "old.json"))
+    archive.archive(conn, BEFORE)
+    doc = json.load(open(path))
+    doc.pop("seal")
+    fmt = doc.pop("format")
+    doc["task_ids"] = listed
+    artifacts.seal_write(path, fmt, doc, home=conn.home)  # signed by this home, and still refused
+    assert archive.check(path, str(home))["trust"] == "signed_by_this_home"
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match="the task ids its manifest lists are not the rows of its tasks table"):
+        archive.restore(conn, path)
+    rc, out, err = cli("ops", "archive-restore", path, "--trust-unsigned")
+    assert (rc, out) == (1, "") and err.count("\n") == 1 and "are not the rows of its tasks table" in err
     assert db_state(conn) == state
 
 

@@ -216,6 +216,33 @@ def test_forged_rows_under_a_valid_seal_are_checked_by_the_write_path_rules(conn
     assert db_state(conn) == state and _staging_left(home) == []
 
 
+@pytest.mark.parametrize("listed, change", [
+    (["t1", "t2", "t4", "t9"], None),  # the manifest names a task the copy lacks
+    (["t1", "t2"], None),  # the copy holds a task the manifest leaves out
+    (["t1", "t2", "t2", "t4"], None),  # one listed twice
+    (None, "UPDATE tasks SET id = 't9' WHERE id = 't4'"),  # as many tasks, another id
+    (None, "CREATE TEMP TABLE extra AS SELECT * FROM tasks WHERE id = 't4';"  # one more, a whole row
+           " UPDATE extra SET id = 't9', seq = seq + 1000; INSERT INTO tasks SELECT * FROM extra"),
+], ids=["listed-extra", "listed-fewer", "listed-twice", "copy-renamed", "copy-extra"])
+def test_a_manifest_whose_task_ids_are_not_the_copys_tasks_is_refused(conn, home, cli, tmp_path, made, listed, change):
+    if change is not None:
+        _forge(made, tmp_path, lambda raw: raw.executescript(change))
+    if listed is not None:
+        members = _members(made)
+        fmt, doc = _unsealed(members)
+        doc["task_ids"] = listed
+        _rewrite(made, [(members[0][0], _resealed(members, doc))] + members[1:])
+    assert archive.check(made, str(home))["trust"] == "unsigned"
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match="the task ids its manifest lists are not the tasks in archive.db"):
+        archive.restore(conn, made, trust_unsigned=True)
+    for argv in (["archive-restore", made, "--trust-unsigned"], ["archive-restore", made, "--trust-unsigned", "--force"]):
+        rc, out, err = cli("ops", *argv)
+        assert (rc, out) == (1, "") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert "are not the tasks in archive.db" in err
+    assert db_state(conn) == state and _staging_left(home) == []
+
+
 def test_a_copy_whose_columns_differ_from_this_database_is_refused(conn, home, tmp_path, made):
     _forge(made, tmp_path, lambda raw: raw.execute("ALTER TABLE notes ADD COLUMN planted"))
     state = db_state(conn)

@@ -606,7 +606,7 @@ def test_an_interrupt_anywhere_in_the_queue_leaves_no_ticket_behind(conn, monkey
     monkeypatch.setattr(line, "queue", Interrupted())
     real = db._flock
     if where == "turn_taken":
-        def flock(conn, timeout):
+        def flock(conn, timeout, **_):
             raise KeyboardInterrupt
         monkeypatch.setattr(db, "_flock", flock)
     with pytest.raises(KeyboardInterrupt):
@@ -617,3 +617,60 @@ def test_an_interrupt_anywhere_in_the_queue_leaves_no_ticket_behind(conn, monkey
     with db.write(conn, timeout=1):
         ledger.append_event(conn, "task", "t1", "probe", {})
     assert ledger.count_action(conn, "probe") == 1
+
+
+@pytest.mark.parametrize("asked", [0.2, None])
+def test_a_busy_refusal_names_the_wait_asked_for_not_what_was_left(conn, home, monkeypatch, asked):
+    # the wait is spent partly queued behind another thread of this process, the rest on the
+    # file lock another process holds: the refusal names the whole wait the caller asked for
+    import fcntl
+    import time
+
+    line = db.turns(conn)
+    wait = asked
+    if asked is None:  # the default wait
+        monkeypatch.setattr(db, "LOCK_TIMEOUT_SECONDS", 0.25)
+        wait = 0.25
+    ahead = object()  # another thread's ticket, first in line
+    line.queue.append(ahead)
+    spent = [0.0]
+    real = time.monotonic
+    monkeypatch.setattr(time, "monotonic", lambda: real() + spent[0])
+
+    class Handover:
+        def wait(self, left):  # the thread ahead takes 60% of the wait, then passes the turn
+            spent[0] += wait * 0.6
+            line.queue.remove(ahead)
+
+    monkeypatch.setattr(line, "cond", Handover())
+    holder = os.open(db.lock_path(conn), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another process's writer
+    try:
+        with pytest.raises(MindosError, match="database busy") as caught:
+            with db.write(conn, timeout=asked):
+                pass
+    finally:
+        os.close(holder)
+        monkeypatch.undo()
+    assert caught.value.code == "busy"
+    assert f"held the write lock for {wait:.3g} s;" in str(caught.value), str(caught.value)
+    assert not line.queue and line.owner is None
+
+
+def test_a_busy_refusal_in_the_queue_names_the_wait_asked_for(conn, home, monkeypatch):
+    line = db.turns(conn)
+    ahead = object()
+    line.queue.append(ahead)
+
+    class Stuck:
+        def wait(self, left):
+            raise AssertionError("no wait: a zero timeout refuses at once")
+
+    monkeypatch.setattr(line, "cond", Stuck())
+    try:
+        with pytest.raises(MindosError, match=r"held the write lock for 0 s;"):
+            with db.write(conn, timeout=0):
+                pass
+    finally:
+        line.queue.remove(ahead)
+    assert not line.queue
