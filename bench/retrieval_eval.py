@@ -55,7 +55,7 @@ from mindos.memory import memory_search as search  # noqa: E402
 START = "2026-01-05T09:00:00Z"
 TOP = 5
 DEPTH = 50
-CORPORA = {"first": "retrieval_corpus", "dev": "dev_corpus", "heldout": "heldout_corpus"}
+CORPORA = {"first": "retrieval_corpus", "dev": "dev_corpus", "dev2": "dev2_corpus", "heldout": "heldout_corpus"}
 STEP_MINUTES = 360  # time between labelled rows when the corpus does not say
 
 
