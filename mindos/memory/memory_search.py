@@ -16,6 +16,8 @@ reason) and the row recording that change ranks right after it (``history_of``; 
 :mod:`mindos.memory.history`).
 """
 
+import math
+
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
 from mindos.memory import fact_in_scope, fact_project, fact_valid, memory_in_scope, note_live, retrieval
@@ -240,10 +242,12 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
 # them it holds.  The best answer holds them all, so it stays first; what it names (the team
 # that owns a service, the change behind a value) ranks with it.
 FEEDBACK_DOCS = 1
-FEEDBACK_TERMS = 3
+FEEDBACK_TERMS = 5
 FEEDBACK_COMMON = 20
-FEEDBACK_WEIGHT = 0.3
+FEEDBACK_WEIGHT = 0.5
 FEEDBACK_CANDIDATES = 10
+FEEDBACK_FLOOR = 0.5
+FEEDBACK_TIERED = True
 
 
 def _no_boost(text):
@@ -267,29 +271,41 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
     top = -ranked[0][0][0]
     if top <= 0:
         return _no_boost
+    docs = [(-key[0], learned.terms(row[_TEXT])) for key, row in ranked if -key[0] >= FEEDBACK_FLOOR * top]
     words = []
-    for _, row in ranked:
-        for term in learned.terms(row[_TEXT]):
+    for _, terms in docs:
+        for term in terms:
             if term not in words and not any(group.weight_in({term}, f" {term} ") for group in query_groups):
                 words.append(term)
     if not words:
         return _no_boost
     marks = ", ".join("?" * len(words))
     counts = dict(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", words).fetchall())
-    chosen = sorted((counts[word], word) for word in words if 2 <= counts.get(word, 0) <= FEEDBACK_COMMON)
-    chosen = [word for _, word in chosen[:FEEDBACK_TERMS]]
-    if not chosen:
+    eligible = {word for word in words if 2 <= counts.get(word, 0) <= FEEDBACK_COMMON}
+    if not eligible:
         return _no_boost
-    weights = {word: 1.0 / counts[word] for word in chosen}
-    total = sum(weights.values())
-    expression = " OR ".join(fts.quote(word) for word in chosen)
+    # a term's weight: how strongly the feedback rows (by their coverage) hold it, times its
+    # rarity; a term two good answers share outweighs one only the best holds
+    total = max(learned.rows_learned(conn), 2)
+    pooled = {}
+    for coverage, terms in docs:
+        for term in set(terms) & eligible:
+            pooled[term] = pooled.get(term, 0.0) + coverage / top * math.log(total / counts[term])
+    chosen = sorted(pooled.items(), key=lambda item: (-round(item[1], 9), item[0]))[:FEEDBACK_TERMS]
+    weights = dict(chosen)
+    mass = sum(weights.values())
+    if mass <= 0:
+        return _no_boost
+    # rarest first: the rows holding them all, then each term's own newest rows
+    ordered = [fts.quote(word) for word in sorted(weights, key=lambda word: (counts[word], word))]
     seen = {(row[0], row[_ID]) for row in found}
     for surface in surfaces:
-        for row in surface.fetch(conn, [expression], {**params, "cap": FEEDBACK_CANDIDATES}):
+        for row in surface.fetch(conn, ordered if FEEDBACK_TIERED else [" OR ".join(ordered)],
+                                 {**params, "cap": FEEDBACK_CANDIDATES}):
             if (row[0], row[_ID]) not in seen:
                 seen.add((row[0], row[_ID]))
                 found.append(row)
-    worth = FEEDBACK_WEIGHT * top / total
+    worth = FEEDBACK_WEIGHT * top / mass
 
     def boost(text):
         present = set(learned.terms(text))

@@ -106,3 +106,63 @@ def test_a_change_word_far_from_the_change_records_nothing(conn):
     new, why = _opening(conn, gap_hours=24 * 20)
     hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
     assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
+
+
+def _lag_home(conn, alerts=12):
+    """A report in the question's words naming the lag alert, the older note that explains the
+    lag in other words, and ``alerts`` newer rows that share only some of the report's words."""
+    make_task(conn, "ops", project="Data", title="ops")
+    for n in range(20):
+        clock.advance(hours=1)
+        notes.add(conn, "ops", content=f"the weekly revenue chart {n} was reviewed")
+    clock.advance(hours=1)
+    answer = notes.add(conn, "ops", content="Lag alert fired: traced to a slow enrichment call in the pipeline")
+    clock.advance(hours=1)
+    report = notes.add(conn, "ops", content="Kafka consumers fell behind again, the lag alert fired twice")
+    for n in range(alerts):
+        clock.advance(hours=1)
+        notes.add(conn, "ops", content=f"the disk alert {n} fired for the backup volume")
+    return answer, report
+
+
+def _no_bridges(monkeypatch):
+    """Only the feedback left to bridge: no everyday readings, no learned associates."""
+    from mindos.memory import learned
+
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    monkeypatch.setattr(learned, "expansions", lambda conn, groups: {})
+
+
+def test_feedback_bridges_a_question_to_an_answer_in_other_words(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report = _lag_home(conn, alerts=0)
+    query = "why did the consumers fall behind"
+    hits = _keys(search.memory_search(conn, query, project="Data", limit=5))
+    assert hits[:2] == [("note", report["id"]), ("note", answer["id"])]  # the words first, then what they name
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
+    assert ("note", answer["id"]) not in _keys(search.memory_search(conn, query, project="Data", limit=5))
+
+
+def test_feedback_reads_the_rows_holding_every_term_before_each_terms_newest(conn, monkeypatch):
+    # twelve newer rows share "alert" and "fired" with the report: read newest first through
+    # one OR of the terms they would fill the feedback's candidates, and the older answer,
+    # which holds the rarer "lag" too, would never be read
+    _no_bridges(monkeypatch)
+    answer, report = _lag_home(conn, alerts=12)
+    query = "why did the consumers fall behind"
+    hits = _keys(search.memory_search(conn, query, project="Data", limit=5))
+    assert hits[:2] == [("note", report["id"]), ("note", answer["id"])]
+    monkeypatch.setattr(search, "FEEDBACK_TIERED", False)
+    assert ("note", answer["id"]) not in _keys(search.memory_search(conn, query, project="Data", limit=5))
+
+
+def test_feedback_terms_are_weighed_by_rarity_and_are_deterministic(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    _lag_home(conn, alerts=12)
+    query = "why did the consumers fall behind"
+    first = search.memory_search(conn, query, project="Data", limit=10)
+    assert first == search.memory_search(conn, query, project="Data", limit=10)
+    by_text = {hit["text"]: hit["score"] for hit in first}
+    explained = by_text["Lag alert fired: traced to a slow enrichment call in the pipeline"]
+    # a disk alert holds the common "alert" and "fired" but not the rare "lag": it gains less
+    assert all(score < explained for text, score in by_text.items() if text.startswith("the disk alert"))
