@@ -20,7 +20,7 @@ are ``(kind, text, project, expected_keys, outdated_key)`` as in bench/dev_corpu
 Run:  python3 bench/retrieval_eval.py --corpus dev2
 """
 
-PROJECTS = ("Hotel", "Harbor", "Library", "Bakery", "Ski")
+PROJECTS = ("Hotel", "Harbor", "Library", "Bakery", "Ski", "Theatre", "Vineyard", "Gym", "Observatory")
 
 ROWS = (
     # Hotel: reservations and front desk
@@ -99,6 +99,62 @@ ROWS = (
     ("ski.patrol", "memory", "Ski", "Ski patrol sweeps every run after the lifts close"),
     ("ski.handoff", "handoff", "Ski", "Moved locker rentals into the pass shop; helmet rentals still at the counter"),
     ("ski.radio", "memory", "", "Radio channel 3 is reserved for emergencies at every site"),
+    # Second section (written after the first was measured, before any tuning on it): four
+    # more domains, with harder bridges.  A lexical near-miss outranks the bridging row
+    # (theatre, observatory); the bridge is a handoff or memory rather than a note (vineyard);
+    # recurring chatter shares the bridge's words without answering (vineyard, gym); the
+    # question's words are spread over two chatter rows (gym).
+    # Theatre: box office
+    ("the.stale", "note", "Theatre", "Ticketing cache served a five-minute-old inventory snapshot after the Redis failover"),
+    ("the.stale_b1", "note", "Theatre", "Patrons picked seats the map showed free but they were sold already; inventory snapshot looked stale"),
+    ("the.stale_near", "note", "Theatre", "Seat map design refresh: show sold seats in grey and free seats in blue"),
+    ("the.scan", "note", "Theatre", "Door scanners reject barcodes when the PDF renderer shrinks them below 300 dpi"),
+    ("the.scan_b1", "handoff", "Theatre", "Ushers report tickets printed by patrons refused at the entrance; barcodes from the PDF renderer too small"),
+    ("the.owner", "fact", "Theatre", "box-office owned-by team-ticketing"),
+    ("the.team_cache", "fact", "Theatre", "team-ticketing operates redis-7"),
+    ("the.fee_old", "memory", "Theatre", "Booking fee is 2.50 per ticket"),
+    ("the.fee_new", "memory", "Theatre", "Booking fee is 1.50 per ticket"),
+    ("the.fee_why", "note", "Theatre", "Booking fee cut after the consumer group complaint about drip pricing"),
+    ("the.subs", "note", "Theatre", "Subscription renewals are charged on 1 August through the stored card token"),
+    # Vineyard: winery cellar
+    ("vin.warm", "note", "Vineyard", "Harvest bins waited in the sun because the weighbridge printer jammed and trucks queued"),
+    ("vin.warm_b1", "handoff", "Vineyard", "Grapes arrived warm at the press again; weighbridge queue is the cause, printer replacement ordered"),
+    ("vin.stuck", "note", "Vineyard", "Stuck fermentation traced to the glycol chiller overcooling the must below 12 C"),
+    ("vin.stuck_b1", "memory", "Vineyard", "When a batch stops bubbling overnight, suspect a stuck fermentation and check the glycol chiller first"),
+    ("vin.tank1", "note", "Vineyard", "Tank 3 fermentation log checked, chiller setpoint fine"),
+    ("vin.tank2", "note", "Vineyard", "Tank 5 fermentation log checked, chiller setpoint fine"),
+    ("vin.tank3", "note", "Vineyard", "Tank 8 fermentation log checked, chiller setpoint fine"),
+    ("vin.tank4", "note", "Vineyard", "Tank 9 fermentation log checked, chiller setpoint fine"),
+    ("vin.owner", "fact", "Vineyard", "cellar-telemetry owned-by team-winemaking"),
+    ("vin.team_db", "fact", "Vineyard", "team-winemaking operates timescaledb"),
+    ("vin.sulfite", "memory", "Vineyard", "Every bottling run is sampled for free SO2 before corks go in"),
+    ("vin.press_old", "note", "Vineyard", "White grapes are pressed at 1.2 bar maximum"),
+    ("vin.press_new", "note", "Vineyard", "White grapes are pressed at 0.8 bar maximum"),
+    ("vin.press_why", "note", "Vineyard", "Press pressure lowered after tasting panels found the hard-pressed juice bitter"),
+    # Gym: fitness club
+    ("gym.door", "note", "Gym", "Door controller firmware resets the access schedule to 06:00 after a power cut"),
+    ("gym.door_b1", "note", "Gym", "Members locked out at 5:30 this morning, front desk let them in by hand"),
+    ("gym.door_b2", "note", "Gym", "Locked out again after the storm: door controller access schedule had reset"),
+    ("gym.class", "note", "Gym", "Class bookings open 48 hours ahead; the booking API throttles bursts from one account"),
+    ("gym.class_b1", "note", "Gym", "Regulars say spin sessions are gone within a minute; a script hammers the booking API to grab spots"),
+    ("gym.owner", "fact", "Gym", "member-app owned-by team-digital"),
+    ("gym.team_auth", "fact", "Gym", "team-digital integrates auth0"),
+    ("gym.freeze", "memory", "Gym", "Memberships can be paused for up to three months a year"),
+    ("gym.dd", "note", "Gym", "Direct debit failures retry after three days and then suspend the account"),
+    ("gym.dd_b1", "note", "Gym", "Member furious their card stopped working at the turnstile; direct debit retry had failed and the account was suspended"),
+    # Observatory: telescope scheduling
+    ("obs.blur", "note", "Observatory", "Dome seeing degraded because the dome fans were left off after the HVAC upgrade"),
+    ("obs.blur_b1", "note", "Observatory", "Images blurry again last night; seeing numbers poor, were the dome fans running?"),
+    ("obs.drift", "note", "Observatory", "Mount encoder lost its index after the cable wrap snagged, so the RA axis drifted"),
+    ("obs.drift_b1", "note", "Observatory", "Stars trailing on every frame: RA axis drift again, mount encoder suspected"),
+    ("obs.drift_near", "note", "Observatory", "Telescope tracking modes: sidereal for stars, lunar for the moon"),
+    ("obs.queue", "note", "Observatory", "The scheduler ranks proposals by grade, then by airmass at the target's transit"),
+    ("obs.owner", "fact", "Observatory", "night-scheduler owned-by team-operations"),
+    ("obs.team_db", "fact", "Observatory", "team-operations operates postgres-15"),
+    ("obs.cal_old", "note", "Observatory", "Flat fields are taken at dusk every night"),
+    ("obs.cal_new", "note", "Observatory", "Flat fields are taken at dawn every night"),
+    ("obs.cal_why", "note", "Observatory", "Flats moved to the morning so the dusk window is free for the survey's first field"),
+    ("obs.dark", "memory", "", "No white light on any observing floor after sunset; red torches only"),
 )
 
 REPLACED = (
@@ -107,6 +163,9 @@ REPLACED = (
     ("lib.loan_old", "lib.loan_new"),
     ("bak.batch_old", "bak.batch_new"),
     ("ski.price_old", "ski.price_new"),
+    ("the.fee_old", "the.fee_new"),
+    ("vin.press_old", "vin.press_new"),
+    ("obs.cal_old", "obs.cal_new"),
 )
 RETRACT_REASONS = {"ski.price_old": "tariff replaced"}
 
@@ -158,6 +217,28 @@ _q("temporal", "Harbor", "how often are reefer containers checked", "har.reefer_
 _q("temporal", "Library", "how long is the standard loan period", "lib.loan_new lib.loan_why", "lib.loan_old")
 _q("temporal", "Bakery", "how often is the sourdough starter refreshed", "bak.batch_new bak.batch_why", "bak.batch_old")
 _q("temporal", "Ski", "how is the day-pass priced", "ski.price_new ski.price_why", "ski.price_old")
+
+# second section
+_q("exact", "Theatre", "subscription renewals stored card token", "the.subs")
+_q("exact", "Observatory", "proposals ranked by grade airmass", "obs.queue")
+_q("synonym", "Gym", "DD failures retry suspend account", "gym.dd")
+_q("paraphrase", "Theatre", "why did the seat map show sold seats as free", "the.stale")
+_q("paraphrase", "Theatre", "why are tickets people printed themselves refused at the entrance", "the.scan")
+_q("paraphrase", "Vineyard", "why did the grapes arrive warm at the press", "vin.warm")
+_q("paraphrase", "Vineyard", "why did a batch stop bubbling overnight", "vin.stuck")
+_q("paraphrase", "Gym", "why were members locked out early in the morning", "gym.door")
+_q("paraphrase", "Gym", "why are spin sessions gone within a minute", "gym.class")
+_q("paraphrase", "Gym", "why did a member's card stop working at the turnstile", "gym.dd")
+_q("paraphrase", "Gym", "can someone take a break from the gym for a while", "gym.freeze")
+_q("paraphrase", "Observatory", "why were last night's images blurry", "obs.blur")
+_q("paraphrase", "Observatory", "why are the stars trailing on every frame", "obs.drift")
+_q("multi_hop", "Theatre", "which cache does the box-office team run", "the.owner the.team_cache")
+_q("multi_hop", "Vineyard", "what database does the cellar-telemetry team operate", "vin.owner vin.team_db")
+_q("multi_hop", "Gym", "which identity provider does the member-app team integrate", "gym.owner gym.team_auth")
+_q("cross_project", "Observatory", "what light is allowed on the observing floor", "obs.dark")
+_q("temporal", "Theatre", "how much is the booking fee per ticket", "the.fee_new the.fee_why", "the.fee_old")
+_q("temporal", "Vineyard", "what pressure are white grapes pressed at", "vin.press_new vin.press_why", "vin.press_old")
+_q("temporal", "Observatory", "when are flat fields taken", "obs.cal_new obs.cal_why", "obs.cal_old")
 
 QUERIES = tuple(Q)
 KINDS = ("exact", "morphological", "synonym", "paraphrase", "multi_hop", "cross_project", "temporal")
