@@ -166,3 +166,46 @@ def test_feedback_terms_are_weighed_by_rarity_and_are_deterministic(conn, monkey
     explained = by_text["Lag alert fired: traced to a slow enrichment call in the pipeline"]
     # a disk alert holds the common "alert" and "fired" but not the rare "lag": it gains less
     assert all(score < explained for text, score in by_text.items() if text.startswith("the disk alert"))
+
+
+def _near_miss_home(conn):
+    """A near miss that repeats the question's words, the report that says them about the
+    fault, the note that explains the fault in other words, and chatter."""
+    make_task(conn, "web", project="Shop", title="storefront")
+    for n in range(20):
+        clock.advance(hours=1)
+        notes.add(conn, "web", content=f"the quarterly budget sheet {n} was reviewed")
+    clock.advance(hours=1)
+    answer = notes.add(conn, "web", content="Inventory cache served an hour-old warehouse count after the replica lagged")
+    clock.advance(hours=1)
+    report = notes.add(conn, "web", content="Shoppers bought jackets listed in stock, but the warehouse count was hour-old")
+    clock.advance(hours=1)
+    near = notes.add(conn, "web", content="Product page redesign: jackets listed in stock get a green badge so shoppers buy")
+    return answer, report, near
+
+
+def test_a_weaker_feedback_row_names_an_answer_the_best_one_does_not(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report, near = _near_miss_home(conn)
+    query = "why did shoppers buy jackets the page listed in stock"
+    hits = _keys(search.memory_search(conn, query, project="Shop", limit=5))
+    assert hits == [("note", near["id"]), ("note", report["id"]), ("note", answer["id"])]
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 1)  # only the near miss's words: they name nothing
+    assert _keys(search.memory_search(conn, query, project="Shop", limit=5)) == [("note", near["id"]),
+                                                                                ("note", report["id"])]
+
+
+def test_a_weaker_feedback_row_never_lends_to_a_row_the_query_matches_well(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report, near = _near_miss_home(conn)
+    query = "why did shoppers buy jackets the page listed in stock"
+    scores = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    # the report is a feedback row itself: its own words lift nothing of its own score, and the
+    # near miss keeps exactly its share of the best answer's feedback (its own words)
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 1)
+    alone = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    assert scores[near["id"]] == alone[near["id"]] and scores[report["id"]] == alone[report["id"]]
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 3)
+    monkeypatch.setattr(search, "FEEDBACK_UNMATCHED", 10.0)  # lent to every row: the report lifts itself
+    lifted = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    assert lifted[report["id"]] > scores[report["id"]]
