@@ -264,10 +264,11 @@ def _no_boost(text, coverage):
 
 
 def _feedback(conn, found, covered, query_groups, surfaces, params):
-    """The feedback boost (a function of a row's text; see FEEDBACK_WEIGHT), after adding
+    """The feedback boost (a function of a row's text and its coverage; see the comment
+    above), after adding
     the rows the feedback words match to ``found`` (in place; ``surfaces``: memory-search's
-    :class:`_Surface` per kind).  No boost when nothing was learned or the best answer has
-    no distinctive word."""
+    :class:`_Surface` per kind).  No boost when nothing was learned or no feedback row has a
+    distinctive word."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
     if not found or not learned.has(conn):
