@@ -22,13 +22,15 @@ Rankers:
 Corpora (``--corpus``):
   * ``first``   -- bench/retrieval_corpus.py (six projects, the default): the corpus the engine
                    was developed against;
-  * ``dev``     -- bench/dev_corpus.py (four other domains): a second development corpus,
+  * ``dev``     -- bench/dev_corpus.py (eight other domains): a second development corpus,
                    to check a method on text it was not shaped on;
+  * ``dev2``    -- bench/dev2_corpus.py (nine more domains): paraphrase questions sharing no
+                   word with their answers, linked only by other rows of the home;
   * ``heldout`` -- bench/heldout_corpus.py (eight other domains, over 500 rows, 90 simulated
                    days): written without looking at the engine and frozen by a digest test;
                    it is never used to write synonyms or weights.
 
-Run:  python3 bench/retrieval_eval.py [--corpus first|heldout]   (JSON to stdout, a table to stderr)
+Run:  python3 bench/retrieval_eval.py [--corpus first|dev|dev2|heldout]   (JSON to stdout, a table to stderr)
 """
 
 import json
@@ -55,7 +57,7 @@ from mindos.memory import memory_search as search  # noqa: E402
 START = "2026-01-05T09:00:00Z"
 TOP = 5
 DEPTH = 50
-CORPORA = {"first": "retrieval_corpus", "dev": "dev_corpus", "heldout": "heldout_corpus"}
+CORPORA = {"first": "retrieval_corpus", "dev": "dev_corpus", "dev2": "dev2_corpus", "heldout": "heldout_corpus"}
 STEP_MINUTES = 360  # time between labelled rows when the corpus does not say
 
 
@@ -247,11 +249,12 @@ def add_filler_flag(parser):
 
 
 def add_corpus_flag(parser):
-    """``--corpus first|dev|heldout``: which labelled corpus to build."""
+    """``--corpus first|dev|dev2|heldout``: which labelled corpus to build."""
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="first",
                         help="first: bench/retrieval_corpus.py (default); dev: bench/dev_corpus.py, a second"
-                             " development corpus in other domains; heldout: bench/heldout_corpus.py, the frozen"
-                             " corpus written without looking at the engine")
+                             " development corpus in other domains; dev2: bench/dev2_corpus.py, paraphrase"
+                             " questions linked to their answers only by other rows; heldout:"
+                             " bench/heldout_corpus.py, the frozen corpus written without looking at the engine")
 
 
 def main(argv=None):

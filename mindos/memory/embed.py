@@ -107,7 +107,7 @@ class LearnedEncoder:
         total = learned.rows_learned(conn)
         context = {}
         for word in words:
-            found = learned.associates(conn, [word])
+            found = learned.associates(conn, [word], rare=False)
             if found.get(word):
                 context[word] = found[word]
         return cls(df, total, context)

@@ -22,13 +22,14 @@ Design decisions
     everything at once (:func:`rebuild`).
   * **Association strength** of ``a`` and ``b``: ``n(a,b) / sqrt(df(a) * df(b))`` (the
     cosine of their row sets' overlap, through the window).  A term keeps its
-    MAX_ASSOCIATES strongest associates seen in at least MIN_PAIR rows and at least
-    MIN_STRENGTH strong.  Terms found in more than COMMON_SHARE of the learned rows (and
+    MAX_ASSOCIATES strongest associates seen in at least MIN_PAIR rows (a rare word, in at
+    most RARE_DF rows, in at least one: its few pairs are all the evidence a small home has,
+    and a word seen in a handful of rows has few) and at least MIN_STRENGTH strong.  Terms found in more than COMMON_SHARE of the learned rows (and
     more than COMMON_FLOOR rows) are not expanded: a word everything carries has no
     meaning to lend.
   * **Cheap to read.**  A query reads ``term_df`` for its words (one statement), the pair
     rows of its MAX_EXPANDED rarest expandable words (a primary-key range each, the first
-    PAIR_ROWS rows seen in at least MIN_PAIR rows, in term-number order), and the df of the
+    PAIR_ROWS rows seen in enough rows (:func:`pair_floor`), in term-number order), and the df of the
     candidates (one statement per 500).  Identical state gives identical associations:
     every ordering ends on the term.
 
@@ -37,7 +38,9 @@ handoffs; Python 3.11.7, callgrind instruction counts with warm caches against
 ``python3 -c "import sqlite3, json, argparse"``): ``fts-rebuild`` learns its 70k rows in
 about 7 s into 11.4 MB (16 % of the database); ``memory-search`` costs 1.02-1.04x the floor
 (1.01x before), 1.13x for a 12-word query of mid-frequency words; a ``note`` write costs
-about 4M instructions more (2 %).
+about 4M instructions more (2 %).  Lending a rare word's pairs seen once (RARE_DF) and
+memory-search's feedback from three answers: 1.228x on ``python3 bench/recall_cost.py --calls
+3`` (1.221x before); the stored state is the same.
 """
 
 import math
@@ -49,7 +52,9 @@ MAX_TERMS = 32
 WINDOW = 2
 CATCH_UP = 64
 MIN_PAIR = 2
+RARE_DF = 20  # a query word in at most this many rows lends even its pairs seen once (see pair_floor)
 MIN_STRENGTH = 0.2
+ONCE_STRENGTH = 0.5  # the strength a pair seen once needs (both words in about two rows or fewer)
 MAX_ASSOCIATES = 3
 PAIR_ROWS = 200
 MAX_EXPANDED = 4  # query words expanded per search, rarest first
@@ -180,9 +185,14 @@ def rows_learned(conn):
     return conn.execute("SELECT coalesce(sum(upto), 0) FROM learned_upto").fetchone()[0]
 
 
-def associates(conn, words):
+def associates(conn, words, rare=True):
     """``{word: [(term, strength), ...]}``: each of ``words``' strongest learned associates,
-    strongest first (see the module docstring); words without any are left out."""
+    strongest first (see the module docstring); words without any are left out.  ``rare``:
+    a rare word's pairs seen once count (:func:`pair_floor`; query expansion).  The built-in
+    encoder passes False: a row's vector built from every rare word's chance neighbours is
+    mostly the row's own words again, and the pairs seen in MIN_PAIR rows are what make two
+    rows alike."""
+    floor_of = pair_floor if rare else (lambda df: MIN_PAIR)
     if not words or not has(conn):
         return {}
     total = rows_learned(conn)
@@ -193,11 +203,11 @@ def associates(conn, words):
     known = {term: (ident, count) for term, ident, count in conn.execute(
         f"SELECT term, id, df FROM term_df WHERE term IN ({marks})", list(words)).fetchall()}
     wanted = {}
-    eligible = sorted((count, word) for word, (_, count) in known.items() if MIN_PAIR <= count <= common)
+    eligible = sorted((count, word) for word, (_, count) in known.items() if floor_of(count) <= count <= common)
     for count, word in eligible[:MAX_EXPANDED]:
         ident = known[word][0]
         rows = conn.execute("SELECT other, n FROM term_pairs WHERE term = ? AND n >= ? LIMIT ?",
-                            (ident, MIN_PAIR, PAIR_ROWS)).fetchall()
+                            (ident, floor_of(count), PAIR_ROWS)).fetchall()
         if rows:
             wanted[word] = rows
     others = sorted({other for rows in wanted.values() for other, _ in rows})
@@ -217,13 +227,23 @@ def associates(conn, words):
     return found
 
 
+def pair_floor(df):
+    """The fewest rows a pair must be seen in to count, for a word seen in ``df`` rows: once for
+    a rare word (at most RARE_DF rows: in a young or small home its few neighbours are all
+    the evidence there is, and its pairs number at most 2 x WINDOW per row, within
+    PAIR_ROWS), MIN_PAIR for any other (its pairs seen once are many and mostly chance)."""
+    return 1 if df <= RARE_DF else MIN_PAIR
+
+
 def _strongest(candidates):
     """``[(term, strength)]``, the MAX_ASSOCIATES strongest of ``candidates`` (``(term, n,
-    df of the word, df of term)``) at MIN_STRENGTH or more, strongest first, ties by term."""
+    df of the word, df of term)``) at MIN_STRENGTH or more (ONCE_STRENGTH for a pair seen in
+    fewer than MIN_PAIR rows: one meeting says something only between rare words), strongest
+    first, ties by term."""
     scored = []
     for term, n, own, count in candidates:
         strength = n / math.sqrt(own * count)
-        if strength >= MIN_STRENGTH:
+        if strength >= (MIN_STRENGTH if n >= MIN_PAIR else ONCE_STRENGTH):
             scored.append((-round(strength, 6), term))
     scored.sort()
     return [(term, -negative) for negative, term in scored[:MAX_ASSOCIATES]]
@@ -233,7 +253,8 @@ def every_associate(conn):
     """``(df, rows, context)`` for the whole home, read in one pass over the learned tables
     (the built-in encoder of :mod:`mindos.memory.embed` over many rows): ``df`` maps each
     term to its row count, ``rows`` is the rows learned, ``context`` maps a term to its
-    associates as :func:`associates` gives them (the same thresholds and ordering)."""
+    associates as :func:`associates` gives them with ``rare=False`` (the same thresholds and
+    ordering)."""
     if not has(conn):
         return {}, 0, {}
     names, df = {}, {}

@@ -16,6 +16,8 @@ reason) and the row recording that change ranks right after it (``history_of``; 
 :mod:`mindos.memory.history`).
 """
 
+import math
+
 from mindos.core import clock, validate
 from mindos.errors import InvalidInput
 from mindos.memory import fact_in_scope, fact_project, fact_valid, memory_in_scope, note_live, retrieval
@@ -216,7 +218,8 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
 
     def scored(row):
         age = row[_EPOCH]
-        return round((covered(row[_TEXT]) + boost(row[_TEXT])) *
+        coverage = covered(row[_TEXT])
+        return round((coverage + boost(row[_TEXT], coverage)) *
                      retrieval.decay(None if age is None else (now_epoch - age) // 3600), 6)
 
     hits = []
@@ -234,27 +237,38 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     return ranked[:limit]
 
 
-# Pseudo-relevance feedback: the best first-pass answer's distinctive words (learned as
-# occurring in 2..FEEDBACK_COMMON rows, none a query word) fetch the rows that share them, and
-# every candidate gains up to FEEDBACK_WEIGHT of the best answer's coverage for the share of
-# them it holds.  The best answer holds them all, so it stays first; what it names (the team
-# that owns a service, the change behind a value) ranks with it.
-FEEDBACK_DOCS = 1
-FEEDBACK_TERMS = 3
+# Pseudo-relevance feedback.  The FEEDBACK_DOCS best first-pass answers (current rows whose
+# coverage is at least FEEDBACK_FLOOR of the best's) each lend their FEEDBACK_TERMS rarest
+# distinctive words (learned as occurring in 2..FEEDBACK_COMMON rows, none a query word), each
+# weighed by its rarity (ln(1 + N/df)).  Those words fetch the rows that share them, rarest first
+# (the rows holding them all, then each word's own newest rows, so a crowd of newer rows
+# sharing one common word cannot keep the answer out), and a candidate gains up to
+# FEEDBACK_WEIGHT of a feedback row's coverage for the weighted share of that row's words it
+# holds: every candidate the best answer's share, and a row the query's words match less than
+# FEEDBACK_UNMATCHED of another feedback row's coverage the best of that row's share too.  The
+# best answer holds its own words, so it stays first; what it names (the team that owns a
+# service, the change behind a value) ranks with it; and when a near-miss outranks the row
+# written in the question's words, what that row names in other words still surfaces.
+FEEDBACK_DOCS = 3
+FEEDBACK_TERMS = 5
 FEEDBACK_COMMON = 20
-FEEDBACK_WEIGHT = 0.3
+FEEDBACK_WEIGHT = 0.5
 FEEDBACK_CANDIDATES = 10
+FEEDBACK_FLOOR = 0.3
+FEEDBACK_UNMATCHED = 0.5
+FEEDBACK_TIERED = True  # False reads the words' rows through one OR, newest first (tests compare)
 
 
-def _no_boost(text):
+def _no_boost(text, coverage):
     return 0.0
 
 
 def _feedback(conn, found, covered, query_groups, surfaces, params):
-    """The feedback boost (a function of a row's text; see FEEDBACK_WEIGHT), after adding
+    """The feedback boost (a function of a row's text and its coverage; see the comment
+    above), after adding
     the rows the feedback words match to ``found`` (in place; ``surfaces``: memory-search's
-    :class:`_Surface` per kind).  No boost when nothing was learned or the best answer has
-    no distinctive word."""
+    :class:`_Surface` per kind).  No boost when nothing was learned or no feedback row has a
+    distinctive word."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
     if not found or not learned.has(conn):
@@ -267,33 +281,48 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
     top = -ranked[0][0][0]
     if top <= 0:
         return _no_boost
+    docs = [(-key[0], learned.terms(row[_TEXT])) for key, row in ranked if -key[0] >= FEEDBACK_FLOOR * top]
     words = []
-    for _, row in ranked:
-        for term in learned.terms(row[_TEXT]):
+    for _, terms in docs:
+        for term in terms:
             if term not in words and not any(group.weight_in({term}, f" {term} ") for group in query_groups):
                 words.append(term)
     if not words:
         return _no_boost
     marks = ", ".join("?" * len(words))
     counts = dict(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({marks})", words).fetchall())
-    chosen = sorted((counts[word], word) for word in words if 2 <= counts.get(word, 0) <= FEEDBACK_COMMON)
-    chosen = [word for _, word in chosen[:FEEDBACK_TERMS]]
-    if not chosen:
+    eligible = {word for word in words if 2 <= counts.get(word, 0) <= FEEDBACK_COMMON}
+    if not eligible:
         return _no_boost
-    weights = {word: 1.0 / counts[word] for word in chosen}
-    total = sum(weights.values())
-    expression = " OR ".join(fts.quote(word) for word in chosen)
+    # per feedback row, its FEEDBACK_TERMS rarest eligible terms, each weighed by its rarity
+    total = max(learned.rows_learned(conn), 2)
+    feedback = []  # (what holding every term is worth, {term: weight}) per feedback row
+    for coverage, terms in docs:  # the best answer's first, even when it has none
+        chosen = sorted((counts[term], term) for term in set(terms) & eligible)[:FEEDBACK_TERMS]
+        weights = {term: math.log(1 + total / count) for count, term in chosen}
+        feedback.append((FEEDBACK_WEIGHT * coverage / sum(weights.values()) if weights else 0.0, weights,
+                         FEEDBACK_UNMATCHED * coverage))
+    # rarest first: the rows holding every term, then each term's own newest rows
+    ordered = [fts.quote(word) for word in sorted({term for _, weights, _ in feedback for term in weights},
+                                                   key=lambda word: (counts[word], word))]
+    if not ordered:
+        return _no_boost
     seen = {(row[0], row[_ID]) for row in found}
     for surface in surfaces:
-        for row in surface.fetch(conn, [expression], {**params, "cap": FEEDBACK_CANDIDATES}):
+        for row in surface.fetch(conn, ordered if FEEDBACK_TIERED else [" OR ".join(ordered)],
+                                 {**params, "cap": FEEDBACK_CANDIDATES}):
             if (row[0], row[_ID]) not in seen:
                 seen.add((row[0], row[_ID]))
                 found.append(row)
-    worth = FEEDBACK_WEIGHT * top / total
 
-    def boost(text):
+    def boost(text, coverage):
+        # the best answer's share, or the best of another feedback row's for a row the query's
+        # words match far less than that row (each worth at most its own coverage): what a
+        # weaker match names is an answer in other words, never a rival to the best answer
         present = set(learned.terms(text))
-        return worth * sum(weight for word, weight in weights.items() if word in present)
+        return max(worth * sum(weight for word, weight in weights.items() if word in present)
+                   for position, (worth, weights, below) in enumerate(feedback)
+                   if position == 0 or coverage < below)
 
     return boost
 

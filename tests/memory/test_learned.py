@@ -91,10 +91,12 @@ def test_memory_search_finds_the_paraphrase_through_learned_associations(conn, m
     monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
     hits = search.memory_search(conn, query, project="Data", limit=5)
     assert ("note", target["id"]) in [(hit["kind"], hit["id"]) for hit in hits]
-    # without the learned associations the note shares no word with the query
+    # without the learned associations (and the feedback, which also bridges it: see
+    # test_retrieval_feedback.py) the note shares no word with the query
     saved = learned.expansions
     try:
         learned.expansions = lambda conn, groups: {}
+        monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
         plain = search.memory_search(conn, query, project="Data", limit=5)
     finally:
         learned.expansions = saved
@@ -138,7 +140,7 @@ def test_the_bulk_read_gives_every_word_the_associates_a_query_gets(conn):
     df, rows, context = learned.every_associate(conn)
     assert rows == learned.rows_learned(conn) and df["consumers"] == 3
     for word in ("consumers", "lag", "kafka", "dashboard"):
-        assert context.get(word) == learned.associates(conn, [word]).get(word), word
+        assert context.get(word) == learned.associates(conn, [word], rare=False).get(word), word
     assert context["consumers"]
 
 
@@ -164,3 +166,35 @@ def test_coverage_counts_an_associate_only_where_the_group_misses():
     bridged = retrieval.coverage_of(groups, idf, {0: [("kafka", 0.4)]})
     assert plain("kafka lag") == 0.5 and bridged("kafka lag") == 0.7
     assert bridged("consumers lag") == plain("consumers lag") == 1.0
+
+
+def test_a_rare_words_pairs_seen_once_count_a_common_words_do_not(conn, monkeypatch):
+    make_task(conn, "gym", project="Gym", title="front desk")
+    notes.add(conn, "gym", content="members locked out before opening: door controller schedule reset")
+    for n in range(learned.RARE_DF + 2):
+        clock.advance(hours=1)
+        notes.add(conn, "gym", content=f"weekly towel order {n} placed with the laundry")
+    notes.add(conn, "gym", content="towel rail squeaks near the sauna")
+    found = learned.associates(conn, ["locked", "towel"])
+    # "locked" (one row) lends its neighbours, seen once; "towel" (in more than RARE_DF rows)
+    # lends only pairs seen in MIN_PAIR rows or more ("order" and "weekly", never "rail")
+    assert {term for term, _ in found["locked"]} <= {"members", "out", "opening", "door", "controller", "before"}
+    assert found["locked"] and "rail" not in {term for term, _ in found.get("towel", ())}
+    monkeypatch.setattr(learned, "RARE_DF", 0)  # every word needs MIN_PAIR rows: a young home lends nothing
+    assert "locked" not in learned.associates(conn, ["locked", "towel"])
+
+
+def test_memory_search_bridges_through_a_pair_seen_once(conn, monkeypatch):
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # the associations alone
+    make_task(conn, "gym", project="Gym", title="front desk")
+    notes.add(conn, "gym", content="members lockout again, controller firmware suspected")
+    target = notes.add(conn, "gym", content="Door controller firmware resets the access schedule after a power cut")
+    for n in range(10):
+        clock.advance(hours=1)
+        notes.add(conn, "gym", content=f"weekly towel order {n} placed with the laundry")
+    hits = [(hit["kind"], hit["id"]) for hit in search.memory_search(conn, "why the lockout", project="Gym")]
+    assert ("note", target["id"]) in hits
+    monkeypatch.setattr(learned, "RARE_DF", 0)
+    hits = [(hit["kind"], hit["id"]) for hit in search.memory_search(conn, "why the lockout", project="Gym")]
+    assert ("note", target["id"]) not in hits

@@ -106,3 +106,106 @@ def test_a_change_word_far_from_the_change_records_nothing(conn):
     new, why = _opening(conn, gap_hours=24 * 20)
     hits = search.memory_search(conn, "what time does registration open", project="Campus", limit=5)
     assert _keys(hits)[0] == ("note", new["id"]) and not any(hit.get("history_of") for hit in hits)
+
+
+def _lag_home(conn, alerts=12):
+    """A report in the question's words naming the lag alert, the older note that explains the
+    lag in other words, and ``alerts`` newer rows that share only some of the report's words."""
+    make_task(conn, "ops", project="Data", title="ops")
+    for n in range(20):
+        clock.advance(hours=1)
+        notes.add(conn, "ops", content=f"the weekly revenue chart {n} was reviewed")
+    clock.advance(hours=1)
+    answer = notes.add(conn, "ops", content="Lag alert fired: traced to a slow enrichment call in the pipeline")
+    clock.advance(hours=1)
+    report = notes.add(conn, "ops", content="Kafka consumers fell behind again, the lag alert fired twice")
+    for n in range(alerts):
+        clock.advance(hours=1)
+        notes.add(conn, "ops", content=f"the disk alert {n} fired for the backup volume")
+    return answer, report
+
+
+def _no_bridges(monkeypatch):
+    """Only the feedback left to bridge: no everyday readings, no learned associates."""
+    from mindos.memory import learned
+
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    monkeypatch.setattr(learned, "expansions", lambda conn, groups: {})
+
+
+def test_feedback_bridges_a_question_to_an_answer_in_other_words(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report = _lag_home(conn, alerts=0)
+    query = "why did the consumers fall behind"
+    hits = _keys(search.memory_search(conn, query, project="Data", limit=5))
+    assert hits[:2] == [("note", report["id"]), ("note", answer["id"])]  # the words first, then what they name
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
+    assert ("note", answer["id"]) not in _keys(search.memory_search(conn, query, project="Data", limit=5))
+
+
+def test_feedback_reads_the_rows_holding_every_term_before_each_terms_newest(conn, monkeypatch):
+    # twelve newer rows share "alert" and "fired" with the report: read newest first through
+    # one OR of the terms they would fill the feedback's candidates, and the older answer,
+    # which holds the rarer "lag" too, would never be read
+    _no_bridges(monkeypatch)
+    answer, report = _lag_home(conn, alerts=12)
+    query = "why did the consumers fall behind"
+    hits = _keys(search.memory_search(conn, query, project="Data", limit=5))
+    assert hits[:2] == [("note", report["id"]), ("note", answer["id"])]
+    monkeypatch.setattr(search, "FEEDBACK_TIERED", False)
+    assert ("note", answer["id"]) not in _keys(search.memory_search(conn, query, project="Data", limit=5))
+
+
+def test_feedback_terms_are_weighed_by_rarity_and_are_deterministic(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    _lag_home(conn, alerts=12)
+    query = "why did the consumers fall behind"
+    first = search.memory_search(conn, query, project="Data", limit=10)
+    assert first == search.memory_search(conn, query, project="Data", limit=10)
+    by_text = {hit["text"]: hit["score"] for hit in first}
+    explained = by_text["Lag alert fired: traced to a slow enrichment call in the pipeline"]
+    # a disk alert holds the common "alert" and "fired" but not the rare "lag": it gains less
+    assert all(score < explained for text, score in by_text.items() if text.startswith("the disk alert"))
+
+
+def _near_miss_home(conn):
+    """A near miss that repeats the question's words, the report that says them about the
+    fault, the note that explains the fault in other words, and chatter."""
+    make_task(conn, "web", project="Shop", title="storefront")
+    for n in range(20):
+        clock.advance(hours=1)
+        notes.add(conn, "web", content=f"the quarterly budget sheet {n} was reviewed")
+    clock.advance(hours=1)
+    answer = notes.add(conn, "web", content="Inventory cache served an hour-old warehouse count after the replica lagged")
+    clock.advance(hours=1)
+    report = notes.add(conn, "web", content="Shoppers bought jackets listed in stock, but the warehouse count was hour-old")
+    clock.advance(hours=1)
+    near = notes.add(conn, "web", content="Product page redesign: jackets listed in stock get a green badge so shoppers buy")
+    return answer, report, near
+
+
+def test_a_weaker_feedback_row_names_an_answer_the_best_one_does_not(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report, near = _near_miss_home(conn)
+    query = "why did shoppers buy jackets the page listed in stock"
+    hits = _keys(search.memory_search(conn, query, project="Shop", limit=5))
+    assert hits == [("note", near["id"]), ("note", report["id"]), ("note", answer["id"])]
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 1)  # only the near miss's words: they name nothing
+    assert _keys(search.memory_search(conn, query, project="Shop", limit=5)) == [("note", near["id"]),
+                                                                                ("note", report["id"])]
+
+
+def test_a_weaker_feedback_row_never_lends_to_a_row_the_query_matches_well(conn, monkeypatch):
+    _no_bridges(monkeypatch)
+    answer, report, near = _near_miss_home(conn)
+    query = "why did shoppers buy jackets the page listed in stock"
+    scores = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    # the report is a feedback row itself: its own words lift nothing of its own score, and the
+    # near miss keeps exactly its share of the best answer's feedback (its own words)
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 1)
+    alone = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    assert scores[near["id"]] == alone[near["id"]] and scores[report["id"]] == alone[report["id"]]
+    monkeypatch.setattr(search, "FEEDBACK_DOCS", 3)
+    monkeypatch.setattr(search, "FEEDBACK_UNMATCHED", 10.0)  # lent to every row: the report lifts itself
+    lifted = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
+    assert lifted[report["id"]] > scores[report["id"]]
