@@ -103,11 +103,11 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
     names, keys = [], {}
     for section in context_pack.SECTIONS.active(options):
         name, build = section.name, section.build
+        names.append(name)  # the core form names the handoff section too: it differs only in what is packed
         if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes":
             build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
-        names.append(name)
         keys.update(builder.lean(build(state, meter)))
     pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
             "used_chars": meter.used, "truncated": meter.truncated, "sections": names}
@@ -148,14 +148,12 @@ def _tail(conn, task, agent, now):
 
 def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
-    if "handoff" not in full["sections"]:
+    if not full.get("handoff_packed"):  # no live handoff packed: the core form is the pack itself
         return full
-    if full.get("handoff_packed") and full["truncated"]:
+    if full["truncated"]:
         return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
-    core["sections"] = [name for name in full["sections"] if name != "handoff"]
-    if full.get("handoff_packed"):
-        core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
+    core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
     return core
 
 

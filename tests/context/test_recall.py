@@ -102,7 +102,7 @@ def test_any_durable_change_in_a_packed_section_moves_the_digest(conn, change):
 @pytest.mark.parametrize("budget", [4000, 600])  # 600: the handoff packs and pushes other items out
 def test_core_digest_ignores_the_callers_own_later_handoff(conn, budget):
     _world(conn)
-    sealed = recall.recall(conn, "t1", agent="codex", params=P(budget=budget, **ALL))
+    sealed = builder.decode(recall.recall(conn, "t1", agent="codex", params=P(budget=budget, **ALL)))
     handoffs.record(conn, "t1", from_agent="codex", to_agent="hermes", objective="cutover prepared",
                     evidence=["dry run ok"], recall_digest=sealed["digest"])
     after = recall.bundle(conn, "t1", "codex", P(budget=budget, **ALL))
@@ -214,7 +214,7 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
         make_task(conn, tid, title=f"task {tid}")
     fresh = recall.recall(conn, "a", agent="codex", params=P(related=2, rerank=True))
     handoffs.record(conn, "a", from_agent="codex", objective="x", recall_digest=fresh["digest"])
-    drift = recall.recall(conn, "b", agent="codex", params=P())
+    drift = builder.decode(recall.recall(conn, "b", agent="codex", params=P()))
     handoffs.record(conn, "b", from_agent="codex", objective="x", recall_digest=drift["core_digest"])
     notes.add(conn, "b", content="moved")
     handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="b" * 64)
@@ -406,7 +406,7 @@ def test_metrics_count_recalls_resumes_memories_and_facts(cli_json, conn):
 
 
 def _cited(conn, task_id="t1", **kw):
-    sealed = recall.recall(conn, task_id, agent="codex", params=P(**kw))
+    sealed = builder.decode(recall.recall(conn, task_id, agent="codex", params=P(**kw)))
     handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
     return sealed
 
@@ -496,7 +496,7 @@ def test_a_batch_with_mixed_parameters_gets_the_verdicts_of_each_alone(conn):
     }
     for tid, params in mixed.items():
         clock.advance(seconds=1)
-        sealed = recall.recall(conn, tid, agent="codex", params=params)
+        sealed = builder.decode(recall.recall(conn, tid, agent="codex", params=params))
         cited = sealed["digest"] if tid in ("p2", "p6") else sealed["core_digest"]
         handoffs.record(conn, tid, from_agent="codex", to_agent="hermes", objective=f"postgres pool continued on {tid}",
                         recall_digest=cited)

@@ -159,7 +159,7 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "recall": "{agent budget core_digest digest lease pack_format recalled_at sections task_id truncated used_chars"
+    "recall": "{agent digest pack_format recalled_at task_id truncated used_chars ?budget ?core_digest ?lease ?sections"
               " ?dependencies ?dependencies_packed ?dependencies_total ?grant ?handoff ?handoff_packed ?notes"
               " ?notes_dropped ?notes_expired_excluded ?notes_expired_pinned_packed ?notes_packed"
               " ?notes_pinned_packed ?notes_total_live ?receipts ?task ...}",
