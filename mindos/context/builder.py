@@ -302,7 +302,10 @@ def _trim(pack, printed):
     when it is the default one; a counter of :data:`_ROW_COUNTS` equal to its table's row
     count, and ``notes_total_live`` when it is the packed, dropped and expired-excluded notes
     added up; a bundle's ``lease`` of a task never leased; ``core_digest`` when it is the
-    ``digest`` (no live handoff).  :func:`_restore` puts each back."""
+    ``digest`` (no live handoff).  :func:`_restore` puts each back.  A printed recall bundle
+    (one with ``recalled_at``) leaves out ``agent`` as well, the caller's own ``--agent``: it
+    stays sealed (the digest is taken over the form without ``recalled_at``, which keeps it),
+    but :func:`_restore` cannot name it."""
     sections = pack.get("sections")
     if sections is not None and len(sections) == 4 and tuple(sections) == DEFAULT_SECTIONS:
         del printed["sections"]
@@ -318,6 +321,8 @@ def _trim(pack, printed):
         del printed["lease"]
     if "core_digest" in pack and pack["core_digest"] == pack.get("digest"):
         del printed["core_digest"]
+    if "recalled_at" in pack and "agent" in pack:  # a printed bundle: the agent is the caller's own --agent
+        del printed["agent"]
     return printed
 
 

@@ -718,8 +718,9 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
     A live lease held by ``agent`` -> no mutation, ``action: already_held``; an expired or
     absent lease -> claimed for ``agent`` (per-owner caps honoured), ``action: claimed``; a
     live lease held by someone else -> refused.  Audits ``session_resumed`` with the agent,
-    action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
-    "lease_expires_at", "recall", "recall_digest"}`` (``recall`` with ``unsealed``, see :func:`bundle`).
+    action and digests.  Returns ``{"task_id", "agent", "action", "recall"}`` (``recall`` with
+    ``unsealed``, see :func:`bundle`: its ``digest`` is the one to cite, its ``lease`` the
+    epoch and expiry the caller now holds).
     """
     from mindos.work import leases, rows  # lazy: only resume claims
 
@@ -744,9 +745,8 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
             action = "claimed"
         sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
-    return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
-            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
-            "recall_digest": sealed["digest"]}
+    # the bundle names its digest and the lease (epoch, expiry) once (pack format 5)
+    return {"task_id": task_id, "agent": agent, "action": action, "recall": builder.encode(sealed)}
 
 
 def metrics(conn):
