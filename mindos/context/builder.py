@@ -57,10 +57,11 @@ _KEPT = frozenset({"hash_ok"})
 
 # The default values a packed entry leaves out (absence means the default): a note's and a
 # memory's kind and source (mindos.memory.notes / memories DEFAULT_KIND, DEFAULT_SOURCE) and
-# a task's priority (mindos.work.tasks.create's default).
+# a task's priority and status (mindos.work.tasks.create's: a new task is queued, at P2; the
+# status since pack format 5).
 NOTE_DEFAULTS = {"kind": "fact", "source": "operator"}
 MEMORY_DEFAULTS = {"kind": "fact", "source": "operator"}
-TASK_DEFAULTS = {"priority": "P2"}
+TASK_DEFAULTS = {"priority": "P2", "status": "queued"}
 # What a packed handoff of a task leaves out: the task (the pack or entry names it), ``live``
 # (a pack carries only live handoffs) and ``payload_hash`` (the dedupe key of its payload,
 # bookkeeping no agent acts on).

@@ -112,13 +112,14 @@ def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_someth
     assert builder.compact({"hash_ok": None})["hash_ok"] is None  # no seal differs from a broken one
 
 
-def test_the_defaults_match_the_stores_defaults():
+def test_the_defaults_match_the_stores_defaults(conn):
     assert builder.NOTE_DEFAULTS == {"kind": notes.DEFAULT_KIND, "source": notes.DEFAULT_SOURCE}
     assert builder.MEMORY_DEFAULTS == {"kind": memories.DEFAULT_KIND, "source": memories.DEFAULT_SOURCE}
     assert builder.MEMORY_ENGINE == memories.ENGINE  # the engine a memory row leaves implied
     import inspect
 
     assert builder.TASK_DEFAULTS["priority"] == inspect.signature(tasks.create).parameters["priority"].default
+    assert tasks.create(conn, project="Shop", title="A new task")["status"] == builder.TASK_DEFAULTS["status"]
 
 
 def test_every_pack_carries_compact_entries(conn):

@@ -91,7 +91,7 @@ def test_pack_sections_in_order_with_header_fields(world):
     assert pack["sections"] == ["task", "handoff", "dependencies", "notes"]
     header = pack["task"]
     assert pack["task_id"] == "t1" and "id" not in header  # the pack's task_id names it once
-    assert header["project"] == "Trove" and header["status"] == "queued"
+    assert header["project"] == "Trove" and "status" not in header  # compact: a new task is queued
     assert header["due_at"] == "2026-09-01T17:00:00Z"
     assert header["tags"] == ["infra"] and "priority" not in header  # compact: P2 is the default
     assert header["next_action"] == "measure pool waits"
