@@ -256,6 +256,9 @@ _NESTED = ("held", "recall")
 # The sections of a pack built without any opt-in section (mindos.context.pack.SECTIONS): a
 # printed pack leaves its ``sections`` out when it is exactly this list.
 DEFAULT_SECTIONS = ("task", "handoff", "dependencies", "notes")
+# ... and those of ``prime --format json`` without first-turn sections (mindos.context.prime.SECTIONS):
+# a prime pack (the one pack without a ``task_id``) leaves its ``sections`` out when it is this list.
+PRIME_SECTIONS = ("leases", "inbox", "constraints", "next", "held")
 # The counters a printed pack leaves out when they repeat its table's row count (none of
 # them named by the spec: the related sections' ``*_packed`` stay): counter -> its table.
 _ROW_COUNTS = {"notes_packed": "notes", "dependencies_packed": "dependencies", "dependencies_total": "dependencies",
@@ -299,7 +302,8 @@ def _tables(pack, row_type, way, nested=False):
 
 def _trim(pack, printed):
     """``printed`` (``pack`` with its tables) without the envelope keys that repeat what the
-    pack shows (pack format 5): ``sections`` when it is :data:`DEFAULT_SECTIONS`; ``budget``
+    pack shows (pack format 5): ``sections`` when it is :data:`DEFAULT_SECTIONS` (or, for a
+    prime pack, :data:`PRIME_SECTIONS`); ``budget``
     when it is the default one; a counter of :data:`_ROW_COUNTS` equal to its table's row
     count, and ``notes_total_live`` when it is the packed, dropped and expired-excluded notes
     added up; a bundle's ``lease`` of a task never leased; ``core_digest`` when it is the
@@ -308,7 +312,7 @@ def _trim(pack, printed):
     stays sealed (the digest is taken over the form without ``recalled_at``, which keeps it),
     but :func:`_restore` cannot name it."""
     sections = pack.get("sections")
-    if sections is not None and len(sections) == 4 and tuple(sections) == DEFAULT_SECTIONS:
+    if sections is not None and tuple(sections) in (DEFAULT_SECTIONS, PRIME_SECTIONS):
         del printed["sections"]
     if "pack_format" in pack and pack.get("budget") == DEFAULT_BUDGET:
         del printed["budget"]
@@ -332,8 +336,10 @@ def _restore(pack, nested):
     (a pack, or one section's keys); ``sections`` on a pack (top level: one that names its
     ``pack_format``; nested: prime's held task, a resume's or next's recall), ``budget`` on
     one that names its format, ``lease`` and ``core_digest`` on a recall bundle."""
-    if nested or "pack_format" in pack:
+    if nested or "task_id" in pack and "pack_format" in pack:
         pack.setdefault("sections", list(DEFAULT_SECTIONS))
+    elif "pack_format" in pack:  # a prime pack
+        pack.setdefault("sections", list(PRIME_SECTIONS))
     if "pack_format" in pack:
         pack.setdefault("budget", DEFAULT_BUDGET)
     for counter, table in _ROW_COUNTS.items():
