@@ -35,6 +35,13 @@ hooks as they arrive) is built here the same way:
     into the entries; a pack is built, sealed and audited as entries and encoded once, as it
     leaves the package (``context``, ``recall``, ``resume``, ``next --recall``, ``prime
     --format json``).
+  * **What the pack shows is not repeated** (pack format 5).  A column whose value is the
+    same in every row of a table is printed once, in the header, as ``{column: value}``
+    (:func:`_hoist`; rows are still charged whole).  The printed envelope leaves out the
+    default ``sections`` and ``budget``, the counters that are a table's row count, a
+    recall bundle's never-leased ``lease``, a ``core_digest`` equal to its ``digest`` and
+    the bundle's own ``agent`` (:func:`_trim`); :func:`decode` reads them back (all but the
+    agent, which the caller named).
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
     ``(name, keys)`` list as canonical JSON (entry lists as the tables they print as),
     optionally leaving sections out (a recall's ``core_digest`` leaves out the live
@@ -48,7 +55,10 @@ from mindos.core.canonical import canonical_json, sha256_hex
 # entries (see :func:`compact`); 3: a lean envelope as well (see :func:`lean`: a section's
 # zero counters, empty lists and null or false keys are left out, and so are a recall's lease
 # fields that are null or false); 4: entry lists as tables (see :func:`encode`), the task
-# header without the id the pack names.  Bumped whenever the bytes of a pack change shape.
+# header without the id the pack names; 5: a column constant over a table hoisted into its
+# header (see :func:`_hoist`), an envelope that does not repeat what the pack shows (see
+# :func:`_trim`), a task's status ``queued`` left out.  Bumped whenever the bytes of a pack
+# change shape.
 PACK_FORMAT = 5
 # keys whose false or null value says something of its own (a receipt's ``hash_ok``: false
 # is a broken seal, null no seal at all): never left out

@@ -9,11 +9,12 @@ Design decisions
     of the bundle as printed (its tables) minus ``digest``, ``core_digest`` and
     ``recalled_at`` (the recall time is the one thing that changes without durable state
     changing).  ``core_digest`` is the same over the bundle *as if the task's live handoff
-    did not exist* (no ``handoff`` section, no budget spent on it), so an agent's own
-    handoff recorded after its recall is not drift against its own citation.  When the
-    handoff was packed and nothing was dropped, removing it changes nothing else (every
-    other item fit already), so the core form is derived without a second build; only a
-    truncated pack is rebuilt.
+    did not exist* (no ``handoff`` keys, no budget spent on it; the section is still named),
+    so an agent's own handoff recorded after its recall is not drift against its own
+    citation.  With no handoff packed the core form is the bundle itself (the two digests
+    are equal, and a printed bundle shows ``digest`` once).  When the handoff was packed and
+    nothing was dropped, removing it changes nothing else (every other item fit already), so
+    the core form is derived without a second build; only a truncated pack is rebuilt.
   * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
     audit ``context_recalled`` / ``session_resumed`` on the task with the agent, both
     digests, every bundle parameter (``params``) and a compact per-section ``manifest``.
