@@ -204,21 +204,27 @@ def _hoist(header, rows):
     """``[header, *rows]`` with every column whose value is the same (and not null) in every
     row hoisted into the header as ``{column: value}``, when that is shorter: ``n`` rows of a
     value ``L`` characters long print ``n * (L + 1)`` characters for it, the hoisted form
-    ``L + 3`` more in the header.  A row then leaves out the hoisted positions (and its
+    ``L + 3`` more in the header (``L`` counted without a string's escapes).  A row then leaves out the hoisted positions (and its
     trailing nulls).  Rows are still charged as if nothing were hoisted (:meth:`Table.cost`:
     a row costs the same whatever else is packed), so a printed pack is never longer than
     ``used_chars`` says of its entries."""
     count = len(rows)
     if count < 2:
         return [header, *rows]
-    first, hoisted = rows[0], {}
-    for position in range(min(len(row) for row in rows)):
+    first, others, hoisted = rows[0], rows[1:], {}
+    for position in range(min(map(len, rows))):
         value = first[position]
-        if value is None or type(value) in (list, dict):
-            continue
         kind = type(value)
-        if all(type(row[position]) is kind and row[position] == value for row in rows):
-            size = len(canonical_json(value))
+        if value is None or kind is list or kind is dict:
+            continue
+        for row in others:  # most columns differ by the second row: a plain loop stops there
+            other = row[position]
+            if other != value or type(other) is not kind:
+                break
+        else:
+            # its printed size, never more (a string's escapes would only lengthen it, which
+            # makes hoisting it pay off all the more): no JSON encoder built per column
+            size = len(value) + 2 if kind is str else (4 if value else 5) if kind is bool else len(repr(value))
             if count * (size + 1) > size + 3:
                 hoisted[position] = value
     if not hoisted:

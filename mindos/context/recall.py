@@ -214,7 +214,9 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     tail = _tail(conn, task, agent, now)
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
-    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
+    core = _core_pack(conn, task, params, now, full, memo)
+    # no handoff packed: the core form is the pack itself, and so is its digest
+    result["core_digest"] = result["digest"] if core is full else digest_of({**core, **tail})
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
