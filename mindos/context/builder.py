@@ -35,20 +35,31 @@ hooks as they arrive) is built here the same way:
     into the entries; a pack is built, sealed and audited as entries and encoded once, as it
     leaves the package (``context``, ``recall``, ``resume``, ``next --recall``, ``prime
     --format json``).
+  * **What the pack shows is not repeated** (pack format 5).  A column whose value is the
+    same in every row of a table is printed once, in the header, as ``{column: value}``
+    (:func:`_hoist`; rows are still charged whole).  The printed envelope leaves out the
+    default ``sections`` and ``budget``, the counters that are a table's row count, a
+    recall bundle's never-leased ``lease``, a ``core_digest`` equal to its ``digest`` and
+    the bundle's own ``agent`` (:func:`_trim`); :func:`decode` reads them back (all but the
+    agent, which the caller named).
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
     ``(name, keys)`` list as canonical JSON (entry lists as the tables they print as),
     optionally leaving sections out (a recall's ``core_digest`` leaves out the live
     handoff), so identical state gives an identical digest in any process.
 """
 
+from mindos.context.params import DEFAULT_BUDGET
 from mindos.core.canonical import canonical_json, sha256_hex
 
 # The shape of packed entries.  1: every entry carried all of its row's keys; 2: compact
 # entries (see :func:`compact`); 3: a lean envelope as well (see :func:`lean`: a section's
 # zero counters, empty lists and null or false keys are left out, and so are a recall's lease
 # fields that are null or false); 4: entry lists as tables (see :func:`encode`), the task
-# header without the id the pack names.  Bumped whenever the bytes of a pack change shape.
-PACK_FORMAT = 4
+# header without the id the pack names; 5: a column constant over a table hoisted into its
+# header (see :func:`_hoist`), an envelope that does not repeat what the pack shows (see
+# :func:`_trim`), a task's status ``queued`` left out.  Bumped whenever the bytes of a pack
+# change shape.
+PACK_FORMAT = 5
 # keys whose false or null value says something of its own (a receipt's ``hash_ok``: false
 # is a broken seal, null no seal at all): never left out
 _KEPT = frozenset({"hash_ok"})
@@ -56,10 +67,11 @@ _KEPT = frozenset({"hash_ok"})
 
 # The default values a packed entry leaves out (absence means the default): a note's and a
 # memory's kind and source (mindos.memory.notes / memories DEFAULT_KIND, DEFAULT_SOURCE) and
-# a task's priority (mindos.work.tasks.create's default).
+# a task's priority and status (mindos.work.tasks.create's: a new task is queued, at P2; the
+# status since pack format 5).
 NOTE_DEFAULTS = {"kind": "fact", "source": "operator"}
 MEMORY_DEFAULTS = {"kind": "fact", "source": "operator"}
-TASK_DEFAULTS = {"priority": "P2"}
+TASK_DEFAULTS = {"priority": "P2", "status": "queued"}
 # What a packed handoff of a task leaves out: the task (the pack or entry names it), ``live``
 # (a pack carries only live handoffs) and ``payload_hash`` (the dedupe key of its payload,
 # bookkeeping no agent acts on).
@@ -151,30 +163,80 @@ class Table:
 
     def encode(self, entries):
         """``entries`` as a table: ``[header, row, ...]``; the header names the columns up to
-        the longest row (then any extra keys, sorted, after every documented column)."""
+        the longest row (then any extra keys, sorted, after every documented column).  A
+        column whose value is the same in every row is hoisted (pack format 5): the header
+        holds ``{column: value}`` in its place and the rows leave that position out, when
+        that prints fewer characters (see :func:`_hoist`)."""
         extras = sorted({key for entry in entries for key in entry if key not in self.index})
         if extras:
             rows = []
             for entry in entries:
                 values, own = self._values(entry)
                 rows.append(values + [own.get(key) for key in extras])
-            return [list(self.columns) + extras, *rows]
+            return _hoist(list(self.columns) + extras, rows)
         rows = [self.row(entry) for entry in entries]
-        return [list(self.columns[:max(len(row) for row in rows)]), *rows]
+        return _hoist(list(self.columns[:max(len(row) for row in rows)]), rows)
 
     def decode(self, table):
         """The entries of a table :meth:`encode` printed: the entries themselves, but for a
-        date column, which stays a date (an implied value comes back)."""
+        date column, which stays a date (an implied value comes back, and so does a hoisted
+        column's value on every row)."""
         header = table[0]
+        names, hoisted = [], {}
+        for column in header:
+            if type(column) is dict:
+                hoisted.update(column)
+            else:
+                names.append(column)
         entries = []
         for row in table[1:]:
-            entry = {name: value for name, value in zip(header, row) if value is not None}
+            entry = {name: value for name, value in zip(names, row) if value is not None}
+            entry.update(hoisted)
             for name in self.kept:
                 entry.setdefault(name, None)
             for name, value in self.implied.items():
                 entry.setdefault(name, value)
             entries.append(entry)
         return entries
+
+
+def _hoist(header, rows):
+    """``[header, *rows]`` with every column whose value is the same (and not null) in every
+    row hoisted into the header as ``{column: value}``, when that is shorter: ``n`` rows of a
+    value ``L`` characters long print ``n * (L + 1)`` characters for it, the hoisted form
+    ``L + 3`` more in the header (``L`` counted without a string's escapes).  A row then leaves out the hoisted positions (and its
+    trailing nulls).  Rows are still charged as if nothing were hoisted (:meth:`Table.cost`:
+    a row costs the same whatever else is packed), so a printed pack is never longer than
+    ``used_chars`` says of its entries."""
+    count = len(rows)
+    if count < 2:
+        return [header, *rows]
+    first, others, hoisted = rows[0], rows[1:], {}
+    for position in range(min(map(len, rows))):
+        value = first[position]
+        kind = type(value)
+        if value is None or kind is list or kind is dict:
+            continue
+        for row in others:  # most columns differ by the second row: a plain loop stops there
+            other = row[position]
+            if other != value or type(other) is not kind:
+                break
+        else:
+            # its printed size, never more (a string's escapes would only lengthen it, which
+            # makes hoisting it pay off all the more): no JSON encoder built per column
+            size = len(value) + 2 if kind is str else (4 if value else 5) if kind is bool else len(repr(value))
+            if count * (size + 1) > size + 3:
+                hoisted[position] = value
+    if not hoisted:
+        return [header, *rows]
+    printed = []
+    for row in rows:
+        kept = [value for position, value in enumerate(row) if position not in hoisted]
+        while kept and kept[-1] is None:
+            kept.pop()
+        printed.append(kept)
+    return [[{name: hoisted[position]} if position in hoisted else name for position, name in enumerate(header)],
+            *printed]
 
 
 _NOTE_TAIL = ("kind", "source", "created_at", "content", "pinned", "expired", "expires_at", "supersedes",
@@ -207,34 +269,107 @@ TABLES = {
 }
 # the keys whose value is a nested pack (prime's held task, a resume's or next's recall)
 _NESTED = ("held", "recall")
+# The sections of a pack built without any opt-in section (mindos.context.pack.SECTIONS): a
+# printed pack leaves its ``sections`` out when it is exactly this list.
+DEFAULT_SECTIONS = ("task", "handoff", "dependencies", "notes")
+# ... and those of ``prime --format json`` without first-turn sections (mindos.context.prime.SECTIONS):
+# a prime pack (the one pack without a ``task_id``) leaves its ``sections`` out when it is this list.
+PRIME_SECTIONS = ("leases", "inbox", "constraints", "next", "held")
+# The counters a printed pack leaves out when they repeat its table's row count (none of
+# them named by the spec: the related sections' ``*_packed`` stay): counter -> its table.
+_ROW_COUNTS = {"notes_packed": "notes", "dependencies_packed": "dependencies", "dependencies_total": "dependencies",
+               "leases_total": "leases", "constraints_total": "constraints", "inbox_total": "inbox"}
+# a recall bundle's lease of a task never leased: what an absent ``lease`` stands for
+_NO_LEASE = {"epoch": 0}
 
 
 def encode(pack):
     """``pack`` (a flattened pack or bundle, or a command result holding one under ``recall``)
-    as it is printed: every entry list of :data:`TABLES` as a table, nested packs too.  A new
-    dict; the entries are not changed."""
+    as it is printed: every entry list of :data:`TABLES` as a table, nested packs too, and
+    the envelope without the keys that repeat what the pack already shows (:func:`_trim`).
+    A new dict; the entries are not changed."""
     return _tables(pack, dict, "encode")
 
 
 def decode(pack):
     """The inverse of :func:`encode`: ``pack`` with every table back as a list of entry dicts
-    (a row's date stays a date; an implied engine tag comes back on every memory)."""
+    (a row's date stays a date; an implied engine tag and a hoisted column come back on
+    every entry) and the envelope keys :func:`_trim` left out back at their values."""
     return _tables(pack, list, "decode")
 
 
-def _tables(pack, row_type, way):
+def _tables(pack, row_type, way, nested=False):
     """``pack`` with each entry list whose rows are ``row_type`` turned by its table's
-    ``way`` (``encode`` or ``decode``), nested packs too."""
+    ``way`` (``encode`` or ``decode``), nested packs too, and its envelope trimmed or
+    restored."""
     turned = {}
     for key, value in pack.items():
         table = TABLES.get(key)
         if table is not None and type(value) is list and value and type(value[0]) is row_type:
             turned[key] = getattr(table, way)(value)
         elif key in _NESTED and type(value) is dict:
-            turned[key] = _tables(value, row_type, way)
+            turned[key] = _tables(value, row_type, way, True)
         else:
             turned[key] = value
-    return turned
+    if way == "encode":
+        return _trim(pack, turned)
+    return _restore(turned, nested)
+
+
+def _trim(pack, printed):
+    """``printed`` (``pack`` with its tables) without the envelope keys that repeat what the
+    pack shows (pack format 5): ``sections`` when it is :data:`DEFAULT_SECTIONS` (or, for a
+    prime pack, :data:`PRIME_SECTIONS`); ``budget``
+    when it is the default one; a counter of :data:`_ROW_COUNTS` equal to its table's row
+    count, and ``notes_total_live`` when it is the packed, dropped and expired-excluded notes
+    added up; a bundle's ``lease`` of a task never leased; ``core_digest`` when it is the
+    ``digest`` (no live handoff).  :func:`_restore` puts each back.  A printed recall bundle
+    (one with ``recalled_at``) leaves out ``agent`` as well, the caller's own ``--agent``: it
+    stays sealed (the digest is taken over the form without ``recalled_at``, which keeps it),
+    but :func:`_restore` cannot name it."""
+    sections = pack.get("sections")
+    if sections is not None and tuple(sections) in (DEFAULT_SECTIONS, PRIME_SECTIONS):
+        del printed["sections"]
+    if "pack_format" in pack and pack.get("budget") == DEFAULT_BUDGET:
+        del printed["budget"]
+    for counter, table in _ROW_COUNTS.items():
+        if pack.get(counter) and pack[counter] == len(pack.get(table) or ()):
+            del printed[counter]
+    if pack.get("notes_total_live") and pack["notes_total_live"] == (
+            len(pack.get("notes") or ()) + pack.get("notes_dropped", 0) + pack.get("notes_expired_excluded", 0)):
+        del printed["notes_total_live"]
+    if pack.get("lease") == _NO_LEASE:
+        del printed["lease"]
+    if "core_digest" in pack and pack["core_digest"] == pack.get("digest"):
+        del printed["core_digest"]
+    if "recalled_at" in pack and "agent" in pack:  # a printed bundle: the agent is the caller's own --agent
+        del printed["agent"]
+    return printed
+
+
+def _restore(pack, nested):
+    """The inverse of :func:`_trim` on a decoded pack: the counters wherever their table is
+    (a pack, or one section's keys); ``sections`` on a pack (top level: one that names its
+    ``pack_format``; nested: prime's held task, a resume's or next's recall), ``budget`` on
+    one that names its format, ``lease`` and ``core_digest`` on a recall bundle."""
+    if nested or "task_id" in pack and "pack_format" in pack:
+        pack.setdefault("sections", list(DEFAULT_SECTIONS))
+    elif "pack_format" in pack:  # a prime pack
+        pack.setdefault("sections", list(PRIME_SECTIONS))
+    if "pack_format" in pack:
+        pack.setdefault("budget", DEFAULT_BUDGET)
+    for counter, table in _ROW_COUNTS.items():
+        if counter not in pack and pack.get(table):
+            pack[counter] = len(pack[table])
+    if "notes_total_live" not in pack:
+        total = len(pack.get("notes") or ()) + pack.get("notes_dropped", 0) + pack.get("notes_expired_excluded", 0)
+        if total:
+            pack["notes_total_live"] = total
+    if "recalled_at" in pack:
+        pack.setdefault("lease", dict(_NO_LEASE))
+        if "digest" in pack:
+            pack.setdefault("core_digest", pack["digest"])
+    return pack
 
 
 class Budget:

@@ -29,7 +29,7 @@ Design decisions
   * **Compact entries.**  Every packed entry goes through :func:`builder.compact`: a task's
     own notes drop ``task_id`` and the defaults (kind ``fact``, source ``operator``), the
     live handoff drops ``task_id``, ``live`` and ``payload_hash``, the header drops its
-    ``id`` (the pack's ``task_id``), priority ``P2`` and every empty field.
+    ``id`` (the pack's ``task_id``), priority ``P2``, status ``queued`` and every empty field.
   * **TTL.**  An expired unpinned note is retired: not packed, not a related candidate,
     counted as ``notes_expired_excluded``.  An expired pin still packs, with
     ``expired: true``.

@@ -9,11 +9,12 @@ Design decisions
     of the bundle as printed (its tables) minus ``digest``, ``core_digest`` and
     ``recalled_at`` (the recall time is the one thing that changes without durable state
     changing).  ``core_digest`` is the same over the bundle *as if the task's live handoff
-    did not exist* (no ``handoff`` section, no budget spent on it), so an agent's own
-    handoff recorded after its recall is not drift against its own citation.  When the
-    handoff was packed and nothing was dropped, removing it changes nothing else (every
-    other item fit already), so the core form is derived without a second build; only a
-    truncated pack is rebuilt.
+    did not exist* (no ``handoff`` keys, no budget spent on it; the section is still named),
+    so an agent's own handoff recorded after its recall is not drift against its own
+    citation.  With no handoff packed the core form is the bundle itself (the two digests
+    are equal, and a printed bundle shows ``digest`` once).  When the handoff was packed and
+    nothing was dropped, removing it changes nothing else (every other item fit already), so
+    the core form is derived without a second build; only a truncated pack is rebuilt.
   * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
     audit ``context_recalled`` / ``session_resumed`` on the task with the agent, both
     digests, every bundle parameter (``params``) and a compact per-section ``manifest``.
@@ -103,11 +104,11 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
     names, keys = [], {}
     for section in context_pack.SECTIONS.active(options):
         name, build = section.name, section.build
+        names.append(name)  # the core form names the handoff section too: it differs only in what is packed
         if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes":
             build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
-        names.append(name)
         keys.update(builder.lean(build(state, meter)))
     pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
             "used_chars": meter.used, "truncated": meter.truncated, "sections": names}
@@ -148,14 +149,12 @@ def _tail(conn, task, agent, now):
 
 def _core_pack(conn, task, params, now, full, memo):
     """The pack as if the live handoff did not exist (see the module docstring)."""
-    if "handoff" not in full["sections"]:
+    if not full.get("handoff_packed"):  # no live handoff packed: the core form is the pack itself
         return full
-    if full.get("handoff_packed") and full["truncated"]:
+    if full["truncated"]:
         return build_pack(conn, task, params, now, with_handoff=False, memo=memo)
     core = {key: value for key, value in full.items() if key not in ("handoff", "handoff_packed")}
-    core["sections"] = [name for name in full["sections"] if name != "handoff"]
-    if full.get("handoff_packed"):
-        core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
+    core["used_chars"] = full["used_chars"] - builder.cost(full["handoff"])
     return core
 
 
@@ -215,7 +214,9 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     tail = _tail(conn, task, agent, now)
     result = {**full, **tail}
     result["digest"] = digest_of({**full, **tail})
-    result["core_digest"] = digest_of({**_core_pack(conn, task, params, now, full, memo), **tail})
+    core = _core_pack(conn, task, params, now, full, memo)
+    # no handoff packed: the core form is the pack itself, and so is its digest
+    result["core_digest"] = result["digest"] if core is full else digest_of({**core, **tail})
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
@@ -720,8 +721,9 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
     A live lease held by ``agent`` -> no mutation, ``action: already_held``; an expired or
     absent lease -> claimed for ``agent`` (per-owner caps honoured), ``action: claimed``; a
     live lease held by someone else -> refused.  Audits ``session_resumed`` with the agent,
-    action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
-    "lease_expires_at", "recall", "recall_digest"}`` (``recall`` with ``unsealed``, see :func:`bundle`).
+    action and digests.  Returns ``{"task_id", "agent", "action", "recall"}`` (``recall`` with
+    ``unsealed``, see :func:`bundle`: its ``digest`` is the one to cite, its ``lease`` the
+    epoch and expiry the caller now holds).
     """
     from mindos.work import leases, rows  # lazy: only resume claims
 
@@ -746,9 +748,8 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
             action = "claimed"
         sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
-    return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
-            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
-            "recall_digest": sealed["digest"]}
+    # the bundle names its digest and the lease (epoch, expiry) once (pack format 5)
+    return {"task_id": task_id, "agent": agent, "action": action, "recall": builder.encode(sealed)}
 
 
 def metrics(conn):

@@ -183,8 +183,8 @@ def _handoff(ctx):
 
 def _context(ctx):
     task_id = ctx["next"]["id"]
-    bundle = pack.pack_context(ctx["conn"], task_id, budget=4000, related=5)
-    packed = [n["id"] for n in builder.decode(bundle).get("notes") or []]  # printed as a table
+    bundle = builder.decode(pack.pack_context(ctx["conn"], task_id, budget=4000, related=5))  # printed lean, as tables
+    packed = [n["id"] for n in bundle.get("notes") or []]
     return _step("context", "Pack the session-start context a new session would get", [
         f"{task_id}: {bundle['used_chars']} of {bundle['budget']} characters; sections {', '.join(bundle['sections'])}",
         f"live handoff from {bundle['handoff']['from_agent']}, notes {packed} (pinned first),"

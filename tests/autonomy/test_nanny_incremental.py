@@ -75,7 +75,7 @@ def _recall_input_changed(home, conn):
     from mindos.memory import handoffs, notes
 
     sealed = recall.recall(conn, "t3", agent="codex", params=recall.make_params())
-    handoffs.record(conn, "t3", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    handoffs.record(conn, "t3", from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
     nanny.tick(conn, max_repairs=0)  # the cited recall is fresh at this tick
     notes.add(conn, "t3", content="the pool moved")
 

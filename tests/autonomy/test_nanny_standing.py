@@ -150,7 +150,7 @@ def _cited(conn, task_id, *, rerank=False, note=None):
         notes.add(conn, task_id, content=note)
     params = recall.make_params(related=2, rerank=rerank) if rerank else recall.make_params()
     sealed = recall.recall(conn, task_id, agent="codex", params=params)
-    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
     return sealed
 
 
@@ -227,10 +227,10 @@ def test_after_writes_only_the_recalls_whose_inputs_moved_are_rebuilt(conn, monk
     make_task(conn, "c", title="task c pool")
     graph.add_dependency(conn, "c", "a")  # c packs a as a dependency
     sealed = recall.recall(conn, "c", agent="codex", params=recall.make_params())
-    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
     make_task(conn, "d", title="task d pool")  # a related section: any write can move it
     sealed = recall.recall(conn, "d", agent="codex", params=recall.make_params(related=2))
-    handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
     make_task(conn, "e")
     _tick(conn)
     _tick(conn)

@@ -111,7 +111,7 @@ def test_recall_stale_findings(conn):
     fresh = recall.recall(conn, "a", agent="codex", params=params)
     handoffs.record(conn, "a", from_agent="codex", objective="x", recall_digest=fresh["digest"])
     drift = recall.recall(conn, "b", agent="codex", params=params)
-    handoffs.record(conn, "b", from_agent="codex", objective="x", recall_digest=drift["core_digest"])
+    handoffs.record(conn, "b", from_agent="codex", objective="x", recall_digest=drift.get("core_digest", drift["digest"]))
     notes.add(conn, "b", content="moved")
     handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="b" * 64)
     report = sense.sense(conn)

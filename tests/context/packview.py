@@ -45,3 +45,24 @@ def full(pack):
 
     pack = builder.decode(pack)
     return Full({key: full(value) if key in ("held", "recall", "lease") else value for key, value in pack.items()})
+
+
+def columns(header):
+    """The column names of a printed table's header (a hoisted column ``{name: value}`` by its name)."""
+    return [next(iter(column)) if isinstance(column, dict) else column for column in header]
+
+
+def unhoist(table):
+    """A printed table as it would print with no column hoisted (pack format 5 hoists a column
+    whose value is the same in every row into the header): ``[names, row, ...]``, each row
+    with the hoisted values back in place and no trailing nulls.  These rows are what the
+    budget charges."""
+    header = table[0]
+    rows = []
+    for printed in table[1:]:
+        values = iter(printed)
+        row = [next(iter(column.values())) if isinstance(column, dict) else next(values, None) for column in header]
+        while row and row[-1] is None:
+            row.pop()
+        rows.append(row)
+    return [columns(header), *rows]

@@ -1,7 +1,8 @@
 """Compact packs: every packed entry carries only the keys that say something, in every
 pack (context, recall, resume, next --claim --recall, prime --format json), and every entry
-list is printed as a table (pack format 4: a header row naming the columns, a row per entry);
-pinned notes survive the tight budgets that drop unpinned ones."""
+list is printed as a table (pack format 4: a header row naming the columns, a row per entry;
+format 5: a column constant over a table hoisted into its header) under an envelope without
+keys that repeat the pack; pinned notes survive the tight budgets that drop unpinned ones."""
 
 import json
 
@@ -13,6 +14,7 @@ from mindos.core import clock
 from mindos.core.canonical import canonical_json
 from mindos.memory import facts, handoffs, memories, notes
 from mindos.work import graph, leases, lifecycle, receipts, tasks
+import packview
 
 ALL = dict(related=5, related_handoffs=3, dep_context=3, related_facts=3, related_semantic=3)
 EMPTY = (None, False, "", [], {})
@@ -66,7 +68,7 @@ def _assert_compact(pack):
             assert value not in EMPTY or value == 0 and value is not False, (key, entry)
         assert entry.get("kind") != "fact" or "engine" in entry or "subject" in entry  # a note's default kind is left out
         assert entry.get("source") != "operator" and entry.get("priority") != "P2" and "payload_hash" not in entry
-    assert pack["pack_format"] == builder.PACK_FORMAT == 4
+    assert pack["pack_format"] == builder.PACK_FORMAT == 5
     _assert_lean(pack)
     return found
 
@@ -77,7 +79,7 @@ def _assert_tables(pack):
     for key, value in pack.items():
         if key in builder.TABLES and value:
             columns = builder.TABLES[key].columns
-            header, rows = value[0], value[1:]
+            header, rows = packview.unhoist(value)[0], packview.unhoist(value)[1:]
             assert rows and header == list(columns[:len(header)]), (key, header)
             assert all(type(row) is list and row and row[-1] is not None and len(row) <= len(header) for row in rows)
             assert max(len(row) for row in rows) == len(header), (key, value)  # no column that every row leaves out
@@ -86,7 +88,7 @@ def _assert_tables(pack):
 
 
 # what every pack (and a recall bundle) always carries, whatever its values
-ALWAYS = {"budget", "used_chars", "truncated", "sections", "pack_format"}
+ALWAYS = {"used_chars", "truncated", "pack_format"}
 
 
 def _assert_lean(pack):
@@ -110,13 +112,14 @@ def test_compact_drops_empty_default_and_implied_keys_and_keeps_what_says_someth
     assert builder.compact({"hash_ok": None})["hash_ok"] is None  # no seal differs from a broken one
 
 
-def test_the_defaults_match_the_stores_defaults():
+def test_the_defaults_match_the_stores_defaults(conn):
     assert builder.NOTE_DEFAULTS == {"kind": notes.DEFAULT_KIND, "source": notes.DEFAULT_SOURCE}
     assert builder.MEMORY_DEFAULTS == {"kind": memories.DEFAULT_KIND, "source": memories.DEFAULT_SOURCE}
     assert builder.MEMORY_ENGINE == memories.ENGINE  # the engine a memory row leaves implied
     import inspect
 
     assert builder.TASK_DEFAULTS["priority"] == inspect.signature(tasks.create).parameters["priority"].default
+    assert tasks.create(conn, project="Shop", title="A new task")["status"] == builder.TASK_DEFAULTS["status"]
 
 
 def test_every_pack_carries_compact_entries(conn):
@@ -169,7 +172,8 @@ def test_used_chars_is_the_compact_cost(conn):
     lists = ("dependencies", "notes", "related_notes", "related_handoffs", "dep_context", "related_facts",
              "related_semantic")
     assert all(pack[name] for name in lists[1:])
-    charged = [pack.get("task"), pack.get("handoff")] + [row for name in lists for row in pack.get(name, [None])[1:]]
+    charged = [pack.get("task"), pack.get("handoff")] + [row for name in lists
+                                                         for row in packview.unhoist(pack.get(name, [[]]))[1:]]
     assert pack["used_chars"] == sum(len(canonical_json(item)) for item in charged if item is not None)
 
 
@@ -184,11 +188,11 @@ def test_budget_300_keeps_the_pinned_friday_constraint_through_the_door(conn, cl
     _friday(conn)
     printed = cli_json("autopilot", "context", "t1", "--budget", "300")
     # the pin first, in a row of 67 characters (pack format 3 charged it 116), which leaves
-    # room for one of the three unpinned notes as well
-    assert printed["notes"] == [["id", "kind", "source", "created_at", "content", "pinned"],
-                                [4, "constraint", None, "2026-08-21", "MUST NOT deploy on Friday", True],
-                                [1, None, None, "2026-08-21", "checkout deploy observation number 0 about the canary rollout"]]
-    assert len(canonical_json(printed["notes"][1])) == 67
+    # room for one of the three unpinned notes as well; their one date prints once, in the header
+    assert printed["notes"] == [["id", "kind", "source", {"created_at": "2026-08-21"}, "content", "pinned"],
+                                [4, "constraint", None, "MUST NOT deploy on Friday", True],
+                                [1, None, None, "checkout deploy observation number 0 about the canary rollout"]]
+    assert len(canonical_json(packview.unhoist(printed["notes"])[1])) == 67
     pack = builder.decode(printed)
     assert pack["notes"][0] == {"id": 4, "kind": "constraint", "created_at": "2026-08-21",
                                 "content": "MUST NOT deploy on Friday", "pinned": True}
@@ -209,7 +213,7 @@ def test_a_budget_too_small_for_header_and_pins_keeps_the_header_first(conn):
     _friday(conn)
     bare = len(canonical_json({"description_truncated": True, "project": "Shop", "status": "queued",
                                "title": "Deploy the checkout service"}))
-    pack = context.pack_context(conn, "t1", budget=bare + 10)
+    pack = builder.decode(context.pack_context(conn, "t1", budget=bare + 10))
     assert pack["task"]["title"] == "Deploy the checkout service" and "notes" not in pack  # lean: none packed
     assert pack["truncated"] is True and pack["notes_dropped"] == 4 and pack["notes_total_live"] == 4
 
@@ -225,27 +229,36 @@ def test_bad_budgets_are_refused_and_nothing_changes(conn, cli, budget):
 
 def test_the_pack_format_is_in_every_pack_json(conn, cli_json):
     _friday(conn)
-    assert cli_json("autopilot", "context", "t1")["pack_format"] == 4
-    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 4
+    assert cli_json("autopilot", "context", "t1")["pack_format"] == 5
+    assert cli_json("autopilot", "recall", "t1", "--agent", "codex")["pack_format"] == 5
     leases.claim(conn, "t1", "codex")
-    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 4
+    assert cli_json("autopilot", "prime", "--agent", "codex", "--format", "json")["pack_format"] == 5
     assert json.loads(json.dumps(pack_params.DEFAULT_BUDGET)) == 4000
 
 
 def test_the_envelope_is_lean_and_absence_means_zero_empty_or_null(conn, cli_json):
     tasks.create(conn, task_id="t1", project="Shop", title="Deploy the checkout service")
     pack = cli_json("autopilot", "context", "t1")
-    # nothing but the header: no notes, handoff, dependencies or their counters
-    assert set(pack) == {"task_id", "budget", "used_chars", "truncated", "pack_format", "sections", "task"}
-    assert pack["sections"] == ["task", "handoff", "dependencies", "notes"] and pack["truncated"] is False
+    # nothing but the header: no notes, handoff, dependencies or their counters; the default
+    # budget and sections left out (format 5)
+    assert set(pack) == {"task_id", "used_chars", "truncated", "pack_format", "task"}
+    assert pack["truncated"] is False
+    assert builder.decode(pack)["sections"] == ["task", "handoff", "dependencies", "notes"]
+    assert builder.decode(pack)["budget"] == pack_params.DEFAULT_BUDGET
     bundle = cli_json("autopilot", "recall", "t1", "--agent", "codex")
-    assert bundle["lease"] == {"epoch": 0} and "receipts" not in bundle and "grant" not in bundle
-    assert {"digest", "core_digest", "recalled_at", "agent"} <= set(bundle)
+    # never leased: no lease; no live handoff: the core digest is the digest, printed once
+    assert "lease" not in bundle and "receipts" not in bundle and "grant" not in bundle
+    assert {"digest", "recalled_at"} <= set(bundle) and "core_digest" not in bundle and "agent" not in bundle
+    read = builder.decode(bundle)
+    assert read["lease"] == {"epoch": 0} and read["core_digest"] == bundle["digest"]
     # a counter that is not zero is there, and a packed handoff says so
     notes.add(conn, "t1", content="MUST NOT deploy on Friday", kind="constraint", pinned=True)
     handoffs.record(conn, "t1", from_agent="codex", objective="canary at 10 percent")
     pack = cli_json("autopilot", "context", "t1")
-    assert pack["notes_packed"] == pack["notes_pinned_packed"] == pack["notes_total_live"] == 1
+    # the notes counters the table shows are left out (one row); the spec's pinned count stays
+    assert pack["notes_pinned_packed"] == 1 and len(pack["notes"]) == 2
+    assert "notes_packed" not in pack and "notes_total_live" not in pack
+    assert builder.decode(pack)["notes_packed"] == builder.decode(pack)["notes_total_live"] == 1
     assert pack["handoff_packed"] is True and pack["handoff"]["objective"] == "canary at 10 percent"
     assert "notes_dropped" not in pack and "dependencies_total" not in pack
 

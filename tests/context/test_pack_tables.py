@@ -17,6 +17,7 @@ from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.memory import facts, handoffs, memories, notes
 from mindos.store import db, ledger
 from mindos.work import graph, leases, lifecycle, receipts, tasks
+import packview
 
 ALL = dict(related=5, related_handoffs=3, dep_context=3, related_facts=3, related_semantic=3, related_sessions=3)
 
@@ -70,7 +71,7 @@ def test_every_entry_list_is_a_table_with_its_documented_columns(conn):
     for printed in _printed_packs(conn):
         for key, table in _tables(printed):
             seen.add(key)
-            header, rows = table[0], table[1:]
+            header, rows = packview.unhoist(table)[0], packview.unhoist(table)[1:]
             assert header == list(builder.TABLES[key].columns[:len(header)]), (key, header)  # no extra column
             assert rows and all(row and row[-1] is not None and len(row) <= len(header) for row in rows), key
     assert seen >= {"notes", "related_notes", "dependencies", "related_handoffs", "dep_context", "related_facts",
@@ -94,6 +95,8 @@ def test_a_table_reads_back_into_its_entries(conn):
         if table is not None and value:
             assert read[key] == _dated(value, table), key
             assert isinstance(printed[key][0], list) and len(printed[key]) == len(value) + 1
+        elif key == "agent":  # a printed bundle leaves out the caller's own agent
+            assert key not in read
         else:
             assert read[key] == value, key
     assert builder.decode(builder.encode(read)) == read  # dates are already dates: a fixed point
@@ -106,11 +109,14 @@ def test_rows_leave_out_nulls_the_one_engine_and_keep_a_missing_seal():
     pinned = {"id": 8, "content": "MUST NOT deploy on Friday", "kind": "constraint", "pinned": True,
               "created_at": "2026-08-21T09:00:00Z", "expires_at": "2026-08-23T09:00:00Z", "expired": True}
     table = notes_table.encode([plain, pinned])
-    assert table == [["id", "kind", "source", "created_at", "content", "pinned", "expired", "expires_at"],
-                     [7, None, None, "2026-08-21", "pool is 20"],
-                     [8, "constraint", None, "2026-08-21", "MUST NOT deploy on Friday", True, True,
+    # the one date of both rows is hoisted into the header
+    assert table == [["id", "kind", "source", {"created_at": "2026-08-21"}, "content", "pinned", "expired",
+                      "expires_at"],
+                     [7, None, None, "pool is 20"],
+                     [8, "constraint", None, "MUST NOT deploy on Friday", True, True,
                       "2026-08-23T09:00:00Z"]]  # a lifetime keeps its second: it says when the note retires
-    assert notes_table.cost(plain) == len(canonical_json(table[1])) == 39
+    assert notes_table.cost(plain) == len(canonical_json(packview.unhoist(table)[1])) == 39
+    assert notes_table.decode(table) == [{**plain, "created_at": "2026-08-21"}, {**pinned, "created_at": "2026-08-21"}]
     memory = {"id": "m1", "content": "deploys take ten minutes", "engine": builder.MEMORY_ENGINE}
     other = {"id": "m2", "content": "from elsewhere", "engine": "other-engine-v2"}
     table = memories_table.encode([memory, other])
@@ -138,8 +144,11 @@ def test_used_chars_is_the_rows_and_objects_printed(conn, budget):
     _world(conn)
     printed = recall.pack(conn, "t1", recall.make_params(budget=budget, **ALL))
     charged = sum(len(canonical_json(printed[key])) for key in ("task", "handoff") if key in printed)
-    charged += sum(len(canonical_json(row)) for _, table in _tables(printed) for row in table[1:])
+    charged += sum(len(canonical_json(row)) for _, table in _tables(printed) for row in packview.unhoist(table)[1:])
     assert printed["used_chars"] == charged <= budget
+    # a hoisted column prints once: the rows as printed never cost more than they are charged
+    assert sum(len(canonical_json(row)) for _, table in _tables(printed) for row in table[1:]) <= sum(
+        len(canonical_json(row)) for _, table in _tables(printed) for row in packview.unhoist(table)[1:])
 
 
 def test_prime_charges_rows_and_its_lower_bound_holds(conn):
@@ -150,7 +159,8 @@ def test_prime_charges_rows_and_its_lower_bound_holds(conn):
         charged = sum(len(canonical_json(printed[key])) for key in ("next",) if printed.get(key))
         held = printed.get("held") or {}
         charged += sum(len(canonical_json(held[key])) for key in ("task", "handoff") if held.get(key))
-        charged += sum(len(canonical_json(row)) for _, table in _tables(printed) for row in table[1:])
+        charged += sum(len(canonical_json(row)) for _, table in _tables(printed)
+                       for row in packview.unhoist(table)[1:])
         assert built["used_chars"] == charged
     entry = {"note_id": 3, "task_id": "t1", "project": "Shop", "content": "x" * 50, "created_at": "2026-08-21T09:00:00Z"}
     table = builder.TABLES["constraints"]

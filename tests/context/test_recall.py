@@ -102,7 +102,7 @@ def test_any_durable_change_in_a_packed_section_moves_the_digest(conn, change):
 @pytest.mark.parametrize("budget", [4000, 600])  # 600: the handoff packs and pushes other items out
 def test_core_digest_ignores_the_callers_own_later_handoff(conn, budget):
     _world(conn)
-    sealed = recall.recall(conn, "t1", agent="codex", params=P(budget=budget, **ALL))
+    sealed = builder.decode(recall.recall(conn, "t1", agent="codex", params=P(budget=budget, **ALL)))
     handoffs.record(conn, "t1", from_agent="codex", to_agent="hermes", objective="cutover prepared",
                     evidence=["dry run ok"], recall_digest=sealed["digest"])
     after = recall.bundle(conn, "t1", "codex", P(budget=budget, **ALL))
@@ -214,7 +214,7 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
         make_task(conn, tid, title=f"task {tid}")
     fresh = recall.recall(conn, "a", agent="codex", params=P(related=2, rerank=True))
     handoffs.record(conn, "a", from_agent="codex", objective="x", recall_digest=fresh["digest"])
-    drift = recall.recall(conn, "b", agent="codex", params=P())
+    drift = builder.decode(recall.recall(conn, "b", agent="codex", params=P()))
     handoffs.record(conn, "b", from_agent="codex", objective="x", recall_digest=drift["core_digest"])
     notes.add(conn, "b", content="moved")
     handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="b" * 64)
@@ -294,11 +294,13 @@ def test_resume_claims_keeps_or_refuses(conn):
     first = recall.resume(conn, "t2", agent="codex", params=P())
     assert first["action"] == "claimed" and first["recall"]["lease"]["held_by_caller"] is True
     again = recall.resume(conn, "t2", agent="codex", params=P())
-    assert again["action"] == "already_held" and again["lease_epoch"] == first["lease_epoch"]
-    assert again["recall_digest"] == first["recall_digest"]
+    assert again["action"] == "already_held" and again["recall"]["lease"]["epoch"] == first["recall"]["lease"]["epoch"]
+    assert again["recall"]["digest"] == first["recall"]["digest"]
+    # the bundle names the digest, the lease epoch and its expiry once (pack format 5)
+    assert set(again) == {"task_id", "agent", "action", "recall"} and "agent" not in again["recall"]
     events = _events(conn, "session_resumed")
     assert [e["payload"]["action"] for e in events] == ["already_held", "claimed"]
-    assert events[0]["payload"]["digest"] == again["recall_digest"]
+    assert events[0]["payload"]["digest"] == again["recall"]["digest"]
     with pytest.raises(Refused, match="leased by 'codex'.*transfer"):
         recall.resume(conn, "t2", agent="hermes", params=P())
     graph.add_dependency(conn, "t1", "dep")
@@ -306,7 +308,7 @@ def test_resume_claims_keeps_or_refuses(conn):
         recall.resume(conn, "t1", agent="codex", params=P())
     clock.advance(hours=1)  # the lease expired: resume takes it again with a fresh epoch
     third = recall.resume(conn, "t2", agent="hermes", params=P())
-    assert third["action"] == "claimed" and third["lease_epoch"] == first["lease_epoch"] + 1
+    assert third["action"] == "claimed" and third["recall"]["lease"]["epoch"] == first["recall"]["lease"]["epoch"] + 1
     make_task(conn, "t3")
     lifecycle.block(conn, "t3", "leo", reason="waiting on creds")
     with pytest.raises(Refused, match="blocked: waiting on creds"):
@@ -321,9 +323,9 @@ def test_resume_digest_is_recall_provenance(conn):
     make_task(conn, "t1")
     resumed = recall.resume(conn, "t1", agent="codex", params=P())
     handoffs.record(conn, "t1", from_agent="codex", to_agent="hermes", objective="o", evidence=["e"],
-                    recall_digest=resumed["recall_digest"])
+                    recall_digest=resumed["recall"]["digest"])
     assert recall.stale(conn)["counts"]["fresh"] == 1
-    assert recall.diff(conn, "t1", resumed["recall_digest"])["event_id"] == _events(conn, "session_resumed")[0]["id"]
+    assert recall.diff(conn, "t1", resumed["recall"]["digest"])["event_id"] == _events(conn, "session_resumed")[0]["id"]
 
 
 def _db_state(conn):
@@ -406,7 +408,7 @@ def test_metrics_count_recalls_resumes_memories_and_facts(cli_json, conn):
 
 
 def _cited(conn, task_id="t1", **kw):
-    sealed = recall.recall(conn, task_id, agent="codex", params=P(**kw))
+    sealed = builder.decode(recall.recall(conn, task_id, agent="codex", params=P(**kw)))
     handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
     return sealed
 
@@ -496,7 +498,7 @@ def test_a_batch_with_mixed_parameters_gets_the_verdicts_of_each_alone(conn):
     }
     for tid, params in mixed.items():
         clock.advance(seconds=1)
-        sealed = recall.recall(conn, tid, agent="codex", params=params)
+        sealed = builder.decode(recall.recall(conn, tid, agent="codex", params=params))
         cited = sealed["digest"] if tid in ("p2", "p6") else sealed["core_digest"]
         handoffs.record(conn, tid, from_agent="codex", to_agent="hermes", objective=f"postgres pool continued on {tid}",
                         recall_digest=cited)

@@ -39,7 +39,7 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "context": "{budget pack_format sections task_id truncated used_chars ?dependencies ?dependencies_packed"
+    "context": "{pack_format task_id truncated used_chars ?budget ?dependencies ?dependencies_packed ?sections"
                " ?dependencies_total ?handoff ?handoff_packed ?notes ?notes_dropped ?notes_expired_excluded"
                " ?notes_expired_pinned_packed ?notes_packed ?notes_pinned_packed ?notes_total_live ?task ...}",
 }

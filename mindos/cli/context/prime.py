@@ -32,7 +32,7 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "prime": "text | --format=json {agent budget digest pack_format sections truncated used_chars ?audit_deferred"
+    "prime": "text | --format=json {agent digest pack_format truncated used_chars ?audit_deferred ?budget"
              " ?constraints ?constraints_total ?degraded ?held ?held_recall_digest ?held_task_id ?inbox ?inbox_total"
-             " ?leases ?leases_total ?next ?project ?projects ?sections_skipped}",
+             " ?leases ?leases_total ?next ?project ?projects ?sections ?sections_skipped}",
 }

@@ -70,9 +70,9 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "session-start": "text | --format=json {agent budget digest pack_format scope sections truncated used_chars"
-                     " ?audit_deferred ?constraints ?constraints_total ?degraded ?held ?held_recall_digest"
+    "session-start": "text | --format=json {agent digest pack_format scope truncated used_chars"
+                     " ?audit_deferred ?budget ?constraints ?constraints_total ?degraded ?held ?held_recall_digest"
                      " ?held_task_id ?inbox ?inbox_total ?leases ?leases_total ?next ?project ?projects"
-                     " ?sections_skipped}",
+                     " ?sections ?sections_skipped}",
     "stop-gate": "{?decision ?reason}",
 }
