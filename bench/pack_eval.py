@@ -37,23 +37,23 @@ Measured (``efficiency`` / ``efficiency_bench_home`` ``overall``: whole pack, en
                                                              bench home 0.423, 0.531
   pack format 4 (entry lists as tables, note and memory       corpus home 0.289, 0.496;
   dates, the header without the pack's task id):             bench home 0.482, 0.628
-  pack format 5 (a column constant over a table hoisted      corpus home 0.325, 0.518;
-  into its header; no default sections or budget, no        bench home 0.573, 0.669
+  pack format 5 (a column constant over a table hoisted      corpus home 0.309, 0.518;
+  into its header; no default sections or budget, no        bench home 0.554, 0.669
   counter that is a table's row count, no never-leased
-  lease, no core_digest equal to the digest, no bundle
-  agent, no resume copies of the bundle's digest and
-  lease, no task status ``queued``):
+  lease, no bundle agent, no task status ``queued``):
 
 Per pack kind on the bench home, format 3 -> 4 -> 5: context 0.461 -> 0.530 -> 0.616, recall
-0.404 -> 0.456 -> 0.561, resume 0.364 -> 0.403 -> 0.500, prime_json 0.429 -> 0.497 -> 0.560.
-What format 5 leaves around the content on the bench home is mostly what the spec names: a
-recall's ``digest`` (and ``core_digest`` when a live handoff makes it differ), its
-``recalled_at``, ``used_chars``, ``truncated``, ``handoff_packed``, ``notes_pinned_packed``,
-prime's ``digest`` and ``held_recall_digest``, then ``pack_format``, the packs' ``task_id``
-and the entries' ids, kinds, sources and header rows.  0.60 would need 7,074 of the 148,630
-characters of those 100 packs gone; the digests and recall times are 7,776 of them (recall's
-``digest`` 3,040 and ``core_digest`` 324, resume's 760 and 162, ``recalled_at`` 1,480 and 370,
-prime's ``digest`` 760 and ``held_recall_digest`` 880), and the spec requires the recall's.
+0.404 -> 0.456 -> 0.533, resume 0.364 -> 0.403 -> 0.443, prime_json 0.429 -> 0.497 -> 0.560.
+What format 5 leaves around the content on the bench home is mostly what the spec names or
+agents read: a recall's ``digest`` and ``core_digest`` (printed even when equal), its
+``recalled_at``, resume's ``recall_digest``, ``lease_epoch`` and ``lease_expires_at`` beside its
+bundle, ``used_chars``, ``truncated``, ``handoff_packed``, ``notes_pinned_packed``, prime's
+``digest`` and ``held_recall_digest``, then ``pack_format``, the packs' ``task_id`` and the
+entries' ids, kinds, sources and header rows.  Worked out from the shares (content is the
+same 85,000 characters before and after), those 100 packs print about 154,000 characters and
+0.60 would need about 11,800 of them gone: about as many as their digests and recall times.
+The bench home's notes were all written on one date, so its date column is hoisted whole; a
+home with notes on many dates scores somewhat lower.
 
 A printed pack's tables are read back into entries (:func:`mindos.context.builder.decode`)
 before content is counted, so content is counted exactly as before: the same keys, never a

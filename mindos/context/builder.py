@@ -39,8 +39,7 @@ hooks as they arrive) is built here the same way:
     same in every row of a table is printed once, in the header, as ``{column: value}``
     (:func:`_hoist`; rows are still charged whole).  The printed envelope leaves out the
     default ``sections`` and ``budget``, the counters that are a table's row count, a
-    recall bundle's never-leased ``lease``, a ``core_digest`` equal to its ``digest`` and
-    the bundle's own ``agent`` (:func:`_trim`); :func:`decode` reads them back (all but the
+    recall bundle's never-leased ``lease`` and the bundle's own ``agent`` (:func:`_trim`); :func:`decode` reads them back (all but the
     agent, which the caller named).
   * **The digest is over the canonical form.**  :func:`digest` hashes the ordered
     ``(name, keys)`` list as canonical JSON (entry lists as the tables they print as),
@@ -322,8 +321,8 @@ def _trim(pack, printed):
     prime pack, :data:`PRIME_SECTIONS`); ``budget``
     when it is the default one; a counter of :data:`_ROW_COUNTS` equal to its table's row
     count, and ``notes_total_live`` when it is the packed, dropped and expired-excluded notes
-    added up; a bundle's ``lease`` of a task never leased; ``core_digest`` when it is the
-    ``digest`` (no live handoff).  :func:`_restore` puts each back.  A printed recall bundle
+    added up; a bundle's ``lease`` of a task never leased (``digest`` and ``core_digest`` are always
+    printed, even when equal: the spec names both).  :func:`_restore` puts each back.  A printed recall bundle
     (one with ``recalled_at``) leaves out ``agent`` as well, the caller's own ``--agent``: it
     stays sealed (the digest is taken over the form without ``recalled_at``, which keeps it),
     but :func:`_restore` cannot name it."""
@@ -340,8 +339,6 @@ def _trim(pack, printed):
         del printed["notes_total_live"]
     if pack.get("lease") == _NO_LEASE:
         del printed["lease"]
-    if "core_digest" in pack and pack["core_digest"] == pack.get("digest"):
-        del printed["core_digest"]
     if "recalled_at" in pack and "agent" in pack:  # a printed bundle: the agent is the caller's own --agent
         del printed["agent"]
     return printed
@@ -351,7 +348,7 @@ def _restore(pack, nested):
     """The inverse of :func:`_trim` on a decoded pack: the counters wherever their table is
     (a pack, or one section's keys); ``sections`` on a pack (top level: one that names its
     ``pack_format``; nested: prime's held task, a resume's or next's recall), ``budget`` on
-    one that names its format, ``lease`` and ``core_digest`` on a recall bundle."""
+    one that names its format, ``lease`` on a recall bundle."""
     if nested or "task_id" in pack and "pack_format" in pack:
         pack.setdefault("sections", list(DEFAULT_SECTIONS))
     elif "pack_format" in pack:  # a prime pack
@@ -367,8 +364,6 @@ def _restore(pack, nested):
             pack["notes_total_live"] = total
     if "recalled_at" in pack:
         pack.setdefault("lease", dict(_NO_LEASE))
-        if "digest" in pack:
-            pack.setdefault("core_digest", pack["digest"])
     return pack
 
 

@@ -12,7 +12,7 @@ Design decisions
     did not exist* (no ``handoff`` keys, no budget spent on it; the section is still named),
     so an agent's own handoff recorded after its recall is not drift against its own
     citation.  With no handoff packed the core form is the bundle itself (the two digests
-    are equal, and a printed bundle shows ``digest`` once).  When the handoff was packed and
+    are equal).  When the handoff was packed and
     nothing was dropped, removing it changes nothing else (every other item fit already), so
     the core form is derived without a second build; only a truncated pack is rebuilt.
   * **Provenance in the ledger.**  ``recall``, ``next --claim --recall`` and ``resume``
@@ -721,9 +721,10 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
     A live lease held by ``agent`` -> no mutation, ``action: already_held``; an expired or
     absent lease -> claimed for ``agent`` (per-owner caps honoured), ``action: claimed``; a
     live lease held by someone else -> refused.  Audits ``session_resumed`` with the agent,
-    action and digests.  Returns ``{"task_id", "agent", "action", "recall"}`` (``recall`` with
-    ``unsealed``, see :func:`bundle`: its ``digest`` is the one to cite, its ``lease`` the
-    epoch and expiry the caller now holds).
+    action and digests.  Returns ``{"task_id", "agent", "action", "lease_epoch",
+    "lease_expires_at", "recall", "recall_digest"}`` (``recall`` with ``unsealed``, see
+    :func:`bundle`); the lease and the digest stay beside the bundle, where a caller fencing its
+    next write or citing the resume reads them.
     """
     from mindos.work import leases, rows  # lazy: only resume claims
 
@@ -748,8 +749,9 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
             action = "claimed"
         sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
         _event(conn, "session_resumed", sealed, params, {"action": action})
-    # the bundle names its digest and the lease (epoch, expiry) once (pack format 5)
-    return {"task_id": task_id, "agent": agent, "action": action, "recall": builder.encode(sealed)}
+    return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
+            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
+            "recall_digest": sealed["digest"]}
 
 
 def metrics(conn):

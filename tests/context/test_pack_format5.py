@@ -1,7 +1,7 @@
 """Pack format 5: a column constant over a table is hoisted into its header, and the printed
 envelope leaves out what the pack already shows (default sections and budget, counters that
-are a table's row count, a never-leased lease, a core digest equal to the digest, a bundle's
-own agent, resume's copies of the bundle's digest and lease); builder.decode puts each back.
+are a table's row count, a never-leased lease, a bundle's own agent); builder.decode puts each
+back.  Both digests print always, and resume keeps its lease and digest beside the bundle.
 Recalls recorded in format 4 still verify, diff and sweep (as stale: their digest moved)."""
 
 import json
@@ -115,12 +115,13 @@ def test_a_dependency_total_above_the_rows_is_printed():
     assert builder.decode(printed)["dependencies_packed"] == 1
 
 
-def test_a_bundle_leaves_out_a_never_leased_lease_its_agent_and_an_equal_core_digest(conn):
+def test_a_bundle_leaves_out_a_never_leased_lease_and_its_agent_but_prints_both_digests(conn):
     _task(conn)
     printed = recall.recall(conn, "t1", agent="codex", params=recall.make_params())
-    assert not {"lease", "agent", "core_digest"} & set(printed)
+    assert not {"lease", "agent"} & set(printed)
+    assert printed["core_digest"] == printed["digest"]  # the spec names both: printed even when equal
     read = builder.decode(printed)
-    assert read["lease"] == {"epoch": 0} and read["core_digest"] == printed["digest"]
+    assert read["lease"] == {"epoch": 0}
     # a live handoff: the two digests differ and both print
     handoffs.record(conn, "t1", from_agent="codex", objective="canary at 10 percent")
     leases.claim(conn, "t1", "codex")
@@ -148,11 +149,14 @@ def test_the_core_digest_of_a_pack_without_a_handoff_survives_the_callers_handof
     assert recall.stale(conn)["counts"]["fresh"] == 1
 
 
-def test_resume_prints_the_digest_and_the_lease_once(conn):
+def test_resume_keeps_the_lease_and_digest_beside_its_bundle(conn):
     _task(conn)
     resumed = recall.resume(conn, "t1", agent="codex", params=recall.make_params())
-    assert set(resumed) == {"task_id", "agent", "action", "recall"}
+    assert set(resumed) == {"task_id", "agent", "action", "lease_epoch", "lease_expires_at", "recall",
+                            "recall_digest"}
+    assert resumed["recall_digest"] == resumed["recall"]["digest"] and resumed["lease_epoch"] == 1
     lease = resumed["recall"]["lease"]
+    assert lease["expires_at"] == resumed["lease_expires_at"]
     assert lease["epoch"] == 1 and lease["held_by_caller"] is True and lease["expires_at"]
 
 

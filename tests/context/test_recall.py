@@ -294,13 +294,12 @@ def test_resume_claims_keeps_or_refuses(conn):
     first = recall.resume(conn, "t2", agent="codex", params=P())
     assert first["action"] == "claimed" and first["recall"]["lease"]["held_by_caller"] is True
     again = recall.resume(conn, "t2", agent="codex", params=P())
-    assert again["action"] == "already_held" and again["recall"]["lease"]["epoch"] == first["recall"]["lease"]["epoch"]
-    assert again["recall"]["digest"] == first["recall"]["digest"]
-    # the bundle names the digest, the lease epoch and its expiry once (pack format 5)
-    assert set(again) == {"task_id", "agent", "action", "recall"} and "agent" not in again["recall"]
+    assert again["action"] == "already_held" and again["lease_epoch"] == first["lease_epoch"]
+    assert again["recall_digest"] == first["recall_digest"] == first["recall"]["digest"]
+    assert "agent" not in again["recall"]  # the caller's own agent: sealed, not printed (pack format 5)
     events = _events(conn, "session_resumed")
     assert [e["payload"]["action"] for e in events] == ["already_held", "claimed"]
-    assert events[0]["payload"]["digest"] == again["recall"]["digest"]
+    assert events[0]["payload"]["digest"] == again["recall_digest"]
     with pytest.raises(Refused, match="leased by 'codex'.*transfer"):
         recall.resume(conn, "t2", agent="hermes", params=P())
     graph.add_dependency(conn, "t1", "dep")
@@ -308,7 +307,7 @@ def test_resume_claims_keeps_or_refuses(conn):
         recall.resume(conn, "t1", agent="codex", params=P())
     clock.advance(hours=1)  # the lease expired: resume takes it again with a fresh epoch
     third = recall.resume(conn, "t2", agent="hermes", params=P())
-    assert third["action"] == "claimed" and third["recall"]["lease"]["epoch"] == first["recall"]["lease"]["epoch"] + 1
+    assert third["action"] == "claimed" and third["lease_epoch"] == first["lease_epoch"] + 1
     make_task(conn, "t3")
     lifecycle.block(conn, "t3", "leo", reason="waiting on creds")
     with pytest.raises(Refused, match="blocked: waiting on creds"):
@@ -323,9 +322,9 @@ def test_resume_digest_is_recall_provenance(conn):
     make_task(conn, "t1")
     resumed = recall.resume(conn, "t1", agent="codex", params=P())
     handoffs.record(conn, "t1", from_agent="codex", to_agent="hermes", objective="o", evidence=["e"],
-                    recall_digest=resumed["recall"]["digest"])
+                    recall_digest=resumed["recall_digest"])
     assert recall.stale(conn)["counts"]["fresh"] == 1
-    assert recall.diff(conn, "t1", resumed["recall"]["digest"])["event_id"] == _events(conn, "session_resumed")[0]["id"]
+    assert recall.diff(conn, "t1", resumed["recall_digest"])["event_id"] == _events(conn, "session_resumed")[0]["id"]
 
 
 def _db_state(conn):

@@ -159,13 +159,13 @@ COMMANDS = {
 
 # the shape of each command's output, for protocol (see mindos.cli.outputs)
 OUTPUTS = {
-    "recall": "{digest pack_format recalled_at task_id truncated used_chars ?budget ?core_digest ?lease ?sections"
+    "recall": "{core_digest digest pack_format recalled_at task_id truncated used_chars ?budget ?lease ?sections"
               " ?dependencies ?dependencies_packed ?dependencies_total ?grant ?handoff ?handoff_packed ?notes"
               " ?notes_dropped ?notes_expired_excluded ?notes_expired_pinned_packed ?notes_packed"
               " ?notes_pinned_packed ?notes_total_live ?receipts ?task ...}",
     "recall-verify": "{current_core_digest current_digest digest fresh params task_id}",
     "recall-diff": "{agent changes current_core_digest current_digest digest event_id fresh recalled_at"
                    " sections_changed task_id unchanged ?pack_format_changed}",
-    "resume": "{action agent recall task_id}",
+    "resume": "{action agent lease_epoch lease_expires_at recall recall_digest task_id}",
     "recall-stale": "{checked counts items ok}",
 }
