@@ -129,9 +129,10 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
     order, the links are re-derived by an indexed query instead.  A large ledger is split
     into id ranges (``RANGES_PER_WORKER`` a worker) checked by forked workers at once through
     :func:`mindos.core.workers.spread` (``workers``: at most this many processes, default
-    the CPU count up to ``PARALLEL_MAX_WORKERS``); they only answer "clean or not", and any
-    range that is not clean makes the single exact scan below produce the report, so the
-    problems are always the ones that scan names.
+    the CPU count up to ``PARALLEL_MAX_WORKERS``); they only answer "clean or not", and each
+    range that is not clean is scanned again here by the exact scan, linked where the whole
+    scan links it, so the problems are always the ones that one scan names (and a tampered
+    row costs a second pass over its range only).
     """
     after = int(after or 0)
     own_snapshot = not conn.in_transaction
@@ -143,10 +144,11 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
             count, broken, mismatched, undecodable = _scan(conn, after, upto, previous_hash, previous_id)
         else:
             anchor = GENESIS_HASH if anchor is None else anchor
-            clean = _parallel_clean(conn, after, anchor, workers)
-            if clean is not None:
-                return {"ok": True, "events": clean, "problems": []}
-            count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
+            ranges = _parallel_ranges(conn, after, anchor, workers)
+            if ranges is None:
+                count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
+            else:
+                count, broken, mismatched, undecodable = _rescan_dirty(conn, after, anchor, ranges)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
@@ -237,12 +239,13 @@ def _scan(conn, after, upto, anchor, anchor_id=False):
     return count, broken, mismatched, undecodable
 
 
-def _parallel_clean(conn, after, anchor, workers):
-    """The number of events in a clean chain after ``after``, checked over id ranges by forked
-    workers (:func:`mindos.core.workers.spread`); None when the ledger is small, this process
-    cannot fork (one CPU, no ``fork``, other threads running), the check runs inside a write
-    (a worker's own connection would read what is committed, not this transaction), or any
-    range is not clean: the caller then runs the exact scan."""
+def _parallel_ranges(conn, after, anchor, workers):
+    """The chain after ``after`` checked over id ranges by forked workers
+    (:func:`mindos.core.workers.spread`): ``[(after, upto, events or -1 when not clean)]``
+    tiling it in id order; None when the ledger is small, this process cannot fork (one
+    CPU, no ``fork``, other threads running), the check runs inside a write (a worker's own
+    connection would read what is committed, not this transaction) or a worker died: the
+    caller then runs the exact scan over the whole chain."""
     import os  # lazy: only the chain check of a large ledger forks
 
     from mindos.core import workers as pool  # lazy: the same
@@ -276,9 +279,28 @@ def _parallel_clean(conn, after, anchor, workers):
                               chunks_per_worker=RANGES_PER_WORKER)
     except Exception:  # a worker died (killed, out of memory): the exact scan answers instead
         return None
-    if any(result < 0 for result in results):
-        return None
-    return sum(results)
+    return [(lo, hi, result) for (_, _, lo, hi, _), result in zip(items, results)]
+
+
+def _rescan_dirty(conn, after, anchor, ranges):
+    """``_scan``'s answer for the whole chain from the ranges' answers: a clean range adds its
+    events, a range that is not clean is scanned exactly, its first event linking where the
+    whole scan would link it (the stored hash of the event before it; ``anchor`` when no
+    event lies between ``after`` and it), so every problem is named as the one scan names it."""
+    count, broken, mismatched, undecodable = 0, [], [], []
+    for lo, hi, result in ranges:
+        if result >= 0:
+            count += result
+            continue
+        previous_id, previous_hash = _link_before(conn, lo) if lo > after else (None, None)
+        if previous_id is None or previous_id <= after:
+            previous_id, previous_hash = (after or None), anchor
+        found = _scan(conn, lo, hi, previous_hash, previous_id)
+        count += found[0]
+        broken += found[1]
+        mismatched += found[2]
+        undecodable += found[3]
+    return count, broken, mismatched, undecodable
 
 
 def _range_task(item):

@@ -84,8 +84,10 @@ def test_forked_ranges_name_exactly_what_the_single_scan_names(conn, monkeypatch
     assert checked[-1][2] == 24 and len(checked) == workers * ledger.RANGES_PER_WORKER
     if pool.can_fork():
         assert os.getpid() not in {line[0] for line in checked}  # checked by workers, not here
-    # a clean ledger is answered by the ranges alone; anything else by the one exact scan
-    assert exact == ([] if tamper == "clean" else [(0, None)])
+    # a clean ledger is answered by the ranges alone; a range that is not clean is scanned again
+    # exactly, and only such a range
+    assert exact == [(after, upto) for _, after, upto, answer in checked if answer < 0]
+    assert bool(exact) is (tamper != "clean")
 
 
 def test_a_tampered_row_anywhere_is_named_at_its_id(conn, monkeypatch, tmp_path):
@@ -101,9 +103,12 @@ def test_a_tampered_row_anywhere_is_named_at_its_id(conn, monkeypatch, tmp_path)
         assert report == {"ok": False, "events": 24, "problems": [{"event_id": event_id, "kind": "hash_mismatch"}]}
         assert report == ledger.verify_chain(conn, workers=1)
         conn.execute("UPDATE audit_events SET payload_json = ? WHERE id = ?", (saved, event_id))
-    # the range holding the edited row said so, and only it
-    for _, after, upto, answer in ranges():
+    # each time, the range holding the edited row said so, and only it
+    answers = ranges()
+    assert len(answers) == 24 * 2 * ledger.RANGES_PER_WORKER
+    for _, after, upto, answer in answers:
         assert answer in (-1, upto - after)
+    assert sum(answer < 0 for *_, answer in answers) == 24
     assert ledger.verify_chain(conn, workers=2) == {"ok": True, "events": 24, "problems": []}
 
 
@@ -120,11 +125,21 @@ def test_the_range_check_answers_clean_or_not(conn, tamper):
         assert full == (-1 if inside else count), (after, upto)
 
 
-def test_a_range_worker_that_cannot_answer_falls_back_to_the_exact_scan(conn, monkeypatch):
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+@pytest.mark.parametrize("workers", [2, 5])
+def test_ranges_scanned_again_one_by_one_name_what_the_single_scan_names(conn, monkeypatch, tamper, workers):
+    """Every range answers "not clean" (as a worker that cannot answer does), so each is
+    scanned exactly on its own: linked across every boundary, they name what one scan names."""
     _seed(conn)
+    TAMPERS[tamper](conn)
+    single = ledger.verify_chain(conn, workers=1)
     monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
     monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: -1)
-    assert ledger.verify_chain(conn, workers=2) == {"ok": True, "events": 24, "problems": []}
+    assert ledger.verify_chain(conn, workers=workers) == single
+    anchor = conn.execute("SELECT hash FROM audit_events WHERE id = 5").fetchone()[0]
+    since = ledger.verify_chain(conn, after=5, anchor=anchor, workers=workers)
+    monkeypatch.undo()
+    assert since == ledger.verify_chain(conn, after=5, anchor=anchor, workers=1)
 
 
 def test_a_range_worker_that_raises_or_dies_falls_back_to_the_exact_scan(conn, monkeypatch):
