@@ -7,6 +7,8 @@ Design decisions
     runs in this process, with the same results in the same order.
   * **Workers only compute.**  Every write stays in the calling process; the function given
     must be a module-level one (it is pickled by name) that reads at most.
+  * **Never fork a threaded process**: a child inherits every lock another thread held at
+    the fork (the MCP server's transports run threads), so such a process computes here.
 """
 
 import os
@@ -17,7 +19,7 @@ def spread(func, items, *, max_workers, big_enough, chunks_per_worker):
     are there, the calls run over forked worker processes (at most ``max_workers``, each
     handed about ``chunks_per_worker`` chunks of the batch); otherwise in this process."""
     workers = min(max_workers, os.cpu_count() or 1, len(items))
-    if workers < 2 or not big_enough:
+    if workers < 2 or not big_enough or not can_fork():
         return [func(item) for item in items]
     import concurrent.futures  # lazy: only a large batch pays for the pool
     import multiprocessing
@@ -28,3 +30,12 @@ def spread(func, items, *, max_workers, big_enough, chunks_per_worker):
         return [func(item) for item in items]
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         return list(pool.map(func, items, chunksize=max(1, len(items) // (workers * chunks_per_worker))))
+
+
+def can_fork():
+    """Whether :func:`spread` may fork here: at least two CPUs, a platform with ``fork``, and
+    no other thread running in this process."""
+    if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        return False
+    threading = __import__("sys").modules.get("threading")  # never imported just to ask
+    return threading is None or threading.active_count() <= 1

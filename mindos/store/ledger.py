@@ -105,6 +105,7 @@ def append_refusal(conn, entity_type, entity_id, action, payload=None):
 
 PARALLEL_MIN_EVENTS = 200000  # below this a single scan is faster than starting workers
 PARALLEL_MAX_WORKERS = 4
+RANGES_PER_WORKER = 4
 
 
 def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
@@ -126,10 +127,12 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
     function recomputes the hash (the preimage is exactly :func:`preimage`'s) and
     follows the links as the rowid-ordered scan passes; should rows ever arrive out of
     order, the links are re-derived by an indexed query instead.  A large ledger is split
-    into id ranges scanned by forked workers at once (``workers``: at most this many
-    processes, default the CPU count); they only answer "clean or not", and any range that
-    is not clean makes the single exact scan below produce the report, so the problems are
-    always the ones that scan names.
+    into id ranges (``RANGES_PER_WORKER`` a worker) checked by forked workers at once through
+    :func:`mindos.core.workers.spread` (``workers``: at most this many processes, default
+    the CPU count up to ``PARALLEL_MAX_WORKERS``); they only answer "clean or not", and each
+    range that is not clean is scanned again here by the exact scan, linked where the whole
+    scan links it, so the problems are always the ones that one scan names (and a tampered
+    row costs a second pass over its range only).
     """
     after = int(after or 0)
     own_snapshot = not conn.in_transaction
@@ -141,10 +144,11 @@ def verify_chain(conn, *, after=0, anchor=None, workers=None, upto=None):
             count, broken, mismatched, undecodable = _scan(conn, after, upto, previous_hash, previous_id)
         else:
             anchor = GENESIS_HASH if anchor is None else anchor
-            clean = _parallel_clean(conn, after, anchor, workers)
-            if clean is not None:
-                return {"ok": True, "events": clean, "problems": []}
-            count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
+            ranges = _parallel_ranges(conn, after, anchor, workers)
+            if ranges is None:
+                count, broken, mismatched, undecodable = _scan(conn, after, None, anchor)
+            else:
+                count, broken, mismatched, undecodable = _rescan_dirty(conn, after, anchor, ranges)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
@@ -235,78 +239,119 @@ def _scan(conn, after, upto, anchor, anchor_id=False):
     return count, broken, mismatched, undecodable
 
 
-def _parallel_clean(conn, after, anchor, workers):
-    """The number of events in a clean chain after ``after``, checked by forked workers over
-    id ranges at once; None when the ledger is small, the platform or process cannot fork
-    safely, or any range is not clean (the caller then runs the exact scan)."""
-    import os  # lazy: only the chain check forks
+def _parallel_ranges(conn, after, anchor, workers):
+    """The chain after ``after`` checked over id ranges by forked workers
+    (:func:`mindos.core.workers.spread`): ``[(after, upto, events or -1 when not clean)]``
+    tiling it in id order; None when the ledger is small, this process cannot fork (one
+    CPU, no ``fork``, other threads running), the check runs inside a write (a worker's own
+    connection would read what is committed, not this transaction) or a worker died: the
+    caller then runs the exact scan over the whole chain."""
+    import os  # lazy: only the chain check of a large ledger forks
+
+    from mindos.core import workers as pool  # lazy: the same
 
     if workers is None:
         workers = min(os.cpu_count() or 1, PARALLEL_MAX_WORKERS)
     path = getattr(conn, "path", None)
-    if workers < 2 or not hasattr(os, "fork") or not path:
+    if workers < 2 or not path or conn._pending_refusals is not None or not pool.can_fork():
         return None
-    if conn._pending_refusals is not None:
-        return None  # inside a write: a worker's own connection would read what is committed, not this
+    # the bounds by two index seeks; counting the rows first would walk the whole table once
+    # more in this process before any worker starts (a second at ten million events)
+    low = conn.execute("SELECT id FROM audit_events WHERE id > ? ORDER BY id LIMIT 1", (after,)).fetchall()
+    high = conn.execute("SELECT max(id) FROM audit_events").fetchall()[0][0]  # (all: no statement left open)
+    if not low or high - low[0][0] + 1 < PARALLEL_MIN_EVENTS:
+        return None  # (a span of ids, not a count: gaps in the ids only make it larger)
+    low = low[0][0]
+    # more ranges than workers, handed out one at a time: a worker on a busy core takes fewer
+    ranges = workers * RANGES_PER_WORKER
+    step = (high - low + ranges) // ranges
+    from urllib.parse import quote  # lazy: only workers open their own (read-only) connection
 
-    threading = __import__("sys").modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return None  # forking a threaded process (the MCP server) is unsafe
-    low, high, total = conn.execute("SELECT min(id), max(id), count(*) FROM audit_events WHERE id > ?",
-                                    (after,)).fetchall()[0]  # (all: no statement left open)
-    if total < PARALLEL_MIN_EVENTS:
-        return None
-    step = (high - low + workers) // workers
-    bounds = [(after if index == 0 else low - 1 + index * step, min(high, low - 1 + (index + 1) * step))
-              for index in range(workers)]
-    children = []
-    for lo, hi in bounds[1:]:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: its own read-only connection, one range, one answer, exit
-            answer = b"-1"
-            try:
-                os.close(read_end)
-                from urllib.parse import quote  # lazy: the worker opens its own read-only connection
-
-                flags = "mode=ro&immutable=1" if getattr(conn, "immutable", False) else "mode=ro"
-                mine = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?{flags}", uri=True, timeout=30,
-                                       isolation_level=None)
-                answer = str(_range_clean(mine, lo, hi)).encode()
-            except BaseException:
-                pass
-            finally:
-                try:
-                    os.write(write_end, answer)
-                finally:
-                    os._exit(0)
-        os.close(write_end)
-        children.append((pid, read_end))
+    # (this module sits below mindos.store.db, so the workers' open is spelled here, as db's is)
+    flags = "mode=ro&immutable=1" if getattr(conn, "immutable", False) else "mode=ro"
+    uri = f"file:{quote(os.path.abspath(path))}?{flags}"
+    mmap_size = conn.execute("PRAGMA mmap_size").fetchall()[0][0]
+    items = [(uri, mmap_size, after if index == 0 else low - 1 + index * step,
+              min(high, low - 1 + (index + 1) * step), anchor if index == 0 else None)
+             for index in range(ranges) if index == 0 or low - 1 + index * step < high]
     try:
-        first = _range_clean(conn, bounds[0][0], bounds[0][1], anchor)
-    except sqlite3.Error:
-        first = -1
-    results = [first]
-    for pid, read_end in children:
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-        os.waitpid(pid, 0)
-        try:
-            results.append(int(data))
-        except ValueError:
-            results.append(-1)
-    if any(result < 0 for result in results) or sum(results) != total:
+        results = pool.spread(_range_task, items, max_workers=workers, big_enough=True,
+                              chunks_per_worker=RANGES_PER_WORKER)
+    except Exception:  # a worker died (killed, out of memory): the exact scan answers instead
         return None
-    return total
+    return [(lo, hi, result) for (_, _, lo, hi, _), result in zip(items, results)]
+
+
+def _rescan_dirty(conn, after, anchor, ranges):
+    """``_scan``'s answer for the whole chain from the ranges' answers: a clean range adds its
+    events, a range that is not clean is scanned exactly, its first event linking where the
+    whole scan would link it (the stored hash of the event before it; ``anchor`` when no
+    event lies between ``after`` and it), so every problem is named as the one scan names it."""
+    count, broken, mismatched, undecodable = 0, [], [], []
+    for lo, hi, result in ranges:
+        if result >= 0:
+            count += result
+            continue
+        previous_id, previous_hash = _link_before(conn, lo) if lo > after else (None, None)
+        if previous_id is None or previous_id <= after:
+            previous_id, previous_hash = (after or None), anchor
+        found = _scan(conn, lo, hi, previous_hash, previous_id)
+        count += found[0]
+        broken += found[1]
+        mismatched += found[2]
+        undecodable += found[3]
+    return count, broken, mismatched, undecodable
+
+
+def _range_task(item):
+    """One worker's range: its own read-only connection (``uri``), ``_range_clean`` over
+    ``(after, upto]``; -1 when it cannot answer."""
+    uri, mmap_size, after, upto, anchor = item
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA mmap_size={int(mmap_size)}")  # read as the caller's connection reads
+            return _range_clean(conn, after, upto, anchor)
+        finally:
+            conn.close()
+    except Exception:
+        return -1
+
+
+class _Dirty(Exception):
+    """Raised inside the range check to stop the scan at the first row that is not clean."""
 
 
 def _range_clean(conn, after, upto, anchor=None):
     """Events in ``(after, upto]`` when that range is clean (the first links to ``anchor``, or
-    to the stored hash of the event before it), else -1."""
+    to the stored hash of the event before it; every row hashes to its stored hash), else -1.
+
+    It only answers "clean or not", so it can skip what the exact scan keeps: the id arrives
+    as text (the preimage's own spelling of it, no ``str()`` per row), the link and the hash
+    are one test, and the first row that fails stops the scan.  A value that is not text
+    (the join raises) or not valid UTF-8 (the read raises) also ends it as "not clean"."""
     if anchor is None:
         anchor = _link_before(conn, after)[1]
-    count, broken, mismatched, undecodable = _scan(conn, after, upto, anchor)
-    return -1 if broken or mismatched or undecodable else count
+    prev = anchor
+    sha, join = canonical.sha256(), "\x1f".join
+
+    def clean(event_id, prev_hash, entity_type, entity_id, action, payload_json, created_at, stored):
+        # the hot loop (once per event): locals only, the preimage of preimage() built inline
+        nonlocal prev
+        if prev_hash != prev or sha(join((event_id, prev_hash, entity_type, entity_id, action, payload_json,
+                                          created_at)).encode("utf-8")).hexdigest() != stored:
+            raise _Dirty
+        prev = stored
+        return 0
+
+    conn.create_function("mindos_event_clean", 8, clean)
+    try:
+        return conn.execute(
+            "SELECT count(*) FROM audit_events WHERE mindos_event_clean(CAST(id AS TEXT), prev_hash, entity_type,"
+            " entity_id, action, payload_json, created_at, hash) = 0 AND id > ? AND id <= ?",
+            (after, upto)).fetchone()[0]
+    except sqlite3.Error:
+        return -1
 
 
 def _link_before(conn, after):

@@ -25,3 +25,29 @@ def test_a_big_batch_gives_the_same_results_in_the_same_order():
 
 def test_an_empty_batch_is_empty():
     assert workers.spread(_square, [], max_workers=4, big_enough=True, chunks_per_worker=8) == []
+
+
+def test_a_process_running_threads_computes_here(monkeypatch):
+    """Forking copies the locks other threads hold (the MCP server's transports run threads),
+    so a threaded process never forks: same results, this process."""
+    import threading
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert workers.can_fork() is hasattr(os, "fork")
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert workers.can_fork() is False
+        results = workers.spread(_square, list(range(20)), max_workers=2, big_enough=True, chunks_per_worker=4)
+    finally:
+        stop.set()
+        thread.join()
+    assert [r for r, _ in results] == [v * v for v in range(20)] and {pid for _, pid in results} == {os.getpid()}
+
+
+def test_one_cpu_computes_here(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert workers.can_fork() is False
+    results = workers.spread(_square, [2, 3], max_workers=2, big_enough=True, chunks_per_worker=4)
+    assert results == [(4, os.getpid()), (9, os.getpid())]

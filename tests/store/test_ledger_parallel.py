@@ -37,26 +37,151 @@ TAMPERS = {
 }
 
 
+def _record_ranges(monkeypatch, tmp_path):
+    """Make every range check append ``pid after upto answer`` to a file (forked workers
+    inherit the patch, so the file shows which process checked which range)."""
+    import os
+
+    log = tmp_path / "ranges.log"
+    real = ledger._range_clean
+
+    def recording(conn, after, upto, anchor=None):
+        answer = real(conn, after, upto, anchor)
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {after} {upto} {answer}\n")
+        return answer
+
+    monkeypatch.setattr(ledger, "_range_clean", recording)
+    return lambda: [tuple(int(v) for v in line.split()) for line in log.read_text().splitlines()] \
+        if log.exists() else []
+
+
+def _exact_scans(monkeypatch):
+    calls = []
+    real = ledger._scan
+    monkeypatch.setattr(ledger, "_scan", lambda *a, **k: calls.append(a[1:3]) or real(*a, **k))
+    return calls
+
+
 @pytest.mark.parametrize("tamper", sorted(TAMPERS))
 @pytest.mark.parametrize("workers", [2, 3])
-def test_forked_ranges_name_exactly_what_the_single_scan_names(conn, monkeypatch, tamper, workers):
+def test_forked_ranges_name_exactly_what_the_single_scan_names(conn, monkeypatch, tmp_path, tamper, workers):
+    import os
+
+    from mindos.core import workers as pool
+
     _seed(conn)
     TAMPERS[tamper](conn)
     single = ledger.verify_chain(conn, workers=1)
     monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
-    calls = []
-    real = ledger._range_clean
-    monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: calls.append(a[1:3]) or real(*a, **k))
+    ranges = _record_ranges(monkeypatch, tmp_path)
+    exact = _exact_scans(monkeypatch)
     assert ledger.verify_chain(conn, workers=workers) == single
-    assert calls  # the parent's own range went through the fast path
     assert single["ok"] is (tamper == "clean")
+    checked = sorted(ranges(), key=lambda line: line[1])
+    # the ranges tile the ledger: each starts where the one before ended, the last ends at its top
+    assert [line[1] for line in checked] == [0] + [line[2] for line in checked[:-1]]
+    assert checked[-1][2] == 24 and len(checked) == workers * ledger.RANGES_PER_WORKER
+    if pool.can_fork():
+        assert os.getpid() not in {line[0] for line in checked}  # checked by workers, not here
+    # a clean ledger is answered by the ranges alone; a range that is not clean is scanned again
+    # exactly, and only such a range
+    assert exact == [(after, upto) for _, after, upto, answer in checked if answer < 0]
+    assert bool(exact) is (tamper != "clean")
 
 
-def test_a_range_worker_that_cannot_answer_falls_back_to_the_exact_scan(conn, monkeypatch):
+def test_a_tampered_row_anywhere_is_named_at_its_id(conn, monkeypatch, tmp_path):
+    """Every row in turn, so every range's first and last row and both sides of every
+    boundary between the workers' ranges are tampered once."""
     _seed(conn)
     monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
-    monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: -1)
+    ranges = _record_ranges(monkeypatch, tmp_path)
+    for event_id in range(1, 25):
+        (saved,) = conn.execute("SELECT payload_json FROM audit_events WHERE id = ?", (event_id,)).fetchone()
+        conn.execute("UPDATE audit_events SET payload_json = '{\"x\":1}' WHERE id = ?", (event_id,))
+        report = ledger.verify_chain(conn, workers=2)
+        assert report == {"ok": False, "events": 24, "problems": [{"event_id": event_id, "kind": "hash_mismatch"}]}
+        assert report == ledger.verify_chain(conn, workers=1)
+        conn.execute("UPDATE audit_events SET payload_json = ? WHERE id = ?", (saved, event_id))
+    # each time, the range holding the edited row said so, and only it
+    answers = ranges()
+    assert len(answers) == 24 * 2 * ledger.RANGES_PER_WORKER
+    for _, after, upto, answer in answers:
+        assert answer in (-1, upto - after)
+    assert sum(answer < 0 for *_, answer in answers) == 24
     assert ledger.verify_chain(conn, workers=2) == {"ok": True, "events": 24, "problems": []}
+
+
+@pytest.mark.parametrize("tamper", ["clean", "payload_edited", "relinked", "integer_written", "invalid_utf8",
+                                    "invalid_utf8_hash_before_a_boundary", "row_deleted_at_a_boundary"])
+def test_the_range_check_answers_clean_or_not(conn, tamper):
+    _seed(conn)
+    TAMPERS[tamper](conn)
+    expected = ledger.verify_chain(conn, workers=1)
+    for after, upto in ((0, 24), (0, 12), (12, 24), (8, 16)):
+        full = ledger._range_clean(conn, after, upto)
+        inside = [p for p in expected["problems"] if after < p["event_id"] <= upto]
+        count = conn.execute("SELECT count(*) FROM audit_events WHERE id > ? AND id <= ?", (after, upto)).fetchone()[0]
+        assert full == (-1 if inside else count), (after, upto)
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERS))
+@pytest.mark.parametrize("workers", [2, 5])
+def test_ranges_scanned_again_one_by_one_name_what_the_single_scan_names(conn, monkeypatch, tamper, workers):
+    """Every range answers "not clean" (as a worker that cannot answer does), so each is
+    scanned exactly on its own: linked across every boundary, they name what one scan names."""
+    _seed(conn)
+    TAMPERS[tamper](conn)
+    single = ledger.verify_chain(conn, workers=1)
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+    monkeypatch.setattr(ledger, "_range_clean", lambda *a, **k: -1)
+    assert ledger.verify_chain(conn, workers=workers) == single
+    anchor = conn.execute("SELECT hash FROM audit_events WHERE id = 5").fetchone()[0]
+    since = ledger.verify_chain(conn, after=5, anchor=anchor, workers=workers)
+    monkeypatch.undo()
+    assert since == ledger.verify_chain(conn, after=5, anchor=anchor, workers=1)
+
+
+def test_a_range_worker_that_raises_or_dies_falls_back_to_the_exact_scan(conn, monkeypatch):
+    from mindos.core import workers as pool
+
+    _seed(conn)
+    TAMPERS["relinked"](conn)
+    expected = ledger.verify_chain(conn, workers=1)
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+
+    def broken_pool(*args, **kwargs):
+        raise RuntimeError("a process in the pool was terminated abruptly")
+
+    monkeypatch.setattr(pool, "spread", broken_pool)
+    assert ledger.verify_chain(conn, workers=2) == expected
+    monkeypatch.undo()
+
+    def raising(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+    monkeypatch.setattr(ledger, "_range_clean", raising)
+    assert ledger.verify_chain(conn, workers=2) == expected
+
+
+def test_a_threaded_process_checks_the_chain_without_forking(conn, monkeypatch):
+    """The MCP server runs threads: forking it could copy a lock another thread holds."""
+    import threading
+
+    from mindos.core import workers as pool
+
+    _seed(conn)
+    monkeypatch.setattr(ledger, "PARALLEL_MIN_EVENTS", 1)
+    monkeypatch.setattr(pool, "spread", lambda *a, **k: pytest.fail("forked with a thread running"))
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert ledger.verify_chain(conn, workers=2) == {"ok": True, "events": 24, "problems": []}
+    finally:
+        stop.set()
+        thread.join()
 
 
 @pytest.mark.parametrize("tamper", ["clean", "payload_edited", "relinked", "row_deleted_at_a_boundary",
