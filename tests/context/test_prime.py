@@ -272,3 +272,21 @@ def test_hashlib_is_loaded_before_the_first_digest(fleet, monkeypatch):
     assert order and order[0] == "load" and "hash" in order
     monkeypatch.undo()
     assert prime.prime(fleet, "codex", fmt="json")["digest"] == first["digest"]
+
+
+def test_scrub_remembers_only_short_clean_strings_and_still_redacts_secrets(monkeypatch):
+    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+    item = {"project": "Trove", "source": "codex", "content": "x" * (prime._SEEN_LONGEST + 1), "key": SECRET}
+    for _ in range(2):  # the second pass answers the short clean strings from the memo
+        scrubbed = prime.scrub(dict(item))
+        assert scrubbed["key"].startswith("[REDACTED:") and scrubbed["project"] == "Trove"
+        assert scrubbed["content"] == item["content"]
+    assert prime._SEEN_CLEAN == {"Trove", "codex"}  # never a secret, never a long text
+
+
+def test_the_clean_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+    monkeypatch.setattr(prime, "_SEEN_MAX", 3)
+    for word in ("alpha", "beta", "gamma", "delta"):
+        assert prime.scrub(word) == word
+    assert prime._SEEN_CLEAN == {"delta"}  # full at three: forgotten, then the newest kept
