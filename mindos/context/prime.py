@@ -115,11 +115,37 @@ class RedactingBudget(builder.Budget):
             return super().take_all(items, sizes)
         packed = []
         for item in items:
+            if table is not None and type(item) is dict:
+                # a row is laid out once: its lower bound, then (unless redaction changed a
+                # value) its cost, the same row Budget.take would lay out again
+                row = table.row(item)
+                if _least_row(row) > self.left():
+                    self.truncated = True
+                    continue
+                if _scrub_values(item):
+                    row = table.row(item)
+                if builder.Budget.take(self, item, len(canonical.canonical_json(row))):
+                    packed.append(item)
+                continue
             if least_cost(item, table) > self.left():
                 self.truncated = True
             elif self.take(item, table=table):
                 packed.append(item)
         return packed
+
+
+def _scrub_values(entry):
+    """:func:`scrub` ``entry`` (a dict) in place; True when a value may have changed (a
+    string redacted, or a nested list or dict walked)."""
+    changed = False
+    for key, value in entry.items():
+        if type(value) is str:
+            clean = scrub(value)
+            if clean is not value:
+                entry[key], changed = clean, True
+        elif isinstance(value, (dict, list)):
+            entry[key], changed = scrub(value), True
+    return changed
 
 
 def least_cost(item, table=None):
