@@ -70,10 +70,23 @@ _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "
 _LEASES, _INBOX, _CONSTRAINTS = (builder.TABLES[name] for name in ("leases", "inbox", "constraints"))
 
 
+# Short strings already found clean in this process: the ids, projects, sources and times
+# every row of a section repeats are checked once, not once a row (bounded: a long-lived
+# server forgets them all when it is full).
+_SEEN_CLEAN = set()
+_SEEN_LONGEST, _SEEN_MAX = 64, 4096
+
+
 def scrub(value):
     """``value`` with every string redacted (dicts and lists walked, in place where mutable)."""
     if isinstance(value, str):
+        if value in _SEEN_CLEAN:
+            return value
         if secret_gate.clean(value):  # plain text: the detector is not even loaded
+            if len(value) <= _SEEN_LONGEST:
+                if len(_SEEN_CLEAN) >= _SEEN_MAX:
+                    _SEEN_CLEAN.clear()
+                _SEEN_CLEAN.add(value)
             return value
         from mindos.core import secrets  # lazy: ~7.6M instructions to load and build
 
@@ -102,11 +115,37 @@ class RedactingBudget(builder.Budget):
             return super().take_all(items, sizes)
         packed = []
         for item in items:
+            if table is not None and type(item) is dict:
+                # a row is laid out once: its lower bound, then (unless redaction changed a
+                # value) its cost, the same row Budget.take would lay out again
+                row = table.row(item)
+                if _least_row(row) > self.left():
+                    self.truncated = True
+                    continue
+                if _scrub_values(item):
+                    row = table.row(item)
+                if builder.Budget.take(self, item, len(canonical.canonical_json(row))):
+                    packed.append(item)
+                continue
             if least_cost(item, table) > self.left():
                 self.truncated = True
             elif self.take(item, table=table):
                 packed.append(item)
         return packed
+
+
+def _scrub_values(entry):
+    """:func:`scrub` ``entry`` (a dict) in place; True when a value may have changed (a
+    string redacted, or a nested list or dict walked)."""
+    changed = False
+    for key, value in entry.items():
+        if type(value) is str:
+            clean = scrub(value)
+            if clean is not value:
+                entry[key], changed = clean, True
+        elif isinstance(value, (dict, list)):
+            entry[key], changed = scrub(value), True
+    return changed
 
 
 def least_cost(item, table=None):

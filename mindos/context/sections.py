@@ -47,7 +47,7 @@ import json
 
 from mindos.context import builder, pack
 from mindos.context.params import SECTION_OPTIONS
-from mindos.memory import fact_in_scope, fact_valid, memory_in_scope, rerank, retrieval
+from mindos.memory import fact_in_scope, fact_valid, memory_in_scope, rerank
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
@@ -96,12 +96,16 @@ def _posting_cache(state):
 
 def _groups(state):
     """The retrieval groups of the task's text (groups shared between the snapshot's tasks)."""
+    from mindos.memory import retrieval  # lazy: a bundle without a matching section never loads the engine
+
     return _memo(state, "groups", lambda: retrieval.groups(pack.task_text(state["task"]), _cache(state, "groups")))
 
 
 def _expression(state, index):
     """The task text's MATCH expression for ``index``: its rarest retrieval groups within
     POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded`)."""
+    from mindos.memory import retrieval  # lazy: see _groups
+
     query_groups = _groups(state)
     return _memo(state, ("expression", index), lambda: retrieval.bounded(
         state["conn"], index, query_groups, POSTINGS_BUDGET, _posting_cache(state))[0] if query_groups else None)

@@ -271,6 +271,34 @@ def test_calls_that_build_no_bundle_leave_the_recall_engine_unloaded(home):
     assert steps == [[], ["mindos.memory.retrieval"], sorted(_ENGINE)]
 
 
+def test_a_bundle_without_a_matching_section_leaves_the_retrieval_engine_unloaded(home):
+    """``recall`` without --related (or any section that matches text) and ``prime`` for an
+    agent holding a lease (it recalls the held task with the default parameters) build a
+    bundle, yet never match text: they must not load the retrieval engine and its synonym
+    tables.  ``recall --related`` still does."""
+    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
+             "from mindos.cli import run\n"
+             "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "loaded = lambda: sorted(m for m in ('mindos.memory.retrieval', 'mindos.memory.synonyms')"
+             " if m in sys.modules)\n"
+             "codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]\n"
+             "task = json.loads(sys.stdout.getvalue())['id']\n"
+             "codes += [run('autopilot', ['claim', task, '--owner', 'a1']),\n"
+             "          run('autopilot', ['prime', '--agent', 'a1', '--format', 'json']),\n"
+             "          run('autopilot', ['recall', task, '--agent', 'a1', '--dep-context', '2'])]\n"
+             "steps = [loaded()]\n"
+             "codes.append(run('autopilot', ['recall', task, '--agent', 'a1', '--related', '3']))\n"
+             "steps.append(loaded())\n"
+             "sys.stdout = out\n"
+             "print(json.dumps([codes, steps]))\n" % ROOT)
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert proc.returncode == 0, proc.stderr
+    codes, steps = json.loads(proc.stdout)
+    assert codes == [0, 0, 0, 0, 0], proc.stderr
+    assert steps == [[], ["mindos.memory.retrieval", "mindos.memory.synonyms"]]
+
+
 class _Terminal(io.StringIO):
     def isatty(self):
         return True

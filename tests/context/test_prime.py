@@ -272,3 +272,50 @@ def test_hashlib_is_loaded_before_the_first_digest(fleet, monkeypatch):
     assert order and order[0] == "load" and "hash" in order
     monkeypatch.undo()
     assert prime.prime(fleet, "codex", fmt="json")["digest"] == first["digest"]
+
+
+def test_scrub_remembers_only_short_clean_strings_and_still_redacts_secrets(monkeypatch):
+    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+    item = {"project": "Trove", "source": "codex", "content": "x" * (prime._SEEN_LONGEST + 1), "key": SECRET}
+    for _ in range(2):  # the second pass answers the short clean strings from the memo
+        scrubbed = prime.scrub(dict(item))
+        assert scrubbed["key"].startswith("[REDACTED:") and scrubbed["project"] == "Trove"
+        assert scrubbed["content"] == item["content"]
+    assert prime._SEEN_CLEAN == {"Trove", "codex"}  # never a secret, never a long text
+
+
+def test_the_clean_memo_is_bounded(monkeypatch):
+    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+    monkeypatch.setattr(prime, "_SEEN_MAX", 3)
+    for word in ("alpha", "beta", "gamma", "delta"):
+        assert prime.scrub(word) == word
+    assert prime._SEEN_CLEAN == {"delta"}  # full at three: forgotten, then the newest kept
+
+
+def test_a_table_row_is_charged_as_redacted_exactly_as_the_plain_budget_would(monkeypatch):
+    """RedactingBudget.take_all lays a table row out once and reuses it unless redaction
+    changed a value: what it packs, charges and truncates is what scrubbing each entry and
+    charging it through the plain budget gives, at every budget."""
+    import copy
+
+    table = builder.TABLES["constraints"]
+    items = [{"note_id": 1, "task_id": "t-1", "project": "Trove", "content": "keep the window small",
+              "source": "lead", "created_at": "2026-01-01T00:00:00Z"},
+             {"note_id": 2, "task_id": "t-2", "project": "Trove", "content": f"deploy key {SECRET} " + "x" * 80,
+              "source": "codex", "created_at": "2026-01-02T00:00:00Z"},
+             {"note_id": 3, "task_id": "t-3", "project": "Trove", "content": "y" * 120, "source": SECRET,
+              "created_at": "2026-01-03T00:00:00Z"},
+             {"note_id": 4, "task_id": "t-4", "project": "Trove", "content": "short", "created_at": "2026-01-04"}]
+    for limit in range(0, 700, 7):
+        monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+        meter, reference = prime.RedactingBudget(limit), builder.Budget(limit)
+        packed = meter.take_all(copy.deepcopy(items), table=table)
+        expected = []
+        for item in copy.deepcopy(items):
+            item = prime.scrub(item)
+            if prime.least_cost(item, table) > reference.left():
+                reference.truncated = True
+            elif reference.take(item, table=table):
+                expected.append(item)
+        assert packed == expected and SECRET not in json.dumps(packed), limit
+        assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit

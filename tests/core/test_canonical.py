@@ -118,3 +118,23 @@ def test_a_process_that_loaded_hashlib_already_never_hashes_in_python(without_ha
     monkeypatch.setitem(sys.modules, "hashlib", hashlib)
     assert canonical.sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert calls == []
+
+
+@pytest.mark.parametrize("value", [TRICKY, "plain é text", "", 0, -1.5, 10**30, None, True, [], {}, [{"b": 1, "a": [{}]}],
+                                   {"ключ": "значение", "\u2028": "\x00\x1f"}, [1e-7, 1e16, 123456789.125]])
+def test_the_shared_encoder_writes_what_json_dumps_writes_with_the_canonical_options(value):
+    # canonical_json reuses one encoder instead of building one per call: the bytes must not move
+    import json
+
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert canonical.canonical_json(value) == expected
+    assert canonical.canonical_json(value) == expected  # and again: the encoder keeps no state between calls
+
+
+def test_a_refused_value_leaves_the_shared_encoder_usable():
+    shared = {"a": [1, 2]}
+    with pytest.raises(ValueError):
+        canonical.canonical_json({"x": shared, "y": math.nan})
+    with pytest.raises(TypeError):
+        canonical.canonical_json({"x": shared, "y": object()})
+    assert canonical.canonical_json({"x": shared}) == '{"x":{"a":[1,2]}}'  # no stale circular-reference marker
