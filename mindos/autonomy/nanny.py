@@ -73,9 +73,12 @@ CHAIN_WINDOW = 20000
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
 # OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
-# nothing but recalls landed as it was, after task and note events with the recalls those
-# events can have moved re-checked (see RECALL_EVENTS); the recalls that can move with time
-# alone are re-checked RECALL_SLICE cited tasks per tick.
+# nothing but recalls landed as it was, after task and note events with the recalls whose
+# own inputs those events touched re-checked on that tick (see RECALL_EVENTS); the recalls
+# that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
+# any write can move (a related or semantic section) queue after writes and are re-checked
+# RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
+# within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
@@ -511,6 +514,8 @@ def _standing(conn, previous, now, slice_name):
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
             and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
+            and isinstance(entry.get("pending", []), list) \
+            and all(isinstance(task, str) for task in entry.get("pending") or ()) \
             and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]):
         touched = _touched(conn, entry["event_id"])
         if touched is not None:
@@ -562,14 +567,20 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
     entry = standing.get("recall-stale")
     if entry is not None:
-        volatile, next_end = entry["volatile"], entry.get("next_end")
+        volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
         turn = share = volatile[start:start + RECALL_SLICE]
-        if entry["touched"]:  # and the cited recalls whose inputs the events since touched
+        if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
-            moved, next_end = recall.affected(conn, entry["touched"], at)
+            moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end)
             turn = sorted(set(turn) | set(moved))
+            # the recalls any write can move (a related or semantic section) queue for their
+            # turn, in order: the front RECALL_SLICE are re-checked a tick
+            queued = set(pending)
+            pending = [task for task in pending if task not in moved] + \
+                [task for task in wide if task not in queued and task not in moved]
+        turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
@@ -589,11 +600,11 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         after = start + len(share)
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
-                          "next": after if after < len(volatile) else 0, "next_end": next_end}
+                          "next": after if after < len(volatile) else 0, "next_end": next_end, "pending": pending}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
-                          "volatile": horizon["volatile"], "next": 0,
+                          "volatile": horizon["volatile"], "next": 0, "pending": [],
                           "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS}}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
 
