@@ -101,6 +101,7 @@ COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
+FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
 REFERENCE_WINDOW = 100000
 
@@ -336,14 +337,14 @@ def _sweep_plan(conn, previous):
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
     mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
-                ref_round=[])
+                ref_round=[], fts_rows_from=0, fts_round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
-    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round")):
+    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round"), ("fts_rows_from", "fts_round")):
         rows_from, round_ = previous.get(key), previous.get(round_key)
         mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
         mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
@@ -382,10 +383,23 @@ def _sweep_plan(conn, previous):
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
-        group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
-        for index in group:  # this turn's indexes: their balance counted whole
+        start_index = mark["index_from"]
+        group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, start_index)
+        # an index over budget is compared FTS_WINDOW content rowids a turn (compared whole
+        # only when a window disagrees, see fts.window_drifts)
+        windowed = [index for index in names if isinstance(sizes[index], int) and sizes[index] > FTS_ROWS]
+        mark["turns"]["fts_drift"] += sum(-(-sizes[index] // FTS_WINDOW) - 1 for index in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            mark["fts_rows_from"] = 0  # as for the integrity windows
+            for index in group:  # this turn's indexes: their balance counted whole
+                mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
+            return mark, (), name, None, {"indexes": group}
+        index = group[0]
+        low, high, last = _next_window(mark, index, start_index, sizes[index], FTS_WINDOW,
+                                       ("index_from", "fts_rows_from", "fts_round"))
+        if last:  # the round's last window: the balance counted whole
             mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
-        return mark, (), name, None, {"indexes": group}
+        return mark, (), name, None, {"indexes": [index], "fts_rows": [low, high], "last": last}
     if name == "references":
         names = doctor.reference_tables(conn)
         sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
@@ -432,6 +446,8 @@ def _checked(families, window, previous, part=None):
             return last and bool(tables & set(subjects))
         if kind == "database_integrity" and tables:
             return bool(tables & set(subjects)) or list(subjects) == [kind]
+        if kind == "fts_index_drift" and indexes and part.get("fts_rows") and not part.get("whole"):
+            return last and bool(indexes & set(subjects))  # a window: at the end of its round only
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
         if kind in references and refs:  # a window: at the end of its round only
@@ -600,7 +616,8 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         after = start + len(share)
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
-                          "next": after if after < len(volatile) else 0, "next_end": next_end, "pending": pending}
+                          "next": after if after < len(volatile) else 0, "next_end": next_end,
+                          "pending": pending}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
@@ -641,6 +658,11 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     mark["event_counts"] = sorted([event_id, count] for event_id, count in
                                   (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)
+    if part and part.get("fts_rows"):  # a window that found drift compared the whole index
+        found = {item["digest"] for item in sensed["findings"]
+                 if item["kind"] == "fts_index_drift" and part["indexes"][0] in item["subjects"]}
+        part = {**part, "whole": bool(found)}
+        mark["fts_round"] = sorted(found)[:sense.LIMIT] if found else mark["fts_round"]
     checked = _checked(families, window, previous, part)
     round_ = set()
     if part and part.get("rows"):  # the integrity findings of a window round, kept until it ends
@@ -650,6 +672,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         round_ = set(mark["round"])
         if part["last"]:
             mark["round"] = []
+    if part and part.get("fts_rows"):  # the drift found in a window round, kept until it ends
+        round_ = set(mark["fts_round"])
+        if part["last"]:
+            mark["fts_round"] = []
     if part and part.get("ref_rows"):  # the references findings of a window round, kept until it ends
         table, about = part["ref_tables"][0], _reference_tables()
         mark["ref_round"] = sorted(set(mark["ref_round"]) | {
@@ -733,7 +759,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "slice_rows": (part or {}).get("rows") or (part or {}).get("ref_rows"),
+                  "slice_rows": next((part[key] for key in ("rows", "ref_rows", "fts_rows") if (part or {}).get(key)),
+                                     None),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},
