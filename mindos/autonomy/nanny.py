@@ -103,7 +103,7 @@ INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
 FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
-REFERENCE_WINDOW = 100000
+REFERENCE_WINDOW = 20000
 
 
 # ---------------------------------------------------------------------------------------

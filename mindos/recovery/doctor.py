@@ -507,7 +507,7 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
         if after is not None and table in ROWID_CHILDREN:
             head, order = query.rsplit(" ORDER BY ", 1)
             past, params = _rows_past(after.get(table, 0), "")
-            rows = conn.execute(f"{head} AND {past} ORDER BY {order}", params)
+            rows = conn.execute(f"{head} AND {past} ORDER BY {_ordered(order, params)}", params)
         else:
             rows = conn.execute(query)
         for row in rows:
@@ -597,6 +597,15 @@ def _rows_past(after, alias):
     return f"{alias}rowid > ?", (after or 0,)
 
 
+def _ordered(order, params):
+    """``order`` (an ORDER BY list) for a query over :func:`_rows_past`'s ``params``: for a
+    window, its terms made expressions, so SQLite reads the two rowid ranges (and sorts the
+    few rows) instead of walking the whole table in rowid order."""
+    if len(params) < 3:
+        return order
+    return ", ".join(f"+{term.strip()}" for term in order.split(","))
+
+
 def _supersession(conn, report, table, after=None):
     """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
     point back; ``after``: only rows past that rowid (or a window, see :func:`_rows_past`)."""
@@ -606,6 +615,6 @@ def _supersession(conn, report, table, after=None):
             f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
             f" WHERE ((a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
             f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes)))"
-            f" AND {past} ORDER BY a.id", params):
+            f" AND {past} ORDER BY {_ordered('a.id', params)}", params):
         report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
 

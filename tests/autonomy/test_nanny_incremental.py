@@ -645,3 +645,20 @@ def test_a_window_of_an_index_flags_what_the_whole_compare_names_in_it(conn, hom
     assert named == (set() if fault == "none" else {target})
     for low in range(0, ids[-1] + 1, 2):
         assert fts.window_drifts(conn, "notes_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+
+
+def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, home):
+    populate(conn)
+    _grow(conn, count=6)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": [0, 2]})
+    finally:
+        conn.set_trace_callback(None)
+    windowed = [text for text in statements if "FROM notes" in text and "rowid <=" in text]
+    assert len(windowed) >= 2  # the orphan and the supersession reads
+    for text in windowed:
+        plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {text}"))
+        assert "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan
