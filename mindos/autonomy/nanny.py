@@ -51,7 +51,7 @@ BREAKER_FAILURES = 2
 LOCK_FILE = "nanny.lock"
 LISTED = 100  # digests listed behind a state / per report list; counts stay exact
 UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itself merges 4 of a level)
-UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 50k notes' 750)
+UPKEEP_PAGES = 500  # leaf pages merged per index per tick, at most (~0.1 s at 1M notes; a 50k-notes index is 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
 # the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
