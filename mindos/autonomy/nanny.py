@@ -51,7 +51,7 @@ BREAKER_FAILURES = 2
 LOCK_FILE = "nanny.lock"
 LISTED = 100  # digests listed behind a state / per report list; counts stay exact
 UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itself merges 4 of a level)
-UPKEEP_PAGES = 2000  # leaf pages merged per index per tick, at most (~0.3 s at 50k notes' 750)
+UPKEEP_PAGES = 500  # leaf pages merged per index per tick, at most (~0.1 s at 1M notes; a 50k-notes index is 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
 # the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
@@ -73,9 +73,12 @@ CHAIN_WINDOW = 20000
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
 # OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
-# nothing but recalls landed as it was, after task and note events with the recalls those
-# events can have moved re-checked (see RECALL_EVENTS); the recalls that can move with time
-# alone are re-checked RECALL_SLICE cited tasks per tick.
+# nothing but recalls landed as it was, after task and note events with the recalls whose
+# own inputs those events touched re-checked on that tick (see RECALL_EVENTS); the recalls
+# that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
+# any write can move (a related or semantic section) queue after writes and are re-checked
+# RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
+# within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
@@ -98,8 +101,9 @@ COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
 FTS_ROWS = 50000
+FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
-REFERENCE_WINDOW = 100000
+REFERENCE_WINDOW = 20000
 
 
 # ---------------------------------------------------------------------------------------
@@ -333,14 +337,14 @@ def _sweep_plan(conn, previous):
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
     mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
-                ref_round=[])
+                ref_round=[], fts_rows_from=0, fts_round=[])
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
         return mark, families, "all", None, None
     for key in ("table_from", "index_from", "ref_from"):
         mark[key] = previous.get(key) if isinstance(previous.get(key), str) else ""
-    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round")):
+    for key, round_key in (("rows_from", "round"), ("ref_rows_from", "ref_round"), ("fts_rows_from", "fts_round")):
         rows_from, round_ = previous.get(key), previous.get(round_key)
         mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
         mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
@@ -379,10 +383,23 @@ def _sweep_plan(conn, previous):
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
         sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
-        group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, mark["index_from"])
-        for index in group:  # this turn's indexes: their balance counted whole
+        start_index = mark["index_from"]
+        group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, start_index)
+        # an index over budget is compared FTS_WINDOW content rowids a turn (compared whole
+        # only when a window disagrees, see fts.window_drifts)
+        windowed = [index for index in names if isinstance(sizes[index], int) and sizes[index] > FTS_ROWS]
+        mark["turns"]["fts_drift"] += sum(-(-sizes[index] // FTS_WINDOW) - 1 for index in windowed)
+        if len(group) != 1 or group[0] not in windowed:
+            mark["fts_rows_from"] = 0  # as for the integrity windows
+            for index in group:  # this turn's indexes: their balance counted whole
+                mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
+            return mark, (), name, None, {"indexes": group}
+        index = group[0]
+        low, high, last = _next_window(mark, index, start_index, sizes[index], FTS_WINDOW,
+                                       ("index_from", "fts_rows_from", "fts_round"))
+        if last:  # the round's last window: the balance counted whole
             mark["fts"][index] = checkpoint.fts_gap(conn, fts.INDEXES[index])
-        return mark, (), name, None, {"indexes": group}
+        return mark, (), name, None, {"indexes": [index], "fts_rows": [low, high], "last": last}
     if name == "references":
         names = doctor.reference_tables(conn)
         sizes = {table: _estimate(conn, table, REFERENCE_ROWS) for table in names}
@@ -429,6 +446,8 @@ def _checked(families, window, previous, part=None):
             return last and bool(tables & set(subjects))
         if kind == "database_integrity" and tables:
             return bool(tables & set(subjects)) or list(subjects) == [kind]
+        if kind == "fts_index_drift" and indexes and part.get("fts_rows") and not part.get("whole"):
+            return last and bool(indexes & set(subjects))  # a window: at the end of its round only
         if kind == "fts_index_drift" and indexes:
             return bool(indexes & set(subjects))
         if kind in references and refs:  # a window: at the end of its round only
@@ -511,6 +530,8 @@ def _standing(conn, previous, now, slice_name):
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
             and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
+            and isinstance(entry.get("pending", []), list) \
+            and all(isinstance(task, str) for task in entry.get("pending") or ()) \
             and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]):
         touched = _touched(conn, entry["event_id"])
         if touched is not None:
@@ -562,14 +583,20 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
     entry = standing.get("recall-stale")
     if entry is not None:
-        volatile, next_end = entry["volatile"], entry.get("next_end")
+        volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
         turn = share = volatile[start:start + RECALL_SLICE]
-        if entry["touched"]:  # and the cited recalls whose inputs the events since touched
+        if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
-            moved, next_end = recall.affected(conn, entry["touched"], at)
+            moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end)
             turn = sorted(set(turn) | set(moved))
+            # the recalls any write can move (a related or semantic section) queue for their
+            # turn, in order: the front RECALL_SLICE are re-checked a tick
+            queued = set(pending)
+            pending = [task for task in pending if task not in moved] + \
+                [task for task in wide if task not in queued and task not in moved]
+        turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
@@ -589,11 +616,12 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         after = start + len(share)
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
-                          "next": after if after < len(volatile) else 0, "next_end": next_end}
+                          "next": after if after < len(volatile) else 0, "next_end": next_end,
+                          "pending": pending}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
-                          "volatile": horizon["volatile"], "next": 0,
+                          "volatile": horizon["volatile"], "next": 0, "pending": [],
                           "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS}}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
 
@@ -630,6 +658,11 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     mark["event_counts"] = sorted([event_id, count] for event_id, count in
                                   (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)
+    if part and part.get("fts_rows"):  # a window that found drift compared the whole index
+        found = {item["digest"] for item in sensed["findings"]
+                 if item["kind"] == "fts_index_drift" and part["indexes"][0] in item["subjects"]}
+        part = {**part, "whole": bool(found)}
+        mark["fts_round"] = sorted(found)[:sense.LIMIT] if found else mark["fts_round"]
     checked = _checked(families, window, previous, part)
     round_ = set()
     if part and part.get("rows"):  # the integrity findings of a window round, kept until it ends
@@ -639,6 +672,10 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         round_ = set(mark["round"])
         if part["last"]:
             mark["round"] = []
+    if part and part.get("fts_rows"):  # the drift found in a window round, kept until it ends
+        round_ = set(mark["fts_round"])
+        if part["last"]:
+            mark["fts_round"] = []
     if part and part.get("ref_rows"):  # the references findings of a window round, kept until it ends
         table, about = part["ref_tables"][0], _reference_tables()
         mark["ref_round"] = sorted(set(mark["ref_round"]) | {
@@ -722,7 +759,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "slice_rows": (part or {}).get("rows") or (part or {}).get("ref_rows"),
+                  "slice_rows": next((part[key] for key in ("rows", "ref_rows", "fts_rows") if (part or {}).get(key)),
+                                     None),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,
                   "chain_period_ticks": PERIOD_TICKS * max(1, -(-mark["event_id"] // CHAIN_WINDOW))},

@@ -629,36 +629,65 @@ _WIDE_SECTIONS = ("related_notes", "related_handoffs", "related_facts", "related
 _WIDE_PARAMS = ("related", "related_handoffs", "related_facts", "related_semantic", "related_sessions")
 
 
-def affected(conn, touched, now):
+_UNKNOWN = object()
+
+
+def affected(conn, touched, now, next_end=_UNKNOWN):
     """After events that touched only the tasks ``touched`` (their rows, notes or leases):
-    ``(cited task ids whose recall may have moved, the first lifetime end after now)``.  A
-    cited recall may have moved when its task, one of its dependencies or a dependency it
-    packed context for was touched, or when it cannot be bounded that way (a related or
-    semantic section, a rerank, an older pack format, no manifest); an unproven or legacy
-    recall never moves with such events.  Reads only."""
+    ``(cited task ids whose own inputs were touched, the other cited ids whose recall any
+    write can move, the first lifetime end after now)``.  A cited recall's own inputs are its
+    task, one of its dependencies or a dependency it packed context for; a recall that cannot
+    be bounded that way (a related or semantic section, a rerank, an older pack format, no
+    manifest) is in the first list when its own inputs were touched, else in the second (the
+    caller re-checks those in turn); an unproven or legacy recall never moves with such
+    events.  ``next_end``: the first lifetime end after the events' start (None: there was
+    none), when known; then only the touched tasks' leases and notes are read for a new one.
+    Reads only."""
     touched = set(touched)
-    found = []
+    found, wide = [], []
     with db.read(conn):
         for handoff, event in cited_events(conn):
             if event is None or params_from_event(event["payload"]) is None:
                 continue
             manifest, params = event["payload"].get("manifest"), params_from_event(event["payload"])
+            task = handoff["task_id"]
             if params["rerank"] or not isinstance(manifest, dict) or not same_format(event["payload"]) \
                     or any(name in manifest for name in _WIDE_SECTIONS) \
                     or any(params.get(name) is not None for name in _WIDE_PARAMS):
-                found.append(handoff["task_id"])
-                continue
-            task = handoff["task_id"]
+                wide.append(task)
             inputs = {task}
             for name in ("dependencies", "dep_context"):
-                inputs.update(entry[0] for entry in manifest.get(name) or () if isinstance(entry, list) and entry)
+                inputs.update(entry[0] for entry in (manifest if isinstance(manifest, dict) else {}).get(name) or ()
+                              if isinstance(entry, list) and entry)
             # every edge of the task either way, packed or not (a budget can leave one out)
             inputs.update(row[0] for row in conn.execute(
                 "SELECT depends_on FROM dependencies WHERE task_id = ? UNION SELECT task_id FROM dependencies"
                 " WHERE depends_on = ?", (task, task)))
             if inputs & touched:
-                found.append(handoff["task_id"])
-        return sorted(set(found)), _next_end(conn, now)
+                found.append(task)
+        found = sorted(set(found))
+        return found, sorted(set(wide) - set(found)), _touched_end(conn, touched, now, next_end)
+
+
+def _touched_end(conn, touched, now, next_end):
+    """The first lifetime end after ``now``: ``next_end`` (the first one before the events
+    touching only ``touched``, not yet passed; None: there was none) moved by those tasks'
+    leases and notes (the only lifetimes such events can add), else (``_UNKNOWN``, or too
+    many tasks for one statement) read whole (:func:`_next_end`)."""
+    if next_end is _UNKNOWN or len(touched) > 1000:
+        return _next_end(conn, now)
+    if not touched:
+        return next_end
+    if next_end is not None and not (isinstance(next_end, str) and next_end > now):
+        return _next_end(conn, now)
+    ids = sorted(touched)
+    marks = ", ".join("?" for _ in ids)
+    row = conn.execute(
+        f"SELECT min(at) FROM (SELECT min(expires_at) AS at FROM notes WHERE task_id IN ({marks}) AND expires_at > ?"
+        f" UNION ALL SELECT min(lease_expires_at) FROM tasks WHERE id IN ({marks}) AND lease_expires_at > ?)",
+        (*ids, now, *ids, now)).fetchone()
+    ends = [at for at in (next_end, row[0] if row else None) if isinstance(at, str) and at > now]
+    return min(ends) if ends else None
 
 
 def _volatile(event):

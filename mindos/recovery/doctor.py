@@ -156,7 +156,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
     and their indexes; with ``"rows": [after, upto]``, one table's rows in that rowid range
     only, see :func:`_integrity_rows`) or ``{"indexes": [...]}`` (those full-text indexes
-    compared in full).
+    compared in full; with ``"fts_rows": [after, upto]``, one index whose rows in that rowid
+    range are checked by :func:`mindos.store.fts.window_drifts`, the whole index compared
+    only when they disagree or its balance or new rows say it drifted).
     ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
     ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
     past the watermark, see :func:`_rows_past`).
@@ -259,6 +261,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         if "fts_drift" not in deep and name not in part.get("indexes", ()) \
                 and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue
+        if "fts_drift" not in deep and part.get("fts_rows") and name in part["indexes"] \
+                and not fts.window_drifts(conn, name, *part["fts_rows"]) \
+                and _fts_unchanged(conn, fts.INDEXES[name], since):
+            continue  # a window of the index agrees with its rows: compared whole only when one does not
         found = fts.drift(conn, name)
         if not found["ok"]:
             report.add("fts_index_drift", index=name, method=found["method"], indexed=found["indexed"],
@@ -501,7 +507,7 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
         if after is not None and table in ROWID_CHILDREN:
             head, order = query.rsplit(" ORDER BY ", 1)
             past, params = _rows_past(after.get(table, 0), "")
-            rows = conn.execute(f"{head} AND {past} ORDER BY {order}", params)
+            rows = conn.execute(f"{head} AND {past} ORDER BY {_ordered(order, params)}", params)
         else:
             rows = conn.execute(query)
         for row in rows:
@@ -591,6 +597,15 @@ def _rows_past(after, alias):
     return f"{alias}rowid > ?", (after or 0,)
 
 
+def _ordered(order, params):
+    """``order`` (an ORDER BY list) for a query over :func:`_rows_past`'s ``params``: for a
+    window, its terms made expressions, so SQLite reads the two rowid ranges (and sorts the
+    few rows) instead of walking the whole table in rowid order."""
+    if len(params) < 3:
+        return order
+    return ", ".join(f"+{term.strip()}" for term in order.split(","))
+
+
 def _supersession(conn, report, table, after=None):
     """Links in ``table`` (notes or handoffs) pointing at rows that do not exist or do not
     point back; ``after``: only rows past that rowid (or a window, see :func:`_rows_past`)."""
@@ -600,6 +615,6 @@ def _supersession(conn, report, table, after=None):
             f"SELECT a.id, a.superseded_by, a.supersedes FROM {table} a"
             f" WHERE ((a.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.superseded_by))"
             f" OR (a.supersedes IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {table} b WHERE b.id = a.supersedes)))"
-            f" AND {past} ORDER BY a.id", params):
+            f" AND {past} ORDER BY {_ordered('a.id', params)}", params):
         report.add("dangling_supersession", table=table, **{kind: row[0]}, superseded_by=row[1], supersedes=row[2])
 

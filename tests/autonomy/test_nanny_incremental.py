@@ -171,11 +171,12 @@ def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_f
 
 @pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note", "old_parent_deleted",
                                    "new_note_missing_from_the_index", "tampered_audit_row", "orphan_rows",
-                                   "dangling_supersession"])
+                                   "dangling_supersession", "index_row_dropped_below_the_watermark"])
 def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reported_period(conn, home, fault,
                                                                                          monkeypatch):
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 1)
     monkeypatch.setattr(nanny, "FTS_ROWS", 1)
+    monkeypatch.setattr(nanny, "FTS_WINDOW", 2)  # the bigger indexes compared in windows too
     monkeypatch.setattr(nanny, "REFERENCE_ROWS", 1)
     monkeypatch.setattr(nanny, "REFERENCE_WINDOW", 3)  # the child tables' references in windows too
     monkeypatch.setattr(nanny, "CHAIN_WINDOW", 7)
@@ -569,3 +570,95 @@ def test_a_table_that_leaves_windowing_mid_round_starts_over_when_it_comes_back(
     assert notes_turn().get("slice_rows") is None
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", top - 1)  # windowed again: a new round from its start
     assert notes_turn()["slice_rows"] == [0, nanny.INTEGRITY_WINDOW]
+
+
+def _drop_index_row(home, note_id):
+    """Note ``note_id``'s row dropped from the full-text index alone, behind MindOS's back."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        row = link.execute("SELECT id, content FROM notes WHERE id = ?", (note_id,)).fetchone()
+        link.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)", row)
+    finally:
+        link.close()
+
+
+def test_an_index_compared_in_windows_finds_a_drifted_row_in_its_window_as_the_whole_compare_names_it(
+        conn, home, monkeypatch):
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(id) FROM notes").fetchone()[0]
+    monkeypatch.setattr(nanny, "FTS_ROWS", top - 1)  # notes_fts is compared in windows, the small indexes whole
+    monkeypatch.setattr(nanny, "FTS_WINDOW", max(2, top // 3))
+    wholes = []
+    real = fts.drift
+    monkeypatch.setattr(fts, "drift", lambda conn, name: wholes.append(name) or real(conn, name))
+    _tick(conn)
+    middle = conn.execute("SELECT id FROM notes WHERE id > ? ORDER BY id LIMIT 1", (nanny.FTS_WINDOW,)).fetchone()[0]
+    _drop_index_row(home, middle)  # in the second window, below the watermark
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "fts_index_drift"]
+    assert [p["missing"] for p in full] == [[middle]]
+    del wholes[:]
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes_fts
+        before = len(wholes)
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice_part"] == ["notes_fts"]:
+            window = tuple(report["sweep"]["slice_rows"])
+            windows.append(window)
+            # the whole index is compared on the window holding the drifted row, never on
+            # another but a round's last (where the balance is counted whole)
+            if window[0] < middle <= window[1]:
+                assert wholes[before:] == ["notes_fts"], window
+            elif window[1] < conn.execute("SELECT max(id) FROM notes").fetchone()[0]:
+                assert wholes[before:] == [], window
+        if found is None and any(item["kind"] == "fts_index_drift" for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    step = nanny.FTS_WINDOW
+    assert windows[:2] == [(0, step), (step, 2 * step)] and found[0] < middle <= found[1]
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert not (resolved & remembered)
+
+
+@pytest.mark.parametrize("fault", ["missing", "stale", "emptied", "none"])
+def test_a_window_of_an_index_flags_what_the_whole_compare_names_in_it(conn, home, fault):
+    populate(conn)
+    _grow(conn, count=6)
+    ids = [row[0] for row in conn.execute("SELECT id FROM notes ORDER BY id")]
+    target = ids[len(ids) // 2]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        if fault == "missing":
+            _drop_index_row(home, target)
+        elif fault == "stale":  # the content row gone, its index entry left behind
+            link.execute("DROP TRIGGER IF EXISTS notes_fts_ad")
+            link.execute("DELETE FROM notes WHERE id = ?", (target,))
+        elif fault == "emptied":  # the content emptied, its old tokens left in the index
+            link.execute("DROP TRIGGER IF EXISTS notes_fts_au")
+            link.execute("UPDATE notes SET content = '' WHERE id = ?", (target,))
+    finally:
+        link.close()
+    whole = fts.drift(conn, "notes_fts")
+    named = set(whole["missing"]) | set(whole["stale"])
+    assert named == (set() if fault == "none" else {target})
+    for low in range(0, ids[-1] + 1, 2):
+        assert fts.window_drifts(conn, "notes_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+
+
+def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, home):
+    populate(conn)
+    _grow(conn, count=6)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        doctor.sweep(conn, since=since, part={"ref_tables": ["notes"], "ref_rows": [0, 2]})
+    finally:
+        conn.set_trace_callback(None)
+    windowed = [text for text in statements if "FROM notes" in text and "rowid <=" in text]
+    assert len(windowed) >= 2  # the orphan and the supersession reads
+    for text in windowed:
+        plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {text}"))
+        assert "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan

@@ -263,3 +263,82 @@ def test_too_many_events_since_the_last_tick_sweep_every_recall(conn, monkeypatc
     report = _tick(conn)
     assert [call[1].get("tasks") for call in sweeps] == [None]
     _same_as_full(conn, report)
+
+
+def _cited_related(conn, task_id):
+    """A cited recall with a related-notes section: any write can move it."""
+    make_task(conn, task_id, title=f"task {task_id} pool")
+    sealed = recall.recall(conn, task_id, agent="codex", params=recall.make_params(related=2))
+    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+
+
+def _stale(report):
+    return sorted(item["subjects"][0] for item in report["findings"]["new"] if item["kind"] == "recall_stale")
+
+
+def test_a_recall_whose_own_task_changed_is_stale_on_that_tick_ahead_of_the_queue(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2", "w3", "w4"):
+        _cited_related(conn, task_id)
+    make_task(conn, "e")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    notes.add(conn, "e", content="elsewhere")  # every related recall queues for its turn
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2", "w3", "w4"]
+    notes.add(conn, "w4", content="w4 moved")  # w4's own task: re-checked now, not in its turn
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][1:] == [["w2", "w4"]]
+    assert _stale(report) == ["w4"]
+    # w1, checked before that write, queues again behind w3 (w2 and w4 were checked after it)
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w3", "w1"]
+    for turn in (["w3"], ["w1"]):
+        report = _tick(conn)
+        assert [call[1].get("tasks") for call in sweeps][-1] == turn
+    _same_as_full(conn, report)
+    report = _tick(conn)  # the queue is empty: an idle tick rebuilds nothing
+    assert len(sweeps) == 4 and sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
+
+
+def test_a_recall_whose_related_section_moved_is_found_within_its_turn(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2", "w3"):
+        _cited_related(conn, task_id)
+    make_task(conn, "e", title="task e pool")
+    _tick(conn)
+    _tick(conn)
+    for n in range(3):  # notes on another task that every related section can pick up
+        notes.add(conn, "e", content=f"pool task pool note {n}")
+    clock.advance(-60)
+    full = sense.sense(conn)
+    clock.advance(60)
+    moved = sorted(item["subjects"][0] for item in full["findings"] if item["kind"] == "recall_stale")
+    assert moved  # the writes moved related sections
+    found, reports = set(), []
+    for _ in range(3):  # ⌈3 queued recalls / 1 a tick⌉
+        reports.append(_tick(conn))
+        found |= set(_stale(reports[-1]))
+    assert sorted(found) == moved
+    _same_as_full(conn, reports[-1])
+
+
+def test_a_lifetime_added_by_the_writes_since_moves_the_next_end_without_a_whole_read(conn, monkeypatch):
+    _cited(conn, "a")
+    make_task(conn, "b")
+    _tick(conn)
+    _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["next_end"] is None
+    wholes = _count_calls(monkeypatch, recall, "_next_end")
+    note = notes.add(conn, "b", content="short lived", ttl_hours=1)
+    _tick(conn)
+    assert wholes == []  # only b's notes and lease were read
+    end = sense.last_watermark(conn)["recall"]["next_end"]
+    assert end == conn.execute("SELECT expires_at FROM notes WHERE task_id = 'b'").fetchone()[0] and note
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    clock.advance(3600)
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [None]  # the lifetime ended: every recall again
+    _same_as_full(conn, report)
