@@ -164,6 +164,9 @@ class Store:
             from mindos.store import db  # lazy: the protocol layer needs no store until a call
 
             self.conn = db.connect(self.home, create=False)
+            from mindos.work import dispatch  # lazy: as above
+
+            dispatch.keep_choices(self.conn)  # a long-lived connection: next samples the queue now and then
         return self.conn
 
     def close(self):
