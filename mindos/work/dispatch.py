@@ -348,6 +348,7 @@ class _Plan:
         self.considered = set()
         self._cursors = []
         self._worst_in_scope = _UNKNOWN
+        self._any_dated = None  # does any task carry a deadline (asked once, when a dated stream first opens)
 
     # -- row helpers ---------------------------------------------------------------------
 
@@ -581,6 +582,13 @@ class _Plan:
         """
         ranges = self._ranges(tier, op)
         if not ranges:
+            return
+        if self._any_dated is None:
+            # one seek in the deadline index: with no deadline anywhere (a common fleet) every
+            # dated stream is empty, and a range's own index would scan all of it to show that
+            self._any_dated = self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_due_at WHERE due_at IS NOT NULL)").fetchone()[0]
+        if not self._any_dated:
             return
         if (tier, op) not in self.choices:
             self.choices[tier, op] = self._use_deadline_index(ranges)

@@ -80,3 +80,28 @@ def test_a_kept_connection_samples_the_queue_again_every_keep_calls(conn, monkey
     assert len(made) == 2 * fresh  # past KEEP_CALLS: sampled again
     dispatch.next_task(conn, aging_boost=1)
     assert len(made) > 2 * fresh  # other aging settings: their own choices
+
+
+def test_with_no_deadline_anywhere_no_dated_stream_is_read_and_the_answers_stay(conn, monkeypatch):
+    rng = random.Random(9)
+    seed_random_pool(conn, rng, size=45)
+    conn.execute("UPDATE tasks SET due_at = NULL")
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE_FLOOR", 0)  # the global indexes, never a small scope's sort
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 0)
+    seen = []
+    conn.set_trace_callback(seen.append)
+    try:
+        shortcut = [dispatch.next_task(conn, **mode) for mode in MODES if "project" not in mode and "tags" not in mode]
+    finally:
+        conn.set_trace_callback(None)
+    assert not [sql for sql in seen if "t.due_at IS NOT NULL" in sql]
+    real = dispatch._Plan.__init__
+
+    def without_shortcut(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        self._any_dated = 1  # as before: every dated stream queried
+
+    monkeypatch.setattr(dispatch._Plan, "__init__", without_shortcut)
+    assert [dispatch.next_task(conn, **mode) for mode in MODES
+            if "project" not in mode and "tags" not in mode] == shortcut
+    assert any(result["task"] for result in shortcut)
