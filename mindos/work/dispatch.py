@@ -89,6 +89,11 @@ _WALK = (
     " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
     f" WHERE m.status NOT IN {_TERMINAL_SQL})"
 )
+# Is there an open task of stored priority :p (where _WALK starts)?  One index seek per open
+# status: cheaper than the recursive query's setup when there is none.
+_ANY_OPEN = "SELECT " + " OR ".join(
+    f"EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_status_priority WHERE status = '{status}' AND priority = :p)"
+    for status in validate.STATUSES if status not in validate.TERMINAL_STATUSES)
 # Open dependents of :id (itself first), breadth first, each with "is its priority <= :p".
 _PROBE = (
     "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
@@ -533,10 +538,13 @@ class _Plan:
 
     def _walked(self, tier, after):
         """Candidates inheriting ``tier`` (from one walk down), ordered, from key(after) on."""
+        priority = validate.PRIORITIES[tier]
+        if not self.conn.execute(_ANY_OPEN, {"p": priority}).fetchone()[0]:
+            return []  # no open task of that priority: the walk has nowhere to start
         sql = (f"{_WALK} SELECT t.*{self.extra} FROM walk JOIN tasks t ON t.id = walk.id"
                f" WHERE t.status = 'queued' AND {self.aged_sql} > :tier{self.scope}{self.filters}")
         bound = self.key(after) if after is not None else None
-        rows = [row for row in self._rows(sql, p=validate.PRIORITIES[tier], tier=tier)
+        rows = [row for row in self._rows(sql, p=priority, tier=tier)
                 if row["id"] not in self.considered and (bound is None or self.key(row) >= bound)]
         rows.sort(key=self.key)
         for row in rows:

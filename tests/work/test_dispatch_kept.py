@@ -105,3 +105,20 @@ def test_with_no_deadline_anywhere_no_dated_stream_is_read_and_the_answers_stay(
     assert [dispatch.next_task(conn, **mode) for mode in MODES
             if "project" not in mode and "tags" not in mode] == shortcut
     assert any(result["task"] for result in shortcut)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_walk_with_no_open_task_of_its_priority_is_skipped_and_the_answers_stay(conn, monkeypatch, seed):
+    rng = random.Random(seed)
+    seed_random_pool(conn, rng, size=45)
+    conn.execute("UPDATE tasks SET priority = 'P3' WHERE priority IN ('P0', 'P1')")  # tiers 0 and 1 start nowhere
+    walks = []
+    conn.set_trace_callback(lambda sql: walks.append(sql) if sql.startswith("WITH RECURSIVE walk") else None)
+    try:
+        skipped = [dispatch.next_task(conn, **mode) for mode in MODES]
+    finally:
+        conn.set_trace_callback(None)
+    assert not [sql for sql in walks if "s.priority = 'P0'" in sql or "s.priority = 'P1'" in sql]
+    monkeypatch.setattr(dispatch, "_ANY_OPEN", "SELECT 1")  # as before: every walk runs
+    assert [dispatch.next_task(conn, **mode) for mode in MODES] == skipped
+    assert any(result["task"] for result in skipped)
