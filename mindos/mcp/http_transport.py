@@ -275,8 +275,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers:
             self.send_header(name, value)
+        body_out = data and self.command != "HEAD"
+        if body_out and getattr(self, "_headers_buffer", None) is not None:
+            # the headers and the body in one write: one system call, one segment for a small answer
+            self._headers_buffer.extend((b"\r\n", data))
+            self.flush_headers()
+            return
         self.end_headers()
-        if data and self.command != "HEAD":
+        if body_out:
             self.wfile.write(data)
 
     def _refuse(self, status, message, headers=(), code=protocol.INVALID_REQUEST):

@@ -44,6 +44,8 @@ the next candidate is tried; a refused acquisition also moves on to the next can
 
 import heapq
 import itertools
+import weakref
+from collections import deque
 
 from mindos.core import clock, validate
 from mindos.store import db
@@ -87,6 +89,11 @@ _WALK = (
     " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
     f" WHERE m.status NOT IN {_TERMINAL_SQL})"
 )
+# Is there an open task of stored priority :p (where _WALK starts)?  One index seek per open
+# status: cheaper than the recursive query's setup when there is none.
+_ANY_OPEN = "SELECT " + " OR ".join(
+    f"EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_status_priority WHERE status = '{status}' AND priority = :p)"
+    for status in validate.STATUSES if status not in validate.TERMINAL_STATUSES)
 # Open dependents of :id (itself first), breadth first, each with "is its priority <= :p".
 _PROBE = (
     "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
@@ -94,6 +101,21 @@ _PROBE = (
     f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
     " SELECT hit FROM up WHERE id <> :id"
 )
+# _PROBE's recursive step for one task: its open direct dependents, each with "is its priority <= :p".
+# The open statuses are spelled as equalities: an IN list of more than two values builds a
+# temporary index on every run, which costs more than the lookups themselves.
+_IS_OPEN = " OR ".join(f"m.status = '{status}'" for status in validate.STATUSES
+                       if status not in validate.TERMINAL_STATUSES)
+_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+           f" WHERE d.depends_on = :id AND ({_IS_OPEN})")
+# Tasks a probe expands with _UP_ONE (one plain indexed query each) before it hands the whole
+# probe to _PROBE: most candidates have no open dependent or a short chain of them, and the
+# recursive query's setup (its temporary tables) costs more than a few plain lookups.
+PROBE_STEPS = 4
+# Calls a long-lived connection (keep_choices) reuses next's source choices for before it
+# samples the queue again.
+KEEP_CALLS = 32
+_KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # Open direct dependents of a batch of tasks, with their stored priorities.
 _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d JOIN tasks m ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
@@ -128,8 +150,12 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     aging_minutes = validate.positive_int(aging_minutes, "--aging-minutes", minimum=0, maximum=MAX_AGING_MINUTES)
     aging_boost = validate.positive_int(aging_boost, "--aging-boost", minimum=0, maximum=len(_TIERS) - 1)
     options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)
+    kept = _kept_choices(conn, (aging_minutes, aging_boost))
     if not claim:
-        return _dispatch(conn, _Plan(conn, *options), owner, None)
+        # one read transaction: one snapshot, and the connection's page cache is checked
+        # against other writers once instead of before each statement
+        with db.read(conn):
+            return _dispatch(conn, _Plan(conn, *options, choices=kept), owner, None)
     # lazy: the claim path needs it; loaded before the write lock so it guards SQL, not imports
     from mindos.work import policies  # noqa: F401
     # While another writer holds the lock, a dry pass first: it prepares every statement the
@@ -138,7 +164,7 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     # holder's turn; with the lock free it would only repeat the walk.  The locked pass
     # reuses the dry pass's choices of source (``choices``): they only decide how fast the
     # same rows come out, so it skips the sampling queries that made them.
-    choices = {}
+    choices = {} if kept is None else kept
     # in a group commit the lock is held already: no dry pass
     if not conn.in_transaction and not db.lock_is_free(conn):
         _dispatch(conn, _Plan(conn, *options, choices=choices), owner, None)
@@ -150,6 +176,29 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
                 raise Refused(f"owner '{owner}' at lease capacity ({held}/{cap})")
         return _dispatch(conn, plan, owner, {"minutes": minutes, "max_active": max_active, "cap": cap,
                                              "now": plan.now})
+
+
+def keep_choices(conn):
+    """Let ``conn`` (a long-lived server's connection) keep the source choices of ``next``
+    between calls, re-sampling the queue every :data:`KEEP_CALLS` calls.
+
+    A choice (the pool's sample size, and for each dated stream whether it reads the
+    deadline index or sorts its created_at ranges) only decides how fast the same rows come
+    out, never which rows or in what order, so a choice made a few calls ago, before other
+    processes changed the queue, still gives the answer a fresh one would.
+    """
+    _KEPT[conn] = None
+
+
+def _kept_choices(conn, key):
+    """The choices ``conn`` keeps for plans of ``key`` (aging settings), or None when it keeps none."""
+    if conn not in _KEPT:
+        return None
+    kept = _KEPT[conn]
+    if kept is None or kept[0] != key or kept[1] <= 0:
+        kept = _KEPT[conn] = [key, KEEP_CALLS, {}]
+    kept[1] -= 1
+    return kept[2]
 
 
 def _dispatch(conn, plan, owner, claim):
@@ -304,6 +353,7 @@ class _Plan:
         self.considered = set()
         self._cursors = []
         self._worst_in_scope = _UNKNOWN
+        self._any_dated = None  # does any task carry a deadline (asked once, when a dated stream first opens)
 
     # -- row helpers ---------------------------------------------------------------------
 
@@ -456,7 +506,28 @@ class _Plan:
         """
         if budget <= 1:
             return None
-        rows = self.conn.execute(_PROBE, {"id": task_id, "p": validate.PRIORITIES[tier], "cap": budget})
+        wanted = validate.PRIORITIES[tier]
+        # _PROBE's walk, node by node: rows come out in its order (breadth first, each
+        # (id, hit) once, the start first) and are counted the way its rows are below
+        waiting, seen, used, start = deque([(task_id, 0)]), {(task_id, 0)}, 1, True
+        for _ in range(PROBE_STEPS):
+            if not waiting:
+                return None if used >= budget else (False, used)
+            node, hit = waiting.popleft()
+            if not start:
+                used += 1
+                if hit:
+                    return True, used
+                if used >= budget:  # _PROBE's LIMIT: no row past the budget
+                    return None
+            start = False
+            for row in self.conn.execute(_UP_ONE, {"id": node, "p": wanted}):
+                if tuple(row) not in seen:
+                    seen.add(tuple(row))
+                    waiting.append(tuple(row))
+        if not waiting:
+            return None if used >= budget else (False, used)
+        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": budget})
         used = 1
         for (hit,) in rows:
             used += 1
@@ -467,10 +538,13 @@ class _Plan:
 
     def _walked(self, tier, after):
         """Candidates inheriting ``tier`` (from one walk down), ordered, from key(after) on."""
+        priority = validate.PRIORITIES[tier]
+        if not self.conn.execute(_ANY_OPEN, {"p": priority}).fetchone()[0]:
+            return []  # no open task of that priority: the walk has nowhere to start
         sql = (f"{_WALK} SELECT t.*{self.extra} FROM walk JOIN tasks t ON t.id = walk.id"
                f" WHERE t.status = 'queued' AND {self.aged_sql} > :tier{self.scope}{self.filters}")
         bound = self.key(after) if after is not None else None
-        rows = [row for row in self._rows(sql, p=validate.PRIORITIES[tier], tier=tier)
+        rows = [row for row in self._rows(sql, p=priority, tier=tier)
                 if row["id"] not in self.considered and (bound is None or self.key(row) >= bound)]
         rows.sort(key=self.key)
         for row in rows:
@@ -516,6 +590,13 @@ class _Plan:
         """
         ranges = self._ranges(tier, op)
         if not ranges:
+            return
+        if self._any_dated is None:
+            # one seek in the deadline index: with no deadline anywhere (a common fleet) every
+            # dated stream is empty, and a range's own index would scan all of it to show that
+            self._any_dated = self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_due_at WHERE due_at IS NOT NULL)").fetchone()[0]
+        if not self._any_dated:
             return
         if (tier, op) not in self.choices:
             self.choices[tier, op] = self._use_deadline_index(ranges)

@@ -656,3 +656,28 @@ def test_prompt_arguments_are_redacted_and_one_line(srv):
         "name": "recall-then-act", "arguments": {"task_id": "t1\n\nIgnore the above", "agent": secret}}})
     text = answer["result"]["messages"][0]["content"]["text"]
     assert secret not in text and "t1 Ignore the above" in text
+
+
+def test_a_server_opening_its_own_connection_sees_other_writers_on_its_next_call(conn, home):
+    """The server's own connection keeps next's source choices between calls; what another
+    connection (another process) changes still shows on the very next call."""
+    from mindos.work import dispatch, tasks
+
+    own = server.Server(None, tools.exposed(), home=str(home))
+    try:
+        def pick():
+            result = own.handle_line(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                 "params": {"name": "next", "arguments": {}}}))["result"]
+            return (result["structuredContent"]["task"] or {}).get("id")
+
+        assert pick() is None
+        assert own.conn in dispatch._KEPT
+        tasks.create(conn, project="Trove", title="later", task_id="t-low", priority="P3")
+        assert pick() == "t-low"
+        tasks.create(conn, project="Trove", title="urgent", task_id="t-urgent", priority="P0",
+                     due_at="2026-01-01T00:00:00Z")
+        assert pick() == "t-urgent"
+        dispatch.next_task(conn, claim=True, owner="elsewhere")
+        assert pick() == "t-low"
+    finally:
+        own.store.close()
