@@ -10,13 +10,15 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import dev2_corpus  # noqa: E402
 import dev_corpus as corpus  # noqa: E402
 import heldout_corpus  # noqa: E402
 import retrieval_corpus  # noqa: E402
 import retrieval_eval  # noqa: E402
 
 
-def test_every_query_names_rows_that_exist_and_every_kind_is_asked():
+@pytest.mark.parametrize("corpus", [corpus, dev2_corpus], ids=["dev", "dev2"])
+def test_every_query_names_rows_that_exist_and_every_kind_is_asked(corpus):
     keys = {key for key, _, _, _ in corpus.ROWS}
     assert len(keys) == len(corpus.ROWS)
     for kind, text, project, expected, outdated in corpus.QUERIES:
