@@ -12,6 +12,7 @@ Design decisions
 """
 
 import os
+import sys
 
 
 def spread(func, items, *, max_workers, big_enough, chunks_per_worker):
@@ -37,5 +38,5 @@ def can_fork():
     no other thread running in this process."""
     if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return False
-    threading = __import__("sys").modules.get("threading")  # never imported just to ask
+    threading = sys.modules.get("threading")  # never imported just to ask
     return threading is None or threading.active_count() <= 1
