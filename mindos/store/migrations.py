@@ -689,7 +689,21 @@ CREATE INDEX idx_handoffs_cited_live ON handoffs(task_id) WHERE superseded_by IS
 """
 
 
+def m018_queued_deadline_index():
+    """The queued tasks that carry a deadline, in the order ``next`` drains them (deadline,
+    then age, then insertion order), with the priority its aging tiers filter on.  The dated
+    stream walks this index instead of every deadline in the home: claimed and finished
+    tasks, whose early deadlines crowd the front of ``idx_tasks_due_at``, are not in it, and
+    a row's tier is decided from the entry before its table row is read.  The condition is
+    the one the dispatch query states, so the planner may use it."""
+    return """
+CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority)
+    WHERE status = 'queued' AND due_at IS NOT NULL;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
-              m015_learned_terms, m016_pinned_constraints, m017_overdue_index]
+              m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
+              m018_queued_deadline_index]

@@ -20,7 +20,7 @@ Why it is built this way: agents call ``next`` many times a minute against pools
 queued tasks, so the pool is never loaded into Python.  Aging makes a task's aged tier a pure
 function of (priority, created_at): for each (stored priority, tier) pair the members are one
 contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream from
-``idx_tasks_due_at`` in deadline order (or, when a bounded sample shows the tier's ranges are
+``idx_tasks_queued_due`` (queued tasks with a deadline only) in deadline order (or, when a bounded sample shows the tier's ranges are
 small or carry no deadlines up front, are sorted from those ranges).  A tier is therefore a lazy merge of index-ordered
 cursors (dated ones first, undated ones after), filtered in SQL, and the walk stops at the
 first eligible row.
@@ -592,18 +592,19 @@ class _Plan:
         if not ranges:
             return
         if self._any_dated is None:
-            # one seek in the deadline index: with no deadline anywhere (a common fleet) every
-            # dated stream is empty, and a range's own index would scan all of it to show that
+            # one seek in the queued deadline index: with no queued deadline (a common fleet)
+            # every dated stream is empty, and a range's own index would scan all of it to show that
             self._any_dated = self.conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_due_at WHERE due_at IS NOT NULL)").fetchone()[0]
+                "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_queued_due"
+                " WHERE status = 'queued' AND due_at IS NOT NULL)").fetchone()[0]
         if not self._any_dated:
             return
         if (tier, op) not in self.choices:
             self.choices[tier, op] = self._use_deadline_index(ranges)
         if self.choices[tier, op]:
             yield from self._rows(
-                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_due_at"
-                f" WHERE t.due_at IS NOT NULL AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_queued_due"
+                f" WHERE t.status = 'queued' AND t.due_at IS NOT NULL AND {self.aged_sql} {op} :tier"
                 f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", tier=tier)
             return
         yield from heapq.merge(*(self._rows(

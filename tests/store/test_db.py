@@ -99,6 +99,46 @@ def test_version_1_database_migrates_forward_with_rows_and_matches_fresh_schema(
         fresh.close()
 
 
+def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_matches_fresh_schema(
+        tmp_path, monkeypatch):
+    """m018: a home at 17 (with queued, claimed and undated tasks) migrates to the fresh schema,
+    and the new partial index holds exactly its queued tasks with a deadline."""
+    old_home = tmp_path / "old"
+    old_home.mkdir()
+    _build_v1(str(old_home / "state.db")).close()
+    monkeypatch.setattr(db, "SCHEMA_VERSION", 17)
+    conn = db.connect(str(old_home))
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 17
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'idx_tasks_queued_due'").fetchone()[0] == 0
+        with db.write(conn):
+            for task_id, status, due in (("a", "queued", "2026-06-02T00:00:00Z"), ("b", "claimed", "2026-06-01T00:00:00Z"),
+                                         ("c", "queued", None), ("d", "queued", "2026-06-01T00:00:00Z"),
+                                         ("e", "completed", "2026-05-01T00:00:00Z")):
+                conn.execute("INSERT INTO tasks(id, project, title, status, due_at, created_at, updated_at)"
+                             " VALUES (?, 'Trove', ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                             (task_id, f"task {task_id}", status, due))
+    finally:
+        conn.close()
+    monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
+    conn = db.connect(str(old_home))
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version() == 18
+        assert [row[0] for row in conn.execute(
+            "SELECT id FROM tasks INDEXED BY idx_tasks_queued_due WHERE status = 'queued' AND due_at IS NOT NULL"
+            " ORDER BY due_at, created_at, seq")] == ["d", "a"]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        migrated = _shape(conn)
+    finally:
+        conn.close()
+    fresh = db.connect(str(tmp_path / "fresh"))
+    try:
+        assert migrated == _shape(fresh)
+        assert "idx_tasks_queued_due" in migrated
+    finally:
+        fresh.close()
+
+
 def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monkeypatch):
     home = tmp_path / "h"
     home.mkdir()

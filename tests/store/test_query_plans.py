@@ -276,3 +276,70 @@ def test_next_claim_samples_the_queue_once_not_once_a_pass(conn, cli, monkeypatc
         details = _plans(conn, sql, params)
         assert any("COVERING INDEX idx_tasks_status_priority" in detail for detail in details), details
         assert not any("TEMP B-TREE" in detail for detail in details), details
+
+
+def _dated(conn, prefix, start, count, status, due_day):
+    """``count`` P2 tasks of project Acme in ``status``, each due on ``due_day`` of June 2026 a minute
+    after the one before."""
+    with db.write(conn):
+        for n in range(start, start + count):
+            leased = status in ("claimed", "running")
+            conn.execute("INSERT INTO tasks(id, project, title, status, priority, due_at, lease_owner,"
+                         " lease_expires_at, created_at, updated_at)"
+                         " VALUES (?, 'Acme', ?, ?, 'P2', ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                         (f"{prefix}{n:05d}", f"dated {n}", status, f"2026-06-{due_day:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00Z",
+                          "bulk" if leased else "", "2099-01-01T00:00:00Z" if leased else None))
+
+
+def test_next_streams_deadlines_from_the_queued_deadline_index_past_claimed_and_finished_work(
+        conn, cli, monkeypatch):
+    """The dated stream reads the partial index of queued tasks with a deadline: claimed and
+    completed tasks due earlier than every queued one (ten times as many) add nothing to
+    ``next``'s cost, and its plan names that index."""
+    from mindos.work import dispatch
+
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 16)  # the tier's ranges count as large: stream the deadlines
+    _dated(conn, "q", 0, 150, "queued", 20)
+    rc, out, _ = cli("autopilot", "next")
+    assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
+    before = _vm_steps(monkeypatch, cli, ["next"])
+    _dated(conn, "c", 0, 750, "claimed", 5)
+    _dated(conn, "d", 750, 750, "completed", 3)
+    statements = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        statements.append((sql, args[0] if args else ()))
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    rc, out, _ = cli("autopilot", "next")
+    monkeypatch.setattr(db.Connection, "execute", real)
+    assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
+    after = _vm_steps(monkeypatch, cli, ["next"])
+    assert after <= before * 1.5 + 20, f"next: {before} -> {after} hundred VM steps"
+    assert not any("idx_tasks_due_at" in sql for sql, _ in statements)
+    dated = [(sql, params) for sql, params in statements if "INDEXED BY idx_tasks_queued_due" in sql]
+    assert any("ORDER BY t.due_at," in sql for sql, _ in dated), "the dated stream did not read the index"
+    for sql, params in dated:
+        details = _plans(conn, sql, params)
+        assert any("USING INDEX idx_tasks_queued_due" in detail for detail in details), details
+        assert not any("TEMP B-TREE" in detail for detail in details), details
+
+
+def test_the_queued_deadline_index_holds_exactly_the_queued_dated_tasks(conn):
+    """Its condition is the dispatch query's: a queued task with a deadline enters it, and
+    leaves it when claimed, finished or undated."""
+    _dated(conn, "q", 0, 3, "queued", 20)
+    _dated(conn, "c", 0, 2, "claimed", 5)
+    make_task(conn, "u1")
+    indexed = lambda: [row[0] for row in conn.execute(  # noqa: E731
+        "SELECT id FROM tasks INDEXED BY idx_tasks_queued_due WHERE status = 'queued' AND due_at IS NOT NULL"
+        " ORDER BY due_at, created_at, seq")]
+    assert indexed() == ["q00000", "q00001", "q00002"]
+    with db.write(conn):
+        conn.execute("UPDATE tasks SET status = 'completed' WHERE id = 'q00001'")
+        conn.execute("UPDATE tasks SET due_at = NULL WHERE id = 'q00002'")
+    assert indexed() == ["q00000"]
+    assert conn.execute("SELECT count(*) FROM tasks INDEXED BY idx_tasks_queued_due"
+                        " WHERE status = 'queued' AND due_at IS NOT NULL").fetchone()[0] == 1
