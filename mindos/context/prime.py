@@ -243,12 +243,56 @@ def _section_constraints(state, budget):
             break
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
+    places = _places(found[0].keys()) if found else None
     for row in found:
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
+        if places is not None and _cannot_fit(row, places, budget.left()):
+            budget.truncated = True  # (what take_all would decide, without an entry built for it)
+            continue
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+def _places(keys):
+    """The position in a constraint row (``keys``: its column names) of each column of the
+    constraints table, in table order; None when the row holds another column."""
+    if not set(keys) <= _CONSTRAINTS.index.keys():
+        return None
+    return tuple((name, keys.index(name) if name in keys else None, name in _CONSTRAINTS.dates)
+                 for name in _CONSTRAINTS.columns)
+
+
+def _cannot_fit(row, places, left):
+    """Whether the constraint ``row`` surely costs more than ``left`` once packed: the
+    decision :meth:`RedactingBudget.take_all` makes on its entry, reached without building
+    the entry.  The row is laid out as ``builder.compact`` then ``Table.row`` lay out the
+    entry (an empty value or a default left out, a date cut to its day, trailing nulls
+    dropped); a row whose shortest redaction cannot fit is refused unscanned, and any other
+    is scrubbed value by value (a string's redaction does not depend on the rest of the row)
+    and costed as the budget costs it.  False means the entry goes through ``take_all``,
+    which decides it again, the same way."""
+    values, shown = [], []
+    for name, at, date in places:
+        value = None if at is None else row[at]
+        if builder._is_empty(value) or value == builder.NOTE_DEFAULTS.get(name, _NO_DEFAULT):
+            value = None
+        values.append(value)
+        shown.append(value[:10] if date and type(value) is str else value)
+    while shown and shown[-1] is None:
+        values.pop()
+        shown.pop()
+    if _least_row(shown) > left:
+        return True
+    for position, (value, (_, _, date)) in enumerate(zip(values, places)):
+        if type(value) is str:
+            value = scrub(value)
+            shown[position] = value[:10] if date else value
+    return len(canonical.canonical_json(shown)) > left
+
+
+_NO_DEFAULT = object()
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one
