@@ -260,8 +260,8 @@ def _places(keys):
     constraints table, in table order; None when the row holds another column."""
     if not set(keys) <= _CONSTRAINTS.index.keys():
         return None
-    return tuple((name, keys.index(name) if name in keys else None, name in _CONSTRAINTS.dates)
-                 for name in _CONSTRAINTS.columns)
+    return tuple((keys.index(name) if name in keys else None, name in _CONSTRAINTS.dates,
+                  builder.NOTE_DEFAULTS.get(name, _NO_DEFAULT)) for name in _CONSTRAINTS.columns)
 
 
 def _cannot_fit(row, places, left):
@@ -274,9 +274,10 @@ def _cannot_fit(row, places, left):
     and costed as the budget costs it.  False means the entry goes through ``take_all``,
     which decides it again, the same way."""
     values, shown = [], []
-    for name, at, date in places:
+    for at, date, default in places:
         value = None if at is None else row[at]
-        if builder._is_empty(value) or value == builder.NOTE_DEFAULTS.get(name, _NO_DEFAULT):
+        # (builder._is_empty of what SQLite returns: None, an int, a float, a str or bytes)
+        if value == "" or value == default:
             value = None
         values.append(value)
         shown.append(value[:10] if date and type(value) is str else value)
@@ -285,10 +286,10 @@ def _cannot_fit(row, places, left):
         shown.pop()
     if _least_row(shown) > left:
         return True
-    for position, (value, (_, _, date)) in enumerate(zip(values, places)):
-        if type(value) is str:
+    for position, value in enumerate(values):
+        if type(value) is str and value not in _SEEN_CLEAN:
             value = scrub(value)
-            shown[position] = value[:10] if date else value
+            shown[position] = value[:10] if places[position][1] else value
     return len(canonical.canonical_json(shown)) > left
 
 
