@@ -201,3 +201,31 @@ def test_a_declared_literal_missing_from_the_tables_is_still_looked_for():
     assert "mysql" in namespace["_ALONE"] and namespace["_ALONE_BY_CHAR"] == ()
     assert namespace["clean"]("mysql -u root -phunter2abc db") is False
     assert secrets.scan("mysql -u root -phunter2abc db") == ["cli_password"]
+
+
+def test_every_literal_is_filed_once_under_its_rarest_character():
+    filed = [(char, literal) for char, literals in secret_gate._BY_CHAR.items() for literal in literals]
+    assert sorted(literal for _, literal in filed) == sorted(secret_gate._LITERALS)
+    assert all(char in literal for char, literal in filed)
+    assert secret_gate._RAREST == frozenset(secret_gate._BY_CHAR)
+    for char, literal in filed:  # (its rarest: no character of it ranks rarer)
+        assert all(secret_gate._RARITY.find(other) >= secret_gate._RARITY.find(char) for other in literal)
+
+
+def test_a_declared_literal_missing_from_the_filing_is_still_looked_for_in_a_short_text():
+    source = open(secret_gate.__file__, encoding="utf-8").read()
+    assert "'q': ('mysql',), " in source
+    namespace = {"__name__": "gate_copy"}
+    exec(compile(source.replace("'q': ('mysql',), ", ""), "gate_copy", "exec"), namespace)
+    assert namespace["_BY_CHAR"]["q"] == ("mysql",)
+    assert len("mysql -phunter2") <= namespace["_FEW"]
+    assert namespace["clean"]("mysql -phunter2") is False
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, secret_gate._FEW - 1, secret_gate._FEW, secret_gate._FEW + 1, 40])
+def test_short_and_long_texts_get_the_long_ways_verdict(length):
+    rng = random.Random(length)
+    pieces = ["sk", "SK", ".", "a.bcdef.g", "--", "token", "</", ":", "=", "key", "pass", "ghp_", "aws", "x", " ", "é"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(length))[:length]
+        assert secret_gate.clean(text) is _reference_clean(text), text
