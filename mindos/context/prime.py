@@ -248,10 +248,21 @@ def _section_constraints(state, budget):
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
-        if places is not None and _cannot_fit(row, places, budget.left()):
-            budget.truncated = True  # (what take_all would decide, without an entry built for it)
+        entry = builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) if places is None else None
+        if entry is None:
+            # (what take_all decides on the entry, decided on the row: the entry is built only to be packed)
+            size, scrubbed = _row_cost(row, places, budget.left())
+            if size is None or size > budget.left():
+                budget.truncated = True
+                continue
+            entry = builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)
+            for key, value in entry.items():
+                if type(value) is str:
+                    entry[key] = scrubbed.get(value, value)
+            if builder.Budget.take(budget, entry, size):
+                packed.append(entry)
             continue
-        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
+        packed += budget.take_all([entry], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
 
@@ -264,16 +275,15 @@ def _places(keys):
                   builder.NOTE_DEFAULTS.get(name, _NO_DEFAULT)) for name in _CONSTRAINTS.columns)
 
 
-def _cannot_fit(row, places, left):
-    """Whether the constraint ``row`` surely costs more than ``left`` once packed: the
-    decision :meth:`RedactingBudget.take_all` makes on its entry, reached without building
-    the entry.  The row is laid out as ``builder.compact`` then ``Table.row`` lay out the
-    entry (an empty value or a default left out, a date cut to its day, trailing nulls
-    dropped); a row whose shortest redaction cannot fit is refused unscanned, and any other
-    is scrubbed value by value (a string's redaction does not depend on the rest of the row)
-    and costed as the budget costs it.  False means the entry goes through ``take_all``,
-    which decides it again, the same way."""
-    values, shown = [], []
+def _row_cost(row, places, left):
+    """``(cost, {string: its redaction})`` of the constraint ``row`` once packed, reached
+    without building its entry; the cost is None when even the row's shortest redaction costs
+    more than ``left`` (the row is then not scanned).  The row is laid out as
+    ``builder.compact`` then ``Table.row`` lay out the entry (an empty value or a default left
+    out, a date cut to its day, trailing nulls dropped), each string scrubbed on its own (a
+    string's redaction does not depend on the rest of the row), and costed as the budget
+    costs the entry: what :meth:`RedactingBudget.take_all` works out, the same way."""
+    values, shown, scrubbed = [], [], {}
     for at, date, default in places:
         value = None if at is None else row[at]
         # (builder._is_empty of what SQLite returns: None, an int, a float, a str or bytes)
@@ -285,12 +295,12 @@ def _cannot_fit(row, places, left):
         values.pop()
         shown.pop()
     if _least_row(shown) > left:
-        return True
+        return None, scrubbed
     for position, value in enumerate(values):
         if type(value) is str and value not in _SEEN_CLEAN:
-            value = scrub(value)
-            shown[position] = value[:10] if places[position][1] else value
-    return len(canonical.canonical_json(shown)) > left
+            clean = scrubbed[value] = scrub(value)
+            shown[position] = clean[:10] if places[position][1] else clean
+    return len(canonical.canonical_json(shown)), scrubbed
 
 
 _NO_DEFAULT = object()
