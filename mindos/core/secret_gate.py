@@ -100,12 +100,31 @@ for _index, _groups in enumerate(GROUPS):
         for _literal in _group:
             _OPENED_BY.setdefault(_literal, []).append(_index)
 _LITERALS = tuple(_OPENED_BY)
-# each literal filed under its rarest character (in prose, ids and timestamps): a text can
-# hold a literal only when it holds that character, so a string looks only for the literals
-# filed under the characters it holds.  The filing is written out (deriving it costs an
-# import 30 microseconds); ``_RARITY`` ranks the characters, rarest first, and a test holds
-# each literal filed under its rarest.  A literal declared above but not filed here is filed
-# as the import runs (a missing entry costs that time, never a finding).
+# How the gate looks at a text longer than ``_FEW`` characters (a shorter one: see ``_BY_CHAR``
+# below).  Most detectors open on one group of literals and have no precheck: a text holding
+# any of those literals goes to the detector, so the gate looks for them one by one and stops
+# at the first.  ``_ALONE`` lists the shortest of them (a longer one holds a
+# shorter one: "sk-ant-" holds "sk-", so looking for "sk-" finds both); those holding a
+# character prose seldom holds are filed under it (``_ALONE_BY_CHAR``: a text without "_"
+# skips the twelve underscore prefixes at once).  The tables are written out (deriving the
+# shortest costs an import more than the tables save); ``_ALONE_COVERED`` names the longer
+# literals left out, and a test holds the tables equal to their derivation.  Should the
+# declaration above gain or lose such a literal without the tables following, the import
+# looks for every one of them instead (slower, never a missed finding).
+_ALONE = ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa", "aws", "xox", "aiza",
+          "shp", "eyj", "bearer", "authorization", "cookie", "curl", "mysql", "mariadb", "pass", "pwd", "sg.")
+_ALONE_BY_CHAR = (("-", ("-----begin", "glpat-", "sk-", "xapp-", "gocspx-", "pypi-age", "key-", "redis-cli")),
+                  ("_", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_", "rk_", "whsec_", "npm_",
+                         "hf_", "_v1_")),
+                  (":", (":aa", "://")))
+_ALONE_COVERED = ("https://", "sk-ant-", "sshpass")
+# A short text (an id, a name, a time) holds few characters: there the gate looks only for
+# the literals filed under a character it holds, each literal (of every detector) filed under
+# its rarest character.  The filing is written out (deriving it costs an import 30
+# microseconds); ``_RARITY`` ranks the characters, rarest first, and a test holds each literal
+# filed under its rarest.  A literal declared above but not filed here is filed as the import
+# runs (a missing entry costs that time, never a finding).
+_FEW = 16
 _RARITY = "=zxk<jq_/ybw1fvu:mg-p.chtsdenlriao"
 _BY_CHAR = {'s': ('asia',), 'r': ('aroa',), 'd': ('aida',), 'c': ('acca', 'discord', 'secret', 'credential'),
             'u': ('curl',), '-': ('redis-cli', '--'), ':': (':aa', ':'), '.': ('.',),
@@ -119,7 +138,18 @@ for _literal in _OPENED_BY.keys() - set().union(*_BY_CHAR.values()):
     _char = min(_literal, key=_RARITY.find)
     _BY_CHAR[_char] = _BY_CHAR.get(_char, ()) + (_literal,)
 _RAREST = frozenset(_BY_CHAR)
-del _index, _groups, _group, _literal
+# the other detectors (more than one group, or a precheck): ``(groups, precheck or None)``
+_JOINT = []
+_alone = set()
+for _index, _groups in enumerate(GROUPS):
+    if len(_groups) == 1 and _index not in PRECHECKS:
+        _alone.update(_groups[0])
+    else:
+        _JOINT.append((_groups, PRECHECKS.get(_index)))
+_JOINT = tuple(_JOINT)
+if _alone != set(_ALONE).union(_ALONE_COVERED, *(literals for _, literals in _ALONE_BY_CHAR)):
+    _ALONE, _ALONE_BY_CHAR = tuple(sorted(_alone)), ()
+del _index, _groups, _group, _literal, _alone
 
 
 def clean(text):
@@ -130,6 +160,32 @@ def clean(text):
     if len(text) > SHORT or not text.isascii() or "%" in text:
         return False
     folded = text.lower()
+    if len(text) <= _FEW:
+        return _clean_few(text, folded)
+    for literal in _ALONE:
+        if literal in folded:
+            return False
+    for char, literals in _ALONE_BY_CHAR:
+        if char in folded:
+            for literal in literals:
+                if literal in folded:
+                    return False
+    for groups, check in _JOINT:  # a detector passes when each of its groups has a literal held
+        for group in groups:
+            for literal in group:
+                if literal in folded:
+                    break
+            else:
+                break  # a group with no literal held: this detector cannot report
+        else:
+            if check is None or check(text):
+                return False
+    return True
+
+
+def _clean_few(text, folded):
+    """:func:`clean` of a short text: the literals filed under the characters it holds, then
+    each detector one of them opens (the same verdict, fewer looks where few characters are)."""
     held = set()
     for char in _RAREST.intersection(folded):
         for literal in _BY_CHAR[char]:

@@ -319,3 +319,73 @@ def test_a_table_row_is_charged_as_redacted_exactly_as_the_plain_budget_would(mo
                 expected.append(item)
         assert packed == expected and SECRET not in json.dumps(packed), limit
         assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
+
+
+def _constraints_the_plain_way(found, budget):
+    """The constraints section's charging loop before constraint rows were judged without an
+    entry built: every row compacted into an entry and offered to ``take_all``."""
+    packed = []
+    for row in found:
+        if budget.left() < prime._LEAST_CONSTRAINT:
+            budget.truncated = True
+            break
+        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)],
+                                  table=builder.TABLES["constraints"])
+    return packed
+
+
+def test_constraint_rows_refused_unbuilt_are_the_ones_the_plain_path_refuses(conn, monkeypatch):
+    """A constraint row judged straight from the database (laid out, scrubbed value by value,
+    costed) packs, charges and truncates exactly as building its entry and offering it to
+    take_all does, at every budget, with secrets in any column, defaults and empty values."""
+    import random
+
+    from mindos.core import clock
+    from mindos.store import db
+
+    rng = random.Random(7)
+    words = ["keep", "the", "window", "small", "deploy", "task", "ask", "token:", "pass", "x" * 90, SECRET,
+             f"password={SECRET[4:]}", "sk-ant-" + "a" * 40, "é", "quote\"d", "back\\slash", "line\nbreak", "--"]
+    with db.write(conn):
+        for n in range(60):
+            task_id = f"t-{n:03d}" if n % 7 else f"t-{SECRET}-{n}"
+            conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                         " VALUES (?, 'Trove', 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                         (task_id,))
+            content = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+            source = rng.choice(["operator", "codex", "", SECRET, "lead"])
+            created = rng.choice(["2026-01-02T00:00:00Z", f"2026-01-03 {SECRET}", "2026-01-04"])
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES (?, 'constraint', ?, ?, 1, ?)", (task_id, content, source, created))
+    now = clock.now_iso()
+    found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
+    assert len(found) == 60
+    for limit in list(range(0, 900, 13)) + [4000, 100000]:
+        monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+        meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
+        monkeypatch.setattr(prime, "MAX_CONSTRAINTS", 200)
+        listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meter)
+        usable = found[:min(200, limit // prime._LEAST_CONSTRAINT + 1)]
+        expected = _constraints_the_plain_way(usable, reference)
+        assert listed["constraints"] == expected, limit
+        assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
+        assert SECRET not in json.dumps(listed["constraints"])
+
+
+def test_a_constraint_row_is_laid_out_as_its_entry_would_be():
+    table = builder.TABLES["constraints"]
+    names = ["note_id", "task_id", "project", "content", "source", "created_at"]
+    places = prime._places(names)
+    for row in [(1, "t-1", "Trove", "keep it", "operator", "2026-01-01T00:00:00Z"),
+                (0, "t-2", "Trove", "", "", None), (3, "t-3", "Trove", "y" * 50, None, "2026-01-02"),
+                (4, "t-4", "Trove", f"deploy key {SECRET}", SECRET, "2026-01-02")]:
+        entry = prime.scrub(builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS))
+        cost = table.cost(entry)
+        size, scrubbed = prime._row_cost(row, places, cost)
+        assert size == cost
+        assert {key: scrubbed.get(value, value) if type(value) is str else value
+                for key, value in builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS).items()} == entry
+        least = prime._least_row(table.row(builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS)))
+        assert prime._row_cost(row, places, least - 1) == (None, {})  # refused unscanned
+        assert prime._row_cost(row, places, least)[0] is not None
+    assert prime._places(["note_id", "task_id", "unknown"]) is None

@@ -146,6 +146,63 @@ def test_a_url_field_with_userinfo_is_still_refused_through_the_gate():
     assert guard._row_findings({"pr_url": "https://user@example.com/x"}) == (["url_credentials"], ["pr_url"])
 
 
+def _reference_clean(text):
+    """The gate's verdict worked out the long way: every declared literal the folded text
+    holds, then whether any detector has each of its groups held (and its precheck passes)."""
+    if not text:
+        return True
+    if len(text) > secret_gate.SHORT or not text.isascii() or "%" in text:
+        return False
+    folded = text.lower()
+    held = {literal for literal in secret_gate._LITERALS if literal in folded}
+    for index, groups in enumerate(secret_gate.GROUPS):
+        if all(not held.isdisjoint(group) for group in groups):
+            check = secret_gate.PRECHECKS.get(index)
+            if check is None or check(text):
+                return False
+    return True
+
+
+def test_the_written_out_tables_are_their_derivation():
+    alone = set()
+    for index, groups in enumerate(secret_gate.GROUPS):
+        if len(groups) == 1 and index not in secret_gate.PRECHECKS:
+            alone.update(groups[0])
+    shortest = {literal for literal in alone if not any(other != literal and other in literal for other in alone)}
+    filed = [literal for _, literals in secret_gate._ALONE_BY_CHAR for literal in literals]
+    listed = list(secret_gate._ALONE) + filed
+    assert sorted(listed) == sorted(shortest)  # each once, and only the shortest
+    assert set(secret_gate._ALONE_COVERED) == alone - shortest
+    for literal in secret_gate._ALONE_COVERED:  # a longer one is found through a shorter one it holds
+        assert any(other in literal for other in shortest)
+    for char, literals in secret_gate._ALONE_BY_CHAR:
+        assert all(char in literal for literal in literals)
+    for literal in secret_gate._ALONE:  # (not one of the filing characters: it would be filed)
+        assert not any(char in literal for char, _ in secret_gate._ALONE_BY_CHAR)
+    joint = [(groups, secret_gate.PRECHECKS.get(index)) for index, groups in enumerate(secret_gate.GROUPS)
+             if len(groups) > 1 or index in secret_gate.PRECHECKS]
+    assert list(secret_gate._JOINT) == joint
+
+
+def test_the_gate_gives_the_long_ways_verdict():
+    texts = _corpus() + _fuzz(3000, seed=11) + ["x sk_live y", "SK" + "a" * 32, "a.bcdefg.h", "--token x",
+                                                "</key>", "key: v", "https://discord.com/api/webhooks/1/x",
+                                                "sshpass -p x", "task ask", "curl", "x" * 4096]
+    for text in texts:
+        assert secret_gate.clean(text) is _reference_clean(text), text[:80]
+
+
+def test_a_declared_literal_missing_from_the_tables_is_still_looked_for():
+    # the tables are a speed hint: leave a literal out of them and the gate still sends its text on
+    source = open(secret_gate.__file__, encoding="utf-8").read()
+    assert '"curl", "mysql", ' in source  # (its place in _ALONE)
+    namespace = {"__name__": "gate_copy"}
+    exec(compile(source.replace('"curl", "mysql", ', '"curl", '), "gate_copy", "exec"), namespace)
+    assert "mysql" in namespace["_ALONE"] and namespace["_ALONE_BY_CHAR"] == ()
+    assert namespace["clean"]("mysql -u root -phunter2abc db") is False
+    assert secrets.scan("mysql -u root -phunter2abc db") == ["cli_password"]
+
+
 def test_every_literal_is_filed_once_under_its_rarest_character():
     filed = [(char, literal) for char, literals in secret_gate._BY_CHAR.items() for literal in literals]
     assert sorted(literal for _, literal in filed) == sorted(secret_gate._LITERALS)
@@ -155,12 +212,20 @@ def test_every_literal_is_filed_once_under_its_rarest_character():
         assert all(secret_gate._RARITY.find(other) >= secret_gate._RARITY.find(char) for other in literal)
 
 
-def test_a_declared_literal_missing_from_the_filing_is_still_looked_for():
-    # the filing is a speed hint: leave a literal out of it and the gate still sends its text on
+def test_a_declared_literal_missing_from_the_filing_is_still_looked_for_in_a_short_text():
     source = open(secret_gate.__file__, encoding="utf-8").read()
     assert "'q': ('mysql',), " in source
     namespace = {"__name__": "gate_copy"}
     exec(compile(source.replace("'q': ('mysql',), ", ""), "gate_copy", "exec"), namespace)
     assert namespace["_BY_CHAR"]["q"] == ("mysql",)
-    assert namespace["clean"]("mysql -u root -phunter2abc db") is False
-    assert secrets.scan("mysql -u root -phunter2abc db") == ["cli_password"]
+    assert len("mysql -phunter2") <= namespace["_FEW"]
+    assert namespace["clean"]("mysql -phunter2") is False
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, secret_gate._FEW - 1, secret_gate._FEW, secret_gate._FEW + 1, 40])
+def test_short_and_long_texts_get_the_long_ways_verdict(length):
+    rng = random.Random(length)
+    pieces = ["sk", "SK", ".", "a.bcdef.g", "--", "token", "</", ":", "=", "key", "pass", "ghp_", "aws", "x", " ", "é"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(length))[:length]
+        assert secret_gate.clean(text) is _reference_clean(text), text
