@@ -33,10 +33,13 @@ Design decisions
   * **Index upkeep is housekeeping, not a repair.**  A repairing tick also merges each
     full-text index grown past UPKEEP_SEGMENTS segments (every query term is looked up in
     every segment; an index written one row per transaction, as agents write, keeps
-    several), at most UPKEEP_PAGES leaf pages per index per tick in steps of UPKEEP_STEP
-    pages, each its own short write transaction so agents' writes interleave.  It finds
-    nothing and changes no state: it is reported (``index_upkeep``) and audited with the
-    tick.  A dry run lists the indexes it would merge.
+    several), level by level (``fts.merge``: the work follows what was written, and an
+    index written nothing since needs none), at most UPKEEP_PAGES leaf pages per index
+    per tick in steps of UPKEEP_STEP pages, each its own short write transaction so
+    agents' writes interleave, stopping at the first step FTS5 finds nothing to merge.
+    It finds nothing and changes no state: the indexes it merged are reported
+    (``index_upkeep``) and audited with the tick.  A dry run lists the indexes it would
+    try.
 """
 
 import os
@@ -784,23 +787,29 @@ def _tick(conn, *, dry_run, max_repairs, lock):
 
 
 def index_upkeep(conn, *, dry_run=False):
-    """Merge the full-text indexes grown past UPKEEP_SEGMENTS segments, within UPKEEP_PAGES
-    leaf pages each; return ``[{"index", "segments_before", "segments_after"}]`` for those
-    (no ``segments_after`` in a dry run, which writes nothing)."""
+    """Merge the full-text indexes grown past UPKEEP_SEGMENTS segments level by level,
+    within UPKEEP_PAGES leaf pages each; return ``[{"index", "segments_before",
+    "segments_after"}]`` for those a step merged something in (a dry run, which writes
+    nothing, lists every index past UPKEEP_SEGMENTS, without ``segments_after``).  An index
+    whose segments all sit on different levels, as FTS5 leaves it when nothing was written
+    since the last merge, costs one step that writes no page."""
     done = []
     for name in fts.INDEXES:
         before = fts.segments(conn, name)
         if before is None or before <= UPKEEP_SEGMENTS:
             continue
-        entry = {"index": name, "segments_before": before}
-        if not dry_run:
-            for _ in range(0, UPKEEP_PAGES, UPKEEP_STEP):
-                with db.write(conn):
-                    worked = fts.merge(conn, name, UPKEEP_STEP)
-                if not worked:
-                    break
-            entry["segments_after"] = fts.segments(conn, name)
-        done.append(entry)
+        if dry_run:
+            done.append({"index": name, "segments_before": before})
+            continue
+        merged = False
+        for _ in range(0, UPKEEP_PAGES, UPKEEP_STEP):
+            with db.write(conn):
+                worked = fts.merge(conn, name, UPKEEP_STEP)
+            if not worked:
+                break
+            merged = True
+        if merged:
+            done.append({"index": name, "segments_before": before, "segments_after": fts.segments(conn, name)})
     return done
 
 

@@ -426,18 +426,31 @@ def segments(conn, name):
     return conn.execute(f"SELECT count(DISTINCT segid) FROM {name}_idx").fetchone()[0]
 
 
-def merge(conn, name, pages):
-    """Do one bounded step of merging index ``name`` towards a single segment (inside the
-    caller's write transaction); return whether there was work to do.
+USERMERGE = 2  # segments of one level that a merge step joins (FTS5's own default is 4)
 
-    FTS5's incremental optimize (a negative ``'merge'``): about ``pages`` leaf pages are
-    written per step, and a merge left unfinished is taken up by the next step.  What the
-    index matches and how it ranks are unchanged."""
+
+def merge(conn, name, pages):
+    """Do one bounded step of merging index ``name`` level by level (inside the caller's
+    write transaction); return whether there was work to do.
+
+    FTS5's incremental merge (a positive ``'merge'``): about ``pages`` leaf pages are
+    written per step, taken from a level holding USERMERGE or more segments (or from a
+    merge left unfinished), and the merged segment goes one level up.  The work follows
+    what was written since the last merge: new pages are rewritten about once per level,
+    the big old segments ever less often, and a step on an index with nothing at any level
+    to merge writes no page (FTS5 then counts fewer than two changes).
+    Done to the end, each level holds one segment, so an index keeps a handful of
+    segments, the small ones cheap to look a term up in.  What the index matches and how it
+    ranks are unchanged.  The first step on an index sets its ``usermerge`` to USERMERGE
+    (a setting kept in the index; every later step only reads it)."""
     index(name)
     if not conn.in_transaction:
         raise RuntimeError("fts.merge needs an open write transaction (use mindos.store.db.write)")
+    row = conn.execute(f"SELECT v FROM {name}_config WHERE k = 'usermerge'").fetchone()
+    if row is None or row[0] != USERMERGE:
+        conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('usermerge', ?)", (USERMERGE,))
     before = conn.total_changes
-    conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('merge', ?)", (-max(1, int(pages)),))
+    conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('merge', ?)", (max(1, int(pages)),))
     return conn.total_changes - before >= 2  # FTS5 counts one change for the command itself
 
 

@@ -13,7 +13,7 @@ from conftest import ROOT, last_event, make_task
 from mindos.autonomy import nanny, repairs, sense
 from mindos.core import clock
 from mindos.errors import Refused
-from mindos.store import fts
+from mindos.store import db, fts
 from mindos.work import leases
 
 
@@ -272,21 +272,51 @@ def test_upkeep_leaves_an_index_of_few_segments_alone(conn, monkeypatch):
 
 
 def test_upkeep_work_per_tick_is_bounded_and_resumes_on_the_next_tick(conn, monkeypatch):
+    with db.write(conn):  # small pages: a merge of many of them from a small home
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('pgsz', 128)")
     fragmented_notes(conn, 150, words=30)
+    monkeypatch.setattr(nanny, "UPKEEP_SEGMENTS", 0)  # tried until FTS5 finds nothing to merge
     monkeypatch.setattr(nanny, "UPKEEP_PAGES", 2)
     monkeypatch.setattr(nanny, "UPKEEP_STEP", 1)
     steps = []
     merge = fts.merge
-    monkeypatch.setattr(fts, "merge", lambda conn, name, pages: steps.append(pages) or merge(conn, name, pages))
-    before = ranked(conn)
+    monkeypatch.setattr(fts, "merge", lambda conn, name, pages: steps.append((name, pages)) or merge(conn, name, pages))
+    before, segments = ranked(conn), fts.segments(conn, "notes_fts")
     ticks = 0
-    while fts.segments(conn, "notes_fts") > 1:
+    while True:
         steps.clear()
-        tick(conn)
+        upkeep = tick(conn)["index_upkeep"]
         ticks += 1
-        assert steps and len(steps) <= 2 and set(steps) == {1}  # at most UPKEEP_PAGES / UPKEEP_STEP steps
+        notes_steps = [pages for name, pages in steps if name == "notes_fts"]
+        assert len(notes_steps) <= 2 and set(notes_steps) <= {1}  # at most UPKEEP_PAGES / UPKEEP_STEP steps
         assert ticks < 200
+        if not upkeep:
+            break
     assert ticks > 2 and ranked(conn) == before
+    assert fts.segments(conn, "notes_fts") < segments
+    with db.write(conn):  # raises on a corrupt index
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def _index_pages(conn):
+    return (conn.execute("SELECT id, block FROM notes_fts_data ORDER BY id").fetchall(),
+            conn.execute("SELECT k, v FROM notes_fts_config ORDER BY k").fetchall())
+
+
+def test_a_tick_after_no_writes_rewrites_no_index_page(conn, monkeypatch):
+    fragmented_notes(conn)
+    assert tick(conn)["index_upkeep"]
+    monkeypatch.setattr(nanny, "UPKEEP_SEGMENTS", 0)  # every index is tried, none needs merging
+    pages, changes = _index_pages(conn), conn.total_changes
+    report = tick(conn)
+    assert report["index_upkeep"] == [] and _index_pages(conn) == pages
+    merged = conn.total_changes - changes
+    assert merged < 40, merged  # the tick's own bookkeeping: no index page
+    from mindos.memory import notes
+    notes.add(conn, "t-notes", content="a fresh note on the payments rollout")
+    notes.add(conn, "t-notes", content="another fresh note on the payments rollout")
+    assert [entry["index"] for entry in tick(conn)["index_upkeep"]] == ["notes_fts"]  # written since: merged
+    assert tick(conn)["index_upkeep"] == []
 
 
 def test_a_busy_tick_does_no_upkeep(conn, home):

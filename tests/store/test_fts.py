@@ -121,6 +121,95 @@ def test_segments_count_and_a_merge_step_leaves_what_matches_unchanged(conn):
     assert len(found) == 40 and fts.segments(conn, "tasks_fts") >= 1 and fts.segments(conn, "facts_fts") == 0
 
 
+def _pages(conn, name):
+    """Every stored page of index ``name`` (the structure record included) and its settings."""
+    return (conn.execute(f"SELECT id, block FROM {name}_data ORDER BY id").fetchall(),
+            conn.execute(f"SELECT * FROM {name}_idx ORDER BY 1, 2").fetchall(),
+            conn.execute(f"SELECT k, v FROM {name}_config ORDER BY k").fetchall())
+
+
+def _merged_out(conn, name, pages=1000):
+    """Merge steps until FTS5 finds nothing left to do; the changes they counted."""
+    changes = 0
+    while True:
+        with db.write(conn):
+            before = conn.total_changes
+            worked = fts.merge(conn, name, pages)
+            changes += conn.total_changes - before
+        if not worked:
+            return changes
+
+
+def _integrity(conn, name):
+    with db.write(conn):  # raises on a corrupt index
+        conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_merge_step_merges_level_by_level_and_keeps_the_index_whole(conn):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    with db.write(conn):
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('crisismerge', 16)")  # FTS5's default
+    _written_one_by_one(conn, 60)
+    found = conn.execute("SELECT rowid FROM notes_fts WHERE notes_fts MATCH 'payments' ORDER BY rowid").fetchall()
+    segments = fts.segments(conn, "notes_fts")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    with db.write(conn):
+        assert fts.merge(conn, "notes_fts", 1000) is True
+    conn.set_trace_callback(None)
+    assert any("('merge', 1000)" in sql for sql in statements)  # positive: level by level
+    assert not any("('merge', -" in sql for sql in statements)  # never the whole index at once
+    assert conn.execute("SELECT v FROM notes_fts_config WHERE k = 'usermerge'").fetchone()[0] == fts.USERMERGE
+    _merged_out(conn, "notes_fts")
+    assert fts.segments(conn, "notes_fts") < segments
+    _integrity(conn, "notes_fts")
+    assert conn.execute("SELECT rowid FROM notes_fts WHERE notes_fts MATCH 'payments' ORDER BY rowid").fetchall() == found
+
+
+def test_a_merge_step_with_nothing_written_since_rewrites_no_page(conn):
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    _written_one_by_one(conn, 30)
+    _merged_out(conn, "notes_fts")
+    pages = _pages(conn, "notes_fts")
+    for _ in range(3):
+        with db.write(conn):
+            before = conn.total_changes
+            assert fts.merge(conn, "notes_fts", 1000) is False
+            assert conn.total_changes - before <= 1  # the command itself, no page
+    assert _pages(conn, "notes_fts") == pages
+    make_task(conn, "t2")
+    notes.add(conn, "t2", content="one more note on the payments rollout")
+    notes.add(conn, "t2", content="and another on the payments rollout")
+    assert _merged_out(conn, "notes_fts") >= 2  # written since: merged again
+    _integrity(conn, "notes_fts")
+
+
+def test_merging_after_a_few_writes_does_not_rewrite_the_whole_index(conn):
+    """The work follows what was written: a merged index of many pages plus a few fresh
+    notes costs a few pages, not a rewrite of the whole index (a negative merge's cost)."""
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    with db.write(conn):  # small pages: many of them from a small home
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('pgsz', 128)")
+        for n in range(400):
+            extra = " ".join(f"w{n}x{m}" for m in range(40))
+            notes.add(conn, "t1", content=f"note {n} on the payments rollout {extra}")
+    with db.write(conn):
+        conn.execute("INSERT INTO notes_fts(notes_fts) VALUES ('optimize')")
+    size = conn.execute("SELECT count(*) FROM notes_fts_data").fetchone()[0]
+    assert size > 100
+    for n in range(8):
+        notes.add(conn, "t1", content=f"fresh note {n} on the payments rollout")
+    assert fts.segments(conn, "notes_fts") > 2
+    changes = _merged_out(conn, "notes_fts", 50)
+    assert 2 <= changes < size / 4, (changes, size)
+    _integrity(conn, "notes_fts")
+    assert len(notes.search(conn, "payments rollout", limit=500)) == 408
+
+
 def test_one_word_ranked_here_comes_in_fts5s_own_bm25_order(conn):
     """The window ranking a caller can use for one common word: FTS5's order, not its walk."""
     make_task(conn, "t1", title="host")
