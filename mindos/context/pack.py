@@ -225,14 +225,20 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         word = fts.single_word(expression) if floor is not None else None
         if word is not None:
             # one common word read through its window: bm25() would first walk every posting
-            # of the word to weigh it, so the window is scored here, in FTS5's own order
+            # of the word to weigh it, so the window is scored here, in FTS5's own order.  The
+            # window yields each qualifying note's id and text only; the ``limit`` best are
+            # then read whole (most of the window is scored and dropped)
             found = conn.execute(
-                "SELECT n.*, t.title AS via_task_title FROM notes_fts"
+                "SELECT n.id, n.content FROM notes_fts"
                 " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
                 f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)}",
                 (expression, *bounds, *params)).fetchall()
-            ranked = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row["content"] or "",
-                                       lambda row: row["id"], RELATED_POSTINGS_BUDGET + 1)[:limit]
+            best = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row[1] or "",
+                                     lambda row: row[0], RELATED_POSTINGS_BUDGET + 1)[:limit]
+            whole = {row["id"]: row for row in conn.execute(
+                "SELECT n.*, t.title AS via_task_title FROM notes n CROSS JOIN tasks t ON t.id = n.task_id"
+                f" WHERE n.id IN ({', '.join('?' * len(best))})", [row[0] for _, row in best])} if best else {}
+            ranked = [(score, whole[row[0]]) for score, row in best]
         else:
             ranked = [(row["score"], row) for row in conn.execute(
                 "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
