@@ -472,12 +472,10 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     whole = [position for position, group in enumerate(query_groups)
              if words[position] < cap and group.match_terms() != (group.word_term,)]
     if roots and whole:
-        stemmed = {position: [fts.quote(root) for root in sorted(stems(query_groups[position].word))
-                              if query_groups[position].word in (root + "s", root + "es")]
-                   for position in whole}
-        probes = [term for terms in stemmed.values() for term in terms]
+        stemmed = {position: singular(query_groups[position]) for position in whole}
+        probes = [term for term in stemmed.values() if term]
         found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
-        reached = [position for position in whole if any(found[term] >= cap for term in stemmed[position])]
+        reached = [position for position in whole if found.get(stemmed[position], 0) >= cap]
         for position in reached:
             counts[position] = cap
         whole = [position for position in whole if position not in reached]
@@ -504,6 +502,16 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def singular(group):
+    """The MATCH term of the singular of ``group``'s word when that word reads as a plural in
+    "s" whose singular the group matches as a prefix ("dashboards" -> ``"dashboard"``,
+    "caches" -> ``"cache"``; never "status", "redis", "bonus" or "classes"), else None."""
+    word = group.word
+    if len(word) <= MIN_STEM + 1 or word[-1] != "s" or word[-2] in "siu":
+        return None
+    return fts.quote(word[:-1]) if ("prefix", word[:-1]) in group.terms else None
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):
