@@ -218,22 +218,28 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         # ranking statement joins each posting to its note and task and scores only those
         # the filters keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit
         # the filters drop costs two row lookups, never a BM25 evaluation.
-        floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
-            f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')} ORDER BY rowid DESC LIMIT ?)",
-            (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
-        window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
-        word = fts.single_word(expression) if floor is not None else None
+        word = fts.single_word(expression) if total > RELATED_POSTINGS_BUDGET else None
         if word is not None:
             # one common word read through its window: bm25() would first walk every posting
-            # of the word to weigh it, so the window is scored here, in FTS5's own order
+            # of the word to weigh it, so the window is scored here, in FTS5's own order.  The
+            # window (its newest postings, read once) yields each qualifying note's id and text
+            # only; the ``limit`` best are then read whole (most of the window is scored and dropped)
             found = conn.execute(
-                "SELECT n.*, t.title AS via_task_title FROM notes_fts"
-                " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"
-                f" WHERE {fts.match('notes_fts')}{window} AND {' AND '.join(clauses)}",
-                (expression, *bounds, *params)).fetchall()
-            ranked = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row["content"] or "",
-                                       lambda row: row["id"], RELATED_POSTINGS_BUDGET + 1)[:limit]
+                f"SELECT n.id, n.content FROM (SELECT rowid AS id FROM notes_fts WHERE {fts.match('notes_fts')}"
+                " ORDER BY rowid DESC LIMIT ?) w CROSS JOIN notes n ON n.id = w.id CROSS JOIN tasks t ON t.id = n.task_id"
+                f" WHERE {' AND '.join(clauses)}",
+                (expression, RELATED_POSTINGS_BUDGET, *params)).fetchall()
+            best = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row[1] or "",
+                                     lambda row: row[0], RELATED_POSTINGS_BUDGET + 1)[:limit]
+            whole = {row["id"]: row for row in conn.execute(
+                "SELECT n.*, t.title AS via_task_title FROM notes n CROSS JOIN tasks t ON t.id = n.task_id"
+                f" WHERE n.id IN ({', '.join('?' * len(best))})", [row[0] for _, row in best])} if best else {}
+            ranked = [(score, whole[row[0]]) for score, row in best]
         else:
+            floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
+                f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')}"
+                " ORDER BY rowid DESC LIMIT ?)", (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
+            window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
             ranked = [(row["score"], row) for row in conn.execute(
                 "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"
                 " CROSS JOIN notes n ON n.id = notes_fts.rowid CROSS JOIN tasks t ON t.id = n.task_id"

@@ -382,7 +382,7 @@ def bounded(conn, index, query_groups, budget, cache=None):
     order), and a kept group whose own word reaches that cap is read through the word
     alone (:func:`read_through`).  ``cache``: see :func:`mindos.store.fts.match_counts`."""
     cap = budget + 1
-    counts, words = counts_words_first(conn, query_groups, index, cap, cache)
+    counts, words = counts_words_first(conn, query_groups, index, cap, cache, roots=True)
     used, total = rarest(counts, budget)
     expression = " OR ".join(read_through(query_groups[position], words[position], cap) for position in sorted(used))
     return expression or None, len(used), sum(1 for count in counts if count), total
@@ -450,7 +450,7 @@ def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
-def counts_words_first(conn, query_groups, index, cap, cache=None):
+def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     """``(counts, word_counts)``: :func:`group_counts`, found by counting the groups' own
     words first and counting whole only the groups whose word stays under ``cap``, and
     those word counts (each up to ``cap``; ``cache``: see
@@ -459,11 +459,26 @@ def counts_words_first(conn, query_groups, index, cap, cache=None):
     A group matches at least the rows its word does, so the counts are the same; it is
     cheaper when most words are common (a search query's usually are): a prefix term
     merges every posting of every word it covers before it yields a row, while a word's own
-    posting list is walked only up to ``cap``."""
+    posting list is walked only up to ``cap``.
+
+    ``roots`` (:func:`bounded`): a group whose word stays under ``cap`` is first bounded
+    from below by its word's singular read as a whole word ("dashboard" for "dashboards"): the
+    group's prefix term matches every row that word is in, so when that word alone reaches
+    ``cap`` so does the group, and its prefix term (which merges every posting of every
+    word it covers, "dashboard"* about ten word probes' worth on a common root) is never
+    merged.  The counts are the same; a singular that is no word costs one cheap probe."""
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
              if words[position] < cap and group.match_terms() != (group.word_term,)]
+    if roots and whole:
+        stemmed = {position: singular(query_groups[position]) for position in whole}
+        probes = [term for term in stemmed.values() if term]
+        found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
+        reached = [position for position in whole if found.get(stemmed[position], 0) >= cap]
+        for position in reached:
+            counts[position] = cap
+        whole = [position for position in whole if position not in reached]
     # A group matches at least the rows any one of its terms does, so once a term has
     # reached the cap (as a word, or as a one-term group counted first) every group holding
     # it has too, and its prefix terms need not be merged again ("test"* in both "test"
@@ -487,6 +502,16 @@ def counts_words_first(conn, query_groups, index, cap, cache=None):
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def singular(group):
+    """The MATCH term of the singular of ``group``'s word when that word reads as a plural in
+    "s" whose singular the group matches as a prefix ("dashboards" -> ``"dashboard"``,
+    "caches" -> ``"cache"``; never "status", "redis", "bonus" or "classes"), else None."""
+    word = group.word
+    if len(word) <= MIN_STEM + 1 or word[-1] != "s" or word[-2] in "siu":
+        return None
+    return fts.quote(word[:-1]) if ("prefix", word[:-1]) in group.terms else None
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):

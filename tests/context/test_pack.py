@@ -417,6 +417,9 @@ def test_a_common_word_window_ranks_in_fts5s_own_order(conn, monkeypatch):
     assert [n["content"] for n in pack["related_notes"]] == expected
     scores = [n["score"] for n in pack["related_notes"]]
     assert scores == sorted(scores) and all(isinstance(score, float) for score in scores)
+    # the window is scored from ids and texts; the notes packed are read whole afterwards
+    assert all(n["via_task_title"] == "S" and n["task_id"] == "s" and n["id"] and n["created_at"]
+               for n in pack["related_notes"])
 
 
 def test_related_window_widens_until_enough_pass_the_filters(conn):

@@ -344,3 +344,27 @@ def test_words_first_counts_match_the_plain_counts_on_a_mixed_corpus(conn, cap):
         query_groups = retrieval.groups(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 5))))
         plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
         assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap)[0] == plain
+        assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap, roots=True)[0] == plain
+
+
+def test_a_plural_whose_singular_is_common_is_never_merged_as_a_prefix(conn, monkeypatch):
+    """Pack probes (``bounded``) count a plural under the cap through its singular first:
+    "dashboard" alone reaches the cap, so the "dashboards" group has too, and its prefix
+    term "dashboard"* (which merges every posting it covers) is never counted.  The answer
+    is the one the plain counts give."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for n in range(6):
+        notes.add(conn, "t1", content=f"dashboard panel {n}")
+    notes.add(conn, "t1", content="gauges lagging")
+    query_groups = retrieval.groups("dashboards gauges")
+    counted = []
+    probe = retrieval.fts.match_counts
+    monkeypatch.setattr(retrieval.fts, "match_counts",
+                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
+                        or probe(conn, name, expressions, cap, cache))
+    assert retrieval.bounded(conn, "notes_fts", query_groups, 4) == ('("gaug"*)', 1, 2, 1)
+    assert '("dashboard"*)' not in counted and '"dashboard"' in counted
+    assert retrieval.counts_words_first(conn, query_groups, "notes_fts", 5, roots=True)[0] == \
+        retrieval.group_counts(conn, query_groups, "notes_fts", 5) == [5, 1]
