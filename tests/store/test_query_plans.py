@@ -40,15 +40,7 @@ def recorded(conn, monkeypatch):
                   pinned=n % 3 == 0)
     handoffs.record(conn, "t05", from_agent="codex", to_agent="claude-code", status="running",
                     objective="finish the retry path", next_actions=["run tests"])
-    statements = []
-    real = db.Connection.execute
-
-    def execute(self, sql, *args):
-        statements.append((sql, args[0] if args else ()))
-        return real(self, sql, *args)
-
-    monkeypatch.setattr(db.Connection, "execute", execute)
-    return statements
+    return _record(monkeypatch)
 
 
 CALLS = [
@@ -65,6 +57,19 @@ CALLS = [
     ("search --rank", ["search", "retry path", "--rank"]),
     ("memory-search", ["memory-search", "deploy window"]),
 ]
+
+
+def _record(monkeypatch):
+    """A list every statement executed from now on is appended to (SQL and parameters)."""
+    statements = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        statements.append((sql, args[0] if args else ()))
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    return statements
 
 
 def _plans(conn, sql, params):
@@ -305,14 +310,8 @@ def test_next_streams_deadlines_from_the_queued_deadline_index_past_claimed_and_
     before = _vm_steps(monkeypatch, cli, ["next"])
     _dated(conn, "c", 0, 750, "claimed", 5)
     _dated(conn, "d", 750, 750, "completed", 3)
-    statements = []
     real = db.Connection.execute
-
-    def execute(self, sql, *args):
-        statements.append((sql, args[0] if args else ()))
-        return real(self, sql, *args)
-
-    monkeypatch.setattr(db.Connection, "execute", execute)
+    statements = _record(monkeypatch)
     rc, out, _ = cli("autopilot", "next")
     monkeypatch.setattr(db.Connection, "execute", real)
     assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
