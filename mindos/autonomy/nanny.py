@@ -56,6 +56,7 @@ LISTED = 100  # digests listed behind a state / per report list; counts stay exa
 UPKEEP_SEGMENTS = 4  # an index of more segments than this is merged (FTS5 itself merges 4 of a level)
 UPKEEP_PAGES = 500  # leaf pages merged per index per tick, at most (~0.1 s at 1M notes; a 50k-notes index is 750)
 UPKEEP_STEP = 250  # leaf pages per write transaction: the longest a writer waits on upkeep
+UPKEEP_CEILING = 12  # segments an index may keep once its levels are merged; past it, merged whole
 # the whole-home checks rotate one family per tick (integrity, audit chain, receipt files,
 # full-text drift, references): each family takes its turn every PERIOD_TICKS ticks, and a
 # turn is bounded -- the receipts are read in full, the others a slice at a time:
@@ -792,7 +793,9 @@ def index_upkeep(conn, *, dry_run=False):
     "segments_after"}]`` for those a step merged something in (a dry run, which writes
     nothing, lists every index past UPKEEP_SEGMENTS, without ``segments_after``).  An index
     whose segments all sit on different levels, as FTS5 leaves it when nothing was written
-    since the last merge, costs one step that writes no page."""
+    since the last merge, costs one step that writes no page.  One whose levels are merged
+    yet still hold more than UPKEEP_CEILING segments is merged whole, within the same page
+    budget, until it holds no more than that."""
     done = []
     for name in fts.INDEXES:
         before = fts.segments(conn, name)
@@ -801,13 +804,18 @@ def index_upkeep(conn, *, dry_run=False):
         if dry_run:
             done.append({"index": name, "segments_before": before})
             continue
-        merged = False
+        merged, whole = False, False
         for _ in range(0, UPKEEP_PAGES, UPKEEP_STEP):
             with db.write(conn):
-                worked = fts.merge(conn, name, UPKEEP_STEP)
-            if not worked:
+                worked = fts.merge(conn, name, UPKEEP_STEP, whole=whole)
+            if worked:
+                merged = True
+                if whole and fts.segments(conn, name) <= UPKEEP_CEILING:
+                    break
+            elif whole or fts.segments(conn, name) <= UPKEEP_CEILING:
                 break
-            merged = True
+            else:
+                whole = True  # the levels are merged and the segments still too many: the next step merges whole
         if merged:
             done.append({"index": name, "segments_before": before, "segments_after": fts.segments(conn, name)})
     return done

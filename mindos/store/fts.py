@@ -429,9 +429,11 @@ def segments(conn, name):
 USERMERGE = 2  # segments of one level that a merge step joins (FTS5's own default is 4)
 
 
-def merge(conn, name, pages):
+def merge(conn, name, pages, *, whole=False):
     """Do one bounded step of merging index ``name`` level by level (inside the caller's
-    write transaction); return whether there was work to do.
+    write transaction); return whether there was work to do.  ``whole``: a step of merging
+    every segment towards one instead (FTS5's negative ``'merge'``), for an index whose
+    levels left more segments than its owner allows.
 
     FTS5's incremental merge (a positive ``'merge'``): about ``pages`` leaf pages are
     written per step, taken from a level holding USERMERGE or more segments (or from a
@@ -450,7 +452,8 @@ def merge(conn, name, pages):
     if row is None or row[0] != USERMERGE:
         conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('usermerge', ?)", (USERMERGE,))
     before = conn.total_changes
-    conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('merge', ?)", (max(1, int(pages)),))
+    step = max(1, int(pages))
+    conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('merge', ?)", (-step if whole else step,))
     return conn.total_changes - before >= 2  # FTS5 counts one change for the command itself
 
 

@@ -280,7 +280,7 @@ def test_upkeep_work_per_tick_is_bounded_and_resumes_on_the_next_tick(conn, monk
     monkeypatch.setattr(nanny, "UPKEEP_STEP", 1)
     steps = []
     merge = fts.merge
-    monkeypatch.setattr(fts, "merge", lambda conn, name, pages: steps.append((name, pages)) or merge(conn, name, pages))
+    monkeypatch.setattr(fts, "merge", lambda conn, name, pages, **kw: steps.append((name, pages)) or merge(conn, name, pages, **kw))
     before, segments = ranked(conn), fts.segments(conn, "notes_fts")
     ticks = 0
     while True:
@@ -317,6 +317,28 @@ def test_a_tick_after_no_writes_rewrites_no_index_page(conn, monkeypatch):
     notes.add(conn, "t-notes", content="another fresh note on the payments rollout")
     assert [entry["index"] for entry in tick(conn)["index_upkeep"]] == ["notes_fts"]  # written since: merged
     assert tick(conn)["index_upkeep"] == []
+
+
+def test_an_index_past_the_ceiling_once_its_levels_are_merged_is_merged_whole(conn, monkeypatch):
+    with db.write(conn):  # small pages: segments of many pages, so the levels keep several
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('pgsz', 128)")
+    fragmented_notes(conn, 150, words=30)
+    monkeypatch.setattr(nanny, "UPKEEP_SEGMENTS", 0)
+    for _ in range(20):  # level by level to the end: one segment a level, more than one left
+        if not tick(conn)["index_upkeep"]:
+            break
+    levels = fts.segments(conn, "notes_fts")
+    assert levels > 1
+    monkeypatch.setattr(nanny, "UPKEEP_CEILING", 1)
+    for _ in range(20):
+        if not tick(conn)["index_upkeep"]:
+            break
+    assert fts.segments(conn, "notes_fts") == 1
+    with db.write(conn):  # raises on a corrupt index
+        conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 1)")
+    hits = conn.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'payments'").fetchone()[0]
+    assert hits == 150
+    assert tick(conn)["index_upkeep"] == []  # at the ceiling: nothing more to do
 
 
 def test_a_busy_tick_does_no_upkeep(conn, home):
