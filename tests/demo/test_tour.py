@@ -17,16 +17,19 @@ FAKE_KEY = "AKIAIOSFODNN7EXAMPLE"
 pytestmark = pytest.mark.bare_home  # the demo must never create the home
 
 
-def _demo_dirs():
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "mindos-demo-*")))
+def _demo_dirs(tmp=None):
+    """The demo homes in ``tmp`` (default: the temp directory); a test that asserts the demo
+    removed its home gives the demo a private one, so other runs' demos cannot be counted."""
+    return set(glob.glob(os.path.join(str(tmp or tempfile.gettempdir()), "mindos-demo-*")))
 
 
-def test_run_returns_every_step_and_removes_its_home(home):
-    before = _demo_dirs()
+def test_run_returns_every_step_and_removes_its_home(home, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = _demo_dirs(tmp_path)
     result = tour.run()
     assert [step["step"] for step in result["steps"]] == STEP_NAMES
-    assert not os.path.exists(result["home"])
-    assert _demo_dirs() == before
+    assert os.path.dirname(result["home"]) == str(tmp_path) and not os.path.exists(result["home"])
+    assert _demo_dirs(tmp_path) == before
     assert not home.exists(), "the demo must never create the user's home"
     assert os.environ["HERMES_AUTOPILOT_HOME"] == str(home), "the caller's home selection is restored"
 
@@ -132,14 +135,17 @@ def test_cli_rejects_unknown_flags(cli, home):
     assert not home.exists()
 
 
-def test_real_front_door_runs_the_demo(home):
-    before = _demo_dirs()
-    proc = script("autopilot.py", "demo", "--json", home=home)
+def test_real_front_door_runs_the_demo(home, tmp_path):
+    private = tmp_path / "tmp"
+    private.mkdir()
+    before = _demo_dirs(private)
+    proc = script("autopilot.py", "demo", "--json", home=home, env={"TMPDIR": str(private)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     data = json.loads(proc.stdout)
     assert data["steps"][-1]["data"]["ok"] is True
-    assert _demo_dirs() == before
+    assert os.path.dirname(data["home"]) == str(private)  # it ran in the private temp directory
+    assert _demo_dirs(private) == before
     assert not home.exists()
 
 
