@@ -243,67 +243,14 @@ def _section_constraints(state, budget):
             break
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
-    places = _places(found[0].keys()) if found else None
     for row in found:
         if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
-        entry = builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS) if places is None else None
-        if entry is None:
-            # (what take_all decides on the entry, decided on the row: the entry is built only to be packed)
-            size, scrubbed = _row_cost(row, places, budget.left())
-            if size is None or size > budget.left():
-                budget.truncated = True
-                continue
-            entry = builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)
-            for key, value in entry.items():
-                if type(value) is str:
-                    entry[key] = scrubbed.get(value, value)
-            if builder.Budget.take(budget, entry, size):
-                packed.append(entry)
-            continue
-        packed += budget.take_all([entry], table=_CONSTRAINTS)
+        packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
 
-def _places(keys):
-    """The position in a constraint row (``keys``: its column names) of each column of the
-    constraints table, in table order; None when the row holds another column."""
-    if not set(keys) <= _CONSTRAINTS.index.keys():
-        return None
-    return tuple((keys.index(name) if name in keys else None, name in _CONSTRAINTS.dates,
-                  builder.NOTE_DEFAULTS.get(name, _NO_DEFAULT)) for name in _CONSTRAINTS.columns)
-
-
-def _row_cost(row, places, left):
-    """``(cost, {string: its redaction})`` of the constraint ``row`` once packed, reached
-    without building its entry; the cost is None when even the row's shortest redaction costs
-    more than ``left`` (the row is then not scanned).  The row is laid out as
-    ``builder.compact`` then ``Table.row`` lay out the entry (an empty value or a default left
-    out, a date cut to its day, trailing nulls dropped), each string scrubbed on its own (a
-    string's redaction does not depend on the rest of the row), and costed as the budget
-    costs the entry: what :meth:`RedactingBudget.take_all` works out, the same way."""
-    values, shown, scrubbed = [], [], {}
-    for at, date, default in places:
-        value = None if at is None else row[at]
-        # (builder._is_empty of what SQLite returns: None, an int, a float, a str or bytes)
-        if value == "" or value == default:
-            value = None
-        values.append(value)
-        shown.append(value[:10] if date and type(value) is str else value)
-    while shown and shown[-1] is None:
-        values.pop()
-        shown.pop()
-    if _least_row(shown) > left:
-        return None, scrubbed
-    for position, value in enumerate(values):
-        if type(value) is str and value not in _SEEN_CLEAN:
-            clean = scrubbed[value] = scrub(value)
-            shown[position] = clean[:10] if places[position][1] else clean
-    return len(canonical.canonical_json(shown)), scrubbed
-
-
-_NO_DEFAULT = object()
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one

@@ -370,22 +370,3 @@ def test_constraint_rows_refused_unbuilt_are_the_ones_the_plain_path_refuses(con
         assert listed["constraints"] == expected, limit
         assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
         assert SECRET not in json.dumps(listed["constraints"])
-
-
-def test_a_constraint_row_is_laid_out_as_its_entry_would_be():
-    table = builder.TABLES["constraints"]
-    names = ["note_id", "task_id", "project", "content", "source", "created_at"]
-    places = prime._places(names)
-    for row in [(1, "t-1", "Trove", "keep it", "operator", "2026-01-01T00:00:00Z"),
-                (0, "t-2", "Trove", "", "", None), (3, "t-3", "Trove", "y" * 50, None, "2026-01-02"),
-                (4, "t-4", "Trove", f"deploy key {SECRET}", SECRET, "2026-01-02")]:
-        entry = prime.scrub(builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS))
-        cost = table.cost(entry)
-        size, scrubbed = prime._row_cost(row, places, cost)
-        assert size == cost
-        assert {key: scrubbed.get(value, value) if type(value) is str else value
-                for key, value in builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS).items()} == entry
-        least = prime._least_row(table.row(builder.compact(dict(zip(names, row)), defaults=builder.NOTE_DEFAULTS)))
-        assert prime._row_cost(row, places, least - 1) == (None, {})  # refused unscanned
-        assert prime._row_cost(row, places, least)[0] is not None
-    assert prime._places(["note_id", "task_id", "unknown"]) is None
