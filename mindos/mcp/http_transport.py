@@ -32,8 +32,11 @@ Design decisions
     calls, each still audited, fenced and answered on its own.
 """
 
+import email.utils
 import hmac
+import http.client
 import http.server
+import io
 import json
 import logging
 import os
@@ -113,6 +116,71 @@ def _host_name(value):
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+class Headers(dict):
+    """A request's headers by lower-cased name (the first of a repeated one wins, as with
+    :class:`email.message.Message`): ``get`` and ``in`` ignore case.  What the handlers read."""
+
+    __slots__ = ()
+
+    def get(self, name, default=None):
+        return dict.get(self, name.lower(), default)
+
+    def __getitem__(self, name):
+        return dict.get(self, name.lower())
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name.lower())
+
+
+# A header line the fast reader takes as is: a name of visible ASCII without ":", then ":".
+# Anything else (folded lines, a bare CR, no colon, an empty name) goes to the email parser,
+# exactly as http.server reads it.
+_PLAIN_NAME = frozenset(chr(c) for c in range(0x21, 0x7F) if c != 0x3A)
+
+
+def read_headers(rfile, message_class):
+    """The header block of a request from ``rfile``, with http.client's limits (a line past
+    65,536 bytes: :class:`http.client.LineTooLong`; past 100 lines: :class:`http.client.HTTPException`).
+
+    Plain ``Name: value`` lines are split here (a :class:`Headers`); a block with anything
+    else is parsed by :func:`http.client.parse_headers`, so odd input reads as it always did.
+    The email parser costs more than the rest of a small request together."""
+    lines = []
+    while True:
+        line = rfile.readline(65537)
+        if len(line) > 65536:
+            raise http.client.LineTooLong("header line")
+        lines.append(line)
+        if len(lines) > 100:
+            raise http.client.HTTPException("got more than 100 headers")
+        if line in (b"\r\n", b"\n", b""):
+            break
+    headers = Headers()
+    for line in lines[:-1]:
+        text = line.decode("iso-8859-1")
+        name, colon, value = text.partition(":")
+        value = value.rstrip("\r\n")
+        if not colon or not name or "\r" in value or "\n" in value or not _PLAIN_NAME.issuperset(name):
+            return http.client.parse_headers(io.BytesIO(b"".join(lines)), _class=message_class)
+        key = name.lower()
+        if key not in headers:
+            headers[key] = value.lstrip(" \t")
+    return headers
+
+
+_DATE = (0, "")  # (second, its HTTP date): one formatting per second, not per answer
+
+
+def http_date():
+    """The ``Date`` header value for now (RFC 9110's IMF-fixdate)."""
+    global _DATE
+    now = int(time.time())
+    cached = _DATE
+    if cached[0] != now:
+        cached = _DATE = (now, email.utils.formatdate(now, usegmt=True))
+    return cached[1]
+
+
 class Sessions:
     """The live sessions, at most ``limit``, each expiring after SESSION_IDLE_SECONDS idle."""
 
@@ -150,34 +218,40 @@ class Sessions:
 
 
 class Pool:
-    """WORKERS threads, each running queued requests on its own connection to the home.
+    """The threads that run tool calls, each on its own connection to the home.
 
-    Group commit: a worker that takes a batchable write call (:meth:`mindos.mcp.server.Server.batchable`)
-    takes with it the batchable calls already waiting (never waiting for more) and runs them
-    in one transaction, each under its own savepoint; a call it drew that cannot join runs
-    alone right after.  While one worker holds the write lock the others gather the calls that
-    arrive meanwhile, so the batches grow with the load and an idle server adds no latency."""
+    Group commit: the calls that may share a transaction (:meth:`mindos.mcp.server.Server.batchable`)
+    go to ONE writer thread, in arrival order.  It takes the first waiting call with the ones
+    queued behind it (never waiting for more; at most :data:`mindos.mcp.server.MAX_BATCH`) and
+    runs them in one transaction, each under its own savepoint.  The calls that arrive while a
+    batch runs wait together for the next one, so the batches grow with the load, an idle
+    server adds no latency, and no call is overtaken by later ones.  (Several writers would
+    only split the waiting calls into smaller batches that queue for the same write lock.)
+    Every other call (reads, receipts, ...) runs alone on one of ``workers - 1`` threads."""
 
     def __init__(self, mcp, home, workers=WORKERS):
         self.mcp = mcp
-        self.jobs = queue.Queue()
-        self.threads = [threading.Thread(target=self._work, args=(home,), name=f"mcp-worker-{i}", daemon=True)
-                        for i in range(workers)]
+        self.writes = queue.Queue()  # batchable calls: the writer's
+        self.jobs = queue.Queue()  # every other call
+        self.threads = [threading.Thread(target=self._work, args=(home, self.writes), name="mcp-writer",
+                                         daemon=True)]
+        self.threads += [threading.Thread(target=self._work, args=(home, self.jobs), name=f"mcp-worker-{i}",
+                                          daemon=True) for i in range(max(workers - 1, 1))]
         for thread in self.threads:
             thread.start()
 
     def run(self, job, session):
         """Run ``job`` on a worker and wait for its response (None: cancelled)."""
         done, slot = threading.Event(), []
-        self.jobs.put((job, session, slot, done))
+        (self.writes if self.mcp.batchable(job) else self.jobs).put((job, session, slot, done))
         done.wait()
         return slot[0]
 
-    def _work(self, home):
+    def _work(self, home, jobs):
         store = protocol.Store(home)
         batchable = lambda item: self.mcp.batchable(item[0])  # noqa: E731 (never the stop marker: see gather)
         try:
-            for group in protocol.batches(self.jobs, batchable):
+            for group in protocol.batches(jobs, batchable):
                 try:
                     answers = self.mcp.execute_batch([g[0] for g in group], store, [g[1] for g in group])
                 except Exception:  # a bug: answer them, keep the worker
@@ -190,7 +264,8 @@ class Pool:
             store.close()
 
     def close(self):
-        for _ in self.threads:
+        self.writes.put(None)
+        for _ in self.threads[1:]:
             self.jobs.put(None)
 
 
@@ -257,32 +332,88 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # keep-alive answer can wait for the client's delayed ACK
     disable_nagle_algorithm = True
 
-    def version_string(self):
-        from mindos import __version__  # lazy: the Server header only
+    _server_name = None
 
-        return f"mindos-mcp/{__version__}"
+    def version_string(self):
+        if Handler._server_name is None:
+            from mindos import __version__  # lazy: the Server header only
+
+            Handler._server_name = f"mindos-mcp/{__version__}"
+        return Handler._server_name
+
+    _CONTROL = str.maketrans({c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))})
+
+    def log_request(self, code="-", size="-"):
+        if log.isEnabledFor(logging.INFO):  # the line is not even formatted otherwise
+            super().log_request(code, size)
 
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-        log.info("%s %s", self.address_string(), format % args)
+        # the request line is the client's text: control characters are escaped, as http.server does
+        log.info("%s %s", self.address_string(), (format % args).translate(self._CONTROL))
+
+    # -- reading a request -------------------------------------------------------------
+
+    def parse_request(self):
+        """http.server's parse_request, with a plain request line (``METHOD PATH HTTP/1.x``)
+        and plain headers read without the email parser (:func:`read_headers`); any other
+        request line takes http.server's own path, so its errors are answered as before."""
+        text = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = text.split()
+        if len(words) != 3 or words[2] not in ("HTTP/1.1", "HTTP/1.0"):
+            return super().parse_request()
+        self.command, path, self.request_version = words
+        self.requestline = text
+        self.path = "/" + path.lstrip("/") if path.startswith("//") else path  # as http.server (gh-87389)
+        self.close_connection = words[2] == "HTTP/1.0"
+        try:
+            self.headers = read_headers(self.rfile, self.MessageClass)
+        except http.client.LineTooLong as err:
+            self.send_error(431, "Line too long", str(err))
+            return False
+        except http.client.HTTPException as err:
+            self.send_error(431, "Too many headers", str(err))
+            return False
+        connection = self.headers.get("Connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        if (self.headers.get("Expect", "").lower() == "100-continue" and self.request_version == "HTTP/1.1"
+                and not self.handle_expect_100()):
+            return False
+        return True
 
     # -- answers -----------------------------------------------------------------------
 
     def _send(self, status, body=None, headers=()):
         data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self.send_response(status)
+        if self.request_version == "HTTP/0.9" or getattr(self, "_headers_buffer", None):
+            self._send_slowly(status, data, body is not None, headers)
+            return
+        self.log_request(status)
+        # the status line, the headers and the body in one write: one system call, one
+        # segment for a small answer
+        head = [f"{self.protocol_version} {status} {self.responses[status][0]}\r\n"
+                f"Server: {self.version_string()}\r\nDate: {http_date()}\r\n"]
         if body is not None:
+            head.append("Content-Type: application/json\r\n")
+        head.append(f"Content-Length: {len(data)}\r\n")
+        head.extend(f"{name}: {value}\r\n" for name, value in headers)
+        head.append("\r\n")
+        out = "".join(head).encode("latin-1")
+        self.wfile.write(out + data if data and self.command != "HEAD" else out)
+
+    def _send_slowly(self, status, data, typed, headers):
+        """:meth:`_send` through http.server's own header calls (an HTTP/0.9 request, or headers
+        already buffered)."""
+        self.send_response(status)
+        if typed:
             self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers:
             self.send_header(name, value)
-        body_out = data and self.command != "HEAD"
-        if body_out and getattr(self, "_headers_buffer", None) is not None:
-            # the headers and the body in one write: one system call, one segment for a small answer
-            self._headers_buffer.extend((b"\r\n", data))
-            self.flush_headers()
-            return
         self.end_headers()
-        if body_out:
+        if data and self.command != "HEAD":
             self.wfile.write(data)
 
     def _refuse(self, status, message, headers=(), code=protocol.INVALID_REQUEST):

@@ -442,9 +442,10 @@ def test_thirty_two_http_clients_race_for_leases_with_group_commit(home, conn):
     assert ledger.verify_chain(conn)["ok"]
 
 
-def test_pool_workers_commit_in_the_order_they_reached_the_write_lock(conn, home):
-    # each worker holds its own batch while it waits; when the holder lets go the lock goes to
-    # the worker that asked first, and one that has just committed gets in line behind the others
+def test_the_pool_writer_batches_what_waited_in_arrival_order_and_reads_pass_it(conn, home):
+    # one writer takes the group-commit calls in arrival order: the first waits for the write
+    # lock alone, the two that arrive meanwhile share the next transaction, and a read is
+    # answered by another worker while the writer waits
     import time
 
     from mindos.store import db
@@ -452,34 +453,48 @@ def test_pool_workers_commit_in_the_order_they_reached_the_write_lock(conn, home
 
     make_task(conn, "t1")
     mcp = server.Server(None, tools.exposed(profile="agent"), home=str(home))
+    sizes, real = [], mcp.execute_batch
+
+    def execute_batch(jobs, store, sessions=None):
+        sizes.append(len(jobs))
+        return real(jobs, store, sessions)
+
+    mcp.execute_batch = execute_batch
     pool = http_transport.Pool(mcp, str(home), workers=3)
     line = db.turns(conn)
     answers, callers = {}, []
 
-    def call(request_id):
-        job = server.Job(request_id, "tools/call", {"name": "note", "arguments": {
+    def call(request_id, name="note", arguments=None):
+        job = server.Job(request_id, "tools/call", {"name": name, "arguments": arguments or {
             "task_id": "t1", "content": f"note {request_id}"}})
         mcp.session.add(job)
         answers[request_id] = pool.run(job, mcp.session)
 
-    def queued(count):
+    def until(check):
         deadline = time.monotonic() + 20
-        while len(line.queue) < count:
-            assert time.monotonic() < deadline, "a worker never reached the write lock"
+        while not check():
+            assert time.monotonic() < deadline, "the pool never got there"
             time.sleep(0)
 
     try:
         with db.write(conn):  # another writer holds the lock while three calls arrive, one by one
-            for index, request_id in enumerate((11, 12, 13)):
+            callers.append(threading.Thread(target=call, args=(11,)))
+            callers[-1].start()
+            until(lambda: len(line.queue) == 2)  # the writer took 11 and waits for the lock
+            for request_id in (12, 13):
                 callers.append(threading.Thread(target=call, args=(request_id,)))
                 callers[-1].start()
-                queued(index + 2)
+                until(lambda: pool.writes.qsize() == request_id - 11)
+            call(14, "show", {"task_id": "t1"})  # a read: not queued behind the writer
+            assert answers[14]["result"]["structuredContent"]["task"]["id"] == "t1"
+            assert sorted(answers) == [14] and pool.writes.qsize() == 2
         for caller in callers:
             caller.join(20)
     finally:
         pool.close()
-    assert sorted(answers) == [11, 12, 13]
+    assert sorted(answers) == [11, 12, 13, 14]
     assert all(not answer["result"]["isError"] for answer in answers.values())
+    assert sizes == [1, 1, 2]  # 11 alone, the read alone, then 12 and 13 in one transaction
     contents = [row[0] for row in conn.execute(
         "SELECT content FROM notes WHERE task_id = 't1' AND content LIKE 'note 1%' ORDER BY id")]
     assert contents == ["note 11", "note 12", "note 13"]
