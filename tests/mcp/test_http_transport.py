@@ -499,3 +499,101 @@ def test_the_pool_writer_batches_what_waited_in_arrival_order_and_reads_pass_it(
         "SELECT content FROM notes WHERE task_id = 't1' AND content LIKE 'note 1%' ORDER BY id")]
     assert contents == ["note 11", "note 12", "note 13"]
     assert not line.queue and line.owner is None
+
+
+# -- the lean request reader and answer writer ------------------------------------------------
+
+
+def raw_exchange(srv, data, read_all=True):
+    """The raw bytes the server answers to ``data`` sent on one fresh connection."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=30) as sock:
+        sock.sendall(data)
+        if not read_all:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+@pytest.mark.parametrize("block", [
+    b"Host: a\r\nX-One: 1\r\nx-one: 2\r\nContent-Type:application/json; charset=utf-8\r\nEmpty:\r\n\r\n",
+    b"Host: a\r\nX-Folded: first\r\n  second\r\nX-After: 3\r\n\r\n",  # an obsolete folded line
+    b"Host: a\r\nno colon here\r\nX-After: 3\r\n\r\n",                # not a header: the rest is body
+    b"Host: a\r\nBad Name: 1\r\nX-After: 3\r\n\r\n",
+    b"Host: a\r\n:empty name\r\nX-After: 3\r\n\r\n",
+    b"Host: a\r\nX-Cr: one\rtwo\r\nX-After: 3\r\n\r\n",
+    b"Host: a\nX-Bare-Lf:  spaced value \n\n",
+    b"Host: caf\xe9\r\nX-Tab:\tt\r\n\r\n",
+])
+def test_the_header_reader_reads_what_the_email_parser_reads(block):
+    import io
+
+    expected = http.client.parse_headers(io.BytesIO(block))
+    got = http_transport.read_headers(io.BytesIO(block), http.client.HTTPMessage)
+    for name in ("host", "X-ONE", "x-folded", "X-After", "content-type", "empty", "x-cr", "x-bare-lf", "x-tab",
+                 "bad name", "missing"):
+        assert got.get(name) == expected.get(name), name
+        assert got.get(name, "d") == expected.get(name, "d"), name
+        assert (name in got) == (name in expected), name
+    assert got["x-one"] == expected["x-one"]
+
+
+def test_the_header_reader_keeps_http_clients_limits():
+    import io
+
+    with pytest.raises(http.client.LineTooLong):
+        http_transport.read_headers(io.BytesIO(b"X-Long: " + b"a" * 70000 + b"\r\n\r\n"), http.client.HTTPMessage)
+    with pytest.raises(http.client.HTTPException):
+        http_transport.read_headers(io.BytesIO(b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n"),
+                                    http.client.HTTPMessage)
+    plain = http_transport.read_headers(io.BytesIO(b"".join(b"X-%d: 1\r\n" % i for i in range(99)) + b"\r\n"),
+                                        http.client.HTTPMessage)
+    assert isinstance(plain, http_transport.Headers) and plain.get("x-98") == "1"
+
+
+def test_raw_requests_odd_lines_and_limits_are_answered_and_the_server_goes_on(httpd):
+    srv = httpd()
+    body = json.dumps(INIT).encode()
+    post = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    # keep-alive: two requests on one connection, each answered in full, with Date and Server
+    answer = raw_exchange(srv, post + post, read_all=False)
+    assert answer.count(b"HTTP/1.1 200 OK\r\n") == 2 and answer.count(b'"serverInfo"') == 2
+    head = answer.split(b"\r\n\r\n", 1)[0].decode()
+    assert "\r\nServer: mindos-mcp/" in head and "\r\nDate: " in head and " GMT" in head
+    assert "\r\nContent-Type: application/json\r\n" in head and "\r\nMcp-Session-Id: " in head
+    length = int(head.split("Content-Length: ", 1)[1].split("\r\n", 1)[0])
+    assert len(answer.split(b"\r\n\r\n", 1)[1].split(b"HTTP/1.1", 1)[0]) == length
+    # HTTP/1.0 is answered, then the connection closes (no keep-alive asked)
+    answer = raw_exchange(srv, post.replace(b"HTTP/1.1", b"HTTP/1.0", 1))
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b'"serverInfo"' in answer
+    # a folded header line takes the email parser's path and still works
+    folded = post.replace(b"Content-Type: application/json\r\n", b"X-Note: a\r\n  b\r\nContent-Type: application/json\r\n")
+    assert raw_exchange(srv, folded.replace(b"HTTP/1.1", b"HTTP/1.0", 1)).startswith(b"HTTP/1.1 200 OK\r\n")
+    # limits and bad request lines, each answered with its status
+    assert raw_exchange(srv, b"POST /mcp HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n").startswith(
+        b"HTTP/1.1 431 ")
+    many = b"".join(b"X-%d: 1\r\n" % i for i in range(120))
+    assert raw_exchange(srv, b"POST /mcp HTTP/1.1\r\n" + many + b"\r\n").startswith(b"HTTP/1.1 431 ")
+    # (http.server's own path: a version it cannot read is answered as HTTP/0.9, a bare body)
+    assert b"Error code: 505" in raw_exchange(srv, b"POST /mcp HTTP/2.0\r\n\r\n")
+    assert b"Error code: 400" in raw_exchange(srv, b"POST /mcp HTTP/1.x\r\n\r\n")
+    assert raw_exchange(srv, b"BREW /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").startswith(b"HTTP/1.1 501 ")
+    assert raw_exchange(srv, b"POST //mcp HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n" % len(body) + body).startswith(b"HTTP/1.1 200 OK")
+    assert request(srv, INIT)[0] == 200  # and the server goes on
+
+
+def test_request_lines_are_logged_with_control_characters_escaped(httpd, caplog):
+    import logging
+
+    srv = httpd()
+    with caplog.at_level(logging.INFO, logger="mindos.mcp.http_transport"):
+        raw_exchange(srv, b"GET /mcp\x1b[31m HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    lines = [record.getMessage() for record in caplog.records if "GET" in record.getMessage()]
+    assert lines and all("\x1b" not in line for line in lines) and any("\\x1b[31m" in line for line in lines)

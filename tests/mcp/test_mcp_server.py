@@ -681,3 +681,47 @@ def test_a_server_opening_its_own_connection_sees_other_writers_on_its_next_call
         assert pick() == "t-low"
     finally:
         own.store.close()
+
+
+def test_recent_tool_arguments_are_parsed_once_and_each_call_gets_its_own_copy(srv, conn, monkeypatch):
+    from conftest import make_task
+
+    from mindos.errors import MindosError
+
+    parsed = []
+    real = tools.Tool.namespace
+
+    def namespace(self, args):
+        parsed.append((self.name, args))
+        return real(self, args)
+
+    monkeypatch.setattr(tools.Tool, "namespace", namespace)
+    nxt = srv.tools["next"]
+    first = srv.parse_arguments(nxt, {"claim": True, "owner": "a1"})
+    first.tag.append("mine")  # what a handler does to its copy stays its own
+    first.owner = "changed"
+    second = srv.parse_arguments(nxt, {"owner": "a1", "claim": True})  # same arguments, other key order
+    assert len(parsed) == 1 and second is not first and second.tag is not first.tag
+    assert (second.owner, second.tag, second.claim) == ("a1", [], True)
+    assert vars(second) == vars(real(nxt, {"claim": True, "owner": "a1"}))
+    assert srv.parse_arguments(nxt, {"claim": True, "owner": 'a2"; DROP TABLE tasks; --'}).owner.startswith("a2")
+    parsed.clear()
+    for _ in range(2):  # a refusal is parsed (and refused) every time
+        with pytest.raises(MindosError):
+            srv.parse_arguments(nxt, {"claim": "yes", "owner": "a1"})
+        with pytest.raises(MindosError):
+            srv.parse_arguments(nxt, {"bogus": 1})
+    assert len(parsed) == 4
+    parsed.clear()
+    long_text = {"task_id": "t1", "content": "x" * (server.PARSED_KEY_CHARS + 1)}
+    for _ in range(2):  # long arguments are not kept
+        assert srv.parse_arguments(srv.tools["note"], long_text).content == long_text["content"]
+    assert len(parsed) == 2
+    for index in range(server.PARSED_LIMIT + 5):  # the kept parses are bounded
+        srv.parse_arguments(nxt, {"owner": f"agent-{index}"})
+    assert len(srv._parsed) <= server.PARSED_LIMIT
+    # through the server: the answers are the calls' own
+    make_task(conn, "t1")
+    make_task(conn, "t2")
+    claimed = [tool(srv, "next", {"claim": True, "owner": "a9"}, request_id) for request_id in (5, 6)]
+    assert sorted(r["structuredContent"]["task"]["id"] for r in claimed) == ["t1", "t2"]
