@@ -23,13 +23,19 @@ Design decisions
     its own database connection (the home's, never created), so ``ping`` is never queued
     behind a call waiting on the write lock, and ``notifications/cancelled`` reaches a
     request still waiting.  A request cancelled before it committed answers
-    ``{"error": {"code": -32800}}``.  The workers take the home's write lock in the order
-    they asked for it (:class:`mindos.store.db.Turns`), so a worker that has just committed
-    queues behind the batches already waiting instead of taking the lock again at once.
-  * **Group commit.**  A worker that takes a short write call (claim, next, heartbeat,
-    note, ...: see :data:`mindos.mcp.server.BATCHED`) takes the ones already queued with it
-    and runs them in one transaction, each under its own savepoint: one fsync for many
-    calls, each still audited, fenced and answered on its own.
+    ``{"error": {"code": -32800}}``.
+  * **Group commit, one writer.**  The short write calls (claim, next, heartbeat, note, ...:
+    see :data:`mindos.mcp.server.BATCHED`) go to one writer thread in arrival order; it takes
+    the first with the ones queued behind it and runs them in one transaction, each under its
+    own savepoint: one fsync for many calls, each still audited, fenced and answered on its
+    own.  While a batch runs the next one gathers, so batches grow with the load (16 calls
+    at most) and a lone call waits for nothing.  The other workers run everything else
+    (reads, receipts, ...) alone; they and the writer take the home's write lock in the order
+    they asked for it (:class:`mindos.store.db.Turns`).
+  * **Lean per request.**  Plain request headers are split without the email parser
+    (:func:`read_headers`; anything unusual still goes through it), and an answer leaves
+    as one write with a ``Date`` formatted once a second; request lines are logged only at
+    ``--log-level info``, with control characters escaped.
 """
 
 import email.utils
