@@ -84,15 +84,23 @@ def compact(entry, implied=(), defaults=None):
     named in ``implied`` (what the pack already says: the task of its own notes).  A new
     dict, keys in their original order; values are not walked (a receipt's payload is the
     agent's own data).  ``hash_ok`` always stays: its false and null differ."""
-    defaults = defaults or {}
+    defaults = defaults or _NO_DEFAULTS
+    # :func:`_is_empty` written out (a call per key is most of what compacting costs): a
+    # true value says something, and so does a false one that is neither null, false nor
+    # an empty text or container (``0``, ``0.0``)
     return {key: value for key, value in entry.items()
-            if key not in implied and (key in _KEPT or not _is_empty(value))
-            and (key not in defaults or value != defaults[key])}
+            if (value or (value is not None and value is not False and not isinstance(value, _CONTAINERS))
+                or key in _KEPT)
+            and key not in implied and (key not in defaults or value != defaults[key])}
+
+
+_NO_DEFAULTS = {}
+_CONTAINERS = (str, list, tuple, dict)
 
 
 def _is_empty(value):
     # ``0`` and ``0.0`` say something (an epoch, a score); only false itself is empty
-    return value is None or value is False or (not value and isinstance(value, (str, list, tuple, dict)))
+    return value is None or value is False or (not value and isinstance(value, _CONTAINERS))
 
 
 def lean(keys):

@@ -518,8 +518,8 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
 
 def _covers(group, common):
     """True when a prefix term of ``group`` covers one of the words ``common``."""
-    prefixes = [text for kind, text in group.terms if kind == "prefix"]
-    return any(word.startswith(prefix) for word in common for prefix in prefixes)
+    prefixes = tuple(text for kind, text in group.terms if kind == "prefix")
+    return bool(prefixes) and any(word.startswith(prefixes) for word in common)
 
 
 def singular(group):
