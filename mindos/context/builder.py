@@ -84,15 +84,23 @@ def compact(entry, implied=(), defaults=None):
     named in ``implied`` (what the pack already says: the task of its own notes).  A new
     dict, keys in their original order; values are not walked (a receipt's payload is the
     agent's own data).  ``hash_ok`` always stays: its false and null differ."""
-    defaults = defaults or {}
+    defaults = defaults or _NO_DEFAULTS
+    # :func:`_is_empty` written out (a call per key is most of what compacting costs): a
+    # true value says something, and so does a false one that is neither null, false nor
+    # an empty text or container (``0``, ``0.0``)
     return {key: value for key, value in entry.items()
-            if key not in implied and (key in _KEPT or not _is_empty(value))
-            and (key not in defaults or value != defaults[key])}
+            if (value or (value is not None and value is not False and not isinstance(value, _CONTAINERS))
+                or key in _KEPT)
+            and key not in implied and (key not in defaults or value != defaults[key])}
+
+
+_NO_DEFAULTS = {}
+_CONTAINERS = (str, list, tuple, dict)
 
 
 def _is_empty(value):
     # ``0`` and ``0.0`` say something (an epoch, a score); only false itself is empty
-    return value is None or value is False or (not value and isinstance(value, (str, list, tuple, dict)))
+    return value is None or value is False or (not value and isinstance(value, _CONTAINERS))
 
 
 def lean(keys):
@@ -113,6 +121,9 @@ def cost(item):
 MEMORY_ENGINE = "memory-fts-v1"
 
 
+_NO_EXTRAS = {}  # what Table._values returns for an entry without keys outside its columns
+
+
 class Table:
     """How one kind of entry list prints: ``columns`` in their documented order, the columns
     shown as a date (``dates``: the first 10 characters of a timestamp), the values a row
@@ -120,7 +131,7 @@ class Table:
     engine) and the columns whose absence reads as null rather than as absent (``kept``: a
     receipt's ``hash_ok``)."""
 
-    __slots__ = ("columns", "index", "dates", "implied", "kept")
+    __slots__ = ("columns", "index", "dates", "implied", "kept", "_special", "_width")
 
     def __init__(self, columns, dates=(), implied=None, kept=()):
         self.columns = tuple(columns)
@@ -128,21 +139,27 @@ class Table:
         self.dates = frozenset(dates)
         self.implied = implied or {}
         self.kept = frozenset(kept)
+        self._special = self.dates | frozenset(self.implied)  # the columns a value is changed in
+        self._width = len(self.columns)
 
     def _values(self, entry):
-        """``(values in column order, {extra key: value})`` of ``entry``."""
-        values = [None] * len(self.columns)
-        extras = {}
+        """``(values in column order, {extra key: value})`` of ``entry`` (the extras dict is
+        shared and empty when there are none: read it, never change it)."""
+        values = [None] * self._width
+        extras = _NO_EXTRAS
+        index, special = self.index, self._special
         for key, value in entry.items():
-            position = self.index.get(key)
+            position = index.get(key)
             if position is None:
+                if extras is _NO_EXTRAS:
+                    extras = {}
                 extras[key] = value
-                continue
-            if key in self.dates and type(value) is str:
-                value = value[:10]
-            elif key in self.implied and value == self.implied[key]:
-                value = None
-            values[position] = value
+            elif key not in special:
+                values[position] = value
+            elif key in self.dates:
+                values[position] = value[:10] if type(value) is str else value
+            elif value != self.implied[key]:
+                values[position] = value
         return values, extras
 
     def row(self, entry):

@@ -194,6 +194,24 @@ def digest_of(durable):
     return sha256_hex(canonical_json(builder.encode(sealed_form(durable))))
 
 
+def _digests(full, core, tail):
+    """``(digest, core_digest)`` of a bundle whose pack is ``full`` and whose core form is
+    ``core`` (:func:`_core_pack`).  A core derived from the full pack differs from it only by
+    the handoff's keys and ``used_chars``, which no other printed key depends on, so its
+    printed form is the full one's without them (``used_chars`` the core's, where the sealed
+    form keeps it): the tables are laid out once."""
+    printed = builder.encode(sealed_form({**full, **tail}))
+    digest = sha256_hex(canonical_json(printed))
+    if core is full:  # no handoff packed: the core form is the pack itself
+        return digest, digest
+    if full["truncated"]:  # rebuilt (:func:`_core_pack`): its own layout
+        return digest, digest_of({**core, **tail})
+    printed = {key: value for key, value in printed.items() if key not in ("handoff", "handoff_packed")}
+    if "used_chars" in printed:
+        printed["used_chars"] = core["used_chars"]
+    return digest, sha256_hex(canonical_json(printed))
+
+
 def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
@@ -213,10 +231,9 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     full = build_pack(conn, task, params, now, memo=memo)
     tail = _tail(conn, task, agent, now)
     result = {**full, **tail}
-    result["digest"] = digest_of({**full, **tail})
     core = _core_pack(conn, task, params, now, full, memo)
     # no handoff packed: the core form is the pack itself, and so is its digest
-    result["core_digest"] = result["digest"] if core is full else digest_of({**core, **tail})
+    result["digest"], result["core_digest"] = _digests(full, core, tail)
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)

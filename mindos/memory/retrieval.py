@@ -462,20 +462,32 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     posting list is walked only up to ``cap``.
 
     ``roots`` (:func:`bounded`): a group whose word stays under ``cap`` is first bounded
-    from below by its word's singular read as a whole word ("dashboard" for "dashboards"): the
-    group's prefix term matches every row that word is in, so when that word alone reaches
-    ``cap`` so does the group, and its prefix term (which merges every posting of every
-    word it covers, "dashboard"* about ten word probes' worth on a common root) is never
-    merged.  The counts are the same; a singular that is no word costs one cheap probe."""
+    from below by its word's singular read as a whole word ("dashboard" for "dashboards"),
+    or, for a word the index holds that is not a plural, by its plural ("tests" for "test"):
+    the group's prefix term matches every row that word is in, so when that word alone
+    reaches ``cap`` so does the group, and its prefix term (which merges every posting of
+    every word it covers, "dashboard"* about ten word probes' worth on a common root, "test"*
+    about ten times that in a home that says "tests") is never merged.  The counts are the
+    same; a bound that is no word costs one cheap probe."""
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
     whole = [position for position, group in enumerate(query_groups)
              if words[position] < cap and group.match_terms() != (group.word_term,)]
+    # words known to reach the cap: a group with a prefix term covering one has reached it
+    # too (its prefix term matches every row that word is in)
+    common = [group.word for group, count in zip(query_groups, words) if count >= cap]
     if roots and whole:
-        stemmed = {position: singular(query_groups[position]) for position in whole}
-        probes = [term for term in stemmed.values() if term]
+        stemmed = {}
+        for position in whole:
+            group = query_groups[position]
+            bound = singular(group) or (plural(group) if words[position] else None)
+            if bound:
+                stemmed[position] = bound
+        probes = list(stemmed.values())
         found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
-        reached = [position for position in whole if found.get(stemmed[position], 0) >= cap]
+        common += [term[1:-1] for term, count in found.items() if count >= cap]
+    if common and whole:
+        reached = [position for position in whole if _covers(query_groups[position], common)]
         for position in reached:
             counts[position] = cap
         whole = [position for position in whole if position not in reached]
@@ -504,6 +516,12 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     return counts, words
 
 
+def _covers(group, common):
+    """True when a prefix term of ``group`` covers one of the words ``common``."""
+    prefixes = tuple(text for kind, text in group.terms if kind == "prefix")
+    return bool(prefixes) and any(word.startswith(prefixes) for word in common)
+
+
 def singular(group):
     """The MATCH term of the singular of ``group``'s word when that word reads as a plural in
     "s" whose singular the group matches as a prefix ("dashboards" -> ``"dashboard"``,
@@ -512,6 +530,20 @@ def singular(group):
     if len(word) <= MIN_STEM + 1 or word[-1] != "s" or word[-2] in "siu":
         return None
     return fts.quote(word[:-1]) if ("prefix", word[:-1]) in group.terms else None
+
+
+def plural(group):
+    """The MATCH term of the plural in "s" of ``group``'s word when the group matches it
+    through a prefix term ("test" -> ``"tests"`` under ``test*``; "write" -> ``"writes"``
+    under ``writ*``), else None (a word ending in "s", a number, a word without a prefix)."""
+    word = group.word
+    if len(word) <= MIN_STEM or word[-1] == "s" or word.isdigit():
+        return None
+    other = word + "s"
+    for kind, text in group.terms:
+        if kind == "prefix" and other.startswith(text):
+            return fts.quote(other)
+    return None
 
 
 def idf_weights(conn, query_groups, indexes, counts=None):

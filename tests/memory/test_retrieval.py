@@ -368,3 +368,29 @@ def test_a_plural_whose_singular_is_common_is_never_merged_as_a_prefix(conn, mon
     assert '("dashboard"*)' not in counted and '"dashboard"' in counted
     assert retrieval.counts_words_first(conn, query_groups, "notes_fts", 5, roots=True)[0] == \
         retrieval.group_counts(conn, query_groups, "notes_fts", 5) == [5, 1]
+
+
+def test_a_word_whose_plural_is_common_is_never_merged_as_a_prefix(conn, monkeypatch):
+    """Pack probes (``bounded``) bound a group whose word the index holds under the cap by
+    the word's plural: "tests" alone reaches the cap, so the "test" group has too, and
+    neither its prefix term "test"* nor a group holding that prefix ("suite": test suite,
+    spec*, suit*, test*) is merged.  The answer and the counts are the plain ones."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for n in range(6):
+        notes.add(conn, "t1", content=f"tests flaky on runner {n}")
+    notes.add(conn, "t1", content="test gauges lagging")
+    query_groups = retrieval.groups("test suite gauges")
+    counted = []
+    probe = retrieval.fts.match_counts
+    monkeypatch.setattr(retrieval.fts, "match_counts",
+                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
+                        or probe(conn, name, expressions, cap, cache))
+    assert retrieval.bounded(conn, "notes_fts", query_groups, 4) == ('("gaug"*)', 1, 3, 1)
+    assert '"tests"' in counted and not any('"test"*' in expression for expression in counted)
+    assert retrieval.counts_words_first(conn, query_groups, "notes_fts", 5, roots=True)[0] == \
+        retrieval.group_counts(conn, query_groups, "notes_fts", 5) == [5, 5, 1]
+    assert retrieval.plural(retrieval.groups("write")[0]) == '"writes"'
+    assert retrieval.plural(retrieval.groups("tests")[0]) is None
+    assert retrieval.plural(retrieval.groups("42")[0]) is None
