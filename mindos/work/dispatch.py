@@ -70,9 +70,10 @@ _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
 _UNKNOWN = object()
 _OPEN_SQL, _TERMINAL_SQL = OPEN_SQL, TERMINAL_SQL
 _RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
-_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status"
+                " ON p.id = d.depends_on"
                 " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
-_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q ON q.id = u.task_id"
+_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q INDEXED BY idx_tasks_id_status ON q.id = u.task_id"
                       " WHERE u.depends_on = t.id AND q.status = 'queued'")
 _ELIGIBLE = (
     " AND (t.not_before IS NULL OR t.not_before <= :now)"
@@ -86,7 +87,8 @@ _WALK = (
     " SELECT d.depends_on FROM tasks s INDEXED BY idx_tasks_status_priority"
     f" JOIN dependencies d ON d.task_id = s.id WHERE s.status IN {_OPEN_SQL} AND s.priority = :p"
     " UNION"
-    " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
+    " SELECT d.depends_on FROM walk JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = walk.id"
+    " JOIN dependencies d ON d.task_id = m.id"
     f" WHERE m.status NOT IN {_TERMINAL_SQL})"
 )
 # Is there an open task of stored priority :p (where _WALK starts)?  One index seek per open
@@ -98,15 +100,18 @@ _ANY_OPEN = "SELECT " + " OR ".join(
 _PROBE = (
     "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
     " SELECT d.task_id, m.priority <= :p FROM up JOIN dependencies d ON d.depends_on = up.id"
-    f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
+    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
     " SELECT hit FROM up WHERE id <> :id"
 )
 # _PROBE's recursive step for one task: its open direct dependents, each with "is its priority <= :p".
 # The open statuses are spelled as equalities: an IN list of more than two values builds a
-# temporary index on every run, which costs more than the lookups themselves.
-_IS_OPEN = " OR ".join(f"m.status = '{status}'" for status in validate.STATUSES
+# temporary index on every run, which costs more than the lookups themselves.  Here and in
+# the other lookups by id through idx_tasks_id_status the status test is written ``+m.status``
+# so it filters the one entry found by id instead of seeking the index once per open status.
+_IS_OPEN = " OR ".join(f"+m.status = '{status}'" for status in validate.STATUSES
                        if status not in validate.TERMINAL_STATUSES)
-_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d"
+           " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
            f" WHERE d.depends_on = :id AND ({_IS_OPEN})")
 # Tasks a probe expands with _UP_ONE (one plain indexed query each) before it hands the whole
 # probe to _PROBE: most candidates have no open dependent or a short chain of them, and the
@@ -117,8 +122,9 @@ PROBE_STEPS = 4
 KEEP_CALLS = 32
 _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # Open direct dependents of a batch of tasks, with their stored priorities.
-_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d JOIN tasks m ON m.id = d.task_id"
-                    f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
+_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
+                    " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
+                    f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
 
 
 def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,

@@ -342,3 +342,21 @@ def test_the_queued_deadline_index_holds_exactly_the_queued_dated_tasks(conn):
     assert indexed() == ["q00000"]
     assert conn.execute("SELECT count(*) FROM tasks INDEXED BY idx_tasks_queued_due"
                         " WHERE status = 'queued' AND due_at IS NOT NULL").fetchone()[0] == 1
+
+
+def test_next_reads_prerequisite_and_dependent_states_from_the_status_lookup_index(recorded, cli, conn):
+    """Whether a candidate's prerequisite is completed, and whether a probed dependent is open
+    and how urgent, come from idx_tasks_id_status alone (one seek by id, never one per open
+    status, never the table row)."""
+    make_task(conn, "hot", project="Acme", title="urgent dependent", priority="P0")
+    conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES ('hot', 't39', '2026-01-01T00:00:00Z')")
+    for argv in (["next"], ["next", "--explain"], ["next", "--prefer-unblocking"]):
+        recorded.clear()
+        assert cli("autopilot", *argv)[0] == 0
+        looked_up = [(sql, params) for sql, params in recorded if "INDEXED BY idx_tasks_id_status" in sql]
+        assert looked_up, argv
+        for sql, params in looked_up:
+            details = [detail for detail in _plans(conn, sql, params) if "idx_tasks_id_status" in detail]
+            assert details and all("COVERING INDEX idx_tasks_id_status (id=?)" in detail
+                                   or "COVERING INDEX idx_tasks_id_status (id=? AND status=?)" in detail
+                                   and "q.status" in sql for detail in details), (sql, details)
