@@ -707,10 +707,16 @@ def m019_task_status_lookup():
     every prerequisite of the candidates it passes (is it completed?) and of every dependent
     its inheritance probes walk (is it open, and how urgent?): through the id's own unique
     index each answer costs that index's page and then the row's table page; this index
-    answers in one.  A long-lived server whose cached pages another writer's commit has just
-    dropped reads a quarter fewer pages per ``next``."""
+    answers in one.  And the queued deadline index (m018) also holds the task's id, so the
+    deadline stream asks whether an entry's prerequisites are done from the entry itself and
+    reads the table row only of an entry that is ready: the front of that stream is mostly
+    tasks still waiting on prerequisites.  A long-lived server whose cached pages another
+    writer's commit has just dropped reads about a third fewer pages per ``next``."""
     return """
 CREATE INDEX idx_tasks_id_status ON tasks(id, status, priority);
+DROP INDEX idx_tasks_queued_due;
+CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id)
+    WHERE status = 'queued' AND due_at IS NOT NULL;
 """
 
 

@@ -75,12 +75,16 @@ _UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p INDEXED BY 
                 " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
 _QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q INDEXED BY idx_tasks_id_status ON q.id = u.task_id"
                       " WHERE u.depends_on = t.id AND q.status = 'queued'")
-_ELIGIBLE = (
+_TIMELY = (
     " AND (t.not_before IS NULL OR t.not_before <= :now)"
     " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
     " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
-    f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
 )
+_ELIGIBLE = _TIMELY + f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
+# The deadline stream's readiness test, asked of the index entry ``c`` before its table row is
+# read: the queue's front is mostly tasks waiting on prerequisites, and each costs its
+# dependency rows and their states, not its own row as well.
+_READY_ENTRY = " AND NOT EXISTS (" + _UNSATISFIED.format(what="1").replace("d.task_id = t.id", "d.task_id = c.id") + ")"
 # Every task reachable down the edges from an open task of stored priority :p, through open tasks.
 _WALK = (
     "WITH RECURSIVE walk(id) AS ("
@@ -608,10 +612,13 @@ class _Plan:
         if (tier, op) not in self.choices:
             self.choices[tier, op] = self._use_deadline_index(ranges)
         if self.choices[tier, op]:
+            # the index entry (c) is filtered by tier and readiness first; the row (t) is read
+            # for the ones that pass
+            aged, filters = self.aged_sql.replace("t.", "c."), (_READY_ENTRY + _TIMELY if self.filters else "")
             yield from self._rows(
-                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_queued_due"
-                f" WHERE t.status = 'queued' AND t.due_at IS NOT NULL AND {self.aged_sql} {op} :tier"
-                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", tier=tier)
+                f"SELECT t.*{self.extra} FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
+                f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
+                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier)
             return
         yield from heapq.merge(*(self._rows(
             f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
