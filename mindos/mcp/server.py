@@ -419,10 +419,11 @@ class Server:
         if isinstance(result, tuple):
             result, code = result
         text = inert(result, multiline=True) if isinstance(result, str) else compact(result)
-        answer = {"content": [{"type": "text", "text": text}], "isError": code != 0}
         if isinstance(result, dict):
-            answer["structuredContent"] = result
-        return answer
+            # the text is the structured content's JSON already: encode() writes it as is
+            return _Answer({"content": [{"type": "text", "text": text}], "isError": code != 0,
+                            "structuredContent": result})
+        return {"content": [{"type": "text", "text": text}], "isError": code != 0}
 
     # -- resources and the prompt ------------------------------------------------------
 
@@ -500,6 +501,26 @@ class _RpcError(Exception):
     def __init__(self, code, message, data=None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
+
+
+class _Answer(dict):
+    """A tool result whose ``structuredContent`` is the JSON of its text (see :func:`encode`)."""
+
+
+def encode(response):
+    """One response as the line the transport writes (compact JSON, UTF-8, newline-ended).
+
+    A tool call's result carries its structured content twice: as a JSON text and as the
+    object itself.  The object is written as that text (one encoding instead of two; its
+    keys sorted, as the text has them) instead of being encoded again."""
+    result = response.get("result")
+    if type(result) is _Answer and len(response) == 3 and len(result) == 3:
+        text = result["content"][0]["text"]
+        return "".join((
+            '{"jsonrpc":"2.0","id":', json.dumps(response["id"], ensure_ascii=False), ',"result":{"content":[{"type":"text","text":',
+            json.dumps(text, ensure_ascii=False), '}],"isError":', "true" if result["isError"] else "false",
+            ',"structuredContent":', text, "}}\n")).encode("utf-8")
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def compact(value):
@@ -622,7 +643,7 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     write_lock = threading.Lock()
 
     def write(response):
-        data = json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        data = encode(response)
         with write_lock:
             stdout.write(data)
             stdout.flush()

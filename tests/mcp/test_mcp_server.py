@@ -133,6 +133,39 @@ def test_serve_refuses_an_oversized_line_and_goes_on(conn):
     assert answers[2]["error"]["code"] == -32700
 
 
+def test_a_tool_result_is_written_with_its_text_as_the_structured_content(conn):
+    """Over stdio a tool call's structured content is written as its own JSON text (encoded
+    once): the line parses to exactly the answer the server built, whatever the text holds."""
+    import io
+
+    conn.execute("INSERT INTO tasks(id, project, title, description, created_at, updated_at) VALUES"
+                 " ('t\u00e91', 'Trove', 'quotes \" and \\ and \u2028 and \U0001f600', 'line\nbreak',"
+                 " '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+    srv = server.Server(conn, tools.exposed(profile="all"))
+    requests = [{"jsonrpc": "2.0", "id": "r\u00e9-1", "method": "tools/call",
+                 "params": {"name": "show", "arguments": {"task_id": "t\u00e91"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "next", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {"task_id": "nope"}}}]
+    expected = [srv.handle_line(json.dumps(request)) for request in requests]
+    out = io.BytesIO()
+    server.serve(conn, tools.exposed(profile="all"), io.BytesIO(b"".join(
+        json.dumps(request).encode() + b"\n" for request in requests)), out)
+    lines = out.getvalue().splitlines()
+    answers = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    for request, answer in zip(requests, expected):
+        written = answers[request["id"]]
+        assert written == json.loads(json.dumps(answer)), request
+        result = written["result"]
+        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert answers[3]["result"]["isError"] is True and answers[3]["result"]["structuredContent"]["error"]["code"] == "not_found"
+    first = next(line for line in lines if line.startswith(b'{"jsonrpc":"2.0","id":"r'))
+    assert first.decode("utf-8").endswith("}}") and "t\u00e91" in first.decode("utf-8")
+    for answer in expected:  # one line each, newline-ended, the same JSON as the answer
+        line = server.encode(answer)
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        assert json.loads(line) == json.loads(json.dumps(answer))
+
+
 # -- a real stdio process ---------------------------------------------------------------------
 
 
