@@ -69,10 +69,10 @@ PROBE_BUDGET = 2000
 _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
 _UNKNOWN = object()
 _OPEN_SQL, _TERMINAL_SQL = OPEN_SQL, TERMINAL_SQL
-_RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
+_RANK = "CAST(substr({row}.priority, 2) AS INTEGER)"  # {row}: the alias of the task row or index entry
 _UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status"
                 " ON p.id = d.depends_on"
-                " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
+                " WHERE d.task_id = {row}.id AND (p.status IS NULL OR p.status <> 'completed')")
 _QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q INDEXED BY idx_tasks_id_status ON q.id = u.task_id"
                       " WHERE u.depends_on = t.id AND q.status = 'queued'")
 _TIMELY = (
@@ -80,11 +80,11 @@ _TIMELY = (
     " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
     " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
 )
-_ELIGIBLE = _TIMELY + f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
+_ELIGIBLE = _TIMELY + f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='t')})"
 # The deadline stream's readiness test, asked of the index entry ``c`` before its table row is
 # read: the queue's front is mostly tasks waiting on prerequisites, and each costs its
 # dependency rows and their states, not its own row as well.
-_READY_ENTRY = " AND NOT EXISTS (" + _UNSATISFIED.format(what="1").replace("d.task_id = t.id", "d.task_id = c.id") + ")"
+_READY_ENTRY = f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='c')})"
 # Every task reachable down the edges from an open task of stored priority :p, through open tasks.
 _WALK = (
     "WITH RECURSIVE walk(id) AS ("
@@ -319,10 +319,11 @@ class _Plan:
         for k, value in self.thresholds.items():
             self.params[f"t{k}"] = value
         if self.boost:
-            levels = " + ".join(f"(t.created_at <= :t{k})" for k in self.thresholds)
-            self.aged_sql = f"max(0, {_RANK} - min(:boost, {levels}))"
+            levels = " + ".join(f"({{row}}.created_at <= :t{k})" for k in self.thresholds)
+            aged = f"max(0, {_RANK} - min(:boost, {levels}))"
         else:
-            self.aged_sql = _RANK
+            aged = _RANK
+        self.aged_sql, self.aged_entry_sql = aged.format(row="t"), aged.format(row="c")  # the row's, the entry's
         self.tag_sql = ""
         for number, tag in enumerate(scope_tags):
             self.params[f"tag{number}"] = f'"{tag}"'  # tags are stored as a JSON array of validated tokens
@@ -333,7 +334,7 @@ class _Plan:
         if prefer_unblocking:
             extra.append(f", ({_QUEUED_DEPENDENTS.format(what='count(*)')}) AS _unblocks")
         if explain:
-            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
+            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))', row='t')}) AS _blocked_by")
         self.extra = "".join(extra)
         # sorting a subset costs its size; streaming a global index for it costs about
         # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
@@ -614,7 +615,7 @@ class _Plan:
         if self.choices[tier, op]:
             # the index entry (c) is filtered by tier and readiness first; the row (t) is read
             # for the ones that pass
-            aged, filters = self.aged_sql.replace("t.", "c."), (_READY_ENTRY + _TIMELY if self.filters else "")
+            aged, filters = self.aged_entry_sql, (_READY_ENTRY + _TIMELY if self.filters else "")
             yield from self._rows(
                 f"SELECT t.*{self.extra} FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
                 f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
