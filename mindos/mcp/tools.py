@@ -201,7 +201,10 @@ class Tool(NamedTuple):
         namespace = self._parse(args)
         if key is not None:
             if len(self.parsed) >= PARSED_KEEP:
-                self.parsed.pop(next(iter(self.parsed)))  # the oldest first
+                try:  # the oldest first; another worker thread may be evicting too
+                    self.parsed.pop(next(iter(self.parsed)), None)
+                except (RuntimeError, StopIteration):
+                    pass
             self.parsed[key] = _copy(namespace)
         return namespace
 

@@ -162,3 +162,28 @@ def test_a_repeated_argument_set_reuses_its_parse_and_no_call_shares_its_namespa
     for n in range(tools.PARSED_KEEP + 5):
         tool.namespace({"owner": f"agent{n}"})
     assert len(tool.parsed) == tools.PARSED_KEEP
+
+
+def test_parsed_argument_sets_are_safe_to_share_between_worker_threads():
+    import threading
+
+    tool = tools.exposed()["show"]
+    failures = []
+
+    def work(worker):
+        try:
+            for n in range(300):
+                task_id = f"t-{worker}-{n % 90}"
+                namespace = tool.namespace({"task_id": task_id})
+                if namespace.task_id != task_id:
+                    failures.append((task_id, namespace.task_id))
+        except Exception as exc:  # noqa: BLE001 (any failure of the shared table fails the test)
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(worker,)) for worker in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(tool.parsed) <= tools.PARSED_KEEP + len(threads)
