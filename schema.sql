@@ -50,8 +50,9 @@ CREATE INDEX idx_tasks_priority_updated ON tasks(priority, updated_at DESC, id);
 CREATE INDEX idx_tasks_due_at ON tasks(due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX idx_tasks_overdue_open ON tasks(due_at, id, priority)
     WHERE due_at IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
-CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority)
+CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id)
     WHERE status = 'queued' AND due_at IS NOT NULL;
+CREATE INDEX idx_tasks_id_status ON tasks(id, status, priority);
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
 CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
 

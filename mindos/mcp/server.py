@@ -96,7 +96,6 @@ BATCHED = frozenset({"claim", "next", "heartbeat", "renew", "release", "note", "
 WITHOUT_RECEIPT = frozenset({"complete", "fail"})
 MAX_BATCH = 16  # calls in one transaction at most (a fair share of the write lock for other processes)
 CACHE_KIB = 16384  # page cache of a server connection: next walks several hundred pages at 100k tasks
-PARSED_LIMIT, PARSED_KEY_CHARS = 512, 1024  # argument sets whose parse is kept, and the longest kept
 
 
 class Cancelled(MindosError):
@@ -193,7 +192,6 @@ class Server:
         self.store = Store(home, conn)
         self.session = Session()
         self._readers = {}  # the show / context tools behind the resources, built on first use
-        self._parsed = {}  # (tool, arguments as canonical JSON) -> their Namespace (see parse_arguments)
 
     @property
     def conn(self):
@@ -325,7 +323,7 @@ class Server:
         for job in jobs:  # arguments are parsed before the write lock is taken
             tool = self.tools.get(job.params.get("name"))
             try:
-                job.namespace = self.parse_arguments(tool, job.params.get("arguments"))
+                job.namespace = tool.namespace(job.params.get("arguments"))
             except Exception:  # noqa: BLE001 (parsed again in the call, which answers the error)
                 job.namespace = None
         answers = []
@@ -401,38 +399,13 @@ class Server:
         finally:
             conn.commit_gate = None
 
-    def parse_arguments(self, tool, args):
-        """``tool.namespace(args)``, kept for arguments seen lately: an agent sends the same ones
-        again and again (``next`` with ``claim`` and its ``owner``), and the CLI parser costs
-        about a fifth of such a call.  The parse is a pure function of the arguments (the
-        converters are plain numbers), so a kept one is exact; each call gets its own copy
-        (its lists too), so what a handler sets on it stays its own.  Not kept: long
-        arguments (a note's text is rarely sent twice), a refusal (parsed again each time)."""
-        try:
-            key = compact(args) if isinstance(args, dict) else None
-        except (TypeError, ValueError):
-            key = None
-        if key is None or len(key) > PARSED_KEY_CHARS:
-            return tool.namespace(args)
-        key = (tool.name, key)
-        parsed = self._parsed.get(key)
-        if parsed is None:
-            parsed = tool.namespace(args)
-            if not all(_plain(value) for value in vars(parsed).values()):
-                return parsed
-            if len(self._parsed) >= PARSED_LIMIT:
-                self._parsed.clear()
-            self._parsed[key] = parsed
-        return type(parsed)(**{name: list(value) if type(value) is list else value  # noqa: E721
-                               for name, value in vars(parsed).items()})
-
     def run(self, tool, args, conn=None, invoke=None, namespace=None):
         """Run one tool call through its CLI handler; return the CallToolResult dict.
         ``invoke(namespace)`` (a batch's savepoint) runs the handler instead of calling it
         here; ``namespace``: ``args`` parsed already."""
         conn = self.conn if conn is None else conn
         try:
-            namespace = self.parse_arguments(tool, args) if namespace is None else namespace
+            namespace = tool.namespace(args) if namespace is None else namespace
             # request_id replays as through the CLI
             result = call_handler(conn, namespace) if invoke is None else invoke(namespace)
         except Cancelled:
@@ -446,10 +419,11 @@ class Server:
         if isinstance(result, tuple):
             result, code = result
         text = inert(result, multiline=True) if isinstance(result, str) else compact(result)
-        answer = {"content": [{"type": "text", "text": text}], "isError": code != 0}
         if isinstance(result, dict):
-            answer["structuredContent"] = result
-        return answer
+            # the text is the structured content's JSON already: encode() writes it as is
+            return _Answer({"content": [{"type": "text", "text": text}], "isError": code != 0,
+                            "structuredContent": result})
+        return {"content": [{"type": "text", "text": text}], "isError": code != 0}
 
     # -- resources and the prompt ------------------------------------------------------
 
@@ -529,16 +503,29 @@ class _RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+class _Answer(dict):
+    """A tool result whose ``structuredContent`` is the JSON of its text (see :func:`encode`)."""
+
+
+def encode(response):
+    """One response as the line the transport writes (compact JSON, UTF-8, newline-ended).
+
+    A tool call's result carries its structured content twice: as a JSON text and as the
+    object itself.  The object is written as that text (one encoding instead of two; its
+    keys sorted, as the text has them) instead of being encoded again."""
+    result = response.get("result")
+    if type(result) is _Answer and len(response) == 3 and len(result) == 3:
+        text = result["content"][0]["text"]
+        return "".join((
+            '{"jsonrpc":"2.0","id":', json.dumps(response["id"], ensure_ascii=False), ',"result":{"content":[{"type":"text","text":',
+            json.dumps(text, ensure_ascii=False), '}],"isError":', "true" if result["isError"] else "false",
+            ',"structuredContent":', text, "}}\n")).encode("utf-8")
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def compact(value):
     """``value`` as compact JSON (keys sorted, no indentation): what results cost in tokens."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _plain(value):
-    """Whether a parsed argument may be shared by copies of its namespace (a list is copied)."""
-    if isinstance(value, list):
-        return all(isinstance(item, (str, int, float)) for item in value)
-    return not isinstance(value, (dict, set, bytearray))
 
 
 def parse(line):
@@ -656,7 +643,7 @@ def serve(conn, tools, stdin, stdout, max_line=MAX_LINE_BYTES, *, home=None):
     write_lock = threading.Lock()
 
     def write(response):
-        data = json.dumps(response, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        data = encode(response)
         with write_lock:
             stdout.write(data)
             stdout.flush()

@@ -171,6 +171,8 @@ class Tool(NamedTuple):
     command: spec.Command                # the command's declaration
     schema: dict                         # the tool's inputSchema
     gated: frozenset = frozenset()       # GATED arguments the command has but this server refuses
+    declared: tuple = ()                 # arguments(command), worked out once
+    parsed: dict = None                  # canonical arguments -> their Namespace (see namespace)
 
     def definition(self):
         """The tools/list entry."""
@@ -180,11 +182,34 @@ class Tool(NamedTuple):
         return entry
 
     def namespace(self, args):
-        """Check ``args`` against the schema and parse them with the CLI parser; return the Namespace."""
+        """Check ``args`` against the schema and parse them with the CLI parser; return the Namespace.
+
+        Parsing is a pure function of the arguments (the parser's types are plain number
+        conversions), so the Namespace of arguments seen before is reused: a copy of it,
+        its lists copied too, so no call can change what the next one gets.  Only short
+        argument sets are kept, :data:`PARSED_KEEP` per tool at most."""
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise ArgumentsError("arguments must be an object")
+        key = None
+        if self.parsed is not None:
+            key = _canonical(args)
+            known = self.parsed.get(key) if key is not None else None
+            if known is not None:
+                return _copy(known)
+        namespace = self._parse(args)
+        if key is not None:
+            if len(self.parsed) >= PARSED_KEEP:
+                try:  # the oldest first; another worker thread may be evicting too
+                    self.parsed.pop(next(iter(self.parsed)), None)
+                except (RuntimeError, StopIteration):
+                    pass
+            self.parsed[key] = namespace
+            return _copy(namespace)  # never the parse itself: its lists may be the parser's defaults
+        return namespace
+
+    def _parse(self, args):
         properties = self.schema["properties"]
         for name in sorted(self.gated.intersection(args)):
             if args[name] not in (None, False):
@@ -198,7 +223,7 @@ class Tool(NamedTuple):
         if missing:
             raise ArgumentsError(f"missing required argument {missing[0]!r}")
         options, positionals = [], []
-        for argument in arguments(self.command):
+        for argument in self.declared or arguments(self.command):
             value = args.get(argument.dest)
             if value is None:
                 continue
@@ -214,6 +239,27 @@ class Tool(NamedTuple):
                 options.append(f"{argument.name}={value}")
         argv = [self.name, *options, *(["--", *positionals] if positionals else [])]
         return self.parser.parse_args(argv)
+
+
+PARSED_KEEP = 64  # parsed argument sets a tool keeps (Tool.namespace)
+PARSED_KEY_CHARS = 512  # longer argument sets (a note's text ...) are parsed on every call
+
+
+def _canonical(args):
+    """The key of an argument set (its JSON, keys sorted), or None when too long to keep."""
+    import json  # lazy: loaded already by the protocol layer
+
+    try:
+        key = json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return key if len(key) <= PARSED_KEY_CHARS else None
+
+
+def _copy(namespace):
+    """A copy of a parsed Namespace whose list values are copies too."""
+    values = {name: list(value) if isinstance(value, list) else value for name, value in vars(namespace).items()}
+    return argparse.Namespace(**values)
 
 
 def _check(name, schema, value):
@@ -270,7 +316,8 @@ def build_tool(door_name, name, keep=None, overrides=()):
     schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
     summary = doors.commands(door)[name][1]
     example = command.description.split("Example:", 1)[-1].strip()
-    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, command, schema, gated)
+    return Tool(name, door_name, f"{summary}\nExample (CLI): {example}", parser, command, schema, gated,
+                tuple(declared), {})
 
 
 def door_of():

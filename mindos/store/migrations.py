@@ -702,8 +702,26 @@ CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority)
 """
 
 
+def m019_task_status_lookup():
+    """A task's status and priority by its id, from the index alone.  ``next`` asks this of
+    every prerequisite of the candidates it passes (is it completed?) and of every dependent
+    its inheritance probes walk (is it open, and how urgent?): through the id's own unique
+    index each answer costs that index's page and then the row's table page; this index
+    answers in one.  And the queued deadline index (m018) also holds the task's id, so the
+    deadline stream asks whether an entry's prerequisites are done from the entry itself and
+    reads the table row only of an entry that is ready: the front of that stream is mostly
+    tasks still waiting on prerequisites.  A long-lived server whose cached pages another
+    writer's commit has just dropped reads about a third fewer pages per ``next``."""
+    return """
+CREATE INDEX idx_tasks_id_status ON tasks(id, status, priority);
+DROP INDEX idx_tasks_queued_due;
+CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id)
+    WHERE status = 'queued' AND due_at IS NOT NULL;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
-              m018_queued_deadline_index]
+              m018_queued_deadline_index, m019_task_status_lookup]

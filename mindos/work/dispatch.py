@@ -69,24 +69,30 @@ PROBE_BUDGET = 2000
 _TIERS = range(len(validate.PRIORITIES))  # 0 (P0) .. 3 (P3)
 _UNKNOWN = object()
 _OPEN_SQL, _TERMINAL_SQL = OPEN_SQL, TERMINAL_SQL
-_RANK = "CAST(substr(t.priority, 2) AS INTEGER)"
-_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
-                " WHERE d.task_id = t.id AND (p.status IS NULL OR p.status <> 'completed')")
-_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q ON q.id = u.task_id"
+_RANK = "CAST(substr({row}.priority, 2) AS INTEGER)"  # {row}: the alias of the task row or index entry
+_UNSATISFIED = ("SELECT {what} FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status"
+                " ON p.id = d.depends_on"
+                " WHERE d.task_id = {row}.id AND (p.status IS NULL OR p.status <> 'completed')")
+_QUEUED_DEPENDENTS = ("SELECT {what} FROM dependencies u JOIN tasks q INDEXED BY idx_tasks_id_status ON q.id = u.task_id"
                       " WHERE u.depends_on = t.id AND q.status = 'queued'")
-_ELIGIBLE = (
+_TIMELY = (
     " AND (t.not_before IS NULL OR t.not_before <= :now)"
     " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
     " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
-    f" AND NOT EXISTS ({_UNSATISFIED.format(what='1')})"
 )
+_ELIGIBLE = _TIMELY + f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='t')})"
+# The deadline stream's readiness test, asked of the index entry ``c`` before its table row is
+# read: the queue's front is mostly tasks waiting on prerequisites, and each costs its
+# dependency rows and their states, not its own row as well.
+_READY_ENTRY = f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='c')})"
 # Every task reachable down the edges from an open task of stored priority :p, through open tasks.
 _WALK = (
     "WITH RECURSIVE walk(id) AS ("
     " SELECT d.depends_on FROM tasks s INDEXED BY idx_tasks_status_priority"
     f" JOIN dependencies d ON d.task_id = s.id WHERE s.status IN {_OPEN_SQL} AND s.priority = :p"
     " UNION"
-    " SELECT d.depends_on FROM walk JOIN tasks m ON m.id = walk.id JOIN dependencies d ON d.task_id = m.id"
+    " SELECT d.depends_on FROM walk JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = walk.id"
+    " JOIN dependencies d ON d.task_id = m.id"
     f" WHERE m.status NOT IN {_TERMINAL_SQL})"
 )
 # Is there an open task of stored priority :p (where _WALK starts)?  One index seek per open
@@ -98,15 +104,18 @@ _ANY_OPEN = "SELECT " + " OR ".join(
 _PROBE = (
     "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
     " SELECT d.task_id, m.priority <= :p FROM up JOIN dependencies d ON d.depends_on = up.id"
-    f" JOIN tasks m ON m.id = d.task_id WHERE m.status IN {_OPEN_SQL} LIMIT :cap)"
+    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
     " SELECT hit FROM up WHERE id <> :id"
 )
 # _PROBE's recursive step for one task: its open direct dependents, each with "is its priority <= :p".
 # The open statuses are spelled as equalities: an IN list of more than two values builds a
-# temporary index on every run, which costs more than the lookups themselves.
-_IS_OPEN = " OR ".join(f"m.status = '{status}'" for status in validate.STATUSES
+# temporary index on every run, which costs more than the lookups themselves.  Here and in
+# the other lookups by id through idx_tasks_id_status the status test is written ``+m.status``
+# so it filters the one entry found by id instead of seeking the index once per open status.
+_IS_OPEN = " OR ".join(f"+m.status = '{status}'" for status in validate.STATUSES
                        if status not in validate.TERMINAL_STATUSES)
-_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d JOIN tasks m ON m.id = d.task_id"
+_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d"
+           " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
            f" WHERE d.depends_on = :id AND ({_IS_OPEN})")
 # Tasks a probe expands with _UP_ONE (one plain indexed query each) before it hands the whole
 # probe to _PROBE: most candidates have no open dependent or a short chain of them, and the
@@ -117,8 +126,9 @@ PROBE_STEPS = 4
 KEEP_CALLS = 32
 _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # Open direct dependents of a batch of tasks, with their stored priorities.
-_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d JOIN tasks m ON m.id = d.task_id"
-                    f" WHERE d.depends_on IN ({{marks}}) AND m.status IN {_OPEN_SQL}")
+_OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
+                    " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
+                    f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
 
 
 def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
@@ -309,10 +319,11 @@ class _Plan:
         for k, value in self.thresholds.items():
             self.params[f"t{k}"] = value
         if self.boost:
-            levels = " + ".join(f"(t.created_at <= :t{k})" for k in self.thresholds)
-            self.aged_sql = f"max(0, {_RANK} - min(:boost, {levels}))"
+            levels = " + ".join(f"({{row}}.created_at <= :t{k})" for k in self.thresholds)
+            aged = f"max(0, {_RANK} - min(:boost, {levels}))"
         else:
-            self.aged_sql = _RANK
+            aged = _RANK
+        self.aged_sql, self.aged_entry_sql = aged.format(row="t"), aged.format(row="c")  # the row's, the entry's
         self.tag_sql = ""
         for number, tag in enumerate(scope_tags):
             self.params[f"tag{number}"] = f'"{tag}"'  # tags are stored as a JSON array of validated tokens
@@ -323,7 +334,7 @@ class _Plan:
         if prefer_unblocking:
             extra.append(f", ({_QUEUED_DEPENDENTS.format(what='count(*)')}) AS _unblocks")
         if explain:
-            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))')}) AS _blocked_by")
+            extra.append(f", ({_UNSATISFIED.format(what='group_concat(d.depends_on, char(31))', row='t')}) AS _blocked_by")
         self.extra = "".join(extra)
         # sorting a subset costs its size; streaming a global index for it costs about
         # pool/size rows per stream head: the break-even is near 4 * sqrt(pool)
@@ -602,10 +613,13 @@ class _Plan:
         if (tier, op) not in self.choices:
             self.choices[tier, op] = self._use_deadline_index(ranges)
         if self.choices[tier, op]:
+            # the index entry (c) is filtered by tier and readiness first; the row (t) is read
+            # for the ones that pass
+            aged, filters = self.aged_entry_sql, (_READY_ENTRY + _TIMELY if self.filters else "")
             yield from self._rows(
-                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_queued_due"
-                f" WHERE t.status = 'queued' AND t.due_at IS NOT NULL AND {self.aged_sql} {op} :tier"
-                f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", tier=tier)
+                f"SELECT t.*{self.extra} FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
+                f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
+                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier)
             return
         yield from heapq.merge(*(self._rows(
             f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"

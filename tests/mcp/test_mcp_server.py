@@ -133,6 +133,39 @@ def test_serve_refuses_an_oversized_line_and_goes_on(conn):
     assert answers[2]["error"]["code"] == -32700
 
 
+def test_a_tool_result_is_written_with_its_text_as_the_structured_content(conn):
+    """Over stdio a tool call's structured content is written as its own JSON text (encoded
+    once): the line parses to exactly the answer the server built, whatever the text holds."""
+    import io
+
+    conn.execute("INSERT INTO tasks(id, project, title, description, created_at, updated_at) VALUES"
+                 " ('t\u00e91', 'Trove', 'quotes \" and \\ and \u2028 and \U0001f600', 'line\nbreak',"
+                 " '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+    srv = server.Server(conn, tools.exposed(profile="all"))
+    requests = [{"jsonrpc": "2.0", "id": "r\u00e9-1", "method": "tools/call",
+                 "params": {"name": "show", "arguments": {"task_id": "t\u00e91"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "next", "arguments": {}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {"task_id": "nope"}}}]
+    expected = [srv.handle_line(json.dumps(request)) for request in requests]
+    out = io.BytesIO()
+    server.serve(conn, tools.exposed(profile="all"), io.BytesIO(b"".join(
+        json.dumps(request).encode() + b"\n" for request in requests)), out)
+    lines = out.getvalue().splitlines()
+    answers = {json.loads(line)["id"]: json.loads(line) for line in lines}
+    for request, answer in zip(requests, expected):
+        written = answers[request["id"]]
+        assert written == json.loads(json.dumps(answer)), request
+        result = written["result"]
+        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert answers[3]["result"]["isError"] is True and answers[3]["result"]["structuredContent"]["error"]["code"] == "not_found"
+    first = next(line for line in lines if line.startswith(b'{"jsonrpc":"2.0","id":"r'))
+    assert first.decode("utf-8").endswith("}}") and "t\u00e91" in first.decode("utf-8")
+    for answer in expected:  # one line each, newline-ended, the same JSON as the answer
+        line = server.encode(answer)
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        assert json.loads(line) == json.loads(json.dumps(answer))
+
+
 # -- a real stdio process ---------------------------------------------------------------------
 
 
@@ -689,37 +722,34 @@ def test_recent_tool_arguments_are_parsed_once_and_each_call_gets_its_own_copy(s
     from mindos.errors import MindosError
 
     parsed = []
-    real = tools.Tool.namespace
+    real = tools.Tool._parse
 
-    def namespace(self, args):
+    def parse(self, args):
         parsed.append((self.name, args))
         return real(self, args)
 
-    monkeypatch.setattr(tools.Tool, "namespace", namespace)
+    monkeypatch.setattr(tools.Tool, "_parse", parse)
     nxt = srv.tools["next"]
-    first = srv.parse_arguments(nxt, {"claim": True, "owner": "a1"})
+    first = nxt.namespace({"claim": True, "owner": "a1"})
     first.tag.append("mine")  # what a handler does to its copy stays its own
     first.owner = "changed"
-    second = srv.parse_arguments(nxt, {"owner": "a1", "claim": True})  # same arguments, other key order
+    second = nxt.namespace({"owner": "a1", "claim": True})  # same arguments, other key order
     assert len(parsed) == 1 and second is not first and second.tag is not first.tag
     assert (second.owner, second.tag, second.claim) == ("a1", [], True)
     assert vars(second) == vars(real(nxt, {"claim": True, "owner": "a1"}))
-    assert srv.parse_arguments(nxt, {"claim": True, "owner": 'a2"; DROP TABLE tasks; --'}).owner.startswith("a2")
+    assert nxt.namespace({"claim": True, "owner": 'a2"; DROP TABLE tasks; --'}).owner.startswith("a2")
     parsed.clear()
     for _ in range(2):  # a refusal is parsed (and refused) every time
         with pytest.raises(MindosError):
-            srv.parse_arguments(nxt, {"claim": "yes", "owner": "a1"})
+            nxt.namespace({"claim": "yes", "owner": "a1"})
         with pytest.raises(MindosError):
-            srv.parse_arguments(nxt, {"bogus": 1})
+            nxt.namespace({"bogus": 1})
     assert len(parsed) == 4
     parsed.clear()
-    long_text = {"task_id": "t1", "content": "x" * (server.PARSED_KEY_CHARS + 1)}
+    long_text = {"task_id": "t1", "content": "x" * (tools.PARSED_KEY_CHARS + 1)}
     for _ in range(2):  # long arguments are not kept
-        assert srv.parse_arguments(srv.tools["note"], long_text).content == long_text["content"]
+        assert srv.tools["note"].namespace(long_text).content == long_text["content"]
     assert len(parsed) == 2
-    for index in range(server.PARSED_LIMIT + 5):  # the kept parses are bounded
-        srv.parse_arguments(nxt, {"owner": f"agent-{index}"})
-    assert len(srv._parsed) <= server.PARSED_LIMIT
     # through the server: the answers are the calls' own
     make_task(conn, "t1")
     make_task(conn, "t2")

@@ -136,3 +136,54 @@ def test_custom_integer_types_and_optional_positionals_map_faithfully():
     assert tools._property(verbose) == {"type": "boolean", "default": True, "description": "(CLI: --quiet)"}
     with pytest.raises(tools.Unsupported):
         tools._property(flagged)
+
+
+def test_a_repeated_argument_set_reuses_its_parse_and_no_call_shares_its_namespace(monkeypatch):
+    tool = tools.exposed()["next"]
+    parses = []
+    real = tool.parser.parse_args
+    monkeypatch.setattr(tool.parser, "parse_args", lambda argv: parses.append(argv) or real(argv))
+    args = {"project": "Alpha", "tag": ["x", "y"], "claim": True, "owner": "codex"}
+    first = tool.namespace(dict(args))
+    first.tag.append("mutated by a handler")
+    first.owner = "someone else"
+    second = tool.namespace({"owner": "codex", "claim": True, "tag": ["x", "y"], "project": "Alpha"})  # same set
+    assert len(parses) == 1
+    assert vars(second) == vars(tools.build_tool("autopilot", "next").namespace(args))
+    assert second is not first and second.tag == ["x", "y"] and second.owner == "codex"
+    assert tool.namespace({"project": "Alpha", "tag": ["x"], "claim": True, "owner": "codex"}).tag == ["x"]
+    assert len(parses) == 2  # another set: parsed
+    with pytest.raises(tools.ArgumentsError, match="must be a boolean"):
+        tool.namespace({**args, "claim": 1})  # 1 is not true: never served from the set above
+    long_text = {"owner": "codex", "project": "A" * 40, "tag": ["t" * 30] * 20}
+    tool.namespace(long_text)
+    tool.namespace(long_text)
+    assert len(parses) == 4  # too long to keep: parsed each time (the refused one never reached the parser)
+    for n in range(tools.PARSED_KEEP + 5):
+        tool.namespace({"owner": f"agent{n}"})
+    assert len(tool.parsed) == tools.PARSED_KEEP
+
+
+def test_parsed_argument_sets_are_safe_to_share_between_worker_threads():
+    import threading
+
+    tool = tools.exposed()["show"]
+    failures = []
+
+    def work(worker):
+        try:
+            for n in range(300):
+                task_id = f"t-{worker}-{n % 90}"
+                namespace = tool.namespace({"task_id": task_id})
+                if namespace.task_id != task_id:
+                    failures.append((task_id, namespace.task_id))
+        except Exception as exc:  # noqa: BLE001 (any failure of the shared table fails the test)
+            failures.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(worker,)) for worker in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(tool.parsed) <= tools.PARSED_KEEP + len(threads)

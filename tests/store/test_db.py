@@ -123,7 +123,7 @@ def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_match
     monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
     conn = db.connect(str(old_home))
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version() == 18
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version() == len(migrations.MIGRATIONS)
         assert [row[0] for row in conn.execute(
             "SELECT id FROM tasks INDEXED BY idx_tasks_queued_due WHERE status = 'queued' AND due_at IS NOT NULL"
             " ORDER BY due_at, created_at, seq")] == ["d", "a"]
@@ -135,6 +135,44 @@ def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_match
     try:
         assert migrated == _shape(fresh)
         assert "idx_tasks_queued_due" in migrated
+    finally:
+        fresh.close()
+
+
+def test_version_18_home_gains_the_task_status_lookup_index_over_its_rows_and_matches_fresh_schema(
+        tmp_path, monkeypatch):
+    """m019: a home at 18 migrates to the fresh schema, and the new index answers a task's
+    status and priority by id for every row, without the table."""
+    old_home = tmp_path / "old"
+    old_home.mkdir()
+    _build_v1(str(old_home / "state.db")).close()
+    monkeypatch.setattr(db, "SCHEMA_VERSION", 18)
+    conn = db.connect(str(old_home))
+    try:
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'idx_tasks_id_status'").fetchone()[0] == 0
+        with db.write(conn):
+            for task_id, status, priority in (("a", "queued", "P1"), ("b", "completed", "P0"), ("c", "claimed", "P3")):
+                conn.execute("INSERT INTO tasks(id, project, title, status, priority, created_at, updated_at)"
+                             " VALUES (?, 'Trove', ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                             (task_id, f"task {task_id}", status, priority))
+    finally:
+        conn.close()
+    monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
+    conn = db.connect(str(old_home))
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version()
+        sql = "SELECT id, status, priority FROM tasks INDEXED BY idx_tasks_id_status WHERE id = ?"
+        assert [tuple(conn.execute(sql, (task_id,)).fetchone()) for task_id in "abc"] == [
+            ("a", "queued", "P1"), ("b", "completed", "P0"), ("c", "claimed", "P3")]
+        assert "COVERING INDEX idx_tasks_id_status" in conn.execute("EXPLAIN QUERY PLAN " + sql, ("a",)).fetchone()[3]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        migrated = _shape(conn)
+    finally:
+        conn.close()
+    fresh = db.connect(str(tmp_path / "fresh"))
+    try:
+        assert migrated == _shape(fresh)
+        assert "idx_tasks_id_status" in migrated
     finally:
         fresh.close()
 

@@ -319,7 +319,7 @@ def test_next_streams_deadlines_from_the_queued_deadline_index_past_claimed_and_
     assert after <= before * 1.5 + 20, f"next: {before} -> {after} hundred VM steps"
     assert not any("idx_tasks_due_at" in sql for sql, _ in statements)
     dated = [(sql, params) for sql, params in statements if "INDEXED BY idx_tasks_queued_due" in sql]
-    assert any("ORDER BY t.due_at," in sql for sql, _ in dated), "the dated stream did not read the index"
+    assert any("ORDER BY c.due_at," in sql for sql, _ in dated), "the dated stream did not read the index"
     for sql, params in dated:
         details = _plans(conn, sql, params)
         assert any("USING INDEX idx_tasks_queued_due" in detail for detail in details), details
@@ -342,3 +342,42 @@ def test_the_queued_deadline_index_holds_exactly_the_queued_dated_tasks(conn):
     assert indexed() == ["q00000"]
     assert conn.execute("SELECT count(*) FROM tasks INDEXED BY idx_tasks_queued_due"
                         " WHERE status = 'queued' AND due_at IS NOT NULL").fetchone()[0] == 1
+
+
+def test_next_reads_prerequisite_and_dependent_states_from_the_status_lookup_index(recorded, cli, conn):
+    """Whether a candidate's prerequisite is completed, and whether a probed dependent is open
+    and how urgent, come from idx_tasks_id_status alone (one seek by id, never one per open
+    status, never the table row)."""
+    make_task(conn, "hot", project="Acme", title="urgent dependent", priority="P0")
+    conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES ('hot', 't39', '2026-01-01T00:00:00Z')")
+    for argv in (["next"], ["next", "--explain"], ["next", "--prefer-unblocking"]):
+        recorded.clear()
+        assert cli("autopilot", *argv)[0] == 0
+        looked_up = [(sql, params) for sql, params in recorded if "INDEXED BY idx_tasks_id_status" in sql]
+        assert looked_up, argv
+        for sql, params in looked_up:
+            details = [detail for detail in _plans(conn, sql, params) if "idx_tasks_id_status" in detail]
+            assert details and all("COVERING INDEX idx_tasks_id_status (id=?)" in detail
+                                   or "COVERING INDEX idx_tasks_id_status (id=? AND status=?)" in detail
+                                   and "q.status" in sql for detail in details), (sql, details)
+
+
+def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn, cli, monkeypatch):
+    """The queued deadline index holds the id: the stream asks whether an entry's prerequisites
+    are done from the entry, and reads the task's row (by its seq) only after that."""
+    from mindos.work import dispatch
+
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 16)  # stream the deadlines
+    _dated(conn, "q", 0, 150, "queued", 20)
+    conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES ('q00000', 'q00149', '2026-01-01T00:00:00Z')")
+    statements = _record(monkeypatch)
+    rc, out, _ = cli("autopilot", "next")
+    assert rc == 0 and json.loads(out)["task"]["id"] == "q00001"  # q00000 waits on q00149
+    dated = [(sql, params) for sql, params in statements if "FROM tasks c INDEXED BY idx_tasks_queued_due" in sql]
+    assert dated
+    for sql, params in dated:
+        details = _plans(conn, sql, params)
+        entry = next(i for i, detail in enumerate(details) if "SEARCH c USING INDEX idx_tasks_queued_due" in detail)
+        readiness = next(i for i, detail in enumerate(details) if "SEARCH p USING COVERING INDEX idx_tasks_id_status" in detail)
+        row = next(i for i, detail in enumerate(details) if detail.startswith("SEARCH t USING INTEGER PRIMARY KEY"))
+        assert entry < readiness < row, details
