@@ -85,6 +85,8 @@ CHAIN_WINDOW = 20000
 # within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
+# receipt file times this close before a recall's check count as after it (coarse file clocks)
+RECALL_FILE_SLACK_NS = 2_000_000_000
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
 # moves its lease and may mark it running, which keeps it open, and never moves its due
 # date), and the actions that change nothing a recall bundle holds
@@ -601,13 +603,19 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
         turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
+        # a recall checked after the last write and still before the instant it can move with
+        # time alone, its receipt files untouched since, is the one its check found: kept
+        quiet = {} if entry["touched"] else _quiet(entry.get("quiet"), volatile, at)
+        turn = [task for task in turn if task not in _still_quiet(conn, quiet, turn)]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
             from mindos.context import recall  # lazy: only a tick with recalls to re-check builds bundles
 
             out = sense._Out("recall-stale", sense.LIMIT)
-            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn)[0]["items"])
+            fresh = {}
+            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn, quiet=fresh)[0]["items"])
+            quiet.update(_quiet(fresh, volatile, at))
             for item in carried:
                 if item["subjects"][0] in turn:
                     counts[item["kind"]] = counts.get(item["kind"], 0) - 1
@@ -621,13 +629,57 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
                           "next": after if after < len(volatile) else 0, "next_end": next_end,
-                          "pending": pending}
+                          "pending": pending, "quiet": dict(sorted(quiet.items()))}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
                           "volatile": horizon["volatile"], "next": 0, "pending": [],
-                          "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS}}
+                          "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS},
+                          "quiet": dict(sorted(_quiet(horizon.get("quiet"), horizon["volatile"], at).items()))}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
+
+
+def _quiet(entries, volatile, now):
+    """The well-formed ``{task: [horizon, checked_ns]}`` entries of ``entries`` (see
+    :func:`mindos.context.recall.check_cited`) for the tasks of ``volatile`` whose horizon
+    is still ahead of ``now`` (None: no horizon)."""
+    if not isinstance(entries, dict):
+        return {}
+    wanted = set(volatile)
+    return {task: [value[0], value[1]] for task, value in entries.items()
+            if task in wanted and isinstance(value, list) and len(value) == 2
+            and (value[0] is None or isinstance(value[0], str) and now < value[0])
+            and isinstance(value[1], int) and not isinstance(value[1], bool)}
+
+
+def _still_quiet(conn, quiet, tasks):
+    """The ``tasks`` with an entry in ``quiet`` whose receipt files (the task's own and its
+    prerequisites': every file its bundle can read) are all regular files untouched since the
+    entry's check (their modification and change times before it, less RECALL_FILE_SLACK_NS)."""
+    found = set()
+    for task in tasks:
+        if task not in quiet:
+            continue
+        cutoff = quiet[task][1] - RECALL_FILE_SLACK_NS
+        paths = [row[0] for row in conn.execute(
+            "SELECT path FROM receipts WHERE task_id = ? UNION SELECT r.path FROM dependencies d"
+            " JOIN receipts r ON r.task_id = d.depends_on WHERE d.task_id = ?", (task, task))]
+        if all(_file_before(conn.home, path, cutoff) for path in paths):
+            found.add(task)
+    return found
+
+
+def _file_before(home, path, cutoff):
+    """True when receipt file ``path`` (as a receipt row stores it) is a regular file whose
+    times are all before ``cutoff`` (ns); a missing file, or a link, counts as changed."""
+    import stat  # lazy: only a tick that keeps recalls with receipts stats their files
+
+    path = path if isinstance(path, str) else ""
+    try:
+        st = os.lstat(path if os.path.isabs(path) else os.path.join(home, path))
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and max(st.st_mtime_ns, st.st_ctime_ns) < cutoff
 
 
 def _remembered(digest, row, source):
@@ -751,7 +803,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     upkeep = index_upkeep(conn, dry_run=dry_run) if repairing else []
     new = [item for item in findings if item["digest"] not in seen]
     carried = len(findings) - len(new)
-    resolved = sorted(digest for digest in seen if digest not in {item["digest"] for item in findings})
+    resolved = sorted(digest for digest in seen if digest not in present)
     report = {
         "state": state, "because": because[:LISTED], "dry_run": dry_run, "lock": lock, "tick_at": now,
         "findings": {"total": sum(by_kind.values()), "by_kind": dict(sorted(by_kind.items())), "new": new[:LISTED],
