@@ -381,13 +381,21 @@ def _integrity_rows(conn, report, table, after, upto):
         return
     lines = []
     try:
-        reads = " + ".join(f"coalesce(length({sql.quoted(name)}), 0)" for name, _ in columns)
-        nulls = [name for name, notnull in columns if notnull]  # typeof: the planner trusts NOT NULL
-        counted = "".join(f", sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
-        row = conn.execute(f"SELECT sum({reads}){counted} FROM main.{quoted} WHERE rowid > ? AND rowid <= ?",
+        # every value loaded (as a blob: its bytes, not its characters, are counted), in one
+        # aggregate per kind of column: the nullable ones' sizes, the NOT NULL ones' NULLs
+        # (IS NULL over the loaded value: the planner trusts NOT NULL on a bare column)
+        loaded = {name: f"length(CAST({sql.quoted(name)} AS BLOB))" for name, _ in columns}
+        sizes = " + ".join(f"coalesce({loaded[name]}, 0)" for name, notnull in columns if not notnull) or "0"
+        nulls = [name for name, notnull in columns if notnull]
+        found = " + ".join(f"({loaded[name]} IS NULL)" for name in nulls) or "0"
+        row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE rowid > ? AND rowid <= ?",
                            (after, upto)).fetchone()
-        for name, count in zip(nulls, row[1:]):
-            lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
+        if row[1]:  # some: counted per column, to name each
+            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
+            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE rowid > ? AND rowid <= ?",
+                               (after, upto)).fetchone()
+            for name, count in zip(nulls, row):
+                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
         for index, where, keys in _row_indexes(conn, table):
             match = " AND ".join(f"i.{sql.quoted(key)} IS t.{sql.quoted(key)}" for key in keys)
             # a partial index serves the lookup only when its condition is stated on the

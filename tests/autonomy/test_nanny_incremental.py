@@ -647,6 +647,48 @@ def test_a_window_of_an_index_flags_what_the_whole_compare_names_in_it(conn, hom
         assert fts.window_drifts(conn, "notes_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
 
 
+@pytest.mark.parametrize("fault", ["missing", "stale", "none"])
+def test_a_window_of_a_many_column_index_flags_what_the_whole_compare_names_in_it(conn, home, fault):
+    from mindos.memory import facts
+
+    populate(conn)
+    for number in range(5):
+        facts.assert_fact(conn, subject=f"service-{number}", predicate="uses", obj=f"store-{number}", source="codex")
+    ids = [row[0] for row in conn.execute("SELECT id FROM facts ORDER BY id")]
+    target = ids[len(ids) // 2]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        if fault == "missing":  # the row's tokens and size dropped from the index alone
+            row = link.execute("SELECT id, subject, predicate, object, source FROM facts WHERE id = ?",
+                               (target,)).fetchone()
+            link.execute("INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)"
+                         " VALUES ('delete', ?, ?, ?, ?, ?)", row)
+        elif fault == "stale":
+            link.execute("DROP TRIGGER IF EXISTS facts_fts_ad")
+            link.execute("DELETE FROM facts WHERE id = ?", (target,))
+    finally:
+        link.close()
+    whole = fts.drift(conn, "facts_fts")
+    named = set(whole["missing"]) | set(whole["stale"])
+    assert named == (set() if fault == "none" else {target})
+    for low in range(0, ids[-1] + 1, 2):
+        assert fts.window_drifts(conn, "facts_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+
+
+def test_a_window_of_an_index_is_one_statement_merging_two_range_reads(conn):
+    populate(conn)
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        fts.window_drifts(conn, "notes_fts", 0, 1000)
+    finally:
+        conn.set_trace_callback(None)
+    assert len(statements) == 1
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0].replace("?1", "0").replace("?2", "9"))]
+    assert any("MERGE (EXCEPT)" in step for step in plan)
+    assert not any("TEMP B-TREE" in step or step.startswith("SCAN c") or step.startswith("SCAN d") for step in plan)
+
+
 def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, home):
     populate(conn)
     _grow(conn, count=6)

@@ -326,3 +326,34 @@ def test_full_doctor_names_a_damaged_table_and_says_a_restore_repairs_it(conn, h
     damaged = [p for p in json.loads(out)["problems"] if p["kind"] == "database_integrity"]
     assert damaged and all(p.get("table") == "notes" for p in damaged)
     assert "snapshot-restore" in damaged[0]["repair"] and "REINDEX cannot repair a table" in damaged[0]["repair"]
+
+
+def test_a_rows_window_names_each_null_in_a_not_null_column_and_reads_clean_rows_in_one_statement(tmp_path):
+    import sqlite3 as sqlite
+
+    from mindos.recovery import doctor as the_doctor
+
+    link = sqlite.connect(str(tmp_path / "plain.db"), isolation_level=None)
+    link.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT, note TEXT)")
+    link.executemany("INSERT INTO t(id, a, b, note) VALUES (?, ?, ?, ?)",
+                     [(n, "x" * (5000 if n == 3 else 5), "y", None if n % 2 else "z") for n in range(1, 9)])
+    link.execute("UPDATE t SET a = NULL WHERE id IN (4, 7)")
+    link.execute("UPDATE t SET b = NULL WHERE id = 7")
+    link.execute("PRAGMA writable_schema=ON")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT NOT NULL,"
+                 " b TEXT NOT NULL, note TEXT)' WHERE name = 't'")
+    link.execute("PRAGMA writable_schema=OFF")
+    link.close()
+    link = sqlite.connect(str(tmp_path / "plain.db"), isolation_level=None)
+    try:
+        statements = []
+        link.set_trace_callback(statements.append)
+        report = the_doctor._Report()
+        the_doctor._integrity_rows(link, report, "t", 0, 3)  # clean rows, one of them on overflow pages
+        assert report.problems == [] and len([text for text in statements if text.startswith("SELECT")]) == 1
+        the_doctor._integrity_rows(link, report, "t", 3, 8)
+        assert sorted(problem["detail"] for problem in report.problems) == [
+            "NULL value in t.a", "NULL value in t.a", "NULL value in t.b"]
+        assert {problem["table"] for problem in report.problems} == {"t"}
+    finally:
+        link.close()
