@@ -199,17 +199,53 @@ def _brief(item, reason=None):
     return entry
 
 
-def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
+def _policy_stamp(repairs, home):
+    """What the repair policies in force are read from: ``[[file, size, mtime_ns, ctime_ns]]``
+    of every ``.yaml`` of the shipped and the home's policy directories, in order (an edit,
+    a new or a removed file changes it)."""
+    stamp = []
+    for directory in (repairs.shipped_dir(), repairs.home_dir(home)):
+        try:
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".yaml")) if directory else []
+        except OSError:
+            names = []
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                stamp.append([path, -1, 0, 0])
+                continue
+            stamp.append([path, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return stamp
+
+
+def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs, previous=None, mark=None):
     """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid).
 
     Policies are read only when there is a finding to answer: an idle tick never parses them.
+    A tick whose findings are all of kinds no policy answers, with the policy files as the
+    previous tick found them all valid (``previous["policies"]``: their stamp and the kinds
+    they answer), has nothing to run, skip or report: it does not parse them again.  ``mark``
+    receives what the next tick compares.
     """
     findings = sensed["findings"]
     runs, skipped, invalid = [], [], []
     if not findings:
         return runs, skipped, invalid
     from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
-    for entry in repairs.policies(conn.home):
+
+    stamp = _policy_stamp(repairs, conn.home)
+    known = (previous or {}).get("policies")
+    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("kinds"), list) \
+            and not {item["kind"] for item in findings} & set(known["kinds"]):
+        if mark is not None:
+            mark["policies"] = known
+        return runs, skipped, invalid
+    entries = repairs.policies(conn.home)
+    if mark is not None and all(entry["valid"] for entry in entries):
+        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries})}
+    for entry in entries:
         if not entry["valid"]:
             invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})
             skipped.append({"repair": entry["name"], "reason": "invalid_policy"})
@@ -603,6 +639,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
         turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
+        pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
         # a recall checked after the last write and still before the instant it can move with
         # time alone, its receipt files untouched since, is the one its check found: kept
         quiet = {} if entry["touched"] else _quiet(entry.get("quiet"), volatile, at)
@@ -747,7 +784,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     repairing = lock != "busy"
     runs, skipped, invalid = [], [], []
     if repairing:
-        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs)
+        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs,
+                                                  previous=previous, mark=mark)
     tripped = [item for item in sensed["findings"] if _tripped(seen, item)]
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     failures = {}  # digest -> (repair, error) for this tick
