@@ -162,7 +162,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
     ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
     past the watermark, see :func:`_rows_past`).
-    ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
+    ``counts``: False leaves the row counts out of the report (``counts`` is then empty, and
+    the memory store note says only whether it is empty: no table is counted).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
     the sweep runs it)."""
     report, notes, checks = _Report(), {}, []
@@ -193,6 +194,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     elif part.get("tables"):
         checks.append("integrity_tables")
         _integrity(conn, report, False, only=part["tables"])
+    counted = bool(counts)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
         if counts else {}
@@ -249,7 +251,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                                 f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
             report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
-    if "memories" in existing:
+    if "memories" in existing and not counted:  # without counts, whether the store is empty (one row read)
+        empty = conn.execute("SELECT 1 FROM main.memories LIMIT 1").fetchone() is None
+        notes["memory_store"] = {"status": "empty" if empty else "ok"}
+    elif "memories" in existing:
         total = tables.row_count(conn, "memories")
         notes["memory_store"] = {"status": "empty" if total == 0 else "ok", "memories": total}
     else:

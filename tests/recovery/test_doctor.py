@@ -357,3 +357,18 @@ def test_a_rows_window_names_each_null_in_a_not_null_column_and_reads_clean_rows
         assert {problem["table"] for problem in report.problems} == {"t"}
     finally:
         link.close()
+
+
+def test_a_sweep_without_counts_reads_one_memory_row_not_the_table(conn, home):
+    assert doctor.sweep(conn, counts=False)["notes"]["memory_store"] == {"status": "empty"}
+    memories.retain(conn, "we chose sqlite for execution truth", project="Trove")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        report = doctor.sweep(conn, counts=False)
+    finally:
+        conn.set_trace_callback(None)
+    assert report["counts"] == {} and report["notes"]["memory_store"] == {"status": "ok"}
+    assert 'SELECT count(*) FROM main."memories"' not in statements
+    full = doctor.sweep(conn)
+    assert full["notes"]["memory_store"]["status"] == report["notes"]["memory_store"]["status"]
