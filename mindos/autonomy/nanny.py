@@ -642,7 +642,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
         # a recall checked after the last write and still before the instant it can move with
         # time alone, its receipt files untouched since, is the one its check found: kept
-        quiet = {} if entry["touched"] else _quiet(entry.get("quiet"), volatile, at)
+        quiet = {} if entry["touched"] else _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
         turn = [task for task in turn if task not in _still_quiet(conn, quiet, turn)]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
@@ -666,13 +666,13 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
                           "next": after if after < len(volatile) else 0, "next_end": next_end,
-                          "pending": pending, "quiet": dict(sorted(quiet.items()))}
+                          "pending": pending, "quiet": _packed(quiet, volatile)}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
                           "volatile": horizon["volatile"], "next": 0, "pending": [],
                           "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS},
-                          "quiet": dict(sorted(_quiet(horizon.get("quiet"), horizon["volatile"], at).items()))}
+                          "quiet": _packed(_quiet(horizon.get("quiet"), horizon["volatile"], at), horizon["volatile"])}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
 
 
@@ -687,6 +687,24 @@ def _quiet(entries, volatile, now):
             if task in wanted and isinstance(value, list) and len(value) == 2
             and (value[0] is None or isinstance(value[0], str) and now < value[0])
             and isinstance(value[1], int) and not isinstance(value[1], bool)}
+
+
+def _packed(quiet, volatile):
+    """``quiet`` as the watermark keeps it, small enough for every tick's audit event:
+    ``{"checked_ns": the oldest check's file time, "until": [per task of volatile, its
+    horizon (None: none), or "" when it has no entry]}`` (every entry is then compared with
+    the oldest check's time: a file changed since makes them all be rebuilt, never kept)."""
+    return {"checked_ns": min((value[1] for value in quiet.values()), default=0),
+            "until": [quiet[task][0] if task in quiet else "" for task in volatile]}
+
+
+def _unpacked(stored, volatile):
+    """:func:`_packed`'s form back as ``{task: [horizon, checked_ns]}`` (``{}`` when it is not
+    that form or not aligned with ``volatile``)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("until"), list) \
+            or len(stored["until"]) != len(volatile):
+        return {}
+    return {task: [until, stored.get("checked_ns")] for task, until in zip(volatile, stored["until"]) if until != ""}
 
 
 def _still_quiet(conn, quiet, tasks):

@@ -215,9 +215,9 @@ def test_a_reranked_recall_within_the_same_age_hours_and_no_write_is_kept_withou
         _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
     _tick(conn)
     quiet = sense.last_watermark(conn)["recall"]["quiet"]
-    assert sorted(quiet) == ["a", "b", "c"]
+    assert isinstance(quiet["checked_ns"], int) and len(quiet["until"]) == 3
     # the horizon: the first instant a reranked candidate turns an hour older
-    assert all(clock.now_iso() < horizon <= clock.shift(clock.now_iso(), 3600) for horizon, _ in quiet.values())
+    assert all(clock.now_iso() < horizon <= clock.shift(clock.now_iso(), 3600) for horizon in quiet["until"])
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     for _ in range(4):
         clock.advance(60)
@@ -257,7 +257,7 @@ def test_a_changed_receipt_file_rebuilds_a_recall_that_packed_it(conn, monkeypat
     (receipt_id,) = conn.execute("SELECT id FROM receipts WHERE task_id = 'a'").fetchone()
     _tick(conn)
     assert sense.last_watermark(conn)["recall"]["volatile"] == ["a"]
-    assert "a" in sense.last_watermark(conn)["recall"]["quiet"]
+    assert sense.last_watermark(conn)["recall"]["quiet"]["until"] == [None]  # no horizon: files alone move it
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     _tick(conn)
     assert sweeps == []  # the receipt file is as it was checked
@@ -411,3 +411,15 @@ def test_a_lifetime_added_by_the_writes_since_moves_the_next_end_without_a_whole
     report = _tick(conn)
     assert [call[1].get("tasks") for call in sweeps] == [None]  # the lifetime ended: every recall again
     _same_as_full(conn, report)
+
+
+def test_the_quiet_entries_are_kept_compact_and_anything_misaligned_is_dropped():
+    quiet = {"a": ["2026-01-01T01:00:00Z", 50], "c": [None, 70]}
+    packed = nanny._packed(quiet, ["a", "b", "c"])
+    assert packed == {"checked_ns": 50, "until": ["2026-01-01T01:00:00Z", "", None]}
+    assert nanny._unpacked(packed, ["a", "b", "c"]) == {"a": ["2026-01-01T01:00:00Z", 50], "c": [None, 50]}
+    assert nanny._unpacked(packed, ["a", "b"]) == {} and nanny._unpacked(["x"], ["a"]) == {}
+    # a malformed check time or horizon is no entry at all: those recalls are rebuilt on their turn
+    assert nanny._quiet(nanny._unpacked({"checked_ns": "x", "until": [None]}, ["a"]), ["a"], "2026") == {}
+    assert nanny._quiet({"a": [5, 1], "b": [None, True]}, ["a", "b"], "2026") == {}
+    assert nanny._quiet({"a": ["2025-01-01T00:00:00Z", 1]}, ["a"], "2026-01-01T00:00:00Z") == {}  # passed
