@@ -315,6 +315,11 @@ def _estimate(conn, table, budget):
     return row[0] if row and isinstance(row[0], int) else 0
 
 
+def tables_rows(conn, table):
+    """Rows in ``table`` (a whole count: only when a round of windows over it starts)."""
+    return conn.execute(f"SELECT count(*) FROM main.{sql.quoted(table)}").fetchone()[0]
+
+
 def _groups(names, sizes, budget):
     """Cut ``names`` (in order) into turns of at most ``budget`` estimated rows each (a name
     over budget alone); ``sizes``: ``{name: rows or None}`` (None: over budget)."""
@@ -379,7 +384,7 @@ def _sweep_plan(conn, previous):
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
     mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
-                ref_round=[], fts_rows_from=0, fts_round=[])
+                ref_round=[], fts_rows_from=0, fts_round=[], keys_from=[], key_sizes={})
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
@@ -391,6 +396,11 @@ def _sweep_plan(conn, previous):
         mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
         mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
             if isinstance(round_, list) else []
+    keys_from, key_sizes = previous.get("keys_from"), previous.get("key_sizes")
+    mark["keys_from"] = keys_from if isinstance(keys_from, list) and all(
+        isinstance(value, (str, int, float)) and not isinstance(value, bool) for value in keys_from) else []
+    mark["key_sizes"] = {table: size for table, size in key_sizes.items() if isinstance(size, int)
+                         and not isinstance(size, bool) and size >= 0} if isinstance(key_sizes, dict) else {}
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -415,6 +425,27 @@ def _sweep_plan(conn, previous):
         windowed = [table for table in names if owners[table] == table and table in with_rowids
                     and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
         mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
+        # a table without rowids over budget is walked INTEGRITY_WINDOW primary keys a turn;
+        # its rows are counted whole when a round over it starts (else the count kept)
+        keyed = [table for table in names if owners[table] == table and table not in with_rowids
+                 and sizes[table] is None and doctor.primary_key(conn, table)]
+        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"])
+        mark["key_sizes"] = {table: mark["key_sizes"][table] if table in mark["key_sizes"]
+                             and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
+        mark["turns"]["integrity"] += sum(-(-mark["key_sizes"][table] // INTEGRITY_WINDOW) - 1 for table in keyed)
+        if len(group) == 1 and group[0] in keyed:
+            table = group[0]
+            mark["rows_from"] = 0
+            low = mark["keys_from"] if going_on else None
+            high = doctor.key_after(conn, table, low, INTEGRITY_WINDOW)
+            mark["keys_from"] = [] if high is None else high
+            if high is not None:
+                mark["table_from"] = table
+            if not going_on:
+                mark["round"] = []
+            return mark, (), name, None, {"tables": [table], "rows": [low, high], "keyed": True,
+                                          "last": high is None}
+        mark["keys_from"] = []
         if len(group) != 1 or group[0] not in windowed:
             mark["rows_from"] = 0  # a table that shrank out of windowing mid-round starts over when it grows back
             return mark, (), name, None, {"tables": group}

@@ -704,3 +704,57 @@ def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, ho
     for text in windowed:
         plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {text}"))
         assert "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan
+
+
+def _null_in_last_dependency(home, conn):
+    """A NULL written into the NOT NULL ``created_at`` of the last dependency edge by key."""
+    import re
+
+    path = os.path.join(str(home), "state.db")
+    conn.execute("SELECT 1").fetchone()
+    link = sqlite3.connect(path, isolation_level=None)
+    try:
+        original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'dependencies'").fetchone()[0]
+        loose = re.sub(r"(created_at\s+TEXT) NOT NULL", r"\1", original)
+        for text in (loose, None, original):
+            if text is None:
+                link.execute("UPDATE dependencies SET created_at = NULL WHERE (task_id, depends_on) ="
+                             " (SELECT task_id, depends_on FROM dependencies ORDER BY 1 DESC, 2 DESC LIMIT 1)")
+                continue
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'dependencies'", (text,))
+            link.execute("PRAGMA writable_schema=OFF")
+            link.close()
+            link = sqlite3.connect(path, isolation_level=None)
+    finally:
+        link.close()
+
+
+def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fault_found(conn, home, monkeypatch):
+    from conftest import make_task
+
+    populate(conn)
+    for number in range(40):
+        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    edges = conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)  # dependencies: more rows than a tenth of the budget
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
+    _tick(conn)
+    _null_in_last_dependency(home, conn)
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "database_integrity"]
+    assert [p["detail"] for p in full] == ["NULL value in dependencies.created_at"]
+    windows, found, ticks = [], None, 0
+    while ticks < 400 and not (windows and windows[-1][1] is None):
+        report = _tick(conn)
+        ticks += 1
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            windows.append(tuple(tuple(key) if key else None for key in report["sweep"]["slice_rows"]))
+            if any(item["kind"] == "database_integrity" for item in report["findings"]["new"]):
+                found = windows[-1]
+    assert windows[0][0] is None and windows[-1][1] is None
+    assert all(windows[n][1] == windows[n + 1][0] for n in range(len(windows) - 1))  # contiguous
+    assert len(windows) == -(-edges // 40)
+    assert found == windows[-1]  # the last edge's window names it
+    assert report["sweep"]["period_ticks"] >= nanny.PERIOD_TICKS * len(windows)
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}

@@ -372,3 +372,37 @@ def test_a_sweep_without_counts_reads_one_memory_row_not_the_table(conn, home):
     assert 'SELECT count(*) FROM main."memories"' not in statements
     full = doctor.sweep(conn)
     assert full["notes"]["memory_store"]["status"] == report["notes"]["memory_store"]["status"]
+
+
+def test_key_windows_over_a_table_without_rowids_find_each_fault_once(tmp_path):
+    import sqlite3 as sqlite
+
+    from mindos.recovery import doctor as the_doctor
+
+    path = str(tmp_path / "keyed.db")
+    link = sqlite.connect(path, isolation_level=None)
+    link.execute("CREATE TABLE kv(a TEXT, b INTEGER, c TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID")
+    link.execute("CREATE INDEX kv_c ON kv(c) WHERE a <> 'k5'")  # made whole below: k5's entry is missing
+    link.executemany("INSERT INTO kv VALUES (?, ?, ?)", [(f"k{n}", n, None if n == 7 else f"v{n}") for n in range(10)])
+    link.execute("PRAGMA writable_schema=ON")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE INDEX kv_c ON kv(c)' WHERE name = 'kv_c'")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE kv(a TEXT, b INTEGER, c TEXT NOT NULL,"
+                 " PRIMARY KEY (a, b)) WITHOUT ROWID' WHERE name = 'kv'")
+    link.execute("PRAGMA writable_schema=OFF")
+    link.close()
+    link = sqlite.connect(path, isolation_level=None)
+    try:
+        assert the_doctor.primary_key(link, "kv") == ["a", "b"]
+        report, windows, after = the_doctor._Report(), [], None
+        while True:
+            upto = the_doctor.key_after(link, "kv", after, 3)
+            windows.append((after, upto))
+            the_doctor._integrity_keys(link, report, "kv", after, upto)
+            if upto is None:
+                break
+            after = upto
+        assert windows == [(None, ["k2", 2]), (["k2", 2], ["k5", 5]), (["k5", 5], ["k8", 8]), (["k8", 8], None)]
+        assert sorted(problem["detail"] for problem in report.problems) == [
+            "NULL value in kv.c", "row (k5, 5) missing from index kv_c"]
+    finally:
+        link.close()
