@@ -106,6 +106,7 @@ REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
 COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
+KEYED_PLAIN = 5  # a table without rowids and without other indexes: its windows are this many times longer
 FTS_ROWS = 50000
 FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
@@ -432,12 +433,16 @@ def _sweep_plan(conn, previous):
         going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"])
         mark["key_sizes"] = {table: mark["key_sizes"][table] if table in mark["key_sizes"]
                              and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
-        mark["turns"]["integrity"] += sum(-(-mark["key_sizes"][table] // INTEGRITY_WINDOW) - 1 for table in keyed)
+        # (a table with no index to look its rows up in reads only its own key order: a
+        # window of it is KEYED_PLAIN times as many rows)
+        steps = {table: INTEGRITY_WINDOW * (1 if doctor.lookup_indexes(conn, table) else KEYED_PLAIN)
+                 for table in keyed}
+        mark["turns"]["integrity"] += sum(-(-mark["key_sizes"][table] // steps[table]) - 1 for table in keyed)
         if len(group) == 1 and group[0] in keyed:
             table = group[0]
             mark["rows_from"] = 0
             low = mark["keys_from"] if going_on else None
-            high = doctor.key_after(conn, table, low, INTEGRITY_WINDOW)
+            high = doctor.key_after(conn, table, low, steps[table])
             mark["keys_from"] = [] if high is None else high
             if high is not None:
                 mark["table_from"] = table

@@ -412,6 +412,11 @@ def key_after(conn, table, after, count):
     return None if row is None else list(row)
 
 
+def lookup_indexes(conn, table):
+    """How many indexes a key window of ``table`` (without rowids) looks each row up in."""
+    return len(_row_indexes(conn, table, keyed=True))
+
+
 def _integrity_keys(conn, report, table, after, upto):
     """:func:`_integrity_rows` for a table without rowids: the rows whose primary key is after
     ``after`` and up to ``upto`` (None: no bound), each read whole, its NOT NULL columns
@@ -454,7 +459,7 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
             row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
             for name, count in zip(nulls, row):
                 lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
-        for index, where, columns_of in _row_indexes(conn, table):
+        for index, where, columns_of in _row_indexes(conn, table, keyed=keys is not None):
             match = " AND ".join(f"i.{sql.quoted(name)} IS t.{sql.quoted(name)}" for name in columns_of)
             # a partial index serves the lookup only when its condition is stated on the
             # looked-up side too (unqualified, its columns are the subquery's own)
@@ -490,13 +495,16 @@ def _shown_key(value, open_bound=""):
     return open_bound if value is None else str(value)
 
 
-def _row_indexes(conn, table):
+def _row_indexes(conn, table, keyed=False):
     """``[(index, " AND (partial condition)" or "", key columns)]``: the indexes of ``table``
     a row can be looked up in by its column values (an index on an expression is left to the
-    full check)."""
+    full check).  ``keyed``: a table without rowids, whose primary key index is the table
+    itself (not looked up in)."""
     found = []
     for row in conn.execute(f"PRAGMA main.index_list({sql.quoted(table)})"):
         index = row[1]
+        if keyed and row[3] == "pk":
+            continue
         keys = [info[2] for info in conn.execute(f"PRAGMA main.index_info({sql.quoted(index)})")]
         if not keys or any(key is None for key in keys):
             continue

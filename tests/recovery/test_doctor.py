@@ -393,6 +393,7 @@ def test_key_windows_over_a_table_without_rowids_find_each_fault_once(tmp_path):
     link = sqlite.connect(path, isolation_level=None)
     try:
         assert the_doctor.primary_key(link, "kv") == ["a", "b"]
+        assert the_doctor.lookup_indexes(link, "kv") == 1  # kv_c; its own key index is the table
         report, windows, after = the_doctor._Report(), [], None
         while True:
             upto = the_doctor.key_after(link, "kv", after, 3)
