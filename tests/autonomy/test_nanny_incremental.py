@@ -758,3 +758,20 @@ def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fau
     assert report["sweep"]["period_ticks"] >= nanny.PERIOD_TICKS * len(windows)
     remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
     assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+
+
+def test_a_full_text_turn_over_indexes_that_agree_compares_none_of_them_whole(conn, monkeypatch):
+    populate(conn)
+    _tick(conn)
+    wholes = []
+    real = fts.drift
+    monkeypatch.setattr(fts, "drift", lambda conn, name: wholes.append(name) or real(conn, name))
+    turns = 0
+    for _ in range(2 * nanny.PERIOD_TICKS):
+        report = _tick(conn)
+        if report["sweep"]["slice"] == "fts_drift":
+            turns += 1
+            assert report["sweep"]["slice_part"] and report["sweep"]["slice_rows"] is None  # a turn of whole indexes
+    assert turns == 2 and wholes == []
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
