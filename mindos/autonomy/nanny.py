@@ -430,7 +430,9 @@ def _sweep_plan(conn, previous):
         # its rows are counted whole when a round over it starts (else the count kept)
         keyed = [table for table in names if owners[table] == table and table not in with_rowids
                  and sizes[table] is None and doctor.primary_key(conn, table)]
-        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"])
+        # (a cursor of another shape than the table's key starts the round over)
+        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"]) \
+            and len(mark["keys_from"]) == len(doctor.primary_key(conn, group[0]))
         mark["key_sizes"] = {table: mark["key_sizes"][table] if table in mark["key_sizes"]
                              and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
         # (a table with no index to look its rows up in reads only its own key order: a

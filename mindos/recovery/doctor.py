@@ -277,7 +277,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                 and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue  # a window of the index agrees with its rows: compared whole only when one does not
         if "fts_drift" not in deep and not part.get("fts_rows") and name in part.get("indexes", ()) \
-                and not fts.window_drifts(conn, name, 0, _ALL_ROWIDS) and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and not fts.window_drifts(conn, name, 0, _ALL_ROWIDS) \
+                and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue  # a turn's index, all its rows as one window, agrees: compared whole only when it does not
         found = fts.drift(conn, name)
         if not found["ok"]:
@@ -469,7 +470,7 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
             # a partial index serves the lookup only when its condition is stated on the
             # looked-up side too (unqualified, its columns are the subquery's own)
             try:
-                lines += [f"row {_shown_key(tuple(found_row))} missing from index {index}" for found_row in conn.execute(
+                lines += [f"row {_shown_key(tuple(missing))} missing from index {index}" for missing in conn.execute(
                     f"SELECT {selected} FROM main.{quoted} t WHERE {ranged}{where} AND NOT EXISTS"
                     f" (SELECT 1 FROM main.{quoted} i INDEXED BY {sql.quoted(index)} WHERE {match}"
                     f" AND {same}{where}) ORDER BY 1 LIMIT 100", params)]
