@@ -775,3 +775,27 @@ def test_a_full_text_turn_over_indexes_that_agree_compares_none_of_them_whole(co
     assert turns == 2 and wholes == []
     remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
     assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+
+
+def test_a_key_cursor_of_another_shape_starts_the_round_over(conn, monkeypatch):
+    from conftest import make_task
+
+    populate(conn)
+    for number in range(40):
+        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
+    _tick(conn)
+    for _ in range(400):  # into the round over the dependency edges
+        report = _tick(conn)
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            break
+    assert report["sweep"]["slice_rows"][0] is None and sense.last_watermark(conn)["keys_from"]
+    real = doctor.primary_key
+    monkeypatch.setattr(doctor, "primary_key", lambda conn, table: real(conn, table) + (
+        ["created_at"] if table == "dependencies" else []))  # the key gained a column since
+    for _ in range(nanny.PERIOD_TICKS):
+        report = _tick(conn)
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            break
+    assert report["sweep"]["slice_part"] == ["dependencies"] and report["sweep"]["slice_rows"][0] is None
