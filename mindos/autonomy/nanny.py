@@ -85,6 +85,8 @@ CHAIN_WINDOW = 20000
 # within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
 RECALL_SLICE = 2
+# receipt file times this close before a recall's check count as after it (coarse file clocks)
+RECALL_FILE_SLACK_NS = 2_000_000_000
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
 # moves its lease and may mark it running, which keeps it open, and never moves its due
 # date), and the actions that change nothing a recall bundle holds
@@ -104,6 +106,7 @@ REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
 COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
+KEYED_PLAIN = 5  # a table without rowids and without other indexes: its windows are this many times longer
 FTS_ROWS = 50000
 FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
@@ -197,17 +200,53 @@ def _brief(item, reason=None):
     return entry
 
 
-def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs):
+def _policy_stamp(repairs, home):
+    """What the repair policies in force are read from: ``[[file, size, mtime_ns, ctime_ns]]``
+    of every ``.yaml`` of the shipped and the home's policy directories, in order (an edit,
+    a new or a removed file changes it)."""
+    stamp = []
+    for directory in (repairs.shipped_dir(), repairs.home_dir(home)):
+        try:
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".yaml")) if directory else []
+        except OSError:
+            names = []
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                stamp.append([path, -1, 0, 0])
+                continue
+            stamp.append([path, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return stamp
+
+
+def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs, previous=None, mark=None):
     """Run (or plan) the eligible tier-0 repairs; return (runs, skipped, invalid).
 
     Policies are read only when there is a finding to answer: an idle tick never parses them.
+    A tick whose findings are all of kinds no policy answers, with the policy files as the
+    previous tick found them all valid (``previous["policies"]``: their stamp and the kinds
+    they answer), has nothing to run, skip or report: it does not parse them again.  ``mark``
+    receives what the next tick compares.
     """
     findings = sensed["findings"]
     runs, skipped, invalid = [], [], []
     if not findings:
         return runs, skipped, invalid
     from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
-    for entry in repairs.policies(conn.home):
+
+    stamp = _policy_stamp(repairs, conn.home)
+    known = (previous or {}).get("policies")
+    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("kinds"), list) \
+            and not {item["kind"] for item in findings} & set(known["kinds"]):
+        if mark is not None:
+            mark["policies"] = known
+        return runs, skipped, invalid
+    entries = repairs.policies(conn.home)
+    if mark is not None and all(entry["valid"] for entry in entries):
+        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries})}
+    for entry in entries:
         if not entry["valid"]:
             invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})
             skipped.append({"repair": entry["name"], "reason": "invalid_policy"})
@@ -277,6 +316,11 @@ def _estimate(conn, table, budget):
     return row[0] if row and isinstance(row[0], int) else 0
 
 
+def tables_rows(conn, table):
+    """Rows in ``table`` (a whole count: only when a round of windows over it starts)."""
+    return conn.execute(f"SELECT count(*) FROM main.{sql.quoted(table)}").fetchone()[0]
+
+
 def _groups(names, sizes, budget):
     """Cut ``names`` (in order) into turns of at most ``budget`` estimated rows each (a name
     over budget alone); ``sizes``: ``{name: rows or None}`` (None: over budget)."""
@@ -341,7 +385,7 @@ def _sweep_plan(conn, previous):
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
     mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
-                ref_round=[], fts_rows_from=0, fts_round=[])
+                ref_round=[], fts_rows_from=0, fts_round=[], keys_from=[], key_sizes={})
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
@@ -353,6 +397,11 @@ def _sweep_plan(conn, previous):
         mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
         mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
             if isinstance(round_, list) else []
+    keys_from, key_sizes = previous.get("keys_from"), previous.get("key_sizes")
+    mark["keys_from"] = keys_from if isinstance(keys_from, list) and all(
+        isinstance(value, (str, int, float)) and not isinstance(value, bool) for value in keys_from) else []
+    mark["key_sizes"] = {table: size for table, size in key_sizes.items() if isinstance(size, int)
+                         and not isinstance(size, bool) and size >= 0} if isinstance(key_sizes, dict) else {}
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
@@ -377,6 +426,33 @@ def _sweep_plan(conn, previous):
         windowed = [table for table in names if owners[table] == table and table in with_rowids
                     and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
         mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
+        # a table without rowids over budget is walked INTEGRITY_WINDOW primary keys a turn;
+        # its rows are counted whole when a round over it starts (else the count kept)
+        keyed = [table for table in names if owners[table] == table and table not in with_rowids
+                 and sizes[table] is None and doctor.primary_key(conn, table)]
+        # (a cursor of another shape than the table's key starts the round over)
+        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"]) \
+            and len(mark["keys_from"]) == len(doctor.primary_key(conn, group[0]))
+        mark["key_sizes"] = {table: mark["key_sizes"][table] if table in mark["key_sizes"]
+                             and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
+        # (a table with no index to look its rows up in reads only its own key order: a
+        # window of it is KEYED_PLAIN times as many rows)
+        steps = {table: INTEGRITY_WINDOW * (1 if doctor.lookup_indexes(conn, table) else KEYED_PLAIN)
+                 for table in keyed}
+        mark["turns"]["integrity"] += sum(-(-mark["key_sizes"][table] // steps[table]) - 1 for table in keyed)
+        if len(group) == 1 and group[0] in keyed:
+            table = group[0]
+            mark["rows_from"] = 0
+            low = mark["keys_from"] if going_on else None
+            high = doctor.key_after(conn, table, low, steps[table])
+            mark["keys_from"] = [] if high is None else high
+            if high is not None:
+                mark["table_from"] = table
+            if not going_on:
+                mark["round"] = []
+            return mark, (), name, None, {"tables": [table], "rows": [low, high], "keyed": True,
+                                          "last": high is None}
+        mark["keys_from"] = []
         if len(group) != 1 or group[0] not in windowed:
             mark["rows_from"] = 0  # a table that shrank out of windowing mid-round starts over when it grows back
             return mark, (), name, None, {"tables": group}
@@ -601,13 +677,20 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
         turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
+        pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
+        # a recall checked after the last write and still before the instant it can move with
+        # time alone, its receipt files untouched since, is the one its check found: kept
+        quiet = {} if entry["touched"] else _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
+        turn = [task for task in turn if task not in _still_quiet(conn, quiet, turn)]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
             from mindos.context import recall  # lazy: only a tick with recalls to re-check builds bundles
 
             out = sense._Out("recall-stale", sense.LIMIT)
-            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn)[0]["items"])
+            fresh = {}
+            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn, quiet=fresh)[0]["items"])
+            quiet.update(_quiet(fresh, volatile, at))
             for item in carried:
                 if item["subjects"][0] in turn:
                     counts[item["kind"]] = counts.get(item["kind"], 0) - 1
@@ -621,13 +704,75 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
                           "next": after if after < len(volatile) else 0, "next_end": next_end,
-                          "pending": pending}
+                          "pending": pending, "quiet": _packed(quiet, volatile)}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
         mark["recall"] = {"event_id": mark["event_id"], "next_end": horizon["next_end"],
                           "volatile": horizon["volatile"], "next": 0, "pending": [],
-                          "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS}}
+                          "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS},
+                          "quiet": _packed(_quiet(horizon.get("quiet"), horizon["volatile"], at), horizon["volatile"])}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
+
+
+def _quiet(entries, volatile, now):
+    """The well-formed ``{task: [horizon, checked_ns]}`` entries of ``entries`` (see
+    :func:`mindos.context.recall.check_cited`) for the tasks of ``volatile`` whose horizon
+    is still ahead of ``now`` (None: no horizon)."""
+    if not isinstance(entries, dict):
+        return {}
+    wanted = set(volatile)
+    return {task: [value[0], value[1]] for task, value in entries.items()
+            if task in wanted and isinstance(value, list) and len(value) == 2
+            and (value[0] is None or isinstance(value[0], str) and now < value[0])
+            and isinstance(value[1], int) and not isinstance(value[1], bool)}
+
+
+def _packed(quiet, volatile):
+    """``quiet`` as the watermark keeps it, small enough for every tick's audit event:
+    ``{"checked_ns": the oldest check's file time, "until": [per task of volatile, its
+    horizon (None: none), or "" when it has no entry]}`` (every entry is then compared with
+    the oldest check's time: a file changed since makes them all be rebuilt, never kept)."""
+    return {"checked_ns": min((value[1] for value in quiet.values()), default=0),
+            "until": [quiet[task][0] if task in quiet else "" for task in volatile]}
+
+
+def _unpacked(stored, volatile):
+    """:func:`_packed`'s form back as ``{task: [horizon, checked_ns]}`` (``{}`` when it is not
+    that form or not aligned with ``volatile``)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("until"), list) \
+            or len(stored["until"]) != len(volatile):
+        return {}
+    return {task: [until, stored.get("checked_ns")] for task, until in zip(volatile, stored["until"]) if until != ""}
+
+
+def _still_quiet(conn, quiet, tasks):
+    """The ``tasks`` with an entry in ``quiet`` whose receipt files (the task's own and its
+    prerequisites': every file its bundle can read) are all regular files untouched since the
+    entry's check (their modification and change times before it, less RECALL_FILE_SLACK_NS)."""
+    found = set()
+    for task in tasks:
+        if task not in quiet:
+            continue
+        cutoff = quiet[task][1] - RECALL_FILE_SLACK_NS
+        paths = [row[0] for row in conn.execute(
+            "SELECT path FROM receipts WHERE task_id = ? UNION SELECT r.path FROM dependencies d"
+            " JOIN receipts r ON r.task_id = d.depends_on WHERE d.task_id = ?", (task, task))]
+        if all(_file_before(conn.home, path, cutoff) for path in paths):
+            found.add(task)
+    return found
+
+
+def _file_before(home, path, cutoff):
+    """True when receipt file ``path`` (as a receipt row stores it) is a regular file whose
+    times are all before ``cutoff`` (ns); a missing file, or a link, counts as changed."""
+    import stat  # lazy: only a tick that keeps recalls with receipts stats their files
+
+    path = path if isinstance(path, str) else ""
+    try:
+        st = os.lstat(path if os.path.isabs(path) else os.path.join(home, path))
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and max(st.st_mtime_ns, st.st_ctime_ns) < cutoff
 
 
 def _remembered(digest, row, source):
@@ -695,7 +840,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     repairing = lock != "busy"
     runs, skipped, invalid = [], [], []
     if repairing:
-        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs)
+        runs, skipped, invalid = _plan_and_repair(conn, sensed, seen, dry_run=dry_run, max_repairs=max_repairs,
+                                                  previous=previous, mark=mark)
     tripped = [item for item in sensed["findings"] if _tripped(seen, item)]
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     failures = {}  # digest -> (repair, error) for this tick
@@ -751,7 +897,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     upkeep = index_upkeep(conn, dry_run=dry_run) if repairing else []
     new = [item for item in findings if item["digest"] not in seen]
     carried = len(findings) - len(new)
-    resolved = sorted(digest for digest in seen if digest not in {item["digest"] for item in findings})
+    resolved = sorted(digest for digest in seen if digest not in present)
     report = {
         "state": state, "because": because[:LISTED], "dry_run": dry_run, "lock": lock, "tick_at": now,
         "findings": {"total": sum(by_kind.values()), "by_kind": dict(sorted(by_kind.items())), "new": new[:LISTED],

@@ -124,16 +124,25 @@ def _leases(conn, out, now):
 
 
 def _overdue_rows(conn, where, params):
-    """Open overdue tasks matching ``where`` (id order), read from the open-overdue index (a
-    home whose index was dropped by hand falls back to the plain read)."""
+    """Open overdue tasks matching ``where`` (id order, the first ``params[-1]``), each
+    ``(id, due_at, priority, total matching)``, read from the open-overdue index (a home
+    whose index was dropped by hand falls back to the plain read).  The total is counted
+    apart, from the index alone, only when the listing is full: a window count over every
+    match would carry each match's row through the sort."""
     import sqlite3  # lazy: only the fallback needs the error class
 
     try:
-        return conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks INDEXED BY"
-                            f" idx_tasks_overdue_open WHERE {where} ORDER BY +id LIMIT ?", params).fetchall()
+        source = "tasks INDEXED BY idx_tasks_overdue_open"
+        rows = conn.execute(f"SELECT id, due_at, priority FROM {source} WHERE {where} ORDER BY +id LIMIT ?",
+                            params).fetchall()
     except sqlite3.OperationalError:
-        return conn.execute(f"SELECT id, due_at, priority, count(*) OVER () FROM tasks WHERE {where} ORDER BY +id"
-                            " LIMIT ?", params).fetchall()
+        source = "tasks"
+        rows = conn.execute(f"SELECT id, due_at, priority FROM {source} WHERE {where} ORDER BY +id LIMIT ?",
+                            params).fetchall()
+    total = len(rows)
+    if rows and total >= params[-1]:
+        total = conn.execute(f"SELECT count(*) FROM {source} WHERE {where}", params[:-1]).fetchone()[0]
+    return [(*row, total) for row in rows]
 
 
 def _overdue_finding(row, source="overdue"):
@@ -230,7 +239,9 @@ def _recall(conn, out, now):
     if out.keep is None:
         items = recall.stale(conn)["items"]
     else:  # the nanny keeps what the result depends on beyond the ledger, to skip the next ticks' sweep
-        report, out.keep["recall"] = recall.stale_sweep(conn)
+        quiet = {}
+        report, horizon = recall.stale_sweep(conn, quiet=quiet)
+        out.keep["recall"] = {**horizon, "quiet": quiet}
         items = report["items"]
     recall_findings(out, items)
 

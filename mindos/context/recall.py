@@ -573,12 +573,22 @@ def stale_plan(conn, *, recompute=False, upcoming=None):
     return {"now": now, "recompute": bool(recompute), "ends": ends, "cited": cited}
 
 
-def check_cited(conn, plan):
+def check_cited(conn, plan, quiet=None):
     """The items of ``plan["cited"]`` (the whole sweep, or one share of it) checked at the
-    plan's instant, in order, inside one read snapshot of ``conn`` (see :func:`stale`)."""
+    plan's instant, in order, inside one read snapshot of ``conn`` (see :func:`stale`).
+
+    ``quiet``: a dict that receives, for every item rebuilt or proven fresh by the ledger, ``{task_id: [horizon,
+    checked_ns]}``: the first instant at which its bundle can move with time alone while
+    nothing is written (:func:`_age_horizon`; None: never) and the file-system time taken
+    before the rebuild read any receipt file (what a later check compares receipt files'
+    times with)."""
     from mindos.work import rows  # lazy: the task rows
 
     now, recompute, ends = plan["now"], plan["recompute"], plan["ends"]
+    if quiet is not None:
+        import time  # lazy: file times are the file system's, not the package clock's
+
+        checked_ns = time.time_ns()
     items = []
     shared = {}  # index statistics and task-independent results, shared by every rebuild (one snapshot)
     with db.read(conn):
@@ -594,6 +604,8 @@ def check_cited(conn, plan):
                 item["status"] = "unknown_recall_params"
             elif not recompute and _unchanged_since(conn, row["task_id"], event, params, ends):
                 item.update(status="fresh", checked_by="ledger")
+                if quiet is not None:  # no rerank (else not proven so): nothing but receipt files moves it
+                    quiet[row["task_id"]] = [None, checked_ns]
             else:
                 agent = event["payload"].get("agent")
                 agent = agent if isinstance(agent, str) else None
@@ -610,13 +622,46 @@ def check_cited(conn, plan):
                     item["status"] = "stale"
                     full = build_pack(conn, task, params, now, memo=memo, shared=shared)
                     item["current_digest"] = digest_of({**full, **tail})
+                if quiet is not None:
+                    quiet[row["task_id"]] = [_age_horizon(memo, params, now), checked_ns]
     return items
+
+
+def _age_horizon(memo, params, now):
+    """The first instant after ``now`` at which a bundle just built with ``memo`` can change
+    with no write at all, apart from lifetime ends (note expiries, leases, fact windows,
+    which :func:`_lifetime_ends` tracks) and receipt files: for a rerank, the first instant
+    a reranked candidate's age in whole hours moves (:func:`mindos.memory.rerank.score`
+    floors ages to the hour); None without a rerank.  ``now`` itself when the candidates
+    cannot be read from ``memo`` (the bundle is then never taken as unchanged)."""
+    if not params.get("rerank"):
+        return None
+    pools = [value for key, value in memo.items() if isinstance(key, tuple) and key[:1] == ("related_pool",)]
+    if not pools:
+        return now if params.get("related") else None
+    from mindos.memory import rerank  # lazy: the one age rule
+
+    horizon = None
+    for pool in pools:
+        notes = pool[0] if isinstance(pool, tuple) and pool and isinstance(pool[0], list) else None
+        if notes is None:
+            return now
+        for note in notes:
+            created = note.get("created_at") if isinstance(note, dict) else None
+            if not isinstance(created, str):
+                return now
+            try:
+                moves = clock.shift(created, (rerank._age_hours(created, now) + 1) * 3600)
+            except (InvalidInput, ValueError, OverflowError):
+                return now
+            horizon = moves if horizon is None or moves < horizon else horizon
+    return horizon
 
 
 STALE_STATUSES = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
 
 
-def stale_sweep(conn, *, tasks=None):
+def stale_sweep(conn, *, tasks=None, quiet=None):
     """The recall-stale sweep for a caller that keeps its result between runs (the nanny's
     tick): ``(report, horizon)``, the report :func:`stale` gives and what it depends on
     beyond the ledger, ``{"next_end", "volatile"}``: the first lifetime end after the
@@ -627,16 +672,17 @@ def stale_sweep(conn, *, tasks=None):
     change, so the caller re-checks just them.
 
     ``tasks``: re-check only the cited recalls of these task ids, each rebuilt (``horizon``
-    is then None); read-only either way."""
+    is then None); read-only either way.  ``quiet``: a dict that receives, for each recall
+    rebuilt, when it can next move with time alone (see :func:`check_cited`)."""
     with db.read(conn):
         if tasks is not None:
             wanted = set(tasks)
             cited = [[handoff, event] for handoff, event in cited_events(conn) if handoff["task_id"] in wanted]
             plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
-            return stale_report(check_cited(conn, plan)), None
+            return stale_report(check_cited(conn, plan, quiet)), None
         upcoming = []
         plan = stale_plan(conn, upcoming=upcoming)
-        report = stale_report(check_cited(conn, plan))
+        report = stale_report(check_cited(conn, plan, quiet))
         volatile = sorted({handoff["task_id"] for handoff, event in plan["cited"] if _volatile(event)})
         return report, {"next_end": upcoming[0], "volatile": volatile}
 

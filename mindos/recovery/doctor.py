@@ -123,6 +123,7 @@ def _anchor(conn):
 # changed after it (or in full when named in ``include``); every other check is indexed or
 # small and always runs in full
 FAMILIES = ("integrity", "audit_chain", "receipts", "fts_drift", "references")
+_ALL_ROWIDS = 2 ** 63 - 1  # the upper bound of a window over every rowid
 _SLACK_NS = 2_000_000_000  # file times this close to a watermark count as after it
 
 
@@ -155,14 +156,17 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     scanned, the rest is the incremental part's.  ``part`` (with ``since``): the nanny's other
     bounded slices, ``{"tables": [...]}`` (a structural ``quick_check`` of just those tables
     and their indexes; with ``"rows": [after, upto]``, one table's rows in that rowid range
-    only, see :func:`_integrity_rows`) or ``{"indexes": [...]}`` (those full-text indexes
-    compared in full; with ``"fts_rows": [after, upto]``, one index whose rows in that rowid
-    range are checked by :func:`mindos.store.fts.window_drifts`, the whole index compared
-    only when they disagree or its balance or new rows say it drifted).
+    only, see :func:`_integrity_rows`; with ``"keyed": True`` as well, a table without rowids
+    and ``after``/``upto`` primary keys, see :func:`_integrity_keys`) or ``{"indexes": [...]}``
+    (those full-text indexes checked in full: all their rows as one window of
+    :func:`mindos.store.fts.window_drifts`, each compared whole only when that window or its
+    balance or new rows say it drifted; with ``"fts_rows": [after, upto]``, one index whose
+    rows in that rowid range are checked so).
     ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
     ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
     past the watermark, see :func:`_rows_past`).
-    ``counts``: False leaves the row counts out of the report (``counts`` is then empty).
+    ``counts``: False leaves the row counts out of the report (``counts`` is then empty, and
+    the memory store note says only whether it is empty: no table is counted).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
     the sweep runs it)."""
     report, notes, checks = _Report(), {}, []
@@ -187,12 +191,16 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
+    elif part.get("tables") and part.get("rows") and part.get("keyed"):
+        checks.append("integrity_rows")
+        _integrity_keys(conn, report, part["tables"][0], *part["rows"])
     elif part.get("tables") and part.get("rows"):
         checks.append("integrity_rows")
         _integrity_rows(conn, report, part["tables"][0], *part["rows"])
     elif part.get("tables"):
         checks.append("integrity_tables")
         _integrity(conn, report, False, only=part["tables"])
+    counted = bool(counts)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
         if counts else {}
@@ -249,7 +257,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                                 f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
             report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
-    if "memories" in existing:
+    if "memories" in existing and not counted:  # without counts, whether the store is empty (one row read)
+        empty = conn.execute("SELECT 1 FROM main.memories LIMIT 1").fetchone() is None
+        notes["memory_store"] = {"status": "empty" if empty else "ok"}
+    elif "memories" in existing:
         total = tables.row_count(conn, "memories")
         notes["memory_store"] = {"status": "empty" if total == 0 else "ok", "memories": total}
     else:
@@ -265,6 +276,10 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                 and not fts.window_drifts(conn, name, *part["fts_rows"]) \
                 and _fts_unchanged(conn, fts.INDEXES[name], since):
             continue  # a window of the index agrees with its rows: compared whole only when one does not
+        if "fts_drift" not in deep and not part.get("fts_rows") and name in part.get("indexes", ()) \
+                and not fts.window_drifts(conn, name, 0, _ALL_ROWIDS) \
+                and _fts_unchanged(conn, fts.INDEXES[name], since):
+            continue  # a turn's index, all its rows as one window, agrees: compared whole only when it does not
         found = fts.drift(conn, name)
         if not found["ok"]:
             report.add("fts_index_drift", index=name, method=found["method"], indexed=found["indexed"],
@@ -368,41 +383,105 @@ def _integrity_problem(report, line, name, objects):
     report.add("database_integrity", **fields)
 
 
-def _integrity_rows(conn, report, table, after, upto):
+def primary_key(conn, table):
+    """The primary key columns of ``table``, in key order ([] without one)."""
+    columns = [(row[5], row[1]) for row in conn.execute(f"PRAGMA main.table_info({sql.quoted(table)})") if row[5]]
+    return [name for _, name in sorted(columns)]
+
+
+def _key_range(keys, after, upto, alias=""):
+    """``(SQL condition, params)``: the rows of primary key ``keys`` after ``after`` and up to
+    ``upto`` (each a list of key values, or None: no bound)."""
+    terms = ", ".join(f"{alias}{sql.quoted(key)}" for key in keys)
+    row = f"({terms})" if len(keys) > 1 else terms
+    marks = ", ".join("?" for _ in keys)
+    bound = f"({marks})" if len(keys) > 1 else marks
+    parts, params = ["1"], []
+    if after is not None:
+        parts.append(f"{row} > {bound}")
+        params += list(after)
+    if upto is not None:
+        parts.append(f"{row} <= {bound}")
+        params += list(upto)
+    return " AND ".join(parts), params
+
+
+def key_after(conn, table, after, count):
+    """The primary key (a list) of the ``count``-th row of ``table`` after key ``after`` (None:
+    from the start), in key order, or None when fewer rows are left: where a window of
+    ``count`` rows ends (read from the key alone)."""
+    keys = primary_key(conn, table)
+    where, params = _key_range(keys, after, None)
+    order = ", ".join(sql.quoted(key) for key in keys)
+    row = conn.execute(f"SELECT {order} FROM main.{sql.quoted(table)} WHERE {where} ORDER BY {order}"
+                       f" LIMIT 1 OFFSET ?", (*params, count - 1)).fetchone()
+    return None if row is None else list(row)
+
+
+def lookup_indexes(conn, table):
+    """How many indexes a key window of ``table`` (without rowids) looks each row up in."""
+    return len(_row_indexes(conn, table, keyed=True))
+
+
+def _integrity_keys(conn, report, table, after, upto):
+    """:func:`_integrity_rows` for a table without rowids: the rows whose primary key is after
+    ``after`` and up to ``upto`` (None: no bound), each read whole, its NOT NULL columns
+    checked and looked up in every other index of the table by its columns and key."""
+    _integrity_rows(conn, report, table, after, upto, keys=primary_key(conn, table))
+
+
+def _integrity_rows(conn, report, table, after, upto, keys=None):
     """A bounded integrity check of the rows of ``table`` with rowids in ``(after, upto]``
     (the nanny's turn on a table too large for one ``quick_check``): every column of every
     row read (its pages, records and overflow chains), the NOT NULL columns checked
     (``NULL value in T.C``, as ``quick_check`` says it), and each row looked up in every
     index of the table (``row N missing from index I``, as ``integrity_check`` says it).
-    A page SQLite cannot read is named on the table."""
+    A page SQLite cannot read is named on the table.  ``keys``: the primary key columns of a
+    table without rowids, ``after`` and ``upto`` then keys (see :func:`_integrity_keys`)."""
     quoted = sql.quoted(table)
     columns = [(row[1], bool(row[3])) for row in conn.execute(f"PRAGMA main.table_info({quoted})")]
     if not columns:
         return
+    if keys is None:
+        inside, params, selected = "rowid > ? AND rowid <= ?", (after, upto), "t.rowid"
+        ranged, same = "t.rowid > ? AND t.rowid <= ?", "i.rowid = t.rowid"
+    else:
+        inside, params = _key_range(keys, after, upto)
+        ranged = _key_range(keys, after, upto, "t.")[0]
+        selected = ", ".join(f"t.{sql.quoted(name)}" for name in keys)
+        same = " AND ".join(f"i.{sql.quoted(name)} IS t.{sql.quoted(name)}" for name in keys)
     lines = []
     try:
-        reads = " + ".join(f"coalesce(length({sql.quoted(name)}), 0)" for name, _ in columns)
-        nulls = [name for name, notnull in columns if notnull]  # typeof: the planner trusts NOT NULL
-        counted = "".join(f", sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
-        row = conn.execute(f"SELECT sum({reads}){counted} FROM main.{quoted} WHERE rowid > ? AND rowid <= ?",
-                           (after, upto)).fetchone()
-        for name, count in zip(nulls, row[1:]):
-            lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
-        for index, where, keys in _row_indexes(conn, table):
-            match = " AND ".join(f"i.{sql.quoted(key)} IS t.{sql.quoted(key)}" for key in keys)
+        # every value loaded (as a blob: its bytes, not its characters, are counted), in one
+        # aggregate per kind of column: the nullable ones' sizes, the NOT NULL ones' NULLs
+        # (IS NULL over the loaded value: the planner trusts NOT NULL on a bare column)
+        loaded = {name: f"length(CAST({sql.quoted(name)} AS BLOB))" for name, _ in columns}
+        sizes = " + ".join(f"coalesce({loaded[name]}, 0)" for name, notnull in columns if not notnull) or "0"
+        nulls = [name for name, notnull in columns if notnull]
+        found = " + ".join(f"({loaded[name]} IS NULL)" for name in nulls) or "0"
+        row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE {inside}", params).fetchone()
+        if row[1]:  # some: counted per column, to name each
+            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
+            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
+            for name, count in zip(nulls, row):
+                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
+        for index, where, columns_of in _row_indexes(conn, table, keyed=keys is not None):
+            match = " AND ".join(f"i.{sql.quoted(name)} IS t.{sql.quoted(name)}" for name in columns_of)
             # a partial index serves the lookup only when its condition is stated on the
             # looked-up side too (unqualified, its columns are the subquery's own)
             try:
-                lines += [f"row {missing} missing from index {index}" for (missing,) in conn.execute(
-                    f"SELECT t.rowid FROM main.{quoted} t WHERE t.rowid > ? AND t.rowid <= ?{where} AND NOT EXISTS"
+                lines += [f"row {_shown_key(tuple(missing))} missing from index {index}" for missing in conn.execute(
+                    f"SELECT {selected} FROM main.{quoted} t WHERE {ranged}{where} AND NOT EXISTS"
                     f" (SELECT 1 FROM main.{quoted} i INDEXED BY {sql.quoted(index)} WHERE {match}"
-                    f" AND i.rowid = t.rowid{where}) ORDER BY t.rowid LIMIT 100", (after, upto))]
+                    f" AND {same}{where}) ORDER BY 1 LIMIT 100", params)]
             except sqlite3.OperationalError:  # an index this reading cannot address: the full check's
                 continue
     except sqlite3.OperationalError:  # a table this reading cannot address: the full check's
         pass
     except sqlite3.DatabaseError as exc:
-        lines.append(f"rows {after + 1}..{upto} of {table} unreadable: {exc}")
+        shown = f"{after + 1}..{upto}" if keys is None else \
+            f"after {_shown_key(after, '(start)')} up to {_shown_key(upto, '(end)')}"
+        lines.append(f"rows {shown} of {table} unreadable: {exc}")
     if not lines:
         return
     objects = {name: (kind, tbl) for kind, name, tbl in conn.execute(
@@ -412,13 +491,26 @@ def _integrity_rows(conn, report, table, after, upto):
         _integrity_problem(report, line, name, objects)
 
 
-def _row_indexes(conn, table):
+def _shown_key(value, open_bound=""):
+    """A row's rowid or primary key as an integrity line shows it: the rowid alone, a key
+    as its values in parentheses (``open_bound`` for None: a window's open end)."""
+    if isinstance(value, (tuple, list)) and len(value) == 1 and isinstance(value[0], int):
+        return str(value[0])
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(str(part) for part in value) + ")"
+    return open_bound if value is None else str(value)
+
+
+def _row_indexes(conn, table, keyed=False):
     """``[(index, " AND (partial condition)" or "", key columns)]``: the indexes of ``table``
     a row can be looked up in by its column values (an index on an expression is left to the
-    full check)."""
+    full check).  ``keyed``: a table without rowids, whose primary key index is the table
+    itself (not looked up in)."""
     found = []
     for row in conn.execute(f"PRAGMA main.index_list({sql.quoted(table)})"):
         index = row[1]
+        if keyed and row[3] == "pk":
+            continue
         keys = [info[2] for info in conn.execute(f"PRAGMA main.index_info({sql.quoted(index)})")]
         if not keys or any(key is None for key in keys):
             continue

@@ -347,26 +347,22 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
 def window_drifts(conn, name, after, upto):
     """True when index ``name`` and its content table may disagree about a content rowid in
     ``(after, upto]``: a content row with text and no indexed size there, or an indexed
-    size with tokens and no content row with text.  Two range reads of the rowid keys (the
-    nanny's bounded full-text turn; :func:`drift` over the whole index says what and how
-    much).  A consistent FTS5 index holds a document's tokens exactly when its size row
-    counts some, so this flags every rowid :func:`drift` would name in the range (and a few
-    it clears: a document whose tokens were only partly deleted).  Reads only."""
+    size with tokens and no content row with text.  One statement: the ids of each side in
+    the range, both read in rowid order, merged against each other both ways (the nanny's
+    bounded full-text turn; :func:`drift` over the whole index says what and how much).  A
+    consistent FTS5 index holds a document's tokens exactly when its size row counts some,
+    so this flags every rowid :func:`drift` would name in the range (and a few it clears: a
+    document whose tokens were only partly deleted).  Reads only."""
     spec = index(name)
     nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
     # a size row counts tokens when its varints are not all zero bytes
-    sized = "length(replace(hex(d.sz), '0', '')) > 0"
-    missing = conn.execute(
-        f"SELECT 1 FROM main.{spec.table} c WHERE c.{spec.rowid} > ? AND c.{spec.rowid} <= ? AND ({nonempty})"
-        f" AND NOT EXISTS (SELECT 1 FROM main.{name}_docsize d WHERE d.id = c.{spec.rowid} AND {sized}) LIMIT 1",
-        (after, upto)).fetchone()
-    if missing is not None:
-        return True
-    stale = conn.execute(
-        f"SELECT 1 FROM main.{name}_docsize d WHERE d.id > ? AND d.id <= ? AND {sized} AND NOT EXISTS"
-        f" (SELECT 1 FROM main.{spec.table} c WHERE c.{spec.rowid} = d.id AND ({nonempty})) LIMIT 1",
-        (after, upto)).fetchone()
-    return stale is not None
+    texts = f"SELECT c.{spec.rowid} FROM main.{spec.table} c WHERE c.{spec.rowid} > ?1 AND c.{spec.rowid} <= ?2" \
+            f" AND ({nonempty})"
+    sized = f"SELECT d.id FROM main.{name}_docsize d WHERE d.id > ?1 AND d.id <= ?2 AND d.sz <> zeroblob(length(d.sz))"
+    # each EXCEPT with ORDER BY is a merge of two rowid-ordered range reads (no sort, no probe)
+    found = conn.execute(f"SELECT 1 FROM ({texts} EXCEPT {sized} ORDER BY 1) UNION ALL"
+                         f" SELECT 1 FROM ({sized} EXCEPT {texts} ORDER BY 1) LIMIT 1", (after, upto)).fetchone()
+    return found is not None
 
 
 def drift(conn, name):

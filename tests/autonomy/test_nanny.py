@@ -422,3 +422,32 @@ def test_more_stalls_than_the_policy_allows_stay_a_snag(conn, home):
         report["skipped_repairs"]
     assert report["state"] == "hit_snag" and report["findings"]["by_kind"] == {"stalled_lease": 2}
     assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'lease_stall_escalated'").fetchone()[0] == 0
+
+
+def test_policies_are_not_parsed_again_while_no_finding_has_a_policy_and_their_files_are_unchanged(
+        conn, home, monkeypatch):
+    parked(conn, "t-blocked", "blocked", "waiting on a vendor")  # a finding no shipped policy answers
+    first = tick(conn)
+    assert "blocked_task" in first["findings"]["by_kind"]
+    parses = []
+    real = repairs.policies
+    monkeypatch.setattr(repairs, "policies", lambda home: parses.append(home) or real(home))
+    second = tick(conn)
+    assert parses == [] and second["repairs"] == second["skipped_repairs"] == [] and second["decisions"] == []
+    # a home policy answering the standing finding: the files changed, so they are read again
+    write_policy(home, "blocked-recover", "finding: blocked_task\ntier: 1\ncommand: recover\n")
+    third = tick(conn)
+    assert len(parses) == 1
+    assert [(s["repair"], s["reason"]) for s in third["skipped_repairs"]] == [("blocked-recover",
+                                                                             "tier_requires_operator")]
+    tick(conn)  # a finding a policy answers: read on every tick
+    assert len(parses) == 2
+
+
+def test_an_invalid_policy_is_reported_on_every_tick(conn, home, monkeypatch):
+    parked(conn, "t-blocked", "blocked", "waiting on a vendor")
+    write_policy(home, "stale-lease-recover", "finding: stale_lease\ntier: 0\ncommand: recover\ncommand: x\n")
+    for _ in range(3):
+        report = tick(conn)
+        assert report["state"] == "decision_needed"
+        assert [d["kind"] for d in report["decisions"]] == ["repair_policy_invalid"]

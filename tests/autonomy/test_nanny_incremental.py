@@ -647,6 +647,48 @@ def test_a_window_of_an_index_flags_what_the_whole_compare_names_in_it(conn, hom
         assert fts.window_drifts(conn, "notes_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
 
 
+@pytest.mark.parametrize("fault", ["missing", "stale", "none"])
+def test_a_window_of_a_many_column_index_flags_what_the_whole_compare_names_in_it(conn, home, fault):
+    from mindos.memory import facts
+
+    populate(conn)
+    for number in range(5):
+        facts.assert_fact(conn, subject=f"service-{number}", predicate="uses", obj=f"store-{number}", source="codex")
+    ids = [row[0] for row in conn.execute("SELECT id FROM facts ORDER BY id")]
+    target = ids[len(ids) // 2]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        if fault == "missing":  # the row's tokens and size dropped from the index alone
+            row = link.execute("SELECT id, subject, predicate, object, source FROM facts WHERE id = ?",
+                               (target,)).fetchone()
+            link.execute("INSERT INTO facts_fts(facts_fts, rowid, subject, predicate, object, source)"
+                         " VALUES ('delete', ?, ?, ?, ?, ?)", row)
+        elif fault == "stale":
+            link.execute("DROP TRIGGER IF EXISTS facts_fts_ad")
+            link.execute("DELETE FROM facts WHERE id = ?", (target,))
+    finally:
+        link.close()
+    whole = fts.drift(conn, "facts_fts")
+    named = set(whole["missing"]) | set(whole["stale"])
+    assert named == (set() if fault == "none" else {target})
+    for low in range(0, ids[-1] + 1, 2):
+        assert fts.window_drifts(conn, "facts_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+
+
+def test_a_window_of_an_index_is_one_statement_merging_two_range_reads(conn):
+    populate(conn)
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        fts.window_drifts(conn, "notes_fts", 0, 1000)
+    finally:
+        conn.set_trace_callback(None)
+    assert len(statements) == 1
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statements[0].replace("?1", "0").replace("?2", "9"))]
+    assert any("MERGE (EXCEPT)" in step for step in plan)
+    assert not any("TEMP B-TREE" in step or step.startswith("SCAN c") or step.startswith("SCAN d") for step in plan)
+
+
 def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, home):
     populate(conn)
     _grow(conn, count=6)
@@ -662,3 +704,98 @@ def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, ho
     for text in windowed:
         plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {text}"))
         assert "SCAN" not in plan.replace("SCAN CONSTANT", ""), plan
+
+
+def _null_in_last_dependency(home, conn):
+    """A NULL written into the NOT NULL ``created_at`` of the last dependency edge by key."""
+    import re
+
+    path = os.path.join(str(home), "state.db")
+    conn.execute("SELECT 1").fetchone()
+    link = sqlite3.connect(path, isolation_level=None)
+    try:
+        original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'dependencies'").fetchone()[0]
+        loose = re.sub(r"(created_at\s+TEXT) NOT NULL", r"\1", original)
+        for text in (loose, None, original):
+            if text is None:
+                link.execute("UPDATE dependencies SET created_at = NULL WHERE (task_id, depends_on) ="
+                             " (SELECT task_id, depends_on FROM dependencies ORDER BY 1 DESC, 2 DESC LIMIT 1)")
+                continue
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'dependencies'", (text,))
+            link.execute("PRAGMA writable_schema=OFF")
+            link.close()
+            link = sqlite3.connect(path, isolation_level=None)
+    finally:
+        link.close()
+
+
+def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fault_found(conn, home, monkeypatch):
+    from conftest import make_task
+
+    populate(conn)
+    for number in range(40):
+        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    edges = conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)  # dependencies: more rows than a tenth of the budget
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
+    _tick(conn)
+    _null_in_last_dependency(home, conn)
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "database_integrity"]
+    assert [p["detail"] for p in full] == ["NULL value in dependencies.created_at"]
+    windows, found, ticks = [], None, 0
+    while ticks < 400 and not (windows and windows[-1][1] is None):
+        report = _tick(conn)
+        ticks += 1
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            windows.append(tuple(tuple(key) if key else None for key in report["sweep"]["slice_rows"]))
+            if any(item["kind"] == "database_integrity" for item in report["findings"]["new"]):
+                found = windows[-1]
+    assert windows[0][0] is None and windows[-1][1] is None
+    assert all(windows[n][1] == windows[n + 1][0] for n in range(len(windows) - 1))  # contiguous
+    assert len(windows) == -(-edges // 40)
+    assert found == windows[-1]  # the last edge's window names it
+    assert report["sweep"]["period_ticks"] >= nanny.PERIOD_TICKS * len(windows)
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+
+
+def test_a_full_text_turn_over_indexes_that_agree_compares_none_of_them_whole(conn, monkeypatch):
+    populate(conn)
+    _tick(conn)
+    wholes = []
+    real = fts.drift
+    monkeypatch.setattr(fts, "drift", lambda conn, name: wholes.append(name) or real(conn, name))
+    turns = 0
+    for _ in range(2 * nanny.PERIOD_TICKS):
+        report = _tick(conn)
+        if report["sweep"]["slice"] == "fts_drift":
+            turns += 1
+            assert report["sweep"]["slice_part"] and report["sweep"]["slice_rows"] is None  # a turn of whole indexes
+    assert turns == 2 and wholes == []
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+
+
+def test_a_key_cursor_of_another_shape_starts_the_round_over(conn, monkeypatch):
+    from conftest import make_task
+
+    populate(conn)
+    for number in range(40):
+        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
+    _tick(conn)
+    for _ in range(400):  # into the round over the dependency edges
+        report = _tick(conn)
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            break
+    assert report["sweep"]["slice_rows"][0] is None and sense.last_watermark(conn)["keys_from"]
+    real = doctor.primary_key
+    monkeypatch.setattr(doctor, "primary_key", lambda conn, table: real(conn, table) + (
+        ["created_at"] if table == "dependencies" else []))  # the key gained a column since
+    for _ in range(nanny.PERIOD_TICKS):
+        report = _tick(conn)
+        if report["sweep"]["slice_part"] == ["dependencies"]:
+            break
+    assert report["sweep"]["slice_part"] == ["dependencies"] and report["sweep"]["slice_rows"][0] is None

@@ -144,8 +144,12 @@ def test_the_recount_turn_counts_the_overdue_tasks_in_full(conn, monkeypatch):
     assert len(calls()) == 1 and nanny.OVERDUE_RECOUNT in slices
 
 
-def _cited(conn, task_id, *, rerank=False, note=None):
+def _cited(conn, task_id, *, rerank=False, note=None, receipt=False):
     make_task(conn, task_id, title=f"task {task_id} pool")
+    if receipt:
+        from mindos.work import receipts
+
+        receipts.add(conn, task_id, "test", {"ok": True})
     if note:
         notes.add(conn, task_id, content=note)
     params = recall.make_params(related=2, rerank=rerank) if rerank else recall.make_params()
@@ -199,9 +203,74 @@ def test_recalls_that_move_with_time_alone_are_rechecked_a_slice_per_tick(conn, 
     assert mark["volatile"] == ["a", "b", "c"]
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     for _ in range(4):
+        clock.advance(3600)  # every reranked note's age moves by an hour
         report = _tick(conn)
         _same_as_full(conn, report)
     assert [call[1]["tasks"] for call in sweeps] == [["a"], ["b"], ["c"], ["a"]]
+
+
+def test_a_reranked_recall_within_the_same_age_hours_and_no_write_is_kept_without_a_rebuild(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("a", "b", "c"):
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    _tick(conn)
+    quiet = sense.last_watermark(conn)["recall"]["quiet"]
+    assert isinstance(quiet["checked_ns"], int) and len(quiet["until"]) == 3
+    # the horizon: the first instant a reranked candidate turns an hour older
+    assert all(clock.now_iso() < horizon <= clock.shift(clock.now_iso(), 3600) for horizon in quiet["until"])
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for _ in range(4):
+        clock.advance(60)
+        report = _tick(conn)
+        _same_as_full(conn, report)
+    assert sweeps == []  # no write, no candidate an hour older: nothing rebuilt
+    clock.advance(3600)  # past every horizon: each rebuilt on its turn again
+    for _ in range(3):
+        report = _tick(conn)
+        _same_as_full(conn, report)
+    assert sorted(call[1]["tasks"][0] for call in sweeps) == ["a", "b", "c"]
+
+
+def test_a_write_since_the_check_rebuilds_a_reranked_recall_on_its_turn(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("a", "b"):
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    make_task(conn, "z")
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    _tick(conn)
+    assert sweeps == []
+    notes.add(conn, "z", content="pool note for nobody")  # another task's note: the pools may move
+    report = _tick(conn)
+    _same_as_full(conn, report)
+    assert sweeps  # re-checked, not kept
+
+
+def test_a_changed_receipt_file_rebuilds_a_recall_that_packed_it(conn, monkeypatch):
+    import os
+    import time
+
+    from mindos.work import receipts
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    monkeypatch.setattr(nanny, "RECALL_FILE_SLACK_NS", 0)  # the file was written just before the check
+    _cited(conn, "a", receipt=True)
+    (receipt_id,) = conn.execute("SELECT id FROM receipts WHERE task_id = 'a'").fetchone()
+    _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["volatile"] == ["a"]
+    assert sense.last_watermark(conn)["recall"]["quiet"]["until"] == [None]  # no horizon: files alone move it
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    _tick(conn)
+    assert sweeps == []  # the receipt file is as it was checked
+    path = receipts.load(conn, receipt_id)["path"]
+    path = path if os.path.isabs(path) else os.path.join(conn.home, path)
+    with open(path, "ab") as handle:
+        handle.write(b" ")
+    later = time.time_ns() + 10 ** 10  # a file clock's stamp, however coarse, after the check
+    os.utime(path, ns=(later, later))
+    report = _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps] == [["a"]]
+    assert ("recall_stale", ["a"]) in [(item["kind"], item["subjects"]) for item in report["findings"]["new"]]
+    _same_as_full(conn, report)
 
 
 def test_the_lifetime_ends_and_the_next_one_come_from_one_pass(conn):
@@ -342,3 +411,15 @@ def test_a_lifetime_added_by_the_writes_since_moves_the_next_end_without_a_whole
     report = _tick(conn)
     assert [call[1].get("tasks") for call in sweeps] == [None]  # the lifetime ended: every recall again
     _same_as_full(conn, report)
+
+
+def test_the_quiet_entries_are_kept_compact_and_anything_misaligned_is_dropped():
+    quiet = {"a": ["2026-01-01T01:00:00Z", 50], "c": [None, 70]}
+    packed = nanny._packed(quiet, ["a", "b", "c"])
+    assert packed == {"checked_ns": 50, "until": ["2026-01-01T01:00:00Z", "", None]}
+    assert nanny._unpacked(packed, ["a", "b", "c"]) == {"a": ["2026-01-01T01:00:00Z", 50], "c": [None, 50]}
+    assert nanny._unpacked(packed, ["a", "b"]) == {} and nanny._unpacked(["x"], ["a"]) == {}
+    # a malformed check time or horizon is no entry at all: those recalls are rebuilt on their turn
+    assert nanny._quiet(nanny._unpacked({"checked_ns": "x", "until": [None]}, ["a"]), ["a"], "2026") == {}
+    assert nanny._quiet({"a": [5, 1], "b": [None, True]}, ["a", "b"], "2026") == {}
+    assert nanny._quiet({"a": ["2025-01-01T00:00:00Z", 1]}, ["a"], "2026-01-01T00:00:00Z") == {}  # passed

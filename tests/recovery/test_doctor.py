@@ -326,3 +326,84 @@ def test_full_doctor_names_a_damaged_table_and_says_a_restore_repairs_it(conn, h
     damaged = [p for p in json.loads(out)["problems"] if p["kind"] == "database_integrity"]
     assert damaged and all(p.get("table") == "notes" for p in damaged)
     assert "snapshot-restore" in damaged[0]["repair"] and "REINDEX cannot repair a table" in damaged[0]["repair"]
+
+
+def test_a_rows_window_names_each_null_in_a_not_null_column_and_reads_clean_rows_in_one_statement(tmp_path):
+    import sqlite3 as sqlite
+
+    from mindos.recovery import doctor as the_doctor
+
+    link = sqlite.connect(str(tmp_path / "plain.db"), isolation_level=None)
+    link.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT, note TEXT)")
+    link.executemany("INSERT INTO t(id, a, b, note) VALUES (?, ?, ?, ?)",
+                     [(n, "x" * (5000 if n == 3 else 5), "y", None if n % 2 else "z") for n in range(1, 9)])
+    link.execute("UPDATE t SET a = NULL WHERE id IN (4, 7)")
+    link.execute("UPDATE t SET b = NULL WHERE id = 7")
+    link.execute("PRAGMA writable_schema=ON")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT NOT NULL,"
+                 " b TEXT NOT NULL, note TEXT)' WHERE name = 't'")
+    link.execute("PRAGMA writable_schema=OFF")
+    link.close()
+    link = sqlite.connect(str(tmp_path / "plain.db"), isolation_level=None)
+    try:
+        statements = []
+        link.set_trace_callback(statements.append)
+        report = the_doctor._Report()
+        the_doctor._integrity_rows(link, report, "t", 0, 3)  # clean rows, one of them on overflow pages
+        assert report.problems == [] and len([text for text in statements if text.startswith("SELECT")]) == 1
+        the_doctor._integrity_rows(link, report, "t", 3, 8)
+        assert sorted(problem["detail"] for problem in report.problems) == [
+            "NULL value in t.a", "NULL value in t.a", "NULL value in t.b"]
+        assert {problem["table"] for problem in report.problems} == {"t"}
+    finally:
+        link.close()
+
+
+def test_a_sweep_without_counts_reads_one_memory_row_not_the_table(conn, home):
+    assert doctor.sweep(conn, counts=False)["notes"]["memory_store"] == {"status": "empty"}
+    memories.retain(conn, "we chose sqlite for execution truth", project="Trove")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        report = doctor.sweep(conn, counts=False)
+    finally:
+        conn.set_trace_callback(None)
+    assert report["counts"] == {} and report["notes"]["memory_store"] == {"status": "ok"}
+    assert 'SELECT count(*) FROM main."memories"' not in statements
+    full = doctor.sweep(conn)
+    assert full["notes"]["memory_store"]["status"] == report["notes"]["memory_store"]["status"]
+
+
+def test_key_windows_over_a_table_without_rowids_find_each_fault_once(tmp_path):
+    import sqlite3 as sqlite
+
+    from mindos.recovery import doctor as the_doctor
+
+    path = str(tmp_path / "keyed.db")
+    link = sqlite.connect(path, isolation_level=None)
+    link.execute("CREATE TABLE kv(a TEXT, b INTEGER, c TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID")
+    link.execute("CREATE INDEX kv_c ON kv(c) WHERE a <> 'k5'")  # made whole below: k5's entry is missing
+    link.executemany("INSERT INTO kv VALUES (?, ?, ?)", [(f"k{n}", n, None if n == 7 else f"v{n}") for n in range(10)])
+    link.execute("PRAGMA writable_schema=ON")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE INDEX kv_c ON kv(c)' WHERE name = 'kv_c'")
+    link.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE kv(a TEXT, b INTEGER, c TEXT NOT NULL,"
+                 " PRIMARY KEY (a, b)) WITHOUT ROWID' WHERE name = 'kv'")
+    link.execute("PRAGMA writable_schema=OFF")
+    link.close()
+    link = sqlite.connect(path, isolation_level=None)
+    try:
+        assert the_doctor.primary_key(link, "kv") == ["a", "b"]
+        assert the_doctor.lookup_indexes(link, "kv") == 1  # kv_c; its own key index is the table
+        report, windows, after = the_doctor._Report(), [], None
+        while True:
+            upto = the_doctor.key_after(link, "kv", after, 3)
+            windows.append((after, upto))
+            the_doctor._integrity_keys(link, report, "kv", after, upto)
+            if upto is None:
+                break
+            after = upto
+        assert windows == [(None, ["k2", 2]), (["k2", 2], ["k5", 5]), (["k5", 5], ["k8", 8]), (["k8", 8], None)]
+        assert sorted(problem["detail"] for problem in report.problems) == [
+            "NULL value in kv.c", "row (k5, 5) missing from index kv_c"]
+    finally:
+        link.close()
