@@ -640,11 +640,17 @@ def test_a_window_of_an_index_flags_what_the_whole_compare_names_in_it(conn, hom
             link.execute("UPDATE notes SET content = '' WHERE id = ?", (target,))
     finally:
         link.close()
-    whole = fts.drift(conn, "notes_fts")
+    _windows_flag_what_the_whole_compare_names(conn, "notes_fts", ids, set() if fault == "none" else {target})
+
+
+def _windows_flag_what_the_whole_compare_names(conn, name, ids, expected):
+    """The whole compare of index ``name`` names ``expected``, and every two-row window over
+    ``ids`` drifts exactly when it holds one of them."""
+    whole = fts.drift(conn, name)
     named = set(whole["missing"]) | set(whole["stale"])
-    assert named == (set() if fault == "none" else {target})
+    assert named == expected
     for low in range(0, ids[-1] + 1, 2):
-        assert fts.window_drifts(conn, "notes_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+        assert fts.window_drifts(conn, name, low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
 
 
 @pytest.mark.parametrize("fault", ["missing", "stale", "none"])
@@ -668,11 +674,7 @@ def test_a_window_of_a_many_column_index_flags_what_the_whole_compare_names_in_i
             link.execute("DELETE FROM facts WHERE id = ?", (target,))
     finally:
         link.close()
-    whole = fts.drift(conn, "facts_fts")
-    named = set(whole["missing"]) | set(whole["stale"])
-    assert named == (set() if fault == "none" else {target})
-    for low in range(0, ids[-1] + 1, 2):
-        assert fts.window_drifts(conn, "facts_fts", low, low + 2) == bool(named & set(range(low + 1, low + 3))), low
+    _windows_flag_what_the_whole_compare_names(conn, "facts_fts", ids, set() if fault == "none" else {target})
 
 
 def test_a_window_of_an_index_is_one_statement_merging_two_range_reads(conn):

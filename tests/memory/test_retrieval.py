@@ -303,6 +303,16 @@ def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypat
     assert {hit["id"] for hit in search.memory_search(conn, "deploy")} == {*plain, old_variant, new_variant}
 
 
+def _recorded_probes(monkeypatch):
+    """The list every expression ``fts.match_counts`` is asked to count is appended to."""
+    counted = []
+    probe = retrieval.fts.match_counts
+    monkeypatch.setattr(retrieval.fts, "match_counts",
+                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
+                        or probe(conn, name, expressions, cap, cache))
+    return counted
+
+
 def test_a_group_holding_a_term_already_at_the_cap_is_not_counted_again(conn, monkeypatch):
     """"test"* reaches the cap in the one-term group of "test"; the "suite" group holds it
     too, so it is at the cap without merging "test"*'s postings a second time."""
@@ -314,11 +324,7 @@ def test_a_group_holding_a_term_already_at_the_cap_is_not_counted_again(conn, mo
     notes.add(conn, "t1", content="one test suite")
     query_groups = retrieval.groups("test suite")  # "suite" after "test": the synonym phrase's group
     assert query_groups[0].match_terms() == ('"test"*',) and '"test"*' in query_groups[1].match_terms()
-    counted = []
-    probe = retrieval.fts.match_counts
-    monkeypatch.setattr(retrieval.fts, "match_counts",
-                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
-                        or probe(conn, name, expressions, cap, cache))
+    counted = _recorded_probes(monkeypatch)
     counts, words = retrieval.counts_words_first(conn, query_groups, "notes_fts", 5)
     assert words == [1, 1] and counts == [5, 5]
     assert counted == ['"test"', '"suite"', '("test"*)']  # "suite" was never counted whole
@@ -359,11 +365,7 @@ def test_a_plural_whose_singular_is_common_is_never_merged_as_a_prefix(conn, mon
         notes.add(conn, "t1", content=f"dashboard panel {n}")
     notes.add(conn, "t1", content="gauges lagging")
     query_groups = retrieval.groups("dashboards gauges")
-    counted = []
-    probe = retrieval.fts.match_counts
-    monkeypatch.setattr(retrieval.fts, "match_counts",
-                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
-                        or probe(conn, name, expressions, cap, cache))
+    counted = _recorded_probes(monkeypatch)
     assert retrieval.bounded(conn, "notes_fts", query_groups, 4) == ('("gaug"*)', 1, 2, 1)
     assert '("dashboard"*)' not in counted and '"dashboard"' in counted
     assert retrieval.counts_words_first(conn, query_groups, "notes_fts", 5, roots=True)[0] == \
@@ -382,11 +384,7 @@ def test_a_word_whose_plural_is_common_is_never_merged_as_a_prefix(conn, monkeyp
         notes.add(conn, "t1", content=f"tests flaky on runner {n}")
     notes.add(conn, "t1", content="test gauges lagging")
     query_groups = retrieval.groups("test suite gauges")
-    counted = []
-    probe = retrieval.fts.match_counts
-    monkeypatch.setattr(retrieval.fts, "match_counts",
-                        lambda conn, name, expressions, cap, cache=None: counted.extend(expressions)
-                        or probe(conn, name, expressions, cap, cache))
+    counted = _recorded_probes(monkeypatch)
     assert retrieval.bounded(conn, "notes_fts", query_groups, 4) == ('("gaug"*)', 1, 3, 1)
     assert '"tests"' in counted and not any('"test"*' in expression for expression in counted)
     assert retrieval.counts_words_first(conn, query_groups, "notes_fts", 5, roots=True)[0] == \

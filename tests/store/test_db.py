@@ -99,34 +99,31 @@ def test_version_1_database_migrates_forward_with_rows_and_matches_fresh_schema(
         fresh.close()
 
 
-def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_matches_fresh_schema(
-        tmp_path, monkeypatch):
-    """m018: a home at 17 (with queued, claimed and undated tasks) migrates to the fresh schema,
-    and the new partial index holds exactly its queued tasks with a deadline."""
+def _upgraded_from(tmp_path, monkeypatch, version, index, tasks, check):
+    """Build a home at schema ``version`` without ``index``, insert ``tasks`` (dicts of task
+    columns) there, reopen it at the latest version and run ``check(conn)`` on it; the
+    upgraded schema must be a fresh home's, ``index`` included."""
     old_home = tmp_path / "old"
     old_home.mkdir()
     _build_v1(str(old_home / "state.db")).close()
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 17)
+    monkeypatch.setattr(db, "SCHEMA_VERSION", version)
     conn = db.connect(str(old_home))
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 17
-        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'idx_tasks_queued_due'").fetchone()[0] == 0
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (index,)).fetchone()[0] == 0
         with db.write(conn):
-            for task_id, status, due in (("a", "queued", "2026-06-02T00:00:00Z"), ("b", "claimed", "2026-06-01T00:00:00Z"),
-                                         ("c", "queued", None), ("d", "queued", "2026-06-01T00:00:00Z"),
-                                         ("e", "completed", "2026-05-01T00:00:00Z")):
-                conn.execute("INSERT INTO tasks(id, project, title, status, due_at, created_at, updated_at)"
-                             " VALUES (?, 'Trove', ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
-                             (task_id, f"task {task_id}", status, due))
+            for task in tasks:
+                row = {"project": "Trove", "title": f"task {task['id']}", "created_at": "2026-01-01T00:00:00Z",
+                       "updated_at": "2026-01-01T00:00:00Z", **task}
+                conn.execute(f"INSERT INTO tasks({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             tuple(row.values()))
     finally:
         conn.close()
     monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
     conn = db.connect(str(old_home))
     try:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version() == len(migrations.MIGRATIONS)
-        assert [row[0] for row in conn.execute(
-            "SELECT id FROM tasks INDEXED BY idx_tasks_queued_due WHERE status = 'queued' AND due_at IS NOT NULL"
-            " ORDER BY due_at, created_at, seq")] == ["d", "a"]
+        check(conn)
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         migrated = _shape(conn)
     finally:
@@ -134,47 +131,41 @@ def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_match
     fresh = db.connect(str(tmp_path / "fresh"))
     try:
         assert migrated == _shape(fresh)
-        assert "idx_tasks_queued_due" in migrated
+        assert index in migrated
     finally:
         fresh.close()
+
+
+def test_version_17_home_gains_the_queued_deadline_index_over_its_rows_and_matches_fresh_schema(
+        tmp_path, monkeypatch):
+    """m018: a home at 17 (with queued, claimed and undated tasks) migrates to the fresh schema,
+    and the new partial index holds exactly its queued tasks with a deadline."""
+    tasks = [{"id": task_id, "status": status, "due_at": due} for task_id, status, due in (
+        ("a", "queued", "2026-06-02T00:00:00Z"), ("b", "claimed", "2026-06-01T00:00:00Z"), ("c", "queued", None),
+        ("d", "queued", "2026-06-01T00:00:00Z"), ("e", "completed", "2026-05-01T00:00:00Z"))]
+
+    def check(conn):
+        assert [row[0] for row in conn.execute(
+            "SELECT id FROM tasks INDEXED BY idx_tasks_queued_due WHERE status = 'queued' AND due_at IS NOT NULL"
+            " ORDER BY due_at, created_at, seq")] == ["d", "a"]
+
+    _upgraded_from(tmp_path, monkeypatch, 17, "idx_tasks_queued_due", tasks, check)
 
 
 def test_version_18_home_gains_the_task_status_lookup_index_over_its_rows_and_matches_fresh_schema(
         tmp_path, monkeypatch):
     """m019: a home at 18 migrates to the fresh schema, and the new index answers a task's
     status and priority by id for every row, without the table."""
-    old_home = tmp_path / "old"
-    old_home.mkdir()
-    _build_v1(str(old_home / "state.db")).close()
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 18)
-    conn = db.connect(str(old_home))
-    try:
-        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'idx_tasks_id_status'").fetchone()[0] == 0
-        with db.write(conn):
-            for task_id, status, priority in (("a", "queued", "P1"), ("b", "completed", "P0"), ("c", "claimed", "P3")):
-                conn.execute("INSERT INTO tasks(id, project, title, status, priority, created_at, updated_at)"
-                             " VALUES (?, 'Trove', ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
-                             (task_id, f"task {task_id}", status, priority))
-    finally:
-        conn.close()
-    monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
-    conn = db.connect(str(old_home))
-    try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == db.latest_version()
+    tasks = [{"id": task_id, "status": status, "priority": priority}
+             for task_id, status, priority in (("a", "queued", "P1"), ("b", "completed", "P0"), ("c", "claimed", "P3"))]
+
+    def check(conn):
         sql = "SELECT id, status, priority FROM tasks INDEXED BY idx_tasks_id_status WHERE id = ?"
         assert [tuple(conn.execute(sql, (task_id,)).fetchone()) for task_id in "abc"] == [
             ("a", "queued", "P1"), ("b", "completed", "P0"), ("c", "claimed", "P3")]
         assert "COVERING INDEX idx_tasks_id_status" in conn.execute("EXPLAIN QUERY PLAN " + sql, ("a",)).fetchone()[3]
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        migrated = _shape(conn)
-    finally:
-        conn.close()
-    fresh = db.connect(str(tmp_path / "fresh"))
-    try:
-        assert migrated == _shape(fresh)
-        assert "idx_tasks_id_status" in migrated
-    finally:
-        fresh.close()
+
+    _upgraded_from(tmp_path, monkeypatch, 18, "idx_tasks_id_status", tasks, check)
 
 
 def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monkeypatch):
