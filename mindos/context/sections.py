@@ -331,7 +331,9 @@ def _fetch_dep_context(state):
 
     conn, task, requested = state["conn"], state["task"], state["options"]["dep_context"]
     rows = conn.execute(
-        "SELECT t.id, t.title, t.recap FROM dependencies d JOIN tasks t ON t.id = d.depends_on"
+        # CROSS JOIN: the task's own edges first; the planner, knowing no row counts, would
+        # otherwise walk every completed task and look each up among the edges
+        "SELECT t.id, t.title, t.recap FROM dependencies d CROSS JOIN tasks t ON t.id = d.depends_on"
         " WHERE d.task_id = ? AND t.status = 'completed' ORDER BY d.created_at, d.depends_on LIMIT ?",
         (task["id"], requested)).fetchall()
     items = []

@@ -381,3 +381,22 @@ def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn,
         readiness = next(i for i, detail in enumerate(details) if "SEARCH p USING COVERING INDEX idx_tasks_id_status" in detail)
         row = next(i for i, detail in enumerate(details) if detail.startswith("SEARCH t USING INTEGER PRIMARY KEY"))
         assert entry < readiness < row, details
+
+
+def test_a_recall_with_prerequisite_context_never_walks_the_tasks_of_a_status(recorded, cli, conn, home):
+    """No statement of a recall with every section reads tasks by their status alone (every
+    completed task of the fleet): each task it reads is one its own rows name."""
+    with db.write(conn):
+        conn.execute("UPDATE tasks SET status = 'completed' WHERE id IN ('t04', 't10', 't11')")
+    recorded.clear()
+    rc, out, err = cli("autopilot", "recall", "t05", "--agent", "codex", "--related", "5", "--dep-context", "3",
+                       "--related-handoffs", "3", "--related-facts", "5", "--related-semantic", "5", "--rerank")
+    assert rc == 0, err
+    assert "t04" in json.dumps(json.loads(out).get("dep_context")), "the prerequisite context was not packed: the probe is broken"
+    checker = db.connect(home)
+    by_status = [(detail, " ".join(sql.split())[:300]) for sql, params in recorded
+                 if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+                 for detail in _plans(checker, sql, params) if re.match(r"SEARCH t\b.*\(status=\?\)$", detail)]
+    checker.close()
+    assert not by_status, "\n".join(f"  {d}: {s}" for d, s in by_status)
+
