@@ -651,7 +651,7 @@ def _age_horizon(memo, params, now):
             if not isinstance(created, str):
                 return now
             try:
-                moves = clock.shift(created, (rerank._age_hours(created, now) + 1) * 3600)
+                moves = clock.shift(created, (rerank.age_hours(created, now) + 1) * 3600)
             except (InvalidInput, ValueError, OverflowError):
                 return now
             horizon = moves if horizon is None or moves < horizon else horizon

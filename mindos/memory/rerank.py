@@ -57,7 +57,7 @@ def options(half_life=None, boost=None, *, rerank=True):
 
 
 @functools.lru_cache(maxsize=65536)
-def _age_hours(created_at, now):
+def age_hours(created_at, now):
     """Whole hours from ``created_at`` to ``now`` (0 for a future row); a pure function of
     its two timestamps, so a sweep scoring the same notes for many tasks parses each once."""
     return max(0, clock.seconds_between(created_at, now) // 3600)
@@ -69,7 +69,7 @@ def score(note, best, now, half_life, boost):
     ``best`` is the best (most negative) BM25 score in the candidate set, or None when no
     candidate has one."""
     lexical = 1.0 if "score" not in note or not best else note["score"] / best
-    value = lexical * math.pow(0.5, _age_hours(note["created_at"], now) / half_life)
+    value = lexical * math.pow(0.5, age_hours(note["created_at"], now) / half_life)
     return round(value + (boost if note.get("pinned") else 0.0), 6)
 
 
