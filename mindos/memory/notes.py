@@ -356,7 +356,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         ("(n.expires_at IS NULL OR n.expires_at > ? OR n.pinned = 1)", None if include_expired else now),
         ("n.kind = ?", kind_value or None),
         ("t.project = ?", project or None),
-        ("t.status = ?", status or None),
+        ("+t.status = ?", status or None),  # "+": the notes drive the join, never every task of a status
     ], ["n.superseded_by IS NULL"])
     columns = f"{_N_COLUMNS}, t.project AS project, t.title AS task_title, t.status AS task_status"
     expression = None

@@ -383,6 +383,21 @@ def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn,
         assert entry < readiness < row, details
 
 
+_BY_STATUS_ALONE = re.compile(r"SEARCH t\b.*\(status=\?\)$")
+
+
+def _walks_a_status(recorded, home):
+    """The recorded reads whose plan walks tasks by their status alone (every task of the
+    fleet with that status) to drive the rest of the statement."""
+    checker = db.connect(home)
+    try:
+        return [(detail, " ".join(sql.split())[:300]) for sql, params in recorded
+                if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+                for detail in _plans(checker, sql, params) if _BY_STATUS_ALONE.match(detail)]
+    finally:
+        checker.close()
+
+
 def test_a_recall_with_prerequisite_context_never_walks_the_tasks_of_a_status(recorded, cli, conn, home):
     """No statement of a recall with every section reads tasks by their status alone (every
     completed task of the fleet): each task it reads is one its own rows name."""
@@ -393,10 +408,17 @@ def test_a_recall_with_prerequisite_context_never_walks_the_tasks_of_a_status(re
                        "--related-handoffs", "3", "--related-facts", "5", "--related-semantic", "5", "--rerank")
     assert rc == 0, err
     assert "t04" in json.dumps(json.loads(out).get("dep_context")), "the prerequisite context was not packed: the probe is broken"
-    checker = db.connect(home)
-    by_status = [(detail, " ".join(sql.split())[:300]) for sql, params in recorded
-                 if sql.lstrip().upper().startswith(("SELECT", "WITH"))
-                 for detail in _plans(checker, sql, params) if re.match(r"SEARCH t\b.*\(status=\?\)$", detail)]
-    checker.close()
-    assert not by_status, "\n".join(f"  {d}: {s}" for d, s in by_status)
+    found = _walks_a_status(recorded, home)
+    assert not found, "\n".join(f"  {d}: {s}" for d, s in found)
 
+
+@pytest.mark.parametrize("argv", [["search-notes", "deploy window", "--status", "queued"],
+                                  ["search-notes", "deploy window", "--status", "queued", "--rank"]])
+def test_a_note_search_filtered_by_status_reads_notes_first(recorded, cli, home, argv):
+    """A note search with ``--status`` is driven by the matching notes, never by every task
+    of the status (at 100k tasks the other order took 0.7 s for ``queued`` instead of 0.06 s)."""
+    rc, out, err = cli("autopilot", *argv)
+    assert rc == 0, err
+    assert json.loads(out), "no note matched: the probe is broken"
+    found = _walks_a_status(recorded, home)
+    assert not found, "\n".join(f"  {d}: {s}" for d, s in found)
