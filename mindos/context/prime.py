@@ -70,23 +70,10 @@ _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "
 _LEASES, _INBOX, _CONSTRAINTS = (builder.TABLES[name] for name in ("leases", "inbox", "constraints"))
 
 
-# Short strings already found clean in this process: the ids, projects, sources and times
-# every row of a section repeats are checked once, not once a row (bounded: a long-lived
-# server forgets them all when it is full).
-_SEEN_CLEAN = set()
-_SEEN_LONGEST, _SEEN_MAX = 64, 4096
-
-
 def scrub(value):
     """``value`` with every string redacted (dicts and lists walked, in place where mutable)."""
     if isinstance(value, str):
-        if value in _SEEN_CLEAN:
-            return value
-        if secret_gate.clean(value):  # plain text: the detector is not even loaded
-            if len(value) <= _SEEN_LONGEST:
-                if len(_SEEN_CLEAN) >= _SEEN_MAX:
-                    _SEEN_CLEAN.clear()
-                _SEEN_CLEAN.add(value)
+        if secret_gate.clean(value):  # plain text (or one cleared before): the detector is not even loaded
             return value
         from mindos.core import secrets  # lazy: ~7.6M instructions to load and build
 
@@ -249,8 +236,6 @@ def _section_constraints(state, budget):
             break
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
-
-
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one

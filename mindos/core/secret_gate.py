@@ -152,11 +152,29 @@ if _alone != set(_ALONE).union(_ALONE_COVERED, *(literals for _, literals in _AL
 del _index, _groups, _group, _literal, _alone
 
 
+# Short texts already cleared in this process: the ids, projects, sources and times every
+# row of a pack repeats are looked at once, not once a row (bounded: a long-lived server
+# forgets them all when the set is full).  Only a clean verdict is kept; it never changes.
+_SEEN_CLEAN = set()
+_SEEN_LONGEST, _SEEN_MAX = 64, 4096
+
+
 def clean(text):
     """True when ``text`` surely holds no finding (``scan(text)`` is ``[]``); False means
     the detector has to decide.  A few microseconds for a short plain text."""
-    if not text:
+    if not text or text in _SEEN_CLEAN:
         return True
+    if not _clean(text):
+        return False
+    if len(text) <= _SEEN_LONGEST:
+        if len(_SEEN_CLEAN) >= _SEEN_MAX:
+            _SEEN_CLEAN.clear()
+        _SEEN_CLEAN.add(text)
+    return True
+
+
+def _clean(text):
+    """:func:`clean`'s verdict for a text it has not cleared before."""
     if len(text) > SHORT or not text.isascii() or "%" in text:
         return False
     folded = text.lower()

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from mindos.context import builder, prime
+from mindos.core import secret_gate
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, notes
 from mindos.work import leases
@@ -275,21 +276,21 @@ def test_hashlib_is_loaded_before_the_first_digest(fleet, monkeypatch):
 
 
 def test_scrub_remembers_only_short_clean_strings_and_still_redacts_secrets(monkeypatch):
-    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
-    item = {"project": "Trove", "source": "codex", "content": "x" * (prime._SEEN_LONGEST + 1), "key": SECRET}
+    monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
+    item = {"project": "Trove", "source": "codex", "content": "x" * (secret_gate._SEEN_LONGEST + 1), "key": SECRET}
     for _ in range(2):  # the second pass answers the short clean strings from the memo
         scrubbed = prime.scrub(dict(item))
         assert scrubbed["key"].startswith("[REDACTED:") and scrubbed["project"] == "Trove"
         assert scrubbed["content"] == item["content"]
-    assert prime._SEEN_CLEAN == {"Trove", "codex"}  # never a secret, never a long text
+    assert secret_gate._SEEN_CLEAN == {"Trove", "codex"}  # never a secret, never a long text
 
 
 def test_the_clean_memo_is_bounded(monkeypatch):
-    monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
-    monkeypatch.setattr(prime, "_SEEN_MAX", 3)
+    monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
+    monkeypatch.setattr(secret_gate, "_SEEN_MAX", 3)
     for word in ("alpha", "beta", "gamma", "delta"):
         assert prime.scrub(word) == word
-    assert prime._SEEN_CLEAN == {"delta"}  # full at three: forgotten, then the newest kept
+    assert secret_gate._SEEN_CLEAN == {"delta"}  # full at three: forgotten, then the newest kept
 
 
 def test_a_table_row_is_charged_as_redacted_exactly_as_the_plain_budget_would(monkeypatch):
@@ -307,7 +308,7 @@ def test_a_table_row_is_charged_as_redacted_exactly_as_the_plain_budget_would(mo
               "created_at": "2026-01-03T00:00:00Z"},
              {"note_id": 4, "task_id": "t-4", "project": "Trove", "content": "short", "created_at": "2026-01-04"}]
     for limit in range(0, 700, 7):
-        monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+        monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
         meter, reference = prime.RedactingBudget(limit), builder.Budget(limit)
         packed = meter.take_all(copy.deepcopy(items), table=table)
         expected = []
@@ -361,7 +362,7 @@ def test_constraint_rows_refused_unbuilt_are_the_ones_the_plain_path_refuses(con
     found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
     assert len(found) == 60
     for limit in list(range(0, 900, 13)) + [4000, 100000]:
-        monkeypatch.setattr(prime, "_SEEN_CLEAN", set())
+        monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
         meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
         monkeypatch.setattr(prime, "MAX_CONSTRAINTS", 200)
         listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meter)
