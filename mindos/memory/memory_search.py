@@ -256,7 +256,6 @@ FEEDBACK_WEIGHT = 0.5
 FEEDBACK_CANDIDATES = 10
 FEEDBACK_FLOOR = 0.3
 FEEDBACK_UNMATCHED = 0.5
-FEEDBACK_TIERED = True  # False reads the words' rows through one OR, newest first (tests compare)
 
 
 def _no_boost(text, coverage):
@@ -309,8 +308,7 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
         return _no_boost
     seen = {(row[0], row[_ID]) for row in found}
     for surface in surfaces:
-        for row in surface.fetch(conn, ordered if FEEDBACK_TIERED else [" OR ".join(ordered)],
-                                 {**params, "cap": FEEDBACK_CANDIDATES}):
+        for row in surface.fetch(conn, ordered, {**params, "cap": FEEDBACK_CANDIDATES}):
             if (row[0], row[_ID]) not in seen:
                 seen.add((row[0], row[_ID]))
                 found.append(row)

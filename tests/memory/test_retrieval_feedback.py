@@ -152,8 +152,27 @@ def test_feedback_reads_the_rows_holding_every_term_before_each_terms_newest(con
     query = "why did the consumers fall behind"
     hits = _keys(search.memory_search(conn, query, project="Data", limit=5))
     assert hits[:2] == [("note", report["id"]), ("note", answer["id"])]
-    monkeypatch.setattr(search, "FEEDBACK_TIERED", False)
+    _feedback_reads_one_or(monkeypatch)
     assert ("note", answer["id"]) not in _keys(search.memory_search(conn, query, project="Data", limit=5))
+
+
+def _feedback_reads_one_or(monkeypatch):
+    """Make the feedback pass read its words' rows through one OR, newest first, instead of
+    tier by tier (the first pass's reads are left alone)."""
+    feedback, fetch, inside = search._feedback, search._Surface.fetch, []
+
+    def feedback_marked(*args, **kwargs):
+        inside.append(True)
+        try:
+            return feedback(*args, **kwargs)
+        finally:
+            inside.pop()
+
+    def fetch_flat(self, conn, expressions, params):
+        return fetch(self, conn, [" OR ".join(expressions)] if inside else expressions, params)
+
+    monkeypatch.setattr(search, "_feedback", feedback_marked)
+    monkeypatch.setattr(search._Surface, "fetch", fetch_flat)
 
 
 def test_feedback_terms_are_weighed_by_rarity_and_are_deterministic(conn, monkeypatch):
