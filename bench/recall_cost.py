@@ -30,7 +30,7 @@ scale, 5 calls each; floor 86.10M instructions):
   memory-embed --apply  70,000 rows in 7.0 s (64 dimensions)          target < 60 s
   learned state         11.4 MB of a 73.0 MB database, 15.7 %         target < 20 %
 
-Run:  python3 bench/recall_cost.py [--tasks N] [--calls N] [--interpreter clean|current]
+Run:  python3 bench/recall_cost.py [--tasks N] [--calls N] [--interpreter clean|current] [--upkeep]
       (JSON to stdout; about 10-20 minutes at the default scale on two busy cores)
 """
 
@@ -86,8 +86,11 @@ def instructions(argv, env):
     return int(found.group(1))
 
 
-def seed(workdir, tasks, notes, handoffs, memories, facts):
-    """Seed the home (bench/bench.py's seeding) and learn its associations; return (info, seconds)."""
+def seed(workdir, tasks, notes, handoffs, memories, facts, upkeep=False):
+    """Seed the home (bench/bench.py's seeding) and learn its associations; return (info, home,
+    seconds, segments).  ``upkeep``: then merge its full-text indexes as the nanny's ticks do
+    (``index_upkeep`` until a tick finds nothing to merge).  ``segments``: each index's segment
+    count as the calls find it (every term a query reads is looked up once per segment)."""
     bench = _bench()
     home = os.path.join(workdir, "seeded")
     started = time.perf_counter()
@@ -95,16 +98,23 @@ def seed(workdir, tasks, notes, handoffs, memories, facts):
     bench.seed_memory(info, notes, handoffs)
     bench.seed_recall(info, memories, facts, 0)
     from mindos.memory import learned
-    from mindos.store import db
+    from mindos.store import db, fts
 
     conn = db.connect(home)
     try:
         with db.write(conn):
             learned.rebuild(conn)
+        if upkeep:
+            from mindos.autonomy import nanny
+
+            for _ in range(100):  # a tick merges a bounded number of pages: as many ticks as it takes
+                if not nanny.index_upkeep(conn):
+                    break
+        segments = {name: fts.segments(conn, name) for name in fts.INDEXES}
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    return info, home, time.perf_counter() - started
+    return info, home, time.perf_counter() - started, segments
 
 
 def _fresh_copy(home, workdir):
@@ -141,7 +151,8 @@ def run(args):
     try:
         python = bench.clean_interpreter(workdir) if args.interpreter == "clean" else sys.executable
         compileall.compile_dir(os.path.join(ROOT, "mindos"), quiet=1)
-        info, home, seconds = seed(workdir, args.tasks, args.notes, args.handoffs, args.memories, args.facts)
+        info, home, seconds, segments = seed(workdir, args.tasks, args.notes, args.handoffs, args.memories,
+                                             args.facts, args.upkeep)
         autopilot = os.path.join(ROOT, "autopilot.py")
         # one warm-up call writes any bytecode the compile missed and brings the home's
         # schema up to date, so the counted calls are steady-state calls
@@ -164,7 +175,8 @@ def run(args):
                                      capture_output=True, text=True).stdout.strip(),
             "interpreter": args.interpreter, "sqlite": sqlite3.sqlite_version,
             "home": {"tasks": args.tasks, "notes": args.notes, "handoffs": args.handoffs, "memories": args.memories,
-                     "facts": args.facts, "seed_seconds": round(seconds, 1)},
+                     "facts": args.facts, "seed_seconds": round(seconds, 1), "upkeep": args.upkeep,
+                     "fts_segments": segments},
             "floor": {"code": FLOOR_CODE, "instructions": int(floor)},
             "calls": {}, "targets": {"memory-search": 1.3, "recall": 1.5},
         }
@@ -196,6 +208,9 @@ def main(argv=None):
     parser.add_argument("--facts", type=int, default=None, help="default: 1 per 2 tasks")
     parser.add_argument("--calls", type=int, default=3, help="calls of each command counted (default 3)")
     parser.add_argument("--interpreter", choices=("clean", "current"), default="clean")
+    parser.add_argument("--upkeep", action="store_true",
+                        help="merge the seeded home's full-text indexes as the nanny's ticks do before counting"
+                             " (a home under a running nanny; by default the indexes stay as the writes left them)")
     args = parser.parse_args(argv)
     args.notes = 5 * args.tasks if args.notes is None else args.notes
     args.handoffs = args.tasks // 2 if args.handoffs is None else args.handoffs
