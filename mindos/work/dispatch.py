@@ -126,6 +126,25 @@ PROBE_STEPS = 4
 KEEP_CALLS = 32
 _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # Open direct dependents of a batch of tasks, with their stored priorities.
+# The probe, asked inside a ``>`` stream's own statement of each row ``t`` it yields (so a
+# dispatch runs the same few statements however many rows precede the tier's head): -n
+# when an open dependent of priority <= :want is reachable from t upward through open
+# dependents, else n; n counts the nodes visited (t included, at most :cap, so n == :cap
+# without a hit means the walk may have stopped short).  A row without an open dependent
+# (most of them) costs one index seek, not the recursive query's setup.  Streams that sort
+# their rows carry NULL instead (a sorter would compute the column for every row it holds,
+# not just the ones read) and are probed one row at a time by ``_Plan._probe``.
+_PROBE_COLUMN = (
+    ", CASE WHEN NOT EXISTS (SELECT 1 FROM dependencies d JOIN tasks m INDEXED BY idx_tasks_id_status"
+    f" ON m.id = d.task_id WHERE d.depends_on = t.id AND ({_IS_OPEN})) THEN 1 ELSE ("
+    "WITH RECURSIVE up(id, hit) AS (SELECT t.id, 0 UNION"
+    " SELECT d.task_id, m.priority <= :want FROM up JOIN dependencies d ON d.depends_on = up.id"
+    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
+    " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
+)
+_NO_PROBE_COLUMN = ", NULL AS _probe"
+# Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
+PROBE_CAP = 64
 _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
                     " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
@@ -313,7 +332,7 @@ class _Plan:
         moment = clock.now()
         self.now = clock.format_ts(moment)
         self.boost = aging_boost if aging_minutes else 0
-        self.params = {"now": self.now, "boost": self.boost, "project": project}
+        self.params = {"now": self.now, "boost": self.boost, "project": project, "cap": PROBE_CAP}
         # t<k>: created at or before it means at least k aging levels waited
         self.thresholds = {k: clock.format_ts(moment - timedelta(minutes=k * aging_minutes)) for k in _TIERS if k}
         for k, value in self.thresholds.items():
@@ -478,7 +497,7 @@ class _Plan:
         while True:
             while other is not None and (head is None or self.key(other) < self.key(head)):
                 if other["id"] not in self.considered:
-                    verdict = None if head is None else self._probe(other["id"], tier, budget)
+                    verdict = None if head is None else self._verdict(other, tier, budget)
                     if verdict is None:  # out of aged rows or probe budget: walk the rest
                         rest = [head] if head is not None else []
                         yield from heapq.merge(itertools.chain(rest, aged), self._walked(tier, other),
@@ -508,6 +527,19 @@ class _Plan:
                 f"SELECT max({self.aged_sql}) {source} AND t.status = 'queued'{rest}", self.params,
             ).fetchone()[0]
         return self._worst_in_scope is not None and self._worst_in_scope > tier
+
+    def _verdict(self, row, tier, budget):
+        """:meth:`_probe`'s answer for the ``>`` stream row ``row``, read from the row's own
+        ``_probe`` column when its stream computed one (see ``_PROBE_COLUMN``)."""
+        found = row["_probe"]
+        if found is None or budget <= 1:
+            return self._probe(row["id"], tier, budget)
+        nodes = -found if found < 0 else found
+        if found > 0 and nodes >= PROBE_CAP:
+            return self._probe(row["id"], tier, budget)  # the column's walk may have stopped short: ask in full
+        if nodes >= budget:
+            return None
+        return found < 0, nodes
 
     def _probe(self, task_id, tier, budget):
         """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?
@@ -567,7 +599,8 @@ class _Plan:
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
         if self.small_scope is not None:
             source, rest = self.small_scope
-            sql = (f"SELECT t.*{self.extra} {source} AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+            sql = (f"SELECT t.*{self.extra}{self._probe_sql(op, False)} {source} AND t.status = 'queued'"
+                   f" AND {self.aged_sql} {op} :tier"
                    f"{rest}{self.filters}"
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.seq")
             yield from self._rows(sql, tier=tier)
@@ -616,13 +649,15 @@ class _Plan:
             # the index entry (c) is filtered by tier and readiness first; the row (t) is read
             # for the ones that pass
             aged, filters = self.aged_entry_sql, (_READY_ENTRY + _TIMELY if self.filters else "")
+            want = validate.PRIORITIES[tier]
             yield from self._rows(
-                f"SELECT t.*{self.extra} FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
+                f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
+                " FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
                 f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
-                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier)
+                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier, want=want)
             return
         yield from heapq.merge(*(self._rows(
-            f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+            f"SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM tasks t INDEXED BY idx_tasks_status_priority"
             f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
             f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", stored=stored)
             for stored, where in ranges), key=self.key)
@@ -648,6 +683,14 @@ class _Plan:
                 return True
         return False
 
+    @staticmethod
+    def _probe_sql(op, streamed):
+        """The ``_probe`` column of a ``>`` stream: computed in the statement when its rows come
+        in index order (``streamed``), NULL when it sorts them (see ``_PROBE_COLUMN``)."""
+        if op != ">":
+            return ""
+        return _PROBE_COLUMN if streamed else _NO_PROBE_COLUMN
+
     def _undated(self, tier, op):
         no_hub = ""
         if self.prefer_unblocking:
@@ -656,17 +699,17 @@ class _Plan:
             yield self._rows(
                 "WITH hub(id, n) AS (SELECT u.depends_on, count(*) FROM dependencies u"
                 " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
-                f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
+                f" SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM hub JOIN tasks t ON t.id = hub.id"
                 f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} {op} :tier{self.scope}"
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.seq",
                 tier=tier,
             )
         for stored, where in self._ranges(tier, op):
             yield self._rows(
-                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+                f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY idx_tasks_status_priority"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
                 f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
-                stored=stored,
+                stored=stored, want=validate.PRIORITIES[tier],
             )
 
     def _created_bounds(self, stored, tier, op):
