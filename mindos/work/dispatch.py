@@ -235,6 +235,7 @@ def _dispatch(conn, plan, owner, claim):
     from mindos.work import policies  # lazy: loaded only on the path that needs it
 
     skipped, considered, picked, truncated = [], 0, None, False
+    lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
     try:
         for tier, row in plan.candidates():
             if picked is not None and considered - picked[4] >= EXPLAIN_LIMIT:
@@ -248,9 +249,9 @@ def _dispatch(conn, plan, owner, claim):
             if skip is None and claim is not None:
                 skip = _seam_skip(conn, task, owner, plan.now)
             if skip is None:
-                skip = _policy_skip(conn, policies, task, owner)
+                skip = _policy_skip(conn, policies, task, owner, lookup)
             if skip is None and claim is not None and picked is None:
-                task, skip = _acquire(conn, task, owner, tier, claim)
+                task, skip = _acquire(conn, task, owner, tier, claim, lookup)
             if skip is not None:
                 if plan.explain:
                     skipped.append({"task_id": row["id"], **skip})
@@ -290,21 +291,21 @@ def _seam_skip(conn, task, owner, now):
     return {"reason": "seam_conflict", "holders": conflicts} if conflicts else None
 
 
-def _policy_skip(conn, policies, task, owner):
+def _policy_skip(conn, policies, task, owner, lookup):
     try:
-        gate = policies.dispatch_gate(conn, task, owner)
+        gate = policies.dispatch_gate(conn, task, owner, lookup)
     except Refused as exc:  # a malformed policy fails closed for its project only
         return {"reason": "policy_invalid", "error": str(exc)}
     return dict(gate) if gate else None
 
 
-def _acquire(conn, task, owner, tier, claim):
+def _acquire(conn, task, owner, tier, claim, lookup):
     """Lease ``task`` inside the open transaction; return ``(task, skip)``."""
     from mindos.work import leases  # lazy: loaded only on the path that needs it
 
     try:
         claimed = leases.acquire(conn, task, owner, minutes=claim["minutes"], max_active=claim["max_active"],
-                                 now=claim["now"],
+                                 now=claim["now"], policy_lookup=lookup,
                                  payload={"via": "next", "effective_priority": validate.PRIORITIES[tier]})
     except Refused as exc:
         cap = claim["cap"]
