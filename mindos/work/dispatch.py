@@ -142,6 +142,11 @@ _PROBE_COLUMN = (
     f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
     " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
 )
+# The same asked of a deadline index entry ``c`` (which holds the id), and the columns a
+# worse-tier row needs until it turns out to inherit: its place in the order and its id.
+# ``_slim`` says which rows carry only these (see ``_Plan._whole``).
+_ENTRY_PROBE_COLUMN = _PROBE_COLUMN.replace("t.id", "c.id")
+_SLIM_COLUMNS = "c.id, c.due_at, c.created_at, c.seq, c.priority"
 _NO_PROBE_COLUMN = ", NULL AS _probe"
 # Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
 PROBE_CAP = 64
@@ -506,9 +511,10 @@ class _Plan:
                         return
                     hit, used = verdict
                     budget -= used
-                    if hit:
+                    whole = self._whole(other) if hit and other["_slim"] else other
+                    if hit and whole is not None:
                         self.inherited[other["id"]] = tier
-                        yield other
+                        yield whole
                 other = next(others, None)
             if head is None:
                 return
@@ -528,6 +534,14 @@ class _Plan:
                 f"SELECT max({self.aged_sql}) {source} AND t.status = 'queued'{rest}", self.params,
             ).fetchone()[0]
         return self._worst_in_scope is not None and self._worst_in_scope > tier
+
+    def _whole(self, row):
+        """The full row of a slim ``>`` row that inherits, or None when it fails the scope or
+        eligibility tests its slim stream left out (they read the row; a row that does not
+        inherit never needs them)."""
+        return self.conn.execute(
+            f"SELECT t.*{self.extra}{_NO_PROBE_COLUMN}, 0 AS _slim FROM tasks t WHERE t.seq = :seq"
+            f" AND t.status = 'queued'{self.scope}{self.filters}", {**self.params, "seq": row["seq"]}).fetchone()
 
     def _verdict(self, row, tier, budget):
         """:meth:`_probe`'s answer for the ``>`` stream row ``row``, read from the row's own
@@ -651,6 +665,14 @@ class _Plan:
             # for the ones that pass
             aged, filters = self.aged_entry_sql, (_READY_ENTRY + _TIMELY if self.filters else "")
             want = validate.PRIORITIES[tier]
+            if op == ">" and self.filters and not self.scope and not self.extra:
+                # worse-tier rows are read from the index entry alone, probe included: most
+                # do not inherit, and those never need their table row (see _whole)
+                yield from self._rows(
+                    f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY idx_tasks_queued_due"
+                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}"
+                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want)
+                return
             yield from self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
                 " FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
@@ -690,7 +712,7 @@ class _Plan:
         in index order (``streamed``), NULL when it sorts them (see ``_PROBE_COLUMN``)."""
         if op != ">":
             return ""
-        return _PROBE_COLUMN if streamed else _NO_PROBE_COLUMN
+        return (_PROBE_COLUMN if streamed else _NO_PROBE_COLUMN) + ", 0 AS _slim"
 
     def _undated(self, tier, op):
         no_hub = ""

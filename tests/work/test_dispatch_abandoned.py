@@ -138,3 +138,22 @@ def test_a_probe_cut_short_in_the_stream_is_asked_in_full(conn, monkeypatch):
     abandon(conn, 2)
     assert pick(conn) == "p3-02"
     assert dispatch.next_task(conn, explain=True)["task"]["inherited_via"] == "up-02"
+
+
+@pytest.mark.parametrize("path", ["small-scope", "deadline-index", "range-sorted"])
+def test_an_inheriting_row_ahead_of_the_head_still_passes_every_dispatch_test(conn, monkeypatch, path):
+    # the deadline stream reads a worse-tier row from its index entry and asks for the whole
+    # row only once it inherits: the tests on the row itself must still apply then
+    force_path(monkeypatch, path)
+    front(conn, True, rounds=6)
+    mk(conn, "later", "P3", due_at="2026-09-04T06:00:00Z", not_before="2026-12-01T00:00:00Z")
+    mk(conn, "boss", "P0", depends_on=["later", "up-04"])
+    abandon(conn, 4)  # head p0-04; ahead of it: p3-00 .. p3-04 and the deferred "later"
+    assert pick(conn) == "p3-04"
+    result = dispatch.next_task(conn, explain=True)
+    assert result["task"]["id"] == "p3-04"
+    assert {"task_id": "later", "reason": "deferred_until", "not_before": "2026-12-01T00:00:00Z"} in result["skipped"]
+    assert pick(conn, project="Trove") == "p3-04"
+    assert pick(conn, project="Elsewhere") is None
+    clock.set_now("2026-12-01T00:00:00Z")
+    assert pick(conn) == "later"  # due before p3-04, and no longer deferred
