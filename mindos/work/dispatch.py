@@ -29,7 +29,10 @@ Inheritance can only lift a task into a better tier than aging gives it, so a ti
 inherited candidates are found among the rows that age into worse tiers -- and only those
 ordered before the tier's current best aged row can change the answer.  Those few are probed
 upward (breadth first through open dependents, stopping at the first one of the tier's
-priority).  When a tier has no aged row left, or the probes exceed a node budget, the tier's
+priority); where the stream reads an index in order, the probe is a column of the stream's
+own statement, so the rows piling up ahead of the head (the front a fleet leaves behind when
+claims are abandoned) cost no query each, and a deadline stream reads them from the index
+entry alone until one turns out to inherit.  When a tier has no aged row left, or the probes exceed a node budget, the tier's
 inherited candidates come instead from one recursive walk down the edges from its open
 dependents of that priority.  Either way every task is considered once, in the best tier it
 reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
