@@ -153,6 +153,11 @@ _SLIM_COLUMNS = "c.id, c.due_at, c.created_at, c.seq, c.priority"
 _NO_PROBE_COLUMN = ", NULL AS _probe"
 # Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
 PROBE_CAP = 64
+# What a node visited by a stream's own probe column costs of PROBE_BUDGET (a node probed by
+# a query of its own costs 1): the column costs a fraction of a query per row, so the walk
+# down (a few hundred million instructions on a 100k-task home) is chosen only once the
+# rows ahead of the head would cost more than it.
+STREAM_PROBE_SHARE = 0.125
 _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
                     " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
@@ -555,9 +560,10 @@ class _Plan:
         nodes = -found if found < 0 else found
         if found > 0 and nodes >= PROBE_CAP:
             return self._probe(row["id"], tier, budget)  # the column's walk may have stopped short: ask in full
-        if nodes >= budget:
+        cost = nodes * STREAM_PROBE_SHARE
+        if cost >= budget:
             return None
-        return found < 0, nodes
+        return found < 0, cost
 
     def _probe(self, task_id, tier, budget):
         """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?

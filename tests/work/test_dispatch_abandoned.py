@@ -157,3 +157,20 @@ def test_an_inheriting_row_ahead_of_the_head_still_passes_every_dispatch_test(co
     assert pick(conn, project="Elsewhere") is None
     clock.set_now("2026-12-01T00:00:00Z")
     assert pick(conn) == "later"  # due before p3-04, and no longer deferred
+
+
+@pytest.mark.parametrize("budget, walks", [(20, False), (2, True)])
+def test_rows_probed_in_the_stream_cost_a_share_of_the_budget(conn, monkeypatch, budget, walks):
+    # 28 rows ahead of the head, each answered by the stream's probe column (three nodes each:
+    # the row, its dependent and theirs): at a share of a node each they stay within a budget
+    # of 20 (no walk down); a budget they exceed still hands the tier to the walk, with the
+    # same answer
+    monkeypatch.setattr(dispatch, "PROBE_BUDGET", budget)
+    force_path(monkeypatch, "deadline-index")
+    front(conn, True, rounds=30)
+    abandon(conn, 28)
+    walked = []
+    real = dispatch._Plan._walked
+    monkeypatch.setattr(dispatch._Plan, "_walked", lambda self, tier, after: walked.append(tier) or real(self, tier, after))
+    assert pick(conn) == "p0-28"
+    assert bool(walked) == walks
