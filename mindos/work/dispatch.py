@@ -258,6 +258,8 @@ def _dispatch(conn, plan, owner, claim):
             task = rows.row_to_task(row)
             unblocks = task.pop("_unblocks", None)
             blocked_by = task.pop("_blocked_by", None)
+            task.pop("_probe", None)  # the ``>`` streams' working columns: never part of the task shown
+            task.pop("_slim", None)
             skip = plan.static_skip(task, blocked_by)
             if skip is None and claim is not None:
                 skip = _seam_skip(conn, task, owner, plan.now)

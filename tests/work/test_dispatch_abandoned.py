@@ -81,6 +81,9 @@ def test_a_worse_row_ahead_of_the_head_still_inherits_after_abandoned_claims(con
     assert pick(conn) == "p3-03"
     result = dispatch.next_task(conn, explain=True)
     assert result["task"]["id"] == "p3-03"
+    assert set(dispatch.next_task(conn)["task"]) == set(rows.get(conn, "p3-03"))  # no working column shows
+    assert set(result["task"]) == set(rows.get(conn, "p3-03")) | {"effective_priority", "priority_boost",
+                                                                   "inherited_via"}
     assert result["task"]["effective_priority"] == "P0"
     assert result["task"]["inherited_via"] == "up-03"
     complete(conn, "p3-03")
@@ -123,6 +126,8 @@ def test_urgency_passes_through_an_abandoned_claim(conn, monkeypatch, path):
     graph.add_dependency(conn, "mid", "leaf")
     result = dispatch.next_task(conn, explain=True, aging_minutes=0)
     assert result["task"]["id"] == "leaf"
+    assert not [key for key in result["task"] if key.startswith("_")]
+    assert set(dispatch.next_task(conn, aging_minutes=0)["task"]) == set(rows.get(conn, "leaf"))
     assert result["task"]["effective_priority"] == "P0"
     assert result["task"]["inherited_via"] == "mid"
     assert pick(conn, aging_minutes=0) == "leaf"
@@ -138,6 +143,8 @@ def test_a_probe_cut_short_in_the_stream_is_asked_in_full(conn, monkeypatch):
     abandon(conn, 2)
     assert pick(conn) == "p3-02"
     assert dispatch.next_task(conn, explain=True)["task"]["inherited_via"] == "up-02"
+    claimed = dispatch.next_task(conn, claim=True, owner="late")["task"]
+    assert claimed["id"] == "p3-02" and not [key for key in claimed if key.startswith("_")]
 
 
 @pytest.mark.parametrize("path", ["small-scope", "deadline-index", "range-sorted"])
