@@ -596,7 +596,10 @@ class _Plan:
                     waiting.append(tuple(row))
         if not waiting:
             return None if used >= budget else (False, used)
-        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": budget})
+        # the budget may be fractional (rows probed in their stream cost a share): LIMIT takes
+        # an integer, and rounding up still lets ``used >= budget`` tell a walk cut short
+        cap = int(budget) + (budget > int(budget))
+        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": cap})
         used = 1
         for (hit,) in rows:
             used += 1

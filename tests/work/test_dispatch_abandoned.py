@@ -181,3 +181,20 @@ def test_rows_probed_in_the_stream_cost_a_share_of_the_budget(conn, monkeypatch,
     monkeypatch.setattr(dispatch._Plan, "_walked", lambda self, tier, after: walked.append(tier) or real(self, tier, after))
     assert pick(conn) == "p0-28"
     assert bool(walked) == walks
+
+
+def test_a_long_walk_cut_short_after_rows_probed_in_the_stream(conn, monkeypatch):
+    # the rows probed in their stream leave a fractional budget; a row whose column walk
+    # stopped short is then asked by the recursive query, whose LIMIT takes an integer
+    monkeypatch.setattr(dispatch, "PROBE_CAP", 3)
+    force_path(monkeypatch, "deadline-index")
+    front(conn, True, rounds=4)
+    mk(conn, "long", "P3", due_at="2026-09-03T06:00:00Z")
+    chain = ["long"] + [f"link-{n}" for n in range(8)]
+    for below, above in zip(chain, chain[1:]):
+        mk(conn, above, "P3", depends_on=[below])
+    abandon(conn, 3)  # head p0-03; ahead: p3-00 .. p3-03 and "long" (a chain of eight above it)
+    assert pick(conn) == "p0-03"
+    mk(conn, "boss", "P0", depends_on=["link-7"])
+    assert pick(conn) == "long"
+    assert dispatch.next_task(conn, explain=True)["task"]["inherited_via"] == "link-0"
