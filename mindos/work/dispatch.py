@@ -29,7 +29,10 @@ Inheritance can only lift a task into a better tier than aging gives it, so a ti
 inherited candidates are found among the rows that age into worse tiers -- and only those
 ordered before the tier's current best aged row can change the answer.  Those few are probed
 upward (breadth first through open dependents, stopping at the first one of the tier's
-priority).  When a tier has no aged row left, or the probes exceed a node budget, the tier's
+priority); where the stream reads an index in order, the probe is a column of the stream's
+own statement, so the rows piling up ahead of the head (the front a fleet leaves behind when
+claims are abandoned) cost no query each, and a deadline stream reads them from the index
+entry alone until one turns out to inherit.  When a tier has no aged row left, or the probes exceed a node budget, the tier's
 inherited candidates come instead from one recursive walk down the edges from its open
 dependents of that priority.  Either way every task is considered once, in the best tier it
 reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
@@ -126,6 +129,35 @@ PROBE_STEPS = 4
 KEEP_CALLS = 32
 _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # Open direct dependents of a batch of tasks, with their stored priorities.
+# The probe, asked inside a ``>`` stream's own statement of each row ``t`` it yields (so a
+# dispatch runs the same few statements however many rows precede the tier's head): -n
+# when an open dependent of priority <= :want is reachable from t upward through open
+# dependents, else n; n counts the nodes visited (t included, at most :cap, so n == :cap
+# without a hit means the walk may have stopped short).  A row without an open dependent
+# (most of them) costs one index seek, not the recursive query's setup.  Streams that sort
+# their rows carry NULL instead (a sorter would compute the column for every row it holds,
+# not just the ones read) and are probed one row at a time by ``_Plan._probe``.
+_PROBE_COLUMN = (
+    ", CASE WHEN NOT EXISTS (SELECT 1 FROM dependencies d JOIN tasks m INDEXED BY idx_tasks_id_status"
+    f" ON m.id = d.task_id WHERE d.depends_on = t.id AND ({_IS_OPEN})) THEN 1 ELSE ("
+    "WITH RECURSIVE up(id, hit) AS (SELECT t.id, 0 UNION"
+    " SELECT d.task_id, m.priority <= :want FROM up JOIN dependencies d ON d.depends_on = up.id"
+    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
+    " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
+)
+# The same asked of a deadline index entry ``c`` (which holds the id), and the columns a
+# worse-tier row needs until it turns out to inherit: its place in the order and its id.
+# ``_slim`` says which rows carry only these (see ``_Plan._whole``).
+_ENTRY_PROBE_COLUMN = _PROBE_COLUMN.replace("t.id", "c.id")
+_SLIM_COLUMNS = "c.id, c.due_at, c.created_at, c.seq, c.priority"
+_NO_PROBE_COLUMN = ", NULL AS _probe"
+# Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
+PROBE_CAP = 64
+# What a node visited by a stream's own probe column costs of PROBE_BUDGET (a node probed by
+# a query of its own costs 1): the column costs a fraction of a query per row, so the walk
+# down (a few hundred million instructions on a 100k-task home) is chosen only once the
+# rows ahead of the head would cost more than it.
+STREAM_PROBE_SHARE = 0.125
 _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
                     " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
@@ -216,6 +248,7 @@ def _dispatch(conn, plan, owner, claim):
     from mindos.work import policies  # lazy: loaded only on the path that needs it
 
     skipped, considered, picked, truncated = [], 0, None, False
+    lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
     try:
         for tier, row in plan.candidates():
             if picked is not None and considered - picked[4] >= EXPLAIN_LIMIT:
@@ -225,13 +258,15 @@ def _dispatch(conn, plan, owner, claim):
             task = rows.row_to_task(row)
             unblocks = task.pop("_unblocks", None)
             blocked_by = task.pop("_blocked_by", None)
+            task.pop("_probe", None)  # the ``>`` streams' working columns: never part of the task shown
+            task.pop("_slim", None)
             skip = plan.static_skip(task, blocked_by)
             if skip is None and claim is not None:
                 skip = _seam_skip(conn, task, owner, plan.now)
             if skip is None:
-                skip = _policy_skip(conn, policies, task, owner)
+                skip = _policy_skip(conn, policies, task, owner, lookup)
             if skip is None and claim is not None and picked is None:
-                task, skip = _acquire(conn, task, owner, tier, claim)
+                task, skip = _acquire(conn, task, owner, tier, claim, lookup)
             if skip is not None:
                 if plan.explain:
                     skipped.append({"task_id": row["id"], **skip})
@@ -271,21 +306,21 @@ def _seam_skip(conn, task, owner, now):
     return {"reason": "seam_conflict", "holders": conflicts} if conflicts else None
 
 
-def _policy_skip(conn, policies, task, owner):
+def _policy_skip(conn, policies, task, owner, lookup):
     try:
-        gate = policies.dispatch_gate(conn, task, owner)
+        gate = policies.dispatch_gate(conn, task, owner, lookup)
     except Refused as exc:  # a malformed policy fails closed for its project only
         return {"reason": "policy_invalid", "error": str(exc)}
     return dict(gate) if gate else None
 
 
-def _acquire(conn, task, owner, tier, claim):
+def _acquire(conn, task, owner, tier, claim, lookup):
     """Lease ``task`` inside the open transaction; return ``(task, skip)``."""
     from mindos.work import leases  # lazy: loaded only on the path that needs it
 
     try:
         claimed = leases.acquire(conn, task, owner, minutes=claim["minutes"], max_active=claim["max_active"],
-                                 now=claim["now"],
+                                 now=claim["now"], policy_lookup=lookup,
                                  payload={"via": "next", "effective_priority": validate.PRIORITIES[tier]})
     except Refused as exc:
         cap = claim["cap"]
@@ -313,7 +348,7 @@ class _Plan:
         moment = clock.now()
         self.now = clock.format_ts(moment)
         self.boost = aging_boost if aging_minutes else 0
-        self.params = {"now": self.now, "boost": self.boost, "project": project}
+        self.params = {"now": self.now, "boost": self.boost, "project": project, "cap": PROBE_CAP}
         # t<k>: created at or before it means at least k aging levels waited
         self.thresholds = {k: clock.format_ts(moment - timedelta(minutes=k * aging_minutes)) for k in _TIERS if k}
         for k, value in self.thresholds.items():
@@ -478,7 +513,7 @@ class _Plan:
         while True:
             while other is not None and (head is None or self.key(other) < self.key(head)):
                 if other["id"] not in self.considered:
-                    verdict = None if head is None else self._probe(other["id"], tier, budget)
+                    verdict = None if head is None else self._verdict(other, tier, budget)
                     if verdict is None:  # out of aged rows or probe budget: walk the rest
                         rest = [head] if head is not None else []
                         yield from heapq.merge(itertools.chain(rest, aged), self._walked(tier, other),
@@ -486,9 +521,10 @@ class _Plan:
                         return
                     hit, used = verdict
                     budget -= used
-                    if hit:
+                    whole = self._whole(other) if hit and other["_slim"] else other
+                    if hit and whole is not None:
                         self.inherited[other["id"]] = tier
-                        yield other
+                        yield whole
                 other = next(others, None)
             if head is None:
                 return
@@ -508,6 +544,28 @@ class _Plan:
                 f"SELECT max({self.aged_sql}) {source} AND t.status = 'queued'{rest}", self.params,
             ).fetchone()[0]
         return self._worst_in_scope is not None and self._worst_in_scope > tier
+
+    def _whole(self, row):
+        """The full row of a slim ``>`` row that inherits, or None when it fails the scope or
+        eligibility tests its slim stream left out (they read the row; a row that does not
+        inherit never needs them)."""
+        return self.conn.execute(
+            f"SELECT t.*{self.extra}{_NO_PROBE_COLUMN}, 0 AS _slim FROM tasks t WHERE t.seq = :seq"
+            f" AND t.status = 'queued'{self.scope}{self.filters}", {**self.params, "seq": row["seq"]}).fetchone()
+
+    def _verdict(self, row, tier, budget):
+        """:meth:`_probe`'s answer for the ``>`` stream row ``row``, read from the row's own
+        ``_probe`` column when its stream computed one (see ``_PROBE_COLUMN``)."""
+        found = row["_probe"]
+        if found is None or budget <= 1:
+            return self._probe(row["id"], tier, budget)
+        nodes = -found if found < 0 else found
+        if found > 0 and nodes >= PROBE_CAP:
+            return self._probe(row["id"], tier, budget)  # the column's walk may have stopped short: ask in full
+        cost = nodes * STREAM_PROBE_SHARE
+        if cost >= budget:
+            return None
+        return found < 0, cost
 
     def _probe(self, task_id, tier, budget):
         """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?
@@ -538,7 +596,10 @@ class _Plan:
                     waiting.append(tuple(row))
         if not waiting:
             return None if used >= budget else (False, used)
-        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": budget})
+        # the budget may be fractional (rows probed in their stream cost a share): LIMIT takes
+        # an integer, and rounding up still lets ``used >= budget`` tell a walk cut short
+        cap = int(budget) + (budget > int(budget))
+        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": cap})
         used = 1
         for (hit,) in rows:
             used += 1
@@ -567,7 +628,8 @@ class _Plan:
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
         if self.small_scope is not None:
             source, rest = self.small_scope
-            sql = (f"SELECT t.*{self.extra} {source} AND t.status = 'queued' AND {self.aged_sql} {op} :tier"
+            sql = (f"SELECT t.*{self.extra}{self._probe_sql(op, False)} {source} AND t.status = 'queued'"
+                   f" AND {self.aged_sql} {op} :tier"
                    f"{rest}{self.filters}"
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.seq")
             yield from self._rows(sql, tier=tier)
@@ -616,13 +678,23 @@ class _Plan:
             # the index entry (c) is filtered by tier and readiness first; the row (t) is read
             # for the ones that pass
             aged, filters = self.aged_entry_sql, (_READY_ENTRY + _TIMELY if self.filters else "")
+            want = validate.PRIORITIES[tier]
+            if op == ">" and self.filters and not self.scope and not self.extra:
+                # worse-tier rows are read from the index entry alone, probe included: most
+                # do not inherit, and those never need their table row (see _whole)
+                yield from self._rows(
+                    f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY idx_tasks_queued_due"
+                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}"
+                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want)
+                return
             yield from self._rows(
-                f"SELECT t.*{self.extra} FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
+                f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
+                " FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
                 f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
-                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier)
+                f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier, want=want)
             return
         yield from heapq.merge(*(self._rows(
-            f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+            f"SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM tasks t INDEXED BY idx_tasks_status_priority"
             f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
             f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", stored=stored)
             for stored, where in ranges), key=self.key)
@@ -648,6 +720,14 @@ class _Plan:
                 return True
         return False
 
+    @staticmethod
+    def _probe_sql(op, streamed):
+        """The ``_probe`` column of a ``>`` stream: computed in the statement when its rows come
+        in index order (``streamed``), NULL when it sorts them (see ``_PROBE_COLUMN``)."""
+        if op != ">":
+            return ""
+        return (_PROBE_COLUMN if streamed else _NO_PROBE_COLUMN) + ", 0 AS _slim"
+
     def _undated(self, tier, op):
         no_hub = ""
         if self.prefer_unblocking:
@@ -656,17 +736,17 @@ class _Plan:
             yield self._rows(
                 "WITH hub(id, n) AS (SELECT u.depends_on, count(*) FROM dependencies u"
                 " JOIN tasks q ON q.id = u.task_id WHERE q.status = 'queued' GROUP BY u.depends_on)"
-                f" SELECT t.*{self.extra} FROM hub JOIN tasks t ON t.id = hub.id"
+                f" SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM hub JOIN tasks t ON t.id = hub.id"
                 f" WHERE t.status = 'queued' AND t.due_at IS NULL AND {self.aged_sql} {op} :tier{self.scope}"
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.seq",
                 tier=tier,
             )
         for stored, where in self._ranges(tier, op):
             yield self._rows(
-                f"SELECT t.*{self.extra} FROM tasks t INDEXED BY idx_tasks_status_priority"
+                f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY idx_tasks_status_priority"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
                 f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
-                stored=stored,
+                stored=stored, want=validate.PRIORITIES[tier],
             )
 
     def _created_bounds(self, stored, tier, op):

@@ -192,7 +192,8 @@ def claim_guard(conn, task, owner, now):
         )
 
 
-def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=None, payload=None):
+def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=None, payload=None,
+            policy_lookup=None):
     """Take the lease on ``task`` for ``owner``; return the updated task dict.
 
     ``task`` is the task dict already read inside the caller's ``db.write`` transaction.
@@ -209,7 +210,8 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
     It bumps lease_epoch, sets status ``claimed`` and ``lease_expires_at = now + minutes``,
     clears recover_after (the cooldown), and audits ``claimed`` with owner, lease_epoch,
     lease_expires_at and previous_status; ``payload`` adds keys to that event (e.g. dispatch
-    context).  The returned dict also carries ``policy_overrides`` / ``seam_overrides`` when
+    context); ``policy_lookup`` (a :class:`mindos.work.policies.Lookup`) is the caller's
+    per-call policy reader.  The returned dict also carries ``policy_overrides`` / ``seam_overrides`` when
     ``force`` overrode something.
     """
     from mindos.work import policies  # lazy: loaded only on the path that needs it
@@ -230,7 +232,7 @@ def acquire(conn, task, owner, *, minutes, max_active=None, force=False, now=Non
         raise Refused(seam_message(conflicts))
     if conflicts:
         event["seam_overrides"] = conflicts
-    gate = policies.dispatch_gate(conn, task, owner)
+    gate = policies.dispatch_gate(conn, task, owner, policy_lookup)
     if gate and not force:
         ledger.append_refusal(conn, "task", task_id, "claim_refused_policy", {"owner": owner, **gate})
         raise Refused(policies.gate_message(task, owner, gate))

@@ -26,6 +26,7 @@ KEYS = {
 READINESS_KEYS = {"ready_to_merge": "merge_requires_user", "ready_to_deploy": "deploy_requires_user"}
 ACTIONS = {"merge": "merge_requires_user", "deploy": "deploy_requires_user", "dispatch": None}
 ACTION_ALIASES = {"ready_to_merge": "merge", "ready_to_deploy": "deploy"}
+_UNSET = object()
 
 def policy_dir(home):
     """The directory holding ``<project>.yaml`` policy files."""
@@ -74,6 +75,36 @@ def load(home, project):
     return policy
 
 
+class Lookup:
+    """The project policies of one call (a ``next`` walking many candidates): the policy
+    directory is listed once, and a project whose name matches no file in it (whatever the
+    case) has no policy without touching the disk again; a project that has one is loaded as
+    :func:`load` does, once.  Answers are those of :func:`load`, including its refusals."""
+
+    def __init__(self, home):
+        self.home = home
+        self._names = None  # casefolded entries of the policy directory (empty when it is missing)
+        self._found = {}  # project -> its policy dict, or the Refused loading it raised
+
+    def load(self, project):
+        found = self._found.get(project)
+        if found is None:
+            name = validate.identifier(project, "project") + ".yaml"
+            if self._names is None:
+                try:
+                    self._names = {entry.casefold() for entry in os.listdir(policy_dir(self.home))}
+                except OSError:
+                    self._names = frozenset()
+            try:
+                found = load(self.home, project) if name.casefold() in self._names else {}
+            except Refused as exc:
+                found = exc
+            self._found[project] = found
+        if isinstance(found, Refused):
+            raise Refused(str(found), code=found.code)
+        return dict(found)
+
+
 # ---------------------------------------------------------------------------------------
 # Gates
 
@@ -117,9 +148,11 @@ def wip_cap(conn, project):
     return load(conn.home, project).get("max_wip_per_owner")
 
 
-def wip_gate(conn, task, owner):
-    """The WIP-cap half of :func:`dispatch_gate`: the ``policy_wip_cap`` result, or None."""
-    cap = wip_cap(conn, task["project"])
+def wip_gate(conn, task, owner, cap=_UNSET):
+    """The WIP-cap half of :func:`dispatch_gate`: the ``policy_wip_cap`` result, or None
+    (``cap``: the project's ``max_wip_per_owner`` when the caller has read it already)."""
+    if cap is _UNSET:
+        cap = wip_cap(conn, task["project"])
     if cap:
         held = wip_held(conn, task["project"], owner, exclude=task["id"])
         if len(held) >= cap:
@@ -127,20 +160,21 @@ def wip_gate(conn, task, owner):
     return None
 
 
-def dispatch_gate(conn, task, owner):
+def dispatch_gate(conn, task, owner, lookup=None):
     """Check the project's dispatch policy for ``owner`` taking ``task``.
 
     Returns None when allowed, else ``{"reason": "policy_missing_tag", "required_tag": t}``
     or ``{"reason": "policy_wip_cap", "held": [ids], "max_wip_per_owner": n}``.  A
     malformed policy file raises Refused (fail closed) -- even under ``--force``.
+    ``lookup`` (a :class:`Lookup`) reads the policies once for a caller checking many tasks.
     """
-    policy = load(conn.home, task["project"])
+    policy = load(conn.home, task["project"]) if lookup is None else lookup.load(task["project"])
     if not policy:
         return None
     required = policy.get("dispatch_requires_tag")
     if required and required not in (task.get("tags") or []):
         return {"reason": "policy_missing_tag", "required_tag": required}
-    return wip_gate(conn, task, owner)
+    return wip_gate(conn, task, owner, policy.get("max_wip_per_owner"))
 
 
 def gate_message(task, owner, gate, verb="claim"):

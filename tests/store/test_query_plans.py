@@ -383,6 +383,52 @@ def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn,
         assert entry < readiness < row, details
 
 
+def test_next_probes_the_rows_ahead_of_its_head_inside_the_stream_that_reads_them(conn, cli, monkeypatch):
+    """A worse-tier row ahead of the tier's head is asked whether it inherits urgency in the
+    deadline stream's own statement (a correlated walk up the dependents through
+    idx_dependencies_depends_on and idx_tasks_id_status), never with a query of its own: with
+    ten times as many such rows ahead, ``next`` runs the same statements."""
+    from mindos.work import dispatch
+
+    monkeypatch.setattr(dispatch, "SMALL_SCOPE", 16)  # stream the deadlines
+
+    def ahead(start, count):  # P3 rows due before every P2 one, each with an open dependent chain
+        with db.write(conn):
+            for n in range(start, start + count):
+                for task_id, priority, due in ((f"w{n:05d}", "P3", f"2026-06-10T{n // 60 % 24:02d}:{n % 60:02d}:00Z"),
+                                               (f"u{n:05d}", "P3", None), (f"v{n:05d}", "P2", None)):
+                    conn.execute("INSERT INTO tasks(id, project, title, status, priority, due_at, created_at,"
+                                 " updated_at) VALUES (?, 'Acme', ?, 'queued', ?, ?, '2026-08-20T00:00:00Z',"
+                                 " '2026-08-20T00:00:00Z')", (task_id, f"ahead {n}", priority, due))
+                conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?,"
+                             " '2026-01-01T00:00:00Z')", (f"u{n:05d}", f"w{n:05d}"))
+                conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?,"
+                             " '2026-01-01T00:00:00Z')", (f"v{n:05d}", f"u{n:05d}"))
+
+    _dated(conn, "q", 0, 20, "queued", 20)
+    ahead(0, 20)  # more than the sample: the deadline index, not the sorted ranges
+    statements = _record(monkeypatch)
+    rc, out, _ = cli("autopilot", "next")
+    assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
+    before = [sql for sql, _ in statements]
+    streams = [(sql, params) for sql, params in statements if "AS _probe" in sql and "idx_tasks_queued_due" in sql]
+    assert streams, "the worse-tier deadline stream carries no probe column"
+    for sql, params in streams:
+        details = _plans(conn, sql, params)
+        assert any("SEARCH c USING INDEX idx_tasks_queued_due" in detail for detail in details), details
+        assert any(detail.startswith("CO-ROUTINE up") for detail in details), details
+        assert any("SEARCH d USING COVERING INDEX idx_dependencies_depends_on (depends_on=?)" in detail
+                   for detail in details), details
+        assert not any(_BARE_SCAN.match(detail) and "up" not in detail for detail in details), details
+        assert not any("TEMP B-TREE" in detail for detail in details), details
+    ahead(20, 180)
+    statements.clear()
+    rc, out, _ = cli("autopilot", "next")
+    assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
+    assert len(statements) == len(before)
+    assert not any("d.depends_on = :id" in sql or sql.lstrip().startswith("WITH RECURSIVE up") for sql, _ in statements)
+
+
 _BY_STATUS_ALONE = re.compile(r"SEARCH t\b.*\(status=\?\)$")
 
 
