@@ -21,415 +21,402 @@ Design decisions
   * **Weights.**  A member a query reaches through a word counts W_EVERYDAY of that word's
     group, through a phrase W_EVERYDAY_PHRASE (:mod:`mindos.memory.retrieval`), both below
     a shipped synonym's: the literal word, when a row has it, still wins.
-  * **Syntax.**  One entry a line, ``key: member, member, ...``; keys are lowercase base
-    forms, a member ending in "*" is a prefix, a member of several words a phrase; lines
-    starting with "#" are headings.  One string rather than a tuple of tuples: loading it
-    costs a copy, and a search finds the few lines its words start
-    (:func:`mindos.memory.retrieval.everyday_readings`) instead of building an index of
-    every entry on each call.
+  * **Syntax.**  One entry a line, ``key: member, member, ...``, the lines in sorted order
+    (plain string order of the whole line, no headings); keys are lowercase base forms of
+    letters and single spaces, written as the tokenizer splits them ("can't log in" is
+    ``can t log in``); a member ending in "*" is a prefix, a member of several words a
+    phrase.  One string rather than a tuple of tuples: loading it costs a copy, and a search
+    bisects it for the few lines its words start (:func:`mindos.memory.retrieval._entries`),
+    so a longer table costs a search no more than a shorter one.
 """
 
 # Everyday word or phrase (base forms) -> the technical words a note uses for it.
 EVERYDAY = """
-# falling behind, slowness, waiting
-fall behind: lag*, backlog*, delay*, behind
-behind: lag*, backlog*
-catch up: lag*, backlog*, drain*, replay*
-pile up: backlog*, queue*, lag*, buffer*, accumulat*
+add up: reconcil*, discrepan*, mismatch*, total*
+address: url*, endpoint*, hostname*, dns, ip
+ahead: advance, in advance, before, early
+all at once: batch*, bulk, burst*, simultaneous*
+allowed: permit*, limit*, quota*, authori*, allowlist*, whitelist*
+always on: availability, high availability, redundan*, failover
+analytics: segment, amplitude, mixpanel, google analytics
+approve: approval*, review*, sign-off, signoff
+arrive: deliver*, receiv*, ingest*, land*
+ask: contact*, owner*, channel*, support
+at the same time: concurren*, parallel*, simultaneous*, race condition
+automatic: auto*, cron, scheduled, without
 back up: backlog*, queue*, congest*
-slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*
-slow down: latency, degrad*, throttl*, bottleneck*
-slower: latency, degrad*, regress*
-sluggish: latency, degrad*
-fast: latency, throughput, quick*
-faster: latency, throughput, optimi*, speedup
-speed: latency, throughput, performance
-speed up: optimi*, cach*, latency, speedup, parallel*
-take forever: latency, timeout*, slow
-take long: latency, duration, timeout*, slow
-wait: timeout*, latency, queue*, pending, block*, delay*
-late: delay*, lag*, overdue, behind
-delay: latency, lag*
-hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
-freeze: hung, deadlock*, stall*, unresponsive, frozen, code freeze, moratorium, blackout
-stuck: hung, deadlock*, stall*, block*, pending, wedged
-busy: load, traffic, peak*, spike*, surge*, contention, saturat*, concurren*
-rush: peak*, spike*, surge*, burst*, traffic
-crowd: traffic, load, concurren*, surge*
-overload: saturat*, load, capacity, throttl*, spike*, surge*
-overwhelm: saturat*, load, capacity, throttl*, spike*, surge*
-flood: spike*, surge*, burst*, storm
-jump: spike*, surge*, increase*
-quiet: idle, off-peak, low traffic
-# breaking, failing, crashing
+backup: reserve*, standby, spare, failover, replica*
+bad data: corrupt*, invalid, malformed, validat*
+battery: power, charg*, drain*
+behind: lag*, backlog*
+bigger machine: scale up, vertical*, instance type
+bill: invoice*, billing, charge*
+blame: root cause, postmortem*, because
+block: denied, deny, forbidden, firewall*, blocklist*, reject*
+blow up: spike*, surge*, crash*, explod*
+blurry: resolution, compress*, bitrate
+bot: scraper*, crawler*, abuse, captcha, automated
+bounce: undeliver*, reject*, hard bounce
+box: host*, server*, machine*, node*
 break: fail*, error*, regression*, broken, outage*, bug*, incident*
 broken: fail*, error*, regression*, bug*, outage*
-stop work: fail*, outage*, error*, down, regression*
-not work: fail*, error*, broken, bug*
-go down: outage*, downtime, unavailable, offline, down
-down: outage*, downtime, unavailable, offline
-go wrong: fail*, error*, incident*, bug*
-wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
-mix up: mismatch*, inconsisten*, collision*, swap*
-crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
-keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
-keep crash: crashloop*, crash loop, restart*, oom, panic*
-restart: crashloop*, reboot*, respawn*
-flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
-now and then: intermittent*, sporadic*, occasional*, flak*
-sometimes: intermittent*, sporadic*, occasional*, flak*
-randomly: intermittent*, sporadic*, race condition, nondetermin*
-glitch: bug*, intermittent*, error*
-problem: issue*, incident*, error*, fail*, bug*
-trouble: issue*, incident*, error*, fail*
-mistake: error*, bug*, incorrect, typo*
-cause: root cause, because, due, trigger*
-blame: root cause, postmortem*, because
-fix: resolv*, mitigat*, remediat*, workaround*
-solve: resolv*, fix*, mitigat*, workaround*
-work around: workaround*, mitigat*, fallback*, manual*
-get worse: degrad*, regress*, increas*
-get better: improv*, recover*, optimi*
-come back: recover*, restor*, resum*, back online
-recover: restor*, failover, resum*
-# running out, limits, capacity
-run out: exhaust*, quota*, oom, limit*, capacity, depleted, full, starv*
-run low: exhaust*, quota*, threshold*, capacity, low
-out of space: disk full, disk, storage, capacity, quota*, volume*
-out of memory: oom, memory, heap, ram
-space: disk*, storage, capacity, volume*, quota*
-full: capacity, exhaust*, quota*, saturat*
-too many: limit*, quota*, exceed*, throttl*, rate limit, cap
-too much: limit*, quota*, exceed*, excess*
-too big: size, oversiz*, limit*, large, exceed*
-limit: quota*, cap, caps, capped, threshold*, maximum, max, ceiling
-max: maximum, limit*, cap, ceiling, quota*
-most: maximum, limit*, cap, ceiling
-least: minimum, floor, at least
-allowed: permit*, limit*, quota*, authori*, allowlist*, whitelist*
-handle more: scal*, capacity, throughput, autoscal*
-grow: scal*, capacity, growth
-more machines: scale out, autoscal*, horizontal*, replica*, nodes
-bigger machine: scale up, vertical*, instance type
-how many: count, number, limit*, capacity, size
-per second: rps, qps, throughput, rate
-heavy: load, large, expensive
-# cost and money
-cost: spend*, bill*, budget*, pric*, expens*, invoice*
-expensive: cost*, spend*, bill*, pric*
-cheap: cost*, pric*, budget*, spot
-money: payment*, billing, revenue, charge*, invoice*, cost*
-pay: payment*, billing, charge*, invoice*, checkout
-charge twice: duplicate*, idempoten*, double charg*, dedup*
-bill: invoice*, billing, charge*
-refund: chargeback*, revers*, credit*
-price: pricing, tariff*, rate*, cost*
-# data: losing, duplicating, copying, keeping, deleting
-twice: duplicate*, dedup*, idempoten*, double, at-least-once, replay*
-double: duplicate*, dedup*, idempoten*
-same thing twice: duplicate*, dedup*, idempoten*
-lose: loss, lost, drop*, missing, discard*, evict*
-lost: loss, drop*, missing, discard*
-missing: drop*, lost, loss, gap*, absent
-disappear: drop*, lost, missing, evict*, delet*, purg*, expir*
-vanish: drop*, lost, missing, evict*, expir*
-throw away: discard*, drop*, purg*, evict*, delet*
-delete: purg*, remov*, drop*, eras*, prun*, retention
-clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
-tidy: purg*, prun*, cleanup, compact*
-keep: retain*, retention, persist*, stor*, archiv*
-how long keep: retention, retain*, ttl, expir*, archiv*
-forget: evict*, expir*, ttl, purg*
-remember: cach*, persist*, stor*, memoi*
-save: persist*, stor*, writ*, checkpoint*, snapshot*
-store: persist*, bucket*, database, s3, disk
-where keep: stor*, bucket*, database, s3, volume*
-copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
-spare: replica*, standby, failover, redundan*, reserve*, backup*
-backup: reserve*, standby, spare, failover, replica*
-switch over: failover, cutover, switchover, promot*
-out of sync: drift*, replication lag, inconsisten*, stale, diverg*
-in sync: replicat*, consisten*, sync*
-old: stale, legacy, deprecat*, outdated, previous, former
-out of date: stale, outdated, expired, old
-fresh: stale, ttl, cache*, latest
-new: latest, upgrade*, migrat*
-split: shard*, partition*, separat*
-combine: merg*, consolidat*, aggregat*, batch*
-group together: batch*, aggregat*, bundl*
-all at once: batch*, bulk, burst*, simultaneous*
-one by one: sequential*, serial*
-in order: order*, sequen*, fifo
-out of order: reorder*, sequen*, ordering
-records: rows, entries, logs, history, archive*
-numbers: metric*, figures, count*, stats, statistic*
-add up: reconcil*, discrepan*, mismatch*, total*
-check: validat*, verif*, audit*, inspect*, monitor*, health check
-watch: monitor*, observ*, alert*, dashboard*
-measure: metric*, monitor*, instrument*, benchmark*
-warn: alert*, alarm*, notif*, threshold*, pager*, paging
-warning: alert*, alarm*, notif*, threshold*
-wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
-notice: alert*, detect*, monitor*
-tell: notif*, alert*, email*, messag*
-# security, access, privacy
-hack: breach*, compromis*, intrusion*, attack*, exploit*, vulnerab*
-leak: expos*, breach*, secret*, credential*, disclos*
-safe: secur*, encrypt*, protect*
-lock out: locked, lockout, denied, forbidden, 403, 401
-let in: access, authori*, allowlist*, permission*
-who can: access, permission*, role*, rbac, authori*
-block: denied, deny, forbidden, firewall*, blocklist*, reject*
-can't reach: unreachable, connection refused, timeout*, dns, network
-reach: connect*, network, reachab*
-password: credential*, secret*, passphrase*
-key: secret*, credential*, token*
-log out: session*, token*, expir*, logout
-hidden: mask*, redact*, private, embargo*, concealed
-private: pii, personal data, gdpr, confidential, redact*
-personal: pii, gdpr, privacy
-privacy: pii, gdpr, consent, anonymi*
-scramble: encrypt*, hash*, obfuscat*
-rule: policy, policies, compliance, regulat*, requirement*
-law: regulat*, compliance, legal, gdpr
-approve: approval*, review*, sign-off, signoff
-sign off: approval*, review*, approv*
-# people, ownership, contact
-in charge: owner*, own*, responsib*, maintain*, on-call, oncall
-responsible: owner*, own*, maintain*
-who run: owner*, own*, operat*, maintain*
-look after: owner*, own*, maintain*, operat*
-ask: contact*, owner*, channel*, support
-customer: user*, client*, tenant*, account*, subscriber*
-people: user*, staff, employee*, member*
-staff: employee*, personnel, crew*, team*
-complain: ticket*, support, escalat*, feedback
-help: support, ticket*, helpdesk, runbook*
-sign up: regist*, enrol*, onboard*, signup*
-join: onboard*, regist*, enrol*
-leave: churn*, offboard*, cancel*, unsubscrib*
+buffer: bitrate, rebuffer*, cdn, stall*
+busy: load, traffic, peak*, spike*, surge*, contention, saturat*, concurren*
+buy: purchas*, checkout, order*, payment*
+by hand: manual*, manually
+cache: redis, memcache*, varnish
+can t reach: unreachable, connection refused, timeout*, dns, network
 cancel: churn*, unsubscrib*, terminat*, revok*
-quit: churn*, cancel*, resign*
-# changes, releases, moving things
+catch up: lag*, backlog*, drain*, replay*
+cause: root cause, because, due, trigger*
+cdn: cloudflare, fastly, akamai, cloudfront
 change: migrat*, switch*, replac*, updat*, modif*
-move: migrat*, relocat*, transfer*, cutover
-switch: migrat*, replac*, cutover, toggl*
-swap: replac*, migrat*, switch*
-replace: migrat*, supersed*, swap*, deprecat*
-get rid of: remov*, deprecat*, decommission*, retir*, drop*
-drop: remov*, deprecat*, decommission*, discard*
-turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
-switch off: disabl*, decommission*, feature flag, shut*, turned off
-turn on: enabl*, feature flag, activat*, switched on
-shut down: decommission*, disabl*, sunset*, retir*, shutdown
-undo: rollback*, revert*, roll back, rolled back
-go back: rollback*, revert*, downgrad*
-try again: retry*, retri*, backoff, redeliver*
-retry: backoff, redeliver*, retri*
-give up: timeout*, abandon*, dead letter, dlq, max retries, retry*
-try out: canary, pilot*, experiment*, beta, staging, trial*
-test: staging, canary, qa
-small group first: canary, pilot*, phased, staged, percentage
-gradual: canary, phased, staged, incremental*, percent*, rollout*
-little by little: canary, phased, staged, incremental*, rollout*
-launch: releas*, deploy*, go-live, rollout*, ship*
-go live: launch*, releas*, cutover, deploy*
-come out: releas*, publish*, launch*
-put out: releas*, publish*, deploy*
-send out: publish*, dispatch*, deliver*, notif*, broadcast*
-publish: releas*, dispatch*, broadcast*
-upgrade: bump*, version*, migrat*
-update: upgrad*, bump*, patch*, refresh*
-plan: roadmap*, schedul*, design*
-decide: decision*, chose, chosen, adr
-why change: because, after, reason*, root cause
-# connecting systems, data flow
-talk to: call*, integrat*, api, client*, connect*, request*
-connect: integrat*, wir*, hook*, link*
-send: publish*, emit*, push*, dispatch*, deliver*, export*
-receive: consum*, ingest*, subscrib*, webhook*, inbound
-pull: fetch*, import*, sync*, ingest*, poll*
-push: publish*, send*, export*, notif*
+charge twice: duplicate*, idempoten*, double charg*, dedup*
+chart: dashboard*, graph*, metric*
+cheap: cost*, pric*, budget*, spot
+check: validat*, verif*, audit*, inspect*, monitor*, health check
+choke: bottleneck*, throttl*, saturat*, congest*
+choppy: lag*, frame*, fps, tick rate, jitter, stutter*
+ci: jenkins, github actions, gitlab, circleci, buildkite, travis
+clash: conflict*, collision*, race condition, overlap*
+class: course*, section*, module*
+clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
+close: end*, cutoff, deadline*, shut*
+cloud: aws, gcp, azure
+combine: merg*, consolidat*, aggregat*, batch*
+come back: recover*, restor*, resum*, back online
 come from: source*, upstream, origin*, ingest*, feed*
-go to: destination*, downstream, sink*, export*, rout*
-feed: pipeline*, ingest*, stream*, import*
-reader: consumer*, subscriber*, worker*
-worker: consumer*, job*, process*, daemon*
-arrive: deliver*, receiv*, ingest*, land*
-not arrive: undeliver*, bounc*, drop*, lost, missing
-bounce: undeliver*, reject*, hard bounce
-email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp
-text: sms, messag*
-phone: mobile, app, ios, android, sms
-website: web, site, frontend, homepage, page*
-page: pages, render*, webpage*
-screen: ui, page*, view*, display*, dashboard*
-look up: lookup*, search*, query, queri*, index*
-find: search*, lookup*, index*, query, queri*
-list: index*, catalog*, registry, inventory
-address: url*, endpoint*, hostname*, dns, ip
-machine: host*, server*, node*, instance*, vm
-server: host*, node*, instance*, vm
+come out: releas*, publish*, launch*
+complain: ticket*, support, escalat*, feedback
 computer: host*, server*, machine*, workstation*
-box: host*, server*, machine*, node*
+connect: integrat*, wir*, hook*, link*
 container: pod*, docker, image*
-program: service*, binary, application, app, script*
-tool: cli, script*, utility, service*
-job: cron*, batch*, task*, worker*, pipeline*
-file: upload*, blob*, attachment*, document*, object*
-picture: image*, photo*, thumbnail*
-photo: image*, thumbnail*, picture*
-video: stream*, transcod*, media
-# time, schedules, frequency
-why: because, due to, caus*, root cause, after, so
-who: owner*, own*, on-call, oncall, maintain*, team*
-where: stor*, host*, locat*, region*, kept
-how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
-how soon: within, sla, deadline*, minutes, hours
-how fast: within, latency, sla, minutes
-how long: duration, retention, ttl, days, hours, minutes, timeout*
-when: schedul*, cron, deadline*, date, time
+copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
+cost: spend*, bill*, budget*, pric*, expens*, invoice*
+crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
+crm: salesforce, hubspot, dynamics
+crowd: traffic, load, concurren*, surge*
+customer: user*, client*, tenant*, account*, subscriber*
+data warehouse: redshift, bigquery, snowflake, clickhouse, synapse
+database: postgres*, mysql*, mariadb, sqlserver*, mssql, oracle, mongo*, cockroach*, dynamo*, cassandra, sqlite*, aurora, influx*, timescale*, clickhouse, rds, spanner, firestore, couchdb, neo4j, redshift, bigquery, snowflake
+dawn: sunrise, morning, early
+deadline: cutoff, due, sla, expir*
+decide: decision*, chose, chosen, adr
+delay: latency, lag*
+delete: purg*, remov*, drop*, eras*, prun*, retention
+device: iot, firmware, edge, hardware
+disappear: drop*, lost, missing, evict*, delet*, purg*, expir*
+doctor: clinician*, physician*, provider*
+double book: conflict*, overbook*, duplicate*, race condition
+double: duplicate*, dedup*, idempoten*
+down: outage*, downtime, unavailable, offline
+download: export*, egress
+drop off: decreas*, declin*, dip*, fell
+drop: remov*, deprecat*, decommission*, discard*
+due: deadline*, cutoff, expir*
+earlier: advance*, moved, before
+email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp
+end of month: month-end, monthly, close
+endless: infinite loop, unbounded, retry storm
+error tracking: sentry, rollbar, bugsnag
+evening: night, pm, dusk, sunset
 every day: daily, nightly, cron
+every hour: hourly, cron
 every night: nightly, overnight, cron
 every week: weekly, cron
-every hour: hourly, cron
-night: nightly, overnight, evening, midnight
-overnight: nightly, night
-dawn: sunrise, morning, early
-morning: sunrise, am, early, dawn
-evening: night, pm, dusk, sunset
-weekend: saturday, sunday
-end of month: month-end, monthly, close
-start: begin*, launch*, open*, kickoff
-open: start*, begin*, launch*
-close: end*, cutoff, deadline*, shut*
-deadline: cutoff, due, sla, expir*
-due: deadline*, cutoff, expir*
-promise: sla, slo, guarantee*, commitment*, target*
-uptime: availability, sla, slo, nines
-always on: availability, high availability, redundan*, failover
-ahead: advance, in advance, before, early
-in advance: ahead, before, early, prior
-earlier: advance*, moved, before
-later: postpon*, delay*, defer*
-pause: suspend*, halt*, throttl*, stop*, hold
-stop: halt*, disabl*, kill*, terminat*, abort*, suspend*
-skip: bypass*, omit*, ignor*
-ignore: skip*, bypass*, suppress*, mute*
-by hand: manual*, manually
-automatic: auto*, cron, scheduled, without
-on its own: automat*, auto*, without
-without asking: automat*, without approv*, auto*
-# more ways of saying it: load and capacity, concurrency, data quality, alerts
-go over: exceed*, overrun*, breach*, overage*
-use up: exhaust*, consum*, quota*, deplet*
-fill up: full, capacity, saturat*, exhaust*
-blow up: spike*, surge*, crash*, explod*
-shoot up: spike*, surge*, increas*, jump*
-drop off: decreas*, declin*, dip*, fell
-hold up: block*, delay*, bottleneck*, stall*
-choke: bottleneck*, throttl*, saturat*, congest*
-spread out: distribut*, balanc*, shard*, jitter
-at the same time: concurren*, parallel*, simultaneous*, race condition
-clash: conflict*, collision*, race condition, overlap*
-overwrite: conflict*, race condition, clobber*, last write
-step on each other: race condition, conflict*, lock*, contention
-double book: conflict*, overbook*, duplicate*, race condition
-more and more: leak*, growth, grow*, unbounded, increas*
-never finish: hang*, hung, timeout*, infinite loop, deadlock*
-endless: infinite loop, unbounded, retry storm
-first time slow: cold start, warm*, cache miss*
-bad data: corrupt*, invalid, malformed, validat*
-garbage: corrupt*, malformed, invalid, garbled
-weird character: encoding, utf-8, unicode, mojibake, escap*
-off by an hour: timezone*, time zone, dst, daylight saving, utc
-rounding: precision, decimal*, float*
-unusual: anomal*, outlier*, suspicious
-noisy: alert fatigue, flapping, false positive*, noise
-false alarm: false positive*, flapping, noisy
-nobody notice: unnoticed, silent*, no alert*, monitor*
-silently: silent*, swallow*, unnoticed, no error
-spam: abuse, rate limit, captcha, bot*
-bot: scraper*, crawler*, abuse, captcha, automated
-fake: fraud*, spoof*, bogus, abuse
-fraud: chargeback*, risk, fraudulent, suspicious
-scam: fraud*, phishing
-forget password: password reset, reset*, account recovery
-renew: rotat*, expir*, renewal*
-translate: locali*, i18n, translation*
-language: locale*, i18n, translation*, locali*
-spreadsheet: csv, excel, xlsx
-chart: dashboard*, graph*, metric*
-upload: ingest*, import*, attachment*
-download: export*, egress
-import: ingest*, etl, load*
-export: dump*, extract*, etl
-rename: alias*, migrat*
-kill: terminat*, sigkill, oom
-power cut: outage*, ups, generator*, blackout
-too hot: overheat*, thermal, throttl*, cooling
-temperature: thermal, overheat*, hvac, sensor*
-battery: power, charg*, drain*
-device: iot, firmware, edge, hardware
-update device: firmware, ota
-buffer: bitrate, rebuffer*, cdn, stall*
-choppy: lag*, frame*, fps, tick rate, jitter, stutter*
-stutter: lag*, frame*, fps, jitter
-blurry: resolution, compress*, bitrate
-# everyday nouns -> the words systems use for them
-stock: inventory, sku*
-sold out: inventory, out of stock, oversell*, stock*
-oversold: oversell*, inventory, race condition
-shipping: fulfil*, deliver*, logistics, carrier*, shipment*
-parcel: shipment*, deliver*, tracking, package*
-package: shipment*, deliver*, parcel*
-truck: fleet, vehicle*, carrier*
-warehouse: fulfil*, inventory, depot*
-doctor: clinician*, physician*, provider*
-medicine: medication*, prescription*, drug*
-student: enrol*, learner*
-teacher: instructor*, faculty, lecturer*
-class: course*, section*, module*
 exam: assessment*, test*
-salary: payroll, compensation
-tax: vat, gst, withholding
-transfer money: payout*, wire*, ach, sepa, transfer*
-buy: purchas*, checkout, order*, payment*
-sell: sale*, order*, checkout, listing*
-# a kind of system -> well-known products of that kind ("which database does X use" ->
-# a row naming the product)
-database: postgres*, mysql*, mariadb, sqlserver*, mssql, oracle, mongo*, cockroach*, dynamo*, cassandra, sqlite*, aurora, influx*, timescale*, clickhouse, rds, spanner, firestore, couchdb, neo4j, redshift, bigquery, snowflake
-data warehouse: redshift, bigquery, snowflake, clickhouse, synapse
-queue: kafka, rabbitmq, sqs, pubsub, nats, pulsar, kinesis, activemq, celery
+expensive: cost*, spend*, bill*, pric*
+export: dump*, extract*, etl
+fake: fraud*, spoof*, bogus, abuse
+fall behind: lag*, backlog*, delay*, behind
+false alarm: false positive*, flapping, noisy
+fast: latency, throughput, quick*
+faster: latency, throughput, optimi*, speedup
+feature flag: launchdarkly, unleash, flagsmith
+feed: pipeline*, ingest*, stream*, import*
+file: upload*, blob*, attachment*, document*, object*
+fill up: full, capacity, saturat*, exhaust*
+find: search*, lookup*, index*, query, queri*
+first time slow: cold start, warm*, cache miss*
+fix: resolv*, mitigat*, remediat*, workaround*
+flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
+flood: spike*, surge*, burst*, storm
+forget password: password reset, reset*, account recovery
+forget: evict*, expir*, ttl, purg*
+fraud: chargeback*, risk, fraudulent, suspicious
+freeze: hung, deadlock*, stall*, unresponsive, frozen, code freeze, moratorium, blackout
+fresh: stale, ttl, cache*, latest
+full: capacity, exhaust*, quota*, saturat*
+garbage: corrupt*, malformed, invalid, garbled
+get better: improv*, recover*, optimi*
+get rid of: remov*, deprecat*, decommission*, retir*, drop*
+get worse: degrad*, regress*, increas*
+give up: timeout*, abandon*, dead letter, dlq, max retries, retry*
+glitch: bug*, intermittent*, error*
+go back: rollback*, revert*, downgrad*
+go down: outage*, downtime, unavailable, offline, down
+go live: launch*, releas*, cutover, deploy*
+go over: exceed*, overrun*, breach*, overage*
+go to: destination*, downstream, sink*, export*, rout*
+go wrong: fail*, error*, incident*, bug*
+gradual: canary, phased, staged, incremental*, percent*, rollout*
+group together: batch*, aggregat*, bundl*
+grow: scal*, capacity, growth
+hack: breach*, compromis*, intrusion*, attack*, exploit*, vulnerab*
+handle more: scal*, capacity, throughput, autoscal*
+hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
+heavy: load, large, expensive
+help: support, ticket*, helpdesk, runbook*
+hidden: mask*, redact*, private, embargo*, concealed
+hold up: block*, delay*, bottleneck*, stall*
+how fast: within, latency, sla, minutes
+how long keep: retention, retain*, ttl, expir*, archiv*
+how long: duration, retention, ttl, days, hours, minutes, timeout*
+how many: count, number, limit*, capacity, size
+how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
+how soon: within, sla, deadline*, minutes, hours
+identity provider: okta, auth0, keycloak, azure ad, saml, oidc
+ignore: skip*, bypass*, suppress*, mute*
+import: ingest*, etl, load*
+in advance: ahead, before, early, prior
+in charge: owner*, own*, responsib*, maintain*, on-call, oncall
+in order: order*, sequen*, fifo
+in sync: replicat*, consisten*, sync*
+infrastructure as code: terraform, pulumi, cloudformation, ansible
+job: cron*, batch*, task*, worker*, pipeline*
+join: onboard*, regist*, enrol*
+jump: spike*, surge*, increase*
+keep crash: crashloop*, crash loop, restart*, oom, panic*
+keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
+keep: retain*, retention, persist*, stor*, archiv*
+key: secret*, credential*, token*
+kill: terminat*, sigkill, oom
+language: locale*, i18n, translation*, locali*
+late: delay*, lag*, overdue, behind
+later: postpon*, delay*, defer*
+launch: releas*, deploy*, go-live, rollout*, ship*
+law: regulat*, compliance, legal, gdpr
+leak: expos*, breach*, secret*, credential*, disclos*
+least: minimum, floor, at least
+leave: churn*, offboard*, cancel*, unsubscrib*
+let in: access, authori*, allowlist*, permission*
+limit: quota*, cap, caps, capped, threshold*, maximum, max, ceiling
+list: index*, catalog*, registry, inventory
+little by little: canary, phased, staged, incremental*, rollout*
+load balancer: nginx, haproxy, envoy, elb, alb, traefik
+lock out: locked, lockout, denied, forbidden, 403, 401
+log out: session*, token*, expir*, logout
+logs: splunk, elk, loki, kibana, logstash
+look after: owner*, own*, maintain*, operat*
+look up: lookup*, search*, query, queri*, index*
+lose: loss, lost, drop*, missing, discard*, evict*
+lost: loss, drop*, missing, discard*
+machine: host*, server*, node*, instance*, vm
+max: maximum, limit*, cap, ceiling, quota*
+measure: metric*, monitor*, instrument*, benchmark*
+medicine: medication*, prescription*, drug*
 message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
+metrics: prometheus, grafana, datadog, statsd
+missing: drop*, lost, loss, gap*, absent
+mistake: error*, bug*, incorrect, typo*
+mix up: mismatch*, inconsisten*, collision*, swap*
+money: payment*, billing, revenue, charge*, invoice*, cost*
+monitoring: prometheus, grafana, datadog, newrelic, nagios, zabbix
+more and more: leak*, growth, grow*, unbounded, increas*
+more machines: scale out, autoscal*, horizontal*, replica*, nodes
+morning: sunrise, am, early, dawn
+most: maximum, limit*, cap, ceiling
+move: migrat*, relocat*, transfer*, cutover
+never finish: hang*, hung, timeout*, infinite loop, deadlock*
+new: latest, upgrade*, migrat*
+night: nightly, overnight, evening, midnight
+nobody notice: unnoticed, silent*, no alert*, monitor*
+noisy: alert fatigue, flapping, false positive*, noise
+not arrive: undeliver*, bounc*, drop*, lost, missing
+not work: fail*, error*, broken, bug*
+notice: alert*, detect*, monitor*
+now and then: intermittent*, sporadic*, occasional*, flak*
+numbers: metric*, figures, count*, stats, statistic*
+object store: s3, gcs, minio, blob storage
+off by an hour: timezone*, time zone, dst, daylight saving, utc
+old: stale, legacy, deprecat*, outdated, previous, former
+on call: pagerduty, opsgenie, victorops, rota
+on its own: automat*, auto*, without
+one by one: sequential*, serial*
+open: start*, begin*, launch*
+orchestrator: kubernetes, nomad, ecs, swarm
+out of date: stale, outdated, expired, old
+out of memory: oom, memory, heap, ram
+out of order: reorder*, sequen*, ordering
+out of space: disk full, disk, storage, capacity, quota*, volume*
+out of sync: drift*, replication lag, inconsisten*, stale, diverg*
+overload: saturat*, load, capacity, throttl*, spike*, surge*
+overnight: nightly, night
+oversold: oversell*, inventory, race condition
+overwhelm: saturat*, load, capacity, throttl*, spike*, surge*
+overwrite: conflict*, race condition, clobber*, last write
+package: shipment*, deliver*, parcel*
+page: pages, render*, webpage*
+pager: pagerduty, opsgenie, victorops
+parcel: shipment*, deliver*, tracking, package*
+password: credential*, secret*, passphrase*
+pause: suspend*, halt*, throttl*, stop*, hold
+pay: payment*, billing, charge*, invoice*, checkout
+payment provider: stripe, adyen, braintree, paypal, worldpay
+people: user*, staff, employee*, member*
+per second: rps, qps, throughput, rate
+personal: pii, gdpr, privacy
+phone: mobile, app, ios, android, sms
+photo: image*, thumbnail*, picture*
+picture: image*, photo*, thumbnail*
+pile up: backlog*, queue*, lag*, buffer*, accumulat*
+plan: roadmap*, schedul*, design*
+power cut: outage*, ups, generator*, blackout
+price: pricing, tariff*, rate*, cost*
+privacy: pii, gdpr, consent, anonymi*
+private: pii, personal data, gdpr, confidential, redact*
+problem: issue*, incident*, error*, fail*, bug*
+program: service*, binary, application, app, script*
+promise: sla, slo, guarantee*, commitment*, target*
+publish: releas*, dispatch*, broadcast*
+pull: fetch*, import*, sync*, ingest*, poll*
+push: publish*, send*, export*, notif*
+put out: releas*, publish*, deploy*
+queue: kafka, rabbitmq, sqs, pubsub, nats, pulsar, kinesis, activemq, celery
+quiet: idle, off-peak, low traffic
+quit: churn*, cancel*, resign*
+randomly: intermittent*, sporadic*, race condition, nondetermin*
+reach: connect*, network, reachab*
+reader: consumer*, subscriber*, worker*
+receive: consum*, ingest*, subscrib*, webhook*, inbound
+records: rows, entries, logs, history, archive*
+recover: restor*, failover, resum*
+refund: chargeback*, revers*, credit*
+region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*, zone
+remember: cach*, persist*, stor*, memoi*
+rename: alias*, migrat*
+renew: rotat*, expir*, renewal*
+replace: migrat*, supersed*, swap*, deprecat*
+responsible: owner*, own*, maintain*
+restart: crashloop*, reboot*, respawn*
+retry: backoff, redeliver*, retri*
+rounding: precision, decimal*, float*
+rule: policy, policies, compliance, regulat*, requirement*
+run low: exhaust*, quota*, threshold*, capacity, low
+run out: exhaust*, quota*, oom, limit*, capacity, depleted, full, starv*
+rush: peak*, spike*, surge*, burst*, traffic
+safe: secur*, encrypt*, protect*
+salary: payroll, compensation
+same thing twice: duplicate*, dedup*, idempoten*
+save: persist*, stor*, writ*, checkpoint*, snapshot*
+scam: fraud*, phishing
+scramble: encrypt*, hash*, obfuscat*
+screen: ui, page*, view*, display*, dashboard*
+search engine: elasticsearch, opensearch, solr, algolia, meilisearch
+secret store: vault, kms, secrets manager
+sell: sale*, order*, checkout, listing*
+send out: publish*, dispatch*, deliver*, notif*, broadcast*
+send: publish*, emit*, push*, dispatch*, deliver*, export*
+server: host*, node*, instance*, vm
+shipping: fulfil*, deliver*, logistics, carrier*, shipment*
+shoot up: spike*, surge*, increas*, jump*
+shut down: decommission*, disabl*, sunset*, retir*, shutdown
+sign off: approval*, review*, approv*
+sign up: regist*, enrol*, onboard*, signup*
+silently: silent*, swallow*, unnoticed, no error
+single sign on: sso, okta, saml, oidc
+skip: bypass*, omit*, ignor*
+slow down: latency, degrad*, throttl*, bottleneck*
+slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*
+slower: latency, degrad*, regress*
+sluggish: latency, degrad*
+small group first: canary, pilot*, phased, staged, percentage
+sms: twilio, vonage, nexmo, sns, messagebird
+sold out: inventory, out of stock, oversell*, stock*
+solve: resolv*, fix*, mitigat*, workaround*
+sometimes: intermittent*, sporadic*, occasional*, flak*
+space: disk*, storage, capacity, volume*, quota*
+spam: abuse, rate limit, captcha, bot*
+spare: replica*, standby, failover, redundan*, reserve*, backup*
+speed up: optimi*, cach*, latency, speedup, parallel*
+speed: latency, throughput, performance
+split: shard*, partition*, separat*
+spread out: distribut*, balanc*, shard*, jitter
+spreadsheet: csv, excel, xlsx
+staff: employee*, personnel, crew*, team*
+start: begin*, launch*, open*, kickoff
+step on each other: race condition, conflict*, lock*, contention
+stock: inventory, sku*
+stop work: fail*, outage*, error*, down, regression*
+stop: halt*, disabl*, kill*, terminat*, abort*, suspend*
+storage: s3, gcs, minio, ebs, nfs
+store: persist*, bucket*, database, s3, disk
 stream: kafka, kinesis, pulsar, flink, pubsub
 streaming: kafka, kinesis, pulsar, flink, pubsub
-cache: redis, memcache*, varnish
-search engine: elasticsearch, opensearch, solr, algolia, meilisearch
-pager: pagerduty, opsgenie, victorops
-on call: pagerduty, opsgenie, victorops, rota
-sms: twilio, vonage, nexmo, sns, messagebird
-cdn: cloudflare, fastly, akamai, cloudfront
-monitoring: prometheus, grafana, datadog, newrelic, nagios, zabbix
-metrics: prometheus, grafana, datadog, statsd
-logs: splunk, elk, loki, kibana, logstash
-error tracking: sentry, rollbar, bugsnag
-object store: s3, gcs, minio, blob storage
-storage: s3, gcs, minio, ebs, nfs
-ci: jenkins, github actions, gitlab, circleci, buildkite, travis
-orchestrator: kubernetes, nomad, ecs, swarm
-payment provider: stripe, adyen, braintree, paypal, worldpay
-feature flag: launchdarkly, unleash, flagsmith
-secret store: vault, kms, secrets manager
-load balancer: nginx, haproxy, envoy, elb, alb, traefik
+stuck: hung, deadlock*, stall*, block*, pending, wedged
+student: enrol*, learner*
+stutter: lag*, frame*, fps, jitter
+swap: replac*, migrat*, switch*
+switch off: disabl*, decommission*, feature flag, shut*, turned off
+switch over: failover, cutover, switchover, promot*
+switch: migrat*, replac*, cutover, toggl*
+take forever: latency, timeout*, slow
+take long: latency, duration, timeout*, slow
+talk to: call*, integrat*, api, client*, connect*, request*
+tax: vat, gst, withholding
+teacher: instructor*, faculty, lecturer*
+tell: notif*, alert*, email*, messag*
+temperature: thermal, overheat*, hvac, sensor*
+test: staging, canary, qa
+text: sms, messag*
+throw away: discard*, drop*, purg*, evict*, delet*
+tidy: purg*, prun*, cleanup, compact*
+too big: size, oversiz*, limit*, large, exceed*
+too hot: overheat*, thermal, throttl*, cooling
+too many: limit*, quota*, exceed*, throttl*, rate limit, cap
+too much: limit*, quota*, exceed*, excess*
+tool: cli, script*, utility, service*
+transfer money: payout*, wire*, ach, sepa, transfer*
+translate: locali*, i18n, translation*
+trouble: issue*, incident*, error*, fail*
+truck: fleet, vehicle*, carrier*
+try again: retry*, retri*, backoff, redeliver*
+try out: canary, pilot*, experiment*, beta, staging, trial*
+turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
+turn on: enabl*, feature flag, activat*, switched on
+twice: duplicate*, dedup*, idempoten*, double, at-least-once, replay*
+undo: rollback*, revert*, roll back, rolled back
+unusual: anomal*, outlier*, suspicious
+update device: firmware, ota
+update: upgrad*, bump*, patch*, refresh*
+upgrade: bump*, version*, migrat*
+upload: ingest*, import*, attachment*
+uptime: availability, sla, slo, nines
+use up: exhaust*, consum*, quota*, deplet*
+vanish: drop*, lost, missing, evict*, expir*
+video: stream*, transcod*, media
+wait: timeout*, latency, queue*, pending, block*, delay*
+wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
+warehouse: fulfil*, inventory, depot*
+warn: alert*, alarm*, notif*, threshold*, pager*, paging
+warning: alert*, alarm*, notif*, threshold*
+watch: monitor*, observ*, alert*, dashboard*
 web server: nginx, apache, caddy
-identity provider: okta, auth0, keycloak, azure ad, saml, oidc
-single sign on: sso, okta, saml, oidc
-crm: salesforce, hubspot, dynamics
-analytics: segment, amplitude, mixpanel, google analytics
-cloud: aws, gcp, azure
-region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*, zone
-infrastructure as code: terraform, pulumi, cloudformation, ansible
+website: web, site, frontend, homepage, page*
+weekend: saturday, sunday
+weird character: encoding, utf-8, unicode, mojibake, escap*
+when: schedul*, cron, deadline*, date, time
+where keep: stor*, bucket*, database, s3, volume*
+where: stor*, host*, locat*, region*, kept
+who can: access, permission*, role*, rbac, authori*
+who run: owner*, own*, operat*, maintain*
+who: owner*, own*, on-call, oncall, maintain*, team*
+why change: because, after, reason*, root cause
+why: because, due to, caus*, root cause, after, so
+without asking: automat*, without approv*, auto*
+work around: workaround*, mitigat*, fallback*, manual*
+worker: consumer*, job*, process*, daemon*
+wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
 """
 
 # Common English irregular verb forms -> their base forms, ``form:base`` separated by

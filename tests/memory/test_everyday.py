@@ -29,6 +29,31 @@ def test_table_is_lowercase_base_forms_with_unique_keys():
     assert len({form for form, _, _ in pairs}) == len(pairs)
 
 
+def test_table_lines_are_sorted_and_keys_are_tokens():
+    """The lookup bisects the table, so its lines must stay in sorted order; a key is
+    written as the tokenizer splits a query ("can t log in"), or it could never match."""
+    assert everyday.EVERYDAY.startswith("\n") and everyday.EVERYDAY.endswith("\n")
+    lines = everyday.EVERYDAY.strip("\n").split("\n")
+    assert lines == sorted(lines)
+    for line in lines:
+        key = line.partition(": ")[0]
+        assert " ".join(retrieval.words(key)) == key and key.replace(" ", "").isalpha(), key
+
+
+def test_the_bisected_lookup_finds_exactly_what_a_scan_finds():
+    lines = everyday.EVERYDAY.strip("\n").split("\n")
+    scanned = {}
+    for line in lines:
+        key, _, members = line.partition(": ")
+        scanned.setdefault(key.split()[0], []).append((tuple(key.split()), tuple(members.split(", "))))
+    for first, expected in scanned.items():
+        retrieval._ENTRIES.pop(first, None)
+        assert retrieval._entries(first) == expected, first
+    for word in ("", "a", "aa", "zzzz", "fal", "fallx", "slo", "slowz", "~", "0"):
+        retrieval._ENTRIES.pop(word, None)
+        assert retrieval._entries(word) == scanned.get(word, []), word
+
+
 def test_a_key_is_found_by_its_first_word_only():
     assert ("fall", "behind") in [parts for parts, _ in retrieval._entries("fall")]
     assert retrieval._entries("behind") == [(("behind",), ("lag*", "backlog*"))]
