@@ -32,58 +32,127 @@ Design decisions
 
 # Everyday word or phrase (base forms) -> the technical words a note uses for it.
 EVERYDAY = """
+add extra info: enrich*, decorat*, augment*, lookup*
+add machine: scale out, autoscal*, node*, capacity
+add on: plugin*, extension*, addon*, integration*
 add up: reconcil*, discrepan*, mismatch*, total*
 address: url*, endpoint*, hostname*, dns, ip
+admin: root, superuser, privileg*, elevated
+affect: impact*, blast radius, affected
+after hour: off-peak, after-hours, overnight, maintenance window
+agree: decision*, consensus, sign-off, approv*, adr
 ahead: advance, in advance, before, early
+alert: notif*, push*
 all at once: batch*, bulk, burst*, simultaneous*
 allowed: permit*, limit*, quota*, authori*, allowlist*, whitelist*
 always on: availability, high availability, redundan*, failover
 analytics: segment, amplitude, mixpanel, google analytics
+android: fcm, play store, google play, apk
+announce: announc*, changelog, release note*, status page
+anyone can see: public, exposed, acl, unauthenticated
+app store: app store review, testflight, play console, submission*, review*
 approve: approval*, review*, sign-off, signoff
 arrive: deliver*, receiv*, ingest*, land*
 ask: contact*, owner*, channel*, support
+at random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 at the same time: concurren*, parallel*, simultaneous*, race condition
+attack: ddos, brute force, exploit*, intrusion*
 automatic: auto*, cron, scheduled, without
+back out: revert*, rollback*
 back up: backlog*, queue*, congest*
 backup: reserve*, standby, spare, failover, replica*
 bad data: corrupt*, invalid, malformed, validat*
+bad message: poison*, dlq, dead letter, malformed
+balance: balanc*, rebalanc*, distribut*, load balanc*, ledger*, balance*, reconcil*
+balloon: grow*, leak*, bloat*, spike*
+band aid: workaround*, hotfix*, stopgap, temporary
 battery: power, charg*, drain*
 behind: lag*, backlog*
+bias: fairness, bias*, skew*
 bigger machine: scale up, vertical*, instance type
+bill go up: cost*, spend*, overage*, increas*
 bill: invoice*, billing, charge*
 blame: root cause, postmortem*, because
+blank page: blank, white screen, render*, hydration, js error*
+blip: transient, intermittent*, glitch*, brief outage, hiccup*
 block: denied, deny, forbidden, firewall*, blocklist*, reject*
 blow up: spike*, surge*, crash*, explod*
 blurry: resolution, compress*, bitrate
+boot: startup, init*, cold start, reboot*
 bot: scraper*, crawler*, abuse, captcha, automated
+bottleneck: throughput, contention, saturat*, latency
+bounce back: bounc*, undeliver*, hard bounce
 bounce: undeliver*, reject*, hard bounce
 box: host*, server*, machine*, node*
+break in: breach*, intrusion*, compromis*, unauthori*
+break up: split*, shard*, partition*, decompos*
 break: fail*, error*, regression*, broken, outage*, bug*, incident*
-broken: fail*, error*, regression*, bug*, outage*
+bring back: restor*, recover*, rollback*, undelet*
+broken link: 404, dead link*, redirect*
+broken message: poison*, malformed, dlq, dead letter, invalid
+broken: fail*, error*, regression*, bug*, outage*, malformed, invalid, corrupt*
+browser warning: cert*, tls, ssl, https, mixed content, hsts
+budget: spend*, cost*, forecast*, cap
 buffer: bitrate, rebuffer*, cdn, stall*
+build break: ci, pipeline*, build fail*, red build, broken build
+busiest time: peak*, busiest, traffic
+busy season: peak*, freeze, black friday, holiday*
 busy: load, traffic, peak*, spike*, surge*, contention, saturat*, concurren*
+button: ui, click*, cta, tap*
 buy: purchas*, checkout, order*, payment*
+buzz: push*, notif*, vibrat*
 by hand: manual*, manually
+cable: network, fiber, link*, physical
 cache: redis, memcache*, varnish
+can t connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
+can t find: search*, index*, missing, 404, not found, zero result*
+can t log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t reach: unreachable, connection refused, timeout*, dns, network
+can t sign in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 cancel: churn*, unsubscrib*, terminat*, revok*
+cannot connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
+cannot find: search*, index*, missing, 404, not found, zero result*
+cannot log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
+cannot reach: unreachable, connection refused, timeout*, dns, network
+card decline: declin*, payment fail*, insufficient funds, dunning, retry*
+card: credit card, card*, payment*, stripe, pci
 catch up: lag*, backlog*, drain*, replay*
+catch: detect*, alert*, monitor*, validat*, lint*
 cause: root cause, because, due, trigger*
 cdn: cloudflare, fastly, akamai, cloudfront
+certificate run out: cert*, tls, expir*, renew*, letsencrypt, acme
 change: migrat*, switch*, replac*, updat*, modif*
 charge twice: duplicate*, idempoten*, double charg*, dedup*
+charge: billing, payment*, invoice*, capture*, subscription*
 chart: dashboard*, graph*, metric*
+chat: slack, teams, chatops, channel*, messag*
+chatty: noisy, verbose, log volume, alert fatigue
 cheap: cost*, pric*, budget*, spot
+check my work: review*, reviewer*, verif*
 check: validat*, verif*, audit*, inspect*, monitor*, health check
+checklist: runbook*, playbook*, procedure*
 choke: bottleneck*, throttl*, saturat*, congest*
+choose: decision*, select*, chose*, adr
+chop off: truncat*
 choppy: lag*, frame*, fps, tick rate, jitter, stutter*
 ci: jenkins, github actions, gitlab, circleci, buildkite, travis
 clash: conflict*, collision*, race condition, overlap*
 class: course*, section*, module*
 clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
+clear: purg*, invalidat*, flush*, evict*, wipe*
+climb: increas*, grow*, spike*, rising
+clock change: dst, daylight saving, timezone*, utc
+clock go back: dst, daylight saving
+clock go forward: dst, daylight saving
+clock wrong: clock skew, drift*, ntp, time sync*
+clock: ntp, clock skew, timestamp*, time sync*, dst
+clog: backlog*, congest*, block*, saturat*
 close: end*, cutoff, deadline*, shut*
 cloud: aws, gcp, azure
+code change: commit*, pull request*, pr, diff*, patch*
+code on phone: otp, totp, mfa, 2fa, sms
 combine: merg*, consolidat*, aggregat*, batch*
+come and go: intermittent*, sporadic*, flapping, transient
 come back: recover*, restor*, resum*, back online
 come from: source*, upstream, origin*, ingest*, feed*
 come out: releas*, publish*, launch*
@@ -91,331 +160,697 @@ complain: ticket*, support, escalat*, feedback
 computer: host*, server*, machine*, workstation*
 connect: integrat*, wir*, hook*, link*
 container: pod*, docker, image*
+copy of the data: replica*, replicat*, snapshot*, backup*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
+cover for: on-call, backup, swap*, rota, override*
 crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
+crawl: latency, slow*, degrad*, throughput
+creep up: leak*, grow*, drift*, gradual*, increas*
 crm: salesforce, hubspot, dynamics
 crowd: traffic, load, concurren*, surge*
 customer: user*, client*, tenant*, account*, subscriber*
+cut cost: cost*, rightsiz*, reserved, savings plan, spot, budget*
+cut off: truncat*, timeout*, disconnect*, cutoff
+cut out: disconnect*, drop*, outage*, dropout*
+dark mode: theme*, dark theme, color scheme
+data centre: datacenter, data center, region*, dc
 data warehouse: redshift, bigquery, snowflake, clickhouse, synapse
 database: postgres*, mysql*, mariadb, sqlserver*, mssql, oracle, mongo*, cockroach*, dynamo*, cassandra, sqlite*, aurora, influx*, timescale*, clickhouse, rds, spanner, firestore, couchdb, neo4j, redshift, bigquery, snowflake
 dawn: sunrise, morning, early
+dead: down, outage*, crash*, unresponsive, dead letter, dlq
 deadline: cutoff, due, sla, expir*
 decide: decision*, chose, chosen, adr
+decline: declin*, reject*, denied, payment fail*
 delay: latency, lag*
 delete: purg*, remov*, drop*, eras*, prun*, retention
+depend on: dependenc*, upstream, requir*, coupl*
 device: iot, firmware, edge, hardware
+die: crash*, oom*, kill*, terminat*, exit*, dead letter, dlq
+disagree: inconsisten*, mismatch*, diverg*, conflict*, split brain
 disappear: drop*, lost, missing, evict*, delet*, purg*, expir*
+disaster: disaster recovery, dr, failover, backup*, bcp
+disconnect: disconnect*, drop*, reconnect*, websocket*, connection reset, timeout*
+discount: coupon*, promo*, voucher*
+dispute: chargeback*, disput*
 doctor: clinician*, physician*, provider*
+doesn t match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
+domain: dns, record*, cname, registrar, nameserver*
+don t match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
 double book: conflict*, overbook*, duplicate*, race condition
+double check: verif*, validat*, review*, reconcil*, confirm*
 double: duplicate*, dedup*, idempoten*
 down: outage*, downtime, unavailable, offline
 download: export*, egress
+drag: latency, slow*, degrad*
 drop off: decreas*, declin*, dip*, fell
-drop: remov*, deprecat*, decommission*, discard*
+drop: remov*, deprecat*, decommission*, discard*, lost, loss, packet loss, shed*, reject*
 due: deadline*, cutoff, expir*
 earlier: advance*, moved, before
+early warning: alert*, threshold*, canary, monitor*, anomal*
+eat: consum*, memory, leak*, exhaust*, cpu
 email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp
+emergency: incident*, sev1, hotfix*, outage*, break glass
+empty: purg*, flush*, drain*, truncat*
 end of month: month-end, monthly, close
+end up in spam: deliverability, spf, dkim, dmarc, reputation
 endless: infinite loop, unbounded, retry storm
+error message: error*, exception*, stack trace*, stacktrace*
 error tracking: sentry, rollbar, bugsnag
 evening: night, pm, dusk, sunset
 every day: daily, nightly, cron
 every hour: hourly, cron
+every minute: 60 s, 60s, per minute, interval*, cron
 every night: nightly, overnight, cron
+every so often: intermittent*, sporadic*, occasional*, periodic*
 every week: weekly, cron
+everyone at once: thundering herd, stampede, burst*, concurren*, spike*
 exam: assessment*, test*
 expensive: cost*, spend*, bill*, pric*
 export: dump*, extract*, etl
+extra detail: enrich*, metadata, lookup*
+fake email: phishing, spoof*, dmarc, spf, dkim
 fake: fraud*, spoof*, bogus, abuse
 fall behind: lag*, backlog*, delay*, behind
+fall over: crash*, outage*, oom, overload*, fail*, down
+fall through the crack: drop*, lost, missing, unprocess*, orphan*
 false alarm: false positive*, flapping, noisy
+fan out: fanout, fan-out, broadcast*, pubsub
 fast: latency, throughput, quick*
 faster: latency, throughput, optimi*, speedup
 feature flag: launchdarkly, unleash, flagsmith
 feed: pipeline*, ingest*, stream*, import*
+fewer server: scale in, scale down, downsiz*, rightsiz*
 file: upload*, blob*, attachment*, document*, object*
+fill in detail: enrich*, backfill*, hydrat*, lookup*
+fill in: backfill*, gap*, missing, enrich*
+fill the gap: backfill*, gap*, missing
 fill up: full, capacity, saturat*, exhaust*
 find: search*, lookup*, index*, query, queri*
+fire drill: drill*, game day, chaos, disaster recovery
+firewall: security group*, acl, ingress, egress, allowlist*
 first time slow: cold start, warm*, cache miss*
 fix: resolv*, mitigat*, remediat*, workaround*
 flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
+flip flop: flapping, flap*, oscillat*
 flood: spike*, surge*, burst*, storm
+font: typograph*, webfont*, font*
+for everyone: global, all users, outage*, fleet-wide
+for now: temporary, workaround*, stopgap, interim
 forget password: password reset, reset*, account recovery
 forget: evict*, expir*, ttl, purg*
+form: form*, input*, validat*, field*
 fraud: chargeback*, risk, fraudulent, suspicious
+free trial: trial*, freemium
+free: free tier, trial*, freemium, no charge
 freeze: hung, deadlock*, stall*, unresponsive, frozen, code freeze, moratorium, blackout
 fresh: stale, ttl, cache*, latest
+from time to time: intermittent*, sporadic*, occasional*
 full: capacity, exhaust*, quota*, saturat*
 garbage: corrupt*, malformed, invalid, garbled
+garble: corrupt*, encoding, malformed, mojibake
+get back: restor*, recover*, undelet*
 get better: improv*, recover*, optimi*
+get kill: oomkill*, oom, evict*, sigkill, terminat*
+get out the door: releas*, ship*, deploy*, launch*
+get page: pager*, paging, paged, on-call, oncall, alert*, pagerduty, escalat*
+get paid: payout*, settlement*, payroll, invoice*
 get rid of: remov*, deprecat*, decommission*, retir*, drop*
+get worse over time: drift*, degrad*, decay*, retrain*
 get worse: degrad*, regress*, increas*
+give access: grant*, provision*, permission*, role*
 give up: timeout*, abandon*, dead letter, dlq, max retries, retry*
 glitch: bug*, intermittent*, error*
+go around in circle: loop*, redirect loop, infinite loop, cycle*
 go back: rollback*, revert*, downgrad*
+go dark: outage*, offline, down, blackout, unreachable
 go down: outage*, downtime, unavailable, offline, down
 go live: launch*, releas*, cutover, deploy*
+go missing: lost, missing, drop*, gap*, orphan*
+go offline: outage*, offline, down, unavailable
+go out: releas*, deploy*, dispatch*, send*
 go over: exceed*, overrun*, breach*, overage*
 go to: destination*, downstream, sink*, export*, rout*
+go up: increas*, rise, rising, spike*, grow*, higher
 go wrong: fail*, error*, incident*, bug*
 gradual: canary, phased, staged, incremental*, percent*, rollout*
+green light: approv*, sign-off, go/no-go, go-ahead
+green: pass*, success*, green build
 group together: batch*, aggregat*, bundl*
 grow: scal*, capacity, growth
+guess password: brute force, credential stuffing, lockout, rate limit*
+guess: predict*, model*, inference, classif*, forecast*, estimat*
 hack: breach*, compromis*, intrusion*, attack*, exploit*, vulnerab*
+half done: partial*, incomplete, interrupt*, resum*
+half written: partial*, truncat*, torn write, corrupt*
+hammer: load, spike*, flood*, ddos, brute force, hot key
+hand out access: grant*, provision*, permission*, role*
+hand over: handoff*, handover*, transition*, onboard*
 handle more: scal*, capacity, throughput, autoscal*
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
+heavy page: bundle size, payload, js, asset*
 heavy: load, large, expensive
 help: support, ticket*, helpdesk, runbook*
+hiccup: transient, blip*, intermittent*, glitch*
 hidden: mask*, redact*, private, embargo*, concealed
+hit and miss: intermittent*, flak*, sporadic*, nondetermin*
+hog: consum*, saturat*, cpu, memory, contention, noisy neighbor*
+hold back: pin*, defer*, delay*, throttl*
 hold up: block*, delay*, bottleneck*, stall*
+hole: vulnerab*, cve*, exploit*, gap*
+holiday: freeze, blackout, moratorium, pto, leave, vacation
+hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
+how bad: severity, sev*, impact, blast radius
+how big: size, capacity, volume, gb, tb
+how come: because, due to, root cause, caus*
+how far back: retention, history, archiv*, lookback, backfill*
 how fast: within, latency, sla, minutes
 how long keep: retention, retain*, ttl, expir*, archiv*
+how long to recover: rto, recovery time, restor*
 how long: duration, retention, ttl, days, hours, minutes, timeout*
 how many: count, number, limit*, capacity, size
+how much data: rpo, backup*, retention, volume, size
 how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
 how soon: within, sla, deadline*, minutes, hours
+human check: human in the loop, review*, moderation, label*
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
+idle: underutil*, overprovision*, rightsiz*, unused, utilization, low cpu
 ignore: skip*, bypass*, suppress*, mute*
+impersonate: spoof*, phishing, impersonat*
 import: ingest*, etl, load*
 in advance: ahead, before, early, prior
 in charge: owner*, own*, responsib*, maintain*, on-call, oncall
+in line: queue*, backlog*, pending
 in order: order*, sequen*, fifo
 in sync: replicat*, consisten*, sync*
+incoming: inbound, webhook*, ingest*, receiv*
 infrastructure as code: terraform, pulumi, cloudformation, ansible
+instead of: replac*, over, rather than, migrat*, alternative*
+instruction: runbook*, playbook*, docs, guide*, readme, how-to
+internet: network, connectivity, egress, ingress, isp
+ipad: ios, apns, apple, tablet*
+iphone: ios, apns, apple, app store, testflight
+jam: deadlock*, congest*, backlog*, block*, stall*
 job: cron*, batch*, task*, worker*, pipeline*
 join: onboard*, regist*, enrol*
+jump around: layout shift, cls, reflow
 jump: spike*, surge*, increase*
+junk: spam*, deliverability, spf, dkim, dmarc
+keep a copy: cach*, replica*, snapshot*, backup*
 keep crash: crashloop*, crash loop, restart*, oom, panic*
+keep disconnect: reconnect*, disconnect*, flapping, websocket*, keepalive, idle timeout
+keep fail: retry*, flapping, repeated*, crashloop*, backoff
+keep get: repeat*, recurr*, retri*, retry*, again
+keep grow: leak*, unbounded, growth, bloat*
+keep happen: recurr*, repeat*, flapping, regression*
+keep people informed: status page, comms, update*, notif*
 keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
 keep: retain*, retention, persist*, stor*, archiv*
 key: secret*, credential*, token*
+kick off: evict*, preempt*, disconnect*, logout
+kick out: session*, logout, logged out, expir*, token*, revok*, evict*
 kill: terminat*, sigkill, oom
+knob: config*, tunable*, parameter*, setting*, flag*
+label: annotat*, label*, tag*
+laggy: lag*, latency, jitter, delay*
 language: locale*, i18n, translation*, locali*
+late payment: dunning, overdue, arrears, past due
 late: delay*, lag*, overdue, behind
 later: postpon*, delay*, defer*
 launch: releas*, deploy*, go-live, rollout*, ship*
 law: regulat*, compliance, legal, gdpr
 leak: expos*, breach*, secret*, credential*, disclos*
+leap: leap year, leap second, february 29, feb 29
+learn from: postmortem*, retro*, lesson*
+learn: train*, model*, fit*
 least: minimum, floor, at least
+leave company: offboard*, deprovision*, revok*
+leave the company: offboard*, deprovision*, revok*, last day, leaver*
+leave the team: offboard*, handoff*, handover*, deprovision*
 leave: churn*, offboard*, cancel*, unsubscrib*
+lesson: postmortem*, retro*, learning*, takeaway*
 let in: access, authori*, allowlist*, permission*
+library: dependenc*, package*, librar*, sdk*, module*
+limit how many: rate limit*, throttl*, quota*, concurrency
 limit: quota*, cap, caps, capped, threshold*, maximum, max, ceiling
 list: index*, catalog*, registry, inventory
 little by little: canary, phased, staged, incremental*, rollout*
+live connection: websocket*, persistent connection*, long-poll*, sse, keepalive
+live: realtime, stream*, production, prod
 load balancer: nginx, haproxy, envoy, elb, alb, traefik
+load forever: timeout*, hung, spinner*, latency
+lock down: restrict*, harden*, least privilege, firewall*, allowlist*
 lock out: locked, lockout, denied, forbidden, 403, 401
-log out: session*, token*, expir*, logout
+lock up: deadlock*, hung, lock*, contention, freez*
+lock version: pin*, lockfile*, version*
+log out: session*, token*, expir*, logout, cookie*, idle, max-age, refresh token*
 logs: splunk, elk, loki, kibana, logstash
 look after: owner*, own*, maintain*, operat*
+look back: postmortem*, retro*, retrospective*, review*, rca
+look broken: css, layout, render*, style*, regression*
+look over: review*, audit*, inspect*
 look up: lookup*, search*, query, queri*, index*
+look wrong: css, layout, render*, style*, regression*
+lookup table: index*, cache*, dictionary, mapping*
+loop: infinite loop, retry storm, cycle*, redirect loop
+lopsided: skew*, imbalanc*, hot spot*
+lose data: rpo, backup*, data loss, recovery, point-in-time
 lose: loss, lost, drop*, missing, discard*, evict*
 lost: loss, drop*, missing, discard*
-machine: host*, server*, node*, instance*, vm
+machine: host*, server*, node*, instance*, vm, cluster*, ec2, vm*
+main copy: primary, master, leader, writer, source of truth
+main database: primary, master, writer, leader
+maintenance: maintenance window, scheduled downtime, upkeep
+make sure: ensure*, check*, validat*, guarantee*, assert*, verif*
+make thing up: hallucinat*, grounding, fabricat*
+mass email: bulk, campaign*, newsletter*, blast*
+match: mismatch*, reconcil*, discrepan*
+max out: saturat*, exhaust*, limit*, cap*, 100%, pegged
 max: maximum, limit*, cap, ceiling, quota*
 measure: metric*, monitor*, instrument*, benchmark*
 medicine: medication*, prescription*, drug*
+meeting: standup*, sync*, review*, retro*, sprint*
+merge button: ci, required check*, branch protection
+mess up: corrupt*, broken, inconsisten*, bug*, incorrect
 message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
 metrics: prometheus, grafana, datadog, statsd
+minor: sev3, low priority, cosmetic
 missing: drop*, lost, loss, gap*, absent
 mistake: error*, bug*, incorrect, typo*
 mix up: mismatch*, inconsisten*, collision*, swap*
+money back: refund*, chargeback*, revers*
+money go missing: reconcil*, discrepan*, ledger*
 money: payment*, billing, revenue, charge*, invoice*, cost*
 monitoring: prometheus, grafana, datadog, newrelic, nagios, zabbix
 more and more: leak*, growth, grow*, unbounded, increas*
 more machines: scale out, autoscal*, horizontal*, replica*, nodes
+more server: scale out, autoscal*, horizontal*, replica*, nodes
 morning: sunrise, am, early, dawn
+most important: priorit*, critical, p0, p1
 most: maximum, limit*, cap, ceiling
+mostly idle: underutil*, overprovision*, rightsiz*, unused, utilization
 move: migrat*, relocat*, transfer*, cutover
+name lookup: dns, resolv*
 never finish: hang*, hung, timeout*, infinite loop, deadlock*
+new hire: onboard*, provision*, new starter*
+new person: onboard*, provision*
+new version: releas*, upgrad*, bump*, version*, tag*
+new year: year rollover, year-end, date*, january
 new: latest, upgrade*, migrat*
+newer: upgrad*, bump*, latest
+news feed: feed*, timeline, fan-out, fanout
 night: nightly, overnight, evening, midnight
+no change: freeze, moratorium, change freeze, code freeze, blackout
+no response: timeout*, unresponsive, hung, 504, gateway timeout
+nobody can use: outage*, unavailable, down, downtime
 nobody notice: unnoticed, silent*, no alert*, monitor*
+noisy neighbor: contention, noisy neighbour*, shared, multi-tenan*
+noisy neighbour: contention, noisy neighbor*, shared, multi-tenan*
 noisy: alert fatigue, flapping, false positive*, noise
 not arrive: undeliver*, bounc*, drop*, lost, missing
+not match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
+not respond: unresponsive, hung, timeout*, health check*, liveness
+not secure: https, tls, cert*, ssl, insecure
+not show up: missing, zero result*, index*, stale, not found, lag*, invisible
+not start: crashloop*, startup, boot*, init*
+not update: stale, cache*, invalidat*, ttl, lag*, sync*
 not work: fail*, error*, broken, bug*
 notice: alert*, detect*, monitor*
+notification: push notification*, apns, fcm, notif*
 now and then: intermittent*, sporadic*, occasional*, flak*
 numbers: metric*, figures, count*, stats, statistic*
 object store: s3, gcs, minio, blob storage
 off by an hour: timezone*, time zone, dst, daylight saving, utc
+off hour: off-peak, after-hours, maintenance window, overnight
+offline mode: offline, cache*, sync*, connectivity
+offline: outage*, down, unavailable, unreachable, disconnect*
+old copy: stale, cache*, snapshot*, backup*
+old phone: min sdk, os version*, backward compat*, legacy, deprecat*
+old record: archiv*, retention, history, legacy
+old version: pin*, downgrad*, legacy, outdated, previous, deprecat*
 old: stale, legacy, deprecat*, outdated, previous, former
-on call: pagerduty, opsgenie, victorops, rota
+older version: pin*, downgrad*, legacy, outdated, previous
+on call: pagerduty, opsgenie, victorops, rota, on-call, oncall, rotation, pager*, escalat*
 on its own: automat*, auto*, without
+once in a while: intermittent*, sporadic*, occasional*, rare
 one by one: sequential*, serial*
+one time code: otp, totp, mfa, 2fa
+only some: partial*, subset, cohort*, segment*, region*
+open to the internet: public*, exposed, ingress, firewall*, security group*
 open: start*, begin*, launch*
 orchestrator: kubernetes, nomad, ecs, swarm
+order of result: rank*, relevan*, sort*, scor*
+other service: upstream, downstream, dependenc*, integration*
+other team: upstream, downstream, owner*, team*, dependenc*
 out of date: stale, outdated, expired, old
 out of memory: oom, memory, heap, ram
 out of order: reorder*, sequen*, ordering
+out of room: disk full, capacity, storage, quota*, space
 out of space: disk full, disk, storage, capacity, quota*, volume*
 out of sync: drift*, replication lag, inconsisten*, stale, diverg*
+outside code: dependenc*, third-party, vendor*, librar*
+outside world: egress, ingress, public, internet, nat
 overload: saturat*, load, capacity, throttl*, spike*, surge*
 overnight: nightly, night
 oversold: oversell*, inventory, race condition
+overspend: over budget, overage*, cost overrun*, spend*
 overwhelm: saturat*, load, capacity, throttl*, spike*, surge*
 overwrite: conflict*, race condition, clobber*, last write
-package: shipment*, deliver*, parcel*
+owe: invoice*, balance*, outstanding, overdue, arrears
+package: shipment*, deliver*, parcel*, dependenc*, librar*, requirement*, module*, sdk*
+padlock: tls, https, cert*, ssl
+page big: bundle size, payload, asset*
+page not found: 404, not found, broken link*, dead link*
+page someone: pager*, paging, on-call, oncall, alert*, escalat*
 page: pages, render*, webpage*
 pager: pagerduty, opsgenie, victorops
 parcel: shipment*, deliver*, tracking, package*
+part of: partial*, subset, degraded
+pass and fail: flak*, intermittent*, nondetermin*
 password: credential*, secret*, passphrase*
 pause: suspend*, halt*, throttl*, stop*, hold
+pay for: cost*, spend*, bill*, invoice*
+pay twice: duplicate*, idempoten*, double charg*, dedup*
 pay: payment*, billing, charge*, invoice*, checkout
 payment provider: stripe, adyen, braintree, paypal, worldpay
+peak: peak*, spike*, busiest, traffic
+peg: saturat*, 100%, cpu, pegged
 people: user*, staff, employee*, member*
 per second: rps, qps, throughput, rate
+permanent fix: root cause, long-term, follow-up*
 personal: pii, gdpr, privacy
+phone alert: push notification*, apns, fcm, notif*
+phone go off: pager*, paging, alert*, on-call
 phone: mobile, app, ios, android, sms
 photo: image*, thumbnail*, picture*
+pick up where: handoff*, resum*, context, notes
+pick: chose, chosen, select*, decision*, adr
 picture: image*, photo*, thumbnail*
 pile up: backlog*, queue*, lag*, buffer*, accumulat*
+ping: push*, notif*, heartbeat*, health check*, icmp
 plan: roadmap*, schedul*, design*
+planned outage: maintenance window, scheduled downtime, maintenance
+point in time: pitr, snapshot*, backup*
+point to: dns, cname, alias*, record*, rout*
 power cut: outage*, ups, generator*, blackout
+power cycle: restart*, reboot*
+practice: dry run, rehearsal*, drill*, game day, staging
+predict: predict*, model*, inference, forecast*
+prevent: guard*, guardrail*, check*, validat*, lint*
 price: pricing, tariff*, rate*, cost*
 privacy: pii, gdpr, consent, anonymi*
 private: pii, personal data, gdpr, confidential, redact*
 problem: issue*, incident*, error*, fail*, bug*
 program: service*, binary, application, app, script*
 promise: sla, slo, guarantee*, commitment*, target*
+propagate: dns, ttl, propagat*
+pros and con: tradeoff*, trade-off*, alternative*, decision*
+public: exposed, open bucket, acl
 publish: releas*, dispatch*, broadcast*
 pull: fetch*, import*, sync*, ingest*, poll*
+push back: backpressure, throttl*, reject*, 429
+push out: deploy*, releas*, rollout*, publish*
 push: publish*, send*, export*, notif*
+put back: rollback*, revert*, restor*
 put out: releas*, publish*, deploy*
 queue: kafka, rabbitmq, sqs, pubsub, nats, pulsar, kinesis, activemq, celery
+quick fix: hotfix*, workaround*, patch*, stopgap
+quiet down: log level, verbosity, sampl*, mute*, silenc*, suppress*
+quiet period: freeze, blackout, moratorium
+quiet time: off-peak, maintenance window, overnight
 quiet: idle, off-peak, low traffic
 quit: churn*, cancel*, resign*
+random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 randomly: intermittent*, sporadic*, race condition, nondetermin*
+rather than: replac*, instead, alternative*
 reach: connect*, network, reachab*
+read copy: replica*, read replica*, follower*
 reader: consumer*, subscriber*, worker*
+real time: stream*, realtime, live, latency, websocket*
+receipt: invoice*, receipt*
 receive: consum*, ingest*, subscrib*, webhook*, inbound
+recommend: recommend*, ranking, personali*
 records: rows, entries, logs, history, archive*
 recover: restor*, failover, resum*
+red: fail*, failing, broken, red build
+redo: rerun*, replay*, backfill*, reprocess*, rebuild*
+refresh: invalidat*, purg*, reload*, cache*, ttl, refresh*
 refund: chargeback*, revers*, credit*
 region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*, zone
+rely on: dependenc*, upstream, requir*
 remember: cach*, persist*, stor*, memoi*
 rename: alias*, migrat*
 renew: rotat*, expir*, renewal*
 replace: migrat*, supersed*, swap*, deprecat*
+reply: inbound, repl*, respond*
+report: dashboard*, analytics, reporting, bi
+reprocess: replay*, redrive*, backfill*, rerun*
+reset password: password reset, reset*, account recovery
 responsible: owner*, own*, maintain*
 restart: crashloop*, reboot*, respawn*
 retry: backoff, redeliver*, retri*
+return to sender: bounc*, undeliver*
+robot: bot*, automat*, ai, agent*
 rounding: precision, decimal*, float*
 rule: policy, policies, compliance, regulat*, requirement*
+run again: rerun*, retry*, replay*, backfill*, reprocess*
+run dry: exhaust*, deplet*, starv*
 run low: exhaust*, quota*, threshold*, capacity, low
 run out: exhaust*, quota*, oom, limit*, capacity, depleted, full, starv*
+rush hour: peak*, traffic, busy hour*
 rush: peak*, spike*, surge*, burst*, traffic
 safe: secur*, encrypt*, protect*
 salary: payroll, compensation
 same thing twice: duplicate*, dedup*, idempoten*
+save money: cost*, rightsiz*, reserved, savings plan, spot, discount*
 save: persist*, stor*, writ*, checkpoint*, snapshot*
+say yes: approv*, sign-off, accept*
+scale back: scale down, scale in, downsiz*, rightsiz*
 scam: fraud*, phishing
 scramble: encrypt*, hash*, obfuscat*
 screen: ui, page*, view*, display*, dashboard*
+search box: search*, autocomplete, typeahead, query
 search engine: elasticsearch, opensearch, solr, algolia, meilisearch
+search fast: index*, cache*
+search result: relevan*, rank*, index*, reindex*, query
+search: index*, reindex*, elasticsearch, opensearch, relevan*, query
+second factor: mfa, 2fa, two-factor
+second pair of eye: review*, reviewer*, four eyes, peer review
+second step: mfa, 2fa, totp, otp, two-factor
 secret store: vault, kms, secrets manager
+secure connection: tls, https, ssl, cert*
+security hole: vulnerab*, cve*, exploit*
 sell: sale*, order*, checkout, listing*
 send out: publish*, dispatch*, deliver*, notif*, broadcast*
 send: publish*, emit*, push*, dispatch*, deliver*, export*
+serious: sev*, critical, severity, major
+server room: data center, datacenter, rack*, colo*
 server: host*, node*, instance*, vm
+set up: config*, provision*, install*, bootstrap*
+settings: config*, configuration, flag*, env*
+setup: config*, provision*, install*, bootstrap*
+share a machine: multi-tenan*, shared, colocat*, contention
+share link: public link*, presigned, signed url*, acl, permission*
+share the load: load balanc*, distribut*, shard*, horizontal*
+shift: rota, rotation, on-call, handoff*, handover*
 shipping: fulfil*, deliver*, logistics, carrier*, shipment*
 shoot up: spike*, surge*, increas*, jump*
+show first: rank*, relevan*, boost*, sort*, order*, priorit*
+show old: stale, cache*, outdated, invalidat*
+show up: appear*, visib*, index*, missing, zero result*
 shut down: decommission*, disabl*, sunset*, retir*, shutdown
 sign off: approval*, review*, approv*
 sign up: regist*, enrol*, onboard*, signup*
+silence: mute*, suppress*, silenc*, snooze*, maintenance window
 silently: silent*, swallow*, unnoticed, no error
 single sign on: sso, okta, saml, oidc
+sit there: hung, stall*, timeout*, pending, block*
+site not found: dns, nxdomain, 404, resolv*
 skip: bypass*, omit*, ignor*
 slow down: latency, degrad*, throttl*, bottleneck*
+slow them down: throttl*, rate limit*, backpressure, backoff
 slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*
 slower: latency, degrad*, regress*
 sluggish: latency, degrad*
 small group first: canary, pilot*, phased, staged, percentage
+smart: model*, ml, ai, machine learning, heuristic*
 sms: twilio, vonage, nexmo, sns, messagebird
 sold out: inventory, out of stock, oversell*, stock*
 solve: resolv*, fix*, mitigat*, workaround*
+some user: subset, partial*, cohort*, segment*, percentage, region*
+someone else code: dependenc*, third-party, vendor*, librar*, upstream
 sometimes: intermittent*, sporadic*, occasional*, flak*
 space: disk*, storage, capacity, volume*, quota*
+spam folder: deliverability, spf, dkim, dmarc, reputation, spam*
 spam: abuse, rate limit, captcha, bot*
 spare: replica*, standby, failover, redundan*, reserve*, backup*
+speed up search: index*, cache*
 speed up: optimi*, cach*, latency, speedup, parallel*
 speed: latency, throughput, performance
+spelling: fuzzy, spell*, typo*, misspell*
+spend: cost*, budget*, bill*, spend*
+spin: spinner*, loading, hung, timeout*
+spinner: loading, hung, timeout*, latency
 split: shard*, partition*, separat*
+spot: detect*, alert*, anomal*, monitor*
 spread out: distribut*, balanc*, shard*, jitter
+spread: distribut*, balanc*, shard*
 spreadsheet: csv, excel, xlsx
 staff: employee*, personnel, crew*, team*
+start up: startup, boot*, init*, cold start
 start: begin*, launch*, open*, kickoff
+status page: statuspage, incident comms, status
+stay on: pin*, hold back, lock*, freeze
+steal: exfiltrat*, breach*, theft, leak*, compromis*
+step by step: runbook*, playbook*, checklist*, procedure*
 step on each other: race condition, conflict*, lock*, contention
+stick to: pin*, lock*, keep
+stick with: pin*, keep, lock*
 stock: inventory, sku*
+stop get email: unsubscrib*, suppression*, opt out, opt-out
+stop respond: unresponsive, hung, timeout*, health check*, liveness
 stop work: fail*, outage*, error*, down, regression*
 stop: halt*, disabl*, kill*, terminat*, abort*, suspend*
+stopgap: workaround*, hotfix*, temporary
 storage: s3, gcs, minio, ebs, nfs
 store: persist*, bucket*, database, s3, disk
 stream: kafka, kinesis, pulsar, flink, pubsub
 streaming: kafka, kinesis, pulsar, flink, pubsub
+stuck message: dlq, dead letter, poison*, redeliver*, retry*
+stuck on: pin*, pinned, hold back, lock*, legacy
 stuck: hung, deadlock*, stall*, block*, pending, wedged
 student: enrol*, learner*
 stutter: lag*, frame*, fps, jitter
+sudden: spike*, surge*, burst*, abrupt*
+suddenly: spike*, surge*, burst*, abrupt*, regression*
+suggest: autocomplete, typeahead, suggest*, recommend*
+supplier: vendor*, third-party, provider*, external, partner*
+swap shift: rota, override*, on-call swap, swap*
 swap: replac*, migrat*, switch*
 switch off: disabl*, decommission*, feature flag, shut*, turned off
 switch over: failover, cutover, switchover, promot*
-switch: migrat*, replac*, cutover, toggl*
+switch: migrat*, replac*, cutover, toggl*, feature flag*, kill switch
+take a while: latency, duration, slow*
+take age: latency, duration, slow*, timeout*
+take away access: revok*, deprovision*, offboard*, remov*
 take forever: latency, timeout*, slow
 take long: latency, duration, timeout*, slow
+take money: charge*, capture*, debit*, payment*
+take over: handoff*, own*, handover*, transfer*
 talk to: call*, integrat*, api, client*, connect*, request*
 tax: vat, gst, withholding
+teach: train*, fine-tun*, label*
 teacher: instructor*, faculty, lecturer*
+tell customer: status page, notif*, comms, announc*
 tell: notif*, alert*, email*, messag*
 temperature: thermal, overheat*, hvac, sensor*
 test: staging, canary, qa
 text: sms, messag*
+their end: upstream, vendor*, provider*, third-party, external
+their side: upstream, vendor*, provider*, third-party, external
+third party: vendor*, external, upstream, provider*, partner*
 throw away: discard*, drop*, purg*, evict*, delet*
+thundering herd: stampede, cache stampede, burst*, retry storm
 tidy: purg*, prun*, cleanup, compact*
+time difference: timezone*, utc, offset*
+time out: timeout*, deadline*, 504, gateway timeout
+to do list: backlog*, ticket*, task*, todo*
+todo: backlog*, ticket*, task*, todo*
 too big: size, oversiz*, limit*, large, exceed*
 too hot: overheat*, thermal, throttl*, cooling
+too many log: verbose, log level, log volume, sampl*
+too many request: 429, rate limit*, throttl*, quota*
 too many: limit*, quota*, exceed*, throttl*, rate limit, cap
+too much access: least privilege, overprivileg*, permission*, scope*
 too much: limit*, quota*, exceed*, excess*
 tool: cli, script*, utility, service*
+top result: rank*, relevan*, boost*, scor*
+track who: audit*, log*
+trade off: tradeoff*, trade-off*, compromise*
 transfer money: payout*, wire*, ach, sepa, transfer*
 translate: locali*, i18n, translation*
+trick email: phishing, spoof*, dmarc, spf
 trouble: issue*, incident*, error*, fail*
 truck: fleet, vehicle*, carrier*
 try again: retry*, retri*, backoff, redeliver*
+try on a copy: staging, sandbox, dry run, preview
 try out: canary, pilot*, experiment*, beta, staging, trial*
+turn down: throttl*, reduc*, scale down, decreas*
+turn it off and on: restart*, reboot*, power cycle*
 turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
 turn on: enabl*, feature flag, activat*, switched on
 twice: duplicate*, dedup*, idempoten*, double, at-least-once, replay*
+typo: fuzzy, spell*, typo*, misspell*
+undelivered: bounc*, undeliverable, hard bounce, soft bounce
+undo change: revert*, rollback*
 undo: rollback*, revert*, roll back, rolled back
+uneven: skew*, imbalanc*, hot spot*, hotspot*, rebalanc*
+unreliable: flak*, intermittent*, unstable, flapping, reliabil*
+unstable: flapping, flak*, crash*, instabil*
+unsubscribe: opt out, opt-out, unsubscrib*, suppression*, preference*
 unusual: anomal*, outlier*, suspicious
+update app: force upgrade, min version, app store, forced update
 update device: firmware, ota
 update: upgrad*, bump*, patch*, refresh*
 upgrade: bump*, version*, migrat*
 upload: ingest*, import*, attachment*
 uptime: availability, sla, slo, nines
+urgent: priorit*, sev1, sev*, p0, p1, critical, hotfix*, escalat*
 use up: exhaust*, consum*, quota*, deplet*
 vanish: drop*, lost, missing, evict*, expir*
+vendor: third-party, provider*, external, partner*, supplier*
 video: stream*, transcod*, media
+vote: decision*, consensus, approv*
+wait forever: timeout*, hung, deadlock*, block*, stall*
+wait in line: queue*, backlog*, pending
+wait on each other: deadlock*, contention, lock*, circular
 wait: timeout*, latency, queue*, pending, block*, delay*
+waiting list: queue*, backlog*, waitlist*
+wake up: pager*, paging, paged, on-call, oncall, alert*
 wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
 warehouse: fulfil*, inventory, depot*
+warm up: warm*, prewarm*, cold start, cache warm*
 warn: alert*, alarm*, notif*, threshold*, pager*, paging
 warning: alert*, alarm*, notif*, threshold*
+waste: idle, unused, overprovision*, rightsiz*, cost*
 watch: monitor*, observ*, alert*, dashboard*
+weakness: vulnerab*, cve*, exploit*, flaw*
+web address: dns, domain*, url*, hostname*
 web server: nginx, apache, caddy
 website: web, site, frontend, homepage, page*
 weekend: saturday, sunday
 weird character: encoding, utf-8, unicode, mojibake, escap*
+what cause: root cause, because, due to, trigger*
+what go wrong: postmortem*, root cause, rca, incident*, fail*
+what version: version*, pin*, release*, tag*
 when: schedul*, cron, deadline*, date, time
 where keep: stor*, bucket*, database, s3, volume*
 where: stor*, host*, locat*, region*, kept
+which version: version*, pin*, release*, tag*
+white screen: blank, render*, hydration, js error*, crash*
+who approve: approv*, reviewer*, codeowner*, owner*, sign-off
+who can see: access, permission*, visib*, acl, rbac
 who can: access, permission*, role*, rbac, authori*
+who change: audit*, history, blame, changelog
+who pay: billing, cost allocation, chargeback*, showback, tag*
 who run: owner*, own*, operat*, maintain*
+who to call: escalat*, on-call, contact*, owner*, pager*
+who wrote: author*, blame, owner*, codeowner*, commit*
 who: owner*, own*, on-call, oncall, maintain*, team*
 why change: because, after, reason*, root cause
 why: because, due to, caus*, root cause, after, so
+wifi: network, connectivity, wireless
+wipe: purg*, delet*, eras*, truncat*, reset*
 without asking: automat*, without approv*, auto*
+won t start: crashloop*, startup, boot*, init*, imagepull*, fail* to start
 work around: workaround*, mitigat*, fallback*, manual*
 worker: consumer*, job*, process*, daemon*
+worst case: disaster recovery, failover, rto, rpo
+write down: document*, docs, runbook*, wiki, adr
+write up: postmortem*, report*, rca, incident report, document*
+wrong answer: accuracy, hallucinat*, precision, error rate, misclassif*
+wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
+wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
 """
 
@@ -436,5 +871,6 @@ IRREGULAR = """
  slept:sleep split:split spoke:speak spoken:speak struck:strike swore:swear tore:tear torn:tear
  wore:wear worn:wear blew:blow blown:blow bitten:bite dug:dig flew:fly flown:fly overran:overrun
  rebuilt:rebuild rewrote:rewrite rewritten:rewrite undid:undo upheld:uphold withdrew:withdraw
- mislaid:mislay overslept:oversleep
+ mislaid:mislay overslept:oversleep got:get gotten:get made:make died:die dying:die ate:eat eaten:eat
+ sat:sit bent:bend crept:creep fled:flee shot:shoot rode:ride ridden:ride swam:swim lit:light dove:dive
 """

@@ -53,7 +53,7 @@ about into over under than then so such any all some each every much many more m
 also very too up down out off again once if else while after before during between both either neither via
 per vs get got make made use using used need needs needed want wants know tell show find anything something
 currently current now still ever
-didn doesn isn wasn weren aren hasn haven hadn couldn shouldn wouldn t ll ve
+didn doesn isn wasn weren aren hasn haven hadn couldn shouldn wouldn won don t ll ve s re d m
 """.split())
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ies", "ied", "ed", "es",
              "s")
