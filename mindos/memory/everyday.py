@@ -32,6 +32,7 @@ Design decisions
 
 # Everyday word or phrase (base forms) -> the technical words a note uses for it.
 EVERYDAY = """
+abroad: international, cross-border, geo*, region*
 add extra info: enrich*, decorat*, augment*, lookup*
 add machine: scale out, autoscal*, node*, capacity
 add on: plugin*, extension*, addon*, integration*
@@ -42,24 +43,33 @@ affect: impact*, blast radius, affected
 after hour: off-peak, after-hours, overnight, maintenance window
 agree: decision*, consensus, sign-off, approv*, adr
 ahead: advance, in advance, before, early
+ai: llm, model*, ml, gpt, openai, anthropic, machine learning
 alert: notif*, push*
 all at once: batch*, bulk, burst*, simultaneous*
 allowed: permit*, limit*, quota*, authori*, allowlist*, whitelist*
 always on: availability, high availability, redundan*, failover
+amazon: aws, kinesis, sqs, s3, ec2, dynamodb, lambda
+america: amer, us-east*, us-west*, na, north america, latam
 analytics: segment, amplitude, mixpanel, google analytics
 android: fcm, play store, google play, apk
 announce: announc*, changelog, release note*, status page
+answer from our doc: rag, retrieval, embedding*, vector*, grounding
 anyone can see: public, exposed, acl, unauthenticated
 app store: app store review, testflight, play console, submission*, review*
 approve: approval*, review*, sign-off, signoff
+arrive late: late-arriving, late arriving, watermark*, lag*, delay*
 arrive: deliver*, receiv*, ingest*, land*
+asia: apac, ap-southeast*, ap-northeast*, ap-south*, asia-pacific
 ask: contact*, owner*, channel*, support
+at night: off-peak, overnight, nightly
 at random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 at the same time: concurren*, parallel*, simultaneous*, race condition
 attack: ddos, brute force, exploit*, intrusion*
+auditor: audit*, soc 2, soc2, iso 27001, compliance, evidence
 automatic: auto*, cron, scheduled, without
 back out: revert*, rollback*
 back up: backlog*, queue*, congest*
+backup plan: fallback*, failover, contingency, disaster recovery
 backup: reserve*, standby, spare, failover, replica*
 bad data: corrupt*, invalid, malformed, validat*
 bad message: poison*, dlq, dead letter, malformed
@@ -67,8 +77,11 @@ balance: balanc*, rebalanc*, distribut*, load balanc*, ledger*, balance*, reconc
 balloon: grow*, leak*, bloat*, spike*
 band aid: workaround*, hotfix*, stopgap, temporary
 battery: power, charg*, drain*
+behind schedule: delay*, slip*, overdue, late, at risk
 behind: lag*, backlog*
 bias: fairness, bias*, skew*
+big file: multipart, chunk*, large object*, size limit, upload limit
+big sale: black friday, cyber monday, promotion*, peak*, flash sale*
 bigger machine: scale up, vertical*, instance type
 bill go up: cost*, spend*, overage*, increas*
 bill: invoice*, billing, charge*
@@ -86,15 +99,18 @@ bounce: undeliver*, reject*, hard bounce
 box: host*, server*, machine*, node*
 break in: breach*, intrusion*, compromis*, unauthori*
 break up: split*, shard*, partition*, decompos*
-break: fail*, error*, regression*, broken, outage*, bug*, incident*
+break: fail*, error*, regression*, broken, outage*, bug*, incident*, deprecat*, incompatib*, breaking change*
 bring back: restor*, recover*, rollback*, undelet*
+bring down: cascad*, outage*, single point of failure, spof
 broken link: 404, dead link*, redirect*
 broken message: poison*, malformed, dlq, dead letter, invalid
 broken: fail*, error*, regression*, bug*, outage*, malformed, invalid, corrupt*
+browse: pagina*, page*, scroll*, catalog*
 browser warning: cert*, tls, ssl, https, mixed content, hsts
 budget: spend*, cost*, forecast*, cap
 buffer: bitrate, rebuffer*, cdn, stall*
 build break: ci, pipeline*, build fail*, red build, broken build
+busiest day: peak*, black friday, record traffic
 busiest time: peak*, busiest, traffic
 busy season: peak*, freeze, black friday, holiday*
 busy: load, traffic, peak*, spike*, surge*, contention, saturat*, concurren*
@@ -104,16 +120,20 @@ buzz: push*, notif*, vibrat*
 by hand: manual*, manually
 cable: network, fiber, link*, physical
 cache: redis, memcache*, varnish
+callback: webhook*, hook*, notification*
 can t connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
 can t find: search*, index*, missing, 404, not found, zero result*
 can t log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t reach: unreachable, connection refused, timeout*, dns, network
+can t see: observab*, logging, trac*, blind spot*, visibility
 can t sign in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
+can t watch: playback, geo-block*, drm, licens*
 cancel: churn*, unsubscrib*, terminat*, revok*
 cannot connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
 cannot find: search*, index*, missing, 404, not found, zero result*
 cannot log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 cannot reach: unreachable, connection refused, timeout*, dns, network
+card company: card network*, visa, mastercard, scheme*, issuer*
 card decline: declin*, payment fail*, insufficient funds, dunning, retry*
 card: credit card, card*, payment*, stripe, pci
 catch up: lag*, backlog*, drain*, replay*
@@ -121,14 +141,19 @@ catch: detect*, alert*, monitor*, validat*, lint*
 cause: root cause, because, due, trigger*
 cdn: cloudflare, fastly, akamai, cloudfront
 certificate run out: cert*, tls, expir*, renew*, letsencrypt, acme
+change plan: plan change*, proration, subscription*, tier*, upgrad*, downgrad*
 change: migrat*, switch*, replac*, updat*, modif*
 charge twice: duplicate*, idempoten*, double charg*, dedup*
+charge wrong amount: proration, billing error*, rounding, currency, overcharg*
 charge: billing, payment*, invoice*, capture*, subscription*
 chart: dashboard*, graph*, metric*
 chat: slack, teams, chatops, channel*, messag*
+chatbot: llm, bot*, assistant*, gpt, model*
 chatty: noisy, verbose, log volume, alert fatigue
 cheap: cost*, pric*, budget*, spot
+check in: heartbeat*, ping*, report*, last seen
 check my work: review*, reviewer*, verif*
+check who: kyc, identity, verif*, background check*
 check: validat*, verif*, audit*, inspect*, monitor*, health check
 checklist: runbook*, playbook*, procedure*
 choke: bottleneck*, throttl*, saturat*, congest*
@@ -138,6 +163,7 @@ choppy: lag*, frame*, fps, tick rate, jitter, stutter*
 ci: jenkins, github actions, gitlab, circleci, buildkite, travis
 clash: conflict*, collision*, race condition, overlap*
 class: course*, section*, module*
+clean code: refactor*, cleanup, tech debt, lint*
 clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
 clear: purg*, invalidat*, flush*, evict*, wipe*
 climb: increas*, grow*, spike*, rising
@@ -147,10 +173,12 @@ clock go forward: dst, daylight saving
 clock wrong: clock skew, drift*, ntp, time sync*
 clock: ntp, clock skew, timestamp*, time sync*, dst
 clog: backlog*, congest*, block*, saturat*
+close to user: edge, cdn, region*, latency
 close: end*, cutoff, deadline*, shut*
 cloud: aws, gcp, azure
 code change: commit*, pull request*, pr, diff*, patch*
 code on phone: otp, totp, mfa, 2fa, sms
+cold: temperature, refrigerat*, cold chain, freez*
 combine: merg*, consolidat*, aggregat*, batch*
 come and go: intermittent*, sporadic*, flapping, transient
 come back: recover*, restor*, resum*, back online
@@ -163,6 +191,7 @@ container: pod*, docker, image*
 copy of the data: replica*, replicat*, snapshot*, backup*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
+country: geo*, region*, locale*, geoip, geo-block*, jurisdiction*
 cover for: on-call, backup, swap*, rota, override*
 crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
 crawl: latency, slow*, degrad*, throughput
@@ -175,6 +204,7 @@ cut off: truncat*, timeout*, disconnect*, cutoff
 cut out: disconnect*, drop*, outage*, dropout*
 dark mode: theme*, dark theme, color scheme
 data centre: datacenter, data center, region*, dc
+data late: late-arriving, watermark*, lag*, delay*, sla
 data warehouse: redshift, bigquery, snowflake, clickhouse, synapse
 database: postgres*, mysql*, mariadb, sqlserver*, mssql, oracle, mongo*, cockroach*, dynamo*, cassandra, sqlite*, aurora, influx*, timescale*, clickhouse, rds, spanner, firestore, couchdb, neo4j, redshift, bigquery, snowflake
 dawn: sunrise, morning, early
@@ -182,8 +212,12 @@ dead: down, outage*, crash*, unresponsive, dead letter, dlq
 deadline: cutoff, due, sla, expir*
 decide: decision*, chose, chosen, adr
 decline: declin*, reject*, denied, payment fail*
+deep into the list: pagination, offset*, deep page*
 delay: latency, lag*
+delete a customer: erasure, gdpr, deletion request*, anonymi*
+delete my data: erasure, right to be forgotten, gdpr, deletion request*, dsar
 delete: purg*, remov*, drop*, eras*, prun*, retention
+delivery driver: courier*, route*, fleet, dispatch*, rider*
 depend on: dependenc*, upstream, requir*, coupl*
 device: iot, firmware, edge, hardware
 die: crash*, oom*, kill*, terminat*, exit*, dead letter, dlq
@@ -195,7 +229,9 @@ discount: coupon*, promo*, voucher*
 dispute: chargeback*, disput*
 doctor: clinician*, physician*, provider*
 doesn t match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
+dollar: currency, usd, fx, exchange rate*
 domain: dns, record*, cname, registrar, nameserver*
+domino: cascad*, cascading failure*, blast radius, bulkhead*
 don t match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
 double book: conflict*, overbook*, duplicate*, race condition
 double check: verif*, validat*, review*, reconcil*, confirm*
@@ -209,7 +245,9 @@ due: deadline*, cutoff, expir*
 earlier: advance*, moved, before
 early warning: alert*, threshold*, canary, monitor*, anomal*
 eat: consum*, memory, leak*, exhaust*, cpu
-email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp
+email check: spf, dkim, dmarc
+email look wrong: template*, html, render*
+email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp, spf, dkim, dmarc
 emergency: incident*, sev1, hotfix*, outage*, break glass
 empty: purg*, flush*, drain*, truncat*
 end of month: month-end, monthly, close
@@ -217,18 +255,29 @@ end up in spam: deliverability, spf, dkim, dmarc, reputation
 endless: infinite loop, unbounded, retry storm
 error message: error*, exception*, stack trace*, stacktrace*
 error tracking: sentry, rollbar, bugsnag
+estimate: estimat*, story point*, sizing, eta
+euro: currency, fx, eur, exchange rate*, conversion
+europe: emea, eu-west*, eu-central*, eu-north*
+european: eu, emea, psd2, gdpr
 evening: night, pm, dusk, sunset
 every day: daily, nightly, cron
+every few minute: interval*, poll*, cron, periodic*
+every five minute: cron, interval*, poll*
 every hour: hourly, cron
 every minute: 60 s, 60s, per minute, interval*, cron
 every night: nightly, overnight, cron
 every so often: intermittent*, sporadic*, occasional*, periodic*
 every week: weekly, cron
 everyone at once: thundering herd, stampede, burst*, concurren*, spike*
+everyone: 100%, all users, global, fleet-wide
 exam: assessment*, test*
+exchange rate: fx, currency, conversion
 expensive: cost*, spend*, bill*, pric*
+expert: sme, owner*, maintainer*
 export: dump*, extract*, etl
+extra check: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 extra detail: enrich*, metadata, lookup*
+extra step: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 fake email: phishing, spoof*, dmarc, spf, dkim
 fake: fraud*, spoof*, bogus, abuse
 fall behind: lag*, backlog*, delay*, behind
@@ -236,16 +285,20 @@ fall over: crash*, outage*, oom, overload*, fail*, down
 fall through the crack: drop*, lost, missing, unprocess*, orphan*
 false alarm: false positive*, flapping, noisy
 fan out: fanout, fan-out, broadcast*, pubsub
+far away: latency, region*, cdn, edge, geo*
 fast: latency, throughput, quick*
 faster: latency, throughput, optimi*, speedup
 feature flag: launchdarkly, unleash, flagsmith
 feed: pipeline*, ingest*, stream*, import*
 fewer server: scale in, scale down, downsiz*, rightsiz*
+file too big: upload limit, max body size, 413, multipart, size limit
 file: upload*, blob*, attachment*, document*, object*
 fill in detail: enrich*, backfill*, hydrat*, lookup*
 fill in: backfill*, gap*, missing, enrich*
 fill the gap: backfill*, gap*, missing
 fill up: full, capacity, saturat*, exhaust*
+find a game: matchmak*, lobby, queue*
+find similar: embedding*, vector*, similarity, knn, ann
 find: search*, lookup*, index*, query, queri*
 fire drill: drill*, game day, chaos, disaster recovery
 firewall: security group*, acl, ingress, egress, allowlist*
@@ -254,9 +307,13 @@ fix: resolv*, mitigat*, remediat*, workaround*
 flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
 flip flop: flapping, flap*, oscillat*
 flood: spike*, surge*, burst*, storm
+follow a request: trac*, span*, opentelemetry, correlation id*, request id*
+follow: trac*, track*, monitor*
 font: typograph*, webfont*, font*
 for everyone: global, all users, outage*, fleet-wide
 for now: temporary, workaround*, stopgap, interim
+foreign money: currency, fx, exchange rate*, conversion
+forget me: erasure, right to be forgotten, gdpr, deletion request*, dsar
 forget password: password reset, reset*, account recovery
 forget: evict*, expir*, ttl, purg*
 form: form*, input*, validat*, field*
@@ -265,23 +322,28 @@ free trial: trial*, freemium
 free: free tier, trial*, freemium, no charge
 freeze: hung, deadlock*, stall*, unresponsive, frozen, code freeze, moratorium, blackout
 fresh: stale, ttl, cache*, latest
+fridge: refrigerat*, cold chain, temperature, chiller*, reefer*
 from time to time: intermittent*, sporadic*, occasional*
 full: capacity, exhaust*, quota*, saturat*
 garbage: corrupt*, malformed, invalid, garbled
 garble: corrupt*, encoding, malformed, mojibake
+genuine: verif*, authentic*, signature*
 get back: restor*, recover*, undelet*
 get better: improv*, recover*, optimi*
 get kill: oomkill*, oom, evict*, sigkill, terminat*
 get out the door: releas*, ship*, deploy*, launch*
 get page: pager*, paging, paged, on-call, oncall, alert*, pagerduty, escalat*
 get paid: payout*, settlement*, payroll, invoice*
+get ready: prepar*, prewarm*, pre-scal*, capacity plan*, load test*, readiness
 get rid of: remov*, deprecat*, decommission*, retir*, drop*
 get worse over time: drift*, degrad*, decay*, retrain*
 get worse: degrad*, regress*, increas*
 give access: grant*, provision*, permission*, role*
-give up: timeout*, abandon*, dead letter, dlq, max retries, retry*
+give everyone: full rollout, rollout*, 100%, general availability, ga
+give up: timeout*, abandon*, dead letter, dlq, max retries, retry*, times out, timed out, time out
 glitch: bug*, intermittent*, error*
 go around in circle: loop*, redirect loop, infinite loop, cycle*
+go away: sunset*, deprecat*, end of life, eol, retir*, remov*
 go back: rollback*, revert*, downgrad*
 go dark: outage*, offline, down, blackout, unreachable
 go down: outage*, downtime, unavailable, offline, down
@@ -290,10 +352,13 @@ go missing: lost, missing, drop*, gap*, orphan*
 go offline: outage*, offline, down, unavailable
 go out: releas*, deploy*, dispatch*, send*
 go over: exceed*, overrun*, breach*, overage*
+go quiet: heartbeat*, silent*, offline, last seen, no data
 go to: destination*, downstream, sink*, export*, rout*
 go up: increas*, rise, rising, spike*, grow*, higher
 go wrong: fail*, error*, incident*, bug*
+google: gcp, bigquery, pubsub, gke, firebase, gcs
 gradual: canary, phased, staged, incremental*, percent*, rollout*
+graph: dashboard*, grafana, metric*, chart*
 green light: approv*, sign-off, go/no-go, go-ahead
 green: pass*, success*, green build
 group together: batch*, aggregat*, bundl*
@@ -308,17 +373,22 @@ hand out access: grant*, provision*, permission*, role*
 hand over: handoff*, handover*, transition*, onboard*
 handle more: scal*, capacity, throughput, autoscal*
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
+health data: phi, hipaa, ehr
 heavy page: bundle size, payload, js, asset*
 heavy: load, large, expensive
 help: support, ticket*, helpdesk, runbook*
 hiccup: transient, blip*, intermittent*, glitch*
 hidden: mask*, redact*, private, embargo*, concealed
+high score: leaderboard*, ranking*, rank*, score*
+hijack: takeover, hijack*, compromis*, session fixation
 hit and miss: intermittent*, flak*, sporadic*, nondetermin*
 hog: consum*, saturat*, cpu, memory, contention, noisy neighbor*
 hold back: pin*, defer*, delay*, throttl*
 hold up: block*, delay*, bottleneck*, stall*
 hole: vulnerab*, cve*, exploit*, gap*
 holiday: freeze, blackout, moratorium, pto, leave, vacation
+hosting provider: aws, gcp, azure, heroku, vercel, netlify, digitalocean, hetzner
+hosting: host*, aws, gcp, azure, heroku, vercel, netlify
 hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
 how bad: severity, sev*, impact, blast radius
 how big: size, capacity, volume, gb, tb
@@ -327,13 +397,16 @@ how far back: retention, history, archiv*, lookback, backfill*
 how fast: within, latency, sla, minutes
 how long keep: retention, retain*, ttl, expir*, archiv*
 how long to recover: rto, recovery time, restor*
+how long will it take: estimat*, eta, timeline*
 how long: duration, retention, ttl, days, hours, minutes, timeout*
 how many: count, number, limit*, capacity, size
+how much can it take: load test*, capacity, stress test*, benchmark*, throughput
 how much data: rpo, backup*, retention, volume, size
 how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
 how soon: within, sla, deadline*, minutes, hours
 human check: human in the loop, review*, moderation, label*
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
+identity: kyc, verif*, id check*, onfido, jumio, identity verification
 idle: underutil*, overprovision*, rightsiz*, unused, utilization, low cpu
 ignore: skip*, bypass*, suppress*, mute*
 impersonate: spoof*, phishing, impersonat*
@@ -361,8 +434,10 @@ keep crash: crashloop*, crash loop, restart*, oom, panic*
 keep disconnect: reconnect*, disconnect*, flapping, websocket*, keepalive, idle timeout
 keep fail: retry*, flapping, repeated*, crashloop*, backoff
 keep get: repeat*, recurr*, retri*, retry*, again
+keep go: graceful degrad*, fallback*, resilien*
 keep grow: leak*, unbounded, growth, bloat*
 keep happen: recurr*, repeat*, flapping, regression*
+keep nearby: cach*, edge, cdn, local*
 keep people informed: status page, comms, update*, notif*
 keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
 keep: retain*, retention, persist*, stor*, archiv*
@@ -371,9 +446,13 @@ kick off: evict*, preempt*, disconnect*, logout
 kick out: session*, logout, logged out, expir*, token*, revok*, evict*
 kill: terminat*, sigkill, oom
 knob: config*, tunable*, parameter*, setting*, flag*
+knock on effect: cascad*, downstream, blast radius
+know your customer: kyc
+kubernetes: eks, gke, aks, openshift, k3s
 label: annotat*, label*, tag*
 laggy: lag*, latency, jitter, delay*
 language: locale*, i18n, translation*, locali*
+last day: cutoff, deadline*, final day
 late payment: dunning, overdue, arrears, past due
 late: delay*, lag*, overdue, behind
 later: postpon*, delay*, defer*
@@ -399,8 +478,10 @@ live connection: websocket*, persistent connection*, long-poll*, sse, keepalive
 live: realtime, stream*, production, prod
 load balancer: nginx, haproxy, envoy, elb, alb, traefik
 load forever: timeout*, hung, spinner*, latency
+loading circle: buffer*, rebuffer*, spinner*, stall*
 lock down: restrict*, harden*, least privilege, firewall*, allowlist*
 lock out: locked, lockout, denied, forbidden, 403, 401
+lock the version: pin*, lockfile*
 lock up: deadlock*, hung, lock*, contention, freez*
 lock version: pin*, lockfile*, version*
 log out: session*, token*, expir*, logout, cookie*, idle, max-age, refresh token*
@@ -416,11 +497,14 @@ loop: infinite loop, retry storm, cycle*, redirect loop
 lopsided: skew*, imbalanc*, hot spot*
 lose data: rpo, backup*, data loss, recovery, point-in-time
 lose: loss, lost, drop*, missing, discard*, evict*
+lost contact: heartbeat*, disconnect*, offline, unreachable, last seen
 lost: loss, drop*, missing, discard*
 machine: host*, server*, node*, instance*, vm, cluster*, ec2, vm*
 main copy: primary, master, leader, writer, source of truth
 main database: primary, master, writer, leader
+main one: primary, master, leader
 maintenance: maintenance window, scheduled downtime, upkeep
+make lookup faster: index*, cache*
 make sure: ensure*, check*, validat*, guarantee*, assert*, verif*
 make thing up: hallucinat*, grounding, fabricat*
 mass email: bulk, campaign*, newsletter*, blast*
@@ -428,12 +512,15 @@ match: mismatch*, reconcil*, discrepan*
 max out: saturat*, exhaust*, limit*, cap*, 100%, pegged
 max: maximum, limit*, cap, ceiling, quota*
 measure: metric*, monitor*, instrument*, benchmark*
+medical: phi, hipaa, clinical, ehr, emr
 medicine: medication*, prescription*, drug*
 meeting: standup*, sync*, review*, retro*, sprint*
 merge button: ci, required check*, branch protection
 mess up: corrupt*, broken, inconsisten*, bug*, incorrect
+mess: tech debt, technical debt, cleanup, refactor*
 message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
 metrics: prometheus, grafana, datadog, statsd
+microsoft: azure, aks, entra, office 365, o365
 minor: sev3, low priority, cosmetic
 missing: drop*, lost, loss, gap*, absent
 mistake: error*, bug*, incorrect, typo*
@@ -445,22 +532,33 @@ monitoring: prometheus, grafana, datadog, newrelic, nagios, zabbix
 more and more: leak*, growth, grow*, unbounded, increas*
 more machines: scale out, autoscal*, horizontal*, replica*, nodes
 more server: scale out, autoscal*, horizontal*, replica*, nodes
+morning report: daily report*, dashboard*, etl, batch*
 morning: sunrise, am, early, dawn
 most important: priorit*, critical, p0, p1
 most: maximum, limit*, cap, ceiling
 mostly idle: underutil*, overprovision*, rightsiz*, unused, utilization
+move over: migrat*, cutover, switchover
+move to the new: migrat*, cutover, switchover
+move up a version: bump*, upgrad*
 move: migrat*, relocat*, transfer*, cutover
+my data: dsar, subject access, export*, gdpr, pii
 name lookup: dns, resolv*
 never finish: hang*, hung, timeout*, infinite loop, deadlock*
+new customer: onboard*, signup*, kyc, new user*, registr*
 new hire: onboard*, provision*, new starter*
 new person: onboard*, provision*
+new system: migrat*, v2, replacement, rewrite
 new version: releas*, upgrad*, bump*, version*, tag*
 new year: year rollover, year-end, date*, january
 new: latest, upgrade*, migrat*
 newer: upgrad*, bump*, latest
 news feed: feed*, timeline, fan-out, fanout
+next page: pagina*, cursor*, offset*
 night: nightly, overnight, evening, midnight
 no change: freeze, moratorium, change freeze, code freeze, blackout
+no downtime: zero downtime, online migration, expand and contract, blue-green, rolling
+no log: logging, log*, observab*, missing log*
+no longer support: end of life, eol, deprecat*, unsupported, sunset*
 no response: timeout*, unresponsive, hung, 504, gateway timeout
 nobody can use: outage*, unavailable, down, downtime
 nobody notice: unnoticed, silent*, no alert*, monitor*
@@ -478,6 +576,8 @@ not work: fail*, error*, broken, bug*
 notice: alert*, detect*, monitor*
 notification: push notification*, apns, fcm, notif*
 now and then: intermittent*, sporadic*, occasional*, flak*
+number off: discrepan*, mismatch*, data quality, reconcil*
+numbers off: discrepan*, mismatch*, data quality, reconcil*
 numbers: metric*, figures, count*, stats, statistic*
 object store: s3, gcs, minio, blob storage
 off by an hour: timezone*, time zone, dst, daylight saving, utc
@@ -487,6 +587,7 @@ offline: outage*, down, unavailable, unreachable, disconnect*
 old copy: stale, cache*, snapshot*, backup*
 old phone: min sdk, os version*, backward compat*, legacy, deprecat*
 old record: archiv*, retention, history, legacy
+old system: legacy, deprecat*, previous, v1
 old version: pin*, downgrad*, legacy, outdated, previous, deprecat*
 old: stale, legacy, deprecat*, outdated, previous, former
 older version: pin*, downgrad*, legacy, outdated, previous
@@ -495,11 +596,13 @@ on its own: automat*, auto*, without
 once in a while: intermittent*, sporadic*, occasional*, rare
 one by one: sequential*, serial*
 one time code: otp, totp, mfa, 2fa
+only one person know: bus factor, knowledge silo*, sme, documentation, single point of failure
 only some: partial*, subset, cohort*, segment*, region*
 open to the internet: public*, exposed, ingress, firewall*, security group*
-open: start*, begin*, launch*
+open: start*, begin*, launch*, access*, view*
 orchestrator: kubernetes, nomad, ecs, swarm
 order of result: rank*, relevan*, sort*, scor*
+other currency: fx, exchange rate*, conversion, multi-currency
 other service: upstream, downstream, dependenc*, integration*
 other team: upstream, downstream, owner*, team*, dependenc*
 out of date: stale, outdated, expired, old
@@ -511,27 +614,38 @@ out of sync: drift*, replication lag, inconsisten*, stale, diverg*
 outside code: dependenc*, third-party, vendor*, librar*
 outside world: egress, ingress, public, internet, nat
 overload: saturat*, load, capacity, throttl*, spike*, surge*
+overnight job: batch*, nightly, etl, cron
 overnight: nightly, night
 oversold: oversell*, inventory, race condition
 overspend: over budget, overage*, cost overrun*, spend*
 overwhelm: saturat*, load, capacity, throttl*, spike*, surge*
 overwrite: conflict*, race condition, clobber*, last write
 owe: invoice*, balance*, outstanding, overdue, arrears
+owner label: tag*, untagged, ownership
 package: shipment*, deliver*, parcel*, dependenc*, librar*, requirement*, module*, sdk*
 padlock: tls, https, cert*, ssl
 page big: bundle size, payload, asset*
 page not found: 404, not found, broken link*, dead link*
 page someone: pager*, paging, on-call, oncall, alert*, escalat*
-page: pages, render*, webpage*
+page: pages, render*, webpage*, pagina*
 pager: pagerduty, opsgenie, victorops
+paperwork: compliance, documentation, evidence, audit*
 parcel: shipment*, deliver*, tracking, package*
+part of a month: proration, prorat*
 part of: partial*, subset, degraded
 pass and fail: flak*, intermittent*, nondetermin*
 password: credential*, secret*, passphrase*
+patient file: phi, ehr, emr, medical record*
+patient record: phi, ehr, emr, medical record*, hl7, fhir
+patient: phi, ehr, emr, clinical, hl7, fhir
 pause: suspend*, halt*, throttl*, stop*, hold
+pay day: payroll, payout*, salary
 pay for: cost*, spend*, bill*, invoice*
+pay run: payroll, payout*
 pay twice: duplicate*, idempoten*, double charg*, dedup*
 pay: payment*, billing, charge*, invoice*, checkout
+paycheck: payroll, salary, wage*
+payment company: psp, processor, stripe, adyen, braintree, paypal, acquirer
 payment provider: stripe, adyen, braintree, paypal, worldpay
 peak: peak*, spike*, busiest, traffic
 peg: saturat*, 100%, cpu, pegged
@@ -548,6 +662,9 @@ pick: chose, chosen, select*, decision*, adr
 picture: image*, photo*, thumbnail*
 pile up: backlog*, queue*, lag*, buffer*, accumulat*
 ping: push*, notif*, heartbeat*, health check*, icmp
+pipe: pipeline*, stream*, queue*
+plan b: fallback*, failover, contingency, disaster recovery
+plan route: route*, optimi*, dispatch*, solver*
 plan: roadmap*, schedul*, design*
 planned outage: maintenance window, scheduled downtime, maintenance
 point in time: pitr, snapshot*, backup*
@@ -556,19 +673,23 @@ power cut: outage*, ups, generator*, blackout
 power cycle: restart*, reboot*
 practice: dry run, rehearsal*, drill*, game day, staging
 predict: predict*, model*, inference, forecast*
+prepare: prepar*, capacity plan*, load test*, readiness, runbook*
 prevent: guard*, guardrail*, check*, validat*, lint*
+price plan: tier*, pricing, subscription*
 price: pricing, tariff*, rate*, cost*
 privacy: pii, gdpr, consent, anonymi*
 private: pii, personal data, gdpr, confidential, redact*
 problem: issue*, incident*, error*, fail*, bug*
 program: service*, binary, application, app, script*
 promise: sla, slo, guarantee*, commitment*, target*
+proof: evidence, audit*, verif*, attest*
 propagate: dns, ttl, propagat*
 pros and con: tradeoff*, trade-off*, alternative*, decision*
+prove: verif*, signature*, authentic*, attest*
 public: exposed, open bucket, acl
 publish: releas*, dispatch*, broadcast*
 pull: fetch*, import*, sync*, ingest*, poll*
-push back: backpressure, throttl*, reject*, 429
+push back: backpressure, throttl*, reject*, 429, postpon*, delay*, reschedul*
 push out: deploy*, releas*, rollout*, publish*
 push: publish*, send*, export*, notif*
 put back: rollback*, revert*, restor*
@@ -582,11 +703,14 @@ quiet: idle, off-peak, low traffic
 quit: churn*, cancel*, resign*
 random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 randomly: intermittent*, sporadic*, race condition, nondetermin*
+ransom: ransomware, backup*, encrypt*, restor*
 rather than: replac*, instead, alternative*
 reach: connect*, network, reachab*
 read copy: replica*, read replica*, follower*
 reader: consumer*, subscriber*, worker*
 real time: stream*, realtime, live, latency, websocket*
+really come from: verif*, signature*, authentic*, hmac, spoof*
+receipt email: transactional, receipt*, confirmation*
 receipt: invoice*, receipt*
 receive: consum*, ingest*, subscrib*, webhook*, inbound
 recommend: recommend*, ranking, personali*
@@ -610,6 +734,7 @@ responsible: owner*, own*, maintain*
 restart: crashloop*, reboot*, respawn*
 retry: backoff, redeliver*, retri*
 return to sender: bounc*, undeliver*
+rewrite: refactor*, rewrit*, v2, migrat*
 robot: bot*, automat*, ai, agent*
 rounding: precision, decimal*, float*
 rule: policy, policies, compliance, regulat*, requirement*
@@ -620,15 +745,21 @@ run out: exhaust*, quota*, oom, limit*, capacity, depleted, full, starv*
 rush hour: peak*, traffic, busy hour*
 rush: peak*, spike*, surge*, burst*, traffic
 safe: secur*, encrypt*, protect*
+safety net: fallback*, circuit breaker*, graceful degrad*, retry*
 salary: payroll, compensation
+sales tool: crm, salesforce, hubspot
 same thing twice: duplicate*, dedup*, idempoten*
+same thing: duplicate*, dedup*, similar*
 save money: cost*, rightsiz*, reserved, savings plan, spot, discount*
 save: persist*, stor*, writ*, checkpoint*, snapshot*
+say the same thing: duplicate*, dedup*, similar*, near-duplicate*
 say yes: approv*, sign-off, accept*
 scale back: scale down, scale in, downsiz*, rightsiz*
 scam: fraud*, phishing
+score: leaderboard*, rank*, rating*
 scramble: encrypt*, hash*, obfuscat*
 screen: ui, page*, view*, display*, dashboard*
+scroll: pagina*, infinite scroll, cursor*, lazy load*
 search box: search*, autocomplete, typeahead, query
 search engine: elasticsearch, opensearch, solr, algolia, meilisearch
 search fast: index*, cache*
@@ -640,6 +771,7 @@ second step: mfa, 2fa, totp, otp, two-factor
 secret store: vault, kms, secrets manager
 secure connection: tls, https, ssl, cert*
 security hole: vulnerab*, cve*, exploit*
+see inside: observab*, trac*, metric*, dashboard*
 sell: sale*, order*, checkout, listing*
 send out: publish*, dispatch*, deliver*, notif*, broadcast*
 send: publish*, emit*, push*, dispatch*, deliver*, export*
@@ -655,6 +787,8 @@ share the load: load balanc*, distribut*, shard*, horizontal*
 shift: rota, rotation, on-call, handoff*, handover*
 shipping: fulfil*, deliver*, logistics, carrier*, shipment*
 shoot up: spike*, surge*, increas*, jump*
+shopping day: black friday, cyber monday, sale*, peak*
+shortcut: workaround*, hack*, tech debt
 show first: rank*, relevan*, boost*, sort*, order*, priorit*
 show old: stale, cache*, outdated, invalidat*
 show up: appear*, visib*, index*, missing, zero result*
@@ -663,22 +797,27 @@ sign off: approval*, review*, approv*
 sign up: regist*, enrol*, onboard*, signup*
 silence: mute*, suppress*, silenc*, snooze*, maintenance window
 silently: silent*, swallow*, unnoticed, no error
+similar: embedding*, vector*, similarity, nearest neighbo*, dedup*
 single sign on: sso, okta, saml, oidc
 sit there: hung, stall*, timeout*, pending, block*
 site not found: dns, nxdomain, 404, resolv*
 skip: bypass*, omit*, ignor*
+slip: delay*, slip*, postpon*
 slow down: latency, degrad*, throttl*, bottleneck*
 slow them down: throttl*, rate limit*, backpressure, backoff
-slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*
+slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*, timed out, times out
 slower: latency, degrad*, regress*
 sluggish: latency, degrad*
+small fix: patch*, hotfix*, minor
 small group first: canary, pilot*, phased, staged, percentage
 smart: model*, ml, ai, machine learning, heuristic*
 sms: twilio, vonage, nexmo, sns, messagebird
 sold out: inventory, out of stock, oversell*, stock*
 solve: resolv*, fix*, mitigat*, workaround*
+some country: geo-block*, geoip, geo*, region*, sanction*
 some user: subset, partial*, cohort*, segment*, percentage, region*
 someone else code: dependenc*, third-party, vendor*, librar*, upstream
+someone else log in: account takeover, ato, credential stuffing, compromis*
 sometimes: intermittent*, sporadic*, occasional*, flak*
 space: disk*, storage, capacity, volume*, quota*
 spam folder: deliverability, spf, dkim, dmarc, reputation, spam*
@@ -696,6 +835,7 @@ spot: detect*, alert*, anomal*, monitor*
 spread out: distribut*, balanc*, shard*, jitter
 spread: distribut*, balanc*, shard*
 spreadsheet: csv, excel, xlsx
+staff pay: payroll, salary, wage*, compensation
 staff: employee*, personnel, crew*, team*
 start up: startup, boot*, init*, cold start
 start: begin*, launch*, open*, kickoff
@@ -707,15 +847,19 @@ step on each other: race condition, conflict*, lock*, contention
 stick to: pin*, lock*, keep
 stick with: pin*, keep, lock*
 stock: inventory, sku*
+stop call: circuit breaker*, backoff, kill switch
+stop follow: replicat*, replica*, broken replication
 stop get email: unsubscrib*, suppression*, opt out, opt-out
 stop respond: unresponsive, hung, timeout*, health check*, liveness
-stop work: fail*, outage*, error*, down, regression*
+stop work: fail*, outage*, error*, down, regression*, sunset*, deprecat*, end of life, eol, retir*
 stop: halt*, disabl*, kill*, terminat*, abort*, suspend*
 stopgap: workaround*, hotfix*, temporary
 storage: s3, gcs, minio, ebs, nfs
 store: persist*, bucket*, database, s3, disk
+strange login: anomal*, impossible travel, account takeover, alert*
 stream: kafka, kinesis, pulsar, flink, pubsub
 streaming: kafka, kinesis, pulsar, flink, pubsub
+stress: load test*, stress test*, pressure
 stuck message: dlq, dead letter, poison*, redeliver*, retry*
 stuck on: pin*, pinned, hold back, lock*, legacy
 stuck: hung, deadlock*, stall*, block*, pending, wedged
@@ -725,6 +869,7 @@ sudden: spike*, surge*, burst*, abrupt*
 suddenly: spike*, surge*, burst*, abrupt*, regression*
 suggest: autocomplete, typeahead, suggest*, recommend*
 supplier: vendor*, third-party, provider*, external, partner*
+suspicious login: anomal*, impossible travel, geo*, mfa, alert*, account takeover
 swap shift: rota, override*, on-call swap, swap*
 swap: replac*, migrat*, switch*
 switch off: disabl*, decommission*, feature flag, shut*, turned off
@@ -733,11 +878,14 @@ switch: migrat*, replac*, cutover, toggl*, feature flag*, kill switch
 take a while: latency, duration, slow*
 take age: latency, duration, slow*, timeout*
 take away access: revok*, deprovision*, offboard*, remov*
+take down everything: cascad*, single point of failure, spof, blast radius
 take forever: latency, timeout*, slow
 take long: latency, duration, timeout*, slow
 take money: charge*, capture*, debit*, payment*
+take over account: account takeover, ato, credential stuffing
 take over: handoff*, own*, handover*, transfer*
 talk to: call*, integrat*, api, client*, connect*, request*
+tamper: integrity, signature*, checksum*, hmac, tamper*
 tax: vat, gst, withholding
 teach: train*, fine-tun*, label*
 teacher: instructor*, faculty, lecturer*
@@ -749,6 +897,7 @@ text: sms, messag*
 their end: upstream, vendor*, provider*, third-party, external
 their side: upstream, vendor*, provider*, third-party, external
 third party: vendor*, external, upstream, provider*, partner*
+through the system: end-to-end, distributed, trac*, pipeline*
 throw away: discard*, drop*, purg*, evict*, delet*
 thundering herd: stampede, cache stampede, burst*, retry storm
 tidy: purg*, prun*, cleanup, compact*
@@ -763,6 +912,7 @@ too many request: 429, rate limit*, throttl*, quota*
 too many: limit*, quota*, exceed*, throttl*, rate limit, cap
 too much access: least privilege, overprivileg*, permission*, scope*
 too much: limit*, quota*, exceed*, excess*
+too warm: temperature, threshold*, excursion*, overheat*
 tool: cli, script*, utility, service*
 top result: rank*, relevan*, boost*, scor*
 track who: audit*, log*
@@ -776,6 +926,7 @@ try again: retry*, retri*, backoff, redeliver*
 try on a copy: staging, sandbox, dry run, preview
 try out: canary, pilot*, experiment*, beta, staging, trial*
 turn down: throttl*, reduc*, scale down, decreas*
+turn into: convert*, conversion, transform*
 turn it off and on: restart*, reboot*, power cycle*
 turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
 turn on: enabl*, feature flag, activat*, switched on
@@ -793,6 +944,7 @@ update app: force upgrade, min version, app store, forced update
 update device: firmware, ota
 update: upgrad*, bump*, patch*, refresh*
 upgrade: bump*, version*, migrat*
+upload fail: 413, multipart, timeout*, size limit
 upload: ingest*, import*, attachment*
 uptime: availability, sla, slo, nines
 urgent: priorit*, sev1, sev*, p0, p1, critical, hotfix*, escalat*
@@ -800,6 +952,7 @@ use up: exhaust*, consum*, quota*, deplet*
 vanish: drop*, lost, missing, evict*, expir*
 vendor: third-party, provider*, external, partner*, supplier*
 video: stream*, transcod*, media
+virus: malware, antivirus, av scan*, clamav
 vote: decision*, consensus, approv*
 wait forever: timeout*, hung, deadlock*, block*, stall*
 wait in line: queue*, backlog*, pending
@@ -810,21 +963,25 @@ wake up: pager*, paging, paged, on-call, oncall, alert*
 wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
 warehouse: fulfil*, inventory, depot*
 warm up: warm*, prewarm*, cold start, cache warm*
+warm: temperature, thermal, overheat*, heat*
 warn: alert*, alarm*, notif*, threshold*, pager*, paging
 warning: alert*, alarm*, notif*, threshold*
 waste: idle, unused, overprovision*, rightsiz*, cost*
-watch: monitor*, observ*, alert*, dashboard*
+watch: monitor*, observ*, alert*, dashboard*, playback, stream*, view*
+weak spot: single point of failure, spof, bottleneck*
 weakness: vulnerab*, cve*, exploit*, flaw*
 web address: dns, domain*, url*, hostname*
 web server: nginx, apache, caddy
 website: web, site, frontend, homepage, page*
 weekend: saturday, sunday
 weird character: encoding, utf-8, unicode, mojibake, escap*
+welcome email: onboarding email*, transactional, template*
 what cause: root cause, because, due to, trigger*
 what go wrong: postmortem*, root cause, rca, incident*, fail*
 what version: version*, pin*, release*, tag*
 when: schedul*, cron, deadline*, date, time
 where keep: stor*, bucket*, database, s3, volume*
+where time go: profil*, trac*, flame graph*, span*, breakdown
 where: stor*, host*, locat*, region*, kept
 which version: version*, pin*, release*, tag*
 white screen: blank, render*, hydration, js error*, crash*
@@ -832,8 +989,12 @@ who approve: approv*, reviewer*, codeowner*, owner*, sign-off
 who can see: access, permission*, visib*, acl, rbac
 who can: access, permission*, role*, rbac, authori*
 who change: audit*, history, blame, changelog
+who know: owner*, expert*, sme, maintainer*
+who look at: access log*, audit*, access*
+who open: access log*, audit*, access*
 who pay: billing, cost allocation, chargeback*, showback, tag*
 who run: owner*, own*, operat*, maintain*
+who they are: kyc, identity, verif*
 who to call: escalat*, on-call, contact*, owner*, pager*
 who wrote: author*, blame, owner*, codeowner*, commit*
 who: owner*, own*, on-call, oncall, maintain*, team*
@@ -841,17 +1002,22 @@ why change: because, after, reason*, root cause
 why: because, due to, caus*, root cause, after, so
 wifi: network, connectivity, wireless
 wipe: purg*, delet*, eras*, truncat*, reset*
+without a label: untagged, unlabel*, missing tag*
 without asking: automat*, without approv*, auto*
+without downtime: zero downtime, online migration, expand and contract, blue-green, rolling
+without take down: zero downtime, rolling, blue-green, online
 won t start: crashloop*, startup, boot*, init*, imagepull*, fail* to start
 work around: workaround*, mitigat*, fallback*, manual*
 worker: consumer*, job*, process*, daemon*
 worst case: disaster recovery, failover, rto, rpo
 write down: document*, docs, runbook*, wiki, adr
 write up: postmortem*, report*, rca, incident report, document*
+wrong amount: proration, rounding, overcharg*, undercharg*, discrepan*
 wrong answer: accuracy, hallucinat*, precision, error rate, misclassif*
 wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
 wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
+yesterday: daily, previous day, d-1, t-1
 """
 
 # Common English irregular verb forms -> their base forms, ``form:base`` separated by

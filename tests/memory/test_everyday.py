@@ -56,7 +56,8 @@ def test_the_bisected_lookup_finds_exactly_what_a_scan_finds():
 
 def test_a_key_is_found_by_its_first_word_only():
     assert ("fall", "behind") in [parts for parts, _ in retrieval._entries("fall")]
-    assert retrieval._entries("behind") == [(("behind",), ("lag*", "backlog*"))]
+    assert (("behind",), ("lag*", "backlog*")) in retrieval._entries("behind")
+    assert all(parts[0] == "behind" for parts, _ in retrieval._entries("behind"))
     assert retrieval._entries("fal") == [] and retrieval._entries("nosuchword") == []
     assert retrieval._irregular_base("ran") == "run" and retrieval._irregular_base("overran") == "overrun"
     assert retrieval._irregular_base("an") is None and retrieval._irregular_base("running") is None
