@@ -4,6 +4,7 @@ verb forms included, while packs keep their groups unchanged."""
 
 import pytest
 
+import everyday_questions as blind
 from conftest import make_task
 from mindos.memory import everyday, facts, notes, retrieval
 from mindos.memory import memory_search as search
@@ -172,3 +173,74 @@ def test_question_words_lean_towards_rows_that_answer_them(conn):
     hits = search.memory_search(conn, "why did the nightly export fail", project="Data", limit=2)
     assert _keys(hits)[0] == ("note", reason["id"])
     assert "because" in _terms(retrieval.groups("why", everyday=True)[0])
+
+
+def _blind_home(conn):
+    """Every note of tests/memory/everyday_questions.py in one project, filler around them."""
+    from mindos.core import clock
+
+    make_task(conn, "k", project="Shop", title="Shop knowledge")
+    ids = {}
+    for n in range(3):
+        for text in blind.FILLER:
+            notes.add(conn, "k", content=f"{text} ({n})")
+            clock.advance(minutes=5)
+    for key, text in blind.NOTES:
+        ids[notes.add(conn, "k", content=text)["id"]] = key
+        clock.advance(minutes=60)
+    return ids
+
+
+def _found_in_top5(conn, blind, ids):
+    found = []
+    for question, key in blind.QUESTIONS:
+        hits = search.memory_search(conn, question, project="Shop", limit=5)
+        found.append(key in [ids.get(hit["id"]) for hit in hits if hit["kind"] == "note"])
+    return sum(found) / len(found)
+
+
+def test_a_blind_set_of_plain_word_questions_finds_trade_word_notes(conn, monkeypatch):
+    """150 questions written for this check, none sharing its answer's key words: the
+    everyday table carries most of them into the top 5 (without it, far fewer)."""
+    ids = _blind_home(conn)
+    with_table = _found_in_top5(conn, blind, ids)
+    assert with_table >= 0.85
+    monkeypatch.setattr(everyday, "EVERYDAY", "\n")
+    monkeypatch.setattr(retrieval, "_ENTRIES", {})
+    without = _found_in_top5(conn, blind, ids)
+    assert without < with_table - 0.1
+
+
+@pytest.mark.parametrize("question, note", [
+    ("iphone users stopped getting alerts", "APNs token expiry broke iOS push notifications"),
+    ("our newsletters end up in junk", "DKIM signature missing on the new sending domain, DMARC set to quarantine"),
+    ("why are we stuck on an older version of the http package", "Pinned urllib3 to 1.26 in requirements.txt"),
+    ("we were paying for machines that were mostly idle", "Rightsized the analytics cluster; CPU never exceeded 20%"),
+    ("what do we switch off when someone leaves the company", "Offboarding revokes SSO and VPN certificates"),
+    ("how do we turn euros into dollars", "Currency conversion uses the ECB daily reference rate"),
+    ("what happens if the fridge trucks get too warm", "Cold chain sensors alert above 8 C for 15 minutes"),
+    ("browsing deep into the list got really slow", "Offset pagination timed out past page 500"),
+])
+def test_new_everyday_readings_find_the_trade_words(conn, monkeypatch, question, note):
+    make_task(conn, "s", project="Ops", title="ops")
+    target = notes.add(conn, "s", content=note)
+    for n in range(6):
+        notes.add(conn, "s", content=f"weekly sync {n} moved the planning board")
+    assert _keys(search.memory_search(conn, question, project="Ops", limit=3))[0] == ("note", target["id"])
+    monkeypatch.setattr(everyday, "EVERYDAY", "\n")
+    monkeypatch.setattr(retrieval, "_ENTRIES", {})
+    assert ("note", target["id"]) not in _keys(search.memory_search(conn, question, project="Ops", limit=3))
+
+
+def test_a_literal_note_still_beats_a_new_reading(conn):
+    make_task(conn, "s", project="Ops", title="ops")
+    reading = notes.add(conn, "s", content="APNs token expiry broke iOS push notifications")
+    literal = notes.add(conn, "s", content="iphone users stopped getting alerts after the 3.2 update")
+    hits = search.memory_search(conn, "iphone users stopped getting alerts", project="Ops", limit=5)
+    assert _keys(hits)[:2] == [("note", literal["id"]), ("note", reading["id"])]
+
+
+def test_the_tails_of_possessives_and_contractions_are_not_groups():
+    words = [group.word for group in retrieval.groups("someone's card won't work and we're stuck", everyday=True)]
+    assert not {"s", "won", "re", "t"} & set(words)
+    assert {"someone", "card", "work", "stuck"} <= set(words)
