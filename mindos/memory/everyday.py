@@ -33,12 +33,17 @@ Design decisions
 # Everyday word or phrase (base forms) -> the technical words a note uses for it.
 EVERYDAY = """
 abroad: international, cross-border, geo*, region*
+accessible: accessibility, a11y, aria, wcag, screen reader*
+accidentally: accidental*, human error, fat finger*
+accountant: accounting, finance, ledger*, bookkeep*
 add extra info: enrich*, decorat*, augment*, lookup*
 add machine: scale out, autoscal*, node*, capacity
 add on: plugin*, extension*, addon*, integration*
 add up: reconcil*, discrepan*, mismatch*, total*
 address: url*, endpoint*, hostname*, dns, ip
 admin: root, superuser, privileg*, elevated
+ads: advertis*, ad network*, campaign*, attribution
+advert: advertis*, campaign*, ad network*
 affect: impact*, blast radius, affected
 after hour: off-peak, after-hours, overnight, maintenance window
 agree: decision*, consensus, sign-off, approv*, adr
@@ -56,6 +61,7 @@ announce: announc*, changelog, release note*, status page
 answer from our doc: rag, retrieval, embedding*, vector*, grounding
 anyone can see: public, exposed, acl, unauthenticated
 app store: app store review, testflight, play console, submission*, review*
+appointment: booking*, slot*, schedul*, calendar*
 approve: approval*, review*, sign-off, signoff
 arrive late: late-arriving, late arriving, watermark*, lag*, delay*
 arrive: deliver*, receiv*, ingest*, land*
@@ -66,6 +72,7 @@ at random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 at the same time: concurren*, parallel*, simultaneous*, race condition
 attack: ddos, brute force, exploit*, intrusion*
 auditor: audit*, soc 2, soc2, iso 27001, compliance, evidence
+automated test: ci, unit test*, integration test*, e2e
 automatic: auto*, cron, scheduled, without
 back out: revert*, rollback*
 back up: backlog*, queue*, congest*
@@ -73,25 +80,35 @@ backup plan: fallback*, failover, contingency, disaster recovery
 backup: reserve*, standby, spare, failover, replica*
 bad data: corrupt*, invalid, malformed, validat*
 bad message: poison*, dlq, dead letter, malformed
+balance the book: reconcil*, ledger*, accounting
 balance: balanc*, rebalanc*, distribut*, load balanc*, ledger*, balance*, reconcil*
 balloon: grow*, leak*, bloat*, spike*
 band aid: workaround*, hotfix*, stopgap, temporary
+bank account: iban, ach, sepa, payout*, account number*
+bank transfer: ach, sepa, wire*, iban, bank transfer*
+bank: ach, sepa, wire*, psp, payout*, iban
+barcode: scan*, sku*, qr, ean, upc
+basket: cart*, checkout
 battery: power, charg*, drain*
 behind schedule: delay*, slip*, overdue, late, at risk
 behind: lag*, backlog*
 bias: fairness, bias*, skew*
 big file: multipart, chunk*, large object*, size limit, upload limit
 big sale: black friday, cyber monday, promotion*, peak*, flash sale*
+big table: partition*, shard*, archiv*, bloat*
 bigger machine: scale up, vertical*, instance type
 bill go up: cost*, spend*, overage*, increas*
 bill: invoice*, billing, charge*
 blame: root cause, postmortem*, because
 blank page: blank, white screen, render*, hydration, js error*
+blank: null*, empty, missing, default*
 blip: transient, intermittent*, glitch*, brief outage, hiccup*
 block: denied, deny, forbidden, firewall*, blocklist*, reject*
 blow up: spike*, surge*, crash*, explod*
 blurry: resolution, compress*, bitrate
+booking: reservation*, appointment*, slot*
 boot: startup, init*, cold start, reboot*
+boss: manager*, approv*, escalat*
 bot: scraper*, crawler*, abuse, captcha, automated
 bottleneck: throughput, contention, saturat*, latency
 bounce back: bounc*, undeliver*, hard bounce
@@ -109,33 +126,47 @@ browse: pagina*, page*, scroll*, catalog*
 browser warning: cert*, tls, ssl, https, mixed content, hsts
 budget: spend*, cost*, forecast*, cap
 buffer: bitrate, rebuffer*, cdn, stall*
+bug report: issue*, ticket*, bug*, defect*, triag*
 build break: ci, pipeline*, build fail*, red build, broken build
 busiest day: peak*, black friday, record traffic
 busiest time: peak*, busiest, traffic
+business day: working day*, business day*, t+1, settlement*
+business hour: working hours, support hours, office hours, sla
 busy season: peak*, freeze, black friday, holiday*
 busy: load, traffic, peak*, spike*, surge*, contention, saturat*, concurren*
 button: ui, click*, cta, tap*
 buy: purchas*, checkout, order*, payment*
 buzz: push*, notif*, vibrat*
 by hand: manual*, manually
+by mistake: accidental*, human error, fat finger*, typo*
 cable: network, fiber, link*, physical
 cache: redis, memcache*, varnish
+calendar: schedul*, ical, booking*
 callback: webhook*, hook*, notification*
+camera: video, image*, rtsp, stream*
 can t connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
 can t find: search*, index*, missing, 404, not found, zero result*
 can t log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t reach: unreachable, connection refused, timeout*, dns, network
+can t read: pars*, decod*, deserializ*, corrupt*, encoding, unreadable
+can t reproduce: repro, reproduc*, intermittent*
 can t see: observab*, logging, trac*, blind spot*, visibility
 can t sign in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t watch: playback, geo-block*, drm, licens*
 cancel: churn*, unsubscrib*, terminat*, revok*
+candidate: applicant*, ats, recruit*
 cannot connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
 cannot find: search*, index*, missing, 404, not found, zero result*
 cannot log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 cannot reach: unreachable, connection refused, timeout*, dns, network
+caption: subtitle*, vtt, srt, accessibility, transcri*
+car: vehicle*, telematics, fleet
 card company: card network*, visa, mastercard, scheme*, issuer*
 card decline: declin*, payment fail*, insufficient funds, dunning, retry*
+card number: pan, pci, tokeniz*, masked
+card reader: pos, terminal*, emv, nfc
 card: credit card, card*, payment*, stripe, pci
+cash register: pos, point of sale, terminal*
 catch up: lag*, backlog*, drain*, replay*
 catch: detect*, alert*, monitor*, validat*, lint*
 cause: root cause, because, due, trigger*
@@ -145,13 +176,13 @@ change plan: plan change*, proration, subscription*, tier*, upgrad*, downgrad*
 change: migrat*, switch*, replac*, updat*, modif*
 charge twice: duplicate*, idempoten*, double charg*, dedup*
 charge wrong amount: proration, billing error*, rounding, currency, overcharg*
-charge: billing, payment*, invoice*, capture*, subscription*
+charge: billing, payment*, invoice*, capture*, subscription*, fee*
 chart: dashboard*, graph*, metric*
 chat: slack, teams, chatops, channel*, messag*
 chatbot: llm, bot*, assistant*, gpt, model*
 chatty: noisy, verbose, log volume, alert fatigue
+cheap storage: cold storage, glacier, archive tier, coldline, infrequent access
 cheap: cost*, pric*, budget*, spot
-check in: heartbeat*, ping*, report*, last seen
 check my work: review*, reviewer*, verif*
 check who: kyc, identity, verif*, background check*
 check: validat*, verif*, audit*, inspect*, monitor*, health check
@@ -165,7 +196,10 @@ clash: conflict*, collision*, race condition, overlap*
 class: course*, section*, module*
 clean code: refactor*, cleanup, tech debt, lint*
 clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
+clean: sanitiz*, scrub*, validat*, cleans*
+clear out: purg*, cleanup, evict*, prun*
 clear: purg*, invalidat*, flush*, evict*, wipe*
+click through: e2e, end-to-end, selenium, playwright, cypress, ui test*
 climb: increas*, grow*, spike*, rising
 clock change: dst, daylight saving, timezone*, utc
 clock go back: dst, daylight saving
@@ -173,21 +207,30 @@ clock go forward: dst, daylight saving
 clock wrong: clock skew, drift*, ntp, time sync*
 clock: ntp, clock skew, timestamp*, time sync*, dst
 clog: backlog*, congest*, block*, saturat*
+close the book: month-end, close, ledger*, reconcil*
 close to user: edge, cdn, region*, latency
 close: end*, cutoff, deadline*, shut*
 cloud: aws, gcp, azure
 code change: commit*, pull request*, pr, diff*, patch*
 code on phone: otp, totp, mfa, 2fa, sms
 cold: temperature, refrigerat*, cold chain, freez*
+color blind: contrast, accessibility, wcag
+colour blind: contrast, accessibility, wcag
 combine: merg*, consolidat*, aggregat*, batch*
 come and go: intermittent*, sporadic*, flapping, transient
 come back: recover*, restor*, resum*, back online
 come from: source*, upstream, origin*, ingest*, feed*
 come out: releas*, publish*, launch*
 complain: ticket*, support, escalat*, feedback
+compress: gzip, brotli, compress*, zstd
 computer: host*, server*, machine*, workstation*
 connect: integrat*, wir*, hook*, link*
+contactless: nfc, emv, tap to pay
 container: pod*, docker, image*
+contract: agreement*, msa, sla, terms, renewal*
+contractor: vendor*, external, freelanc*
+cookie banner: consent, cmp, gdpr, cookie*
+copy of production: staging, snapshot*, clone*, anonymi*
 copy of the data: replica*, replicat*, snapshot*, backup*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
@@ -198,6 +241,7 @@ crawl: latency, slow*, degrad*, throughput
 creep up: leak*, grow*, drift*, gradual*, increas*
 crm: salesforce, hubspot, dynamics
 crowd: traffic, load, concurren*, surge*
+customer support: support, helpdesk, zendesk, ticket*, intercom
 customer: user*, client*, tenant*, account*, subscriber*
 cut cost: cost*, rightsiz*, reserved, savings plan, spot, budget*
 cut off: truncat*, timeout*, disconnect*, cutoff
@@ -206,7 +250,9 @@ dark mode: theme*, dark theme, color scheme
 data centre: datacenter, data center, region*, dc
 data late: late-arriving, watermark*, lag*, delay*, sla
 data warehouse: redshift, bigquery, snowflake, clickhouse, synapse
+database person: dba, database admin*
 database: postgres*, mysql*, mariadb, sqlserver*, mssql, oracle, mongo*, cockroach*, dynamo*, cassandra, sqlite*, aurora, influx*, timescale*, clickhouse, rds, spanner, firestore, couchdb, neo4j, redshift, bigquery, snowflake
+date format: locale*, iso 8601, date format*, i18n
 dawn: sunrise, morning, early
 dead: down, outage*, crash*, unresponsive, dead letter, dlq
 deadline: cutoff, due, sla, expir*
@@ -215,10 +261,13 @@ decline: declin*, reject*, denied, payment fail*
 deep into the list: pagination, offset*, deep page*
 delay: latency, lag*
 delete a customer: erasure, gdpr, deletion request*, anonymi*
+delete by mistake: restor*, backup*, soft delete, undelete, accidental*
 delete my data: erasure, right to be forgotten, gdpr, deletion request*, dsar
 delete: purg*, remov*, drop*, eras*, prun*, retention
 delivery driver: courier*, route*, fleet, dispatch*, rider*
+demo: showcase, review*, staging, preview
 depend on: dependenc*, upstream, requir*, coupl*
+designer: design*, ux, ui, figma
 device: iot, firmware, edge, hardware
 die: crash*, oom*, kill*, terminat*, exit*, dead letter, dlq
 disagree: inconsisten*, mismatch*, diverg*, conflict*, split brain
@@ -243,14 +292,17 @@ drop off: decreas*, declin*, dip*, fell
 drop: remov*, deprecat*, decommission*, discard*, lost, loss, packet loss, shed*, reject*
 due: deadline*, cutoff, expir*
 earlier: advance*, moved, before
+early access: beta, preview, feature flag*, waitlist*
 early warning: alert*, threshold*, canary, monitor*, anomal*
 eat: consum*, memory, leak*, exhaust*, cpu
 email check: spf, dkim, dmarc
 email look wrong: template*, html, render*
 email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp, spf, dkim, dmarc
 emergency: incident*, sev1, hotfix*, outage*, break glass
+empty field: null*, blank, missing, required
 empty: purg*, flush*, drain*, truncat*
 end of month: month-end, monthly, close
+end of year: year-end, annual, q4, fiscal
 end up in spam: deliverability, spf, dkim, dmarc, reputation
 endless: infinite loop, unbounded, retry storm
 error message: error*, exception*, stack trace*, stacktrace*
@@ -279,7 +331,8 @@ extra check: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 extra detail: enrich*, metadata, lookup*
 extra step: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 fake email: phishing, spoof*, dmarc, spf, dkim
-fake: fraud*, spoof*, bogus, abuse
+fake: fraud*, spoof*, bogus, abuse, mock*, stub*
+fall back: fallback*, failover, degrad*
 fall behind: lag*, backlog*, delay*, behind
 fall over: crash*, outage*, oom, overload*, fail*, down
 fall through the crack: drop*, lost, missing, unprocess*, orphan*
@@ -289,17 +342,21 @@ far away: latency, region*, cdn, edge, geo*
 fast: latency, throughput, quick*
 faster: latency, throughput, optimi*, speedup
 feature flag: launchdarkly, unleash, flagsmith
+feature request: roadmap*, backlog*, enhancement*, rfc
 feed: pipeline*, ingest*, stream*, import*
 fewer server: scale in, scale down, downsiz*, rightsiz*
+figure out: investigat*, debug*, diagnos*, root cause
 file too big: upload limit, max body size, 413, multipart, size limit
 file: upload*, blob*, attachment*, document*, object*
 fill in detail: enrich*, backfill*, hydrat*, lookup*
 fill in: backfill*, gap*, missing, enrich*
 fill the gap: backfill*, gap*, missing
 fill up: full, capacity, saturat*, exhaust*
+finance: accounting, ledger*, erp, netsuite, quickbooks, invoic*
 find a game: matchmak*, lobby, queue*
 find similar: embedding*, vector*, similarity, knn, ann
 find: search*, lookup*, index*, query, queri*
+fingerprint: biometric*, touch id, face id, checksum*, hash*
 fire drill: drill*, game day, chaos, disaster recovery
 firewall: security group*, acl, ingress, egress, allowlist*
 first time slow: cold start, warm*, cache miss*
@@ -310,6 +367,7 @@ flood: spike*, surge*, burst*, storm
 follow a request: trac*, span*, opentelemetry, correlation id*, request id*
 follow: trac*, track*, monitor*
 font: typograph*, webfont*, font*
+footprint: memory, size, disk, bundle size
 for everyone: global, all users, outage*, fleet-wide
 for now: temporary, workaround*, stopgap, interim
 foreign money: currency, fx, exchange rate*, conversion
@@ -357,6 +415,7 @@ go to: destination*, downstream, sink*, export*, rout*
 go up: increas*, rise, rising, spike*, grow*, higher
 go wrong: fail*, error*, incident*, bug*
 google: gcp, bigquery, pubsub, gke, firebase, gcs
+gps: location*, coordinates, geofenc*
 gradual: canary, phased, staged, incremental*, percent*, rollout*
 graph: dashboard*, grafana, metric*, chart*
 green light: approv*, sign-off, go/no-go, go-ahead
@@ -371,22 +430,29 @@ half written: partial*, truncat*, torn write, corrupt*
 hammer: load, spike*, flood*, ddos, brute force, hot key
 hand out access: grant*, provision*, permission*, role*
 hand over: handoff*, handover*, transition*, onboard*
+handbook: wiki, docs, policy, guide*
 handle more: scal*, capacity, throughput, autoscal*
+hang on to: retain*, retention
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
 health data: phi, hipaa, ehr
 heavy page: bundle size, payload, js, asset*
 heavy: load, large, expensive
+help desk: zendesk, freshdesk, servicenow, ticket*, helpdesk
 help: support, ticket*, helpdesk, runbook*
 hiccup: transient, blip*, intermittent*, glitch*
 hidden: mask*, redact*, private, embargo*, concealed
 high score: leaderboard*, ranking*, rank*, score*
 hijack: takeover, hijack*, compromis*, session fixation
+hiring: recruit*, ats, greenhouse, candidate*, interview*
 hit and miss: intermittent*, flak*, sporadic*, nondetermin*
 hog: consum*, saturat*, cpu, memory, contention, noisy neighbor*
 hold back: pin*, defer*, delay*, throttl*
 hold up: block*, delay*, bottleneck*, stall*
 hole: vulnerab*, cve*, exploit*, gap*
 holiday: freeze, blackout, moratorium, pto, leave, vacation
+home address: postal, geocod*, address*, postcode*, zip
+home screen: widget*, launcher, icon*
+hook up: integrat*, connect*, wir*
 hosting provider: aws, gcp, azure, heroku, vercel, netlify, digitalocean, hetzner
 hosting: host*, aws, gcp, azure, heroku, vercel, netlify
 hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
@@ -405,10 +471,13 @@ how much data: rpo, backup*, retention, volume, size
 how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
 how soon: within, sla, deadline*, minutes, hours
 human check: human in the loop, review*, moderation, label*
+human resource: hris, payroll, people ops, workday, bamboohr
+idea: proposal*, rfc, design doc*, adr
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
 identity: kyc, verif*, id check*, onfido, jumio, identity verification
 idle: underutil*, overprovision*, rightsiz*, unused, utilization, low cpu
 ignore: skip*, bypass*, suppress*, mute*
+image quality: compress*, resolution, jpeg, webp, avif
 impersonate: spoof*, phishing, impersonat*
 import: ingest*, etl, load*
 in advance: ahead, before, early, prior
@@ -452,12 +521,15 @@ kubernetes: eks, gke, aks, openshift, k3s
 label: annotat*, label*, tag*
 laggy: lag*, latency, jitter, delay*
 language: locale*, i18n, translation*, locali*
+laptop: device*, endpoint*, mdm, workstation*
 last day: cutoff, deadline*, final day
 late payment: dunning, overdue, arrears, past due
-late: delay*, lag*, overdue, behind
+late: delay*, lag*, overdue, behind, late fee*, penalt*
 later: postpon*, delay*, defer*
+launch day: go-live, launch*, releas*
 launch: releas*, deploy*, go-live, rollout*, ship*
 law: regulat*, compliance, legal, gdpr
+lawyer: legal, counsel, compliance
 leak: expos*, breach*, secret*, credential*, disclos*
 leap: leap year, leap second, february 29, feb 29
 learn from: postmortem*, retro*, lesson*
@@ -470,15 +542,19 @@ leave: churn*, offboard*, cancel*, unsubscrib*
 lesson: postmortem*, retro*, learning*, takeaway*
 let in: access, authori*, allowlist*, permission*
 library: dependenc*, package*, librar*, sdk*, module*
+lightweight: footprint, minimal, small
 limit how many: rate limit*, throttl*, quota*, concurrency
 limit: quota*, cap, caps, capped, threshold*, maximum, max, ceiling
+link preview: open graph, og tags, unfurl*, thumbnail*
 list: index*, catalog*, registry, inventory
 little by little: canary, phased, staged, incremental*, rollout*
 live connection: websocket*, persistent connection*, long-poll*, sse, keepalive
 live: realtime, stream*, production, prod
 load balancer: nginx, haproxy, envoy, elb, alb, traefik
 load forever: timeout*, hung, spinner*, latency
+load time: page load, lcp, fcp, tti, bundle*, latency
 loading circle: buffer*, rebuffer*, spinner*, stall*
+location: geo*, gps, coordinates, geolocation
 lock down: restrict*, harden*, least privilege, firewall*, allowlist*
 lock out: locked, lockout, denied, forbidden, 403, 401
 lock the version: pin*, lockfile*
@@ -489,6 +565,7 @@ logs: splunk, elk, loki, kibana, logstash
 look after: owner*, own*, maintain*, operat*
 look back: postmortem*, retro*, retrospective*, review*, rca
 look broken: css, layout, render*, style*, regression*
+look into: investigat*, triag*, debug*, root cause
 look over: review*, audit*, inspect*
 look up: lookup*, search*, query, queri*, index*
 look wrong: css, layout, render*, style*, regression*
@@ -498,16 +575,22 @@ lopsided: skew*, imbalanc*, hot spot*
 lose data: rpo, backup*, data loss, recovery, point-in-time
 lose: loss, lost, drop*, missing, discard*, evict*
 lost contact: heartbeat*, disconnect*, offline, unreachable, last seen
+lost laptop: mdm, full disk encryption, remote wipe, device*
+lost phone: mdm, remote wipe, device*
 lost: loss, drop*, missing, discard*
 machine: host*, server*, node*, instance*, vm, cluster*, ec2, vm*
 main copy: primary, master, leader, writer, source of truth
 main database: primary, master, writer, leader
 main one: primary, master, leader
 maintenance: maintenance window, scheduled downtime, upkeep
+make it happen again: reproduc*, repro, replay*
 make lookup faster: index*, cache*
 make sure: ensure*, check*, validat*, guarantee*, assert*, verif*
 make thing up: hallucinat*, grounding, fabricat*
+map: geocod*, maps, mapbox, coordinates, gis, geospatial
+marketing: campaign*, crm, attribution, utm
 mass email: bulk, campaign*, newsletter*, blast*
+master key: root key, kms, hsm, encryption key*
 match: mismatch*, reconcil*, discrepan*
 max out: saturat*, exhaust*, limit*, cap*, 100%, pegged
 max: maximum, limit*, cap, ceiling, quota*
@@ -522,6 +605,7 @@ message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
 metrics: prometheus, grafana, datadog, statsd
 microsoft: azure, aks, entra, office 365, o365
 minor: sev3, low priority, cosmetic
+missing field: null*, schema*, required field*, validat*
 missing: drop*, lost, loss, gap*, absent
 mistake: error*, bug*, incorrect, typo*
 mix up: mismatch*, inconsisten*, collision*, swap*
@@ -543,7 +627,10 @@ move up a version: bump*, upgrad*
 move: migrat*, relocat*, transfer*, cutover
 my data: dsar, subject access, export*, gdpr, pii
 name lookup: dns, resolv*
+narrow down: bisect*, isolat*, reproduc*
+never arrive: undeliver*, lost, missing, drop*
 never finish: hang*, hung, timeout*, infinite loop, deadlock*
+never show up: missing, lost, drop*, undeliver*
 new customer: onboard*, signup*, kyc, new user*, registr*
 new hire: onboard*, provision*, new starter*
 new person: onboard*, provision*
@@ -553,6 +640,7 @@ new year: year rollover, year-end, date*, january
 new: latest, upgrade*, migrat*
 newer: upgrad*, bump*, latest
 news feed: feed*, timeline, fan-out, fanout
+next month: upcoming, roadmap*, planned, scheduled
 next page: pagina*, cursor*, offset*
 night: nightly, overnight, evening, midnight
 no change: freeze, moratorium, change freeze, code freeze, blackout
@@ -582,9 +670,11 @@ numbers: metric*, figures, count*, stats, statistic*
 object store: s3, gcs, minio, blob storage
 off by an hour: timezone*, time zone, dst, daylight saving, utc
 off hour: off-peak, after-hours, maintenance window, overnight
+office hour: business hours, working hours, support hours
 offline mode: offline, cache*, sync*, connectivity
 offline: outage*, down, unavailable, unreachable, disconnect*
 old copy: stale, cache*, snapshot*, backup*
+old data: archiv*, retention, cold storage, stale, legacy
 old phone: min sdk, os version*, backward compat*, legacy, deprecat*
 old record: archiv*, retention, history, legacy
 old system: legacy, deprecat*, previous, v1
@@ -592,14 +682,19 @@ old version: pin*, downgrad*, legacy, outdated, previous, deprecat*
 old: stale, legacy, deprecat*, outdated, previous, former
 older version: pin*, downgrad*, legacy, outdated, previous
 on call: pagerduty, opsgenie, victorops, rota, on-call, oncall, rotation, pager*, escalat*
+on hold: pause*, suspend*, hold*, defer*, pending
 on its own: automat*, auto*, without
 once in a while: intermittent*, sporadic*, occasional*, rare
 one by one: sequential*, serial*
 one time code: otp, totp, mfa, 2fa
+online shop: ecommerce, storefront, shopify, woocommerce
 only one person know: bus factor, knowledge silo*, sme, documentation, single point of failure
 only some: partial*, subset, cohort*, segment*, region*
+open in the app: deep link*, universal link*, app link*
 open to the internet: public*, exposed, ingress, firewall*, security group*
 open: start*, begin*, launch*, access*, view*
+opt in: consent, opt-in, preference*
+opt out: consent, opt-out, preference*, unsubscrib*
 orchestrator: kubernetes, nomad, ecs, swarm
 order of result: rank*, relevan*, sort*, scor*
 other currency: fx, exchange rate*, conversion, multi-currency
@@ -627,6 +722,7 @@ padlock: tls, https, cert*, ssl
 page big: bundle size, payload, asset*
 page not found: 404, not found, broken link*, dead link*
 page someone: pager*, paging, on-call, oncall, alert*, escalat*
+page speed: lighthouse, core web vital*, lcp, page load
 page: pages, render*, webpage*, pagina*
 pager: pagerduty, opsgenie, victorops
 paperwork: compliance, documentation, evidence, audit*
@@ -634,19 +730,21 @@ parcel: shipment*, deliver*, tracking, package*
 part of a month: proration, prorat*
 part of: partial*, subset, degraded
 pass and fail: flak*, intermittent*, nondetermin*
+password manager: 1password, lastpass, bitwarden, vault
 password: credential*, secret*, passphrase*
 patient file: phi, ehr, emr, medical record*
 patient record: phi, ehr, emr, medical record*, hl7, fhir
 patient: phi, ehr, emr, clinical, hl7, fhir
 pause: suspend*, halt*, throttl*, stop*, hold
 pay day: payroll, payout*, salary
-pay for: cost*, spend*, bill*, invoice*
+pay for: cost*, spend*, bill*, invoice*, fee*, charge*
 pay run: payroll, payout*
 pay twice: duplicate*, idempoten*, double charg*, dedup*
 pay: payment*, billing, charge*, invoice*, checkout
 paycheck: payroll, salary, wage*
 payment company: psp, processor, stripe, adyen, braintree, paypal, acquirer
 payment provider: stripe, adyen, braintree, paypal, worldpay
+pdf: document*, render*, export*, report*
 peak: peak*, spike*, busiest, traffic
 peg: saturat*, 100%, cpu, pegged
 people: user*, staff, employee*, member*
@@ -654,7 +752,9 @@ per second: rps, qps, throughput, rate
 permanent fix: root cause, long-term, follow-up*
 personal: pii, gdpr, privacy
 phone alert: push notification*, apns, fcm, notif*
+phone call: voip, sip, twilio, telephony, ivr
 phone go off: pager*, paging, alert*, on-call
+phone number: msisdn, e164, e.164, phone*
 phone: mobile, app, ios, android, sms
 photo: image*, thumbnail*, picture*
 pick up where: handoff*, resum*, context, notes
@@ -667,16 +767,21 @@ plan b: fallback*, failover, contingency, disaster recovery
 plan route: route*, optimi*, dispatch*, solver*
 plan: roadmap*, schedul*, design*
 planned outage: maintenance window, scheduled downtime, maintenance
+plug in: integrat*, plugin*, connect*
 point in time: pitr, snapshot*, backup*
 point to: dns, cname, alias*, record*, rout*
+postcode: zip, postal, geocod*
 power cut: outage*, ups, generator*, blackout
 power cycle: restart*, reboot*
 practice: dry run, rehearsal*, drill*, game day, staging
 predict: predict*, model*, inference, forecast*
 prepare: prepar*, capacity plan*, load test*, readiness, runbook*
+pretend: mock*, stub*, simulat*, fake*
 prevent: guard*, guardrail*, check*, validat*, lint*
 price plan: tier*, pricing, subscription*
 price: pricing, tariff*, rate*, cost*
+print: pdf, export*, printer*, spooler
+printer: print*, spooler, cups, label*
 privacy: pii, gdpr, consent, anonymi*
 private: pii, personal data, gdpr, confidential, redact*
 problem: issue*, incident*, error*, fail*, bug*
@@ -684,8 +789,10 @@ program: service*, binary, application, app, script*
 promise: sla, slo, guarantee*, commitment*, target*
 proof: evidence, audit*, verif*, attest*
 propagate: dns, ttl, propagat*
+proposal: rfc, design doc*, adr
 pros and con: tradeoff*, trade-off*, alternative*, decision*
 prove: verif*, signature*, authentic*, attest*
+public holiday: bank holiday, holiday calendar*, non-business day*
 public: exposed, open bucket, acl
 publish: releas*, dispatch*, broadcast*
 pull: fetch*, import*, sync*, ingest*, poll*
@@ -693,7 +800,9 @@ push back: backpressure, throttl*, reject*, 429, postpon*, delay*, reschedul*
 push out: deploy*, releas*, rollout*, publish*
 push: publish*, send*, export*, notif*
 put back: rollback*, revert*, restor*
+put on hold: pause*, suspend*, freeze, defer*
 put out: releas*, publish*, deploy*
+quarter: q1, q2, q3, q4, quarterly
 queue: kafka, rabbitmq, sqs, pubsub, nats, pulsar, kinesis, activemq, celery
 quick fix: hotfix*, workaround*, patch*, stopgap
 quiet down: log level, verbosity, sampl*, mute*, silenc*, suppress*
@@ -705,9 +814,11 @@ random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 randomly: intermittent*, sporadic*, race condition, nondetermin*
 ransom: ransomware, backup*, encrypt*, restor*
 rather than: replac*, instead, alternative*
+rating: review*, nps, feedback, star*
 reach: connect*, network, reachab*
 read copy: replica*, read replica*, follower*
 reader: consumer*, subscriber*, worker*
+real data: production, prod, live data, pii
 real time: stream*, realtime, live, latency, websocket*
 really come from: verif*, signature*, authentic*, hmac, spoof*
 receipt email: transactional, receipt*, confirmation*
@@ -716,6 +827,7 @@ receive: consum*, ingest*, subscrib*, webhook*, inbound
 recommend: recommend*, ranking, personali*
 records: rows, entries, logs, history, archive*
 recover: restor*, failover, resum*
+recycle bin: soft delete, restor*, retention
 red: fail*, failing, broken, red build
 redo: rerun*, replay*, backfill*, reprocess*, rebuild*
 refresh: invalidat*, purg*, reload*, cache*, ttl, refresh*
@@ -723,10 +835,12 @@ refund: chargeback*, revers*, credit*
 region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*, zone
 rely on: dependenc*, upstream, requir*
 remember: cach*, persist*, stor*, memoi*
+reminder: notif*, schedul*, cron, nudge*
 rename: alias*, migrat*
 renew: rotat*, expir*, renewal*
 replace: migrat*, supersed*, swap*, deprecat*
 reply: inbound, repl*, respond*
+report a bug: issue*, bug*, ticket*, triag*
 report: dashboard*, analytics, reporting, bi
 reprocess: replay*, redrive*, backfill*, rerun*
 reset password: password reset, reset*, account recovery
@@ -735,6 +849,7 @@ restart: crashloop*, reboot*, respawn*
 retry: backoff, redeliver*, retri*
 return to sender: bounc*, undeliver*
 rewrite: refactor*, rewrit*, v2, migrat*
+right to left: rtl, bidi, i18n, arabic, hebrew
 robot: bot*, automat*, ai, agent*
 rounding: precision, decimal*, float*
 rule: policy, policies, compliance, regulat*, requirement*
@@ -747,6 +862,7 @@ rush: peak*, spike*, surge*, burst*, traffic
 safe: secur*, encrypt*, protect*
 safety net: fallback*, circuit breaker*, graceful degrad*, retry*
 salary: payroll, compensation
+sale: discount*, promo*, black friday, campaign*
 sales tool: crm, salesforce, hubspot
 same thing twice: duplicate*, dedup*, idempoten*
 same thing: duplicate*, dedup*, similar*
@@ -758,6 +874,7 @@ scale back: scale down, scale in, downsiz*, rightsiz*
 scam: fraud*, phishing
 score: leaderboard*, rank*, rating*
 scramble: encrypt*, hash*, obfuscat*
+screen reader: accessibility, a11y, aria, wcag
 screen: ui, page*, view*, display*, dashboard*
 scroll: pagina*, infinite scroll, cursor*, lazy load*
 search box: search*, autocomplete, typeahead, query
@@ -784,17 +901,23 @@ setup: config*, provision*, install*, bootstrap*
 share a machine: multi-tenan*, shared, colocat*, contention
 share link: public link*, presigned, signed url*, acl, permission*
 share the load: load balanc*, distribut*, shard*, horizontal*
+shared password: shared credential*, secret*, vault, rotat*
 shift: rota, rotation, on-call, handoff*, handover*
 shipping: fulfil*, deliver*, logistics, carrier*, shipment*
 shoot up: spike*, surge*, increas*, jump*
+shop: merchant*, seller*, storefront, ecommerce, shopify
+shopping cart: cart*, checkout, basket
 shopping day: black friday, cyber monday, sale*, peak*
 shortcut: workaround*, hack*, tech debt
 show first: rank*, relevan*, boost*, sort*, order*, priorit*
 show old: stale, cache*, outdated, invalidat*
 show up: appear*, visib*, index*, missing, zero result*
 shut down: decommission*, disabl*, sunset*, retir*, shutdown
+sign in: auth*, login*, sso, session*
 sign off: approval*, review*, approv*
+sign out: logout, session*, token*
 sign up: regist*, enrol*, onboard*, signup*
+sign: signature*, signing, sign*
 silence: mute*, suppress*, silenc*, snooze*, maintenance window
 silently: silent*, swallow*, unnoticed, no error
 similar: embedding*, vector*, similarity, nearest neighbo*, dedup*
@@ -805,6 +928,7 @@ skip: bypass*, omit*, ignor*
 slip: delay*, slip*, postpon*
 slow down: latency, degrad*, throttl*, bottleneck*
 slow them down: throttl*, rate limit*, backpressure, backoff
+slow to open: cold start, startup, launch time, boot*
 slow: latency, lag*, timeout*, p95, p99, bottleneck*, throughput, delay*, timed out, times out
 slower: latency, degrad*, regress*
 sluggish: latency, degrad*
@@ -812,6 +936,8 @@ small fix: patch*, hotfix*, minor
 small group first: canary, pilot*, phased, staged, percentage
 smart: model*, ml, ai, machine learning, heuristic*
 sms: twilio, vonage, nexmo, sns, messagebird
+sneak peek: preview, beta
+social media: twitter, facebook, instagram, linkedin, tiktok, social
 sold out: inventory, out of stock, oversell*, stock*
 solve: resolv*, fix*, mitigat*, workaround*
 some country: geo-block*, geoip, geo*, region*, sanction*
@@ -819,6 +945,9 @@ some user: subset, partial*, cohort*, segment*, percentage, region*
 someone else code: dependenc*, third-party, vendor*, librar*, upstream
 someone else log in: account takeover, ato, credential stuffing, compromis*
 sometimes: intermittent*, sporadic*, occasional*, flak*
+soon: upcoming, planned, roadmap*, scheduled
+sort out: resolv*, fix*, triag*
+sound: audio, volume, codec*
 space: disk*, storage, capacity, volume*, quota*
 spam folder: deliverability, spf, dkim, dmarc, reputation, spam*
 spam: abuse, rate limit, captcha, bot*
@@ -839,6 +968,7 @@ staff pay: payroll, salary, wage*, compensation
 staff: employee*, personnel, crew*, team*
 start up: startup, boot*, init*, cold start
 start: begin*, launch*, open*, kickoff
+startup time: cold start, boot*, init*, launch time
 status page: statuspage, incident comms, status
 stay on: pin*, hold back, lock*, freeze
 steal: exfiltrat*, breach*, theft, leak*, compromis*
@@ -847,6 +977,7 @@ step on each other: race condition, conflict*, lock*, contention
 stick to: pin*, lock*, keep
 stick with: pin*, keep, lock*
 stock: inventory, sku*
+stolen laptop: mdm, full disk encryption, remote wipe, device*
 stop call: circuit breaker*, backoff, kill switch
 stop follow: replicat*, replica*, broken replication
 stop get email: unsubscrib*, suppression*, opt out, opt-out
@@ -865,16 +996,20 @@ stuck on: pin*, pinned, hold back, lock*, legacy
 stuck: hung, deadlock*, stall*, block*, pending, wedged
 student: enrol*, learner*
 stutter: lag*, frame*, fps, jitter
+subtitle: caption*, vtt, srt, accessibility
 sudden: spike*, surge*, burst*, abrupt*
 suddenly: spike*, surge*, burst*, abrupt*, regression*
 suggest: autocomplete, typeahead, suggest*, recommend*
 supplier: vendor*, third-party, provider*, external, partner*
+survey: feedback, nps, questionnaire*
 suspicious login: anomal*, impossible travel, geo*, mfa, alert*, account takeover
 swap shift: rota, override*, on-call swap, swap*
 swap: replac*, migrat*, switch*
+sweep: cleanup, purg*, garbage collect*, janitor*, reaper*
 switch off: disabl*, decommission*, feature flag, shut*, turned off
 switch over: failover, cutover, switchover, promot*
 switch: migrat*, replac*, cutover, toggl*, feature flag*, kill switch
+tablet: ipad, android, kiosk*, mobile
 take a while: latency, duration, slow*
 take age: latency, duration, slow*, timeout*
 take away access: revok*, deprovision*, offboard*, remov*
@@ -886,12 +1021,14 @@ take over account: account takeover, ato, credential stuffing
 take over: handoff*, own*, handover*, transfer*
 talk to: call*, integrat*, api, client*, connect*, request*
 tamper: integrity, signature*, checksum*, hmac, tamper*
+tap a link: deep link*, universal link*, app link*
 tax: vat, gst, withholding
 teach: train*, fine-tun*, label*
 teacher: instructor*, faculty, lecturer*
 tell customer: status page, notif*, comms, announc*
 tell: notif*, alert*, email*, messag*
 temperature: thermal, overheat*, hvac, sensor*
+test data: fixture*, seed*, synthetic, sample data
 test: staging, canary, qa
 text: sms, messag*
 their end: upstream, vendor*, provider*, third-party, external
@@ -911,14 +1048,18 @@ too many log: verbose, log level, log volume, sampl*
 too many request: 429, rate limit*, throttl*, quota*
 too many: limit*, quota*, exceed*, throttl*, rate limit, cap
 too much access: least privilege, overprivileg*, permission*, scope*
+too much data: volume, retention, partition*, archiv*, scal*
 too much: limit*, quota*, exceed*, excess*
 too warm: temperature, threshold*, excursion*, overheat*
 tool: cli, script*, utility, service*
 top result: rank*, relevan*, boost*, scor*
+track down: debug*, investigat*, root cause, bisect*
 track who: audit*, log*
+tracking: analytics, telemetry, pixel*, cookie*, consent
 trade off: tradeoff*, trade-off*, compromise*
 transfer money: payout*, wire*, ach, sepa, transfer*
 translate: locali*, i18n, translation*
+trash: soft delete, deleted_at, retention, purg*
 trick email: phishing, spoof*, dmarc, spf
 trouble: issue*, incident*, error*, fail*
 truck: fleet, vehicle*, carrier*
@@ -930,18 +1071,23 @@ turn into: convert*, conversion, transform*
 turn it off and on: restart*, reboot*, power cycle*
 turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
 turn on: enabl*, feature flag, activat*, switched on
+tv: smart tv, tvos, roku, android tv, chromecast
 twice: duplicate*, dedup*, idempoten*, double, at-least-once, replay*
 typo: fuzzy, spell*, typo*, misspell*
+undelete: soft delete, restor*, recycle bin, trash
 undelivered: bounc*, undeliverable, hard bounce, soft bounce
 undo change: revert*, rollback*
 undo: rollback*, revert*, roll back, rolled back
 uneven: skew*, imbalanc*, hot spot*, hotspot*, rebalanc*
+unreadable: corrupt*, encoding, garbled, decod*, pars*
 unreliable: flak*, intermittent*, unstable, flapping, reliabil*
 unstable: flapping, flak*, crash*, instabil*
 unsubscribe: opt out, opt-out, unsubscrib*, suppression*, preference*
+untested: coverage, test gap*, no tests
 unusual: anomal*, outlier*, suspicious
 update app: force upgrade, min version, app store, forced update
 update device: firmware, ota
+update note: release note*, changelog
 update: upgrad*, bump*, patch*, refresh*
 upgrade: bump*, version*, migrat*
 upload fail: 413, multipart, timeout*, size limit
@@ -951,9 +1097,13 @@ urgent: priorit*, sev1, sev*, p0, p1, critical, hotfix*, escalat*
 use up: exhaust*, consum*, quota*, deplet*
 vanish: drop*, lost, missing, evict*, expir*
 vendor: third-party, provider*, external, partner*, supplier*
+video call: webrtc, zoom, meet, turn server, stun
 video: stream*, transcod*, media
 virus: malware, antivirus, av scan*, clamav
+voice: audio, voip, sip, speech, transcri*
 vote: decision*, consensus, approv*
+voucher: coupon*, promo*, discount*, gift card*
+wait for: block*, depend*, await*, pending
 wait forever: timeout*, hung, deadlock*, block*, stall*
 wait in line: queue*, backlog*, pending
 wait on each other: deadlock*, contention, lock*, circular
@@ -970,6 +1120,8 @@ waste: idle, unused, overprovision*, rightsiz*, cost*
 watch: monitor*, observ*, alert*, dashboard*, playback, stream*, view*
 weak spot: single point of failure, spof, bottleneck*
 weakness: vulnerab*, cve*, exploit*, flaw*
+wear out: degrad*, endurance, wear*, lifespan
+weather: forecast*, noaa, meteo*
 web address: dns, domain*, url*, hostname*
 web server: nginx, apache, caddy
 website: web, site, frontend, homepage, page*
@@ -977,7 +1129,9 @@ weekend: saturday, sunday
 weird character: encoding, utf-8, unicode, mojibake, escap*
 welcome email: onboarding email*, transactional, template*
 what cause: root cause, because, due to, trigger*
+what change: changelog, diff*, release note*, commit*, migrat*
 what go wrong: postmortem*, root cause, rca, incident*, fail*
+what new: release note*, changelog, announc*
 what version: version*, pin*, release*, tag*
 when: schedul*, cron, deadline*, date, time
 where keep: stor*, bucket*, database, s3, volume*
@@ -989,6 +1143,7 @@ who approve: approv*, reviewer*, codeowner*, owner*, sign-off
 who can see: access, permission*, visib*, acl, rbac
 who can: access, permission*, role*, rbac, authori*
 who change: audit*, history, blame, changelog
+who is allowed: permission*, access, authori*, role*
 who know: owner*, expert*, sme, maintainer*
 who look at: access log*, audit*, access*
 who open: access log*, audit*, access*
@@ -1017,7 +1172,10 @@ wrong answer: accuracy, hallucinat*, precision, error rate, misclassif*
 wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
 wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
+yearly: annual*, anniversary
 yesterday: daily, previous day, d-1, t-1
+zip code: postcode*, postal, geocod*
+zip file: archive*, compress*, zip, tar*
 """
 
 # Common English irregular verb forms -> their base forms, ``form:base`` separated by
