@@ -1133,7 +1133,6 @@ what change: changelog, diff*, release note*, commit*, migrat*
 what go wrong: postmortem*, root cause, rca, incident*, fail*
 what new: release note*, changelog, announc*
 what version: version*, pin*, release*, tag*
-when: schedul*, cron, deadline*, date, time
 where keep: stor*, bucket*, database, s3, volume*
 where time go: profil*, trac*, flame graph*, span*, breakdown
 where: stor*, host*, locat*, region*, kept
