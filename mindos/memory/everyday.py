@@ -36,6 +36,7 @@ abroad: international, cross-border, geo*, region*
 accessible: accessibility, a11y, aria, wcag, screen reader*
 accidentally: accidental*, human error, fat finger*
 accountant: accounting, finance, ledger*, bookkeep*
+accurate: accuracy, precision, error rate
 add extra info: enrich*, decorat*, augment*, lookup*
 add machine: scale out, autoscal*, node*, capacity
 add on: plugin*, extension*, addon*, integration*
@@ -87,6 +88,7 @@ band aid: workaround*, hotfix*, stopgap, temporary
 bank account: iban, ach, sepa, payout*, account number*
 bank transfer: ach, sepa, wire*, iban, bank transfer*
 bank: ach, sepa, wire*, psp, payout*, iban
+banned: prohibit*, forbidden, blocklist*, denylist*, must not
 barcode: scan*, sku*, qr, ean, upc
 basket: cart*, checkout
 battery: power, charg*, drain*
@@ -128,6 +130,7 @@ budget: spend*, cost*, forecast*, cap
 buffer: bitrate, rebuffer*, cdn, stall*
 bug report: issue*, ticket*, bug*, defect*, triag*
 build break: ci, pipeline*, build fail*, red build, broken build
+bump up: increas*, rais*, bump*
 busiest day: peak*, black friday, record traffic
 busiest time: peak*, busiest, traffic
 business day: working day*, business day*, t+1, settlement*
@@ -145,7 +148,6 @@ calendar: schedul*, ical, booking*
 callback: webhook*, hook*, notification*
 camera: video, image*, rtsp, stream*
 can t connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
-can t find: search*, index*, missing, 404, not found, zero result*
 can t log in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t reach: unreachable, connection refused, timeout*, dns, network
 can t read: pars*, decod*, deserializ*, corrupt*, encoding, unreadable
@@ -207,6 +209,7 @@ clock go forward: dst, daylight saving
 clock wrong: clock skew, drift*, ntp, time sync*
 clock: ntp, clock skew, timestamp*, time sync*, dst
 clog: backlog*, congest*, block*, saturat*
+close enough: tolerance, threshold*, approximat*
 close the book: month-end, close, ledger*, reconcil*
 close to user: edge, cdn, region*, latency
 close: end*, cutoff, deadline*, shut*
@@ -232,6 +235,7 @@ contractor: vendor*, external, freelanc*
 cookie banner: consent, cmp, gdpr, cookie*
 copy of production: staging, snapshot*, clone*, anonymi*
 copy of the data: replica*, replicat*, snapshot*, backup*
+copy over: replicat*, sync*, migrat*, export*, import*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
 country: geo*, region*, locale*, geoip, geo-block*, jurisdiction*
@@ -244,6 +248,7 @@ crowd: traffic, load, concurren*, surge*
 customer support: support, helpdesk, zendesk, ticket*, intercom
 customer: user*, client*, tenant*, account*, subscriber*
 cut cost: cost*, rightsiz*, reserved, savings plan, spot, budget*
+cut in half: reduc*, half, 50%
 cut off: truncat*, timeout*, disconnect*, cutoff
 cut out: disconnect*, drop*, outage*, dropout*
 dark mode: theme*, dark theme, color scheme
@@ -269,6 +274,7 @@ demo: showcase, review*, staging, preview
 depend on: dependenc*, upstream, requir*, coupl*
 designer: design*, ux, ui, figma
 device: iot, firmware, edge, hardware
+dial down: reduc*, throttl*, lower*, decreas*
 die: crash*, oom*, kill*, terminat*, exit*, dead letter, dlq
 disagree: inconsisten*, mismatch*, diverg*, conflict*, split brain
 disappear: drop*, lost, missing, evict*, delet*, purg*, expir*
@@ -346,6 +352,7 @@ feature request: roadmap*, backlog*, enhancement*, rfc
 feed: pipeline*, ingest*, stream*, import*
 fewer server: scale in, scale down, downsiz*, rightsiz*
 figure out: investigat*, debug*, diagnos*, root cause
+file drop: sftp, s3, bucket*, upload*
 file too big: upload limit, max body size, 413, multipart, size limit
 file: upload*, blob*, attachment*, document*, object*
 fill in detail: enrich*, backfill*, hydrat*, lookup*
@@ -369,10 +376,10 @@ follow: trac*, track*, monitor*
 font: typograph*, webfont*, font*
 footprint: memory, size, disk, bundle size
 for everyone: global, all users, outage*, fleet-wide
-for now: temporary, workaround*, stopgap, interim
 foreign money: currency, fx, exchange rate*, conversion
 forget me: erasure, right to be forgotten, gdpr, deletion request*, dsar
 forget password: password reset, reset*, account recovery
+forget to: missed, manual*, omission, checklist*, automat*
 forget: evict*, expir*, ttl, purg*
 form: form*, input*, validat*, field*
 fraud: chargeback*, risk, fraudulent, suspicious
@@ -381,6 +388,7 @@ free: free tier, trial*, freemium, no charge
 freeze: hung, deadlock*, stall*, unresponsive, frozen, code freeze, moratorium, blackout
 fresh: stale, ttl, cache*, latest
 fridge: refrigerat*, cold chain, temperature, chiller*, reefer*
+from home: remote, vpn, zero trust
 from time to time: intermittent*, sporadic*, occasional*
 full: capacity, exhaust*, quota*, saturat*
 garbage: corrupt*, malformed, invalid, garbled
@@ -414,6 +422,8 @@ go quiet: heartbeat*, silent*, offline, last seen, no data
 go to: destination*, downstream, sink*, export*, rout*
 go up: increas*, rise, rising, spike*, grow*, higher
 go wrong: fail*, error*, incident*, bug*
+goal: target*, objective*, okr*, slo
+good enough: threshold*, acceptance criteria, slo, target*
 google: gcp, bigquery, pubsub, gke, firebase, gcs
 gps: location*, coordinates, geofenc*
 gradual: canary, phased, staged, incremental*, percent*, rollout*
@@ -427,6 +437,7 @@ guess: predict*, model*, inference, classif*, forecast*, estimat*
 hack: breach*, compromis*, intrusion*, attack*, exploit*, vulnerab*
 half done: partial*, incomplete, interrupt*, resum*
 half written: partial*, truncat*, torn write, corrupt*
+halve: reduc*, half, 50%
 hammer: load, spike*, flood*, ddos, brute force, hot key
 hand out access: grant*, provision*, permission*, role*
 hand over: handoff*, handover*, transition*, onboard*
@@ -456,11 +467,13 @@ hook up: integrat*, connect*, wir*
 hosting provider: aws, gcp, azure, heroku, vercel, netlify, digitalocean, hetzner
 hosting: host*, aws, gcp, azure, heroku, vercel, netlify
 hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
+how accurate: accuracy, precision, error rate, tolerance
 how bad: severity, sev*, impact, blast radius
 how big: size, capacity, volume, gb, tb
 how come: because, due to, root cause, caus*
 how far back: retention, history, archiv*, lookback, backfill*
 how fast: within, latency, sla, minutes
+how fresh: stale, ttl, lag*, freshness, latency
 how long keep: retention, retain*, ttl, expir*, archiv*
 how long to recover: rto, recovery time, restor*
 how long will it take: estimat*, eta, timeline*
@@ -471,6 +484,7 @@ how much data: rpo, backup*, retention, volume, size
 how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
 how soon: within, sla, deadline*, minutes, hours
 human check: human in the loop, review*, moderation, label*
+human error: manual*, typo*, fat finger*, mistake*
 human resource: hris, payroll, people ops, workday, bamboohr
 idea: proposal*, rfc, design doc*, adr
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
@@ -509,6 +523,7 @@ keep happen: recurr*, repeat*, flapping, regression*
 keep nearby: cach*, edge, cdn, local*
 keep people informed: status page, comms, update*, notif*
 keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
+keep track: track*, monitor*, log*, inventory, record*
 keep: retain*, retention, persist*, stor*, archiv*
 key: secret*, credential*, token*
 kick off: evict*, preempt*, disconnect*, logout
@@ -573,6 +588,7 @@ lookup table: index*, cache*, dictionary, mapping*
 loop: infinite loop, retry storm, cycle*, redirect loop
 lopsided: skew*, imbalanc*, hot spot*
 lose data: rpo, backup*, data loss, recovery, point-in-time
+lose track: orphan*, untracked, drift*, inventory
 lose: loss, lost, drop*, missing, discard*, evict*
 lost contact: heartbeat*, disconnect*, offline, unreachable, last seen
 lost laptop: mdm, full disk encryption, remote wipe, device*
@@ -653,6 +669,7 @@ nobody notice: unnoticed, silent*, no alert*, monitor*
 noisy neighbor: contention, noisy neighbour*, shared, multi-tenan*
 noisy neighbour: contention, noisy neighbor*, shared, multi-tenan*
 noisy: alert fatigue, flapping, false positive*, noise
+not allowed: forbidden, denied, prohibit*, must not, blocked, policy
 not arrive: undeliver*, bounc*, drop*, lost, missing
 not match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
 not respond: unresponsive, hung, timeout*, health check*, liveness
@@ -684,13 +701,12 @@ older version: pin*, downgrad*, legacy, outdated, previous
 on call: pagerduty, opsgenie, victorops, rota, on-call, oncall, rotation, pager*, escalat*
 on hold: pause*, suspend*, hold*, defer*, pending
 on its own: automat*, auto*, without
-once in a while: intermittent*, sporadic*, occasional*, rare
 one by one: sequential*, serial*
 one time code: otp, totp, mfa, 2fa
 online shop: ecommerce, storefront, shopify, woocommerce
 only one person know: bus factor, knowledge silo*, sme, documentation, single point of failure
-only some: partial*, subset, cohort*, segment*, region*
 open in the app: deep link*, universal link*, app link*
+open port: exposed, ingress, firewall*, security group*
 open to the internet: public*, exposed, ingress, firewall*, security group*
 open: start*, begin*, launch*, access*, view*
 opt in: consent, opt-in, preference*
@@ -836,6 +852,7 @@ region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*,
 rely on: dependenc*, upstream, requir*
 remember: cach*, persist*, stor*, memoi*
 reminder: notif*, schedul*, cron, nudge*
+remote work: vpn, remote access, zero trust
 rename: alias*, migrat*
 renew: rotat*, expir*, renewal*
 replace: migrat*, supersed*, swap*, deprecat*
@@ -852,6 +869,7 @@ rewrite: refactor*, rewrit*, v2, migrat*
 right to left: rtl, bidi, i18n, arabic, hebrew
 robot: bot*, automat*, ai, agent*
 rounding: precision, decimal*, float*
+rule of thumb: guideline*, convention*, heuristic*
 rule: policy, policies, compliance, regulat*, requirement*
 run again: rerun*, retry*, replay*, backfill*, reprocess*
 run dry: exhaust*, deplet*, starv*
@@ -891,6 +909,7 @@ security hole: vulnerab*, cve*, exploit*
 see inside: observab*, trac*, metric*, dashboard*
 sell: sale*, order*, checkout, listing*
 send out: publish*, dispatch*, deliver*, notif*, broadcast*
+send over: export*, transfer*, upload*, sftp
 send: publish*, emit*, push*, dispatch*, deliver*, export*
 serious: sev*, critical, severity, major
 server room: data center, datacenter, rack*, colo*
@@ -912,6 +931,7 @@ shortcut: workaround*, hack*, tech debt
 show first: rank*, relevan*, boost*, sort*, order*, priorit*
 show old: stale, cache*, outdated, invalidat*
 show up: appear*, visib*, index*, missing, zero result*
+shrink: reduc*, downsiz*, compact*, scale down
 shut down: decommission*, disabl*, sunset*, retir*, shutdown
 sign in: auth*, login*, sso, session*
 sign off: approval*, review*, approv*
@@ -1061,6 +1081,7 @@ transfer money: payout*, wire*, ach, sepa, transfer*
 translate: locali*, i18n, translation*
 trash: soft delete, deleted_at, retention, purg*
 trick email: phishing, spoof*, dmarc, spf
+trim: prun*, truncat*, reduc*
 trouble: issue*, incident*, error*, fail*
 truck: fleet, vehicle*, carrier*
 try again: retry*, retri*, backoff, redeliver*
@@ -1071,6 +1092,7 @@ turn into: convert*, conversion, transform*
 turn it off and on: restart*, reboot*, power cycle*
 turn off: disabl*, decommission*, feature flag, kill switch, shut*, switched off
 turn on: enabl*, feature flag, activat*, switched on
+turn up: scale up, increas*, rais*
 tv: smart tv, tvos, roku, android tv, chromecast
 twice: duplicate*, dedup*, idempoten*, double, at-least-once, replay*
 typo: fuzzy, spell*, typo*, misspell*
@@ -1143,13 +1165,12 @@ who can see: access, permission*, visib*, acl, rbac
 who can: access, permission*, role*, rbac, authori*
 who change: audit*, history, blame, changelog
 who is allowed: permission*, access, authori*, role*
-who know: owner*, expert*, sme, maintainer*
 who look at: access log*, audit*, access*
 who open: access log*, audit*, access*
 who pay: billing, cost allocation, chargeback*, showback, tag*
 who run: owner*, own*, operat*, maintain*
-who they are: kyc, identity, verif*
 who to call: escalat*, on-call, contact*, owner*, pager*
+who touch: audit*, blame, history, chang*, modif*
 who wrote: author*, blame, owner*, codeowner*, commit*
 who: owner*, own*, on-call, oncall, maintain*, team*
 why change: because, after, reason*, root cause
