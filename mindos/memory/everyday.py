@@ -94,6 +94,7 @@ basket: cart*, checkout
 battery: power, charg*, drain*
 behind schedule: delay*, slip*, overdue, late, at risk
 behind: lag*, backlog*
+belgium: europe-west1
 bias: fairness, bias*, skew*
 big file: multipart, chunk*, large object*, size limit, upload limit
 big sale: black friday, cyber monday, promotion*, peak*, flash sale*
@@ -145,6 +146,7 @@ by mistake: accidental*, human error, fat finger*, typo*
 cable: network, fiber, link*, physical
 cache: redis, memcache*, varnish
 calendar: schedul*, ical, booking*
+california: us-west-1
 callback: webhook*, hook*, notification*
 camera: video, image*, rtsp, stream*
 can t connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
@@ -155,6 +157,7 @@ can t reproduce: repro, reproduc*, intermittent*
 can t see: observab*, logging, trac*, blind spot*, visibility
 can t sign in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
 can t watch: playback, geo-block*, drm, licens*
+canada: ca-central-1
 cancel: churn*, unsubscrib*, terminat*, revok*
 candidate: applicant*, ats, recruit*
 cannot connect: connection refused, unreachable, timeout*, network, firewall*, dns, tls
@@ -336,6 +339,7 @@ export: dump*, extract*, etl
 extra check: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 extra detail: enrich*, metadata, lookup*
 extra step: 3ds, 3-d secure, sca, mfa, step-up, challenge*
+failed login: lockout, brute force, login attempt*, rate limit*
 fake email: phishing, spoof*, dmarc, spf, dkim
 fake: fraud*, spoof*, bogus, abuse, mock*, stub*
 fall back: fallback*, failover, degrad*
@@ -382,6 +386,7 @@ forget password: password reset, reset*, account recovery
 forget to: missed, manual*, omission, checklist*, automat*
 forget: evict*, expir*, ttl, purg*
 form: form*, input*, validat*, field*
+frankfurt: eu-central-1
 fraud: chargeback*, risk, fraudulent, suspicious
 free trial: trial*, freemium
 free: free tier, trial*, freemium, no charge
@@ -424,10 +429,12 @@ go up: increas*, rise, rising, spike*, grow*, higher
 go wrong: fail*, error*, incident*, bug*
 goal: target*, objective*, okr*, slo
 good enough: threshold*, acceptance criteria, slo, target*
+good for: valid*, expir*, ttl, lifetime
 google: gcp, bigquery, pubsub, gke, firebase, gcs
 gps: location*, coordinates, geofenc*
 gradual: canary, phased, staged, incremental*, percent*, rollout*
 graph: dashboard*, grafana, metric*, chart*
+graphics card: gpu, a100, h100, cuda, nvidia
 green light: approv*, sign-off, go/no-go, go-ahead
 green: pass*, success*, green build
 group together: batch*, aggregat*, bundl*
@@ -504,8 +511,10 @@ infrastructure as code: terraform, pulumi, cloudformation, ansible
 instead of: replac*, over, rather than, migrat*, alternative*
 instruction: runbook*, playbook*, docs, guide*, readme, how-to
 internet: network, connectivity, egress, ingress, isp
+iowa: us-central1
 ipad: ios, apns, apple, tablet*
 iphone: ios, apns, apple, app store, testflight
+ireland: eu-west-1
 jam: deadlock*, congest*, backlog*, block*, stall*
 job: cron*, batch*, task*, worker*, pipeline*
 join: onboard*, regist*, enrol*
@@ -577,6 +586,7 @@ lock up: deadlock*, hung, lock*, contention, freez*
 lock version: pin*, lockfile*, version*
 log out: session*, token*, expir*, logout, cookie*, idle, max-age, refresh token*
 logs: splunk, elk, loki, kibana, logstash
+london: eu-west-2
 look after: owner*, own*, maintain*, operat*
 look back: postmortem*, retro*, retrospective*, review*, rca
 look broken: css, layout, render*, style*, regression*
@@ -641,9 +651,11 @@ move over: migrat*, cutover, switchover
 move to the new: migrat*, cutover, switchover
 move up a version: bump*, upgrad*
 move: migrat*, relocat*, transfer*, cutover
+mumbai: ap-south-1
 my data: dsar, subject access, export*, gdpr, pii
 name lookup: dns, resolv*
 narrow down: bisect*, isolat*, reproduc*
+netherlands: europe-west4
 never arrive: undeliver*, lost, missing, drop*
 never finish: hang*, hung, timeout*, infinite loop, deadlock*
 never show up: missing, lost, drop*, undeliver*
@@ -661,9 +673,11 @@ next page: pagina*, cursor*, offset*
 night: nightly, overnight, evening, midnight
 no change: freeze, moratorium, change freeze, code freeze, blackout
 no downtime: zero downtime, online migration, expand and contract, blue-green, rolling
+no internet: offline, connectivity, no network
 no log: logging, log*, observab*, missing log*
 no longer support: end of life, eol, deprecat*, unsupported, sunset*
 no response: timeout*, unresponsive, hung, 504, gateway timeout
+no signal: offline, connectivity, no network, reconnect*, cellular
 nobody can use: outage*, unavailable, down, downtime
 nobody notice: unnoticed, silent*, no alert*, monitor*
 noisy neighbor: contention, noisy neighbour*, shared, multi-tenan*
@@ -690,6 +704,7 @@ off hour: off-peak, after-hours, maintenance window, overnight
 office hour: business hours, working hours, support hours
 offline mode: offline, cache*, sync*, connectivity
 offline: outage*, down, unavailable, unreachable, disconnect*
+ohio: us-east-2
 old copy: stale, cache*, snapshot*, backup*
 old data: archiv*, retention, cold storage, stale, legacy
 old phone: min sdk, os version*, backward compat*, legacy, deprecat*
@@ -713,6 +728,7 @@ opt in: consent, opt-in, preference*
 opt out: consent, opt-out, preference*, unsubscrib*
 orchestrator: kubernetes, nomad, ecs, swarm
 order of result: rank*, relevan*, sort*, scor*
+oregon: us-west-2
 other currency: fx, exchange rate*, conversion, multi-currency
 other service: upstream, downstream, dependenc*, integration*
 other team: upstream, downstream, owner*, team*, dependenc*
@@ -743,6 +759,7 @@ page: pages, render*, webpage*, pagina*
 pager: pagerduty, opsgenie, victorops
 paperwork: compliance, documentation, evidence, audit*
 parcel: shipment*, deliver*, tracking, package*
+paris: eu-west-3
 part of a month: proration, prorat*
 part of: partial*, subset, degraded
 pass and fail: flak*, intermittent*, nondetermin*
@@ -846,9 +863,11 @@ recover: restor*, failover, resum*
 recycle bin: soft delete, restor*, retention
 red: fail*, failing, broken, red build
 redo: rerun*, replay*, backfill*, reprocess*, rebuild*
-refresh: invalidat*, purg*, reload*, cache*, ttl, refresh*
+refresh: invalidat*, purg*, reload*, cache*, ttl, refresh*, refresh token*
 refund: chargeback*, revers*, credit*
 region: us-east*, us-west*, eu-west*, eu-central*, ap-southeast*, ap-northeast*, zone
+reliability: slo, sla, availability, error budget, uptime
+reliable: slo, availability, uptime, redundan*
 rely on: dependenc*, upstream, requir*
 remember: cach*, persist*, stor*, memoi*
 reminder: notif*, schedul*, cron, nudge*
@@ -884,6 +903,7 @@ sale: discount*, promo*, black friday, campaign*
 sales tool: crm, salesforce, hubspot
 same thing twice: duplicate*, dedup*, idempoten*
 same thing: duplicate*, dedup*, similar*
+sao paulo: sa-east-1
 save money: cost*, rightsiz*, reserved, savings plan, spot, discount*
 save: persist*, stor*, writ*, checkpoint*, snapshot*
 say the same thing: duplicate*, dedup*, similar*, near-duplicate*
@@ -911,6 +931,7 @@ sell: sale*, order*, checkout, listing*
 send out: publish*, dispatch*, deliver*, notif*, broadcast*
 send over: export*, transfer*, upload*, sftp
 send: publish*, emit*, push*, dispatch*, deliver*, export*
+seoul: ap-northeast-2
 serious: sev*, critical, severity, major
 server room: data center, datacenter, rack*, colo*
 server: host*, node*, instance*, vm
@@ -938,9 +959,11 @@ sign off: approval*, review*, approv*
 sign out: logout, session*, token*
 sign up: regist*, enrol*, onboard*, signup*
 sign: signature*, signing, sign*
+signal: connectivity, network, cellular, reception
 silence: mute*, suppress*, silenc*, snooze*, maintenance window
 silently: silent*, swallow*, unnoticed, no error
 similar: embedding*, vector*, similarity, nearest neighbo*, dedup*
+singapore: ap-southeast-1
 single sign on: sso, okta, saml, oidc
 sit there: hung, stall*, timeout*, pending, block*
 site not found: dns, nxdomain, 404, resolv*
@@ -997,6 +1020,7 @@ step on each other: race condition, conflict*, lock*, contention
 stick to: pin*, lock*, keep
 stick with: pin*, keep, lock*
 stock: inventory, sku*
+stockholm: eu-north-1
 stolen laptop: mdm, full disk encryption, remote wipe, device*
 stop call: circuit breaker*, backoff, kill switch
 stop follow: replicat*, replica*, broken replication
@@ -1029,6 +1053,7 @@ sweep: cleanup, purg*, garbage collect*, janitor*, reaper*
 switch off: disabl*, decommission*, feature flag, shut*, turned off
 switch over: failover, cutover, switchover, promot*
 switch: migrat*, replac*, cutover, toggl*, feature flag*, kill switch
+sydney: ap-southeast-2
 tablet: ipad, android, kiosk*, mobile
 take a while: latency, duration, slow*
 take age: latency, duration, slow*, timeout*
@@ -1062,6 +1087,7 @@ time difference: timezone*, utc, offset*
 time out: timeout*, deadline*, 504, gateway timeout
 to do list: backlog*, ticket*, task*, todo*
 todo: backlog*, ticket*, task*, todo*
+tokyo: ap-northeast-1
 too big: size, oversiz*, limit*, large, exceed*
 too hot: overheat*, thermal, throttl*, cooling
 too many log: verbose, log level, log volume, sampl*
@@ -1121,6 +1147,7 @@ vanish: drop*, lost, missing, evict*, expir*
 vendor: third-party, provider*, external, partner*, supplier*
 video call: webrtc, zoom, meet, turn server, stun
 video: stream*, transcod*, media
+virginia: us-east-1, us-east*
 virus: malware, antivirus, av scan*, clamav
 voice: audio, voip, sip, speech, transcri*
 vote: decision*, consensus, approv*
@@ -1190,6 +1217,7 @@ write up: postmortem*, report*, rca, incident report, document*
 wrong amount: proration, rounding, overcharg*, undercharg*, discrepan*
 wrong answer: accuracy, hallucinat*, precision, error rate, misclassif*
 wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
+wrong password: lockout, failed login*, login attempt*, brute force, invalid credential*
 wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
 yearly: annual*, anniversary
