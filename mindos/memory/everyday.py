@@ -68,6 +68,7 @@ arrive late: late-arriving, late arriving, watermark*, lag*, delay*
 arrive: deliver*, receiv*, ingest*, land*
 asia: apac, ap-southeast*, ap-northeast*, ap-south*, asia-pacific
 ask: contact*, owner*, channel*, support
+assembly line: production line, plc, mes, oee
 at night: off-peak, overnight, nightly
 at random: intermittent*, sporadic*, nondetermin*, flak*, race condition
 at the same time: concurren*, parallel*, simultaneous*, race condition
@@ -120,6 +121,7 @@ box: host*, server*, machine*, node*
 break in: breach*, intrusion*, compromis*, unauthori*
 break up: split*, shard*, partition*, decompos*
 break: fail*, error*, regression*, broken, outage*, bug*, incident*, deprecat*, incompatib*, breaking change*
+breaking news: alert*, push*, urgent
 bring back: restor*, recover*, rollback*, undelet*
 bring down: cascad*, outage*, single point of failure, spof
 broken link: 404, dead link*, redirect*
@@ -132,6 +134,7 @@ buffer: bitrate, rebuffer*, cdn, stall*
 bug report: issue*, ticket*, bug*, defect*, triag*
 build break: ci, pipeline*, build fail*, red build, broken build
 bump up: increas*, rais*, bump*
+bus late: eta, delay*, gps, avl
 busiest day: peak*, black friday, record traffic
 busiest time: peak*, busiest, traffic
 business day: working day*, business day*, t+1, settlement*
@@ -188,6 +191,7 @@ chatbot: llm, bot*, assistant*, gpt, model*
 chatty: noisy, verbose, log volume, alert fatigue
 cheap storage: cold storage, glacier, archive tier, coldline, infrequent access
 cheap: cost*, pric*, budget*, spot
+cheat: plagiarism, proctor*, academic integrity, cheat*
 check my work: review*, reviewer*, verif*
 check who: kyc, identity, verif*, background check*
 check: validat*, verif*, audit*, inspect*, monitor*, health check
@@ -198,6 +202,7 @@ chop off: truncat*
 choppy: lag*, frame*, fps, tick rate, jitter, stutter*
 ci: jenkins, github actions, gitlab, circleci, buildkite, travis
 clash: conflict*, collision*, race condition, overlap*
+class list: roster*, enrol*, enrollment
 class: course*, section*, module*
 clean code: refactor*, cleanup, tech debt, lint*
 clean up: purg*, prun*, garbage, vacuum*, retention, cleanup, compact*
@@ -240,13 +245,16 @@ copy of production: staging, snapshot*, clone*, anonymi*
 copy of the data: replica*, replicat*, snapshot*, backup*
 copy over: replicat*, sync*, migrat*, export*, import*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
+correction: erratum, errata, correction*, retraction*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
 country: geo*, region*, locale*, geoip, geo-block*, jurisdiction*
 cover for: on-call, backup, swap*, rota, override*
 crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
 crawl: latency, slow*, degrad*, throughput
 creep up: leak*, grow*, drift*, gradual*, increas*
+crew: roster*, duty, rest rule*, ftl, pairing*
 crm: salesforce, hubspot, dynamics
+crop: yield*, harvest*, planting
 crowd: traffic, load, concurren*, surge*
 customer support: support, helpdesk, zendesk, ticket*, intercom
 customer: user*, client*, tenant*, account*, subscriber*
@@ -268,6 +276,7 @@ decide: decision*, chose, chosen, adr
 decline: declin*, reject*, denied, payment fail*
 deep into the list: pagination, offset*, deep page*
 delay: latency, lag*
+delayed flight: delay*, irops, disruption*
 delete a customer: erasure, gdpr, deletion request*, anonymi*
 delete by mistake: restor*, backup*, soft delete, undelete, accidental*
 delete my data: erasure, right to be forgotten, gdpr, deletion request*, dsar
@@ -304,6 +313,8 @@ earlier: advance*, moved, before
 early access: beta, preview, feature flag*, waitlist*
 early warning: alert*, threshold*, canary, monitor*, anomal*
 eat: consum*, memory, leak*, exhaust*, cpu
+electricity use: consumption, kwh, load, demand
+electricity: power, kwh, energy, grid, utility
 email check: spf, dkim, dmarc
 email look wrong: template*, html, render*
 email: smtp, mail*, newsletter*, notif*, sendgrid, mailgun, ses, postmark, mailchimp, spf, dkim, dmarc
@@ -339,6 +350,7 @@ export: dump*, extract*, etl
 extra check: 3ds, 3-d secure, sca, mfa, step-up, challenge*
 extra detail: enrich*, metadata, lookup*
 extra step: 3ds, 3-d secure, sca, mfa, step-up, challenge*
+factory: plant, production, mes, scada, plc
 failed login: lockout, brute force, login attempt*, rate limit*
 fake email: phishing, spoof*, dmarc, spf, dkim
 fake: fraud*, spoof*, bogus, abuse, mock*, stub*
@@ -351,6 +363,7 @@ fan out: fanout, fan-out, broadcast*, pubsub
 far away: latency, region*, cdn, edge, geo*
 fast: latency, throughput, quick*
 faster: latency, throughput, optimi*, speedup
+faulty: defect*, fault*, malfunction*, reject*
 feature flag: launchdarkly, unleash, flagsmith
 feature request: roadmap*, backlog*, enhancement*, rfc
 feed: pipeline*, ingest*, stream*, import*
@@ -373,6 +386,7 @@ firewall: security group*, acl, ingress, egress, allowlist*
 first time slow: cold start, warm*, cache miss*
 fix: resolv*, mitigat*, remediat*, workaround*
 flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
+flight delay: delay*, irops, disruption*
 flip flop: flapping, flap*, oscillat*
 flood: spike*, surge*, burst*, storm
 follow a request: trac*, span*, opentelemetry, correlation id*, request id*
@@ -432,6 +446,7 @@ good enough: threshold*, acceptance criteria, slo, target*
 good for: valid*, expir*, ttl, lifetime
 google: gcp, bigquery, pubsub, gke, firebase, gcs
 gps: location*, coordinates, geofenc*
+grade: gradebook, assessment*, mark*, score*
 gradual: canary, phased, staged, incremental*, percent*, rollout*
 graph: dashboard*, grafana, metric*, chart*
 graphics card: gpu, a100, h100, cuda, nvidia
@@ -470,10 +485,12 @@ hole: vulnerab*, cve*, exploit*, gap*
 holiday: freeze, blackout, moratorium, pto, leave, vacation
 home address: postal, geocod*, address*, postcode*, zip
 home screen: widget*, launcher, icon*
+homework: assignment*, submission*, coursework
 hook up: integrat*, connect*, wir*
 hosting provider: aws, gcp, azure, heroku, vercel, netlify, digitalocean, hetzner
 hosting: host*, aws, gcp, azure, heroku, vercel, netlify
 hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
+hotel room: inventory, reservation*, pms, allotment*
 how accurate: accuracy, precision, error rate, tolerance
 how bad: severity, sev*, impact, blast radius
 how big: size, capacity, volume, gb, tb
@@ -493,6 +510,7 @@ how soon: within, sla, deadline*, minutes, hours
 human check: human in the loop, review*, moderation, label*
 human error: manual*, typo*, fat finger*, mistake*
 human resource: hris, payroll, people ops, workday, bamboohr
+humid: humidity, rh, dew point
 idea: proposal*, rfc, design doc*, adr
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
 identity: kyc, verif*, id check*, onfido, jumio, identity verification
@@ -604,6 +622,8 @@ lost contact: heartbeat*, disconnect*, offline, unreachable, last seen
 lost laptop: mdm, full disk encryption, remote wipe, device*
 lost phone: mdm, remote wipe, device*
 lost: loss, drop*, missing, discard*
+machine break: downtime, maintenance, mtbf, breakdown*
+machine down: downtime, maintenance, breakdown*
 machine: host*, server*, node*, instance*, vm, cluster*, ec2, vm*
 main copy: primary, master, leader, writer, source of truth
 main database: primary, master, writer, leader
@@ -621,6 +641,7 @@ match: mismatch*, reconcil*, discrepan*
 max out: saturat*, exhaust*, limit*, cap*, 100%, pegged
 max: maximum, limit*, cap, ceiling, quota*
 measure: metric*, monitor*, instrument*, benchmark*
+medical scan: imaging, pacs, dicom, radiology
 medical: phi, hipaa, clinical, ehr, emr
 medicine: medication*, prescription*, drug*
 meeting: standup*, sync*, review*, retro*, sprint*
@@ -628,6 +649,8 @@ merge button: ci, required check*, branch protection
 mess up: corrupt*, broken, inconsisten*, bug*, incorrect
 mess: tech debt, technical debt, cleanup, refactor*
 message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
+meter reading: ami, smart meter*, reading*, usage
+meter: smart meter*, ami, reading*, meter*
 metrics: prometheus, grafana, datadog, statsd
 microsoft: azure, aks, entra, office 365, o365
 minor: sev3, low priority, cosmetic
@@ -668,6 +691,7 @@ new year: year rollover, year-end, date*, january
 new: latest, upgrade*, migrat*
 newer: upgrad*, bump*, latest
 news feed: feed*, timeline, fan-out, fanout
+news story: article*, cms, post*, publish*
 next month: upcoming, roadmap*, planned, scheduled
 next page: pagina*, cursor*, offset*
 night: nightly, overnight, evening, midnight
@@ -698,6 +722,7 @@ now and then: intermittent*, sporadic*, occasional*, flak*
 number off: discrepan*, mismatch*, data quality, reconcil*
 numbers off: discrepan*, mismatch*, data quality, reconcil*
 numbers: metric*, figures, count*, stats, statistic*
+nurse: clinician*, staff, rn
 object store: s3, gcs, minio, blob storage
 off by an hour: timezone*, time zone, dst, daylight saving, utc
 off hour: off-peak, after-hours, maintenance window, overnight
@@ -740,6 +765,7 @@ out of space: disk full, disk, storage, capacity, quota*, volume*
 out of sync: drift*, replication lag, inconsisten*, stale, diverg*
 outside code: dependenc*, third-party, vendor*, librar*
 outside world: egress, ingress, public, internet, nat
+overbooked: overbook*, inventory, oversell*
 overload: saturat*, load, capacity, throttl*, spike*, surge*
 overnight job: batch*, nightly, etl, cron
 overnight: nightly, night
@@ -777,6 +803,7 @@ pay: payment*, billing, charge*, invoice*, checkout
 paycheck: payroll, salary, wage*
 payment company: psp, processor, stripe, adyen, braintree, paypal, acquirer
 payment provider: stripe, adyen, braintree, paypal, worldpay
+paywall: subscription*, metering, metered, premium
 pdf: document*, render*, export*, report*
 peak: peak*, spike*, busiest, traffic
 peg: saturat*, 100%, cpu, pegged
@@ -804,8 +831,10 @@ plug in: integrat*, plugin*, connect*
 point in time: pitr, snapshot*, backup*
 point to: dns, cname, alias*, record*, rout*
 postcode: zip, postal, geocod*
+power bill: tariff*, kwh, energy cost*, utility bill*
 power cut: outage*, ups, generator*, blackout
 power cycle: restart*, reboot*
+power grid: utility, feeder*, substation*, grid
 practice: dry run, rehearsal*, drill*, game day, staging
 predict: predict*, model*, inference, forecast*
 prepare: prepar*, capacity plan*, load test*, readiness, runbook*
@@ -835,6 +864,7 @@ push: publish*, send*, export*, notif*
 put back: rollback*, revert*, restor*
 put on hold: pause*, suspend*, freeze, defer*
 put out: releas*, publish*, deploy*
+quality check: qa, qc, inspection*, defect*
 quarter: q1, q2, q3, q4, quarterly
 queue: kafka, rabbitmq, sqs, pubsub, nats, pulsar, kinesis, activemq, celery
 quick fix: hotfix*, workaround*, patch*, stopgap
@@ -920,6 +950,7 @@ search engine: elasticsearch, opensearch, solr, algolia, meilisearch
 search fast: index*, cache*
 search result: relevan*, rank*, index*, reindex*, query
 search: index*, reindex*, elasticsearch, opensearch, relevan*, query
+seat: seat map*, inventory, allocation*
 second factor: mfa, 2fa, two-factor
 second pair of eye: review*, reviewer*, four eyes, peer review
 second step: mfa, 2fa, totp, otp, two-factor
@@ -981,6 +1012,8 @@ smart: model*, ml, ai, machine learning, heuristic*
 sms: twilio, vonage, nexmo, sns, messagebird
 sneak peek: preview, beta
 social media: twitter, facebook, instagram, linkedin, tiktok, social
+soil: moisture, sensor*, substrate
+solar panel: pv, photovoltaic, inverter*, solar
 sold out: inventory, out of stock, oversell*, stock*
 solve: resolv*, fix*, mitigat*, workaround*
 some country: geo-block*, geoip, geo*, region*, sanction*
@@ -994,6 +1027,7 @@ sound: audio, volume, codec*
 space: disk*, storage, capacity, volume*, quota*
 spam folder: deliverability, spf, dkim, dmarc, reputation, spam*
 spam: abuse, rate limit, captcha, bot*
+spare part: inventory, spares, parts, maintenance
 spare: replica*, standby, failover, redundan*, reserve*, backup*
 speed up search: index*, cache*
 speed up: optimi*, cach*, latency, speedup, parallel*
@@ -1074,6 +1108,7 @@ tell customer: status page, notif*, comms, announc*
 tell: notif*, alert*, email*, messag*
 temperature: thermal, overheat*, hvac, sensor*
 test data: fixture*, seed*, synthetic, sample data
+test result: lab result*, lis, hl7, result*
 test: staging, canary, qa
 text: sms, messag*
 their end: upstream, vendor*, provider*, third-party, external
@@ -1082,9 +1117,11 @@ third party: vendor*, external, upstream, provider*, partner*
 through the system: end-to-end, distributed, trac*, pipeline*
 throw away: discard*, drop*, purg*, evict*, delet*
 thundering herd: stampede, cache stampede, burst*, retry storm
+ticket sale: box office, ticketing, inventory, seat*
 tidy: purg*, prun*, cleanup, compact*
 time difference: timezone*, utc, offset*
 time out: timeout*, deadline*, 504, gateway timeout
+timetable: schedul*, gtfs, roster*, calendar*
 to do list: backlog*, ticket*, task*, todo*
 todo: backlog*, ticket*, task*, todo*
 tokyo: ap-northeast-1
@@ -1158,6 +1195,7 @@ wait in line: queue*, backlog*, pending
 wait on each other: deadlock*, contention, lock*, circular
 wait: timeout*, latency, queue*, pending, block*, delay*
 waiting list: queue*, backlog*, waitlist*
+waiting room: queue*, triage*, check-in, wait time*
 wake up: pager*, paging, paged, on-call, oncall, alert*
 wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
 warehouse: fulfil*, inventory, depot*
@@ -1167,8 +1205,10 @@ warn: alert*, alarm*, notif*, threshold*, pager*, paging
 warning: alert*, alarm*, notif*, threshold*
 waste: idle, unused, overprovision*, rightsiz*, cost*
 watch: monitor*, observ*, alert*, dashboard*, playback, stream*, view*
+watering: irrigation, valve*, drip, sprinkler*
 weak spot: single point of failure, spof, bottleneck*
 weakness: vulnerab*, cve*, exploit*, flaw*
+wear and tear: maintenance, wear*, lifespan, predictive maintenance
 wear out: degrad*, endurance, wear*, lifespan
 weather: forecast*, noaa, meteo*
 web address: dns, domain*, url*, hostname*
@@ -1220,6 +1260,7 @@ wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
 wrong password: lockout, failed login*, login attempt*, brute force, invalid credential*
 wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
+x ray: imaging, pacs, dicom, radiology
 yearly: annual*, anniversary
 yesterday: daily, previous day, d-1, t-1
 zip code: postcode*, postal, geocod*
