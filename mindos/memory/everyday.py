@@ -32,6 +32,7 @@ Design decisions
 
 # Everyday word or phrase (base forms) -> the technical words a note uses for it.
 EVERYDAY = """
+abandon: abandon*, drop-off, churn*
 abroad: international, cross-border, geo*, region*
 accessible: accessibility, a11y, aria, wcag, screen reader*
 accidentally: accidental*, human error, fat finger*
@@ -272,6 +273,7 @@ date format: locale*, iso 8601, date format*, i18n
 dawn: sunrise, morning, early
 dead: down, outage*, crash*, unresponsive, dead letter, dlq
 deadline: cutoff, due, sla, expir*
+deal with: handl*, mitigat*, process*, runbook*
 decide: decision*, chose, chosen, adr
 decline: declin*, reject*, denied, payment fail*
 deep into the list: pagination, offset*, deep page*
@@ -288,6 +290,7 @@ designer: design*, ux, ui, figma
 device: iot, firmware, edge, hardware
 dial down: reduc*, throttl*, lower*, decreas*
 die: crash*, oom*, kill*, terminat*, exit*, dead letter, dlq
+dip: decreas*, drop*, declin*
 disagree: inconsisten*, mismatch*, diverg*, conflict*, split brain
 disappear: drop*, lost, missing, evict*, delet*, purg*, expir*
 disaster: disaster recovery, dr, failover, backup*, bcp
@@ -367,6 +370,7 @@ faulty: defect*, fault*, malfunction*, reject*
 feature flag: launchdarkly, unleash, flagsmith
 feature request: roadmap*, backlog*, enhancement*, rfc
 feed: pipeline*, ingest*, stream*, import*
+fewer people buy: conversion*, funnel, checkout abandon*, drop-off
 fewer server: scale in, scale down, downsiz*, rightsiz*
 figure out: investigat*, debug*, diagnos*, root cause
 file drop: sftp, s3, bucket*, upload*
@@ -425,6 +429,7 @@ get worse over time: drift*, degrad*, decay*, retrain*
 get worse: degrad*, regress*, increas*
 give access: grant*, provision*, permission*, role*
 give everyone: full rollout, rollout*, 100%, general availability, ga
+give up on checkout: cart abandon*, checkout abandon*, drop-off, funnel
 give up: timeout*, abandon*, dead letter, dlq, max retries, retry*, times out, timed out, time out
 glitch: bug*, intermittent*, error*
 go around in circle: loop*, redirect loop, infinite loop, cycle*
@@ -434,6 +439,7 @@ go dark: outage*, offline, down, blackout, unreachable
 go down: outage*, downtime, unavailable, offline, down
 go live: launch*, releas*, cutover, deploy*
 go missing: lost, missing, drop*, gap*, orphan*
+go off: alert*, alarm*, trigger*, fired
 go offline: outage*, offline, down, unavailable
 go out: releas*, deploy*, dispatch*, send*
 go over: exceed*, overrun*, breach*, overage*
@@ -524,6 +530,7 @@ in charge: owner*, own*, responsib*, maintain*, on-call, oncall
 in line: queue*, backlog*, pending
 in order: order*, sequen*, fifo
 in sync: replicat*, consisten*, sync*
+income: revenue, earnings, mrr, arr
 incoming: inbound, webhook*, ingest*, receiv*
 infrastructure as code: terraform, pulumi, cloudformation, ansible
 instead of: replac*, over, rather than, migrat*, alternative*
@@ -553,7 +560,7 @@ keep restart: crashloop*, crash loop, restart*, oom, backoff, flapping
 keep track: track*, monitor*, log*, inventory, record*
 keep: retain*, retention, persist*, stor*, archiv*
 key: secret*, credential*, token*
-kick off: evict*, preempt*, disconnect*, logout
+kick off: evict*, preempt*, disconnect*, logout, trigger*, start*, launch*
 kick out: session*, logout, logged out, expir*, token*, revok*, evict*
 kill: terminat*, sigkill, oom
 knob: config*, tunable*, parameter*, setting*, flag*
@@ -631,6 +638,7 @@ main one: primary, master, leader
 maintenance: maintenance window, scheduled downtime, upkeep
 make it happen again: reproduc*, repro, replay*
 make lookup faster: index*, cache*
+make money: revenue, monetiz*, pricing
 make sure: ensure*, check*, validat*, guarantee*, assert*, verif*
 make thing up: hallucinat*, grounding, fabricat*
 map: geocod*, maps, mapbox, coordinates, gis, geospatial
@@ -662,6 +670,7 @@ money back: refund*, chargeback*, revers*
 money go missing: reconcil*, discrepan*, ledger*
 money: payment*, billing, revenue, charge*, invoice*, cost*
 monitoring: prometheus, grafana, datadog, newrelic, nagios, zabbix
+monthly income: mrr, revenue
 more and more: leak*, growth, grow*, unbounded, increas*
 more machines: scale out, autoscal*, horizontal*, replica*, nodes
 more server: scale out, autoscal*, horizontal*, replica*, nodes
@@ -707,6 +716,7 @@ nobody notice: unnoticed, silent*, no alert*, monitor*
 noisy neighbor: contention, noisy neighbour*, shared, multi-tenan*
 noisy neighbour: contention, noisy neighbor*, shared, multi-tenan*
 noisy: alert fatigue, flapping, false positive*, noise
+nosedive: drop*, declin*, plummet*
 not allowed: forbidden, denied, prohibit*, must not, blocked, policy
 not arrive: undeliver*, bounc*, drop*, lost, missing
 not match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
@@ -830,6 +840,7 @@ planned outage: maintenance window, scheduled downtime, maintenance
 plug in: integrat*, plugin*, connect*
 point in time: pitr, snapshot*, backup*
 point to: dns, cname, alias*, record*, rout*
+pop up: popup*, modal*, dialog*, notification*
 postcode: zip, postal, geocod*
 power bill: tariff*, kwh, energy cost*, utility bill*
 power cut: outage*, ups, generator*, blackout
@@ -966,6 +977,7 @@ seoul: ap-northeast-2
 serious: sev*, critical, severity, major
 server room: data center, datacenter, rack*, colo*
 server: host*, node*, instance*, vm
+set off: trigger*, fire*, alert*
 set up: config*, provision*, install*, bootstrap*
 settings: config*, configuration, flag*, env*
 setup: config*, provision*, install*, bootstrap*
@@ -989,6 +1001,7 @@ sign in: auth*, login*, sso, session*
 sign off: approval*, review*, approv*
 sign out: logout, session*, token*
 sign up: regist*, enrol*, onboard*, signup*
+sign ups drop: conversion*, funnel, signup*, declin*
 sign: signature*, signing, sign*
 signal: connectivity, network, cellular, reception
 silence: mute*, suppress*, silenc*, snooze*, maintenance window
@@ -999,6 +1012,7 @@ single sign on: sso, okta, saml, oidc
 sit there: hung, stall*, timeout*, pending, block*
 site not found: dns, nxdomain, 404, resolv*
 skip: bypass*, omit*, ignor*
+skyrocket: spike*, surge*, increas*
 slip: delay*, slip*, postpon*
 slow down: latency, degrad*, throttl*, bottleneck*
 slow them down: throttl*, rate limit*, backpressure, backoff
@@ -1092,6 +1106,7 @@ tablet: ipad, android, kiosk*, mobile
 take a while: latency, duration, slow*
 take age: latency, duration, slow*, timeout*
 take away access: revok*, deprovision*, offboard*, remov*
+take care of: handl*, own*, maintain*, responsib*
 take down everything: cascad*, single point of failure, spof, blast radius
 take forever: latency, timeout*, slow
 take long: latency, duration, timeout*, slow
@@ -1145,6 +1160,7 @@ translate: locali*, i18n, translation*
 trash: soft delete, deleted_at, retention, purg*
 trick email: phishing, spoof*, dmarc, spf
 trim: prun*, truncat*, reduc*
+triple: increas*, 3x, tripl*
 trouble: issue*, incident*, error*, fail*
 truck: fleet, vehicle*, carrier*
 try again: retry*, retri*, backoff, redeliver*
