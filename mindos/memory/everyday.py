@@ -225,6 +225,7 @@ close: end*, cutoff, deadline*, shut*
 cloud: aws, gcp, azure
 code change: commit*, pull request*, pr, diff*, patch*
 code on phone: otp, totp, mfa, 2fa, sms
+cold snap: freez*, temperature, peak demand
 cold: temperature, refrigerat*, cold chain, freez*
 color blind: contrast, accessibility, wcag
 colour blind: contrast, accessibility, wcag
@@ -388,6 +389,7 @@ fingerprint: biometric*, touch id, face id, checksum*, hash*
 fire drill: drill*, game day, chaos, disaster recovery
 firewall: security group*, acl, ingress, egress, allowlist*
 first time slow: cold start, warm*, cache miss*
+fix a mistake: correction*, erratum, amend*, revert*
 fix: resolv*, mitigat*, remediat*, workaround*
 flaky: intermittent*, flak*, sporadic*, nondetermin*, race condition, retry*
 flight delay: delay*, irops, disruption*
@@ -474,6 +476,8 @@ handle more: scal*, capacity, throughput, autoscal*
 hang on to: retain*, retention
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
 health data: phi, hipaa, ehr
+heat wave: heatwave, heat, peak demand, temperature
+heatwave: heat, peak demand, temperature
 heavy page: bundle size, payload, js, asset*
 heavy: load, large, expensive
 help desk: zendesk, freshdesk, servicenow, ticket*, helpdesk
@@ -495,6 +499,7 @@ homework: assignment*, submission*, coursework
 hook up: integrat*, connect*, wir*
 hosting provider: aws, gcp, azure, heroku, vercel, netlify, digitalocean, hetzner
 hosting: host*, aws, gcp, azure, heroku, vercel, netlify
+hot spell: heatwave, heat, peak demand, temperature
 hot: hot spot*, hotspot*, hot key*, hot partition*, overheat*, thermal
 hotel room: inventory, reservation*, pms, allotment*
 how accurate: accuracy, precision, error rate, tolerance
@@ -700,7 +705,6 @@ new year: year rollover, year-end, date*, january
 new: latest, upgrade*, migrat*
 newer: upgrad*, bump*, latest
 news feed: feed*, timeline, fan-out, fanout
-news story: article*, cms, post*, publish*
 next month: upcoming, roadmap*, planned, scheduled
 next page: pagina*, cursor*, offset*
 night: nightly, overnight, evening, midnight
@@ -837,6 +841,7 @@ plan b: fallback*, failover, contingency, disaster recovery
 plan route: route*, optimi*, dispatch*, solver*
 plan: roadmap*, schedul*, design*
 planned outage: maintenance window, scheduled downtime, maintenance
+plastic: resin, polymer, material*
 plug in: integrat*, plugin*, connect*
 point in time: pitr, snapshot*, backup*
 point to: dns, cname, alias*, record*, rout*
@@ -846,6 +851,7 @@ power bill: tariff*, kwh, energy cost*, utility bill*
 power cut: outage*, ups, generator*, blackout
 power cycle: restart*, reboot*
 power grid: utility, feeder*, substation*, grid
+power line: feeder*, grid, transmission, distribution line*
 practice: dry run, rehearsal*, drill*, game day, staging
 predict: predict*, model*, inference, forecast*
 prepare: prepar*, capacity plan*, load test*, readiness, runbook*
@@ -1079,6 +1085,7 @@ stop: halt*, disabl*, kill*, terminat*, abort*, suspend*
 stopgap: workaround*, hotfix*, temporary
 storage: s3, gcs, minio, ebs, nfs
 store: persist*, bucket*, database, s3, disk
+story: article*, cms, post*, publish*
 strange login: anomal*, impossible travel, account takeover, alert*
 stream: kafka, kinesis, pulsar, flink, pubsub
 streaming: kafka, kinesis, pulsar, flink, pubsub
@@ -1196,6 +1203,7 @@ upload: ingest*, import*, attachment*
 uptime: availability, sla, slo, nines
 urgent: priorit*, sev1, sev*, p0, p1, critical, hotfix*, escalat*
 use up: exhaust*, consum*, quota*, deplet*
+user story: ticket*, backlog*, requirement*, jira
 vanish: drop*, lost, missing, evict*, expir*
 vendor: third-party, provider*, external, partner*, supplier*
 video call: webrtc, zoom, meet, turn server, stun

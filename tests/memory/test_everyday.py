@@ -211,11 +211,11 @@ def _found_in_top5(conn, blind, ids):
 
 
 def test_a_blind_set_of_plain_word_questions_finds_trade_word_notes(conn, monkeypatch):
-    """150 questions written for this check, none sharing its answer's key words: the
+    """200 questions written for this check, few sharing their answer's key words: the
     everyday table carries most of them into the top 5 (without it, far fewer)."""
     ids = _blind_home(conn)
     with_table = _found_in_top5(conn, blind, ids)
-    assert with_table >= 0.85
+    assert with_table >= 0.8
     monkeypatch.setattr(everyday, "EVERYDAY", "\n")
     monkeypatch.setattr(retrieval, "_ENTRIES", {})
     without = _found_in_top5(conn, blind, ids)
