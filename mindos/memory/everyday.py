@@ -160,6 +160,7 @@ can t read: pars*, decod*, deserializ*, corrupt*, encoding, unreadable
 can t reproduce: repro, reproduc*, intermittent*
 can t see: observab*, logging, trac*, blind spot*, visibility
 can t sign in: auth*, login*, sso, session*, lockout, locked, credential*, 401, mfa
+can t tell apart: collision*, ambiguous, duplicate*, uniqueness
 can t watch: playback, geo-block*, drm, licens*
 canada: ca-central-1
 cancel: churn*, unsubscrib*, terminat*, revok*
@@ -275,6 +276,7 @@ dawn: sunrise, morning, early
 dead: down, outage*, crash*, unresponsive, dead letter, dlq
 deadline: cutoff, due, sla, expir*
 deal with: handl*, mitigat*, process*, runbook*
+decide which: routing, rule*, criteria, algorithm*, priorit*
 decide: decision*, chose, chosen, adr
 decline: declin*, reject*, denied, payment fail*
 deep into the list: pagination, offset*, deep page*
@@ -313,6 +315,7 @@ drag: latency, slow*, degrad*
 drop off: decreas*, declin*, dip*, fell
 drop: remov*, deprecat*, decommission*, discard*, lost, loss, packet loss, shed*, reject*
 due: deadline*, cutoff, expir*
+each other s data: isolation, multi-tenan*, cross-tenant
 earlier: advance*, moved, before
 early access: beta, preview, feature flag*, waitlist*
 early warning: alert*, threshold*, canary, monitor*, anomal*
@@ -555,6 +558,7 @@ keep a copy: cach*, replica*, snapshot*, backup*
 keep crash: crashloop*, crash loop, restart*, oom, panic*
 keep disconnect: reconnect*, disconnect*, flapping, websocket*, keepalive, idle timeout
 keep fail: retry*, flapping, repeated*, crashloop*, backoff
+keep from: prevent*, guard*, protect*
 keep get: repeat*, recurr*, retri*, retry*, again
 keep go: graceful degrad*, fallback*, resilien*
 keep grow: leak*, unbounded, growth, bloat*
@@ -622,6 +626,7 @@ look back: postmortem*, retro*, retrospective*, review*, rca
 look broken: css, layout, render*, style*, regression*
 look into: investigat*, triag*, debug*, root cause
 look over: review*, audit*, inspect*
+look the same: duplicate*, dedup*, collision*
 look up: lookup*, search*, query, queri*, index*
 look wrong: css, layout, render*, style*, regression*
 lookup table: index*, cache*, dictionary, mapping*
@@ -763,12 +768,14 @@ open in the app: deep link*, universal link*, app link*
 open port: exposed, ingress, firewall*, security group*
 open to the internet: public*, exposed, ingress, firewall*, security group*
 open: start*, begin*, launch*, access*, view*
+opponent: matchmak*, pairing*, match*
 opt in: consent, opt-in, preference*
 opt out: consent, opt-out, preference*, unsubscrib*
 orchestrator: kubernetes, nomad, ecs, swarm
 order of result: rank*, relevan*, sort*, scor*
 oregon: us-west-2
 other currency: fx, exchange rate*, conversion, multi-currency
+other customer: tenant isolation, cross-tenant, multi-tenan*, rls, row-level security
 other service: upstream, downstream, dependenc*, integration*
 other team: upstream, downstream, owner*, team*, dependenc*
 out of date: stale, outdated, expired, old
@@ -975,6 +982,7 @@ secret store: vault, kms, secrets manager
 secure connection: tls, https, ssl, cert*
 security hole: vulnerab*, cve*, exploit*
 see inside: observab*, trac*, metric*, dashboard*
+see other: isolation, cross-tenant, leak*, authori*
 sell: sale*, order*, checkout, listing*
 send out: publish*, dispatch*, deliver*, notif*, broadcast*
 send over: export*, transfer*, upload*, sftp
@@ -1078,6 +1086,7 @@ stockholm: eu-north-1
 stolen laptop: mdm, full disk encryption, remote wipe, device*
 stop call: circuit breaker*, backoff, kill switch
 stop follow: replicat*, replica*, broken replication
+stop from: prevent*, block*, guard*, restrict*
 stop get email: unsubscrib*, suppression*, opt out, opt-out
 stop respond: unresponsive, hung, timeout*, health check*, liveness
 stop work: fail*, outage*, error*, down, regression*, sunset*, deprecat*, end of life, eol, retir*
@@ -1126,6 +1135,7 @@ tap a link: deep link*, universal link*, app link*
 tax: vat, gst, withholding
 teach: train*, fine-tun*, label*
 teacher: instructor*, faculty, lecturer*
+tell apart: collision*, ambiguous, duplicate*, uniqueness, distinguish*
 tell customer: status page, notif*, comms, announc*
 tell: notif*, alert*, email*, messag*
 temperature: thermal, overheat*, hvac, sensor*
@@ -1155,6 +1165,7 @@ too many: limit*, quota*, exceed*, throttl*, rate limit, cap
 too much access: least privilege, overprivileg*, permission*, scope*
 too much data: volume, retention, partition*, archiv*, scal*
 too much: limit*, quota*, exceed*, excess*
+too old: stale, expired, ttl, outdated, legacy, eol
 too warm: temperature, threshold*, excursion*, overheat*
 tool: cli, script*, utility, service*
 top result: rank*, relevan*, boost*, scor*
@@ -1280,8 +1291,11 @@ write down: document*, docs, runbook*, wiki, adr
 write up: postmortem*, report*, rca, incident report, document*
 wrong amount: proration, rounding, overcharg*, undercharg*, discrepan*
 wrong answer: accuracy, hallucinat*, precision, error rate, misclassif*
+wrong customer: cross-tenant, misrout*, leak*, isolation
 wrong number: mismatch*, discrepan*, inconsisten*, stale, incorrect
 wrong password: lockout, failed login*, login attempt*, brute force, invalid credential*
+wrong person: misrout*, misdeliver*, authori*, leak*
+wrong place: misrout*, rout*, misdeliver*, wrong destination
 wrong thing first: rank*, relevan*, boost*, sort*, order*
 wrong: incorrect, mismatch*, bug*, invalid, inconsisten*, corrupt*
 x ray: imaging, pacs, dicom, radiology
