@@ -53,6 +53,7 @@ ahead: advance, in advance, before, early
 ai: llm, model*, ml, gpt, openai, anthropic, machine learning
 alert: notif*, push*
 all at once: batch*, bulk, burst*, simultaneous*
+allow: permit*, allowlist*, authori*, whitelist*
 allowed: permit*, limit*, quota*, authori*, allowlist*, whitelist*
 always on: availability, high availability, redundan*, failover
 amazon: aws, kinesis, sqs, s3, ec2, dynamodb, lambda
@@ -94,6 +95,7 @@ banned: prohibit*, forbidden, blocklist*, denylist*, must not
 barcode: scan*, sku*, qr, ean, upc
 basket: cart*, checkout
 battery: power, charg*, drain*
+begin: start*, launch*, init*
 behind schedule: delay*, slip*, overdue, late, at risk
 behind: lag*, backlog*
 belgium: europe-west1
@@ -110,6 +112,7 @@ blank: null*, empty, missing, default*
 blip: transient, intermittent*, glitch*, brief outage, hiccup*
 block: denied, deny, forbidden, firewall*, blocklist*, reject*
 blow up: spike*, surge*, crash*, explod*
+blur: mask*, redact*, pixelat*
 blurry: resolution, compress*, bitrate
 booking: reservation*, appointment*, slot*
 boot: startup, init*, cold start, reboot*
@@ -135,6 +138,7 @@ buffer: bitrate, rebuffer*, cdn, stall*
 bug report: issue*, ticket*, bug*, defect*, triag*
 build break: ci, pipeline*, build fail*, red build, broken build
 bump up: increas*, rais*, bump*
+bunch: batch*, bulk, group*
 bus late: eta, delay*, gps, avl
 busiest day: peak*, black friday, record traffic
 busiest time: peak*, busiest, traffic
@@ -203,6 +207,7 @@ choose: decision*, select*, chose*, adr
 chop off: truncat*
 choppy: lag*, frame*, fps, tick rate, jitter, stutter*
 ci: jenkins, github actions, gitlab, circleci, buildkite, travis
+city: region*, geo*, locale*, locat*
 clash: conflict*, collision*, race condition, overlap*
 class list: roster*, enrol*, enrollment
 class: course*, section*, module*
@@ -212,6 +217,7 @@ clean: sanitiz*, scrub*, validat*, cleans*
 clear out: purg*, cleanup, evict*, prun*
 clear: purg*, invalidat*, flush*, evict*, wipe*
 click through: e2e, end-to-end, selenium, playwright, cypress, ui test*
+client: customer*, tenant*, account*
 climb: increas*, grow*, spike*, rising
 clock change: dst, daylight saving, timezone*, utc
 clock go back: dst, daylight saving
@@ -228,6 +234,7 @@ code change: commit*, pull request*, pr, diff*, patch*
 code on phone: otp, totp, mfa, 2fa, sms
 cold snap: freez*, temperature, peak demand
 cold: temperature, refrigerat*, cold chain, freez*
+collapse: crash*, outage*, cascad*, meltdown
 color blind: contrast, accessibility, wcag
 colour blind: contrast, accessibility, wcag
 combine: merg*, consolidat*, aggregat*, batch*
@@ -235,6 +242,7 @@ come and go: intermittent*, sporadic*, flapping, transient
 come back: recover*, restor*, resum*, back online
 come from: source*, upstream, origin*, ingest*, feed*
 come out: releas*, publish*, launch*
+compare: diff*, comparison, a/b, benchmark*
 complain: ticket*, support, escalat*, feedback
 compress: gzip, brotli, compress*, zstd
 computer: host*, server*, machine*, workstation*
@@ -244,6 +252,7 @@ container: pod*, docker, image*
 contract: agreement*, msa, sla, terms, renewal*
 contractor: vendor*, external, freelanc*
 cookie banner: consent, cmp, gdpr, cookie*
+cool down: cooldown, backoff, throttl*
 copy of production: staging, snapshot*, clone*, anonymi*
 copy of the data: replica*, replicat*, snapshot*, backup*
 copy over: replicat*, sync*, migrat*, export*, import*
@@ -288,6 +297,7 @@ delete my data: erasure, right to be forgotten, gdpr, deletion request*, dsar
 delete: purg*, remov*, drop*, eras*, prun*, retention
 delivery driver: courier*, route*, fleet, dispatch*, rider*
 demo: showcase, review*, staging, preview
+deny: denied, forbidden, blocklist*, reject*, denylist*
 depend on: dependenc*, upstream, requir*, coupl*
 designer: design*, ux, ui, figma
 device: iot, firmware, edge, hardware
@@ -319,6 +329,7 @@ each other s data: isolation, multi-tenan*, cross-tenant
 earlier: advance*, moved, before
 early access: beta, preview, feature flag*, waitlist*
 early warning: alert*, threshold*, canary, monitor*, anomal*
+earn: revenue, income, payout*, earnings
 eat: consum*, memory, leak*, exhaust*, cpu
 electricity use: consumption, kwh, load, demand
 electricity: power, kwh, energy, grid, utility
@@ -389,6 +400,7 @@ find a game: matchmak*, lobby, queue*
 find similar: embedding*, vector*, similarity, knn, ann
 find: search*, lookup*, index*, query, queri*
 fingerprint: biometric*, touch id, face id, checksum*, hash*
+finish: complet*, done, finaliz*, finish*
 fire drill: drill*, game day, chaos, disaster recovery
 firewall: security group*, acl, ingress, egress, allowlist*
 first time slow: cold start, warm*, cache miss*
@@ -467,6 +479,7 @@ group together: batch*, aggregat*, bundl*
 grow: scal*, capacity, growth
 guess password: brute force, credential stuffing, lockout, rate limit*
 guess: predict*, model*, inference, classif*, forecast*, estimat*
+guest: anonymous, guest checkout, unauthenticated, visitor*
 hack: breach*, compromis*, intrusion*, attack*, exploit*, vulnerab*
 half done: partial*, incomplete, interrupt*, resum*
 half written: partial*, truncat*, torn write, corrupt*
@@ -478,6 +491,7 @@ handbook: wiki, docs, policy, guide*
 handle more: scal*, capacity, throughput, autoscal*
 hang on to: retain*, retention
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
+heal: self-heal*, auto-recover*, restart*, recover*
 health data: phi, hipaa, ehr
 heat wave: heatwave, heat, peak demand, temperature
 heatwave: heat, peak demand, temperature
@@ -487,6 +501,7 @@ help desk: zendesk, freshdesk, servicenow, ticket*, helpdesk
 help: support, ticket*, helpdesk, runbook*
 hiccup: transient, blip*, intermittent*, glitch*
 hidden: mask*, redact*, private, embargo*, concealed
+hide: mask*, redact*, hidden, conceal*
 high score: leaderboard*, ranking*, rank*, score*
 hijack: takeover, hijack*, compromis*, session fixation
 hiring: recruit*, ats, greenhouse, candidate*, interview*
@@ -521,10 +536,12 @@ how much can it take: load test*, capacity, stress test*, benchmark*, throughput
 how much data: rpo, backup*, retention, volume, size
 how often: every, interval*, frequen*, schedul*, cron, daily, hourly, weekly, nightly
 how soon: within, sla, deadline*, minutes, hours
+huge: large, oversiz*, bloat*, size, volume
 human check: human in the loop, review*, moderation, label*
 human error: manual*, typo*, fat finger*, mistake*
 human resource: hris, payroll, people ops, workday, bamboohr
 humid: humidity, rh, dew point
+hurry: urgent, priorit*, expedit*, fast-track*
 idea: proposal*, rfc, design doc*, adr
 identity provider: okta, auth0, keycloak, azure ad, saml, oidc
 identity: kyc, verif*, id check*, onfido, jumio, identity verification
@@ -639,6 +656,7 @@ lost contact: heartbeat*, disconnect*, offline, unreachable, last seen
 lost laptop: mdm, full disk encryption, remote wipe, device*
 lost phone: mdm, remote wipe, device*
 lost: loss, drop*, missing, discard*
+loud: noisy, volume, verbose
 machine break: downtime, maintenance, mtbf, breakdown*
 machine down: downtime, maintenance, breakdown*
 machine: host*, server*, node*, instance*, vm, cluster*, ec2, vm*
@@ -663,6 +681,8 @@ medical scan: imaging, pacs, dicom, radiology
 medical: phi, hipaa, clinical, ehr, emr
 medicine: medication*, prescription*, drug*
 meeting: standup*, sync*, review*, retro*, sprint*
+member: user*, subscriber*, account*, membership*
+mend: fix*, resolv*, patch*, hotfix*
 merge button: ci, required check*, branch protection
 mess up: corrupt*, broken, inconsisten*, bug*, incorrect
 mess: tech debt, technical debt, cleanup, refactor*
@@ -928,6 +948,8 @@ reminder: notif*, schedul*, cron, nudge*
 remote work: vpn, remote access, zero trust
 rename: alias*, migrat*
 renew: rotat*, expir*, renewal*
+repair: fix*, resolv*, patch*, restor*, repair*
+repeat: repeat*, recurr*, duplicate*, retry*
 replace: migrat*, supersed*, swap*, deprecat*
 reply: inbound, repl*, respond*
 report a bug: issue*, bug*, ticket*, triag*
@@ -940,6 +962,7 @@ retry: backoff, redeliver*, retri*
 return to sender: bounc*, undeliver*
 rewrite: refactor*, rewrit*, v2, migrat*
 right to left: rtl, bidi, i18n, arabic, hebrew
+rise: increas*, spike*, grow*, rising
 robot: bot*, automat*, ai, agent*
 rounding: precision, decimal*, float*
 rule of thumb: guideline*, convention*, heuristic*
@@ -988,6 +1011,7 @@ send out: publish*, dispatch*, deliver*, notif*, broadcast*
 send over: export*, transfer*, upload*, sftp
 send: publish*, emit*, push*, dispatch*, deliver*, export*
 seoul: ap-northeast-2
+separate: split*, isolat*, decoupl*, partition*
 serious: sev*, critical, severity, major
 server room: data center, datacenter, rack*, colo*
 server: host*, node*, instance*, vm
@@ -1023,6 +1047,7 @@ silently: silent*, swallow*, unnoticed, no error
 similar: embedding*, vector*, similarity, nearest neighbo*, dedup*
 singapore: ap-southeast-1
 single sign on: sso, okta, saml, oidc
+sink: drop*, declin*, decreas*
 sit there: hung, stall*, timeout*, pending, block*
 site not found: dns, nxdomain, 404, resolv*
 skip: bypass*, omit*, ignor*
@@ -1062,6 +1087,7 @@ speed up: optimi*, cach*, latency, speedup, parallel*
 speed: latency, throughput, performance
 spelling: fuzzy, spell*, typo*, misspell*
 spend: cost*, budget*, bill*, spend*
+spill: overflow*, leak*, spillover
 spin: spinner*, loading, hung, timeout*
 spinner: loading, hung, timeout*, latency
 split: shard*, partition*, separat*
@@ -1154,6 +1180,7 @@ tidy: purg*, prun*, cleanup, compact*
 time difference: timezone*, utc, offset*
 time out: timeout*, deadline*, 504, gateway timeout
 timetable: schedul*, gtfs, roster*, calendar*
+tiny: small, minimal, footprint
 to do list: backlog*, ticket*, task*, todo*
 todo: backlog*, ticket*, task*, todo*
 tokyo: ap-northeast-1
@@ -1181,6 +1208,7 @@ trim: prun*, truncat*, reduc*
 triple: increas*, 3x, tripl*
 trouble: issue*, incident*, error*, fail*
 truck: fleet, vehicle*, carrier*
+trust: trusted, verif*, allowlist*, reputation, trust*
 try again: retry*, retri*, backoff, redeliver*
 try on a copy: staging, sandbox, dry run, preview
 try out: canary, pilot*, experiment*, beta, staging, trial*
@@ -1200,6 +1228,7 @@ undo: rollback*, revert*, roll back, rolled back
 uneven: skew*, imbalanc*, hot spot*, hotspot*, rebalanc*
 unreadable: corrupt*, encoding, garbled, decod*, pars*
 unreliable: flak*, intermittent*, unstable, flapping, reliabil*
+unsafe: insecure, vulnerab*, risk*, unsanitiz*
 unstable: flapping, flak*, crash*, instabil*
 unsubscribe: opt out, opt-out, unsubscrib*, suppression*, preference*
 untested: coverage, test gap*, no tests
@@ -1221,6 +1250,8 @@ video call: webrtc, zoom, meet, turn server, stun
 video: stream*, transcod*, media
 virginia: us-east-1, us-east*
 virus: malware, antivirus, av scan*, clamav
+visible: visib*, public, exposed, leak*
+visitor: user*, session*, anonymous, traffic, pageview*
 voice: audio, voip, sip, speech, transcri*
 vote: decision*, consensus, approv*
 voucher: coupon*, promo*, discount*, gift card*
