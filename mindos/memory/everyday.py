@@ -61,6 +61,7 @@ america: amer, us-east*, us-west*, na, north america, latam
 analytics: segment, amplitude, mixpanel, google analytics
 android: fcm, play store, google play, apk
 announce: announc*, changelog, release note*, status page
+annoying: friction, ux, usability, nag*
 answer from our doc: rag, retrieval, embedding*, vector*, grounding
 anyone can see: public, exposed, acl, unauthenticated
 app store: app store review, testflight, play console, submission*, review*
@@ -230,6 +231,7 @@ close the book: month-end, close, ledger*, reconcil*
 close to user: edge, cdn, region*, latency
 close: end*, cutoff, deadline*, shut*
 cloud: aws, gcp, azure
+clunky: usability, ux, friction, legacy
 code change: commit*, pull request*, pr, diff*, patch*
 code on phone: otp, totp, mfa, 2fa, sms
 cold snap: freez*, temperature, peak demand
@@ -244,8 +246,10 @@ come from: source*, upstream, origin*, ingest*, feed*
 come out: releas*, publish*, launch*
 compare: diff*, comparison, a/b, benchmark*
 complain: ticket*, support, escalat*, feedback
+complicated: complexity, refactor*, simplif*, tech debt
 compress: gzip, brotli, compress*, zstd
 computer: host*, server*, machine*, workstation*
+confusing: ux, usability, unclear, documentation, copy
 connect: integrat*, wir*, hook*, link*
 contactless: nfc, emv, tap to pay
 container: pod*, docker, image*
@@ -259,6 +263,7 @@ copy over: replicat*, sync*, migrat*, export*, import*
 copy: replica*, replicat*, backup*, mirror*, snapshot*, clone*
 correction: erratum, errata, correction*, retraction*
 cost: spend*, bill*, budget*, pric*, expens*, invoice*
+count wrong: miscount*, discrepan*, double count*
 country: geo*, region*, locale*, geoip, geo-block*, jurisdiction*
 cover for: on-call, backup, swap*, rota, override*
 crash: panic*, segfault*, oom, exit*, abort*, restart*, fail*
@@ -318,6 +323,7 @@ domino: cascad*, cascading failure*, blast radius, bulkhead*
 don t match: mismatch*, discrepan*, inconsisten*, drift*, reconcil*
 double book: conflict*, overbook*, duplicate*, race condition
 double check: verif*, validat*, review*, reconcil*, confirm*
+double count: duplicate*, dedup*, double count*
 double: duplicate*, dedup*, idempoten*
 down: outage*, downtime, unavailable, offline
 download: export*, egress
@@ -491,6 +497,7 @@ handbook: wiki, docs, policy, guide*
 handle more: scal*, capacity, throughput, autoscal*
 hang on to: retain*, retention
 hang: hung, deadlock*, stall*, unresponsive, timeout*, freez*, frozen
+hard to use: usability, ux, friction
 heal: self-heal*, auto-recover*, restart*, recover*
 health data: phi, hipaa, ehr
 heat wave: heatwave, heat, peak demand, temperature
@@ -687,6 +694,7 @@ merge button: ci, required check*, branch protection
 mess up: corrupt*, broken, inconsisten*, bug*, incorrect
 mess: tech debt, technical debt, cleanup, refactor*
 message broker: kafka, rabbitmq, nats, pulsar, activemq, mqtt
+messy: tech debt, technical debt, refactor*, cleanup, complexity
 meter reading: ami, smart meter*, reading*, usage
 meter: smart meter*, ami, reading*, meter*
 metrics: prometheus, grafana, datadog, statsd
@@ -935,6 +943,7 @@ recommend: recommend*, ranking, personali*
 records: rows, entries, logs, history, archive*
 recover: restor*, failover, resum*
 recycle bin: soft delete, restor*, retention
+red tape: approval*, process, bureaucracy, compliance
 red: fail*, failing, broken, red build
 redo: rerun*, replay*, backfill*, reprocess*, rebuild*
 refresh: invalidat*, purg*, reload*, cache*, ttl, refresh*, refresh token*
@@ -1261,6 +1270,7 @@ wait in line: queue*, backlog*, pending
 wait on each other: deadlock*, contention, lock*, circular
 wait: timeout*, latency, queue*, pending, block*, delay*
 waiting list: queue*, backlog*, waitlist*
+waiting on: block*, blocker*, depend*, pending
 waiting room: queue*, triage*, check-in, wait time*
 wake up: pager*, paging, paged, on-call, oncall, alert*
 wake: pager*, paging, paged, on-call, oncall, alert*, escalat*
