@@ -368,7 +368,7 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         clauses = [condition, *where]
         bound = [*bound, *params]
         probe = substring_probe(text) if narrow and like_columns is None and has(conn, name) else None
-        if probe is not None and match_counts(conn, name, [probe], narrow)[0] < narrow:
+        if probe is not None and _fewer(conn, name, probe, narrow):
             # the index names the candidates; the LIKE still decides each one
             base = f"{name} CROSS JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
             clauses.insert(0, match(name))
@@ -378,6 +378,15 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         sql += " LIMIT ?"
         bound.append(limit)
     return conn.execute(sql, bound).fetchall()
+
+
+def _fewer(conn, name, probe, cap):
+    """Whether fewer than ``cap`` rows of index ``name`` match ``probe``.  A prefix is first
+    counted as the whole word: its one posting list read up to ``cap`` is cheap, while a
+    prefix merges the lists of every word it starts, and as many whole-word rows settle it."""
+    if probe.endswith("*") and match_counts(conn, name, [probe[:-1]], cap)[0] >= cap:
+        return False
+    return match_counts(conn, name, [probe], cap)[0] < cap
 
 
 def window_drifts(conn, name, after, upto):
