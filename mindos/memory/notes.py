@@ -57,7 +57,7 @@ _N_COLUMNS = ", ".join("n." + name for name in _COLUMN_NAMES)
 
 def row_to_note(row, now=None):
     """Turn a notes row into the note dict every command prints (adds ``expired``)."""
-    note = dict(row)
+    note = sql.row_dict(row)
     note["pinned"] = bool(note["pinned"])
     now = now or clock.now_iso()
     note["expired"] = note["expires_at"] is not None and note["expires_at"] <= now
