@@ -42,7 +42,8 @@ DEFAULT_SOURCE = "operator"
 MAX_TTL_HOURS = 87600  # ten years
 MAX_QUERY = 1000
 # A substring search reads only the notes the index names for the query (fts.substring_probe)
-# when they are fewer than this (otherwise every live note, as it must for a one-word query).
+# when they are fewer than this, or than a quarter of the indexed notes in a bigger home
+# (otherwise every live note, as it must for a one-word query).
 SUBSTRING_NARROW = 25000
 
 _COLUMN_NAMES = ("id", "task_id", "kind", "content", "source", "pinned", "expires_at", "supersedes", "superseded_by",
@@ -368,10 +369,13 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
 
         # conjunctive over query words, each word matching through its stems and synonyms
         expression = " AND ".join(group.expression() for group in retrieval.groups(query))
+    narrow = None
+    if not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
+        narrow = max(SUBSTRING_NARROW, fts.totals(conn, "notes_fts")[0] // 4)
     found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
                             where=clauses, params=params, order="n.created_at DESC, n.id DESC",
                             ranked_order="n.id", rank=rank, limit=limit * hybrid.POOL if rerank else limit,
-                            expression=expression, narrow=SUBSTRING_NARROW)
+                            expression=expression, narrow=narrow)
     hits = [row_to_note(row, now) for row in found]
     if rerank:
         return hybrid.rerank(hits, now, half_life, boost)[:limit]

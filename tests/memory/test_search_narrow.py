@@ -137,3 +137,15 @@ def test_search_notes_through_the_door_with_injection_shaped_text(cli_json):
         found = cli_json("autopilot", "search-notes", query)
         assert [n["task_id"] for n in found] == ["t-q"], query
         assert cli_json("autopilot", "search", query) == []
+
+
+def test_a_big_home_narrows_note_searches_up_to_a_quarter_of_its_notes(conn, monkeypatch):
+    tasks.create(conn, task_id="q1", project="Trove", title="quarter")
+    for n in range(40):
+        notes.add(conn, "q1", content=f"note {n}: " + ("the rate limit" if n < 9 else f"other words {n}"))
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)  # 9 matches: over the cap, under 40 // 4
+    seen = _statements(conn, monkeypatch)
+    assert len(notes.search(conn, "rate limit")) == 9 and _reads_the_index(seen)
+    notes.add(conn, "q1", content="note 40: the rate limit again")  # 10 of 41: a quarter
+    seen.clear()
+    assert len(notes.search(conn, "rate limit")) == 10 and not _reads_the_index(seen)
