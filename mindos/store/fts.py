@@ -336,6 +336,46 @@ def rank_one_word(conn, name, word, rows, text, rowid, weight_hits):
     return sorted(zip(scores, rows), key=lambda pair: (pair[0], rowid(pair[1])))
 
 
+RANKED_CHUNK_MAX = 4000  # scored rows joined in one statement at most (two bound values each)
+
+
+def ranked_rows(conn, name, expression, *, select, joins="", where=(), params=(), ranked_order, limit):
+    """The rows :func:`text_search` returns ranked (``expression`` already a MATCH
+    expression, ``limit`` given), found with fewer reads: every match is scored first, alone
+    (``bm25`` and the rowid), and only the best are joined with their rows and filtered, in
+    chunks taken in score order until ``limit`` rows pass the filters.  A common word's
+    hundreds of matches no longer each read a content row and its joins to be sorted away.
+
+    The same rows in the same order: a chunk ends only between two different scores, and
+    each chunk is sorted by the score, then ``ranked_order``, as the one statement sorts them
+    all.  Scores and rows come from one read snapshot."""
+    spec = index(name)
+    alias = spec.alias
+    clauses = "".join(f" AND {clause}" for clause in where)
+    found = []
+    with db.read(conn):
+        cursor = db.tuples(conn)
+        try:
+            scored = cursor.execute(f"SELECT bm25({name}), rowid FROM {name} WHERE {match(name)}",
+                                    (expression,)).fetchall()
+        finally:
+            cursor.close()
+        scored.sort()
+        at, size = 0, max(limit, 16)
+        while at < len(scored) and len(found) < limit:
+            end = min(at + size, len(scored))
+            while end < len(scored) and scored[end][0] == scored[end - 1][0]:
+                end += 1  # equal scores stay in one chunk: ranked_order settles them there
+            part, at, size = scored[at:end], end, min(size * 2, RANKED_CHUNK_MAX)
+            values = ", ".join(["(?, ?)"] * len(part))
+            bound = [value for score, rowid in part for value in (rowid, score)]
+            found += conn.execute(
+                f"WITH hit(seq, score) AS (VALUES {values}) SELECT {select}, hit.score AS score FROM hit"
+                f" JOIN {spec.table} {alias} ON {alias}.{spec.rowid} = hit.seq {joins} WHERE 1{clauses}"
+                f" ORDER BY hit.score, {ranked_order} LIMIT ?", [*bound, *params, limit - len(found)]).fetchall()
+    return found
+
+
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
                 like_columns=None, limit=None, expression=None, narrow=None):
     """Rows of ``name``'s content table matching user ``text``.

@@ -149,3 +149,47 @@ def test_a_big_home_narrows_note_searches_up_to_a_quarter_of_its_notes(conn, mon
     notes.add(conn, "q1", content="note 40: the rate limit again")  # 10 of 41: a quarter
     seen.clear()
     assert len(notes.search(conn, "rate limit")) == 10 and not _reads_the_index(seen)
+
+
+RANKED = ["rate limit", "limit", "migration worker", "cache api", "deploy", "rate", "worker", "v2 api", "payments"]
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_ranked_note_search_scoring_first_answers_what_one_statement_did(conn, monkeypatch, seed):
+    _corpus(conn, 120, seed)
+    for n in range(30):  # equal scores across chunk boundaries: the note id settles them
+        notes.add(conn, f"s{n:03d}", content="rate limit twin", kind="fact")
+    with db.write(conn):
+        conn.execute("UPDATE notes SET expires_at = '2000-01-01T00:00:00Z' WHERE id % 5 = 0 AND pinned = 0")
+    compared = 0
+    for query in RANKED:
+        for options in ({}, {"limit": 1}, {"limit": 7}, {"limit": 40}, {"kind": "constraint", "project": "Infra"},
+                        {"include_expired": True, "limit": 20}, {"status": "queued", "limit": 3},
+                        {"rerank": True, "limit": 4}):
+            found, every = _both_ranked(monkeypatch, lambda: notes.search(conn, query, rank=True, **options))
+            assert found == every, (query, options)
+            compared += len(found)
+    assert compared > 500, "the corpus matched almost nothing: the comparison proves little"
+
+
+def _both_ranked(monkeypatch, call):
+    scored_first = call()
+    monkeypatch.setattr(notes, "RANK_THEN_JOIN", False)
+    together = call()
+    monkeypatch.undo()
+    return scored_first, together
+
+
+def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
+    tasks.create(conn, task_id="r1", project="Trove", title="ranked")
+    for n in range(200):
+        notes.add(conn, "r1", content=f"rate limit note {n} " + "filler " * (n % 7))
+    seen = _statements(conn, monkeypatch)
+    assert len(notes.search(conn, "rate limit", rank=True, limit=5)) == 5
+    joined = [sql for sql in seen if sql.startswith("WITH hit(seq, score) AS (VALUES")]
+    chunk = joined[0].count("(?, ?)") if len(joined) == 1 else 0
+    matches = conn.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'rate AND limit'").fetchone()[0]
+    assert 16 <= chunk < matches / 2, (chunk, matches)  # one chunk (16, and the scores equal to its last)
+    plan = " | ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN " + joined[0], [*[1, -1.0] * chunk, notes.clock.now_iso(), 5]))
+    assert "SCAN notes" not in plan.replace("SCAN notes_fts", "") and "SCAN t" not in plan, plan
