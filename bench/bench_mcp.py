@@ -17,6 +17,13 @@ What is measured
     ``next --claim`` for its own owner until the pool is claimed; claims per second, p50, p90,
     p99 and the slowest call's latency, the server's CPU per claim, double claims and failed
     calls (both must be 0).
+  * **Reads on a home of yours** (``reads``, with ``--home``): the p50 and the server's CPU
+    per call of ``search`` and ``search-notes`` (substring and ``--rank``, over
+    bench.py's SEARCH_QUERIES) and ``show`` through one ``--tools all`` stdio server on an
+    existing home (a copy of a scale home: the calls only read it).  ``--base-tree DIR``
+    runs a second server from another source tree (a ``git archive`` of a base commit)
+    interleaved call by call with this one, checks that both answer alike, and reports
+    each p50 and their ratio.
   * **Tool definitions**: the bytes of the ``tools/list`` result as the server sends it,
     for the default profile and for ``--tools all``.
   * **Racing servers**: S servers (default 8), each on its own connection, keep calling
@@ -28,6 +35,7 @@ What is measured
 
 Quick run:   python3 bench/bench_mcp.py --tasks 1000 --reps 10 --race-tasks 200
 Full run:    python3 bench/bench_mcp.py          (10k tasks, 30 reps, 8 servers x 2,000 tasks)
+Reads:       python3 bench/bench_mcp.py --sections reads --home COPY-OF-A-SCALE-HOME --reps 30 [--base-tree DIR]
 Results go to stdout (JSON) and to bench/results/ (gitignored); exit 1 when the race check fails.
 """
 
@@ -56,9 +64,11 @@ AUTOPILOT = os.path.join(ROOT, "autopilot.py")
 class Server:
     """One ``python3 -m mindos.mcp`` process and a blocking request/response client."""
 
-    def __init__(self, home, *extra):
+    def __init__(self, home, *extra, root=ROOT):
         env = bench._env(home)
-        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp", *extra], cwd=ROOT, env=env,
+        if root != ROOT:
+            env["PYTHONPATH"] = root  # another source tree (bench_reads --base-tree)
+        self.proc = subprocess.Popen([sys.executable, "-m", "mindos.mcp", *extra], cwd=root, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -217,6 +227,67 @@ def bench_latency(workdir, tasks, reps, python=sys.executable):
                            "http_ratio": round(h / p, 3) if h and p else None,
                            "samples": len(mcp[label])}
     return {"tasks": tasks, "reps": reps, "commands": commands, "load_average_1m": round(os.getloadavg()[0], 2)}, errors
+
+
+READS = (
+    ("search", "search", lambda rep: {"query": bench.SEARCH_QUERIES[rep % len(bench.SEARCH_QUERIES)]}),
+    ("search 'rate limit'", "search", lambda rep: {"query": "rate limit"}),
+    ("search --rank", "search", lambda rep: {"query": bench.SEARCH_QUERIES[rep % len(bench.SEARCH_QUERIES)],
+                                             "rank": True}),
+    ("search-notes", "search-notes", lambda rep: {"query": bench.SEARCH_QUERIES[rep % len(bench.SEARCH_QUERIES)]}),
+    ("search-notes --rank", "search-notes",
+     lambda rep: {"query": bench.SEARCH_QUERIES[rep % len(bench.SEARCH_QUERIES)], "rank": True}),
+    ("show", "show", None),
+)
+
+
+def bench_reads(home, reps, base_tree=None):
+    """p50 and server CPU per call of the READS calls on an existing ``home`` (read only),
+    through one ``--tools all`` stdio server; with ``base_tree``, a second server from that
+    source tree interleaved call by call (answers compared)."""
+    conn = db.connect(home, create=False)
+    try:
+        task_id = conn.execute("SELECT id FROM tasks ORDER BY seq LIMIT 1").fetchone()[0]
+    finally:
+        conn.close()
+    servers = {"mcp": Server(home, "--tools", "all", "--home", home)}
+    if base_tree:
+        servers["base"] = Server(home, "--tools", "all", "--home", home, root=os.path.abspath(base_tree))
+    commands, errors = {}, []
+    try:
+        for label, name, make in READS:
+            make = make or (lambda rep: {"task_id": task_id})
+            ms = {key: [] for key in servers}
+            cpu = {key: [] for key in servers}
+            for rep in range(-3, reps):  # three warm-up calls each
+                order = list(servers.items())
+                if rep % 2:
+                    order.reverse()  # each goes first half the time
+                answers = {}
+                for key, server in order:
+                    before = _cpu_fine(server.proc.pid)
+                    took, ok, answers[key] = server.call(name, make(rep))
+                    after = _cpu_fine(server.proc.pid)
+                    if not ok:
+                        errors.append({"command": label, "via": key, "answer": answers[key]})
+                    if rep >= 0:
+                        ms[key].append(took)
+                        if before is not None and after is not None:
+                            cpu[key].append(after - before)
+                if len(answers) == 2 and answers["mcp"] != answers["base"]:
+                    errors.append({"command": label, "differs": make(rep)})
+            row = {"mcp_p50_ms": _p50(ms["mcp"]), "samples": len(ms["mcp"]),
+                   "mcp_server_cpu_ms": round(statistics.mean(cpu["mcp"]) * 1000, 3) if cpu["mcp"] else None}
+            if base_tree:
+                row["base_p50_ms"] = _p50(ms["base"])
+                row["base_server_cpu_ms"] = round(statistics.mean(cpu["base"]) * 1000, 3) if cpu["base"] else None
+                row["ratio"] = round(row["mcp_p50_ms"] / row["base_p50_ms"], 3) if row["base_p50_ms"] else None
+            commands[label] = row
+    finally:
+        for server in servers.values():
+            server.close()
+    return {"home": home, "reps": reps, "base_tree": base_tree, "commands": commands,
+            "load_average_1m": round(os.getloadavg()[0], 2)}, errors
 
 
 def bench_definitions(workdir):
@@ -429,7 +500,9 @@ def build_parser():
     p.add_argument("--http-clients", type=int, default=32, help="HTTP clients through one server (default 32)")
     p.add_argument("--http-tasks", type=int, default=3000, help="tasks the HTTP clients race for (default 3000)")
     p.add_argument("--sections", default="definitions,latency,race,http-race",
-                   help="comma-separated: definitions, latency, race, http-race")
+                   help="comma-separated: definitions, latency, race, http-race, reads (needs --home)")
+    p.add_argument("--home", help="reads: an existing home to read (a copy of a scale home; never written)")
+    p.add_argument("--base-tree", help="reads: also time a server from this source tree, interleaved")
     p.add_argument("--out", help="results directory (default bench/results)")
     p.add_argument("--workdir", help="where to build the throwaway homes (default: a temp dir)")
     bench.add_interpreter_flag(p)
@@ -448,6 +521,11 @@ def run(argv=None):
         if "latency" in sections:
             python = bench.interpreter(args.interpreter, workdir)
             results["latency"], errs = bench_latency(workdir, args.tasks, args.reps, python)
+            errors += errs
+        if "reads" in sections:
+            if not args.home:
+                raise SystemExit("bench_mcp: --sections reads needs --home")
+            results["reads"], errs = bench_reads(os.path.abspath(args.home), args.reps, args.base_tree)
             errors += errs
         if "race" in sections:
             results["race"], errs = bench_race(workdir, args.servers, args.race_tasks)

@@ -41,6 +41,13 @@ DEFAULT_KIND = "fact"
 DEFAULT_SOURCE = "operator"
 MAX_TTL_HOURS = 87600  # ten years
 MAX_QUERY = 1000
+# A substring search reads only the notes the index names for the query (fts.substring_probe)
+# when they are fewer than this, or than a quarter of the indexed notes in a bigger home
+# (otherwise every live note, as it must for a one-word query).
+SUBSTRING_NARROW = 25000
+# Ranked search scores every match first and joins only the best with their notes and tasks
+# (fts.ranked_rows); False: one statement joins every match before sorting (the same rows).
+RANK_THEN_JOIN = True
 
 _COLUMN_NAMES = ("id", "task_id", "kind", "content", "source", "pinned", "expires_at", "supersedes", "superseded_by",
                  "superseded_at", "created_at")
@@ -54,7 +61,7 @@ _N_COLUMNS = ", ".join("n." + name for name in _COLUMN_NAMES)
 
 def row_to_note(row, now=None):
     """Turn a notes row into the note dict every command prints (adds ``expired``)."""
-    note = dict(row)
+    note = sql.row_dict(row)
     note["pinned"] = bool(note["pinned"])
     now = now or clock.now_iso()
     note["expired"] = note["expires_at"] is not None and note["expires_at"] <= now
@@ -365,10 +372,17 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
 
         # conjunctive over query words, each word matching through its stems and synonyms
         expression = " AND ".join(group.expression() for group in retrieval.groups(query))
-    found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
-                            where=clauses, params=params, order="n.created_at DESC, n.id DESC",
-                            ranked_order="n.id", rank=rank, limit=limit * hybrid.POOL if rerank else limit,
-                            expression=expression)
+    narrow = None
+    if not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
+        narrow = max(SUBSTRING_NARROW, fts.totals(conn, "notes_fts")[0] // 4)
+    wanted = limit * hybrid.POOL if rerank else limit
+    if expression is not None and RANK_THEN_JOIN:
+        found = fts.ranked_rows(conn, "notes_fts", expression, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
+                                where=clauses, params=params, ranked_order="n.id", limit=wanted)
+    else:
+        found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
+                                where=clauses, params=params, order="n.created_at DESC, n.id DESC",
+                                ranked_order="n.id", rank=rank, limit=wanted, expression=expression, narrow=narrow)
     hits = [row_to_note(row, now) for row in found]
     if rerank:
         return hybrid.rerank(hits, now, half_life, boost)[:limit]

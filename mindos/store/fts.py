@@ -103,6 +103,30 @@ def like_pattern(text):
     return f"%{escaped}%"
 
 
+def substring_probe(text):
+    """An FTS5 MATCH expression every row holding ``text`` as a plain substring (LIKE's
+    match: ASCII letters equal in either case) must satisfy, or None when ``text`` gives
+    none.  Substring search reads only the rows it names instead of every row.
+
+    Why it holds: a word of ``text`` with a separator before it, inside ``text``, starts a
+    token wherever ``text`` occurs, and one with a separator after it too is that whole
+    token; such words follow each other in the text with only separators between them, so
+    they are consecutive tokens there.  The expression is those words as one phrase, the
+    last a prefix unless ``text`` ends in a separator.  (The first word, when ``text``
+    starts inside a word, may be the end of a longer token: it is left out.)  ASCII only,
+    where the tokenizer is fixed (letters and digits are token characters, the rest
+    separate); any other text, or one without such a word ("cache"), gives None."""
+    if not text or not text.isascii():
+        return None
+    import re  # lazy: loaded already by mindos.core.text
+
+    found = [m for m in re.finditer(r"[0-9A-Za-z]+", text) if m.start() > 0]
+    if not found:
+        return None
+    phrase = quote(" ".join(m.group().lower() for m in found))
+    return phrase if found[-1].end() < len(text) else phrase + "*"
+
+
 def like_any(columns, words, *, prefix=None):
     """``(sql, params)``: a condition true when any of ``words`` occurs as a plain substring
     (case-insensitive for ASCII, as LIKE is) in any of ``columns``: the any-token twin of a
@@ -312,8 +336,48 @@ def rank_one_word(conn, name, word, rows, text, rowid, weight_hits):
     return sorted(zip(scores, rows), key=lambda pair: (pair[0], rowid(pair[1])))
 
 
+RANKED_CHUNK_MAX = 4000  # scored rows joined in one statement at most (two bound values each)
+
+
+def ranked_rows(conn, name, expression, *, select, joins="", where=(), params=(), ranked_order, limit):
+    """The rows :func:`text_search` returns ranked (``expression`` already a MATCH
+    expression, ``limit`` given), found with fewer reads: every match is scored first, alone
+    (``bm25`` and the rowid), and only the best are joined with their rows and filtered, in
+    chunks taken in score order until ``limit`` rows pass the filters.  A common word's
+    hundreds of matches no longer each read a content row and its joins to be sorted away.
+
+    The same rows in the same order: a chunk ends only between two different scores, and
+    each chunk is sorted by the score, then ``ranked_order``, as the one statement sorts them
+    all.  Scores and rows come from one read snapshot."""
+    spec = index(name)
+    alias = spec.alias
+    clauses = "".join(f" AND {clause}" for clause in where)
+    found = []
+    with db.read(conn):
+        cursor = db.tuples(conn)
+        try:
+            scored = cursor.execute(f"SELECT bm25({name}), rowid FROM {name} WHERE {match(name)}",
+                                    (expression,)).fetchall()
+        finally:
+            cursor.close()
+        scored.sort()
+        at, size = 0, max(limit, 16)
+        while at < len(scored) and len(found) < limit:
+            end = min(at + size, len(scored))
+            while end < len(scored) and scored[end][0] == scored[end - 1][0]:
+                end += 1  # equal scores stay in one chunk: ranked_order settles them there
+            part, at, size = scored[at:end], end, min(size * 2, RANKED_CHUNK_MAX)
+            values = ", ".join(["(?, ?)"] * len(part))
+            bound = [value for score, rowid in part for value in (rowid, score)]
+            found += conn.execute(
+                f"WITH hit(seq, score) AS (VALUES {values}) SELECT {select}, hit.score AS score FROM hit"
+                f" JOIN {spec.table} {alias} ON {alias}.{spec.rowid} = hit.seq {joins} WHERE 1{clauses}"
+                f" ORDER BY hit.score, {ranked_order} LIMIT ?", [*bound, *params, limit - len(found)]).fetchall()
+    return found
+
+
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
-                like_columns=None, limit=None, expression=None):
+                like_columns=None, limit=None, expression=None, narrow=None):
     """Rows of ``name``'s content table matching user ``text``.
 
     With ``rank`` and the index present: every token must match, rows come in BM25 order
@@ -321,6 +385,12 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     substring match over ``like_columns`` (default: the indexed columns), in ``order``.
     ``select``, ``joins``, ``where`` and the orders are SQL fragments of the caller, written
     against the index's alias; ``params`` bind the ``where`` fragments.
+
+    ``narrow`` (a row count): a substring search over the indexed columns reads only the
+    rows the index names for the text (:func:`substring_probe`) when they are fewer than
+    ``narrow``; the same rows come back (``order`` must be a total order: the rows are
+    then read in another order and sorted).  More of them, or no probe: every row is read,
+    as without it.
     """
     spec = index(name)
     alias = spec.alias
@@ -336,12 +406,27 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     else:
         condition, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
         clauses = [condition, *where]
-        sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
         bound = [*bound, *params]
+        probe = substring_probe(text) if narrow and like_columns is None and has(conn, name) else None
+        if probe is not None and _fewer(conn, name, probe, narrow):
+            # the index names the candidates; the LIKE still decides each one
+            base = f"{name} CROSS JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
+            clauses.insert(0, match(name))
+            bound.insert(0, probe)
+        sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
     if limit is not None:
         sql += " LIMIT ?"
         bound.append(limit)
     return conn.execute(sql, bound).fetchall()
+
+
+def _fewer(conn, name, probe, cap):
+    """Whether fewer than ``cap`` rows of index ``name`` match ``probe``.  A prefix is first
+    counted as the whole word: its one posting list read up to ``cap`` is cheap, while a
+    prefix merges the lists of every word it starts, and as many whole-word rows settle it."""
+    if probe.endswith("*") and match_counts(conn, name, [probe[:-1]], cap)[0] >= cap:
+        return False
+    return match_counts(conn, name, [probe], cap)[0] < cap
 
 
 def window_drifts(conn, name, after, upto):

@@ -5,6 +5,8 @@ query that asks "is this task finished?" uses the fragments below, so adding a t
 status is one edit.
 """
 
+from sqlite3 import Row as _Row
+
 from mindos.core.validate import STATUSES, TERMINAL_STATUSES
 
 # ('completed', 'failed', 'cancelled') as an SQL list (values are fixed tokens, never user text)
@@ -27,6 +29,18 @@ def new_id(conn, table, prefix, size):
         candidate = prefix + os.urandom(size).hex()
         if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (candidate,)).fetchone() is None:
             return candidate
+
+
+def row_dict(row):
+    """``dict(row)`` for a result row, built faster: ``dict()`` reads a ``sqlite3.Row`` by
+    column name, one search of its names per column (about a fifth of a 50-task search's
+    time), while its values zipped with its names cost one pass.  The same dict: the
+    columns in order, and when a name repeats, the first column of it (as ``dict(row)``)."""
+    if type(row) is not _Row:
+        return dict(row)
+    keys = row.keys()
+    found = dict(zip(keys, row))
+    return found if len(found) == len(keys) else dict(row)
 
 
 def given(pairs, clauses=None, params=None):

@@ -14,13 +14,33 @@ from mindos.store import sql
 _JSON_COLUMNS = ("tags", "requires_receipts")
 
 
+# The JSON text of a tags or receipts list -> its parsed list, kept for the next row with the
+# same text (a fleet has a few hundred distinct tag sets): a dict lookup and a list copy
+# instead of a parse, each row.  Lists of strings only, so the copy is a whole copy.
+_PARSED = {}
+_PARSED_KEEP = 1024
+_PARSED_CHARS = 512
+
+
+def _json_list(text):
+    known = _PARSED.get(text)
+    if known is not None:
+        return list(known)
+    value = json.loads(text)
+    if type(value) is list and len(text) <= _PARSED_CHARS and all(type(item) is str for item in value):
+        if len(_PARSED) >= _PARSED_KEEP:
+            _PARSED.clear()
+        _PARSED[text] = tuple(value)
+    return value
+
+
 def row_to_task(row):
     """Turn a tasks row into the task dict every command prints."""
-    task = dict(row)
+    task = sql.row_dict(row)
     task.pop("seq", None)
     for column in _JSON_COLUMNS:
         if column in task:
-            task[column] = json.loads(task[column])
+            task[column] = _json_list(task[column])
     return task
 
 

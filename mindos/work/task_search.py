@@ -29,6 +29,10 @@ MAX_QUERY = 1000
 # bounded ranking scores at most RANK_WINDOW matches, the most recently created.
 COMMON_WORD = 1000
 RANK_WINDOW = 150
+# A substring search reads only the tasks the index names for the query (fts.substring_probe)
+# when they are fewer than this; with more, walking the tasks in the list order finds the
+# first hits sooner (and stops at --limit).
+SUBSTRING_NARROW = 2000
 _INDEXED = ("id", "project", "title", "description", "next_action", "blocked_reason")  # tasks_fts's columns
 # A ranked search without filters, row for row what fts.text_search returns (BM25, then the
 # list order, first ``?2``): every match is scored once into a small table of (seq, score),
@@ -68,7 +72,8 @@ def search(conn, query, *, status=None, project=None, priority=None, tag=None, l
         found = conn.execute(_RANKED_TOP, (fts.query(query, "AND"), limit)).fetchall()
     else:
         found = fts.text_search(conn, "tasks_fts", query, select="t.*", where=clauses, params=params,
-                                order=LIST_ORDER, ranked_order=LIST_ORDER, rank=rank, limit=limit)
+                                order=LIST_ORDER, ranked_order=LIST_ORDER, rank=rank, limit=limit,
+                                narrow=SUBSTRING_NARROW)
     return [row_to_task(row) for row in found]
 
 

@@ -27,3 +27,19 @@ def test_latency_and_race_sections_report(tmp_path):
     assert http["ok"] is True and http["claims"] == 40 and http["clients"] == 4
     assert http["double_claims"] == [] and http["failed_calls"] == 0 and http["claims_per_second"] > 0
     assert os.listdir(tmp_path / "out")
+
+
+def test_reads_section_times_the_search_calls_on_a_home_against_another_tree(tmp_path, conn, home):
+    from conftest import make_task
+    from mindos.memory import notes
+
+    for n in range(6):
+        make_task(conn, f"b{n}", title=f"retry payments {n}")
+        notes.add(conn, f"b{n}", content=f"the rate limit of payments {n}")
+    results, code = bench_mcp.run(["--sections", "reads", "--home", str(home), "--base-tree", ROOT, "--reps", "2",
+                                   "--out", str(tmp_path / "out"), "--workdir", str(tmp_path / "work")])
+    assert code == 0 and results["errors"] == []
+    reads = results["reads"]["commands"]
+    assert set(reads) == {label for label, _, _ in bench_mcp.READS}
+    for row in reads.values():
+        assert row["samples"] == 2 and row["mcp_p50_ms"] > 0 and row["base_p50_ms"] > 0 and row["ratio"] > 0

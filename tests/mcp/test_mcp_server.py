@@ -755,3 +755,27 @@ def test_recent_tool_arguments_are_parsed_once_and_each_call_gets_its_own_copy(s
     make_task(conn, "t2")
     claimed = [tool(srv, "next", {"claim": True, "owner": "a9"}, request_id) for request_id in (5, 6)]
     assert sorted(r["structuredContent"]["task"]["id"] for r in claimed) == ["t1", "t2"]
+
+
+def test_search_tools_answer_what_the_cli_prints_with_the_index_narrowing_or_not(srv, conn, cli, monkeypatch):
+    """search and search-notes over MCP: the CLI's answer, byte for byte (compact JSON), for
+    phrases the full-text index narrows and for those it cannot (one word, non-ASCII)."""
+    from mindos.memory import notes
+    from mindos.work import task_search
+    from tests.conftest import make_task
+
+    for n, text in enumerate(["the rate limit of the API", "accelerate limits", "RATE-LIMIT hit", "café rate limit"]):
+        make_task(conn, f"t{n}", title=text, tags=["infra"] if n % 2 else [])
+        notes.add(conn, f"t{n}", content=f"{text}: note {n}")
+    for name in ("search", "search-notes"):
+        for query in ("rate limit", "ate limit", "limit", "café rate", "e-l", '"rate" OR limit*'):
+            answer = tool(srv, name, {"query": query})
+            rc, out, err = cli("autopilot", name, query)
+            assert rc == 0 and answer["isError"] is False, err
+            assert answer["content"][0]["text"] == server.compact(json.loads(out)), (name, query)
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", None)
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", None)
+    everything = [tool(srv, name, {"query": "rate limit"}) for name in ("search", "search-notes")]
+    monkeypatch.undo()
+    assert [tool(srv, name, {"query": "rate limit"}) for name in ("search", "search-notes")] == everything
+    assert len(json.loads(everything[0]["content"][0]["text"])) == 3  # the API, accelerate limits, café

@@ -56,6 +56,10 @@ CALLS = [
     ("prime", ["prime", "--agent", "codex", "--format", "json"]),
     ("search --rank", ["search", "retry path", "--rank"]),
     ("memory-search", ["memory-search", "deploy window"]),
+    # substring searches of several words: the full-text index names the rows to read
+    ("search", ["search", "retry path"]),
+    ("search-notes", ["search-notes", "deploy window"]),
+    ("search-notes --status", ["search-notes", "the deploy window", "--status", "queued", "--kind", "constraint"]),
 ]
 
 

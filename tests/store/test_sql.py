@@ -28,3 +28,29 @@ def test_compare_and_set_lands_only_on_the_row_as_read(conn):
     with db.write(conn):
         assert sql.compare_and_set(conn, "tasks", ["title = ?"], ("third",), {"id": "t1", "title": "first"},
                                    extra="priority = ?", extra_params=("P0",)) is False
+
+
+def test_row_dict_is_the_dict_of_the_row_in_column_order(conn):
+    row = conn.execute("SELECT 1 AS b, 'x' AS a, NULL AS c").fetchone()
+    assert list(sql.row_dict(row).items()) == list(dict(row).items()) == [("b", 1), ("a", "x"), ("c", None)]
+    repeated = conn.execute("SELECT 1 AS a, 2 AS b, 3 AS a").fetchone()
+    assert sql.row_dict(repeated) == dict(repeated) == {"a": 1, "b": 2}  # the first column of a name
+    assert sql.row_dict({"k": 1}) == {"k": 1}  # a mapping is copied as dict() would
+
+
+def test_task_rows_parse_their_lists_into_fresh_lists(conn):
+    from mindos.work import rows, tasks
+
+    for n in range(3):
+        tasks.create(conn, task_id=f"r{n}", project="Trove", title="same tags", tags=["infra", "ops"])
+    first, second = rows.get(conn, "r0"), rows.get(conn, "r1")
+    assert first["tags"] == second["tags"] == ["infra", "ops"] and first["requires_receipts"] == []
+    first["tags"].append("changed")
+    first["requires_receipts"].append("changed")
+    third = rows.get(conn, "r2")
+    assert third["tags"] == ["infra", "ops"] and third["requires_receipts"] == []
+    with db.write(conn):
+        conn.execute("""UPDATE tasks SET tags = '[{"nested": ["x"]}]' WHERE id = 'r2'""")
+    nested = rows.get(conn, "r2")["tags"]
+    nested[0]["nested"].append("y")
+    assert rows.get(conn, "r2")["tags"] == [{"nested": ["x"]}]  # only lists of strings are kept

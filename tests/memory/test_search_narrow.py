@@ -1,0 +1,195 @@
+"""Substring search through the full-text index: ``search`` and ``search-notes`` without
+--rank read only the rows the index names for a query of several words
+(:func:`mindos.store.fts.substring_probe`), and answer exactly what reading every row did."""
+
+import random
+
+import pytest
+
+from mindos.core import clock
+from mindos.memory import notes
+from mindos.store import db, fts
+from mindos.work import task_search, tasks
+
+# Texts around "rate limit" that a substring match must see or must not, whatever their
+# case, separators, prefixes and suffixes; non-ASCII neighbours too.
+PIECES = ["rate limit", "RATE LIMIT", "Rate-Limit", "rate_limit", "ratelimit", "accelerate limits", "rate  limit",
+          "first-rate limited", "rate limiter", "rate\tlimit", "the limit rate", "rate lim", "café rate limit",
+          "rate limité", "déjà vu rate limits", "ß rate limit ß", "schema migration worker", "migration workers",
+          "schema-migration worker", "migration worker's", "100% done", "C:\\tmp\\rate limit", "a_b c", "x y", "",
+          "retry path", "deploy gateway", "gateway deploy", "cache api", "CACHE APIs", "cacheapi", "v2 api"]
+QUERIES = ["rate limit", "RATE limit", "rate-limit", "rate  limit", "ate limi", " limit", "rate limit ", "e l",
+           "migration worker", "schema migration worker", "n worker", "worker's", "100% done", "% d", "\\tmp\\rate",
+           "a_b c", "_b c", "x y", "cache api", "che ap", "ap", "café rate", "rate limité", "v2 api", "y",
+           "deploy", "limit", "'", '"rate" limit', "rate limit*", "gateway deploy", "s d"]
+
+
+def _corpus(conn, count, seed):
+    rng = random.Random(seed)
+    for n in range(count):
+        words = [rng.choice(PIECES) for _ in range(rng.randrange(1, 4))]
+        tasks.create(conn, task_id=f"s{n:03d}", project=rng.choice(["Trove", "Infra"]), title=" ".join(words[:2]) or "untitled",
+                     description=rng.choice(PIECES), next_action=rng.choice(PIECES),
+                     priority=rng.choice(["P0", "P1", "P2"]))
+        for k in range(rng.randrange(0, 3)):
+            notes.add(conn, f"s{n:03d}", content=f"{rng.choice(PIECES)} {n}.{k} {rng.choice(PIECES)}",
+                      kind=rng.choice(["fact", "constraint"]), pinned=rng.random() < 0.2)
+        clock.advance(minutes=rng.choice([0, 1]))  # equal timestamps: the orders' tie-breakers decide
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("rate limit", '"limit"*'), ("rate limit.", '"limit"'), (" cache", '"cache"*'), ("-b-", '"b"'),
+    ("schema migration worker", '"migration worker"*'), ('x "y" z*', '"y z"'), ("RATE Limit", '"limit"*'),
+    ("cache", None), ("cache ", None), ("", None), ("café au", None), ("rate limité", None), ("   ", None),
+])
+def test_the_probe_names_whole_words_after_the_first_and_the_last_as_a_prefix(text, expected):
+    assert fts.substring_probe(text) == expected
+
+
+def _both(monkeypatch, module, call):
+    """``call()`` with the index narrowing the search, and with every row read."""
+    narrowed = call()
+    monkeypatch.setattr(module, "SUBSTRING_NARROW", None)
+    everything = call()
+    monkeypatch.undo()
+    return narrowed, everything
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_narrowed_substring_search_answers_exactly_what_reading_every_row_did(conn, monkeypatch, seed):
+    _corpus(conn, 120, seed)
+    with db.write(conn):  # a retired note and a superseded one stay out, as before
+        conn.execute("UPDATE notes SET expires_at = '2000-01-01T00:00:00Z' WHERE id % 7 = 0 AND pinned = 0")
+    notes.supersede(conn, conn.execute("SELECT min(id) FROM notes WHERE superseded_by IS NULL").fetchone()[0],
+                    content="rate limit raised")
+    hits = 0
+    for query in QUERIES:
+        for options in ({}, {"limit": 3}, {"status": "queued", "project": "Trove"}, {"priority": "P1"}):
+            found, every = _both(monkeypatch, task_search, lambda: task_search.search(conn, query, **options))
+            assert found == every, (query, options)
+            hits += len(found)
+        for options in ({}, {"limit": 2}, {"kind": "constraint", "project": "Infra"}, {"include_expired": True},
+                        {"status": "queued"}, {"rerank": True, "limit": 5}):
+            found, every = _both(monkeypatch, notes, lambda: notes.search(conn, query, **options))
+            assert found == every, (query, options)
+            hits += len(found)
+    assert hits > 500, "the corpus matched almost nothing: the comparison proves little"
+
+
+def _statements(conn, monkeypatch):
+    seen = []
+    real = db.Connection.execute
+
+    def execute(self, sql, *args):
+        seen.append(sql)
+        return real(self, sql, *args)
+
+    monkeypatch.setattr(db.Connection, "execute", execute)
+    return seen
+
+
+def _reads_the_index(seen):
+    return any("MATCH" in sql and "LIKE" in sql for sql in seen)
+
+
+def test_a_query_of_several_words_reads_the_rows_the_index_names(conn, monkeypatch):
+    _corpus(conn, 40, 3)
+    seen = _statements(conn, monkeypatch)
+    assert notes.search(conn, "rate limit") and _reads_the_index(seen)
+    seen.clear()
+    assert task_search.search(conn, "rate limit") and _reads_the_index(seen)
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN " + next(sql for sql in seen if "MATCH" in sql and "LIKE" in sql),
+        ['"limit"*', *["%rate limit%"] * 6]))
+    assert plan.startswith("SCAN tasks_fts VIRTUAL TABLE"), plan
+
+
+@pytest.mark.parametrize("query", ["limit", "ratelimit", "café rate", "rate limité"])
+def test_a_query_the_index_cannot_bound_reads_every_row(conn, monkeypatch, query):
+    _corpus(conn, 40, 4)
+    seen = _statements(conn, monkeypatch)
+    notes.search(conn, query)
+    task_search.search(conn, query)
+    assert not _reads_the_index(seen)
+
+
+def test_a_query_whose_words_match_many_rows_reads_every_row(conn, monkeypatch):
+    _corpus(conn, 60, 5)
+    every = task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 3)
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)
+    seen = _statements(conn, monkeypatch)
+    assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
+    assert not _reads_the_index(seen)
+
+
+def test_a_home_without_fts5_searches_substrings_as_before(plain_conn):
+    tasks.create(plain_conn, task_id="p1", project="Trove", title="the rate limit of the API")
+    notes.add(plain_conn, "p1", content="rate limit is 60/min")
+    assert [t["id"] for t in task_search.search(plain_conn, "rate limit")] == ["p1"]
+    assert [n["content"] for n in notes.search(plain_conn, "rate limit")] == ["rate limit is 60/min"]
+
+
+def test_search_notes_through_the_door_with_injection_shaped_text(cli_json):
+    assert cli_json("autopilot", "create", "--project", "Trove", "--title", "x", "--id", "t-q")["id"] == "t-q"
+    cli_json("autopilot", "note", "t-q", "--content", 'say "limit" OR NEAR(a b) * rate limit')
+    for query in ['"limit" OR', 'NEAR(a b) *', ' OR NEAR(', 'rate limit', '* rate']:
+        found = cli_json("autopilot", "search-notes", query)
+        assert [n["task_id"] for n in found] == ["t-q"], query
+        assert cli_json("autopilot", "search", query) == []
+
+
+def test_a_big_home_narrows_note_searches_up_to_a_quarter_of_its_notes(conn, monkeypatch):
+    tasks.create(conn, task_id="q1", project="Trove", title="quarter")
+    for n in range(40):
+        notes.add(conn, "q1", content=f"note {n}: " + ("the rate limit" if n < 9 else f"other words {n}"))
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)  # 9 matches: over the cap, under 40 // 4
+    seen = _statements(conn, monkeypatch)
+    assert len(notes.search(conn, "rate limit")) == 9 and _reads_the_index(seen)
+    notes.add(conn, "q1", content="note 40: the rate limit again")  # 10 of 41: a quarter
+    seen.clear()
+    assert len(notes.search(conn, "rate limit")) == 10 and not _reads_the_index(seen)
+
+
+RANKED = ["rate limit", "limit", "migration worker", "cache api", "deploy", "rate", "worker", "v2 api", "payments"]
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_ranked_note_search_scoring_first_answers_what_one_statement_did(conn, monkeypatch, seed):
+    _corpus(conn, 120, seed)
+    for n in range(30):  # equal scores across chunk boundaries: the note id settles them
+        notes.add(conn, f"s{n:03d}", content="rate limit twin", kind="fact")
+    with db.write(conn):
+        conn.execute("UPDATE notes SET expires_at = '2000-01-01T00:00:00Z' WHERE id % 5 = 0 AND pinned = 0")
+    compared = 0
+    for query in RANKED:
+        for options in ({}, {"limit": 1}, {"limit": 7}, {"limit": 40}, {"kind": "constraint", "project": "Infra"},
+                        {"include_expired": True, "limit": 20}, {"status": "queued", "limit": 3},
+                        {"rerank": True, "limit": 4}):
+            found, every = _both_ranked(monkeypatch, lambda: notes.search(conn, query, rank=True, **options))
+            assert found == every, (query, options)
+            compared += len(found)
+    assert compared > 500, "the corpus matched almost nothing: the comparison proves little"
+
+
+def _both_ranked(monkeypatch, call):
+    scored_first = call()
+    monkeypatch.setattr(notes, "RANK_THEN_JOIN", False)
+    together = call()
+    monkeypatch.undo()
+    return scored_first, together
+
+
+def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
+    tasks.create(conn, task_id="r1", project="Trove", title="ranked")
+    for n in range(200):
+        notes.add(conn, "r1", content=f"rate limit note {n} " + "filler " * (n % 7))
+    seen = _statements(conn, monkeypatch)
+    assert len(notes.search(conn, "rate limit", rank=True, limit=5)) == 5
+    joined = [sql for sql in seen if sql.startswith("WITH hit(seq, score) AS (VALUES")]
+    chunk = joined[0].count("(?, ?)") if len(joined) == 1 else 0
+    matches = conn.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'rate AND limit'").fetchone()[0]
+    assert 16 <= chunk < matches / 2, (chunk, matches)  # one chunk (16, and the scores equal to its last)
+    plan = " | ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN " + joined[0], [*[1, -1.0] * chunk, notes.clock.now_iso(), 5]))
+    assert "SCAN notes" not in plan.replace("SCAN notes_fts", "") and "SCAN t" not in plan, plan
