@@ -665,23 +665,31 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        turn = share = volatile[start:start + RECALL_SLICE]
+        share = volatile[start:start + RECALL_SLICE]
+        # a recall whose last check still holds for time alone: before the instant it can
+        # move with time alone, its receipt files untouched since (checked below)
+        quiet = _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
+        moved = ()
         if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
             moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end)
-            turn = sorted(set(turn) | set(moved))
             # the recalls any write can move (a related or semantic section) queue for their
             # turn, in order: the front RECALL_SLICE are re-checked a tick
             queued = set(pending)
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
-        turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
+            # the writes void the check of a recall whose own inputs they touched or that they
+            # may have moved through a search (queued); the rest did not move: kept
+            voided = set(moved) | set(wide)
+            quiet = {task: value for task, value in quiet.items() if task not in voided}
+        front = pending[:RECALL_SLICE]
+        turn = sorted(set(share) | set(moved) | set(front))
+        # a recall on its time turn whose check still holds is the one its check found: kept
+        # (one the writes touched, or at the queue's front, is always rebuilt)
+        kept = _still_quiet(conn, quiet, [task for task in share if task not in moved and task not in front])
+        turn = [task for task in turn if task not in kept]
         pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
-        # a recall checked after the last write and still before the instant it can move with
-        # time alone, its receipt files untouched since, is the one its check found: kept
-        quiet = {} if entry["touched"] else _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
-        turn = [task for task in turn if task not in _still_quiet(conn, quiet, turn)]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
