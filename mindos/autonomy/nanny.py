@@ -311,14 +311,41 @@ def _estimate(conn, table, budget):
     rowids, its rows counted up to a tenth of ``budget`` (None past that: a turn of its own)."""
     import sqlite3  # lazy: only integrity and index turns estimate
 
-    quoted = sql.quoted(table)
     try:
-        row = conn.execute(f"SELECT max(rowid) FROM main.{quoted}").fetchone()
+        row = conn.execute(f"SELECT max(rowid) FROM main.{sql.quoted(table)}").fetchone()
     except sqlite3.DatabaseError:
-        cap = budget // 10 + 1
-        count = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM main.{quoted} LIMIT ?)", (cap,)).fetchone()[0]
-        return None if count >= cap else count
+        return _counted(conn, table, budget)
     return row[0] if row and isinstance(row[0], int) else 0
+
+
+def _counted(conn, table, budget):
+    """:func:`_estimate` of a table without rowids: its rows counted up to a tenth of
+    ``budget`` (None past that)."""
+    quoted, cap = sql.quoted(table), budget // 10 + 1
+    # is there a cap-th row (one step over the rows before it, none handed back)? only a
+    # smaller table is counted
+    if conn.execute(f"SELECT 1 FROM main.{quoted} LIMIT 1 OFFSET ?", (cap - 1,)).fetchone() is not None:
+        return None
+    count = conn.execute(f"SELECT count(*) FROM main.{quoted}").fetchone()[0]
+    return None if count >= cap else count
+
+
+def _estimates(conn, tables, budget, with_rowids):
+    """``{table: _estimate(conn, table, budget)}`` for ``tables``, the largest rowids of those
+    in ``with_rowids`` read in one statement (one statement a table cost about 250,000
+    instructions each); the others, or all when that statement fails, one at a time."""
+    import sqlite3  # lazy: only integrity and index turns estimate
+
+    plain = sorted(table for table in set(tables) if table in with_rowids)
+    found = {}
+    if plain:
+        try:
+            row = conn.execute("SELECT " + ", ".join(f"(SELECT max(rowid) FROM main.{sql.quoted(table)})"
+                                                     for table in plain)).fetchone()
+            found = {table: value if isinstance(value, int) else 0 for table, value in zip(plain, row)}
+        except sqlite3.DatabaseError:
+            found = {}
+    return {table: found[table] if table in found else _estimate(conn, table, budget) for table in set(tables)}
 
 
 def tables_rows(conn, table):
@@ -421,13 +448,13 @@ def _sweep_plan(conn, previous):
         # block ids, not row counts)
         owners = {table: next((spec.table for index, spec in fts.INDEXES.items() if table.startswith(index + "_")),
                               table) for table in names}
-        estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
+        with_rowids = doctor.rowid_tables(conn)
+        estimates = _estimates(conn, owners.values(), INTEGRITY_ROWS, with_rowids)
         sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
                  for table in names}
         start_table = mark["table_from"]
         group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, start_table)
         # a rowid table over budget is walked in windows of INTEGRITY_WINDOW rows, one a turn
-        with_rowids = doctor.rowid_tables(conn)
         windowed = [table for table in names if owners[table] == table and table in with_rowids
                     and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
         mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
@@ -467,7 +494,9 @@ def _sweep_plan(conn, previous):
         return mark, (), name, None, {"tables": [table], "rows": [low, high], "last": last}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
-        sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
+        contents = {fts.INDEXES[index].table for index in names}  # content tables: rowid tables
+        estimates = _estimates(conn, contents, FTS_ROWS, contents)
+        sizes = {index: estimates[fts.INDEXES[index].table] for index in names}
         start_index = mark["index_from"]
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, start_index)
         # an index over budget is compared FTS_WINDOW content rowids a turn (compared whole

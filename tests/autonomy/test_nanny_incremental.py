@@ -801,3 +801,19 @@ def test_a_key_cursor_of_another_shape_starts_the_round_over(conn, monkeypatch):
         if report["sweep"]["slice_part"] == ["dependencies"]:
             break
     assert report["sweep"]["slice_part"] == ["dependencies"] and report["sweep"]["slice_rows"][0] is None
+
+
+def test_table_size_estimates_read_in_one_statement_match_the_one_table_reads(conn, home):
+    populate(conn)
+    names = doctor.integrity_tables(conn)
+    with_rowids = doctor.rowid_tables(conn)
+    for budget in (10, 1000, nanny.INTEGRITY_ROWS):
+        assert nanny._estimates(conn, names, budget, with_rowids) == {
+            table: nanny._estimate(conn, table, budget) for table in names}
+    # a table without rowids: counted below a tenth of the budget, None from there on
+    conn.execute("CREATE TABLE zz_keyed (a INTEGER PRIMARY KEY, b TEXT) WITHOUT ROWID")
+    conn.executemany("INSERT INTO zz_keyed VALUES (?, 'x')", [(n,) for n in range(30)])
+    assert [nanny._estimate(conn, "zz_keyed", budget) for budget in (280, 290, 300, 1000)] == [None, None, 30, 30]
+    # a statement that fails (a table taken for a rowid table) falls back to one read a table
+    assert nanny._estimates(conn, ["zz_keyed", "tasks"], 1000, {"zz_keyed", "tasks"}) == {
+        "zz_keyed": 30, "tasks": nanny._estimate(conn, "tasks", 1000)}
