@@ -332,7 +332,7 @@ def integrity_tables(conn):
 def rowid_tables(conn):
     """The names of the tables with rowids (the ones a rowid window can walk)."""
     # (only a text naming ROWID at all is searched: a case-blind search of every table's
-    # text cost each integrity turn about 5M instructions)
+    # text cost about half of this function's instructions)
     return {name for name, text in conn.execute("SELECT name, sql FROM main.sqlite_master WHERE type = 'table'")
             if "ROWID" not in (text or "").upper() or not re.search(r"\bWITHOUT\s+ROWID\b", text or "", re.I)}
 
@@ -482,9 +482,9 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
         else:  # one statement an index, each on its own
             for (index, where, _), lookup in zip(indexes, lookups):
                 try:
-                    lines += [f"row {_shown_key(tuple(missing))} missing from index {index}" for missing in conn.execute(
-                        f"SELECT {selected} FROM main.{quoted} t WHERE {ranged}{where} AND {lookup} ORDER BY 1 LIMIT 100",
-                        params)]
+                    missing = conn.execute(f"SELECT {selected} FROM main.{quoted} t WHERE {ranged}{where} AND {lookup}"
+                                           " ORDER BY 1 LIMIT 100", params).fetchall()
+                    lines += [f"row {_shown_key(tuple(row))} missing from index {index}" for row in missing]
                 except sqlite3.OperationalError:  # an index this reading cannot address: the full check's
                     continue
     except sqlite3.OperationalError:  # a table this reading cannot address: the full check's
@@ -504,10 +504,10 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
 
 def _missing_in_one_pass(conn, quoted, shown, ranged, params, indexes, lookups):
     """:func:`_integrity_rows`'s index lines, the rows of the window read once for every
-    index (one statement an index read each row again, about a third of a window turn's
-    instructions): the same lines, the first 100 rows by key missing from each index in
-    turn, or None when that statement fails (each index is then looked up on its own, as
-    before, so an index or row this reading cannot address is reported as it was)."""
+    index (one statement an index read each row again; the lookups themselves cost the
+    same): the same lines, the first 100 rows by key missing from each index in turn, or
+    None when that statement fails (each index is then looked up on its own, as before,
+    so an index or row this reading cannot address is reported as it was)."""
     if len(indexes) < 2:
         return None
     selected, width = shown  # the columns naming a row, and how many
