@@ -149,11 +149,16 @@ class TickLock:
 # Memory of findings
 
 
+_MEMORY_COLUMNS = ("digest", "kind", "subjects", "severity", "first_seen_at", "last_seen_at", "ticks",
+                   "repair_failures", "last_repair", "last_error")
+
+
 def memory(conn):
     """``{digest: row}`` of the findings the previous ticks saw."""
-    return {row["digest"]: dict(row) for row in conn.execute(
-        "SELECT digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks, repair_failures, last_repair,"
-        " last_error FROM nanny_findings")}
+    # each row zipped with the names by position: a row read by column name looks each name up
+    # among the columns (about a fifth more instructions a row)
+    return {row[0]: dict(zip(_MEMORY_COLUMNS, row)) for row in conn.execute(
+        f"SELECT {', '.join(_MEMORY_COLUMNS)} FROM nanny_findings")}
 
 
 def _remember(conn, findings, seen, failures, now):
@@ -306,14 +311,41 @@ def _estimate(conn, table, budget):
     rowids, its rows counted up to a tenth of ``budget`` (None past that: a turn of its own)."""
     import sqlite3  # lazy: only integrity and index turns estimate
 
-    quoted = sql.quoted(table)
     try:
-        row = conn.execute(f"SELECT max(rowid) FROM main.{quoted}").fetchone()
+        row = conn.execute(f"SELECT max(rowid) FROM main.{sql.quoted(table)}").fetchone()
     except sqlite3.DatabaseError:
-        cap = budget // 10 + 1
-        count = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM main.{quoted} LIMIT ?)", (cap,)).fetchone()[0]
-        return None if count >= cap else count
+        return _counted(conn, table, budget)
     return row[0] if row and isinstance(row[0], int) else 0
+
+
+def _counted(conn, table, budget):
+    """:func:`_estimate` of a table without rowids: its rows counted up to a tenth of
+    ``budget`` (None past that)."""
+    quoted, cap = sql.quoted(table), budget // 10 + 1
+    # is there a cap-th row (one step over the rows before it, none handed back)? only a
+    # smaller table is counted
+    if conn.execute(f"SELECT 1 FROM main.{quoted} LIMIT 1 OFFSET ?", (cap - 1,)).fetchone() is not None:
+        return None
+    count = conn.execute(f"SELECT count(*) FROM main.{quoted}").fetchone()[0]
+    return None if count >= cap else count
+
+
+def _estimates(conn, tables, budget, with_rowids):
+    """``{table: _estimate(conn, table, budget)}`` for ``tables``, the largest rowids of those
+    in ``with_rowids`` read in one statement (one statement a table cost about 250,000
+    instructions each); the others, or all when that statement fails, one at a time."""
+    import sqlite3  # lazy: only integrity and index turns estimate
+
+    plain = sorted(table for table in set(tables) if table in with_rowids)
+    found = {}
+    if plain:
+        try:
+            row = conn.execute("SELECT " + ", ".join(f"(SELECT max(rowid) FROM main.{sql.quoted(table)})"
+                                                     for table in plain)).fetchone()
+            found = {table: value if isinstance(value, int) else 0 for table, value in zip(plain, row)}
+        except sqlite3.DatabaseError:
+            found = {}
+    return {table: found[table] if table in found else _estimate(conn, table, budget) for table in set(tables)}
 
 
 def tables_rows(conn, table):
@@ -416,13 +448,13 @@ def _sweep_plan(conn, previous):
         # block ids, not row counts)
         owners = {table: next((spec.table for index, spec in fts.INDEXES.items() if table.startswith(index + "_")),
                               table) for table in names}
-        estimates = {owner: _estimate(conn, owner, INTEGRITY_ROWS) for owner in set(owners.values())}
+        with_rowids = doctor.rowid_tables(conn)
+        estimates = _estimates(conn, owners.values(), INTEGRITY_ROWS, with_rowids)
         sizes = {table: 0 if table.endswith(("_fts_config", "_fts_idx")) else estimates[owners[table]]
                  for table in names}
         start_table = mark["table_from"]
         group, mark["table_from"], mark["turns"]["integrity"] = _turn(names, sizes, INTEGRITY_ROWS, start_table)
         # a rowid table over budget is walked in windows of INTEGRITY_WINDOW rows, one a turn
-        with_rowids = doctor.rowid_tables(conn)
         windowed = [table for table in names if owners[table] == table and table in with_rowids
                     and isinstance(sizes[table], int) and sizes[table] > INTEGRITY_ROWS]
         mark["turns"]["integrity"] += sum(-(-sizes[table] // INTEGRITY_WINDOW) - 1 for table in windowed)
@@ -462,7 +494,9 @@ def _sweep_plan(conn, previous):
         return mark, (), name, None, {"tables": [table], "rows": [low, high], "last": last}
     if name == "fts_drift":
         names = sorted(index for index in fts.INDEXES if fts.has(conn, index))
-        sizes = {index: _estimate(conn, fts.INDEXES[index].table, FTS_ROWS) for index in names}
+        contents = {fts.INDEXES[index].table for index in names}  # content tables: rowid tables
+        estimates = _estimates(conn, contents, FTS_ROWS, contents)
+        sizes = {index: estimates[fts.INDEXES[index].table] for index in names}
         start_index = mark["index_from"]
         group, mark["index_from"], mark["turns"]["fts_drift"] = _turn(names, sizes, FTS_ROWS, start_index)
         # an index over budget is compared FTS_WINDOW content rowids a turn (compared whole
@@ -665,23 +699,31 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        turn = share = volatile[start:start + RECALL_SLICE]
+        share = volatile[start:start + RECALL_SLICE]
+        # a recall whose last check still holds for time alone: before the instant it can
+        # move with time alone, its receipt files untouched since (checked below)
+        quiet = _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
+        moved = ()
         if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
             moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end)
-            turn = sorted(set(turn) | set(moved))
             # the recalls any write can move (a related or semantic section) queue for their
             # turn, in order: the front RECALL_SLICE are re-checked a tick
             queued = set(pending)
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
-        turn, pending = sorted(set(turn) | set(pending[:RECALL_SLICE])), pending[RECALL_SLICE:]
+            # the writes void the check of a recall whose own inputs they touched or that they
+            # may have moved through a search (queued); the rest did not move: kept
+            voided = set(moved) | set(wide)
+            quiet = {task: value for task, value in quiet.items() if task not in voided}
+        front = pending[:RECALL_SLICE]
+        turn = sorted(set(share) | set(moved) | set(front))
+        # a recall on its time turn whose check still holds is the one its check found: kept
+        # (one the writes touched, or at the queue's front, is always rebuilt)
+        kept = _still_quiet(conn, quiet, [task for task in share if task not in moved and task not in front])
+        turn = [task for task in turn if task not in kept]
         pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
-        # a recall checked after the last write and still before the instant it can move with
-        # time alone, its receipt files untouched since, is the one its check found: kept
-        quiet = {} if entry["touched"] else _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
-        turn = [task for task in turn if task not in _still_quiet(conn, quiet, turn)]
         counts = dict(entry["by_kind"])
         carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:

@@ -801,3 +801,61 @@ def test_a_key_cursor_of_another_shape_starts_the_round_over(conn, monkeypatch):
         if report["sweep"]["slice_part"] == ["dependencies"]:
             break
     assert report["sweep"]["slice_part"] == ["dependencies"] and report["sweep"]["slice_rows"][0] is None
+
+
+def test_table_size_estimates_read_in_one_statement_match_the_one_table_reads(conn, home):
+    populate(conn)
+    names = doctor.integrity_tables(conn)
+    with_rowids = doctor.rowid_tables(conn)
+    for budget in (10, 1000, nanny.INTEGRITY_ROWS):
+        assert nanny._estimates(conn, names, budget, with_rowids) == {
+            table: nanny._estimate(conn, table, budget) for table in names}
+    # a table without rowids: counted below a tenth of the budget, None from there on
+    conn.execute("CREATE TABLE zz_keyed (a INTEGER PRIMARY KEY, b TEXT) WITHOUT ROWID")
+    conn.executemany("INSERT INTO zz_keyed VALUES (?, 'x')", [(n,) for n in range(30)])
+    assert [nanny._estimate(conn, "zz_keyed", budget) for budget in (280, 290, 300, 1000)] == [None, None, 30, 30]
+    # a statement that fails (a table taken for a rowid table) falls back to one read a table
+    assert nanny._estimates(conn, ["zz_keyed", "tasks"], 1000, {"zz_keyed", "tasks"}) == {
+        "zz_keyed": 30, "tasks": nanny._estimate(conn, "tasks", 1000)}
+
+
+def test_a_row_window_reads_its_rows_once_for_every_index_and_names_what_one_read_an_index_names(
+        conn, home, monkeypatch):
+    populate(conn)
+    path = os.path.join(str(home), "state.db")
+    link = sqlite3.connect(path, isolation_level=None)
+    try:  # two indexes rebuilt without some rows, their declared SQL put back
+        for name, column, missing in (("idx_notes_superseded_by", "superseded_by", "id <> 2"),
+                                      ("idx_notes_task_live", "task_id, superseded_by, id", "id > 5")):
+            original = link.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
+            link.execute(f"DROP INDEX {name}")
+            link.execute(f"CREATE INDEX {name} ON notes({column}) WHERE {missing}")
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (original, name))
+            link.execute("PRAGMA writable_schema=OFF")
+    finally:
+        link.close()
+    conn.close()
+    from mindos.store import db
+
+    def window(again):
+        since = {**checkpoint.watermark(again), "anchor": ledger.GENESIS_HASH}
+        found = doctor.sweep(again, since=since, part={"tables": ["notes"], "rows": [0, 10]})["problems"]
+        return [(p["detail"], p["index"]) for p in found if p["kind"] == "database_integrity"]
+
+    again = db.connect_readonly(str(home))
+    try:
+        statements = _statements(again, lambda: window(again))
+        lookups = [text for text in statements if "NOT EXISTS" in text and "INDEXED BY" in text]
+        assert len(lookups) == 1  # one read of the window for every index of notes
+        one_pass = window(again)
+        monkeypatch.setattr(doctor, "_missing_in_one_pass", lambda *args: None)  # one statement an index
+        each = window(again)
+    finally:
+        again.close()
+    assert one_pass == each
+    low = [row[0] for row in sqlite3.connect(path).execute("SELECT rowid FROM notes WHERE rowid <= 10 AND id <= 5")]
+    assert len(low) > 1 and 2 in low
+    assert sorted(one_pass) == sorted(
+        [("row 2 missing from index idx_notes_superseded_by", "idx_notes_superseded_by")]
+        + [(f"row {n} missing from index idx_notes_task_live", "idx_notes_task_live") for n in low])

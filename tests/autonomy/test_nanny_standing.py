@@ -423,3 +423,47 @@ def test_the_quiet_entries_are_kept_compact_and_anything_misaligned_is_dropped()
     assert nanny._quiet(nanny._unpacked({"checked_ns": "x", "until": [None]}, ["a"]), ["a"], "2026") == {}
     assert nanny._quiet({"a": [5, 1], "b": [None, True]}, ["a", "b"], "2026") == {}
     assert nanny._quiet({"a": ["2025-01-01T00:00:00Z", 1]}, ["a"], "2026-01-01T00:00:00Z") == {}  # passed
+
+
+def test_writes_elsewhere_keep_a_receipt_recall_whose_inputs_they_did_not_touch(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    monkeypatch.setattr(nanny, "RECALL_FILE_SLACK_NS", 0)  # the file was written just before the check
+    _cited(conn, "a", receipt=True)  # no related section: only its own rows and files move it
+    make_task(conn, "e")
+    _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["volatile"] == ["a"]
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for n in range(3):
+        notes.add(conn, "e", content=f"elsewhere {n}")  # touches nothing a's recall packs
+        report = _tick(conn)
+        _same_as_full(conn, report)
+    assert sweeps == []  # a's turn came after each write: its check still held, nothing rebuilt
+    assert sense.last_watermark(conn)["recall"]["quiet"]["until"] == [None]
+
+
+def test_a_write_to_a_receipt_recalls_own_task_still_rebuilds_it(conn, monkeypatch):
+    from mindos.work import graph
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    monkeypatch.setattr(nanny, "RECALL_FILE_SLACK_NS", 0)
+    _cited(conn, "a", receipt=True)
+    make_task(conn, "p")
+    make_task(conn, "e")
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    notes.add(conn, "e", content="elsewhere")
+    _tick(conn)
+    assert sweeps == []
+    notes.add(conn, "a", content="a moved")  # its own task: the check is void, rebuilt and stale
+    report = _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps] == [["a"]]
+    assert _stale(report) == ["a"]
+    _same_as_full(conn, report)
+    graph.add_dependency(conn, "a", "p")  # a new prerequisite edge: rebuilt again, found stale again
+    report = _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps][1:] == [["a"]]
+    _same_as_full(conn, report)
+    # the rebuild's check stands again: a later write elsewhere rebuilds nothing
+    notes.add(conn, "e", content="elsewhere again")
+    _tick(conn)
+    assert len(sweeps) == 2

@@ -407,3 +407,17 @@ def test_key_windows_over_a_table_without_rowids_find_each_fault_once(tmp_path):
             "NULL value in kv.c", "row (k5, 5) missing from index kv_c"]
     finally:
         link.close()
+
+
+def test_rowid_tables_tells_without_rowid_tables_however_their_text_is_written(conn):
+    import re
+
+    conn.execute("CREATE TABLE zz_rowid_named (rowid_ref TEXT, note TEXT)")  # names rowid, has rowids
+    conn.execute("CREATE TABLE zz_keyed (a TEXT PRIMARY KEY, b TEXT) without\n  RowId")
+    conn.execute("CREATE TABLE zz_plain (a TEXT)")
+    found = doctor.rowid_tables(conn)
+    assert {"zz_rowid_named", "zz_plain"} <= found and "zz_keyed" not in found
+    # the same answer as searching every table's text
+    every = {name for name, text in conn.execute("SELECT name, sql FROM main.sqlite_master WHERE type = 'table'")
+             if not re.search(r"\bWITHOUT\s+ROWID\b", text or "", re.I)}
+    assert found == every
