@@ -4,6 +4,7 @@ import io
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -68,6 +69,41 @@ def conn(home):
     connection = db.connect(str(home))
     yield connection
     connection.close()
+
+
+_SEEDS = {}
+
+
+def _home_files(home):
+    """What a home holds besides its database files (the receipts and any other file)."""
+    found = []
+    for folder, _, names in os.walk(home):
+        found += [os.path.relpath(os.path.join(folder, name), home) for name in names
+                  if not name.startswith("state.db")]
+    return sorted(found)
+
+
+@pytest.fixture
+def seeded(conn, home):
+    """``seeded(key, build)``: give the test's fresh database what ``build(conn)`` writes to it,
+    running ``build`` only once per session for each ``key``; every later test gets a copy of
+    the database ``build`` left (SQLite's backup, page for page: the same rows, sequences,
+    indexes and audit chain).  For fixtures that seed a fleet with a commit per row before
+    each of hundreds of tests.  ``build`` must write nothing but the database (checked) and
+    depend on nothing but the pinned clock."""
+
+    def seed(key, build):
+        if key in _SEEDS:
+            _SEEDS[key].backup(conn)
+            return
+        files = _home_files(home)
+        build(conn)
+        assert _home_files(home) == files, f"seeded({key!r}): the build wrote files besides the database"
+        kept = sqlite3.connect(":memory:")
+        conn.backup(kept)
+        _SEEDS[key] = kept
+
+    return seed
 
 
 @pytest.fixture

@@ -27,9 +27,14 @@ _PARENT_INSERT = re.compile(r"^\s*INSERT INTO tasks\b", re.I)
 
 
 @pytest.fixture
-def recorded(conn, monkeypatch):
-    """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain, and
-    the list the calls' statements are recorded into."""
+def recorded(conn, monkeypatch, seeded):
+    """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain (built
+    once, copied into each test's home), and the list the calls' statements are recorded into."""
+    seeded(__name__ + ".recorded", _fleet)
+    return _record(monkeypatch)
+
+
+def _fleet(conn):
     for n in range(40):
         make_task(conn, f"t{n:02d}", project="Trove" if n % 2 else "Acme", title=f"Fix retry path {n}")
     for n in range(1, 40):
@@ -40,7 +45,6 @@ def recorded(conn, monkeypatch):
                   pinned=n % 3 == 0)
     handoffs.record(conn, "t05", from_agent="codex", to_agent="claude-code", status="running",
                     objective="finish the retry path", next_actions=["run tests"])
-    return _record(monkeypatch)
 
 
 CALLS = [
