@@ -84,8 +84,8 @@ def _home_files(home):
 
 
 @pytest.fixture
-def seeded(conn, home):
-    """``seeded(key, build)``: give the test's fresh database what ``build(conn)`` writes to it,
+def seed_once(conn, home):
+    """``seed_once(key, build)``: give the test's fresh database what ``build(conn)`` writes to it,
     running ``build`` only once per session for each ``key``; every later test gets a copy of
     the database ``build`` left (SQLite's backup, page for page: the same rows, sequences,
     indexes and audit chain).  For fixtures that seed a fleet with a commit per row before
@@ -98,7 +98,7 @@ def seeded(conn, home):
             return
         files = _home_files(home)
         build(conn)
-        assert _home_files(home) == files, f"seeded({key!r}): the build wrote files besides the database"
+        assert _home_files(home) == files, f"seed_once({key!r}): the build wrote files besides the database"
         kept = sqlite3.connect(":memory:")
         conn.backup(kept)
         _SEEDS[key] = kept

@@ -64,13 +64,13 @@ SURFACES = [
 
 
 @pytest.fixture
-def fleet(conn, cli_json, seeded):
+def fleet(conn, cli_json, seed_once):
     def build(conn):  # once per session; each test gets a copy of the database it left
         cli_json("autopilot", "create", "--project", "P", "--title", "one", "--id", "t1")
         cli_json("autopilot", "create", "--project", "P", "--title", "two", "--id", "t2")
         cli_json("autopilot", "claim", "t2", "--owner", "a")
 
-    seeded(__name__ + ".fleet", build)
+    seed_once(__name__ + ".fleet", build)
     return conn
 
 

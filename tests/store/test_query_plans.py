@@ -27,10 +27,10 @@ _PARENT_INSERT = re.compile(r"^\s*INSERT INTO tasks\b", re.I)
 
 
 @pytest.fixture
-def recorded(conn, monkeypatch, seeded):
+def recorded(conn, monkeypatch, seed_once):
     """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain (built
     once, copied into each test's home), and the list the calls' statements are recorded into."""
-    seeded(__name__ + ".recorded", _fleet)
+    seed_once(__name__ + ".recorded", _fleet)
     return _record(monkeypatch)
 
 
