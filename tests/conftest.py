@@ -83,27 +83,25 @@ def _home_files(home):
     return sorted(found)
 
 
-@pytest.fixture
-def seed_once(conn, home):
-    """``seed_once(key, build)``: give the test's fresh database what ``build(conn)`` writes to it,
-    running ``build`` only once per session for each ``key``; every later test gets a copy of
-    the database ``build`` left (SQLite's backup, page for page: the same rows, sequences,
-    indexes and audit chain).  For fixtures that seed a fleet with a commit per row before
-    each of hundreds of tests.  ``build`` must write nothing but the database (checked) and
-    depend on nothing but the pinned clock."""
-
-    def seed(key, build):
-        if key in _SEEDS:
-            _SEEDS[key].backup(conn)
-            return
-        files = _home_files(home)
-        build(conn)
-        assert _home_files(home) == files, f"seed_once({key!r}): the build wrote files besides the database"
-        kept = sqlite3.connect(":memory:")
-        conn.backup(kept)
-        _SEEDS[key] = kept
-
-    return seed
+def seed_once(conn, key, build):
+    """Give ``conn``'s fresh database what ``build(conn)`` writes to it, running ``build`` only
+    once per session for each ``key`` and starting clock; every later call gets a copy of the
+    database ``build`` left (SQLite's backup, page for page: the same rows, sequences, indexes
+    and audit chain) and the clock where ``build`` left it.  For fixtures that seed a fleet with
+    a commit per row before each of many tests.  ``build`` must write nothing but the database
+    (checked) and depend on nothing but the pinned clock."""
+    key = key, clock.pinned()
+    if key in _SEEDS:
+        kept, moved_to = _SEEDS[key]
+        kept.backup(conn)
+        clock.set_now(moved_to)
+        return
+    files = _home_files(conn.home)
+    build(conn)
+    assert _home_files(conn.home) == files, f"seed_once({key[0]!r}): the build wrote files besides the database"
+    kept = sqlite3.connect(":memory:")
+    conn.backup(kept)
+    _SEEDS[key] = kept, clock.pinned()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from mindos.memory import handoffs, notes
 from mindos.store import db
-from tests.conftest import make_task
+from tests.conftest import make_task, seed_once
 
 GROWING = ("tasks", "notes", "audit_events", "handoffs", "memories", "facts", "dependencies", "receipts",
            "heartbeats", "leases")
@@ -27,10 +27,10 @@ _PARENT_INSERT = re.compile(r"^\s*INSERT INTO tasks\b", re.I)
 
 
 @pytest.fixture
-def recorded(conn, monkeypatch, seed_once):
+def recorded(conn, monkeypatch):
     """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain (built
     once, copied into each test's home), and the list the calls' statements are recorded into."""
-    seed_once(__name__ + ".recorded", _fleet)
+    seed_once(conn, __name__ + ".recorded", _fleet)
     return _record(monkeypatch)
 
 
