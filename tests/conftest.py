@@ -4,6 +4,7 @@ import io
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -68,6 +69,39 @@ def conn(home):
     connection = db.connect(str(home))
     yield connection
     connection.close()
+
+
+_SEEDS = {}
+
+
+def _home_files(home):
+    """What a home holds besides its database files (the receipts and any other file)."""
+    found = []
+    for folder, _, names in os.walk(home):
+        found += [os.path.relpath(os.path.join(folder, name), home) for name in names
+                  if not name.startswith("state.db")]
+    return sorted(found)
+
+
+def seed_once(conn, key, build):
+    """Give ``conn``'s fresh database what ``build(conn)`` writes to it, running ``build`` only
+    once per session for each ``key`` and starting clock; every later call gets a copy of the
+    database ``build`` left (SQLite's backup, page for page: the same rows, sequences, indexes
+    and audit chain) and the clock where ``build`` left it.  For fixtures that seed a fleet with
+    a commit per row before each of many tests.  ``build`` must write nothing but the database
+    (checked) and depend on nothing but the pinned clock."""
+    key = key, clock.pinned()
+    if key in _SEEDS:
+        kept, moved_to = _SEEDS[key]
+        kept.backup(conn)
+        clock.set_now(moved_to)
+        return
+    files = _home_files(conn.home)
+    build(conn)
+    assert _home_files(conn.home) == files, f"seed_once({key[0]!r}): the build wrote files besides the database"
+    kept = sqlite3.connect(":memory:")
+    conn.backup(kept)
+    _SEEDS[key] = kept, clock.pinned()
 
 
 @pytest.fixture
@@ -150,6 +184,16 @@ def scoped_facts(conn):
                                      ("billing", "b1", "mysql"), ("orphan", "g1", "sqlite"))}
     conn.execute("DELETE FROM tasks WHERE id = 'g1'")
     return made
+
+
+def overwrite(path, data):
+    """Give the file at ``path`` the bytes ``data``, as ``open(path, "wb").write(data)`` does, but
+    without truncating it to zero first when ``data`` is no shorter: ext4 writes a file that was
+    truncated to zero and refilled back to disk at close (auto_da_alloc), so a tamper loop of
+    thousands of rewrites waited on the disk at each one (seconds on a busy machine)."""
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
 
 
 def db_state(conn):

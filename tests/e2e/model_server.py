@@ -149,7 +149,9 @@ class ScriptedModel(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def __enter__(self):
-        self.thread = threading.Thread(target=self.serve_forever, name="scripted-model", daemon=True)
+        # a short poll: shutdown() waits for the loop to see it, half a second at the default
+        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                       name="scripted-model", daemon=True)
         self.thread.start()
         return self
 

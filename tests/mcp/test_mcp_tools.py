@@ -1,5 +1,7 @@
 """The MCP tool table is the CLI's command table: names from the allowlist, schemas from the command declarations."""
 
+import functools
+
 import pytest
 
 from mindos.cli import doors, spec
@@ -41,9 +43,16 @@ def _required_text(tool):
             for a in group.arguments if not a.flags[0].endswith("-file")}
 
 
+@functools.lru_cache(maxsize=None)
+def _every_tool():
+    """Every tool with every gated argument honoured, built once for the cases below (each of
+    them only reads its own tool)."""
+    return tools.exposed(tools.allowable(), overrides=tuple(tools.GATED))
+
+
 @pytest.mark.parametrize("name", list(tools.exposed(tools.allowable())))
 def test_every_tool_schema_matches_its_cli_flags(name):
-    tool = tools.exposed(tools.allowable(), overrides=tuple(tools.GATED))[name]
+    tool = _every_tool()[name]
     schema = tool.schema
     actions = _actions(tool)
     assert schema["type"] == "object" and schema["additionalProperties"] is False

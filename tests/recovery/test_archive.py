@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, overwrite
 from recovery_helpers import file_state, populate, table_rows, write_v1_archive
 from mindos.errors import IntegrityError, Refused
 from mindos.memory import facts
@@ -147,7 +147,7 @@ def test_single_byte_changes_of_an_old_format_archive_are_refused_and_touch_noth
     state = db_state(conn)
     rng = random.Random(3)
     for i in rng.sample(range(len(original)), 400):
-        open(path, "wb").write(original[:i] + bytes([(original[i] + 1) % 256]) + original[i + 1:])
+        overwrite(path, original[:i] + bytes([(original[i] + 1) % 256]) + original[i + 1:])
         with pytest.raises(IntegrityError):
             archive.load(path)
     rc, out, err = cli("ops", "archive-restore", path)

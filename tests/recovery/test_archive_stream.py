@@ -11,7 +11,7 @@ import tarfile
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, overwrite
 from recovery_helpers import populate, table_rows
 from mindos.core import canonical, seal
 from mindos.errors import IntegrityError, Refused
@@ -393,7 +393,7 @@ def test_every_single_byte_change_of_a_streamed_archive_is_refused(conn, home, m
     positions = {i for start in starts for i in range(max(start, 0), min(start + 700, len(original)))}
     positions |= set(rng.sample(range(len(original)), 1500))  # headers, padding, tail and a sample of the rest
     for i in sorted(positions):
-        open(made, "wb").write(original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:])
+        overwrite(made, original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:])
         with pytest.raises((IntegrityError, Refused)):
             archive.check(made, str(home))
 

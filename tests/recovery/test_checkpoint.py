@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from conftest import overwrite
 from recovery_helpers import populate
 from mindos.errors import IntegrityError
 from mindos.recovery import checkpoint
@@ -83,8 +84,7 @@ def test_every_single_byte_change_is_refused(conn, home):
     for i in range(len(original)):
         for replacement in {(original[i] + 1) % 256, ord(" ")} - {original[i]}:
             changed = original[:i] + bytes([replacement]) + original[i + 1:]
-            with open(path, "wb") as handle:
-                handle.write(changed)
+            overwrite(path, changed)
             with pytest.raises(IntegrityError):
                 checkpoint.load(path)
     with open(path, "wb") as handle:

@@ -44,6 +44,15 @@ def _prepare(tmp_path, name, root, out):
     return home, summary["plan"][0]["source_id"]
 
 
+def _copy(template, tmp_path, name):
+    """A fresh copy of the prepared (closed) ``template`` home: the same home ``_prepare`` builds,
+    without building the database and taking the inventory again for every kill point."""
+    home = tmp_path / name
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.copytree(template, home)
+    return home
+
+
 def _run(home, out, source_id, kill_at=0, after_commit=False):
     code = kill_at_statement_script(home, f"from mindos.migration import importer as migrate_import\nmigrate_import.migrate_import(conn, {out!r}, {source_id!r}, apply=True)", kill_at=kill_at,
                                     after_commit=after_commit)
@@ -55,7 +64,8 @@ def _run(home, out, source_id, kill_at=0, after_commit=False):
 def test_killed_import_is_all_or_nothing_and_rerun_completes(tmp_path):
     root = migratekit.machine(str(tmp_path / "old"))
     out = str(tmp_path / "inv.json")
-    reference, source_id = _prepare(tmp_path, "reference", root, out)
+    template, source_id = _prepare(tmp_path, "template", root, out)
+    reference = _copy(template, tmp_path, "reference")
     before = _state(reference)
     done = _run(reference, out, source_id)
     assert done.returncode == 0, done.stderr
@@ -65,7 +75,7 @@ def test_killed_import_is_all_or_nothing_and_rerun_completes(tmp_path):
     points = list(range(1, statements + 1))
     seen = {"before": 0, "after": 0}
     for kill_at in points + ["after_commit"]:
-        victim, _ = _prepare(tmp_path, "victim", root, out)
+        victim = _copy(template, tmp_path, "victim")
         killed = _run(victim, out, source_id, kill_at=0 if kill_at == "after_commit" else kill_at,
                       after_commit=kill_at == "after_commit")
         assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)

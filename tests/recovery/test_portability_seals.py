@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from conftest import overwrite
 import migratekit
 import sessionkit_brain
 from mindos.core import seal
@@ -107,8 +108,7 @@ def test_every_single_byte_change_is_refused(documents, tmp_path):
         # every field (created_at byte by byte, the seal), through the real consumer
         original = data
         for offset in _sample(data):
-            with open(path, "wb") as handle:
-                handle.write(_flip(original, offset))
+            overwrite(path, _flip(original, offset))
             with pytest.raises(MindosError):
                 consume(path)
             checked += 1

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, overwrite
 from recovery_helpers import populate, table_rows
 from mindos.core import clock, seal
 from mindos.errors import IntegrityError, Refused
@@ -107,7 +107,7 @@ def test_every_single_byte_change_is_refused(conn, home):
     for i in positions:
         changed = original[:i] + bytes([(original[i] + 1 + rng.randrange(254)) % 256]) + original[i + 1:]
         assert changed != original
-        open(path, "wb").write(changed)
+        overwrite(path, changed)
         with pytest.raises(IntegrityError):
             snapshot.load(path)
 

@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, overwrite
 from recovery_helpers import populate, table_rows
 from mindos.errors import IntegrityError, Refused
 from mindos.recovery import artifacts, doctor, snapshot, stream, tables
@@ -325,7 +325,7 @@ def test_every_single_byte_change_of_a_streamed_snapshot_is_refused(conn, home, 
     positions |= set(rng.sample(range(len(original)), 1500))  # headers, padding, tail and a sample of the rest
     for i in sorted(positions):
         changed = original[:i] + bytes([original[i] ^ (1 << rng.randrange(8))]) + original[i + 1:]
-        open(path, "wb").write(changed)
+        overwrite(path, changed)
         with pytest.raises((IntegrityError, Refused)):
             snapshot.check(path, str(home))
 

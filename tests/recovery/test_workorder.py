@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, overwrite
 from recovery_helpers import populate
 from mindos.errors import IntegrityError, NotFound, Refused
 from mindos.memory import facts, notes
@@ -115,9 +115,9 @@ def test_tampered_work_order_is_refused_even_with_force(conn, other, tmp_path, c
     path = str(tmp_path / "t1.json")
     workorder.export_task(conn, "t1", out=path)
     data = open(path, "rb").read()
+    state = db_state(other)  # each refusal below must leave it exactly as it is here
     for i in range(0, len(data), max(1, len(data) // 300)):
-        open(path, "wb").write(data[:i] + bytes([(data[i] + 7) % 256]) + data[i + 1:])
-        state = db_state(other)
+        overwrite(path, data[:i] + bytes([(data[i] + 7) % 256]) + data[i + 1:])
         with pytest.raises(IntegrityError):
             workorder.import_task(other, path, force=True)
         assert db_state(other) == state

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import make_task
+from conftest import make_task, seed_once
 from mindos.memory import notes
 from mindos.store import fts
 from mindos.work import task_search, tasks
@@ -100,6 +100,11 @@ def _fts5_notes(conn, expression):
 
 @pytest.fixture
 def accented(conn):
+    seed_once(conn, __name__ + ".accented", _accented)  # built once; each test gets a copy of the database
+    return conn
+
+
+def _accented(conn):
     make_task(conn, "t1", title="host")
     bodies = ["Café CAFÉ café", "cafe", "café au lait, a rather long note about coffee and many other things",
               "CAFÉ: «Café»—café…cafe!", "e\u0301cole et cafe\u0301", "Σίσυφος και σίσυφοσ ΣΊΣΥΦΟΣ café",
@@ -107,7 +112,6 @@ def accented(conn):
               "cafe cafe cafe cafe", "ﬁle café ＣＡＦＥ"]
     for n, body in enumerate(bodies):
         notes.add(conn, "t1", content=f"{body} n{n}")
-    return conn
 
 
 @pytest.mark.parametrize("query", ["café", "CAFÉ", "cafe", "Σίσυφος", "σίσυφοσ", "İstanbul", "straße", "cafe\u0301",

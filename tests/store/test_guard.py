@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import db_state
+from conftest import db_state, seed_once
 from mindos.store import db
 
 AWS = "AKIA2R29TQLR0VLG5W1H"
@@ -65,9 +65,12 @@ SURFACES = [
 
 @pytest.fixture
 def fleet(conn, cli_json):
-    cli_json("autopilot", "create", "--project", "P", "--title", "one", "--id", "t1")
-    cli_json("autopilot", "create", "--project", "P", "--title", "two", "--id", "t2")
-    cli_json("autopilot", "claim", "t2", "--owner", "a")
+    def build(conn):  # once per session; each test gets a copy of the database it left
+        cli_json("autopilot", "create", "--project", "P", "--title", "one", "--id", "t1")
+        cli_json("autopilot", "create", "--project", "P", "--title", "two", "--id", "t2")
+        cli_json("autopilot", "claim", "t2", "--owner", "a")
+
+    seed_once(conn, __name__ + ".fleet", build)
     return conn
 
 

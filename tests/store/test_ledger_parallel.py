@@ -3,15 +3,19 @@ pinned event (a checkpoint).  Both must name exactly what the single full scan n
 
 import pytest
 
+from conftest import seed_once
 from mindos.core import clock
 from mindos.store import ledger
 from mindos.work import tasks
 
 
 def _seed(conn, count=24):
-    for n in range(1, count + 1):
-        tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n}")
-        clock.advance(minutes=1)
+    def build(conn):  # once per session and count: later tests get a copy of the database
+        for n in range(1, count + 1):
+            tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n}")
+            clock.advance(minutes=1)
+
+    seed_once(conn, f"{__name__}._seed({count})", build)
 
 
 def _rehash(conn, event_id, payload):

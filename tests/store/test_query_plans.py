@@ -13,7 +13,7 @@ import pytest
 
 from mindos.memory import handoffs, notes
 from mindos.store import db
-from tests.conftest import make_task
+from tests.conftest import make_task, seed_once
 
 GROWING = ("tasks", "notes", "audit_events", "handoffs", "memories", "facts", "dependencies", "receipts",
            "heartbeats", "leases")
@@ -28,8 +28,13 @@ _PARENT_INSERT = re.compile(r"^\s*INSERT INTO tasks\b", re.I)
 
 @pytest.fixture
 def recorded(conn, monkeypatch):
-    """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain, and
-    the list the calls' statements are recorded into."""
+    """A fleet of a few dozen tasks with notes, pins, a handoff and a dependency chain (built
+    once, copied into each test's home), and the list the calls' statements are recorded into."""
+    seed_once(conn, __name__ + ".recorded", _fleet)
+    return _record(monkeypatch)
+
+
+def _fleet(conn):
     for n in range(40):
         make_task(conn, f"t{n:02d}", project="Trove" if n % 2 else "Acme", title=f"Fix retry path {n}")
     for n in range(1, 40):
@@ -40,7 +45,6 @@ def recorded(conn, monkeypatch):
                   pinned=n % 3 == 0)
     handoffs.record(conn, "t05", from_agent="codex", to_agent="claude-code", status="running",
                     objective="finish the retry path", next_actions=["run tests"])
-    return _record(monkeypatch)
 
 
 CALLS = [

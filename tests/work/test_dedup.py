@@ -4,7 +4,7 @@ import json
 import random
 
 import pytest
-from conftest import script
+from conftest import script, seed_once
 
 from mindos.core import clock
 from mindos.memory import notes
@@ -33,6 +33,11 @@ def created_payload(conn, task_id):
 
 @pytest.fixture
 def fleet(conn):
+    seed_once(conn, __name__ + ".fleet", _fleet)  # built once; each test gets a copy of the database
+    return conn
+
+
+def _fleet(conn):
     make(conn, "a", "Fix the login redirect bug", description="users land on /home")
     make(conn, "b", "fix login redirect bug", description="users land on /home")  # same tokens minus 'the'
     make(conn, "c", "Fix the login redirect", description="users land on /home")
@@ -43,7 +48,6 @@ def fleet(conn):
         tasks.update(conn, task_id, status=status)
     make(conn, "blocked", "Fix the login redirect bug", description="users land on /home")
     tasks.update(conn, "blocked", status="blocked")
-    return conn
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from conftest import seed_once
 from mindos.core import clock
 from mindos.store import db
 from mindos.work import task_search, tasks
@@ -19,6 +20,11 @@ def _ids(results):
 
 @pytest.fixture
 def seeded(conn):
+    seed_once(conn, __name__ + ".seeded", _seed)  # built once; each test gets a copy of the database
+    return conn
+
+
+def _seed(conn):
     rows = [
         ("t1", "Trove", "Rate limit the deploy API", "", "P1", ""),
         ("t2", "Trove", "Write docs", "explains the rate limit", "P2", ""),
@@ -31,7 +37,6 @@ def seeded(conn):
         clock.advance(minutes=1)
     with db.write(conn):
         conn.execute("UPDATE tasks SET blocked_reason = 'waiting on vendor quota' WHERE id = 't3'")
-    return conn
 
 
 @pytest.fixture
