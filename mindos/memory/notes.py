@@ -45,9 +45,6 @@ MAX_QUERY = 1000
 # when they are fewer than this, or than a quarter of the indexed notes in a bigger home
 # (otherwise every live note, as it must for a one-word query).
 SUBSTRING_NARROW = 25000
-# Ranked search scores every match first and joins only the best with their notes and tasks
-# (fts.ranked_rows); False: one statement joins every match before sorting (the same rows).
-RANK_THEN_JOIN = True
 
 _COLUMN_NAMES = ("id", "task_id", "kind", "content", "source", "pinned", "expires_at", "supersedes", "superseded_by",
                  "superseded_at", "created_at")
@@ -376,7 +373,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     if not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
         narrow = max(SUBSTRING_NARROW, fts.totals(conn, "notes_fts")[0] // 4)
     wanted = limit * hybrid.POOL if rerank else limit
-    if expression is not None and RANK_THEN_JOIN:
+    if expression is not None:  # scored first, then only the best joined (fts.ranked_rows)
         found = fts.ranked_rows(conn, "notes_fts", expression, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
                                 where=clauses, params=params, ranked_order="n.id", limit=wanted)
     else:

@@ -173,8 +173,16 @@ def test_ranked_note_search_scoring_first_answers_what_one_statement_did(conn, m
 
 
 def _both_ranked(monkeypatch, call):
+    """The call's hits as it finds them, and as one statement joining every match before
+    sorting (fts.text_search's ranked read) finds them."""
     scored_first = call()
-    monkeypatch.setattr(notes, "RANK_THEN_JOIN", False)
+
+    def one_statement(conn, name, expression, *, select, joins, where, params, ranked_order, limit):
+        return fts.text_search(conn, name, "", select=select, joins=joins, where=where, params=params,
+                               order=ranked_order, ranked_order=ranked_order, rank=True, limit=limit,
+                               expression=expression)
+
+    monkeypatch.setattr(fts, "ranked_rows", one_statement)
     together = call()
     monkeypatch.undo()
     return scored_first, together
