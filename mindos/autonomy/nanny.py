@@ -149,16 +149,11 @@ class TickLock:
 # Memory of findings
 
 
-_MEMORY_COLUMNS = ("digest", "kind", "subjects", "severity", "first_seen_at", "last_seen_at", "ticks",
-                   "repair_failures", "last_repair", "last_error")
-
-
 def memory(conn):
     """``{digest: row}`` of the findings the previous ticks saw."""
-    # each row zipped with the names by position: a row read by column name looks each name up
-    # among the columns (about a fifth more instructions a row)
-    return {row[0]: dict(zip(_MEMORY_COLUMNS, row)) for row in conn.execute(
-        f"SELECT {', '.join(_MEMORY_COLUMNS)} FROM nanny_findings")}
+    return {row[0]: sql.row_dict(row) for row in conn.execute(
+        "SELECT digest, kind, subjects, severity, first_seen_at, last_seen_at, ticks, repair_failures, last_repair,"
+        " last_error FROM nanny_findings")}
 
 
 def _remember(conn, findings, seen, failures, now):
