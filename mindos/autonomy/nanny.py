@@ -698,24 +698,26 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
         # a recall whose last check still holds for time alone: before the instant it can
         # move with time alone, its receipt files untouched since (checked below)
         quiet = _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
-        moved = ()
+        moved, cited = (), None
         if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
-            moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end)
+            cited = recall.cited_events(conn)  # read once: the re-check below filters the same list
+            moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end, cited=cited)
             # the recalls any write can move (a related or semantic section) queue for their
             # turn, in order: the front RECALL_SLICE are re-checked a tick
             queued = set(pending)
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
-            # the writes void the check of a recall whose own inputs they touched or that they
-            # may have moved through a search (queued); the rest did not move: kept
-            voided = set(moved) | set(wide)
-            quiet = {task: value for task, value in quiet.items() if task not in voided}
+            # the writes void the check of a recall whose own inputs they touched; one they may
+            # have moved through a search keeps its check for time alone (its write re-check is
+            # the queue's), and the rest did not move: kept
+            quiet = {task: value for task, value in quiet.items() if task not in moved}
         front = pending[:RECALL_SLICE]
         turn = sorted(set(share) | set(moved) | set(front))
-        # a recall on its time turn whose check still holds is the one its check found: kept
-        # (one the writes touched, or at the queue's front, is always rebuilt)
+        # a recall on its time turn whose check still holds for time is the one its check found,
+        # or (queued) is the queue's to re-check: kept, not rebuilt twice (one the writes touched,
+        # or at the queue's front, is always rebuilt; one past its time is rebuilt, even queued)
         kept = _still_quiet(conn, quiet, [task for task in share if task not in moved and task not in front])
         turn = [task for task in turn if task not in kept]
         pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
@@ -726,7 +728,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
 
             out = sense._Out("recall-stale", sense.LIMIT)
             fresh = {}
-            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn, quiet=fresh)[0]["items"])
+            sense.recall_findings(out, recall.stale_sweep(conn, tasks=turn, quiet=fresh, cited=cited)[0]["items"])
             quiet.update(_quiet(fresh, volatile, at))
             for item in carried:
                 if item["subjects"][0] in turn:

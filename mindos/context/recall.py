@@ -661,7 +661,7 @@ def _age_horizon(memo, params, now):
 STALE_STATUSES = ("fresh", "stale", "unproven_recall_digest", "unknown_recall_params")
 
 
-def stale_sweep(conn, *, tasks=None, quiet=None):
+def stale_sweep(conn, *, tasks=None, quiet=None, cited=None):
     """The recall-stale sweep for a caller that keeps its result between runs (the nanny's
     tick): ``(report, horizon)``, the report :func:`stale` gives and what it depends on
     beyond the ledger, ``{"next_end", "volatile"}``: the first lifetime end after the
@@ -673,11 +673,14 @@ def stale_sweep(conn, *, tasks=None, quiet=None):
 
     ``tasks``: re-check only the cited recalls of these task ids, each rebuilt (``horizon``
     is then None); read-only either way.  ``quiet``: a dict that receives, for each recall
-    rebuilt, when it can next move with time alone (see :func:`check_cited`)."""
+    rebuilt, when it can next move with time alone (see :func:`check_cited`).  ``cited``: with
+    ``tasks``, what :func:`cited_events` returned earlier in the caller's run (one read shared
+    with :func:`affected`), else read here."""
     with db.read(conn):
         if tasks is not None:
             wanted = set(tasks)
-            cited = [[handoff, event] for handoff, event in cited_events(conn) if handoff["task_id"] in wanted]
+            cited = [[handoff, event] for handoff, event in (cited_events(conn) if cited is None else cited)
+                     if handoff["task_id"] in wanted]
             plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
             return stale_report(check_cited(conn, plan, quiet)), None
         upcoming = []
@@ -695,7 +698,7 @@ _WIDE_PARAMS = ("related", "related_handoffs", "related_facts", "related_semanti
 _UNKNOWN = object()
 
 
-def affected(conn, touched, now, next_end=_UNKNOWN):
+def affected(conn, touched, now, next_end=_UNKNOWN, *, cited=None):
     """After events that touched only the tasks ``touched`` (their rows, notes or leases):
     ``(cited task ids whose own inputs were touched, the other cited ids whose recall any
     write can move, the first lifetime end after now)``.  A cited recall's own inputs are its
@@ -705,11 +708,12 @@ def affected(conn, touched, now, next_end=_UNKNOWN):
     caller re-checks those in turn); an unproven or legacy recall never moves with such
     events.  ``next_end``: the first lifetime end after the events' start (None: there was
     none), when known; then only the touched tasks' leases and notes are read for a new one.
-    Reads only."""
+    ``cited``: what :func:`cited_events` returned, when the caller read it already (else read
+    here).  Reads only."""
     touched = set(touched)
     found, wide = [], []
     with db.read(conn):
-        for handoff, event in cited_events(conn):
+        for handoff, event in cited_events(conn) if cited is None else cited:
             if event is None or params_from_event(event["payload"]) is None:
                 continue
             manifest, params = event["payload"].get("manifest"), params_from_event(event["payload"])

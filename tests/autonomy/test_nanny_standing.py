@@ -231,7 +231,7 @@ def test_a_reranked_recall_within_the_same_age_hours_and_no_write_is_kept_withou
     assert sorted(call[1]["tasks"][0] for call in sweeps) == ["a", "b", "c"]
 
 
-def test_a_write_since_the_check_rebuilds_a_reranked_recall_on_its_turn(conn, monkeypatch):
+def test_a_write_since_the_check_queues_a_reranked_recall_and_the_queue_rechecks_it_once(conn, monkeypatch):
     monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
     for task_id in ("a", "b"):
         _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
@@ -240,10 +240,70 @@ def test_a_write_since_the_check_rebuilds_a_reranked_recall_on_its_turn(conn, mo
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     _tick(conn)
     assert sweeps == []
+    assert sense.last_watermark(conn)["recall"]["next"] == 1  # the next time turn is b's
     notes.add(conn, "z", content="pool note for nobody")  # another task's note: the pools may move
-    report = _tick(conn)
+    _tick(conn)
+    # a, at the queue's front, is re-checked; b, on its time turn with its hour not yet
+    # passed, stays queued for the queue's re-check instead of a second rebuild
+    assert [call[1]["tasks"] for call in sweeps] == [["a"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["b"]
+    report = _tick(conn)  # within ⌈2 queued / 1 a tick⌉ ticks of the write
+    assert [call[1]["tasks"] for call in sweeps] == [["a"], ["b"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
     _same_as_full(conn, report)
-    assert sweeps  # re-checked, not kept
+    report = _tick(conn)  # each was re-checked once after the write: nothing rebuilt again
+    assert len(sweeps) == 2
+    _same_as_full(conn, report)
+
+
+def test_queued_recalls_on_their_time_turns_are_each_rechecked_once_within_the_queue_bound(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    tasks = ["a", "b", "c", "d"]
+    for task_id in tasks:
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    make_task(conn, "z", title="task z pool")
+    _tick(conn)
+    for _ in range(2):
+        _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["next"] == 2  # time turns now run c, d, a, b
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for n in range(3):
+        notes.add(conn, "z", content=f"pool task pool note {n}")  # every reranked pool may move
+    reports = []
+    for _ in range(len(tasks)):  # ⌈4 queued / 1 a tick⌉
+        reports.append(_tick(conn))
+    # one rebuild a tick, from the queue's front: a time turn whose hour has not passed adds none
+    assert [call[1]["tasks"] for call in sweeps] == [[task] for task in tasks]
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, reports[-1])
+    report = _tick(conn)
+    assert len(sweeps) == len(tasks)
+    _same_as_full(conn, report)
+
+
+def test_a_queued_recall_past_its_hour_is_rebuilt_on_its_time_turn_ahead_of_the_queue(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    tasks = ["a", "b", "c", "d"]
+    for task_id in tasks:
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    make_task(conn, "z")
+    _tick(conn)
+    for _ in range(2):
+        _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["next"] == 2  # c's time turn is next
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    notes.add(conn, "z", content="pool note for nobody")  # every reranked recall queues
+    _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps] == [["a"]]  # c's hour holds: queued, not rebuilt
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["b", "c", "d"]
+    clock.advance(3600)  # every reranked note is an hour older: d's time turn rebuilds it though queued
+    _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps][1:] == [["b", "d"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["c"]
+    report = _tick(conn)  # the queue's last, and a's time turn (its hour passed too): all found
+    assert [call[1]["tasks"] for call in sweeps][2:] == [["a", "c"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
 
 
 def test_a_changed_receipt_file_rebuilds_a_recall_that_packed_it(conn, monkeypatch):
@@ -467,3 +527,26 @@ def test_a_write_to_a_receipt_recalls_own_task_still_rebuilds_it(conn, monkeypat
     notes.add(conn, "e", content="elsewhere again")
     _tick(conn)
     assert len(sweeps) == 2
+
+
+def test_a_tick_after_writes_reads_the_cited_recalls_once_for_the_bounds_and_the_rechecks(conn, monkeypatch):
+    from mindos.work import leases
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    _cited(conn, "a")
+    _cited(conn, "b", rerank=True, note="pool note for b")
+    _cited_related(conn, "w")
+    _tick(conn)
+    _tick(conn)
+    reads = _count_calls(monkeypatch, recall, "cited_events")
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    leases.claim(conn, "a", "codex")  # a's own recall moves; b's and w's queue
+    report = _tick(conn)
+    assert [call[1]["tasks"] for call in sweeps] == [["a", "b"]]
+    assert len(reads) == 1  # recall.affected's read, shared with the re-check
+    assert _stale(report) == ["a"]
+    for n in range(2):  # the queue's re-checks, with no writes since: one read a tick at most
+        report = _tick(conn)
+        assert len(reads) <= 2 + n
+    assert len(sweeps) == 2
+    _same_as_full(conn, report)
