@@ -714,9 +714,10 @@ def affected(conn, touched, now, next_end=_UNKNOWN, *, cited=None):
     found, wide = [], []
     with db.read(conn):
         for handoff, event in cited_events(conn) if cited is None else cited:
-            if event is None or params_from_event(event["payload"]) is None:
+            params = None if event is None else params_from_event(event["payload"])
+            if params is None:
                 continue
-            manifest, params = event["payload"].get("manifest"), params_from_event(event["payload"])
+            manifest = event["payload"].get("manifest")
             task = handoff["task_id"]
             if params["rerank"] or not isinstance(manifest, dict) or not same_format(event["payload"]) \
                     or any(name in manifest for name in _WIDE_SECTIONS) \
