@@ -256,16 +256,22 @@ def test_a_write_since_the_check_queues_a_reranked_recall_and_the_queue_rechecks
     _same_as_full(conn, report)
 
 
-def test_queued_recalls_on_their_time_turns_are_each_rechecked_once_within_the_queue_bound(conn, monkeypatch):
+def _four_reranked_recalls_turned_to_c(conn, monkeypatch, **task_z):
+    """Reranked cited recalls of a, b, c and d, one re-checked a tick, and a task z to write
+    to, ticked until c's time turn is next (turns run c, d, a, b); returns the four ids."""
     monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
     tasks = ["a", "b", "c", "d"]
     for task_id in tasks:
         _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
-    make_task(conn, "z", title="task z pool")
-    _tick(conn)
-    for _ in range(2):
+    make_task(conn, "z", **task_z)
+    for _ in range(3):
         _tick(conn)
-    assert sense.last_watermark(conn)["recall"]["next"] == 2  # time turns now run c, d, a, b
+    assert sense.last_watermark(conn)["recall"]["next"] == 2
+    return tasks
+
+
+def test_queued_recalls_on_their_time_turns_are_each_rechecked_once_within_the_queue_bound(conn, monkeypatch):
+    tasks = _four_reranked_recalls_turned_to_c(conn, monkeypatch, title="task z pool")
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     for n in range(3):
         notes.add(conn, "z", content=f"pool task pool note {n}")  # every reranked pool may move
@@ -282,15 +288,7 @@ def test_queued_recalls_on_their_time_turns_are_each_rechecked_once_within_the_q
 
 
 def test_a_queued_recall_past_its_hour_is_rebuilt_on_its_time_turn_ahead_of_the_queue(conn, monkeypatch):
-    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
-    tasks = ["a", "b", "c", "d"]
-    for task_id in tasks:
-        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
-    make_task(conn, "z")
-    _tick(conn)
-    for _ in range(2):
-        _tick(conn)
-    assert sense.last_watermark(conn)["recall"]["next"] == 2  # c's time turn is next
+    _four_reranked_recalls_turned_to_c(conn, monkeypatch)
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     notes.add(conn, "z", content="pool note for nobody")  # every reranked recall queues
     _tick(conn)
