@@ -246,11 +246,12 @@ PARSED_KEY_CHARS = 512  # longer argument sets (a note's text ...) are parsed on
 
 
 def _canonical(args):
-    """The key of an argument set (its JSON, keys sorted), or None when too long to keep."""
-    import json  # lazy: loaded already by the protocol layer
+    """The key of an argument set (its canonical JSON), or None when too long to keep or not
+    encodable (NaN, an odd type: parsed on every call)."""
+    from mindos.core.canonical import canonical_json  # lazy: a leaf (json only), loaded with the first call
 
     try:
-        key = json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        key = canonical_json(args)
     except (TypeError, ValueError):
         return None
     return key if len(key) <= PARSED_KEY_CHARS else None

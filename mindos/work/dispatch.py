@@ -103,13 +103,15 @@ _WALK = (
 _ANY_OPEN = "SELECT " + " OR ".join(
     f"EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_status_priority WHERE status = '{status}' AND priority = :p)"
     for status in validate.STATUSES if status not in validate.TERMINAL_STATUSES)
-# Open dependents of :id (itself first), breadth first, each with "is its priority <= :p".
-_PROBE = (
-    "WITH RECURSIVE up(id, hit) AS (SELECT :id, 0 UNION"
-    " SELECT d.task_id, m.priority <= :p FROM up JOIN dependencies d ON d.depends_on = up.id"
+# The walk up from task {start} through open dependents, each with "is its priority <= {want}",
+# at most :cap nodes (the start included, with hit 0).
+_UP_WALK = (
+    "WITH RECURSIVE up(id, hit) AS (SELECT {start}, 0 UNION"
+    " SELECT d.task_id, m.priority <= {want} FROM up JOIN dependencies d ON d.depends_on = up.id"
     f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
-    " SELECT hit FROM up WHERE id <> :id"
 )
+# Open dependents of :id (itself left out), breadth first, each with "is its priority <= :p".
+_PROBE = _UP_WALK.format(start=":id", want=":p") + " SELECT hit FROM up WHERE id <> :id"
 # _PROBE's recursive step for one task: its open direct dependents, each with "is its priority <= :p".
 # The open statuses are spelled as equalities: an IN list of more than two values builds a
 # temporary index on every run, which costs more than the lookups themselves.  Here and in
@@ -117,9 +119,10 @@ _PROBE = (
 # so it filters the one entry found by id instead of seeking the index once per open status.
 _IS_OPEN = " OR ".join(f"+m.status = '{status}'" for status in validate.STATUSES
                        if status not in validate.TERMINAL_STATUSES)
-_UP_ONE = ("SELECT d.task_id, m.priority <= :p FROM dependencies d"
-           " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
-           f" WHERE d.depends_on = :id AND ({_IS_OPEN})")
+# ({what} of) the open direct dependents of task {start}.
+_OPEN_UP_ONE = ("SELECT {what} FROM dependencies d JOIN tasks m INDEXED BY idx_tasks_id_status"
+                " ON m.id = d.task_id WHERE d.depends_on = {start} AND (" + _IS_OPEN + ")")
+_UP_ONE = _OPEN_UP_ONE.format(what="d.task_id, m.priority <= :p", start=":id")
 # Tasks a probe expands with _UP_ONE (one plain indexed query each) before it hands the whole
 # probe to _PROBE: most candidates have no open dependent or a short chain of them, and the
 # recursive query's setup (its temporary tables) costs more than a few plain lookups.
@@ -128,8 +131,7 @@ PROBE_STEPS = 4
 # samples the queue again.
 KEEP_CALLS = 32
 _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
-# Open direct dependents of a batch of tasks, with their stored priorities.
-# The probe, asked inside a ``>`` stream's own statement of each row ``t`` it yields (so a
+# The probe, asked inside a ``>`` stream's own statement of each row ``t`` ({row}) it yields (so a
 # dispatch runs the same few statements however many rows precede the tier's head): -n
 # when an open dependent of priority <= :want is reachable from t upward through open
 # dependents, else n; n counts the nodes visited (t included, at most :cap, so n == :cap
@@ -138,17 +140,14 @@ _KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
 # their rows carry NULL instead (a sorter would compute the column for every row it holds,
 # not just the ones read) and are probed one row at a time by ``_Plan._probe``.
 _PROBE_COLUMN = (
-    ", CASE WHEN NOT EXISTS (SELECT 1 FROM dependencies d JOIN tasks m INDEXED BY idx_tasks_id_status"
-    f" ON m.id = d.task_id WHERE d.depends_on = t.id AND ({_IS_OPEN})) THEN 1 ELSE ("
-    "WITH RECURSIVE up(id, hit) AS (SELECT t.id, 0 UNION"
-    " SELECT d.task_id, m.priority <= :want FROM up JOIN dependencies d ON d.depends_on = up.id"
-    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
-    " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
+    ", CASE WHEN NOT EXISTS (" + _OPEN_UP_ONE.format(what="1", start="{row}.id") + ") THEN 1 ELSE ("
+    + _UP_WALK.format(start="{row}.id", want=":want")
+    + " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
 )
 # The same asked of a deadline index entry ``c`` (which holds the id), and the columns a
 # worse-tier row needs until it turns out to inherit: its place in the order and its id.
 # ``_slim`` says which rows carry only these (see ``_Plan._whole``).
-_ENTRY_PROBE_COLUMN = _PROBE_COLUMN.replace("t.id", "c.id")
+_PROBE_COLUMN, _ENTRY_PROBE_COLUMN = _PROBE_COLUMN.format(row="t"), _PROBE_COLUMN.format(row="c")
 _SLIM_COLUMNS = "c.id, c.due_at, c.created_at, c.seq, c.priority"
 _NO_PROBE_COLUMN = ", NULL AS _probe"
 # Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
@@ -158,6 +157,7 @@ PROBE_CAP = 64
 # down (a few hundred million instructions on a 100k-task home) is chosen only once the
 # rows ahead of the head would cost more than it.
 STREAM_PROBE_SHARE = 0.125
+# Open direct dependents of a batch of tasks, with their stored priorities.
 _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencies d"
                     " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
