@@ -316,27 +316,34 @@ def test_the_pin_counts_only_the_events_after_the_swept_checkpoint(conn, home):
     assert checkpoint.head(conn, conn._mindos_counted) == checkpoint.head(conn)
 
 
-def _null_in_last_note(home, conn):
-    """A NULL in notes.content of the newest note (NOT NULL edited away while it is written):
-    in a table walked in windows, only the last window of the round reaches it."""
+def _null_under_not_null(home, table, column, update):
+    """Run ``update`` (which writes a NULL into ``table.column``) with the column's NOT NULL
+    edited out of the schema, then put the schema back: a row the constraint says cannot exist."""
     import re
 
     path = os.path.join(str(home), "state.db")
     link = sqlite3.connect(path, isolation_level=None)
     try:
-        original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'notes'").fetchone()[0]
-        loose = re.sub(r"(content\s+TEXT) NOT NULL", r"\1", original)
+        original = link.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        loose = re.sub(rf"({column}\s+TEXT) NOT NULL", r"\1", original)
         for text in (loose, None, original):
             if text is None:
-                link.execute("UPDATE notes SET content = NULL WHERE id = (SELECT max(id) FROM notes)")
+                link.execute(update)
                 continue
             link.execute("PRAGMA writable_schema=ON")
-            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'notes'", (text,))
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (text, table))
             link.execute("PRAGMA writable_schema=OFF")
             link.close()
             link = sqlite3.connect(path, isolation_level=None)
     finally:
         link.close()
+
+
+def _null_in_last_note(home, conn):
+    """A NULL in notes.content of the newest note (NOT NULL edited away while it is written):
+    in a table walked in windows, only the last window of the round reaches it."""
+    _null_under_not_null(home, "notes", "content",
+                         "UPDATE notes SET content = NULL WHERE id = (SELECT max(id) FROM notes)")
 
 
 def test_a_fault_in_a_table_walked_in_windows_is_found_in_its_window_and_kept_through_the_round(conn, home,
@@ -710,26 +717,10 @@ def test_a_references_window_reads_its_rowid_ranges_not_the_whole_table(conn, ho
 
 def _null_in_last_dependency(home, conn):
     """A NULL written into the NOT NULL ``created_at`` of the last dependency edge by key."""
-    import re
-
-    path = os.path.join(str(home), "state.db")
     conn.execute("SELECT 1").fetchone()
-    link = sqlite3.connect(path, isolation_level=None)
-    try:
-        original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'dependencies'").fetchone()[0]
-        loose = re.sub(r"(created_at\s+TEXT) NOT NULL", r"\1", original)
-        for text in (loose, None, original):
-            if text is None:
-                link.execute("UPDATE dependencies SET created_at = NULL WHERE (task_id, depends_on) ="
-                             " (SELECT task_id, depends_on FROM dependencies ORDER BY 1 DESC, 2 DESC LIMIT 1)")
-                continue
-            link.execute("PRAGMA writable_schema=ON")
-            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'dependencies'", (text,))
-            link.execute("PRAGMA writable_schema=OFF")
-            link.close()
-            link = sqlite3.connect(path, isolation_level=None)
-    finally:
-        link.close()
+    _null_under_not_null(home, "dependencies", "created_at",
+                         "UPDATE dependencies SET created_at = NULL WHERE (task_id, depends_on) ="
+                         " (SELECT task_id, depends_on FROM dependencies ORDER BY 1 DESC, 2 DESC LIMIT 1)")
 
 
 def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fault_found(conn, home, monkeypatch):
