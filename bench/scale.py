@@ -7,7 +7,7 @@ interpreter:
 
   * **Agent calls** (one process each, the way agents shell out): show, list, claim, next,
     create, note, next --claim, context --related 5, memory-search, recall --related 5,
-    search --rank, prime, and an idle ``mood_poller.py tick``.  Each gets an instruction count
+    search, search --rank, prime, and an idle ``mood_poller.py tick``.  Each gets an instruction count
     (valgrind callgrind, bytecode caches warm) divided by the floor's, and a wall-time ratio
     from interleaved runs (floor, call, floor, call, ...).
   * **Ticks**: the nanny's first tick on the home, one period of ticks with nothing new (the
@@ -247,6 +247,7 @@ def agent_calls(described):
         ("memory-search", AUTOPILOT, lambda run: ["memory-search", bench.MEMORY_QUERIES[run % 5], "--limit", "10"]),
         ("recall --related 5", AUTOPILOT, lambda run: ["recall", pick(run), "--agent", "scale", "--budget", "8000",
                                                        "--related", "5"]),
+        ("search", AUTOPILOT, lambda run: ["search", queries[run % len(queries)]]),
         ("search --rank", AUTOPILOT, lambda run: ["search", queries[run % len(queries)], "--rank"]),
         ("prime", AUTOPILOT, lambda run: ["prime", "--agent", "scale", "--format", "json"]),
         ("mood_poller tick (idle)", POLLER, lambda run: ["tick"]),
