@@ -174,11 +174,7 @@ class Group:
                 if terms.get(term, 0) < weight:
                     terms[term] = weight
         self.terms = terms
-        # best weight first, so the first hit is the answer; in the space-joined text a
-        # prefix is " root" and a phrase " a b "
-        self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
-                                f" {text}" if kind == "prefix" else f" {text} ")
-                               for (kind, text), weight in terms.items()), key=lambda check: -check[0])
+        self._checks = None  # built on the first weight_in: packs match through the index and never score rows
         self._expression = None
         self._match_terms = None
 
@@ -206,7 +202,15 @@ class Group:
 
     def weight_in(self, tokens, joined):
         """The best weight this group reaches in a row (its token list and space-joined text)."""
-        for weight, exact, needle in self._checks:
+        checks = self._checks
+        if checks is None:
+            # best weight first, so the first hit is the answer; in the space-joined text a
+            # prefix is " root" and a phrase " a b "
+            checks = self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
+                                             f" {text}" if kind == "prefix" else f" {text} ")
+                                            for (kind, text), weight in self.terms.items()),
+                                           key=lambda check: -check[0])
+        for weight, exact, needle in checks:
             if (needle in tokens) if exact else (needle in joined):
                 return weight
         return 0.0
