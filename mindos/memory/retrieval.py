@@ -177,6 +177,7 @@ class Group:
         self._checks = None  # built on the first weight_in: packs match through the index and never score rows
         self._expression = None
         self._match_terms = None
+        self._probe = None  # what the rarity probes ask of the group (:func:`_probe_plan`), built on first use
 
     def expression(self):
         """The group as an FTS5 OR expression of :meth:`match_terms`."""
@@ -484,23 +485,23 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     same; a bound that is no word costs one cheap probe."""
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
-    whole = [position for position, group in enumerate(query_groups)
-             if words[position] < cap and group.match_terms() != (group.word_term,)]
+    plans = [group._probe or _probe_plan(group) for group in query_groups]  # the same for every index
+    whole = [position for position, count in enumerate(words) if count < cap and not plans[position][0]]
     # words known to reach the cap: a group with a prefix term covering one has reached it
     # too (its prefix term matches every row that word is in)
     common = [group.word for group, count in zip(query_groups, words) if count >= cap]
     if roots and whole:
         stemmed = {}
         for position in whole:
-            group = query_groups[position]
-            bound = singular(group) or (plural(group) if words[position] else None)
+            bound = plans[position][2] or (plans[position][3] if words[position] else None)
             if bound:
                 stemmed[position] = bound
         probes = list(stemmed.values())
         found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
         common += [term[1:-1] for term, count in found.items() if count >= cap]
     if common and whole:
-        reached = [position for position in whole if _covers(query_groups[position], common)]
+        reached = [position for position in whole
+                   if plans[position][1] and any(word.startswith(plans[position][1]) for word in common)]
         for position in reached:
             counts[position] = cap
         whole = [position for position in whole if position not in reached]
@@ -509,14 +510,14 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     # it has too, and its prefix terms need not be merged again ("test"* in both "test"
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
-    single = [position for position in whole if len(query_groups[position].match_terms()) == 1]
+    single = [position for position in whole if len(plans[position][4]) == 1]
     for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
-        known[query_groups[position].match_terms()[0]] = count
+        known[plans[position][4][0]] = count
     several = []
     for position in whole:
-        terms = query_groups[position].match_terms()
+        terms = plans[position][4]
         if len(terms) == 1:
             continue
         if any(known.get(term, 0) >= cap for term in terms):
@@ -527,6 +528,17 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def _probe_plan(group):
+    """What :func:`counts_words_first` asks of ``group``, worked out once per group (a pack
+    probes the same groups in up to five indexes): ``(matched by its word alone, its prefix
+    texts, its singular bound, its plural bound, its MATCH terms)`` (see :func:`singular`,
+    :func:`plural`, :meth:`Group.match_terms`)."""
+    terms = group.match_terms()
+    group._probe = (terms == (group.word_term,), tuple(text for kind, text in group.terms if kind == "prefix"),
+                    singular(group), plural(group), terms)
+    return group._probe
 
 
 def _covers(group, common):
