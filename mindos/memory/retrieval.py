@@ -178,6 +178,7 @@ class Group:
         self._expression = None
         self._match_terms = None
         self._probe = None  # what the rarity probes ask of the group (:func:`_probe_plan`), built on first use
+        self._bounds = None  # its (singular, plural) bounds, worked out the first time a probe needs them
 
     def expression(self):
         """The group as an FTS5 OR expression of :meth:`match_terms`."""
@@ -485,23 +486,25 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     same; a bound that is no word costs one cheap probe."""
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
-    plans = [group._probe or _probe_plan(group) for group in query_groups]  # the same for every index
-    whole = [position for position, count in enumerate(words) if count < cap and not plans[position][0]]
+    # a group's probe plan (the same in every index) is worked out only once it is under the cap
+    whole = [position for position, (group, count) in enumerate(zip(query_groups, words))
+             if count < cap and not (group._probe or _probe_plan(group))[0]]
     # words known to reach the cap: a group with a prefix term covering one has reached it
     # too (its prefix term matches every row that word is in)
     common = [group.word for group, count in zip(query_groups, words) if count >= cap]
     if roots and whole:
         stemmed = {}
         for position in whole:
-            bound = plans[position][2] or (plans[position][3] if words[position] else None)
+            group = query_groups[position]
+            bounds = group._bounds or _bounds(group)
+            bound = bounds[0] or (bounds[1] if words[position] else None)
             if bound:
                 stemmed[position] = bound
         probes = list(stemmed.values())
         found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
         common += [term[1:-1] for term, count in found.items() if count >= cap]
     if common and whole:
-        reached = [position for position in whole
-                   if plans[position][1] and any(word.startswith(plans[position][1]) for word in common)]
+        reached = [position for position in whole if _covers_common(query_groups[position]._probe[1], common)]
         for position in reached:
             counts[position] = cap
         whole = [position for position in whole if position not in reached]
@@ -510,14 +513,14 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     # it has too, and its prefix terms need not be merged again ("test"* in both "test"
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
-    single = [position for position in whole if len(plans[position][4]) == 1]
+    single = [position for position in whole if len(query_groups[position]._probe[2]) == 1]
     for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
-        known[plans[position][4][0]] = count
+        known[query_groups[position]._probe[2][0]] = count
     several = []
     for position in whole:
-        terms = plans[position][4]
+        terms = query_groups[position]._probe[2]
         if len(terms) == 1:
             continue
         if any(known.get(term, 0) >= cap for term in terms):
@@ -533,12 +536,22 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
 def _probe_plan(group):
     """What :func:`counts_words_first` asks of ``group``, worked out once per group (a pack
     probes the same groups in up to five indexes): ``(matched by its word alone, its prefix
-    texts, its singular bound, its plural bound, its MATCH terms)`` (see :func:`singular`,
-    :func:`plural`, :meth:`Group.match_terms`)."""
+    texts, its MATCH terms)`` (see :meth:`Group.match_terms`)."""
     terms = group.match_terms()
-    group._probe = (terms == (group.word_term,), tuple(text for kind, text in group.terms if kind == "prefix"),
-                    singular(group), plural(group), terms)
+    group._probe = (terms == (group.word_term,), tuple(text for kind, text in group.terms if kind == "prefix"), terms)
     return group._probe
+
+
+def _covers_common(prefixes, common):
+    """True when one of ``prefixes`` (a group's prefix texts) covers one of the words ``common``."""
+    return bool(prefixes) and any(word.startswith(prefixes) for word in common)
+
+
+def _bounds(group):
+    """``(singular, plural)`` of ``group`` (:func:`singular`, :func:`plural`), worked out
+    once per group."""
+    group._bounds = (singular(group), plural(group))
+    return group._bounds
 
 
 def _covers(group, common):

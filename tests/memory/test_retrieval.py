@@ -302,7 +302,7 @@ def test_a_groups_probe_plan_is_worked_out_once_for_every_index(conn, monkeypatc
             counts = retrieval.counts_words_first(conn, query_groups, index, cap, roots=True)[0]
             assert counts == retrieval.group_counts(conn, query_groups, index, cap)
     assert sorted(built) == ["caches", "dashboards", "test"]
-    assert [group._probe[2:4] for group in query_groups] == [('"dashboard"', None), (None, '"tests"'), ('"cache"', None)]
+    assert [group._bounds for group in query_groups] == [('"dashboard"', None), (None, '"tests"'), ('"cache"', None)]
 
 
 def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypatch):
