@@ -299,12 +299,18 @@ _ROW_COUNTS = {"notes_packed": "notes", "dependencies_packed": "dependencies", "
 _NO_LEASE = {"epoch": 0}
 
 
-def encode(pack):
+def encode(pack, known=None):
     """``pack`` (a flattened pack or bundle, or a command result holding one under ``recall``)
     as it is printed: every entry list of :data:`TABLES` as a table, nested packs too, and
     the envelope without the keys that repeat what the pack already shows (:func:`_trim`).
-    A new dict; the entries are not changed."""
-    return _tables(pack, dict, "encode")
+    A new dict; the entries are not changed.
+
+    ``known`` (a dict, optional) keeps each top-level table as laid out, by key, with the
+    very list it was laid out from: a later encode of a pack holding the same list object
+    under that key reuses the table instead of laying it out again (a recall prints the
+    tables its digest was taken over).  Only the list's identity is checked, so its entries
+    must not change between the two encodes (a pack's never do once built)."""
+    return _tables(pack, dict, "encode", known=known)
 
 
 def decode(pack):
@@ -314,15 +320,21 @@ def decode(pack):
     return _tables(pack, list, "decode")
 
 
-def _tables(pack, row_type, way, nested=False):
+def _tables(pack, row_type, way, nested=False, known=None):
     """``pack`` with each entry list whose rows are ``row_type`` turned by its table's
     ``way`` (``encode`` or ``decode``), nested packs too, and its envelope trimmed or
-    restored."""
+    restored (``known``: see :func:`encode`)."""
     turned = {}
     for key, value in pack.items():
         table = TABLES.get(key)
         if table is not None and type(value) is list and value and type(value[0]) is row_type:
-            turned[key] = getattr(table, way)(value)
+            if known is None:
+                turned[key] = getattr(table, way)(value)
+                continue
+            laid = known.get(key)
+            if laid is None or laid[0] is not value:
+                laid = known[key] = (value, getattr(table, way)(value))
+            turned[key] = laid[1]
         elif key in _NESTED and type(value) is dict:
             turned[key] = _tables(value, row_type, way, True)
         else:

@@ -194,13 +194,14 @@ def digest_of(durable):
     return sha256_hex(canonical_json(builder.encode(sealed_form(durable))))
 
 
-def _digests(full, core, tail):
+def _digests(full, core, tail, known=None):
     """``(digest, core_digest)`` of a bundle whose pack is ``full`` and whose core form is
     ``core`` (:func:`_core_pack`).  A core derived from the full pack differs from it only by
     the handoff's keys and ``used_chars``, which no other printed key depends on, so its
     printed form is the full one's without them (``used_chars`` the core's, where the sealed
-    form keeps it): the tables are laid out once."""
-    printed = builder.encode(sealed_form({**full, **tail}))
+    form keeps it): the tables are laid out once (``known``: kept for the bundle's own
+    printing, see :func:`mindos.context.builder.encode`)."""
+    printed = builder.encode(sealed_form({**full, **tail}), known)
     digest = sha256_hex(canonical_json(printed))
     if core is full:  # no handoff packed: the core form is the pack itself
         return digest, digest
@@ -212,7 +213,7 @@ def _digests(full, core, tail):
     return digest, sha256_hex(canonical_json(printed))
 
 
-def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
+def bundle(conn, task_id, agent, params, now=None, *, unsealed=(), known=None):
     """The sealed recall bundle of ``task_id`` for ``agent``; read-only.
 
     Returns the flattened pack plus ``agent``, ``lease``, ``receipts``, ``digest``,
@@ -220,7 +221,8 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     task_id) -> dict`` of upper floors, never sealed: the recall commands pass the live
     continuation grant's, ``grant``).  Its entry lists are lists of entry dicts (what the
     manifest, the sweeps and prime read); the commands print it through
-    :func:`mindos.context.builder.encode`, the form the digests are taken over.  Raises
+    :func:`mindos.context.builder.encode`, the form the digests are taken over (``known``:
+    a dict that keeps the tables the digests laid out, for that printing to reuse).  Raises
     NotFound for an unknown task.
     """
     from mindos.work import rows  # lazy: the task row
@@ -233,7 +235,7 @@ def bundle(conn, task_id, agent, params, now=None, *, unsealed=()):
     result = {**full, **tail}
     core = _core_pack(conn, task, params, now, full, memo)
     # no handoff packed: the core form is the pack itself, and so is its digest
-    result["digest"], result["core_digest"] = _digests(full, core, tail)
+    result["digest"], result["core_digest"] = _digests(full, core, tail, known)
     result["recalled_at"] = now
     # unsealed additions of later dimensions (the continuation grant expires by the clock,
     # and a digest must never move with time alone)
@@ -289,10 +291,11 @@ def recall(conn, task_id, *, agent, params, unsealed=()):
     """``recall``: build the bundle (with ``unsealed``, see :func:`bundle`) and audit
     ``context_recalled``; return the bundle as printed (:func:`mindos.context.builder.encode`)."""
     agent = _agent(agent)
+    known = {}  # the tables the digests laid out, printed again as they are
     with db.write(conn):
-        sealed = bundle(conn, task_id, agent, params, unsealed=unsealed)
+        sealed = bundle(conn, task_id, agent, params, unsealed=unsealed, known=known)
         _event(conn, "context_recalled", sealed, params, {"via": "recall"})
-    return builder.encode(sealed)
+    return builder.encode(sealed, known)
 
 
 def verify(conn, task_id, digest, *, agent, params):
@@ -805,9 +808,10 @@ def next_and_recall(conn, *, params, unsealed=(), **next_args):
         if task is None:
             result.update(recall=None, recall_digest=None)
             return result
-        sealed = bundle(conn, task["id"], task["lease_owner"], params, unsealed=unsealed)
+        known = {}  # the tables the digests laid out, printed again as they are
+        sealed = bundle(conn, task["id"], task["lease_owner"], params, unsealed=unsealed, known=known)
         _event(conn, "context_recalled", sealed, params, {"via": "next"})
-    result.update(recall=builder.encode(sealed), recall_digest=sealed["digest"])
+    result.update(recall=builder.encode(sealed, known), recall_digest=sealed["digest"])
     return result
 
 
@@ -844,10 +848,11 @@ def resume(conn, task_id, *, agent, params, minutes=None, max_active=None, unsea
             task = leases.acquire(conn, task, agent, minutes=minutes, max_active=max_active, now=now,
                                   payload={"via": "resume"})
             action = "claimed"
-        sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed)
+        known = {}  # the tables the digests laid out, printed again as they are
+        sealed = bundle(conn, task_id, agent, params, now, unsealed=unsealed, known=known)
         _event(conn, "session_resumed", sealed, params, {"action": action})
     return {"task_id": task_id, "agent": agent, "action": action, "lease_epoch": task["lease_epoch"],
-            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed),
+            "lease_expires_at": task["lease_expires_at"], "recall": builder.encode(sealed, known),
             "recall_digest": sealed["digest"]}
 
 

@@ -174,13 +174,11 @@ class Group:
                 if terms.get(term, 0) < weight:
                     terms[term] = weight
         self.terms = terms
-        # best weight first, so the first hit is the answer; in the space-joined text a
-        # prefix is " root" and a phrase " a b "
-        self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
-                                f" {text}" if kind == "prefix" else f" {text} ")
-                               for (kind, text), weight in terms.items()), key=lambda check: -check[0])
+        self._checks = None  # built on the first weight_in: packs match through the index and never score rows
         self._expression = None
         self._match_terms = None
+        self._probe = None  # what the rarity probes ask of the group (:func:`_probe_plan`), built on first use
+        self._bounds = None  # its (singular, plural) bounds, worked out the first time a probe needs them
 
     def expression(self):
         """The group as an FTS5 OR expression of :meth:`match_terms`."""
@@ -206,7 +204,15 @@ class Group:
 
     def weight_in(self, tokens, joined):
         """The best weight this group reaches in a row (its token list and space-joined text)."""
-        for weight, exact, needle in self._checks:
+        checks = self._checks
+        if checks is None:
+            # best weight first, so the first hit is the answer; in the space-joined text a
+            # prefix is " root" and a phrase " a b "
+            checks = self._checks = sorted(((weight, kind == "exact", text if kind == "exact" else
+                                             f" {text}" if kind == "prefix" else f" {text} ")
+                                            for (kind, text), weight in self.terms.items()),
+                                           key=lambda check: -check[0])
+        for weight, exact, needle in checks:
             if (needle in tokens) if exact else (needle in joined):
                 return weight
         return 0.0
@@ -480,8 +486,9 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     same; a bound that is no word costs one cheap probe."""
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
-    whole = [position for position, group in enumerate(query_groups)
-             if words[position] < cap and group.match_terms() != (group.word_term,)]
+    # a group's probe plan (the same in every index) is worked out only once it is under the cap
+    whole = [position for position, (group, count) in enumerate(zip(query_groups, words))
+             if count < cap and not (group._probe or _probe_plan(group))[0]]
     # words known to reach the cap: a group with a prefix term covering one has reached it
     # too (its prefix term matches every row that word is in)
     common = [group.word for group, count in zip(query_groups, words) if count >= cap]
@@ -489,14 +496,15 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
         stemmed = {}
         for position in whole:
             group = query_groups[position]
-            bound = singular(group) or (plural(group) if words[position] else None)
+            bounds = group._bounds or _bounds(group)
+            bound = bounds[0] or (bounds[1] if words[position] else None)
             if bound:
                 stemmed[position] = bound
         probes = list(stemmed.values())
         found = dict(zip(probes, fts.match_counts(conn, index, probes, cap, cache))) if probes else {}
         common += [term[1:-1] for term, count in found.items() if count >= cap]
     if common and whole:
-        reached = [position for position in whole if _covers(query_groups[position], common)]
+        reached = [position for position in whole if _covers_common(query_groups[position]._probe[1], common)]
         for position in reached:
             counts[position] = cap
         whole = [position for position in whole if position not in reached]
@@ -505,14 +513,14 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     # it has too, and its prefix terms need not be merged again ("test"* in both "test"
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
-    single = [position for position in whole if len(query_groups[position].match_terms()) == 1]
+    single = [position for position in whole if len(query_groups[position]._probe[2]) == 1]
     for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
-        known[query_groups[position].match_terms()[0]] = count
+        known[query_groups[position]._probe[2][0]] = count
     several = []
     for position in whole:
-        terms = query_groups[position].match_terms()
+        terms = query_groups[position]._probe[2]
         if len(terms) == 1:
             continue
         if any(known.get(term, 0) >= cap for term in terms):
@@ -523,6 +531,27 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def _probe_plan(group):
+    """What :func:`counts_words_first` asks of ``group``, worked out once per group (a pack
+    probes the same groups in up to five indexes): ``(matched by its word alone, its prefix
+    texts, its MATCH terms)`` (see :meth:`Group.match_terms`)."""
+    terms = group.match_terms()
+    group._probe = (terms == (group.word_term,), tuple(text for kind, text in group.terms if kind == "prefix"), terms)
+    return group._probe
+
+
+def _covers_common(prefixes, common):
+    """True when one of ``prefixes`` (a group's prefix texts) covers one of the words ``common``."""
+    return bool(prefixes) and any(word.startswith(prefixes) for word in common)
+
+
+def _bounds(group):
+    """``(singular, plural)`` of ``group`` (:func:`singular`, :func:`plural`), worked out
+    once per group."""
+    group._bounds = (singular(group), plural(group))
+    return group._bounds
 
 
 def _covers(group, common):

@@ -224,3 +224,42 @@ def test_recall_stale_rebuilds_a_recall_of_an_older_pack_format(conn):
     assert by_task["t1"]["status"] == "fresh" and by_task["t1"]["checked_by"] == "ledger"
     assert by_task["t2"]["status"] == "stale" and by_task["t2"]["checked_by"] == "recompute"
     assert by_task["t2"]["current_digest"] == recall.bundle(conn, "t2", "hermes", params)["digest"]
+
+
+def test_known_tables_are_reused_only_for_the_same_list(conn):
+    """``encode(pack, known)`` prints exactly what ``encode(pack)`` prints; a second encode
+    reuses a table laid out from the very same list and lays out again one whose list moved."""
+    _world(conn)
+    bundle = recall.bundle(conn, "t1", "codex", recall.make_params(**ALL))
+    known = {}
+    assert builder.encode(bundle, known) == builder.encode(bundle)
+    assert set(known) == {key for key, _ in _tables(bundle)}
+    again = builder.encode(bundle, known)
+    assert all(again[key] is known[key][1] for key in known)
+    moved = {**bundle, "notes": bundle["notes"][:1]}  # another list under a known key
+    printed = builder.encode(moved, known)
+    assert printed["notes"] == builder.encode(moved)["notes"] and known["notes"][0] is moved["notes"]
+    assert printed["notes"] != again["notes"]
+
+
+def test_a_recall_prints_the_tables_its_digest_laid_out_byte_for_byte(conn, monkeypatch):
+    """recall, resume and next --recall lay their tables out once for the digests and the
+    printing: what they print is what a fresh encode of the same bundle prints, and each
+    table is laid out once (related notes twice: the sealed form orders them by id and drops
+    their scores)."""
+    _world(conn)
+    params = recall.make_params(**ALL)
+    laid = []
+    real = builder.Table.encode
+    monkeypatch.setattr(builder.Table, "encode", lambda self, entries: laid.append(self) or real(self, entries))
+    seen = {}
+    real_bundle = recall.bundle
+    monkeypatch.setattr(recall, "bundle", lambda *a, **k: seen.setdefault("bundle", real_bundle(*a, **k)))
+    printed = recall.recall(conn, "t1", agent="codex", params=params)
+    bundle = seen.pop("bundle")
+    monkeypatch.setattr(builder.Table, "encode", real)
+    assert json.dumps(printed, sort_keys=True) == json.dumps(builder.encode(bundle), sort_keys=True)
+    tables = [key for key, _ in _tables(bundle)]
+    assert "related_notes" in tables and len(laid) == len(tables) + 1
+    resumed = recall.resume(conn, "t2", agent="codex", params=params)
+    assert resumed["recall"]["digest"] == resumed["recall_digest"]

@@ -602,3 +602,36 @@ def test_a_worker_checks_its_share_from_a_plan_on_stdin(conn, home):
     bad = subprocess.run(command, input="{not json", capture_output=True, text=True,
                          timeout=60)
     assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "")
+
+
+def test_a_home_that_never_granted_recalls_without_loading_the_grants_module(conn, home, cli_json):
+    """The recall commands add the task's live grant unsealed; while the home holds no grant
+    row at all, one probe answers ``grant: null`` without loading the grants module, and
+    once one exists the grants module answers as before (the printed recall alike)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    from mindos.autonomy import grants
+    from mindos.cli.context import recall as recall_cli
+
+    make_task(conn, "t1")
+    make_task(conn, "t2")
+    probe = ("import json, sys; from mindos.store import db; from mindos.cli.context import recall as r; "
+             f"c = db.connect({str(home)!r}); section = r.unsealed_sections()[0](c, 't1'); "
+             "print(json.dumps([section, 'mindos.autonomy.grants' in sys.modules]))")
+
+    def in_a_process():
+        done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+    assert in_a_process() == [{"grant": None}, False]
+    assert recall_cli.unsealed_sections()[0](conn, "t1") == grants.recall_section(conn, "t1") == {"grant": None}
+    assert "grant" not in cli_json("autopilot", "recall", "t1", "--agent", "codex")
+    granted = grants.declare(conn, "t2", model_name="codex/gpt", autonomy_level="L1", granted_by="leo",
+                             grant_hours=24)
+    section, loaded = in_a_process()
+    assert loaded and section == {"grant": None}  # t1 has none, t2 does: the module now answers
+    assert recall_cli.unsealed_sections()[0](conn, "t2") == grants.recall_section(conn, "t2")
+    assert cli_json("autopilot", "recall", "t2", "--agent", "codex")["grant"]["id"] == granted["id"]
+    assert "grant" not in cli_json("autopilot", "recall", "t1", "--agent", "codex")

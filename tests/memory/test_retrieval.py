@@ -283,6 +283,28 @@ def test_counting_words_first_gives_the_same_counts(conn, cap):
     assert plain == [min(n, cap) for n in (4, 3, 2, 1, 0)]
 
 
+def test_a_groups_probe_plan_is_worked_out_once_for_every_index(conn, monkeypatch):
+    """A pack probes the same groups in several indexes: what the probes ask of a group (its
+    match terms, prefixes, singular and plural bounds) is worked out on its first probe and
+    reused, and the counts (roots bounds included) are those of the whole-group statements."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    for text in ("dashboards lag", "dashboard lag", "tests flaky", "test flaky", "caches cold"):
+        notes.add(conn, "t1", content=text)
+    handoffs.record(conn, "t1", from_agent="codex", objective="dashboard tests green")
+    query_groups = retrieval.groups("dashboards test caches")
+    built = []
+    real = retrieval._probe_plan
+    monkeypatch.setattr(retrieval, "_probe_plan", lambda group: built.append(group.word) or real(group))
+    for index in ("notes_fts", "handoffs_fts", "notes_fts"):
+        for cap in (1, 2, 50):
+            counts = retrieval.counts_words_first(conn, query_groups, index, cap, roots=True)[0]
+            assert counts == retrieval.group_counts(conn, query_groups, index, cap)
+    assert sorted(built) == ["caches", "dashboards", "test"]
+    assert [group._bounds for group in query_groups] == [('"dashboard"', None), (None, '"tests"'), ('"cache"', None)]
+
+
 def test_a_word_common_on_its_own_is_read_through_the_word_alone(conn, monkeypatch):
     """When even the rarest group is common because its own word is, memory-search reads
     the newest rows carrying that word (a lazy walk) rather than merging every posting of

@@ -50,10 +50,19 @@ def _engine():
 
 def unsealed_sections():
     """What the recall commands add to a bundle unsealed, from an upper floor the engine may
-    not name: the task's live continuation grant (``grant``)."""
-    from mindos.autonomy import grants  # lazy: only the commands that build a bundle load it
+    not name: the task's live continuation grant (``grant``, :func:`_grant_section`)."""
+    return (_grant_section,)
 
-    return (grants.recall_section,)
+
+def _grant_section(conn, task_id):
+    """``{"grant": the task's live continuation grant or None}``
+    (:func:`mindos.autonomy.grants.recall_section`).  A home that has never granted one has
+    no grant row at all: one probe answers for it without loading the grants module."""
+    if conn.execute("SELECT 1 FROM grants LIMIT 1").fetchone() is None:
+        return {"grant": None}
+    from mindos.autonomy import grants  # lazy: only a home with grants reads them
+
+    return grants.recall_section(conn, task_id)
 
 
 def params_from(args):
