@@ -720,8 +720,54 @@ CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id
 """
 
 
+def m020_task_readiness():
+    """Readiness stored on the task row: ``unmet_deps`` counts a task's prerequisites that are
+    not completed (an edge to a task that does not exist counts too), which is exactly what
+    ``next`` asks before it may hand a queued task out.  Triggers keep it: a dependency edge
+    added, removed or edited recounts its task; a task whose status moves to or from
+    ``completed``, whose id changes, or that is added or removed while completed recounts
+    the tasks that depend on it; a task added recounts itself (a row restored or imported
+    with a stale count is put right).  Two partial indexes hold only the queued tasks with
+    nothing left to wait for, in the orders ``next`` reads the queue (by deadline; by
+    priority and age), so the tasks still waiting on prerequisites at the front of the
+    queue cost ``next`` nothing.  The existing rows are counted once here."""
+    count = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+             " WHERE d.task_id = {task} AND (p.status IS NULL OR p.status <> 'completed'))")
+    mine = count.format(task="tasks.id")
+    return f"""
+ALTER TABLE tasks ADD COLUMN unmet_deps INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET unmet_deps = {mine} WHERE id IN (SELECT task_id FROM dependencies);
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id)
+    WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
+CREATE INDEX idx_tasks_ready ON tasks(priority, created_at)
+    WHERE status = 'queued' AND unmet_deps = 0;
+CREATE TRIGGER dependencies_unmet_ai AFTER INSERT ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE id = new.task_id;
+END;
+CREATE TRIGGER dependencies_unmet_ad AFTER DELETE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE id = old.task_id;
+END;
+CREATE TRIGGER dependencies_unmet_au AFTER UPDATE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE id IN (old.task_id, new.task_id);
+END;
+CREATE TRIGGER tasks_unmet_ai AFTER INSERT ON tasks BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE seq = new.seq AND unmet_deps <> {mine};
+    UPDATE tasks SET unmet_deps = {mine}
+        WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
+END;
+CREATE TRIGGER tasks_unmet_au AFTER UPDATE OF id, status ON tasks
+    WHEN old.id IS NOT new.id OR (old.status = 'completed') <> (new.status = 'completed') BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id
+                                                      UNION SELECT task_id FROM dependencies WHERE depends_on = new.id);
+END;
+CREATE TRIGGER tasks_unmet_ad AFTER DELETE ON tasks WHEN old.status = 'completed' BEGIN
+    UPDATE tasks SET unmet_deps = {mine} WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+END;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
-              m018_queued_deadline_index, m019_task_status_lookup]
+              m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness]
