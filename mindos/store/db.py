@@ -279,7 +279,7 @@ SCHEMA_VERSION = 20
 # reload that ran without triggers, or as the doctor's repair); UNMET_DRIFT counts the rows
 # whose stored count differs.
 DERIVED_COLUMNS = {"tasks": ("unmet_deps",)}
-_UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+_UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
                 " WHERE d.task_id = tasks.id AND (p.status IS NULL OR p.status <> 'completed'))")
 RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
 UNMET_DRIFT = f"SELECT id, unmet_deps, {_UNMET_COUNT} FROM tasks WHERE unmet_deps <> {_UNMET_COUNT} ORDER BY id"
