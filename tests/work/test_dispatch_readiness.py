@@ -296,3 +296,89 @@ def test_statements_and_rows_read_stay_flat_as_waiting_tasks_pile_up(conn, monke
             legacy(patched)
             _, _, legacy_steps = measured(conn, **kw)
         assert legacy_steps > 4 * steps_after, (legacy_steps, steps_after)
+
+
+# -- snapshots: older homes restore with their counts made, documents never carry them --------
+
+
+def _home_at_19(path):
+    """A home last used at schema 19 (before the stored count): a task waiting on an open
+    prerequisite, one whose prerequisite is completed, one waiting on a missing task."""
+    import os
+    import sqlite3
+
+    from mindos.store import ledger
+    from mindos.store.migrations import MIGRATIONS
+
+    os.makedirs(path)
+    old = sqlite3.connect(os.path.join(path, "state.db"), isolation_level=None, factory=db.Connection)
+    old.home, old.path = path, os.path.join(path, "state.db")
+    with db.write(old):
+        for number in range(1, 20):
+            for statement in db.split_statements(MIGRATIONS[number - 1]()):
+                old.execute(statement)
+        old.execute("PRAGMA user_version=19")
+        for task_id, status in (("pre", "queued"), ("done", "completed"), ("wait", "queued"), ("free", "queued"),
+                                ("lost", "queued")):
+            old.execute("INSERT INTO tasks(id, project, title, status, priority, created_at, updated_at)"
+                        " VALUES (?, 'Trove', ?, ?, 'P1', ?, ?)", (task_id, f"task {task_id}", status,
+                                                                  clock.now_iso(), clock.now_iso()))
+            ledger.append_event(old, "task", task_id, "created", {"title": f"task {task_id}"})
+        for task_id, prereq in (("wait", "pre"), ("free", "done"), ("lost", "nowhere")):
+            old.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, ?)",
+                        (task_id, prereq, clock.now_iso()))
+    return old
+
+
+@pytest.mark.parametrize("fmt", ["streamed", "document"])
+def test_a_snapshot_of_an_older_home_restores_with_its_counts_made(tmp_path, fmt):
+    from mindos.recovery import doctor, snapshot
+
+    old = _home_at_19(str(tmp_path / "old"))
+    try:
+        if fmt == "streamed":
+            made = snapshot.create(old, out=str(tmp_path / "old.tar"))
+        else:
+            made = snapshot.create_v1(old, out=str(tmp_path / "old.json"))
+    finally:
+        old.close()
+    fresh = db.connect(str(tmp_path / "new"))
+    try:
+        report = snapshot.restore(fresh, made["path"], trust_unsigned=True)
+        assert report["upgraded_from_schema_version"] == 19
+        counts = dict(fresh.execute("SELECT id, unmet_deps FROM tasks").fetchall())
+        assert counts == {"pre": 0, "done": 0, "wait": 1, "free": 0, "lost": 1}
+        assert drift(fresh) == [] and doctor.run(fresh.home)["ok"]
+        assert dispatch.next_task(fresh, aging_minutes=0)["task"]["id"] == "pre"
+        mk(fresh, "later", "P0", depends_on=["wait"])
+        complete(fresh, "pre")
+        assert pick(fresh, aging_minutes=0) == "wait"
+    finally:
+        fresh.close()
+
+
+def test_a_snapshot_document_made_today_leaves_the_count_out_and_restores_it(conn, tmp_path):
+    import json
+
+    from mindos.recovery import snapshot
+
+    mk(conn, "pre")
+    mk(conn, "post", depends_on=["pre"])
+    made = snapshot.create_v1(conn, out=str(tmp_path / "now.json"))
+    with open(made["path"], encoding="utf-8") as handle:
+        text = handle.read()
+    assert "unmet_deps" not in text
+    assert "unmet_deps" not in json.loads(text)["tables"]["tasks"]["columns"]
+    streamed = snapshot.create(conn, out=str(tmp_path / "now.tar"))
+    for path in (made["path"], streamed["path"]):
+        with db.write(conn):
+            conn.execute("UPDATE tasks SET unmet_deps = 5")  # whatever was there is replaced
+        # each restore on a connection of its own (a second streamed restore on one connection
+        # is refused with "Error creating function", before this change too)
+        target = db.connect(conn.home)
+        try:
+            snapshot.restore(target, path, force=True)
+            assert dict(target.execute("SELECT id, unmet_deps FROM tasks").fetchall()) == {"pre": 0, "post": 1}
+            assert drift(target) == []
+        finally:
+            target.close()
