@@ -521,7 +521,8 @@ class _Plan:
         other = next(others, None)
         budget = PROBE_BUDGET
         while True:
-            while other is not None and (head is None or self.key(other) < self.key(head)):
+            head_key = None if head is None else self.key(head)  # once per head, not per row ahead of it
+            while other is not None and (head is None or self.key(other) < head_key):
                 if other["id"] not in self.considered:
                     verdict = None if head is None else self._verdict(other, tier, budget)
                     if verdict is None:  # out of aged rows or probe budget: walk the rest
