@@ -280,7 +280,7 @@ SCHEMA_VERSION = 20
 # whose stored count differs.
 DERIVED_COLUMNS = {"tasks": ("unmet_deps",)}
 _UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
-                " WHERE d.task_id = tasks.id AND (p.status IS NULL OR p.status <> 'completed'))")
+                " WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')")
 RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
 UNMET_DRIFT = f"SELECT id, unmet_deps, {_UNMET_COUNT} FROM tasks WHERE unmet_deps <> {_UNMET_COUNT} ORDER BY id"
 

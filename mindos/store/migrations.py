@@ -726,13 +726,14 @@ def m020_task_readiness():
     ``next`` asks before it may hand a queued task out.  Triggers keep it: a dependency edge
     added, removed or edited recounts its task; a task whose status moves to or from
     ``completed``, whose id changes, or that is added or removed while completed recounts
-    the tasks that depend on it; a task added recounts itself (a row restored or imported
-    with a stale count is put right).  Two partial indexes hold only the queued tasks with
+    the tasks that depend on it; a task added with edges of its own or a count recounts
+    itself (a row restored or imported with a stale count is put right).  The triggers are
+    parsed whenever a connection opens, so their text is kept short.  Two partial indexes hold only the queued tasks with
     nothing left to wait for, in the orders ``next`` reads the queue (by deadline; by
     priority and age), so the tasks still waiting on prerequisites at the front of the
     queue cost ``next`` nothing.  The existing rows are counted once here."""
     count = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
-             " WHERE d.task_id = {task} AND (p.status IS NULL OR p.status <> 'completed'))")
+             " WHERE d.task_id = {task} AND p.status IS NOT 'completed')")
     mine = count.format(task="tasks.id")
     return f"""
 ALTER TABLE tasks ADD COLUMN unmet_deps INTEGER NOT NULL DEFAULT 0;
@@ -751,7 +752,8 @@ CREATE TRIGGER dependencies_unmet_au AFTER UPDATE ON dependencies BEGIN
     UPDATE tasks SET unmet_deps = {mine} WHERE id IN (old.task_id, new.task_id);
 END;
 CREATE TRIGGER tasks_unmet_ai AFTER INSERT ON tasks BEGIN
-    UPDATE tasks SET unmet_deps = {mine} WHERE seq = new.seq AND unmet_deps <> {mine};
+    UPDATE tasks SET unmet_deps = {mine}
+        WHERE seq = new.seq AND (new.unmet_deps <> 0 OR EXISTS (SELECT 1 FROM dependencies WHERE task_id = new.id));
     UPDATE tasks SET unmet_deps = {mine}
         WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
 END;
