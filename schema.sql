@@ -75,29 +75,30 @@ CREATE TABLE dependencies (
 CREATE INDEX idx_dependencies_depends_on ON dependencies(depends_on, task_id);
 
 -- tasks.unmet_deps (migration 20): each task's prerequisites that are not completed (a missing
--- one counts), recounted by these triggers whenever an edge or a prerequisite's state changes.
+-- one counts), moved by these triggers whenever an edge or a prerequisite's state changes (a
+-- task inserted with edges or a count of its own is recounted).
 CREATE TRIGGER dependencies_unmet_ai AFTER INSERT ON dependencies BEGIN
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed') WHERE id = new.task_id;
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
 END;
 CREATE TRIGGER dependencies_unmet_ad AFTER DELETE ON dependencies BEGIN
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed') WHERE id = old.task_id;
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
 END;
 CREATE TRIGGER dependencies_unmet_au AFTER UPDATE ON dependencies BEGIN
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed') WHERE id IN (old.task_id, new.task_id);
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
 END;
 CREATE TRIGGER tasks_unmet_ai AFTER INSERT ON tasks BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
     UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')
         WHERE seq = new.seq AND (new.unmet_deps <> 0 OR EXISTS (SELECT 1 FROM dependencies WHERE task_id = new.id));
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')
-        WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
 END;
 CREATE TRIGGER tasks_unmet_au AFTER UPDATE OF id, status ON tasks
     WHEN old.id IS NOT new.id OR (old.status = 'completed') <> (new.status = 'completed') BEGIN
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed') WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id
-                                                      UNION SELECT task_id FROM dependencies WHERE depends_on = new.id);
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE old.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
 END;
 CREATE TRIGGER tasks_unmet_ad AFTER DELETE ON tasks WHEN old.status = 'completed' BEGIN
-    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed') WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
 END;
 
 -- Receipts: evidence files under <home>/receipts/<id>.json, sealed by file_hash.

@@ -133,7 +133,7 @@ def test_random_edits_never_let_the_count_drift(conn):
     ids = [f"t{n}" for n in range(12)]
     for task_id in ids[:10]:
         mk(conn, task_id)
-    for _ in range(400):
+    for _ in range(600):
         roll = rng.random()
         a, b = rng.choice(ids), rng.choice(ids)
         with db.write(conn):
@@ -144,8 +144,15 @@ def test_random_edits_never_let_the_count_drift(conn):
                              (a, b))
             elif roll < 0.8:
                 conn.execute("DELETE FROM dependencies WHERE task_id = ? AND depends_on = ?", (a, b))
-            elif roll < 0.9:
+            elif roll < 0.85:
                 conn.execute("DELETE FROM tasks WHERE id = ?", (a,))
+            elif roll < 0.9:
+                conn.execute("PRAGMA defer_foreign_keys=ON")
+                if rng.random() < 0.5:  # an edge edited in place (out of band)
+                    conn.execute("UPDATE OR IGNORE dependencies SET depends_on = ? WHERE task_id = ? AND depends_on ="
+                                 " (SELECT depends_on FROM dependencies WHERE task_id = ? LIMIT 1)", (b, a, a))
+                elif not conn.execute("SELECT 1 FROM dependencies WHERE task_id = ?", (a,)).fetchone():
+                    conn.execute("UPDATE OR IGNORE tasks SET id = ? WHERE id = ?", (b, a))  # a task renamed
             else:
                 conn.execute("INSERT OR IGNORE INTO tasks(id, project, title, status, created_at, updated_at)"
                              " VALUES (?, 'Trove', 'back', ?, 'x', 'x')", (a, rng.choice(validate.STATUSES)))
