@@ -42,7 +42,9 @@ CREATE TABLE tasks (
     recall_digest     TEXT NOT NULL DEFAULT '',
     -- added by migration 13 (recaps and correction tasks)
     recap             TEXT NOT NULL DEFAULT '',
-    correction_of     TEXT NOT NULL DEFAULT ''
+    correction_of     TEXT NOT NULL DEFAULT '',
+    -- added by migration 20 (readiness): prerequisites not completed, kept by triggers below
+    unmet_deps        INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
 CREATE INDEX idx_tasks_project_status ON tasks(project, status);
@@ -55,6 +57,11 @@ CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id
 CREATE INDEX idx_tasks_id_status ON tasks(id, status, priority);
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
 CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
+-- The queued tasks with no prerequisite left to wait for (migration 20), in the orders next reads them.
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id)
+    WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
+CREATE INDEX idx_tasks_ready ON tasks(priority, created_at)
+    WHERE status = 'queued' AND unmet_deps = 0;
 
 -- Dependency edges: task_id waits for depends_on.  depends_on carries no foreign key on
 -- purpose: an edge may name a task that does not exist (yet), which graph queries report
@@ -66,6 +73,33 @@ CREATE TABLE dependencies (
     PRIMARY KEY (task_id, depends_on)
 ) WITHOUT ROWID;
 CREATE INDEX idx_dependencies_depends_on ON dependencies(depends_on, task_id);
+
+-- tasks.unmet_deps (migration 20): each task's prerequisites that are not completed (a missing
+-- one counts), moved by these triggers whenever an edge or a prerequisite's state changes (a
+-- task inserted with edges or a count of its own is recounted).
+CREATE TRIGGER dependencies_unmet_ai AFTER INSERT ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER dependencies_unmet_ad AFTER DELETE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER dependencies_unmet_au AFTER UPDATE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER tasks_unmet_ai AFTER INSERT ON tasks BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
+    UPDATE tasks SET unmet_deps = (SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')
+        WHERE seq = new.seq AND (new.unmet_deps <> 0 OR EXISTS (SELECT 1 FROM dependencies WHERE task_id = new.id));
+END;
+CREATE TRIGGER tasks_unmet_au AFTER UPDATE OF id, status ON tasks
+    WHEN old.id IS NOT new.id OR (old.status = 'completed') <> (new.status = 'completed') BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE old.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
+END;
+CREATE TRIGGER tasks_unmet_ad AFTER DELETE ON tasks WHEN old.status = 'completed' BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+END;
 
 -- Receipts: evidence files under <home>/receipts/<id>.json, sealed by file_hash.
 CREATE TABLE receipts (

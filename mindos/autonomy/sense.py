@@ -80,7 +80,8 @@ FAMILY_KINDS = {"integrity": frozenset({"database_integrity"}),
                 "fts_drift": frozenset({"fts_index_drift"}),
                 "references": frozenset({"orphan_dependency", "orphan_note", "orphan_handoff", "orphan_receipt",
                                          "orphan_heartbeat", "foreign_key_violation", "dangling_supersession",
-                                         "multiple_live_handoffs", "dangling_fact_reference"})}
+                                         "multiple_live_handoffs", "dangling_fact_reference",
+                                         "task_readiness_drift"})}
 # doctor kinds another source reports with the detail its repair needs
 DOCTOR_SKIPS = frozenset({"stale_lease"})
 # the fields naming what a doctor problem is about, in subject order

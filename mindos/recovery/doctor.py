@@ -218,6 +218,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
         notes["dependencies_on_missing_tasks"] = missing
+    if after is None and "tasks" in existing and "unmet_deps" in _declared(conn, "tasks"):
+        checks.append("task_readiness")
+        _readiness(conn, report)
     if "receipts" in existing:
         checks.append("receipts")
         _receipts(conn, report, notes, None if "receipts" in deep else since)
@@ -642,6 +645,20 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
             rows = conn.execute(query)
         for row in rows:
             report.add(NAMED_ORPHANS[table], **dict(zip(names, row)))
+
+
+def _declared(conn, table):
+    """Every column of ``table`` as declared, derived ones included."""
+    return {row[1] for row in conn.execute(f"PRAGMA main.table_info({sql.quoted(table)})")}
+
+
+def _readiness(conn, report):
+    """``task_readiness_drift`` for each task whose stored count of unfinished prerequisites
+    (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges' (part of
+    the full references check: one pass over every task)."""
+    for task_id, stored, counted in conn.execute(db.UNMET_DRIFT):
+        report.add("task_readiness_drift", task_id=task_id, stored=stored, counted=counted,
+                   repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_UNMET}"')
 
 
 def _receipts(conn, report, notes, since=None):

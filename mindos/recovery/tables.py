@@ -64,8 +64,11 @@ def fts_indexes(conn):
 
 def columns(conn, table):
     """The table's column names in declaration order (``rowid`` first for a self-contained
-    FTS5 table, whose rowids other rows may point at)."""
-    names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})")]
+    FTS5 table, whose rowids other rows may point at), without the columns the schema
+    derives by triggers (:data:`mindos.store.db.DERIVED_COLUMNS`): dumps, digests and
+    documents never carry them, and a reload recounts them (see :func:`_replace`)."""
+    derived = db.DERIVED_COLUMNS.get(table, ())
+    names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})") if row[1] not in derived]
     if table in _regular_fts(conn):
         names.insert(0, "rowid")
     return names
@@ -265,6 +268,8 @@ def _replace(conn, load, reload_sequence):
         conn.execute(sql)
     for _, sql in triggers:
         conn.execute(sql)
+    if "unmet_deps" in [row[1] for row in conn.execute("PRAGMA main.table_info(tasks)")]:
+        conn.execute(db.RECOUNT_UNMET)  # derived readiness, loaded as its default: counted from the edges
     for index in fts_indexes(conn):
         conn.execute(f"INSERT INTO main.{_quote(index)}({_quote(index)}) VALUES ('rebuild')")
     return loaded

@@ -269,7 +269,20 @@ def _create_home(home, path):
 
 # The schema version this code writes: the number of numbered migrations (a test holds it to
 # len(migrations.MIGRATIONS)), kept here so a call on a current home never loads them.
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
+
+
+# Columns the schema derives from other rows and keeps by triggers (never part of what a
+# command prints, a document carries or a digest covers): tasks.unmet_deps counts a task's
+# prerequisites that are not completed (a missing one included), so ``next`` reads the ready
+# queue from its own partial indexes.  RECOUNT_UNMET sets it again from the edges (after a
+# reload that ran without triggers, or as the doctor's repair); UNMET_DRIFT counts the rows
+# whose stored count differs.
+DERIVED_COLUMNS = {"tasks": ("unmet_deps",)}
+_UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
+                " WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')")
+RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
+UNMET_DRIFT = f"SELECT id, unmet_deps, {_UNMET_COUNT} FROM tasks WHERE unmet_deps <> {_UNMET_COUNT} ORDER BY id"
 
 
 def latest_version():

@@ -720,8 +720,57 @@ CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id
 """
 
 
+def m020_task_readiness():
+    """Readiness stored on the task row: ``unmet_deps`` counts a task's prerequisites that are
+    not completed (an edge to a task that does not exist counts too), which is exactly what
+    ``next`` asks before it may hand a queued task out.  Triggers move it by one: an edge
+    added or removed (or edited) whose prerequisite is not completed; a task whose status
+    moves to or from ``completed``, whose id changes, or that is added or removed while
+    completed moves the count of every task that depends on it.  A task added with edges or
+    a count of its own (a row restored or imported with a stale count) is recounted.  The
+    triggers are parsed whenever a connection opens, so their text is kept short.  Two
+    partial indexes hold only the queued tasks with nothing left to wait for, in the orders
+    ``next`` reads the queue (by deadline; by priority and age), so the tasks still waiting
+    on prerequisites at the front of the queue cost ``next`` nothing.  The existing rows are
+    counted once here."""
+    count = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p ON p.id = d.depends_on"
+             " WHERE d.task_id = {task} AND p.status IS NOT 'completed')")
+    mine = count.format(task="tasks.id")
+    return f"""
+ALTER TABLE tasks ADD COLUMN unmet_deps INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET unmet_deps = {mine} WHERE id IN (SELECT task_id FROM dependencies);
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id)
+    WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
+CREATE INDEX idx_tasks_ready ON tasks(priority, created_at)
+    WHERE status = 'queued' AND unmet_deps = 0;
+CREATE TRIGGER dependencies_unmet_ai AFTER INSERT ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER dependencies_unmet_ad AFTER DELETE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER dependencies_unmet_au AFTER UPDATE ON dependencies BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE id = old.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = old.depends_on AND status = 'completed');
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id = new.task_id AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = new.depends_on AND status = 'completed');
+END;
+CREATE TRIGGER tasks_unmet_ai AFTER INSERT ON tasks BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
+    UPDATE tasks SET unmet_deps = {mine}
+        WHERE seq = new.seq AND (new.unmet_deps <> 0 OR EXISTS (SELECT 1 FROM dependencies WHERE task_id = new.id));
+END;
+CREATE TRIGGER tasks_unmet_au AFTER UPDATE OF id, status ON tasks
+    WHEN old.id IS NOT new.id OR (old.status = 'completed') <> (new.status = 'completed') BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE old.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+    UPDATE tasks SET unmet_deps = unmet_deps - 1 WHERE new.status = 'completed' AND id IN (SELECT task_id FROM dependencies WHERE depends_on = new.id);
+END;
+CREATE TRIGGER tasks_unmet_ad AFTER DELETE ON tasks WHEN old.status = 'completed' BEGIN
+    UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+END;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
-              m018_queued_deadline_index, m019_task_status_lookup]
+              m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness]

@@ -19,8 +19,9 @@ project's dispatch policy; with ``claim`` also free of seam conflicts.
 Why it is built this way: agents call ``next`` many times a minute against pools of 100k
 queued tasks, so the pool is never loaded into Python.  Aging makes a task's aged tier a pure
 function of (priority, created_at): for each (stored priority, tier) pair the members are one
-contiguous created_at range of ``idx_tasks_status_priority``, and dated members stream from
-``idx_tasks_queued_due`` (queued tasks with a deadline only) in deadline order (or, when a bounded sample shows the tier's ranges are
+contiguous created_at range of ``idx_tasks_ready`` (the queued tasks whose prerequisites are
+all completed: the row's trigger-kept ``unmet_deps`` is 0), and dated members stream from
+``idx_tasks_ready_due`` (the ready ones with a deadline) in deadline order (or, when a bounded sample shows the tier's ranges are
 small or carry no deadlines up front, are sorted from those ranges).  A tier is therefore a lazy merge of index-ordered
 cursors (dated ones first, undated ones after), filtered in SQL, and the walk stops at the
 first eligible row.
@@ -83,11 +84,17 @@ _TIMELY = (
     " AND (t.recover_after IS NULL OR t.recover_after <= :now)"
     " AND (t.lease_owner = '' OR t.lease_expires_at IS NULL OR t.lease_expires_at <= :now)"
 )
-_ELIGIBLE = _TIMELY + f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='t')})"
-# The deadline stream's readiness test, asked of the index entry ``c`` before its table row is
-# read: the queue's front is mostly tasks waiting on prerequisites, and each costs its
-# dependency rows and their states, not its own row as well.
-_READY_ENTRY = f" AND NOT EXISTS ({_UNSATISFIED.format(what='1', row='c')})"
+# Readiness (every prerequisite completed) is the row's own ``unmet_deps`` count, kept by the
+# schema's triggers: the same answer as asking ``_UNSATISFIED``, and the ready queue has its
+# own partial indexes (``_READY_INDEX``, ``_READY_DUE_INDEX``), so the tasks still waiting on
+# prerequisites, however many sit at the front of the queue, are never read.  ``--explain``
+# (which reports every waiting task it passes, and what it waits for) reads the whole queue's
+# indexes and asks ``_UNSATISFIED`` instead.
+_ELIGIBLE = _TIMELY + " AND t.unmet_deps = 0"
+# The same asked of the deadline index entry ``c`` (the ready index's own condition).
+_READY_ENTRY = " AND c.unmet_deps = 0"
+_READY_INDEX, _READY_DUE_INDEX = "idx_tasks_ready", "idx_tasks_ready_due"
+_QUEUE_INDEX, _QUEUE_DUE_INDEX = "idx_tasks_status_priority", "idx_tasks_queued_due"
 # Every task reachable down the edges from an open task of stored priority :p, through open tasks.
 _WALK = (
     "WITH RECURSIVE walk(id) AS ("
@@ -365,6 +372,9 @@ class _Plan:
             self.tag_sql += f" AND instr(t.tags, :tag{number}) > 0"
         self.scope = (" AND t.project = :project" if project is not None else "") + self.tag_sql
         self.filters = "" if explain else _ELIGIBLE
+        # the queue's indexes the streams read: only the ready tasks when the filters ask for them
+        self.queue_index, self.due_index = (_QUEUE_INDEX, _QUEUE_DUE_INDEX) if explain else (
+            _READY_INDEX, _READY_DUE_INDEX)
         extra = []
         if prefer_unblocking:
             extra.append(f", ({_QUEUED_DEPENDENTS.format(what='count(*)')}) AS _unblocks")
@@ -511,7 +521,8 @@ class _Plan:
         other = next(others, None)
         budget = PROBE_BUDGET
         while True:
-            while other is not None and (head is None or self.key(other) < self.key(head)):
+            head_key = None if head is None else self.key(head)  # once per head, not per row ahead of it
+            while other is not None and (head is None or self.key(other) < head_key):
                 if other["id"] not in self.considered:
                     verdict = None if head is None else self._verdict(other, tier, budget)
                     if verdict is None:  # out of aged rows or probe budget: walk the rest
@@ -667,9 +678,10 @@ class _Plan:
         if self._any_dated is None:
             # one seek in the queued deadline index: with no queued deadline (a common fleet)
             # every dated stream is empty, and a range's own index would scan all of it to show that
+            ready = "" if self.explain else " AND unmet_deps = 0"  # the condition of the index read
             self._any_dated = self.conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_queued_due"
-                " WHERE status = 'queued' AND due_at IS NOT NULL)").fetchone()[0]
+                f"SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY {self.due_index}"
+                f" WHERE status = 'queued' AND due_at IS NOT NULL{ready})").fetchone()[0]
         if not self._any_dated:
             return
         if (tier, op) not in self.choices:
@@ -683,18 +695,18 @@ class _Plan:
                 # worse-tier rows are read from the index entry alone, probe included: most
                 # do not inherit, and those never need their table row (see _whole)
                 yield from self._rows(
-                    f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY idx_tasks_queued_due"
+                    f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY {self.due_index}"
                     f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}"
                     " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want)
                 return
             yield from self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
-                " FROM tasks c INDEXED BY idx_tasks_queued_due CROSS JOIN tasks t ON t.seq = c.seq"
+                f" FROM tasks c INDEXED BY {self.due_index} CROSS JOIN tasks t ON t.seq = c.seq"
                 f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
                 f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier, want=want)
             return
         yield from heapq.merge(*(self._rows(
-            f"SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM tasks t INDEXED BY idx_tasks_status_priority"
+            f"SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM tasks t INDEXED BY {self.queue_index}"
             f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
             f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", stored=stored)
             for stored, where in ranges), key=self.key)
@@ -743,7 +755,7 @@ class _Plan:
             )
         for stored, where in self._ranges(tier, op):
             yield self._rows(
-                f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY idx_tasks_status_priority"
+                f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY {self.queue_index}"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
                 f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
                 stored=stored, want=validate.PRIORITIES[tier],

@@ -10,7 +10,8 @@ from mindos.core import clock, validate
 from mindos.errors import NotFound
 from mindos.store import sql
 
-# Columns stored as JSON text (seq is internal: it only keys the FTS index).
+# Columns stored as JSON text (seq is internal: it only keys the FTS index; unmet_deps is
+# derived, see mindos.store.db.DERIVED_COLUMNS).
 _JSON_COLUMNS = ("tags", "requires_receipts")
 
 
@@ -38,6 +39,7 @@ def row_to_task(row):
     """Turn a tasks row into the task dict every command prints."""
     task = sql.row_dict(row)
     task.pop("seq", None)
+    task.pop("unmet_deps", None)  # derived readiness (kept by triggers): never part of a task shown
     for column in _JSON_COLUMNS:
         if column in task:
             task[column] = _json_list(task[column])

@@ -176,6 +176,33 @@ def test_dangling_fact_reference(conn, home):
     assert kept["id"] != gone["id"]
 
 
+def test_drifted_task_readiness_is_named_and_its_repair_recounts_it(conn, home, cli):
+    """tasks.unmet_deps is derived (kept by triggers; next trusts it): a count changed out of
+    band is named per task with the stored and the counted value, the repair it names puts
+    every count right, and a sweep since a watermark leaves the whole-table pass out."""
+    populate(conn)  # t2 waits on nothing (t1 completed), t3 on a missing task
+    r = raw(home)
+    r.execute("UPDATE tasks SET unmet_deps = 3 WHERE id = 't2'")
+    r.execute("UPDATE tasks SET unmet_deps = 0 WHERE id = 't3'")
+    r.close()
+    report = doctor.run(str(home))
+    drifted = [p for p in report["problems"] if p["kind"] == "task_readiness_drift"]
+    assert [(p["task_id"], p["stored"], p["counted"]) for p in drifted] == [("t2", 3, 0), ("t3", 0, 1)]
+    assert "task_readiness" in report["checks"]
+    assert report["ok"] is False
+    rc, out, _ = cli("ops", "doctor")
+    assert rc == 1 and json.loads(out)["problems_by_kind"]["task_readiness_drift"] == 2
+    repair = drifted[0]["repair"]
+    statement = repair.split('"')[1]
+    assert statement == db.RECOUNT_UNMET
+    r = raw(home)
+    r.execute(statement)  # what the operator runs: sqlite3 <home>/state.db "<statement>"
+    r.close()
+    assert doctor.run(str(home))["ok"] is True
+    watermark = doctor.sweep(db.connect(str(home)), since={"event_id": 1, "anchor": ""})
+    assert "task_readiness" not in watermark["checks"]
+
+
 def test_crash_leftovers_are_noted_not_problems(conn, home):
     populate(conn)
     rdir = os.path.join(str(home), "receipts")

@@ -326,11 +326,11 @@ def test_next_streams_deadlines_from_the_queued_deadline_index_past_claimed_and_
     after = _vm_steps(monkeypatch, cli, ["next"])
     assert after <= before * 1.5 + 20, f"next: {before} -> {after} hundred VM steps"
     assert not any("idx_tasks_due_at" in sql for sql, _ in statements)
-    dated = [(sql, params) for sql, params in statements if "INDEXED BY idx_tasks_queued_due" in sql]
+    dated = [(sql, params) for sql, params in statements if "INDEXED BY idx_tasks_ready_due" in sql]
     assert any("ORDER BY c.due_at," in sql for sql, _ in dated), "the dated stream did not read the index"
     for sql, params in dated:
         details = _plans(conn, sql, params)
-        assert any("USING INDEX idx_tasks_queued_due" in detail for detail in details), details
+        assert any("USING INDEX idx_tasks_ready_due" in detail for detail in details), details
         assert not any("TEMP B-TREE" in detail for detail in details), details
 
 
@@ -370,9 +370,11 @@ def test_next_reads_prerequisite_and_dependent_states_from_the_status_lookup_ind
                                    and "q.status" in sql for detail in details), (sql, details)
 
 
-def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn, cli, monkeypatch):
-    """The queued deadline index holds the id: the stream asks whether an entry's prerequisites
-    are done from the entry, and reads the task's row (by its seq) only after that."""
+def test_the_deadline_stream_never_reads_a_task_waiting_on_prerequisites(conn, cli, monkeypatch):
+    """The ready deadline index holds only queued tasks with nothing left to wait for
+    (``unmet_deps = 0``): ``next`` reads the task row (by its seq) of ready entries only and
+    never asks a prerequisite's state; ``--explain`` still reads the whole queued deadline
+    index and names what the waiting task waits for."""
     from mindos.work import dispatch
 
     monkeypatch.setattr(dispatch, "SMALL_SCOPE", 16)  # stream the deadlines
@@ -381,14 +383,44 @@ def test_the_deadline_stream_reads_a_task_row_only_once_its_entry_is_ready(conn,
     statements = _record(monkeypatch)
     rc, out, _ = cli("autopilot", "next")
     assert rc == 0 and json.loads(out)["task"]["id"] == "q00001"  # q00000 waits on q00149
-    dated = [(sql, params) for sql, params in statements if "FROM tasks c INDEXED BY idx_tasks_queued_due" in sql]
+    dated = [(sql, params) for sql, params in statements if "FROM tasks c INDEXED BY idx_tasks_ready_due" in sql]
     assert dated
+    assert not any("idx_tasks_queued_due" in sql or "p.status IS NULL" in sql for sql, _ in statements)
     for sql, params in dated:
         details = _plans(conn, sql, params)
-        entry = next(i for i, detail in enumerate(details) if "SEARCH c USING INDEX idx_tasks_queued_due" in detail)
-        readiness = next(i for i, detail in enumerate(details) if "SEARCH p USING COVERING INDEX idx_tasks_id_status" in detail)
+        entry = next(i for i, detail in enumerate(details) if "SEARCH c USING INDEX idx_tasks_ready_due" in detail)
         row = next(i for i, detail in enumerate(details) if detail.startswith("SEARCH t USING INTEGER PRIMARY KEY"))
-        assert entry < readiness < row, details
+        assert entry < row, details
+        assert not any("SEARCH p " in detail for detail in details), details
+    statements.clear()
+    rc, out, _ = cli("autopilot", "next", "--explain")
+    assert rc == 0 and json.loads(out)["skipped"][0] == {"task_id": "q00000", "reason": "unsatisfied_dependencies",
+                                                          "blocked_by": ["q00149"]}
+    assert any("INDEXED BY idx_tasks_queued_due" in sql for sql, _ in statements)
+
+
+def test_next_reads_the_undated_ready_queue_from_its_own_index(conn, cli, monkeypatch):
+    """Undated candidates stream from idx_tasks_ready (queued, nothing to wait for), in
+    created_at order without a sort: a pile of tasks waiting on prerequisites ahead of the
+    first ready one is never read."""
+    with db.write(conn):
+        for n in range(60):
+            conn.execute("INSERT INTO tasks(id, project, title, priority, created_at, updated_at)"
+                         " VALUES (?, 'Acme', 'undated', 'P1', ?, ?)",
+                         (f"u{n:03d}", f"2026-01-01T00:{n:02d}:00Z", f"2026-01-01T00:{n:02d}:00Z"))
+        for n in range(50):  # the 50 oldest wait on the newest
+            conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, 'u059',"
+                         " '2026-01-01T00:00:00Z')", (f"u{n:03d}",))
+    statements = _record(monkeypatch)
+    rc, out, _ = cli("autopilot", "next")
+    assert rc == 0 and json.loads(out)["task"]["id"] == "u050"
+    undated = [(sql, params) for sql, params in statements if "INDEXED BY idx_tasks_ready " in sql + " "]
+    assert undated
+    for sql, params in undated:
+        details = _plans(conn, sql, params)
+        assert any("SEARCH t USING INDEX idx_tasks_ready (priority=?" in detail for detail in details), details
+        assert not any("TEMP B-TREE" in detail for detail in details), details
+    assert not any("p.status IS NULL" in sql for sql, _ in statements)
 
 
 def test_next_probes_the_rows_ahead_of_its_head_inside_the_stream_that_reads_them(conn, cli, monkeypatch):
@@ -419,11 +451,11 @@ def test_next_probes_the_rows_ahead_of_its_head_inside_the_stream_that_reads_the
     rc, out, _ = cli("autopilot", "next")
     assert rc == 0 and json.loads(out)["task"]["id"] == "q00000"
     before = [sql for sql, _ in statements]
-    streams = [(sql, params) for sql, params in statements if "AS _probe" in sql and "idx_tasks_queued_due" in sql]
+    streams = [(sql, params) for sql, params in statements if "AS _probe" in sql and "idx_tasks_ready_due" in sql]
     assert streams, "the worse-tier deadline stream carries no probe column"
     for sql, params in streams:
         details = _plans(conn, sql, params)
-        assert any("SEARCH c USING INDEX idx_tasks_queued_due" in detail for detail in details), details
+        assert any("SEARCH c USING INDEX idx_tasks_ready_due" in detail for detail in details), details
         assert any(detail.startswith("CO-ROUTINE up") for detail in details), details
         assert any("SEARCH d USING COVERING INDEX idx_dependencies_depends_on (depends_on=?)" in detail
                    for detail in details), details
