@@ -850,3 +850,42 @@ def test_a_row_window_reads_its_rows_once_for_every_index_and_names_what_one_rea
     assert sorted(one_pass) == sorted(
         [("row 2 missing from index idx_notes_superseded_by", "idx_notes_superseded_by")]
         + [(f"row {n} missing from index idx_notes_task_live", "idx_notes_task_live") for n in low])
+
+
+def test_a_tick_reads_its_pin_once_and_still_pins_its_own_event(conn, home, monkeypatch):
+    """The automatic pin reuses the verified pin of the tick's own checkpoint sweep instead of
+    reading and verifying the file again; the pin written still follows the head."""
+    populate(conn)
+    _tick(conn)
+    path = os.path.join(str(home), "backups", checkpoint.AUTO_NAME)
+    reads = []
+    real = checkpoint.load_signed
+    monkeypatch.setattr(checkpoint, "load_signed", lambda p, *a: reads.append(p) or real(p, *a))
+    report = _tick(conn)
+    assert report["checkpoint_pin"]["pinned"] is True and report["checkpoint_pin"]["written"] == [path]
+    assert reads.count(path) == 1
+    head = conn.execute("SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    doc = checkpoint.load(path, str(home))
+    assert (doc["last_event_id"], doc["head_hash"]) == tuple(head)
+    assert doc["event_count"] == conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+
+
+def test_a_watermark_read_in_one_statement_matches_the_table_by_table_reads(conn, home):
+    populate(conn)
+    _tick(conn)
+    previous = sense.last_watermark(conn)
+    for _ in range(3):  # rows after it on both sides of each index
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM notes_fts_docsize WHERE id = (SELECT max(id) FROM notes_fts_docsize)")
+        conn.execute("COMMIT")
+    _grow(conn)
+    for carry in (None, previous, {"fts": {"notes_fts": "x"}, "rowids": previous["rowids"]}):
+        mark = checkpoint.watermark(conn, carry=carry)
+        from mindos.recovery import tables
+
+        existing = set(tables.data_tables(conn))
+        assert mark["rowids"] == {name: conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {name}").fetchone()[0]
+                                  for name in checkpoint.ROW_TABLES if name in existing}
+        assert mark["fts"] == {name: checkpoint.fts_gap(conn, spec, carry) for name, spec in fts.INDEXES.items()
+                               if spec.table in existing and fts.has(conn, name)}
+        assert list(mark["fts"]) == [name for name in fts.INDEXES if name in mark["fts"]]
