@@ -212,8 +212,11 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     if after is not None and part.get("ref_rows"):  # one table's rows in a window (and those past the watermark)
         windowed = part["ref_tables"][0]
         after[windowed] = (*part["ref_rows"], _rowids(since).get(windowed, 0))
+    # after a watermark, each table's largest rowid now (one statement): a check of the rows
+    # past the watermark is skipped where there are none (an idle tick runs none of them)
+    tops = _tops(conn, existing) if since is not None else {}
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()))
+    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()), tops)
     if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
@@ -239,8 +242,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     for table in ("notes", "handoffs"):
         if table in existing:
             checks.append(f"{table}_integrity")
-            _supersession(conn, report, table, None if after is None else after.get(table, 0))
-    if "handoffs" in existing:
+            if after is None or not _none_past(tops, table, after.get(table, 0)):
+                _supersession(conn, report, table, None if after is None else after.get(table, 0))
+    if "handoffs" in existing and (after is None or not _none_past(tops, "handoffs", after.get("handoffs", 0))):
         rows, params = ("", ()) if after is None else _rows_past(after.get("handoffs", 0), "")
         only = "" if after is None else f" AND task_id IN (SELECT task_id FROM handoffs WHERE {rows})"
         for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
@@ -249,13 +253,16 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     checks.append("checkpoints")
     for problem in checkpoint.sweep(conn) if checkpoints is None else checkpoints:
         report.add(problem.pop("kind"), **problem)
-    if "facts" in existing and "task_id" in tables.columns(conn, "facts") and "tasks" in existing:
+    columns = tables.columns(conn, "facts") if "facts" in existing else ()
+    if "task_id" in columns and "tasks" in existing:
         checks.append("fact_references")
-        key = "id" if "id" in tables.columns(conn, "facts") else "rowid"
-        for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
-                                " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
-                                f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
-            report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
+        key = "id" if "id" in columns else "rowid"
+        if after is None or not _none_past(tops, "facts", after.get("facts", 0)):
+            for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
+                                    " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
+                                    f" AND f.rowid > ? ORDER BY f.{key}",
+                                    (0 if after is None else after.get("facts", 0),)):
+                report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
     if "memories" in existing and not counted:  # without counts, whether the store is empty (one row read)
         empty = conn.execute("SELECT 1 FROM main.memories LIMIT 1").fetchone() is None
@@ -270,15 +277,15 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         if not fts.has(conn, name):
             continue
         if "fts_drift" not in deep and name not in part.get("indexes", ()) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue
         if "fts_drift" not in deep and part.get("fts_rows") and name in part["indexes"] \
                 and not fts.window_drifts(conn, name, *part["fts_rows"]) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue  # a window of the index agrees with its rows: compared whole only when one does not
         if "fts_drift" not in deep and not part.get("fts_rows") and name in part.get("indexes", ()) \
                 and not fts.window_drifts(conn, name, 0, _ALL_ROWIDS) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue  # a turn's index, all its rows as one window, agrees: compared whole only when it does not
         found = fts.drift(conn, name)
         if not found["ok"]:
@@ -301,7 +308,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     return result
 
 
-def _fts_unchanged(conn, spec, since):
+def _fts_unchanged(conn, spec, since, tops=None):
     """True when index ``spec`` needs no full drift check after ``since``: every content row
     added after the watermark is indexed and the indexed/content balance is the watermark's
     (a row dropped from or added to the index alone moves it)."""
@@ -311,6 +318,8 @@ def _fts_unchanged(conn, spec, since):
     if not isinstance(gap, int) or not isinstance(last, int) \
             or (now if isinstance(now, int) else checkpoint.fts_gap(conn, spec)) != gap:
         return False
+    if _none_past(tops, spec.table, last):  # no content row past the watermark
+        return True
     nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
     unindexed = conn.execute(
         f"SELECT 1 FROM main.{spec.table} c WHERE c.rowid > ? AND ({nonempty}) AND NOT EXISTS"
@@ -596,11 +605,12 @@ def reference_tables(conn):
     return sorted(found | ({"notes", "handoffs", "facts"} & names))
 
 
-def _foreign_keys(conn, report, existing, after=None, whole=()):
+def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
     """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
     ``after`` (``{table: rowid}``): only the rows of the named child tables added after
     those rowids are checked (the rest is left to the full check), and the tables named in
-    ``whole`` in full."""
+    ``whole`` in full; ``tops`` (see :func:`_tops`): a table with no row past its rowid is
+    not read."""
     seen = set()
     if after is not None:
         seen = {table for table in NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
@@ -635,6 +645,8 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
             continue
         query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
+            if _none_past(tops, table, after.get(table, 0)):
+                continue
             head, order = query.rsplit(" ORDER BY ", 1)
             past, params = _rows_past(after.get(table, 0), "")
             rows = conn.execute(f"{head} AND {past} ORDER BY {_ordered(order, params)}", params)
@@ -717,6 +729,31 @@ def _leases(conn, report, now):
     for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND +status IN"
                             f" ({terminal}) ORDER BY +id"):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
+
+
+# the tables whose rows past a watermark the incremental checks read
+PAST_TABLES = frozenset(ROWID_CHILDREN + ("facts",) + tuple(spec.table for spec in fts.INDEXES.values()))
+
+
+def _tops(conn, existing):
+    """``{table: its largest rowid (0 when empty)}`` of the :data:`PAST_TABLES` that exist,
+    read in one statement ({} when that fails: every check then reads its rows)."""
+    names = sorted(PAST_TABLES & set(existing))
+    if not names:
+        return {}
+    try:
+        row = conn.execute("SELECT " + ", ".join(f"(SELECT coalesce(max(rowid), 0) FROM main.{sql.quoted(name)})"
+                                                 for name in names)).fetchone()
+    except sqlite3.DatabaseError:
+        return {}
+    return {name: value for name, value in zip(names, row) if isinstance(value, int)}
+
+
+def _none_past(tops, table, after):
+    """True when ``tops`` shows ``table`` holds no row past rowid ``after`` (an int; a window
+    or an unknown table: False, the rows are read)."""
+    return isinstance(after, int) and not isinstance(after, bool) and isinstance((tops or {}).get(table), int) \
+        and tops[table] <= after
 
 
 def _rows_past(after, alias):

@@ -889,3 +889,48 @@ def test_a_watermark_read_in_one_statement_matches_the_table_by_table_reads(conn
         assert mark["fts"] == {name: checkpoint.fts_gap(conn, spec, carry) for name, spec in fts.INDEXES.items()
                                if spec.table in existing and fts.has(conn, name)}
         assert list(mark["fts"]) == [name for name in fts.INDEXES if name in mark["fts"]]
+
+
+def _row_checks(statements):
+    """The statements reading the rows past a watermark (references, supersession links,
+    live handoffs, fact references, unindexed content rows)."""
+    import re
+
+    past = re.compile(r"\browid > [1-9]")  # (rowid > 0: a references turn's table, read whole)
+    return [text for text in statements if past.search(text) and "audit_events" not in text
+            and "_docsize WHERE id >" not in text]  # (a full-text balance moved by the rows since)
+
+
+@pytest.mark.parametrize("fault", sorted(NANNY_FAULTS))
+def test_an_idle_tick_reads_no_rows_past_its_watermark_and_reports_what_the_reading_tick_reports(
+        conn, home, fault, monkeypatch):
+    """An idle tick (nothing new since the last but that tick's own event) skips every check
+    of the rows past the watermark, having read each table's largest rowid in one statement;
+    on a home with an injected fault and standing findings (blocked, overdue) its report is
+    the one the same tick gives reading them, on every turn of the rotation."""
+    from mindos.store import db
+    from mindos.work import tasks
+
+    populate(conn)
+    checkpoint.create(conn)
+    tasks.create(conn, project="P", title="due long ago", task_id="due1", due_at="2026-01-01T00:00:00Z")
+    tasks.create(conn, project="P", title="parked", task_id="blocked1")
+    with db.write(conn):
+        conn.execute("UPDATE tasks SET status = 'blocked', blocked_reason = 'waits on a person' WHERE id = 'blocked1'")
+    _tick(conn)
+    _grow(conn)
+    NANNY_FAULTS[fault](home, conn)
+    _tick(conn)  # the fault and the new rows are this tick's
+    real_tops = doctor._tops
+    for _ in range(nanny.PERIOD_TICKS + 1):
+        fast_statements = _statements(conn, lambda: fast.append(nanny.tick(conn, dry_run=True, max_repairs=0))) \
+            if (fast := []) is not None else None
+        monkeypatch.setattr(doctor, "_tops", lambda *args: {})  # every check reads its rows, as before
+        reading = []
+        read_statements = _statements(conn, lambda: reading.append(nanny.tick(conn, dry_run=True, max_repairs=0)))
+        monkeypatch.setattr(doctor, "_tops", real_tops)
+        assert fast[0] == reading[0]
+        assert fast[0]["findings"]["total"] >= 1 and fast[0]["state"] in ("hit_snag", "decision_needed")
+        assert not _row_checks(fast_statements), _row_checks(fast_statements)
+        assert _row_checks(read_statements)
+        _tick(conn)
