@@ -472,12 +472,6 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
         sizes = " + ".join(f"coalesce({loaded[name]}, 0)" for name, notnull in columns if not notnull) or "0"
         nulls = [name for name, notnull in columns if notnull]
         found = " + ".join(f"({loaded[name]} IS NULL)" for name in nulls) or "0"
-        row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE {inside}", params).fetchone()
-        if row[1]:  # some: counted per column, to name each
-            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
-            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
-            for name, count in zip(nulls, row):
-                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
         indexes = _row_indexes(conn, table, keyed=keys is not None)
         lookups = []
         for index, where, columns_of in indexes:
@@ -486,8 +480,22 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
             # looked-up side too (unqualified, its columns are the subquery's own)
             lookups.append(f"NOT EXISTS (SELECT 1 FROM main.{quoted} i INDEXED BY {sql.quoted(index)}"
                            f" WHERE {match} AND {same}{where})")
-        found = _missing_in_one_pass(conn, quoted, (selected, 1 if keys is None else len(keys)), ranged, params,
-                                     indexes, lookups)
+        # one pass over the window: the values loaded and the rows missing from each index
+        # counted together; the rows are listed (a second pass) only when some are missing
+        misses = _counted_in_one_pass(conn, quoted, ranged, params, (sizes, found), indexes, lookups)
+        if misses is None:  # that statement failed: the values loaded on their own, as before
+            row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE {inside}",
+                               params).fetchone()
+        else:
+            row, misses = misses[:2], misses[2:]
+        if row[1]:  # some: counted per column, to name each
+            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
+            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
+            for name, count in zip(nulls, row):
+                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
+        found = [] if misses is not None and not any(misses) else \
+            _missing_in_one_pass(conn, quoted, (selected, 1 if keys is None else len(keys)), ranged, params,
+                                 indexes, lookups)
         if found is not None:
             lines += found
         else:  # one statement an index, each on its own
@@ -511,6 +519,23 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
     for line in lines[:100]:
         name = _damaged_object(line, objects, {}) or table
         _integrity_problem(report, line, name, objects)
+
+
+def _counted_in_one_pass(conn, quoted, ranged, params, loaded, indexes, lookups):
+    """One aggregate over the window of :func:`_integrity_rows`: ``[sum of the nullable
+    values' sizes, NULLs in NOT NULL columns, rows missing from each index in turn]`` (every
+    value loaded, every row looked up in every index, in one read of the rows), or None when
+    that statement fails (the caller then reads the values and lists the missing rows on
+    their own, as before, so what cannot be read is reported as it was)."""
+    sizes, nulls = loaded
+    flags = "".join(f", sum(CASE WHEN 1{where} THEN {lookup} ELSE 0 END)"
+                    for (_, where, _), lookup in zip(indexes, lookups))
+    try:
+        row = conn.execute(f"SELECT sum({sizes}), sum({nulls}){flags} FROM main.{quoted} t WHERE {ranged}",
+                           params).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return [row[0], row[1], *(count or 0 for count in row[2:])]
 
 
 def _missing_in_one_pass(conn, quoted, shown, ranged, params, indexes, lookups):

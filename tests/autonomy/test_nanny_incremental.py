@@ -838,7 +838,8 @@ def test_a_row_window_reads_its_rows_once_for_every_index_and_names_what_one_rea
     try:
         statements = _statements(again, lambda: window(again))
         lookups = [text for text in statements if "NOT EXISTS" in text and "INDEXED BY" in text]
-        assert len(lookups) == 1  # one read of the window for every index of notes
+        # one read of the window for every index of notes counting what is missing, one listing it
+        assert len(lookups) == 2 and lookups[0].startswith("SELECT sum(")
         one_pass = window(again)
         monkeypatch.setattr(doctor, "_missing_in_one_pass", lambda *args: None)  # one statement an index
         each = window(again)
@@ -934,3 +935,48 @@ def test_an_idle_tick_reads_no_rows_past_its_watermark_and_reports_what_the_read
         assert not _row_checks(fast_statements), _row_checks(fast_statements)
         assert _row_checks(read_statements)
         _tick(conn)
+
+
+@pytest.mark.parametrize("fault", ["none", "null", "index"])
+def test_a_row_window_reads_its_rows_once_when_they_are_whole_and_names_the_same_rows_either_way(
+        conn, home, monkeypatch, fault):
+    """A window's values and index lookups are counted in one read of its rows; only when a
+    count is not zero are the rows named, by the same statements as before (the findings are
+    those of the old two reads)."""
+    populate(conn)
+    if fault == "null":
+        _null_in_last_note(home, conn)
+    elif fault == "index":  # an index rebuilt without one row, its declared SQL put back
+        link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+        try:
+            original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'idx_notes_superseded_by'").fetchone()[0]
+            link.execute("DROP INDEX idx_notes_superseded_by")
+            link.execute("CREATE INDEX idx_notes_superseded_by ON notes(superseded_by) WHERE id <> 2")
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'idx_notes_superseded_by'", (original,))
+            link.execute("PRAGMA writable_schema=OFF")
+        finally:
+            link.close()
+    from mindos.store import db
+
+    last = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    conn.close()
+    again = db.connect_readonly(str(home))
+
+    def window():
+        since = {**checkpoint.watermark(again), "anchor": ledger.GENESIS_HASH}
+        found = doctor.sweep(again, since=since, part={"tables": ["notes"], "rows": [0, last]})["problems"]
+        return [p for p in found if p["kind"] == "database_integrity"]
+
+    try:
+        statements = _statements(again, window)
+        reads = [text for text in statements if 'FROM main."notes"' in text and "rowid > 0" in text]
+        one = window()
+        monkeypatch.setattr(doctor, "_counted_in_one_pass", lambda *args: None)  # the two reads of before
+        before = window()
+    finally:
+        again.close()
+    assert one == before
+    assert bool(one) is (fault != "none")
+    if fault == "none":
+        assert len(reads) == 1 and "NOT EXISTS" in reads[0], reads
