@@ -980,3 +980,36 @@ def test_a_row_window_reads_its_rows_once_when_they_are_whole_and_names_the_same
     assert bool(one) is (fault != "none")
     if fault == "none":
         assert len(reads) == 1 and "NOT EXISTS" in reads[0], reads
+
+
+@pytest.mark.parametrize("spread", ["even", "last_ids", "first_ids", "few"])
+def test_many_overdue_tasks_are_listed_by_walking_ids_with_the_listing_of_the_sorted_read(conn, home, monkeypatch,
+                                                                                        spread):
+    """When sorting every overdue task costs more than walking the tasks in id order, the
+    first ones by id are found by the walk (up to a bound, the sorted read past it): the
+    listing and the total are those of the sorted read, however the overdue tasks lie."""
+    from mindos.work import tasks
+
+    for n in range(200):
+        tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n:03d}")
+    ids = [f"t{n:03d}" for n in range(200)]
+    due = {"even": ids[::5], "last_ids": ids[-40:], "first_ids": ids[:40], "few": ids[7:9]}[spread]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    link.executemany("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = ?", [(task,) for task in due])
+    link.close()
+    walked = []
+    real = sense._first_by_id
+    monkeypatch.setattr(sense, "_first_by_id", lambda *args: walked.append(real(*args)) or walked[-1])
+    monkeypatch.setattr(sense, "ID_WALKED_ROW", 1)  # the walk always looks cheaper
+    fast = sense.sense(conn, only=["overdue"], limit=5)
+    monkeypatch.setattr(sense, "_first_by_id", lambda *args: None)  # every match sorted
+    sorted_read = sense.sense(conn, only=["overdue"], limit=5)
+    assert fast["by_kind"] == sorted_read["by_kind"] == {"overdue_task": len(due)}
+    assert [f["subjects"] for f in fast["findings"]] == [[task] for task in sorted(due)[:5]]
+    assert [f["digest"] for f in fast["findings"]] == [f["digest"] for f in sorted_read["findings"]]
+    if spread == "few":
+        assert walked == []  # no more than the listing holds: nothing to walk
+    elif spread == "last_ids":
+        assert walked == [None]  # the bound held too few: the sorted read
+    else:
+        assert len(walked) == 1 and walked[0] is not None and len(walked[0]) == 5
