@@ -87,13 +87,30 @@ def watermark(conn, existing=None, carry=None):
 
     if existing is None:
         existing = set(tables.data_tables(conn))
-    rowids = {name: conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {name}").fetchone()[0]
-              for name in ROW_TABLES if name in existing}
-    gaps = {}
-    for name, spec in fts.INDEXES.items():
-        if spec.table in existing and fts.has(conn, name):
-            gaps[name] = fts_gap(conn, spec, carry)
+    names = [name for name in ROW_TABLES if name in existing]
+    specs = [spec for name, spec in fts.INDEXES.items() if spec.table in existing and fts.has(conn, name)]
+    # every table's largest rowid and every carried balance's two range counts in one
+    # statement (one statement each cost about as much again in preparing it as in running it)
+    carried = [spec for spec in specs if _carried(spec, carry) is not None]
+    terms = [f"(SELECT coalesce(max(rowid), 0) FROM {name})" for name in names]
+    terms += [f"(SELECT count(*) FROM {spec.name}_docsize WHERE id > ?) - (SELECT count(*) FROM {spec.table}"
+              f" WHERE rowid > ?)" for spec in carried]
+    params = [value for spec in carried for value in (_carried(spec, carry)[1],) * 2]
+    row = conn.execute("SELECT " + ", ".join(terms), params).fetchone() if terms else ()
+    rowids = dict(zip(names, row))
+    moved = {spec.name: _carried(spec, carry)[0] + value for spec, value in zip(carried, row[len(names):])}
+    gaps = {spec.name: moved[spec.name] if spec.name in moved else fts_gap(conn, spec) for spec in specs}
     return {"event_id": ledger.height(conn), "rowids": rowids, "fts": gaps, "files_ns": time.time_ns()}
+
+
+def _carried(spec, carry):
+    """``(balance, content max rowid)`` of index ``spec`` in watermark ``carry`` when both are
+    counts (:func:`fts_gap` then moves that balance), else None."""
+    gap = ((carry or {}).get("fts") or {}).get(spec.name)
+    last = ((carry or {}).get("rowids") or {}).get(spec.table)
+    if isinstance(gap, int) and not isinstance(gap, bool) and isinstance(last, int) and not isinstance(last, bool):
+        return gap, last
+    return None
 
 
 def fts_gap(conn, spec, carry=None):
@@ -101,9 +118,9 @@ def fts_gap(conn, spec, carry=None):
     watermark holding this index's balance and its content table's max rowid) that balance
     moved by the rows after that rowid on each side (the index's rowids are its content
     table's)."""
-    gap = ((carry or {}).get("fts") or {}).get(spec.name)
-    last = ((carry or {}).get("rowids") or {}).get(spec.table)
-    if isinstance(gap, int) and not isinstance(gap, bool) and isinstance(last, int) and not isinstance(last, bool):
+    known = _carried(spec, carry)
+    if known is not None:
+        gap, last = known
         return gap + conn.execute(f"SELECT (SELECT count(*) FROM {spec.name}_docsize WHERE id > ?1) -"
                                   f" (SELECT count(*) FROM {spec.table} WHERE rowid > ?1)", (last,)).fetchone()[0]
     indexed = conn.execute(f"SELECT count(*) FROM {spec.name}_docsize").fetchone()[0]
@@ -264,7 +281,8 @@ def auto_pin(conn, problems=None, mark=None):
         conn.execute("BEGIN")
     try:
         counted = getattr(conn, "_mindos_counted", None) if problems is not None else None
-        conn._mindos_counted = None  # one tick's count, used once
+        swept = getattr(conn, "_mindos_swept", None) if problems is not None else None
+        conn._mindos_counted = conn._mindos_swept = None  # one tick's count and pins, used once
         pinned = head(conn, counted)
         problems = sweep(conn) if problems is None else list(problems)
         mark = watermark(conn) if mark is None else {key: value for key, value in mark.items()
@@ -284,10 +302,14 @@ def auto_pin(conn, problems=None, mark=None):
             targets.append(os.path.join(outside, f"checkpoint-{home_tag(conn.home)}-auto.json"))
     written, body = [], {**pinned, "created_at": clock.now_iso(), "watermark": mark}
     for path in targets:
-        try:
-            current = load(path, conn.home) if os.path.exists(path) else None
-        except IntegrityError:
-            current = None  # changed since the sweep above found it valid: rewrite it
+        known = (swept or {}).get(path)
+        if known is not None and any(known.get(key) != pinned[key] for key in pinned):
+            current = None  # the caller's sweep just verified it, behind the head: rewritten (not read twice)
+        else:
+            try:
+                current = load(path, conn.home) if os.path.exists(path) else None
+            except IntegrityError:
+                current = None  # changed since the sweep above found it valid: rewrite it
         if current is not None and all(current[key] == pinned[key] for key in pinned):
             continue
         try:
@@ -309,7 +331,7 @@ def sweep_with_docs(conn):
     """:func:`sweep` and the checkpoints that verified: ``(problems, [(path, doc, trust,
     contained)])``."""
     problems, found, ring = [], [], None
-    conn._mindos_counted = None
+    conn._mindos_counted, conn._mindos_swept = None, {}
     known = getattr(conn, "_mindos_known", None)
     conn._mindos_known, conn._mindos_counts = None, {}  # trusted for one sweep
     for path in files(conn.home):
@@ -332,6 +354,7 @@ def sweep_with_docs(conn):
         for problem in mismatch:
             problems.append({**problem, "path": path})
         found.append((path, doc, trust, not mismatch))
+        conn._mindos_swept[path] = doc  # for the automatic pin that follows a tick's sweep
         if not problems and counted:  # for the automatic pin that follows a tick's sweep
             conn._mindos_counted = counted[0]
     return problems, found

@@ -212,8 +212,11 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     if after is not None and part.get("ref_rows"):  # one table's rows in a window (and those past the watermark)
         windowed = part["ref_tables"][0]
         after[windowed] = (*part["ref_rows"], _rowids(since).get(windowed, 0))
+    # after a watermark, each table's largest rowid now (one statement): a check of the rows
+    # past the watermark is skipped where there are none (an idle tick runs none of them)
+    tops = _tops(conn, existing) if since is not None else {}
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()))
+    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()), tops)
     if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
@@ -242,8 +245,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     for table in ("notes", "handoffs"):
         if table in existing:
             checks.append(f"{table}_integrity")
-            _supersession(conn, report, table, None if after is None else after.get(table, 0))
-    if "handoffs" in existing:
+            if after is None or not _none_past(tops, table, after.get(table, 0)):
+                _supersession(conn, report, table, None if after is None else after.get(table, 0))
+    if "handoffs" in existing and (after is None or not _none_past(tops, "handoffs", after.get("handoffs", 0))):
         rows, params = ("", ()) if after is None else _rows_past(after.get("handoffs", 0), "")
         only = "" if after is None else f" AND task_id IN (SELECT task_id FROM handoffs WHERE {rows})"
         for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
@@ -252,13 +256,16 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     checks.append("checkpoints")
     for problem in checkpoint.sweep(conn) if checkpoints is None else checkpoints:
         report.add(problem.pop("kind"), **problem)
-    if "facts" in existing and "task_id" in tables.columns(conn, "facts") and "tasks" in existing:
+    columns = tables.columns(conn, "facts") if "facts" in existing else ()
+    if "task_id" in columns and "tasks" in existing:
         checks.append("fact_references")
-        key = "id" if "id" in tables.columns(conn, "facts") else "rowid"
-        for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
-                                " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
-                                f" AND f.rowid > ? ORDER BY f.{key}", (0 if after is None else after.get("facts", 0),)):
-            report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
+        key = "id" if "id" in columns else "rowid"
+        if after is None or not _none_past(tops, "facts", after.get("facts", 0)):
+            for row in conn.execute(f"SELECT f.{key}, f.task_id FROM facts f WHERE f.task_id IS NOT NULL AND"
+                                    " f.task_id <> '' AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)"
+                                    f" AND f.rowid > ? ORDER BY f.{key}",
+                                    (0 if after is None else after.get("facts", 0),)):
+                report.add("dangling_fact_reference", fact_id=row[0], task_id=row[1])
     checks.append("memory_store")
     if "memories" in existing and not counted:  # without counts, whether the store is empty (one row read)
         empty = conn.execute("SELECT 1 FROM main.memories LIMIT 1").fetchone() is None
@@ -273,15 +280,15 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         if not fts.has(conn, name):
             continue
         if "fts_drift" not in deep and name not in part.get("indexes", ()) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue
         if "fts_drift" not in deep and part.get("fts_rows") and name in part["indexes"] \
                 and not fts.window_drifts(conn, name, *part["fts_rows"]) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue  # a window of the index agrees with its rows: compared whole only when one does not
         if "fts_drift" not in deep and not part.get("fts_rows") and name in part.get("indexes", ()) \
                 and not fts.window_drifts(conn, name, 0, _ALL_ROWIDS) \
-                and _fts_unchanged(conn, fts.INDEXES[name], since):
+                and _fts_unchanged(conn, fts.INDEXES[name], since, tops):
             continue  # a turn's index, all its rows as one window, agrees: compared whole only when it does not
         found = fts.drift(conn, name)
         if not found["ok"]:
@@ -304,7 +311,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     return result
 
 
-def _fts_unchanged(conn, spec, since):
+def _fts_unchanged(conn, spec, since, tops=None):
     """True when index ``spec`` needs no full drift check after ``since``: every content row
     added after the watermark is indexed and the indexed/content balance is the watermark's
     (a row dropped from or added to the index alone moves it)."""
@@ -314,6 +321,8 @@ def _fts_unchanged(conn, spec, since):
     if not isinstance(gap, int) or not isinstance(last, int) \
             or (now if isinstance(now, int) else checkpoint.fts_gap(conn, spec)) != gap:
         return False
+    if _none_past(tops, spec.table, last):  # no content row past the watermark
+        return True
     nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
     unindexed = conn.execute(
         f"SELECT 1 FROM main.{spec.table} c WHERE c.rowid > ? AND ({nonempty}) AND NOT EXISTS"
@@ -321,9 +330,11 @@ def _fts_unchanged(conn, spec, since):
     return unindexed is None
 
 
-_INDEX_NAMED = re.compile(r"\bindex (\w+)")
-_TABLE_NAMED = re.compile(r"\b(?:in|of) (?:table )?(\w+)(?:\.\w+)?(?:\s|$)")
-_TREE = re.compile(r"\b[Tt]ree (\d+)|\bon tree page (\d+)|\bpage (\d+)")
+# what names the damaged object in an integrity message (compiled on the first message: the
+# three cost about 1.8M instructions, more than a whole idle tick's doctor checks)
+_INDEX_NAMED = r"\bindex (\w+)"
+_TABLE_NAMED = r"\b(?:in|of) (?:table )?(\w+)(?:\.\w+)?(?:\s|$)"
+_TREE = r"\b[Tt]ree (\d+)|\bon tree page (\d+)|\bpage (\d+)"
 
 
 def integrity_tables(conn):
@@ -464,12 +475,6 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
         sizes = " + ".join(f"coalesce({loaded[name]}, 0)" for name, notnull in columns if not notnull) or "0"
         nulls = [name for name, notnull in columns if notnull]
         found = " + ".join(f"({loaded[name]} IS NULL)" for name in nulls) or "0"
-        row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE {inside}", params).fetchone()
-        if row[1]:  # some: counted per column, to name each
-            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
-            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
-            for name, count in zip(nulls, row):
-                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
         indexes = _row_indexes(conn, table, keyed=keys is not None)
         lookups = []
         for index, where, columns_of in indexes:
@@ -478,8 +483,22 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
             # looked-up side too (unqualified, its columns are the subquery's own)
             lookups.append(f"NOT EXISTS (SELECT 1 FROM main.{quoted} i INDEXED BY {sql.quoted(index)}"
                            f" WHERE {match} AND {same}{where})")
-        found = _missing_in_one_pass(conn, quoted, (selected, 1 if keys is None else len(keys)), ranged, params,
-                                     indexes, lookups)
+        # one pass over the window: the values loaded and the rows missing from each index
+        # counted together; the rows are listed (a second pass) only when some are missing
+        misses = _counted_in_one_pass(conn, quoted, ranged, params, (sizes, found), indexes, lookups)
+        if misses is None:  # that statement failed: the values loaded on their own, as before
+            row = conn.execute(f"SELECT sum({sizes}), sum({found}) FROM main.{quoted} WHERE {inside}",
+                               params).fetchone()
+        else:
+            row, misses = misses[:2], misses[2:]
+        if row[1]:  # some: counted per column, to name each
+            counted = ", ".join(f"sum(typeof({sql.quoted(name)}) = 'null')" for name in nulls)
+            row = conn.execute(f"SELECT {counted} FROM main.{quoted} WHERE {inside}", params).fetchone()
+            for name, count in zip(nulls, row):
+                lines += [f"NULL value in {table}.{name}"] * min(count or 0, 100)
+        found = [] if misses is not None and not any(misses) else \
+            _missing_in_one_pass(conn, quoted, (selected, 1 if keys is None else len(keys)), ranged, params,
+                                 indexes, lookups)
         if found is not None:
             lines += found
         else:  # one statement an index, each on its own
@@ -503,6 +522,23 @@ def _integrity_rows(conn, report, table, after, upto, keys=None):
     for line in lines[:100]:
         name = _damaged_object(line, objects, {}) or table
         _integrity_problem(report, line, name, objects)
+
+
+def _counted_in_one_pass(conn, quoted, ranged, params, loaded, indexes, lookups):
+    """One aggregate over the window of :func:`_integrity_rows`: ``[sum of the nullable
+    values' sizes, NULLs in NOT NULL columns, rows missing from each index in turn]`` (every
+    value loaded, every row looked up in every index, in one read of the rows), or None when
+    that statement fails (the caller then reads the values and lists the missing rows on
+    their own, as before, so what cannot be read is reported as it was)."""
+    sizes, nulls = loaded
+    flags = "".join(f", sum(CASE WHEN 1{where} THEN {lookup} ELSE 0 END)"
+                    for (_, where, _), lookup in zip(indexes, lookups))
+    try:
+        row = conn.execute(f"SELECT sum({sizes}), sum({nulls}){flags} FROM main.{quoted} t WHERE {ranged}",
+                           params).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return [row[0], row[1], *(count or 0 for count in row[2:])]
 
 
 def _missing_in_one_pass(conn, quoted, shown, ranged, params, indexes, lookups):
@@ -569,10 +605,10 @@ def _row_indexes(conn, table, keyed=False):
 def _damaged_object(line, objects, roots):
     """The index or table an integrity message names (by name or by its b-tree root page)."""
     for pattern in (_INDEX_NAMED, _TABLE_NAMED):
-        for match in pattern.finditer(line):
+        for match in re.finditer(pattern, line):
             if match.group(1) in objects:
                 return match.group(1)
-    for match in _TREE.finditer(line):
+    for match in re.finditer(_TREE, line):
         page = int(next(group for group in match.groups() if group))
         if page in roots and roots[page] in objects:
             return roots[page]
@@ -599,11 +635,12 @@ def reference_tables(conn):
     return sorted(found | ({"notes", "handoffs", "facts"} & names))
 
 
-def _foreign_keys(conn, report, existing, after=None, whole=()):
+def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
     """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
     ``after`` (``{table: rowid}``): only the rows of the named child tables added after
     those rowids are checked (the rest is left to the full check), and the tables named in
-    ``whole`` in full."""
+    ``whole`` in full; ``tops`` (see :func:`_tops`): a table with no row past its rowid is
+    not read."""
     seen = set()
     if after is not None:
         seen = {table for table in NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
@@ -638,6 +675,8 @@ def _foreign_keys(conn, report, existing, after=None, whole=()):
             continue
         query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
+            if _none_past(tops, table, after.get(table, 0)):
+                continue
             head, order = query.rsplit(" ORDER BY ", 1)
             past, params = _rows_past(after.get(table, 0), "")
             rows = conn.execute(f"{head} AND {past} ORDER BY {_ordered(order, params)}", params)
@@ -734,6 +773,31 @@ def _leases(conn, report, now):
     for row in conn.execute(f"SELECT id, status, lease_owner FROM tasks WHERE lease_owner <> '' AND +status IN"
                             f" ({terminal}) ORDER BY +id"):
         report.add("terminal_task_leased", task_id=row[0], status=row[1], lease_owner=row[2])
+
+
+# the tables whose rows past a watermark the incremental checks read
+PAST_TABLES = frozenset(ROWID_CHILDREN + ("facts",) + tuple(spec.table for spec in fts.INDEXES.values()))
+
+
+def _tops(conn, existing):
+    """``{table: its largest rowid (0 when empty)}`` of the :data:`PAST_TABLES` that exist,
+    read in one statement ({} when that fails: every check then reads its rows)."""
+    names = sorted(PAST_TABLES & set(existing))
+    if not names:
+        return {}
+    try:
+        row = conn.execute("SELECT " + ", ".join(f"(SELECT coalesce(max(rowid), 0) FROM main.{sql.quoted(name)})"
+                                                 for name in names)).fetchone()
+    except sqlite3.DatabaseError:
+        return {}
+    return {name: value for name, value in zip(names, row) if isinstance(value, int)}
+
+
+def _none_past(tops, table, after):
+    """True when ``tops`` shows ``table`` holds no row past rowid ``after`` (an int; a window
+    or an unknown table: False, the rows are read)."""
+    return isinstance(after, int) and not isinstance(after, bool) and isinstance((tops or {}).get(table), int) \
+        and tops[table] <= after
 
 
 def _rows_past(after, alias):

@@ -838,7 +838,8 @@ def test_a_row_window_reads_its_rows_once_for_every_index_and_names_what_one_rea
     try:
         statements = _statements(again, lambda: window(again))
         lookups = [text for text in statements if "NOT EXISTS" in text and "INDEXED BY" in text]
-        assert len(lookups) == 1  # one read of the window for every index of notes
+        # one read of the window for every index of notes counting what is missing, one listing it
+        assert len(lookups) == 2 and lookups[0].startswith("SELECT sum(")
         one_pass = window(again)
         monkeypatch.setattr(doctor, "_missing_in_one_pass", lambda *args: None)  # one statement an index
         each = window(again)
@@ -850,3 +851,165 @@ def test_a_row_window_reads_its_rows_once_for_every_index_and_names_what_one_rea
     assert sorted(one_pass) == sorted(
         [("row 2 missing from index idx_notes_superseded_by", "idx_notes_superseded_by")]
         + [(f"row {n} missing from index idx_notes_task_live", "idx_notes_task_live") for n in low])
+
+
+def test_a_tick_reads_its_pin_once_and_still_pins_its_own_event(conn, home, monkeypatch):
+    """The automatic pin reuses the verified pin of the tick's own checkpoint sweep instead of
+    reading and verifying the file again; the pin written still follows the head."""
+    populate(conn)
+    _tick(conn)
+    path = os.path.join(str(home), "backups", checkpoint.AUTO_NAME)
+    reads = []
+    real = checkpoint.load_signed
+    monkeypatch.setattr(checkpoint, "load_signed", lambda p, *a: reads.append(p) or real(p, *a))
+    report = _tick(conn)
+    assert report["checkpoint_pin"]["pinned"] is True and report["checkpoint_pin"]["written"] == [path]
+    assert reads.count(path) == 1
+    head = conn.execute("SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()
+    doc = checkpoint.load(path, str(home))
+    assert (doc["last_event_id"], doc["head_hash"]) == tuple(head)
+    assert doc["event_count"] == conn.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+
+
+def test_a_watermark_read_in_one_statement_matches_the_table_by_table_reads(conn, home):
+    populate(conn)
+    _tick(conn)
+    previous = sense.last_watermark(conn)
+    for _ in range(3):  # rows after it on both sides of each index
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM notes_fts_docsize WHERE id = (SELECT max(id) FROM notes_fts_docsize)")
+        conn.execute("COMMIT")
+    _grow(conn)
+    for carry in (None, previous, {"fts": {"notes_fts": "x"}, "rowids": previous["rowids"]}):
+        mark = checkpoint.watermark(conn, carry=carry)
+        from mindos.recovery import tables
+
+        existing = set(tables.data_tables(conn))
+        assert mark["rowids"] == {name: conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {name}").fetchone()[0]
+                                  for name in checkpoint.ROW_TABLES if name in existing}
+        assert mark["fts"] == {name: checkpoint.fts_gap(conn, spec, carry) for name, spec in fts.INDEXES.items()
+                               if spec.table in existing and fts.has(conn, name)}
+        assert list(mark["fts"]) == [name for name in fts.INDEXES if name in mark["fts"]]
+
+
+def _row_checks(statements):
+    """The statements reading the rows past a watermark (references, supersession links,
+    live handoffs, fact references, unindexed content rows)."""
+    import re
+
+    past = re.compile(r"\browid > [1-9]")  # (rowid > 0: a references turn's table, read whole)
+    return [text for text in statements if past.search(text) and "audit_events" not in text
+            and "_docsize WHERE id >" not in text]  # (a full-text balance moved by the rows since)
+
+
+@pytest.mark.parametrize("fault", sorted(NANNY_FAULTS))
+def test_an_idle_tick_reads_no_rows_past_its_watermark_and_reports_what_the_reading_tick_reports(
+        conn, home, fault, monkeypatch):
+    """An idle tick (nothing new since the last but that tick's own event) skips every check
+    of the rows past the watermark, having read each table's largest rowid in one statement;
+    on a home with an injected fault and standing findings (blocked, overdue) its report is
+    the one the same tick gives reading them, on every turn of the rotation."""
+    from mindos.store import db
+    from mindos.work import tasks
+
+    populate(conn)
+    checkpoint.create(conn)
+    tasks.create(conn, project="P", title="due long ago", task_id="due1", due_at="2026-01-01T00:00:00Z")
+    tasks.create(conn, project="P", title="parked", task_id="blocked1")
+    with db.write(conn):
+        conn.execute("UPDATE tasks SET status = 'blocked', blocked_reason = 'waits on a person' WHERE id = 'blocked1'")
+    _tick(conn)
+    _grow(conn)
+    NANNY_FAULTS[fault](home, conn)
+    _tick(conn)  # the fault and the new rows are this tick's
+    real_tops = doctor._tops
+    for _ in range(nanny.PERIOD_TICKS + 1):
+        fast_statements = _statements(conn, lambda: fast.append(nanny.tick(conn, dry_run=True, max_repairs=0))) \
+            if (fast := []) is not None else None
+        monkeypatch.setattr(doctor, "_tops", lambda *args: {})  # every check reads its rows, as before
+        reading = []
+        read_statements = _statements(conn, lambda: reading.append(nanny.tick(conn, dry_run=True, max_repairs=0)))
+        monkeypatch.setattr(doctor, "_tops", real_tops)
+        assert fast[0] == reading[0]
+        assert fast[0]["findings"]["total"] >= 1 and fast[0]["state"] in ("hit_snag", "decision_needed")
+        assert not _row_checks(fast_statements), _row_checks(fast_statements)
+        assert _row_checks(read_statements)
+        _tick(conn)
+
+
+@pytest.mark.parametrize("fault", ["none", "null", "index"])
+def test_a_row_window_reads_its_rows_once_when_they_are_whole_and_names_the_same_rows_either_way(
+        conn, home, monkeypatch, fault):
+    """A window's values and index lookups are counted in one read of its rows; only when a
+    count is not zero are the rows named, by the same statements as before (the findings are
+    those of the old two reads)."""
+    populate(conn)
+    if fault == "null":
+        _null_in_last_note(home, conn)
+    elif fault == "index":  # an index rebuilt without one row, its declared SQL put back
+        link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+        try:
+            original = link.execute("SELECT sql FROM sqlite_master WHERE name = 'idx_notes_superseded_by'").fetchone()[0]
+            link.execute("DROP INDEX idx_notes_superseded_by")
+            link.execute("CREATE INDEX idx_notes_superseded_by ON notes(superseded_by) WHERE id <> 2")
+            link.execute("PRAGMA writable_schema=ON")
+            link.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'idx_notes_superseded_by'", (original,))
+            link.execute("PRAGMA writable_schema=OFF")
+        finally:
+            link.close()
+    from mindos.store import db
+
+    last = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
+    conn.close()
+    again = db.connect_readonly(str(home))
+
+    def window():
+        since = {**checkpoint.watermark(again), "anchor": ledger.GENESIS_HASH}
+        found = doctor.sweep(again, since=since, part={"tables": ["notes"], "rows": [0, last]})["problems"]
+        return [p for p in found if p["kind"] == "database_integrity"]
+
+    try:
+        statements = _statements(again, window)
+        reads = [text for text in statements if 'FROM main."notes"' in text and "rowid > 0" in text]
+        one = window()
+        monkeypatch.setattr(doctor, "_counted_in_one_pass", lambda *args: None)  # the two reads of before
+        before = window()
+    finally:
+        again.close()
+    assert one == before
+    assert bool(one) is (fault != "none")
+    if fault == "none":
+        assert len(reads) == 1 and "NOT EXISTS" in reads[0], reads
+
+
+@pytest.mark.parametrize("spread", ["even", "last_ids", "first_ids", "few"])
+def test_many_overdue_tasks_are_listed_by_walking_ids_with_the_listing_of_the_sorted_read(conn, home, monkeypatch,
+                                                                                        spread):
+    """When sorting every overdue task costs more than walking the tasks in id order, the
+    first ones by id are found by the walk (up to a bound, the sorted read past it): the
+    listing and the total are those of the sorted read, however the overdue tasks lie."""
+    from mindos.work import tasks
+
+    for n in range(200):
+        tasks.create(conn, project="P", title=f"task {n}", task_id=f"t{n:03d}")
+    ids = [f"t{n:03d}" for n in range(200)]
+    due = {"even": ids[::5], "last_ids": ids[-40:], "first_ids": ids[:40], "few": ids[7:9]}[spread]
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    link.executemany("UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = ?", [(task,) for task in due])
+    link.close()
+    walked = []
+    real = sense._first_by_id
+    monkeypatch.setattr(sense, "_first_by_id", lambda *args: walked.append(real(*args)) or walked[-1])
+    monkeypatch.setattr(sense, "ID_WALKED_ROW", 1)  # the walk always looks cheaper
+    fast = sense.sense(conn, only=["overdue"], limit=5)
+    monkeypatch.setattr(sense, "_first_by_id", lambda *args: None)  # every match sorted
+    sorted_read = sense.sense(conn, only=["overdue"], limit=5)
+    assert fast["by_kind"] == sorted_read["by_kind"] == {"overdue_task": len(due)}
+    assert [f["subjects"] for f in fast["findings"]] == [[task] for task in sorted(due)[:5]]
+    assert [f["digest"] for f in fast["findings"]] == [f["digest"] for f in sorted_read["findings"]]
+    if spread == "few":
+        assert walked == []  # no more than the listing holds: nothing to walk
+    elif spread == "last_ids":
+        assert walked == [None]  # the bound held too few: the sorted read
+    else:
+        assert len(walked) == 1 and walked[0] is not None and len(walked[0]) == 5
