@@ -231,9 +231,17 @@ def _section_constraints(state, budget):
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
     for row in found:
-        if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
+        left = budget.left()
+        if left < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
+        content = row["content"]
+        if (type(content) is str and len(content) + _LEAST_BESIDE_CONTENT > left and content
+                and secret_gate.clean(content)):
+            # its content alone cannot fit, and the gate clears it, so redaction leaves it whole:
+            # refused before an entry is built, laid out or scrubbed (what take_all would decide)
+            budget.truncated = True
+            continue
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
@@ -245,6 +253,11 @@ _SMALL_PROJECT = 512
 # empty (whatever redaction leaves of them).
 _LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x", "content": "x", "created_at": "x"},
                                builder.TABLES["constraints"])
+# What a constraint row costs at least besides its content's characters (when its content is
+# not empty, so the row runs to its last column): the brackets and commas, a note id of one
+# digit, each middle column one character quoted (an empty one prints null, longer) and the
+# content's quotes.  A row whose content the gate clears costs at least this plus its length.
+_LEAST_BESIDE_CONTENT = _least_row([0, "x", "x", "x", "x", ""])
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")

@@ -371,3 +371,60 @@ def test_constraint_rows_refused_unbuilt_are_the_ones_the_plain_path_refuses(con
         assert listed["constraints"] == expected, limit
         assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
         assert SECRET not in json.dumps(listed["constraints"])
+
+
+def test_a_constraint_whose_clean_content_cannot_fit_is_refused_before_its_entry_is_built(conn, monkeypatch):
+    """Once what is left of the budget is shorter than a row's cleared content, the row is
+    refused from its content's length alone (no entry compacted, laid out or scrubbed): the
+    pack, its charges and its truncation are the plain path's, and a content the gate does not
+    clear (a secret, whose redaction may make the row fit) still takes the plain path."""
+    from mindos.core import clock
+    from mindos.store import db
+
+    with db.write(conn):
+        conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                     " VALUES ('t-1', 'Trove', 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+        for n in range(40):
+            content = (f"rule {n:02d}: " + "keep the window small and the queue short " * (1 + n % 4)
+                       + (f"deploy key {SECRET}" if n % 9 == 4 else ""))
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES ('t-1', 'constraint', ?, 'lead', 1, ?)", (content, f"2026-01-01T00:00:{n:02d}Z"))
+    now = clock.now_iso()
+    found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
+    contents = {row["note_id"]: row["content"] for row in found}
+    built, meters = [], []
+    compact = builder.compact
+    monkeypatch.setattr(builder, "compact", lambda entry, *a, **k: built.append(
+        (entry.get("note_id"), meters[-1].left())) or compact(entry, *a, **k))
+    for limit in (300, 700, 1000, 2500):
+        built.clear()
+        meters.append(prime.RedactingBudget(limit))
+        listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meters[-1])
+        mine = list(built)
+        reference = prime.RedactingBudget(limit)
+        expected = _constraints_the_plain_way(found[:min(200, limit // prime._LEAST_CONSTRAINT + 1)], reference)
+        assert listed["constraints"] == expected
+        assert (meters[-1].used, meters[-1].truncated) == (reference.used, True)
+        packed = {entry["note_id"] for entry in expected}
+        # a row built and not packed: one whose content could still fit, or one the gate could not clear
+        for note_id, left in mine:
+            if note_id not in packed:
+                assert len(contents[note_id]) + prime._LEAST_BESIDE_CONTENT <= left or SECRET in contents[note_id]
+        assert len(mine) < min(len(found), limit // prime._LEAST_CONSTRAINT + 1), limit
+
+
+@pytest.mark.parametrize("entry", [
+    {"note_id": 1, "task_id": "", "project": "", "source": "", "created_at": "", "content": "x"},
+    {"note_id": 7, "task_id": "t", "project": "P", "source": "s", "created_at": "2", "content": "plain rule"},
+    {"note_id": 9, "task_id": "t", "project": "P", "source": "operator", "created_at": "2026-01-01T00:00:00Z",
+     "content": "quotes \" and \\ and é"},
+    {"note_id": 3, "task_id": SECRET, "project": "P", "source": SECRET, "created_at": SECRET, "content": "ok"},
+])
+def test_a_cleared_content_bounds_its_constraint_row_from_below(entry):
+    # the row can cost no less than its content's length and _LEAST_BESIDE_CONTENT, whatever
+    # the other columns hold or redaction makes of them
+    table = builder.TABLES["constraints"]
+    item = prime.scrub(builder.compact(dict(entry), defaults=builder.NOTE_DEFAULTS))
+    assert table.cost(item) >= len(entry["content"]) + prime._LEAST_BESIDE_CONTENT
+    if entry["note_id"] == 7:
+        assert table.cost(item) == len(entry["content"]) + prime._LEAST_BESIDE_CONTENT  # and no more: exact here
