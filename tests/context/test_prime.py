@@ -428,3 +428,30 @@ def test_a_cleared_content_bounds_its_constraint_row_from_below(entry):
     assert table.cost(item) >= len(entry["content"]) + prime._LEAST_BESIDE_CONTENT
     if entry["note_id"] == 7:
         assert table.cost(item) == len(entry["content"]) + prime._LEAST_BESIDE_CONTENT  # and no more: exact here
+
+
+def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_heapq(fleet, home):
+    """prime's pick (the dispatcher's) leaves weakref unloaded (about 2.5M instructions: only a
+    server's connection keeps choices), and importing the dispatcher leaves heapq for the
+    first pick that merges streams."""
+    import os
+    import subprocess
+    import sys
+
+    from mindos.core import clock
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
+             "import mindos.work.dispatch\n"
+             "print('heapq' in sys.modules)\n"
+             "from mindos.cli import run\n"
+             "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "codes = [run('autopilot', ['prime', '--agent', 'codex', '--format', 'json'])]\n"
+             "printed, sys.stdout = json.loads(sys.stdout.getvalue()), out\n"
+             "print(codes, printed['held_task_id'], 'next' in printed)\n"
+             "print('weakref' in sys.modules)\n" % root)
+    # -S: the machine's own site hooks (.pth files) may load either before our first line
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso()))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False"], proc.stderr
