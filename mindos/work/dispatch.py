@@ -46,6 +46,7 @@ the next candidate is tried; a refused acquisition also moves on to the next can
 """
 
 import itertools
+import os
 from collections import deque
 
 from mindos.core import clock, validate
@@ -128,6 +129,9 @@ PROBE_STEPS = 4
 # Calls a long-lived connection (keep_choices) reuses next's source choices for before it
 # samples the queue again.
 KEEP_CALLS = 32
+# The directory of a home that holds its project policies (mindos.work.policies.policy_dir):
+# a pick in a home without one never loads the policies module.
+_POLICY_DIR = "policies"
 # connection -> [key, calls left, choices]: a WeakKeyDictionary made by the first keep_choices
 # (a long-lived server's), so a one-shot call never loads weakref (about 2.5M instructions)
 _KEPT = None
@@ -258,10 +262,15 @@ def _kept_choices(conn, key):
 
 def _dispatch(conn, plan, owner, claim):
     """Walk the candidates in order; return the result dict (see :func:`next_task`)."""
-    from mindos.work import policies  # lazy: loaded only on the path that needs it
-
     skipped, considered, picked, truncated = [], 0, None, False
-    lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
+    if claim is None and not os.path.isdir(os.path.join(conn.home, _POLICY_DIR)):
+        # a read-only pick in a home without a policy directory: no project has a policy, so
+        # no candidate is gated and the policies module is never loaded (about 1.2M instructions)
+        policies = lookup = None
+    else:
+        from mindos.work import policies  # lazy: loaded only on the path that needs it
+
+        lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
     try:
         for tier, row in plan.candidates():
             if picked is not None and considered - picked[4] >= EXPLAIN_LIMIT:
@@ -276,7 +285,7 @@ def _dispatch(conn, plan, owner, claim):
             skip = plan.static_skip(task, blocked_by)
             if skip is None and claim is not None:
                 skip = _seam_skip(conn, task, owner, plan.now)
-            if skip is None:
+            if skip is None and lookup is not None:
                 skip = _policy_skip(conn, policies, task, owner, lookup)
             if skip is None and claim is not None and picked is None:
                 task, skip = _acquire(conn, task, owner, tier, claim, lookup)

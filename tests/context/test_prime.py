@@ -1,6 +1,7 @@
 """prime: the session-start pack -- scope, budget, redaction, determinism, audit, time bound."""
 
 import json
+import os
 
 import pytest
 
@@ -432,8 +433,9 @@ def test_a_cleared_content_bounds_its_constraint_row_from_below(entry):
 
 def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_heapq(fleet, home):
     """prime's pick (the dispatcher's) leaves weakref unloaded (about 2.5M instructions: only a
-    server's connection keeps choices), and importing the dispatcher leaves heapq for the
-    first pick that merges streams."""
+    server's connection keeps choices) and, in a home without a policy directory, the policies
+    module (about 1.2M); importing the dispatcher leaves heapq for the first pick that merges
+    streams."""
     import os
     import subprocess
     import sys
@@ -449,9 +451,23 @@ def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_he
              "codes = [run('autopilot', ['prime', '--agent', 'codex', '--format', 'json'])]\n"
              "printed, sys.stdout = json.loads(sys.stdout.getvalue()), out\n"
              "print(codes, printed['held_task_id'], 'next' in printed)\n"
-             "print('weakref' in sys.modules)\n" % root)
+             "print('weakref' in sys.modules, 'mindos.work.policies' in sys.modules)\n" % root)
     # -S: the machine's own site hooks (.pth files) may load either before our first line
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso()))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False"], proc.stderr
+    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False"], proc.stderr
+
+
+def test_the_pick_in_prime_still_applies_a_policy_once_the_home_has_a_policy_directory(fleet, home):
+    # without a policy directory no project has a policy (the dispatcher does not load them);
+    # with one, a dispatch_requires_tag policy keeps an untagged task out of prime's next
+    from mindos.work import dispatch, policies
+
+    assert dispatch._POLICY_DIR == os.path.basename(policies.policy_dir(str(home)))
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "acme-queued"
+    os.makedirs(policies.policy_dir(str(home)))
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "acme-queued"
+    with open(policies.policy_path(str(home), "Acme"), "w", encoding="utf-8") as handle:
+        handle.write("dispatch_requires_tag: ready\n")
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "trove-queued"
