@@ -230,18 +230,22 @@ def _section_constraints(state, budget):
             break
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
-    for row in found:
+    cleared = None  # the gate's verdicts on the contents, from the first row that needed one on
+    for index, row in enumerate(found):
         left = budget.left()
         if left < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
         content = row["content"]
-        if (type(content) is str and len(content) + _LEAST_BESIDE_CONTENT > left and content
-                and secret_gate.clean(content)):
-            # its content alone cannot fit, and the gate clears it, so redaction leaves it whole:
-            # refused before an entry is built, laid out or scrubbed (what take_all would decide)
-            budget.truncated = True
-            continue
+        if type(content) is str and len(content) + _LEAST_BESIDE_CONTENT > left and content:
+            if cleared is None:  # what is left only shrinks: the rows after this one will ask too
+                cleared = [None] * index + secret_gate.clean_each([later["content"] for later in found[index:]])
+            if cleared[index]:
+                # its content alone cannot fit, and the gate clears it, so redaction leaves it
+                # whole: refused before an entry is built, laid out or scrubbed (what take_all
+                # would decide)
+                budget.truncated = True
+                continue
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
 
