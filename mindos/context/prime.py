@@ -230,7 +230,7 @@ def _section_constraints(state, budget):
             break
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
-    cleared = None  # the gate's verdicts on the contents, from the first row that needed one on
+    cleared, contents = {}, None  # row index -> the gate's verdict on its content, asked a run at a time
     for index, row in enumerate(found):
         left = budget.left()
         if left < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
@@ -238,8 +238,10 @@ def _section_constraints(state, budget):
             break
         content = row["content"]
         if type(content) is str and len(content) + _LEAST_BESIDE_CONTENT > left and content:
-            if cleared is None:  # what is left only shrinks: the rows after this one will ask too
-                cleared = [None] * index + secret_gate.clean_each([later["content"] for later in found[index:]])
+            if index not in cleared:
+                if contents is None:
+                    contents = [later["content"] for later in found]
+                _clear_run(contents, index, cleared)
             if cleared[index]:
                 # its content alone cannot fit, and the gate clears it, so redaction leaves it
                 # whole: refused before an entry is built, laid out or scrubbed (what take_all
@@ -248,6 +250,22 @@ def _section_constraints(state, budget):
                 continue
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+def _clear_run(contents, start, cleared):
+    """The gate's verdicts on ``contents`` from ``start``, into ``cleared``: the contents
+    filling one run of :func:`secret_gate.clean_each` (what is left of the budget only
+    shrinks, so the rows after a refused one are asked about next; a run ends where the walk
+    may stop, so at most one run is asked in vain).  Once a run holds a content the gate does
+    not clear, the rest are asked one at a time."""
+    end, size = start + 1, len(contents[start]) + 1  # (counted as clean_each counts a run)
+    if all(cleared.values()):  # (no run held back so far)
+        while end < len(contents) and type(contents[end]) is str:
+            size += len(contents[end]) + 1
+            if size > secret_gate.SHORT:
+                break
+            end += 1
+    cleared.update(zip(range(start, end), secret_gate.clean_each(contents[start:end])))
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one

@@ -471,3 +471,37 @@ def test_the_pick_in_prime_still_applies_a_policy_once_the_home_has_a_policy_dir
     with open(policies.policy_path(str(home), "Acme"), "w", encoding="utf-8") as handle:
         handle.write("dispatch_requires_tag: ready\n")
     assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "trove-queued"
+
+
+def test_the_gate_is_asked_about_constraint_contents_a_run_at_a_time(conn, monkeypatch):
+    """The contents of rows that may be refused are cleared a run (what one clean_each run
+    holds) at a time: a walk that stops early has asked about at most one run past its last
+    row, and a content the gate does not clear ends the runs (one at a time after it)."""
+    from mindos.core import clock
+    from mindos.store import db
+
+    with db.write(conn):
+        conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                     " VALUES ('t-1', 'Trove', 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+        for n in range(150):
+            content = f"rule {n:03d}: " + "keep the window small and the queue short " * 3 + (
+                f"deploy key {SECRET}" if n == 60 else "")
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES ('t-1', 'constraint', ?, 'lead', 1, ?)",
+                         (content, f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"))
+    now = clock.now_iso()
+    asked, real = [], secret_gate.clean_each
+    monkeypatch.setattr(secret_gate, "clean_each", lambda texts: asked.append(len(texts)) or real(texts))
+    for limit in (400, 4000):
+        asked.clear()
+        meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
+        listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meter)
+        found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
+        expected = _constraints_the_plain_way(found[:min(200, limit // prime._LEAST_CONSTRAINT + 1)], reference)
+        assert listed["constraints"] == expected and (meter.used, meter.truncated) == (reference.used, True)
+        run = secret_gate.SHORT // (len(found[0]["content"]) + 1)
+        assert asked and max(asked) <= run
+        if limit == 400:  # a few rows fit, the next is refused and the walk stops at the cap: one run asked
+            assert len(asked) == 1
+        else:  # every row past the packed ones is refused: runs until the secret, then one at a time
+            assert asked[:2] == [run, run] and set(asked[3:]) == {1}
