@@ -207,16 +207,46 @@ class _Deadline:
 
 def _section_leases(state, budget):
     mine = state["leases"]
-    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS)
-                                for e in mine) if budget.take(item, table=_LEASES)]
+    # take_all: an entry that cannot fit whatever its redaction is refused unscanned
+    packed = budget.take_all([builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS)
+                              for e in mine], table=_LEASES)
     return {"leases": packed, "leases_total": len(mine)}
 
 
 def _section_inbox(state, budget):
     items = state["inbox"]
-    packed = [item for item in (builder.compact({k: i[k] for k in _INBOX_FIELDS}) for i in items)
-              if budget.take(item, table=_INBOX)]
+    # an agent may have been handed hundreds: those that cannot fit whatever their redaction
+    # are refused unscanned (take_all), and none is built once no inbox entry could fit
+    packed = []
+    for handed in items:
+        left = budget.left()
+        if left < _LEAST_INBOX:
+            budget.truncated = True
+            break
+        if _least_strings(handed, _INBOX_FIELDS) > left:  # refused before its entry is built
+            budget.truncated = True
+            continue
+        packed += budget.take_all([builder.compact({k: handed[k] for k in _INBOX_FIELDS})], table=_INBOX)
     return {"inbox": packed, "inbox_total": len(items)}
+
+
+# What any inbox entry costs at least: its task and project are never empty (whatever
+# redaction leaves of them).
+_LEAST_INBOX = least_cost({"task_id": "x", "project": "x"}, builder.TABLES["inbox"])
+
+
+def _least_strings(entry, fields):
+    """A lower bound of the cost of the row of ``entry`` (a dict holding ``fields``) after
+    :func:`scrub`, read from the raw entry, whatever the row's column order: each non-empty
+    string costs at least its shortest redaction and its quotes, and the row its brackets and
+    a comma between its values (its other values, nulls included, cost more, never less)."""
+    size, count = 1, 0
+    for key in fields:
+        value = entry[key]
+        if type(value) is str and value:
+            size += min(len(value), secret_gate.SHORTEST_LABEL) + 3
+            count += 1
+    return size if count else 2
 
 
 def _section_constraints(state, budget):

@@ -505,3 +505,37 @@ def test_the_gate_is_asked_about_constraint_contents_a_run_at_a_time(conn, monke
             assert len(asked) == 1
         else:  # every row past the packed ones is refused: runs until the secret, then one at a time
             assert asked[:2] == [run, run] and set(asked[3:]) == {1}
+
+
+def test_an_inbox_of_hundreds_packs_as_the_plain_path_and_builds_only_what_may_fit(conn, monkeypatch):
+    """An agent handed hundreds of tasks: the inbox packs, charges and truncates exactly as
+    offering every entry to the plain budget does (secrets, empty values and long objectives
+    included), and an entry that cannot fit whatever its redaction is refused before it is
+    built or scanned."""
+    import copy
+    import random
+
+    rng = random.Random(3)
+    texts = ["keep the window small", SECRET, f"deploy with {SECRET} today", "x" * 300, "", "é ü", "ok"]
+    items = [{"task_id": f"t-{n:03d}", "project": rng.choice(["Trove", "Acme"]), "title": rng.choice(texts),
+              "from_agent": rng.choice(["lead", "codex"]), "handoff_status": "proposed",
+              "objective": rng.choice(texts) + " " * rng.randint(0, 3) + "objective " * rng.randint(0, 30),
+              "created_at": "2026-01-01T00:00:00Z"} for n in range(300)]
+    built, compact = [], builder.compact
+    monkeypatch.setattr(builder, "compact", lambda entry, *a, **k: built.append(entry) or compact(entry, *a, **k))
+    for limit in list(range(400, 5000, 277)) + [100000]:
+        monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
+        built.clear()
+        meter = prime.RedactingBudget(limit)
+        listed = prime._section_inbox({"inbox": copy.deepcopy(items)}, meter)
+        mine = len(built)
+        reference, expected = prime.RedactingBudget(limit), []
+        for item in copy.deepcopy(items):
+            entry = compact({k: item[k] for k in prime._INBOX_FIELDS})
+            if reference.take(entry, table=builder.TABLES["inbox"]):
+                expected.append(entry)
+        assert listed["inbox"] == expected and listed["inbox_total"] == 300, limit
+        assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
+        assert SECRET not in json.dumps(listed["inbox"])
+        if limit < 5000:
+            assert mine < 300, limit  # the long ones past the budget were never built
