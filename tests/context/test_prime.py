@@ -539,3 +539,50 @@ def test_an_inbox_of_hundreds_packs_as_the_plain_path_and_builds_only_what_may_f
         assert SECRET not in json.dumps(listed["inbox"])
         if limit < 5000:
             assert mine < 300, limit  # the long ones past the budget were never built
+
+
+def _seeded_primes(conn):
+    """Every prime of a seeded home (a lease holder with a hundred pinned constraints, secrets
+    and long ones among them; an agent handed eighty tasks; one with nothing) at budgets from
+    tight to roomy, text and JSON, joined."""
+    from mindos.core import clock
+
+    for n in range(30):
+        make_task(conn, f"big-{n:02d}", project="Big", title=f"big task {n} " + "word " * (n % 7),
+                  priority=("P0", "P1", "P2", "P3")[n % 4], next_action=f"step {n}" if n % 3 else None)
+    make_task(conn, "small-1", project="Small", title="small task")
+    leases.claim(conn, "big-00", "holder")
+    leases.claim(conn, "small-1", "holder")
+    for n in range(100):
+        content = (f"rule {n:03d}: " + "keep the window small and the queue short " * (n % 5)
+                   + (f"deploy key {SECRET}" if n % 17 == 3 else "") + ("é ü" if n % 23 == 5 else ""))
+        notes.add(conn, f"big-{n % 30:02d}", content=content.strip(), kind="constraint", pinned=True,
+                  source=("lead", "codex", "operator")[n % 3], allow_secret=True)
+        clock.set_now(f"2026-08-21T09:{n // 60:02d}:{n % 60:02d}Z")
+    for n in range(80):
+        handoffs.record(conn, f"big-{n % 30:02d}", from_agent="lead", to_agent="inboxed",
+                        objective=f"objective {n}: " + "finish the export " * (n % 6)
+                        + (f" with {SECRET}" if n % 11 == 2 else ""), allow_secret=True)
+    printed = []
+    for agent in ("holder", "inboxed", "nobody"):
+        for budget in (400, 900, 2000, 4000, 12000):
+            for fmt in ("text", "json"):
+                out = prime.prime(conn, agent, budget=budget, fmt=fmt)
+                printed.append(out if fmt == "text" else json.dumps(out, sort_keys=True))
+    return "\n".join(printed)
+
+
+def test_seeded_primes_print_what_they_printed_before_the_cost_work(conn):
+    """The packs of a seeded home, text and JSON, for an agent holding leases, one handed many
+    tasks and one with nothing, are byte for byte those printed before prime's per-call cost
+    was cut (the digest below was taken from that version)."""
+    from mindos.core import canonical
+
+    printed = _seeded_primes(conn)
+    assert SECRET not in printed and "[REDACTED:" in printed
+    assert canonical.sha256_hex(printed) == SEEDED_PRIMES_DIGEST
+
+
+# The digest of _seeded_primes as printed before the cost work (commit 71bc6e2).  A deliberate
+# change of what prime, its pack or the held recall print changes it: take it anew then.
+SEEDED_PRIMES_DIGEST = "a901643d8fbbf44d11a53504de1ca74ee184629723d21abe6196f8076efde7b0"
