@@ -207,16 +207,46 @@ class _Deadline:
 
 def _section_leases(state, budget):
     mine = state["leases"]
-    packed = [item for item in (builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS)
-                                for e in mine) if budget.take(item, table=_LEASES)]
+    # take_all: an entry that cannot fit whatever its redaction is refused unscanned
+    packed = budget.take_all([builder.compact({k: e[k] for k in _LEASE_FIELDS}, defaults=builder.TASK_DEFAULTS)
+                              for e in mine], table=_LEASES)
     return {"leases": packed, "leases_total": len(mine)}
 
 
 def _section_inbox(state, budget):
     items = state["inbox"]
-    packed = [item for item in (builder.compact({k: i[k] for k in _INBOX_FIELDS}) for i in items)
-              if budget.take(item, table=_INBOX)]
+    # an agent may have been handed hundreds: those that cannot fit whatever their redaction
+    # are refused unscanned (take_all), and none is built once no inbox entry could fit
+    packed = []
+    for handed in items:
+        left = budget.left()
+        if left < _LEAST_INBOX:
+            budget.truncated = True
+            break
+        if _least_strings(handed, _INBOX_FIELDS) > left:  # refused before its entry is built
+            budget.truncated = True
+            continue
+        packed += budget.take_all([builder.compact({k: handed[k] for k in _INBOX_FIELDS})], table=_INBOX)
     return {"inbox": packed, "inbox_total": len(items)}
+
+
+# What any inbox entry costs at least: its task and project are never empty (whatever
+# redaction leaves of them).
+_LEAST_INBOX = least_cost({"task_id": "x", "project": "x"}, builder.TABLES["inbox"])
+
+
+def _least_strings(entry, fields):
+    """A lower bound of the cost of the row of ``entry`` (a dict holding ``fields``) after
+    :func:`scrub`, read from the raw entry, whatever the row's column order: each non-empty
+    string costs at least its shortest redaction and its quotes, and the row its brackets and
+    a comma between its values (its other values, nulls included, cost more, never less)."""
+    size, count = 1, 0
+    for key in fields:
+        value = entry[key]
+        if type(value) is str and value:
+            size += min(len(value), secret_gate.SHORTEST_LABEL) + 3
+            count += 1
+    return size if count else 2
 
 
 def _section_constraints(state, budget):
@@ -230,12 +260,42 @@ def _section_constraints(state, budget):
             break
         found += _project_constraints(conn, project, state["now"], cap - len(found)).fetchall()
     # read in full before anything is charged: a read interrupted at the deadline charges nothing
-    for row in found:
-        if budget.left() < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
+    cleared, contents = {}, None  # row index -> the gate's verdict on its content, asked a run at a time
+    for index, row in enumerate(found):
+        left = budget.left()
+        if left < _LEAST_CONSTRAINT:  # no constraint fits any more: the rest are only counted
             budget.truncated = True
             break
+        content = row["content"]
+        if type(content) is str and len(content) + _LEAST_BESIDE_CONTENT > left and content:
+            if index not in cleared:
+                if contents is None:
+                    contents = [later["content"] for later in found]
+                _clear_run(contents, index, cleared)
+            if cleared[index]:
+                # its content alone cannot fit, and the gate clears it, so redaction leaves it
+                # whole: refused before an entry is built, laid out or scrubbed (what take_all
+                # would decide)
+                budget.truncated = True
+                continue
         packed += budget.take_all([builder.compact(dict(row), defaults=builder.NOTE_DEFAULTS)], table=_CONSTRAINTS)
     return {"constraints": packed, "constraints_total": len(found), "projects": projects}
+
+
+def _clear_run(contents, start, cleared):
+    """The gate's verdicts on ``contents`` from ``start``, into ``cleared``: the contents
+    filling one run of :func:`secret_gate.clean_each` (what is left of the budget only
+    shrinks, so the rows after a refused one are asked about next; a run ends where the walk
+    may stop, so at most one run is asked in vain).  Once a run holds a content the gate does
+    not clear, the rest are asked one at a time."""
+    end, size = start + 1, len(contents[start]) + 1  # (counted as clean_each counts a run)
+    if all(cleared.values()):  # (no run held back so far)
+        while end < len(contents) and type(contents[end]) is str:
+            size += len(contents[end]) + 1
+            if size > secret_gate.SHORT:
+                break
+            end += 1
+    cleared.update(zip(range(start, end), secret_gate.clean_each(contents[start:end])))
 
 
 # A project with fewer tasks than this has its constraints found from its tasks; a bigger one
@@ -245,6 +305,11 @@ _SMALL_PROJECT = 512
 # empty (whatever redaction leaves of them).
 _LEAST_CONSTRAINT = least_cost({"note_id": 0, "task_id": "x", "project": "x", "content": "x", "created_at": "x"},
                                builder.TABLES["constraints"])
+# What a constraint row costs at least besides its content's characters (when its content is
+# not empty, so the row runs to its last column): the brackets and commas, a note id of one
+# digit, each middle column one character quoted (an empty one prints null, longer) and the
+# content's quotes.  A row whose content the gate clears costs at least this plus its length.
+_LEAST_BESIDE_CONTENT = _least_row([0, "x", "x", "x", "x", ""])
 _CONSTRAINTS_SQL = ("SELECT n.id AS note_id, n.task_id, t.project, n.content, n.source, n.created_at FROM {join}"
                     f" WHERE {note_live('n')} AND n.pinned = 1 AND n.kind = 'constraint' AND t.project = ?"
                     " ORDER BY n.created_at, n.id LIMIT ?")

@@ -173,6 +173,49 @@ def clean(text):
     return True
 
 
+def clean_each(texts):
+    """``[clean(text) for text in texts]``, answered a run of texts at a time where it can be.
+
+    Plain texts are joined (one newline apart, a character no literal holds) into runs of at
+    most ``SHORT`` characters, and a run the gate clears clears every text in it: a text holds
+    no literal its run does not, and a text passing a precheck makes its run pass it (the
+    run's fold is its texts' folds joined, and it is ASCII without a percent sign when they
+    are).  A run not cleared may still be clean text by text (a ``:`` in one and ``token`` in
+    the next hold the run back, not either text), so its texts are looked at one by one, and
+    so is every text after it: where texts hold literals between them, runs would only add
+    looks.  A text that cannot join a run (not ASCII, a percent sign, too long, not a str)
+    is answered alone, as :func:`clean` answers it."""
+    verdicts = [None] * len(texts)
+    run, size, batching = [], 0, True
+
+    def settle(run):
+        if len(run) > 1 and _clean("\n".join(texts[index] for index in run)):
+            for index in run:
+                verdicts[index] = True
+            return True
+        for index in run:
+            verdicts[index] = clean(texts[index])
+        return len(run) < 2
+
+    for index, text in enumerate(texts):
+        if type(text) is not str:
+            verdicts[index] = False
+        elif not batching or not text or text in _SEEN_CLEAN or len(text) > SHORT or not text.isascii() or "%" in text:
+            verdicts[index] = clean(text)
+        else:
+            if size + len(text) + 1 > SHORT:
+                batching = settle(run)
+                run, size = [], 0
+                if not batching:
+                    verdicts[index] = clean(text)
+                    continue
+            run.append(index)
+            size += len(text) + 1
+    if run:
+        settle(run)
+    return verdicts
+
+
 def _clean(text):
     """:func:`clean`'s verdict for a text it has not cleared before."""
     if len(text) > SHORT or not text.isascii() or "%" in text:

@@ -80,8 +80,8 @@ def inert(value, *, multiline=False):
     escape (``\\x1b``, ``\\u202e``); ``multiline`` keeps newlines and tabs (a body of several
     lines), otherwise they are escaped too.  Printable text is returned as it is (none of those
     characters is printable), and applying it twice changes nothing more."""
-    if value.isprintable():
-        return value
+    if value.isprintable() or multiline and value.replace("\n", "").replace("\t", "").isprintable():
+        return value  # (a body whose only unprintable characters are line breaks and tabs: no regex compiled)
     return re.sub(_ACTIVE_IN_BODY if multiline else _ACTIVE_IN_LINE, _escaped, value)
 
 

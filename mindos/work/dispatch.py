@@ -46,9 +46,8 @@ are checked before acquiring, so a gated candidate is skipped (not refused and a
 the next candidate is tried; a refused acquisition also moves on to the next candidate.
 """
 
-import heapq
 import itertools
-import weakref
+import os
 from collections import deque
 
 from mindos.core import clock, validate
@@ -137,7 +136,12 @@ PROBE_STEPS = 4
 # Calls a long-lived connection (keep_choices) reuses next's source choices for before it
 # samples the queue again.
 KEEP_CALLS = 32
-_KEPT = weakref.WeakKeyDictionary()  # connection -> [key, calls left, choices]
+# The directory of a home that holds its project policies (mindos.work.policies.policy_dir):
+# a pick in a home without one never loads the policies module.
+_POLICY_DIR = "policies"
+# connection -> [key, calls left, choices]: a WeakKeyDictionary made by the first keep_choices
+# (a long-lived server's), so a one-shot call never loads weakref (about 2.5M instructions)
+_KEPT = None
 # The probe, asked inside a ``>`` stream's own statement of each row ``t`` ({row}) it yields (so a
 # dispatch runs the same few statements however many rows precede the tier's head): -n
 # when an open dependent of priority <= :want is reachable from t upward through open
@@ -169,6 +173,14 @@ _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencie
                     " JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id"
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
 
+
+
+def _merge(*iterables, key):
+    """``heapq.merge``, heapq loaded by the first merge: most picks are made before any
+    stream is merged, so a one-shot call never loads it."""
+    from heapq import merge  # lazy
+
+    return merge(*iterables, key=key)
 
 def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
               explain=False, prefer_unblocking=False, aging_minutes=DEFAULT_AGING_MINUTES,
@@ -236,12 +248,17 @@ def keep_choices(conn):
     out, never which rows or in what order, so a choice made a few calls ago, before other
     processes changed the queue, still gives the answer a fresh one would.
     """
+    global _KEPT
+    if _KEPT is None:
+        import weakref  # lazy: only a long-lived connection keeps choices
+
+        _KEPT = weakref.WeakKeyDictionary()
     _KEPT[conn] = None
 
 
 def _kept_choices(conn, key):
     """The choices ``conn`` keeps for plans of ``key`` (aging settings), or None when it keeps none."""
-    if conn not in _KEPT:
+    if _KEPT is None or conn not in _KEPT:
         return None
     kept = _KEPT[conn]
     if kept is None or kept[0] != key or kept[1] <= 0:
@@ -252,10 +269,15 @@ def _kept_choices(conn, key):
 
 def _dispatch(conn, plan, owner, claim):
     """Walk the candidates in order; return the result dict (see :func:`next_task`)."""
-    from mindos.work import policies  # lazy: loaded only on the path that needs it
-
     skipped, considered, picked, truncated = [], 0, None, False
-    lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
+    if claim is None and not os.path.isdir(os.path.join(conn.home, _POLICY_DIR)):
+        # a read-only pick in a home without a policy directory: no project has a policy, so
+        # no candidate is gated and the policies module is never loaded (about 1.2M instructions)
+        policies = lookup = None
+    else:
+        from mindos.work import policies  # lazy: loaded only on the path that needs it
+
+        lookup = policies.Lookup(conn.home)  # the policy files, read once for every candidate
     try:
         for tier, row in plan.candidates():
             if picked is not None and considered - picked[4] >= EXPLAIN_LIMIT:
@@ -270,7 +292,7 @@ def _dispatch(conn, plan, owner, claim):
             skip = plan.static_skip(task, blocked_by)
             if skip is None and claim is not None:
                 skip = _seam_skip(conn, task, owner, plan.now)
-            if skip is None:
+            if skip is None and lookup is not None:
                 skip = _policy_skip(conn, policies, task, owner, lookup)
             if skip is None and claim is not None and picked is None:
                 task, skip = _acquire(conn, task, owner, tier, claim, lookup)
@@ -527,7 +549,7 @@ class _Plan:
                     verdict = None if head is None else self._verdict(other, tier, budget)
                     if verdict is None:  # out of aged rows or probe budget: walk the rest
                         rest = [head] if head is not None else []
-                        yield from heapq.merge(itertools.chain(rest, aged), self._walked(tier, other),
+                        yield from _merge(itertools.chain(rest, aged), self._walked(tier, other),
                                                key=self.key)
                         return
                     hit, used = verdict
@@ -647,7 +669,7 @@ class _Plan:
             return
         yield from self._dated(tier, op, order_u)
         # undated rows only once every dated one is out: their cursors start lazily here
-        yield from heapq.merge(*self._undated(tier, op), key=self.key)
+        yield from _merge(*self._undated(tier, op), key=self.key)
 
     def _ranges(self, tier, op):
         """``[(stored priority, created_at range SQL)]`` covering the rows aged ``op`` ``tier``."""
@@ -705,7 +727,7 @@ class _Plan:
                 f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} {op} :tier"
                 f"{self.scope}{filters} ORDER BY c.due_at, {order_u}c.created_at, c.seq", tier=tier, want=want)
             return
-        yield from heapq.merge(*(self._rows(
+        yield from _merge(*(self._rows(
             f"SELECT t.*{self.extra}{self._probe_sql(op, False)} FROM tasks t INDEXED BY {self.queue_index}"
             f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NOT NULL{where}"
             f"{self.scope}{self.filters} ORDER BY t.due_at, {order_u}t.created_at, t.seq", stored=stored)

@@ -1,6 +1,7 @@
 """prime: the session-start pack -- scope, budget, redaction, determinism, audit, time bound."""
 
 import json
+import os
 
 import pytest
 
@@ -371,3 +372,217 @@ def test_constraint_rows_refused_unbuilt_are_the_ones_the_plain_path_refuses(con
         assert listed["constraints"] == expected, limit
         assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
         assert SECRET not in json.dumps(listed["constraints"])
+
+
+def test_a_constraint_whose_clean_content_cannot_fit_is_refused_before_its_entry_is_built(conn, monkeypatch):
+    """Once what is left of the budget is shorter than a row's cleared content, the row is
+    refused from its content's length alone (no entry compacted, laid out or scrubbed): the
+    pack, its charges and its truncation are the plain path's, and a content the gate does not
+    clear (a secret, whose redaction may make the row fit) still takes the plain path."""
+    from mindos.core import clock
+    from mindos.store import db
+
+    with db.write(conn):
+        conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                     " VALUES ('t-1', 'Trove', 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+        for n in range(40):
+            content = (f"rule {n:02d}: " + "keep the window small and the queue short " * (1 + n % 4)
+                       + (f"deploy key {SECRET}" if n % 9 == 4 else ""))
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES ('t-1', 'constraint', ?, 'lead', 1, ?)", (content, f"2026-01-01T00:00:{n:02d}Z"))
+    now = clock.now_iso()
+    found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
+    contents = {row["note_id"]: row["content"] for row in found}
+    built, meters = [], []
+    compact = builder.compact
+    monkeypatch.setattr(builder, "compact", lambda entry, *a, **k: built.append(
+        (entry.get("note_id"), meters[-1].left())) or compact(entry, *a, **k))
+    for limit in (300, 700, 1000, 2500):
+        built.clear()
+        meters.append(prime.RedactingBudget(limit))
+        listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meters[-1])
+        mine = list(built)
+        reference = prime.RedactingBudget(limit)
+        expected = _constraints_the_plain_way(found[:min(200, limit // prime._LEAST_CONSTRAINT + 1)], reference)
+        assert listed["constraints"] == expected
+        assert (meters[-1].used, meters[-1].truncated) == (reference.used, True)
+        packed = {entry["note_id"] for entry in expected}
+        # a row built and not packed: one whose content could still fit, or one the gate could not clear
+        for note_id, left in mine:
+            if note_id not in packed:
+                assert len(contents[note_id]) + prime._LEAST_BESIDE_CONTENT <= left or SECRET in contents[note_id]
+        assert len(mine) < min(len(found), limit // prime._LEAST_CONSTRAINT + 1), limit
+
+
+@pytest.mark.parametrize("entry", [
+    {"note_id": 1, "task_id": "", "project": "", "source": "", "created_at": "", "content": "x"},
+    {"note_id": 7, "task_id": "t", "project": "P", "source": "s", "created_at": "2", "content": "plain rule"},
+    {"note_id": 9, "task_id": "t", "project": "P", "source": "operator", "created_at": "2026-01-01T00:00:00Z",
+     "content": "quotes \" and \\ and é"},
+    {"note_id": 3, "task_id": SECRET, "project": "P", "source": SECRET, "created_at": SECRET, "content": "ok"},
+])
+def test_a_cleared_content_bounds_its_constraint_row_from_below(entry):
+    # the row can cost no less than its content's length and _LEAST_BESIDE_CONTENT, whatever
+    # the other columns hold or redaction makes of them
+    table = builder.TABLES["constraints"]
+    item = prime.scrub(builder.compact(dict(entry), defaults=builder.NOTE_DEFAULTS))
+    assert table.cost(item) >= len(entry["content"]) + prime._LEAST_BESIDE_CONTENT
+    if entry["note_id"] == 7:
+        assert table.cost(item) == len(entry["content"]) + prime._LEAST_BESIDE_CONTENT  # and no more: exact here
+
+
+def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_heapq(fleet, home):
+    """prime's pick (the dispatcher's) leaves weakref unloaded (about 2.5M instructions: only a
+    server's connection keeps choices) and, in a home without a policy directory, the policies
+    module (about 1.2M); importing the dispatcher leaves heapq for the first pick that merges
+    streams."""
+    import os
+    import subprocess
+    import sys
+
+    from mindos.core import clock
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
+             "import mindos.work.dispatch\n"
+             "print('heapq' in sys.modules)\n"
+             "from mindos.cli import run\n"
+             "out, sys.stdout = sys.stdout, io.StringIO()\n"
+             "codes = [run('autopilot', ['prime', '--agent', 'codex', '--format', 'json'])]\n"
+             "printed, sys.stdout = json.loads(sys.stdout.getvalue()), out\n"
+             "print(codes, printed['held_task_id'], 'next' in printed)\n"
+             "print('weakref' in sys.modules, 'mindos.work.policies' in sys.modules)\n" % root)
+    # -S: the machine's own site hooks (.pth files) may load either before our first line
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso()))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False"], proc.stderr
+
+
+def test_the_pick_in_prime_still_applies_a_policy_once_the_home_has_a_policy_directory(fleet, home):
+    # without a policy directory no project has a policy (the dispatcher does not load them);
+    # with one, a dispatch_requires_tag policy keeps an untagged task out of prime's next
+    from mindos.work import dispatch, policies
+
+    assert dispatch._POLICY_DIR == os.path.basename(policies.policy_dir(str(home)))
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "acme-queued"
+    os.makedirs(policies.policy_dir(str(home)))
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "acme-queued"
+    with open(policies.policy_path(str(home), "Acme"), "w", encoding="utf-8") as handle:
+        handle.write("dispatch_requires_tag: ready\n")
+    assert builder.decode(prime.prime(fleet, "codex", fmt="json"))["next"]["id"] == "trove-queued"
+
+
+def test_the_gate_is_asked_about_constraint_contents_a_run_at_a_time(conn, monkeypatch):
+    """The contents of rows that may be refused are cleared a run (what one clean_each run
+    holds) at a time: a walk that stops early has asked about at most one run past its last
+    row, and a content the gate does not clear ends the runs (one at a time after it)."""
+    from mindos.core import clock
+    from mindos.store import db
+
+    with db.write(conn):
+        conn.execute("INSERT INTO tasks(id, project, title, description, status, created_at, updated_at)"
+                     " VALUES ('t-1', 'Trove', 't', '', 'queued', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")
+        for n in range(150):
+            content = f"rule {n:03d}: " + "keep the window small and the queue short " * 3 + (
+                f"deploy key {SECRET}" if n == 60 else "")
+            conn.execute("INSERT INTO notes(task_id, kind, content, source, pinned, created_at)"
+                         " VALUES ('t-1', 'constraint', ?, 'lead', 1, ?)",
+                         (content, f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"))
+    now = clock.now_iso()
+    asked, real = [], secret_gate.clean_each
+    monkeypatch.setattr(secret_gate, "clean_each", lambda texts: asked.append(len(texts)) or real(texts))
+    for limit in (400, 4000):
+        asked.clear()
+        meter, reference = prime.RedactingBudget(limit), prime.RedactingBudget(limit)
+        listed = prime._section_constraints({"conn": conn, "projects": ["Trove"], "now": now}, meter)
+        found = prime._project_constraints(conn, "Trove", now, 200).fetchall()
+        expected = _constraints_the_plain_way(found[:min(200, limit // prime._LEAST_CONSTRAINT + 1)], reference)
+        assert listed["constraints"] == expected and (meter.used, meter.truncated) == (reference.used, True)
+        run = secret_gate.SHORT // (len(found[0]["content"]) + 1)
+        assert asked and max(asked) <= run
+        if limit == 400:  # a few rows fit, the next is refused and the walk stops at the cap: one run asked
+            assert len(asked) == 1
+        else:  # every row past the packed ones is refused: runs until the secret, then one at a time
+            assert asked[:2] == [run, run] and set(asked[3:]) == {1}
+
+
+def test_an_inbox_of_hundreds_packs_as_the_plain_path_and_builds_only_what_may_fit(conn, monkeypatch):
+    """An agent handed hundreds of tasks: the inbox packs, charges and truncates exactly as
+    offering every entry to the plain budget does (secrets, empty values and long objectives
+    included), and an entry that cannot fit whatever its redaction is refused before it is
+    built or scanned."""
+    import copy
+    import random
+
+    rng = random.Random(3)
+    texts = ["keep the window small", SECRET, f"deploy with {SECRET} today", "x" * 300, "", "é ü", "ok"]
+    items = [{"task_id": f"t-{n:03d}", "project": rng.choice(["Trove", "Acme"]), "title": rng.choice(texts),
+              "from_agent": rng.choice(["lead", "codex"]), "handoff_status": "proposed",
+              "objective": rng.choice(texts) + " " * rng.randint(0, 3) + "objective " * rng.randint(0, 30),
+              "created_at": "2026-01-01T00:00:00Z"} for n in range(300)]
+    built, compact = [], builder.compact
+    monkeypatch.setattr(builder, "compact", lambda entry, *a, **k: built.append(entry) or compact(entry, *a, **k))
+    for limit in list(range(400, 5000, 277)) + [100000]:
+        monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
+        built.clear()
+        meter = prime.RedactingBudget(limit)
+        listed = prime._section_inbox({"inbox": copy.deepcopy(items)}, meter)
+        mine = len(built)
+        reference, expected = prime.RedactingBudget(limit), []
+        for item in copy.deepcopy(items):
+            entry = compact({k: item[k] for k in prime._INBOX_FIELDS})
+            if reference.take(entry, table=builder.TABLES["inbox"]):
+                expected.append(entry)
+        assert listed["inbox"] == expected and listed["inbox_total"] == 300, limit
+        assert (meter.used, meter.truncated) == (reference.used, reference.truncated), limit
+        assert SECRET not in json.dumps(listed["inbox"])
+        if limit < 5000:
+            assert mine < 300, limit  # the long ones past the budget were never built
+
+
+def _seeded_primes(conn):
+    """Every prime of a seeded home (a lease holder with a hundred pinned constraints, secrets
+    and long ones among them; an agent handed eighty tasks; one with nothing) at budgets from
+    tight to roomy, text and JSON, joined."""
+    from mindos.core import clock
+
+    for n in range(30):
+        make_task(conn, f"big-{n:02d}", project="Big", title=f"big task {n} " + "word " * (n % 7),
+                  priority=("P0", "P1", "P2", "P3")[n % 4], next_action=f"step {n}" if n % 3 else None)
+    make_task(conn, "small-1", project="Small", title="small task")
+    leases.claim(conn, "big-00", "holder")
+    leases.claim(conn, "small-1", "holder")
+    for n in range(100):
+        content = (f"rule {n:03d}: " + "keep the window small and the queue short " * (n % 5)
+                   + (f"deploy key {SECRET}" if n % 17 == 3 else "") + ("é ü" if n % 23 == 5 else ""))
+        notes.add(conn, f"big-{n % 30:02d}", content=content.strip(), kind="constraint", pinned=True,
+                  source=("lead", "codex", "operator")[n % 3], allow_secret=True)
+        clock.set_now(f"2026-08-21T09:{n // 60:02d}:{n % 60:02d}Z")
+    for n in range(80):
+        handoffs.record(conn, f"big-{n % 30:02d}", from_agent="lead", to_agent="inboxed",
+                        objective=f"objective {n}: " + "finish the export " * (n % 6)
+                        + (f" with {SECRET}" if n % 11 == 2 else ""), allow_secret=True)
+    printed = []
+    for agent in ("holder", "inboxed", "nobody"):
+        for budget in (400, 900, 2000, 4000, 12000):
+            for fmt in ("text", "json"):
+                out = prime.prime(conn, agent, budget=budget, fmt=fmt)
+                printed.append(out if fmt == "text" else json.dumps(out, sort_keys=True))
+    return "\n".join(printed)
+
+
+def test_seeded_primes_print_what_they_printed_before_the_cost_work(conn):
+    """The packs of a seeded home, text and JSON, for an agent holding leases, one handed many
+    tasks and one with nothing, are byte for byte those printed before prime's per-call cost
+    was cut (the digest below was taken from that version)."""
+    from mindos.core import canonical
+
+    printed = _seeded_primes(conn)
+    assert SECRET not in printed and "[REDACTED:" in printed
+    assert canonical.sha256_hex(printed) == SEEDED_PRIMES_DIGEST
+
+
+# The digest of _seeded_primes as printed before the cost work (commit 71bc6e2).  A deliberate
+# change of what prime, its pack or the held recall print changes it: take it anew then.
+SEEDED_PRIMES_DIGEST = "a901643d8fbbf44d11a53504de1ca74ee184629723d21abe6196f8076efde7b0"

@@ -229,3 +229,33 @@ def test_short_and_long_texts_get_the_long_ways_verdict(length):
     for _ in range(400):
         text = "".join(rng.choice(pieces) for _ in range(length))[:length]
         assert secret_gate.clean(text) is _reference_clean(text), text
+
+
+def test_clean_each_gives_every_texts_own_verdict(monkeypatch):
+    """clean_each answers exactly what clean answers text by text: runs of plain texts cleared
+    at once, a run held back by literals split across its texts (":" in one, "token" in the
+    next; two dots seven apart over a join) answered text by text, and texts that cannot join
+    a run (not ASCII, a percent sign, past SHORT, empty, not a str) answered alone."""
+    rng = random.Random(11)
+    words = ["keep", "the", "window", "small", "token", ":", "=", "x.abcde", "f.", "SK", "sk-ant-" + "a" * 20,
+             "ghp_" + "a" * 36, "é", "%", "pass", "--", "</", "bearer", "curl", "a" * 300, "", "key", "https://",
+             "discord", "AKIAIOSFODNN7EXAMPLE"]
+    for _ in range(1500):
+        texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 60))]
+        if rng.random() < 0.1:
+            texts.append("y" * (secret_gate.SHORT + 1))
+        if rng.random() < 0.1:
+            texts.insert(rng.randint(0, len(texts)), None)
+        expected = [secret_gate.clean(text) if type(text) is str else False for text in texts]
+        monkeypatch.setattr(secret_gate, "_SEEN_CLEAN", set())
+        assert secret_gate.clean_each(texts) == expected, texts
+    # plain texts are cleared a run at a time: far fewer looks than texts
+    looks = []
+    real = secret_gate._clean
+    monkeypatch.setattr(secret_gate, "_clean", lambda text: looks.append(text) or real(text))
+    plain = [f"rule {n}: keep the window small and the queue short" + " again" * (n % 5) for n in range(200)]
+    assert secret_gate.clean_each(plain) == [True] * 200 and len(looks) < 10
+    # a run held back by a split literal: the rest go text by text, every one still clean
+    looks.clear()
+    split = ["the deploy note says:", "token rotation is weekly"] + plain[:50]
+    assert secret_gate.clean_each(split) == [True] * 52 and len(looks) == 1 + 52

@@ -27,3 +27,20 @@ def test_words_keep_case_order_and_split_on_underscores_and_punctuation():
 def test_non_ascii_text_uses_the_pattern():
     sample = "Café naïve_übung 東京 x²"
     assert text.words(sample) == PATTERN.findall(sample) == ["Café", "naïve", "übung", "東京", "x²"]
+
+
+def test_inert_body_with_only_line_breaks_and_tabs_unprintable_is_returned_without_the_regex(monkeypatch):
+    """A multiline body whose only unprintable characters are line breaks and tabs has nothing
+    to escape: it comes back as it is without compiling the body's pattern (prime's text pack,
+    an MCP text result), and every other body gets exactly the regex's answer."""
+    rng = random.Random(5)
+    pieces = ["a", " ", "\n", "\t", "\r", "\x1b[31m", "\u202e", "\u2028", "\x85", "é", "中", "\x7f", "\x0b", "\x00"]
+    for _ in range(2000):
+        value = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert text.inert(value, multiline=True) == re.sub(text._ACTIVE_IN_BODY, text._escaped, value), value
+        assert text.inert(value) == re.sub(text._ACTIVE_IN_LINE, text._escaped, value), value
+    called, sub = [], re.sub
+    monkeypatch.setattr(text.re, "sub", lambda *a: called.append(a) or sub(*a))
+    body = "# heading\n- one\tcolumn\n- two é 中\n"
+    assert text.inert(body, multiline=True) is body and called == []
+    assert text.inert("bell\x07\n", multiline=True) == "bell\\x07\n" and len(called) == 1
