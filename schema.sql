@@ -366,6 +366,31 @@ CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messag
 END;
 -- @end
 
+-- Substring search's index (migration 20): every three characters of the task text search
+-- matches, case folded, so LIKE '%text%' reads only the tasks holding the text.  Needs the
+-- trigram tokenizer (SQLite 3.34+); skipped without it.
+-- @fts5 trigram
+CREATE VIRTUAL TABLE tasks_trigram_fts USING fts5(
+    id, project, title, description, next_action, blocked_reason,
+    content='tasks', content_rowid='seq', tokenize='trigram'
+);
+CREATE TRIGGER tasks_trigram_fts_ai AFTER INSERT ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+CREATE TRIGGER tasks_trigram_fts_ad AFTER DELETE ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+END;
+CREATE TRIGGER tasks_trigram_fts_au AFTER UPDATE OF id, project, title, description, next_action, blocked_reason ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+    INSERT INTO tasks_trigram_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+
 -- semantic memories and the temporal fact graph (migration 5)
 CREATE TABLE memories (
     seq           INTEGER PRIMARY KEY,

@@ -44,7 +44,15 @@ INDEXES = {
     "memories_fts": Index("memories_fts", "memories", "seq", ("content", "tags"), "m"),
     "facts_fts": Index("facts_fts", "facts", "id", ("subject", "predicate", "object", "source"), "f"),
     "session_messages_fts": Index("session_messages_fts", "session_messages", "id", ("content",), "m"),
+    # substring search's trigram index (tokenize='trigram'): searched through TRIGRAMS only
+    "tasks_trigram_fts": Index("tasks_trigram_fts", "tasks", "seq",
+                               ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
 }
+
+# The trigram index beside a word index: the same content table and columns, every run of
+# three characters indexed (case folded), so it names exactly the rows holding a text of
+# three characters or more as a substring, whatever its words (see :func:`text_search`).
+TRIGRAMS = {"tasks_fts": "tasks_trigram_fts"}
 
 
 
@@ -387,10 +395,12 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     against the index's alias; ``params`` bind the ``where`` fragments.
 
     ``narrow`` (a row count): a substring search over the indexed columns reads only the
-    rows the index names for the text (:func:`substring_probe`) when they are fewer than
-    ``narrow``; the same rows come back (``order`` must be a total order: the rows are
-    then read in another order and sorted).  More of them, or no probe: every row is read,
-    as without it.
+    rows an index names for the text (:func:`_narrowing`: the trigram index beside ``name``
+    when there is one and the text has three characters or more, else the word index's
+    :func:`substring_probe`) when they are fewer than ``narrow`` (or always, through the
+    trigram index, without a ``limit``); the same rows come back (``order`` must be a total
+    order: the rows are then read in another order and sorted).  More of them, or no probe:
+    every row is read, as without it.
     """
     spec = index(name)
     alias = spec.alias
@@ -404,20 +414,59 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
                f" {joins} WHERE {' AND '.join(clauses)} ORDER BY score, {ranked_order}")
         bound = [expression, *params]
     else:
-        condition, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
+        condition, patterns = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
         clauses = [condition, *where]
-        bound = [*bound, *params]
-        probe = substring_probe(text) if narrow and like_columns is None and has(conn, name) else None
-        if probe is not None and _fewer(conn, name, probe, narrow):
+        bound = [*patterns, *params]
+        found = _narrowing(conn, name, text, narrow) if narrow and like_columns is None else None
+        if found is not None and found[0] != name and limit is not None and not joins:
+            # the trigram index reads every posting of each of the text's trigrams, so first
+            # the rows a short walk in ``order`` passes: enough hits there are the answer.  The
+            # walk is a subquery with its own LIMIT, which SQLite runs as a co-routine yielding
+            # its rows in its ORDER BY (no outer sort: that would read the whole walk first)
+            # (of the indexed columns only; the hits' whole rows are read by their rowid)
+            kept = ", ".join(f"{alias}.{column}" for column in (spec.rowid, *spec.columns))
+            inner = f"SELECT {kept} FROM {base} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
+            walked, _ = like_any([f"w.{column}" for column in spec.columns], [text])
+            rows = conn.execute(f"SELECT {select} FROM ({inner}) AS w CROSS JOIN {base} ON {alias}.{spec.rowid} ="
+                                f" w.{spec.rowid} WHERE {walked} LIMIT ?",
+                                [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
+            if len(rows) >= limit:
+                return rows
+        if found is not None:
             # the index names the candidates; the LIKE still decides each one
-            base = f"{name} CROSS JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
-            clauses.insert(0, match(name))
+            probed, probe = found
+            base = f"{probed} CROSS JOIN {base} ON {alias}.{spec.rowid} = {probed}.rowid"
+            clauses.insert(0, match(probed))
             bound.insert(0, probe)
         sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
     if limit is not None:
         sql += " LIMIT ?"
         bound.append(limit)
     return conn.execute(sql, bound).fetchall()
+
+
+# Before reading a text's matches through the trigram index, a substring search with a limit
+# walks this many rows per wanted hit (at most WALK_MAX) in its order: a text most rows hold
+# fills the limit there, for less than the index's postings cost.
+WALK_PER_HIT, WALK_MAX = 20, 2000
+
+
+def _narrowing(conn, name, text, cap):
+    """``(index, MATCH expression)`` naming every row of ``name``'s content table that holds
+    ``text`` as a substring (and maybe a few more), or None (read every row, in order).
+
+    First the word index (:func:`substring_probe`), when ``text`` gives a probe matching
+    fewer than ``cap`` rows: a few word postings are the cheapest candidates.  Else the
+    trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three characters
+    or more: ``text`` as one quoted phrase, whose consecutive trigrams are exactly its
+    occurrences, case folded (Unicode folding: more than LIKE's ASCII, never less)."""
+    probe = substring_probe(text) if has(conn, name) else None
+    if probe is not None and _fewer(conn, name, probe, cap):
+        return name, probe
+    trigram = TRIGRAMS.get(name)
+    if trigram is not None and len(text) >= 3 and has(conn, trigram):
+        return trigram, quote(text)
+    return None
 
 
 def _fewer(conn, name, probe, cap):

@@ -1,6 +1,8 @@
-"""Substring search through the full-text index: ``search`` and ``search-notes`` without
---rank read only the rows the index names for a query of several words
-(:func:`mindos.store.fts.substring_probe`), and answer exactly what reading every row did."""
+"""Substring search through the full-text indexes: ``search`` and ``search-notes`` without
+--rank read only the rows the word index names for a query of several words
+(:func:`mindos.store.fts.substring_probe`), and ``search`` the rows its trigram index names
+for any query of three characters or more; either way they answer exactly what reading
+every row did."""
 
 import random
 
@@ -17,7 +19,8 @@ PIECES = ["rate limit", "RATE LIMIT", "Rate-Limit", "rate_limit", "ratelimit", "
           "first-rate limited", "rate limiter", "rate\tlimit", "the limit rate", "rate lim", "café rate limit",
           "rate limité", "déjà vu rate limits", "ß rate limit ß", "schema migration worker", "migration workers",
           "schema-migration worker", "migration worker's", "100% done", "C:\\tmp\\rate limit", "a_b c", "x y", "",
-          "retry path", "deploy gateway", "gateway deploy", "cache api", "CACHE APIs", "cacheapi", "v2 api"]
+          "retry path", "deploy gateway", "gateway deploy", "cache api", "CACHE APIs", "cacheapi", "v2 api",
+          "CAFÉ Rate Limit", "ÀB_C 50% off", "Straße rate"]
 QUERIES = ["rate limit", "RATE limit", "rate-limit", "rate  limit", "ate limi", " limit", "rate limit ", "e l",
            "migration worker", "schema migration worker", "n worker", "worker's", "100% done", "% d", "\\tmp\\rate",
            "a_b c", "_b c", "x y", "cache api", "che ap", "ap", "café rate", "rate limité", "v2 api", "y",
@@ -109,18 +112,103 @@ def test_a_query_the_index_cannot_bound_reads_every_row(conn, monkeypatch, query
     _corpus(conn, 40, 4)
     seen = _statements(conn, monkeypatch)
     notes.search(conn, query)
+    assert not _reads_the_index(seen)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram index: tasks too
     task_search.search(conn, query)
     assert not _reads_the_index(seen)
 
 
-def test_a_query_whose_words_match_many_rows_reads_every_row(conn, monkeypatch):
+@pytest.mark.parametrize("query", ["ap", "y", "% ", "é"])
+def test_a_query_under_three_characters_reads_every_task(conn, monkeypatch, query):
+    _corpus(conn, 40, 4)
+    seen = _statements(conn, monkeypatch)
+    task_search.search(conn, query)
+    assert not _reads_the_index(seen)
+
+
+def test_a_query_whose_words_match_many_rows_reads_every_row_or_the_trigram_index(conn, monkeypatch):
     _corpus(conn, 60, 5)
     every = task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 3)
     monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)
     seen = _statements(conn, monkeypatch)
     assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
-    assert not _reads_the_index(seen)
+    # the notes are read whole; the tasks (no limit: every hit is wanted) through the trigrams
+    assert [sql for sql in seen if "MATCH" in sql] == [next(sql for sql in seen if "tasks_trigram_fts MATCH" in sql)]
+
+
+def _paths(monkeypatch, call):
+    """``call()`` as it runs, through the trigram index alone (no word probe, no walk first),
+    walking first then through the trigram index, and reading every row."""
+    found = {"as it runs": call()}
+    monkeypatch.setattr(fts, "substring_probe", lambda text: None)
+    monkeypatch.setattr(fts, "WALK_MAX", 0)
+    found["trigrams"] = call()
+    monkeypatch.setattr(fts, "WALK_MAX", 2000)
+    found["walk, trigrams"] = call()
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", None)
+    found["every row"] = call()
+    monkeypatch.undo()
+    return found
+
+
+TRICKY = QUERIES + ["CAFÉ RATE", "café", "Café Rate", "ÀB_C", "àb_c", "b_c 50%", "50% off", "STRASSE", "straße rate",
+                    "%%%", "___", "\\\\", '"""', "e_l", "LIMIT", "te l", "IMIT", "rate limit 1", "zzz", "s00", "s01",
+                    "Trove", "TROVE", "rove", "ove", "ß r", "É R"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_search_through_the_trigram_index_answers_exactly_what_reading_every_task_did(conn, monkeypatch, seed):
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    _corpus(conn, 120, seed)
+    with db.write(conn):  # some texts rewritten and some tasks gone: the triggers keep the index in step
+        conn.execute("UPDATE tasks SET title = upper(title), blocked_reason = 'CAFÉ rate limit' WHERE seq % 5 = 0")
+        conn.execute("DELETE FROM tasks WHERE seq % 11 = 0")
+    assert fts.drift(conn, "tasks_trigram_fts")["ok"]
+    hits = walked = 0
+    for query in TRICKY:
+        for options in ({}, {"limit": 3}, {"limit": 1}, {"status": "queued", "project": "Trove"},
+                        {"priority": "P1", "limit": 4}, {"project": "Infra", "limit": 50}):
+            found = _paths(monkeypatch, lambda: task_search.search(conn, query, **options))
+            assert len({repr(answer) for answer in found.values()}) == 1, (query, options)
+            hits += len(found["every row"])
+            walked += "limit" in options and len(found["every row"]) == options["limit"]
+    assert hits > 2000 and walked > 50, "the corpus matched almost nothing: the comparison proves little"
+
+
+def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, monkeypatch):
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    for n in range(30):  # every task says "payments", one says "retry payments": the word index cannot bound it
+        tasks.create(conn, task_id=f"p{n:02d}", project="Trove", title=f"payments {n}",
+                     description="retry payments" if n == 7 else "payments retry")
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 10)
+    seen = _statements(conn, monkeypatch)
+    assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
+    walk, narrowed = [sql for sql in seen if "LIKE" in sql]
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, ['"Retry Payments"', *["%x%"] * 6, 5])]
+    assert plan[0].startswith("SCAN tasks_trigram_fts VIRTUAL TABLE INDEX 0:M"), plan
+    assert plan[1] == "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)", plan
+    # the walk first: a bounded co-routine over the list order's index, never a sort of it
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + walk, [100, *["%x%"] * 6, 5])]
+    assert "SCAN t USING INDEX idx_tasks_priority_updated" in plan and not any("TEMP B-TREE" in p for p in plan), plan
+    seen.clear()
+    assert len(task_search.search(conn, "payments", limit=5)) == 5  # found by the walk alone
+    assert not any("MATCH" in sql for sql in seen)
+
+
+def test_a_home_whose_sqlite_has_no_trigram_tokenizer_searches_as_before(tmp_path, monkeypatch):
+    monkeypatch.setattr(db, "trigram_supported", lambda: False)
+    conn = db.connect(str(tmp_path / "no-trigram"))
+    try:
+        assert not fts.has(conn, "tasks_trigram_fts")
+        tasks.create(conn, task_id="n1", project="Trove", title="the retry payments job")
+        tasks.create(conn, task_id="n2", project="Trove", title="payments retry")
+        assert [t["id"] for t in task_search.search(conn, "retry payments")] == ["n1"]
+        assert [t["id"] for t in task_search.search(conn, "retry payments", limit=1)] == ["n1"]
+    finally:
+        conn.close()
 
 
 def test_a_home_without_fts5_searches_substrings_as_before(plain_conn):

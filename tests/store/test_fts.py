@@ -247,3 +247,26 @@ def test_totals_read_fts5s_own_record(conn):
     assert fts.totals(conn, "notes_fts") == (2, 2.5)
     rows, average = fts.totals(conn, "tasks_fts")
     assert rows == 1 and average == 3.0  # "t1", "Trove", "host"
+
+
+def test_the_trigram_index_is_checked_by_doctor_and_repaired_by_fts_rebuild(conn, home):
+    """Substring search's trigram index is one of the registry's: drift in it is found by
+    doctor's full-text check and repaired by fts-rebuild like any other index's."""
+    from mindos.recovery import doctor, reindex
+
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    make_task(conn, "t1", title="retry payments nightly")
+    make_task(conn, "t2", title="cache api warmup")
+    seq, title = conn.execute("SELECT seq, title FROM tasks WHERE id = 't1'").fetchone()
+    assert fts.drift(conn, "tasks_trigram_fts")["ok"] is True
+    with db.write(conn):  # t1's trigrams dropped behind the triggers' back
+        conn.execute("INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description,"
+                     " next_action, blocked_reason) SELECT 'delete', seq, id, project, title, description, next_action,"
+                     " blocked_reason FROM tasks WHERE seq = ?", (seq,))
+    drift = [p for p in doctor.run(str(home))["problems"] if p["kind"] == "fts_index_drift"]
+    assert [(p["index"], p["missing"]) for p in drift] == [("tasks_trigram_fts", [seq])]
+    report = reindex.rebuild(conn)
+    assert report["fixed"] == ["tasks_trigram_fts"]
+    assert [row[0] for row in conn.execute("SELECT rowid FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH ?",
+                                           (fts.quote(title[3:12]),))] == [seq]
