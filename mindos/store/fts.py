@@ -458,15 +458,33 @@ def _narrowing(conn, name, text, cap):
     First the word index (:func:`substring_probe`), when ``text`` gives a probe matching
     fewer than ``cap`` rows: a few word postings are the cheapest candidates.  Else the
     trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three characters
-    or more: ``text`` as one quoted phrase, whose consecutive trigrams are exactly its
-    occurrences, case folded (Unicode folding: more than LIKE's ASCII, never less)."""
+    or more (:func:`trigram_probe`)."""
     probe = substring_probe(text) if has(conn, name) else None
     if probe is not None and _fewer(conn, name, probe, cap):
         return name, probe
     trigram = TRIGRAMS.get(name)
     if trigram is not None and len(text) >= 3 and has(conn, trigram):
-        return trigram, quote(text)
+        return trigram, trigram_probe(text)
     return None
+
+
+def trigram_probe(text):
+    """A MATCH expression for a trigram index that every row holding ``text`` (three
+    characters or more) as a substring satisfies, case folded as the index folds (Unicode
+    folding: more than LIKE's ASCII, never less), and few others do.
+
+    Short text is one quoted phrase: its consecutive trigrams are exactly its occurrences.
+    Longer text is a NEAR group of the trigrams at every third character from the start,
+    and the last one: wherever ``text`` occurs they all do, within its length of each other
+    (the tokenizer emits one trigram per character, so a trigram's position is its offset).
+    FTS5 walks every posting of each trigram of a query, so reading a third of them makes a
+    text of common words cost about half as much; the LIKE decides each candidate."""
+    if len(text) < 9:
+        return quote(text)
+    starts = list(range(0, len(text) - 2, 3))
+    if starts[-1] != len(text) - 3:
+        starts.append(len(text) - 3)
+    return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
 
 
 def _fewer(conn, name, probe, cap):

@@ -289,3 +289,43 @@ def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
     plan = " | ".join(row[3] for row in conn.execute(
         "EXPLAIN QUERY PLAN " + joined[0], [*[1, -1.0] * chunk, notes.clock.now_iso(), 5]))
     assert "SCAN notes" not in plan.replace("SCAN notes_fts", "") and "SCAN t" not in plan, plan
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("abc", '"abc"'), ('a"bc', '"a""bc"'), ("rate lim", '"rate lim"'),
+    ("rate limit", 'NEAR("rat" "e l" "imi" "mit", 10)'), ("abcdefghi", 'NEAR("abc" "def" "ghi", 9)'),
+    ("aaaaaaaaaa", 'NEAR("aaa" "aaa" "aaa" "aaa", 10)'),
+])
+def test_the_trigram_probe_is_a_phrase_or_a_near_group_of_every_third_trigram(text, expected):
+    assert fts.trigram_probe(text) == expected
+
+
+def test_the_trigram_probe_matches_every_row_holding_the_text(tmp_path):
+    """Random texts over a small alphabet (repeats, quotes, wildcards, non-ASCII case): every
+    row holding a query as a substring, as LIKE sees it, matches its probe."""
+    import sqlite3
+
+    if not db.trigram_supported():
+        pytest.skip("SQLite without the trigram tokenizer")
+    rng = random.Random(9)
+    alphabet = ["a", "A", "b", " ", "ab", '"', "%", "_", "\\", "é", "É", "ß", "aaa", "*", "NEAR", "(", ")"]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute("CREATE VIRTUAL TABLE tri USING fts5(x, y, tokenize='trigram')")
+        rows = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(3, 30))) for _ in range(300)]
+        scratch.executemany("INSERT INTO tri(rowid, x, y) VALUES (?, ?, ?)",
+                            [(n, text, rows[(n * 7) % len(rows)]) for n, text in enumerate(rows)])
+        checked = 0
+        for row in rows[:150]:
+            for start in range(0, len(row) - 2, 2):
+                query = row[start:start + rng.randrange(3, 16)]
+                if len(query) < 3:
+                    continue
+                holding = {n for (n,) in scratch.execute(
+                    "SELECT rowid FROM tri WHERE x LIKE ?1 ESCAPE '\\' OR y LIKE ?1 ESCAPE '\\'", (fts.like_pattern(query),))}
+                named = {n for (n,) in scratch.execute("SELECT rowid FROM tri WHERE tri MATCH ?", (fts.trigram_probe(query),))}
+                assert holding and holding <= named, query
+                checked += 1
+        assert checked > 1000
+    finally:
+        scratch.close()
