@@ -432,8 +432,12 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
                                 [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
             if len(rows) >= limit:
                 return rows
-        if found is not None:
-            # the index names the candidates; the LIKE still decides each one
+        if found is not None and isinstance(found[1], list):
+            # the word index named the candidates, read once when counted; the LIKE still decides
+            base = f"json_each(?) AS hit CROSS JOIN {base} ON {alias}.{spec.rowid} = hit.value"
+            bound.insert(0, "[" + ",".join(str(rowid) for rowid in found[1]) + "]")
+        elif found is not None:
+            # the trigram index names the candidates; the LIKE still decides each one
             probed, probe = found
             base = f"{probed} CROSS JOIN {base} ON {alias}.{spec.rowid} = {probed}.rowid"
             clauses.insert(0, match(probed))
@@ -456,12 +460,14 @@ def _narrowing(conn, name, text, cap):
     ``text`` as a substring (and maybe a few more), or None (read every row, in order).
 
     First the word index (:func:`substring_probe`), when ``text`` gives a probe matching
-    fewer than ``cap`` rows: a few word postings are the cheapest candidates.  Else the
+    fewer than ``cap`` rows: a few word postings are the cheapest candidates (the second
+    item may then be their rowids, read as they were counted: :func:`_candidates`).  Else the
     trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three characters
     or more (:func:`trigram_probe`)."""
     probe = substring_probe(text) if has(conn, name) else None
-    if probe is not None and _fewer(conn, name, probe, cap):
-        return name, probe
+    rowids = _candidates(conn, name, probe, cap) if probe is not None else None
+    if rowids is not None:
+        return name, rowids
     trigram = TRIGRAMS.get(name)
     if trigram is not None and len(text) >= 3 and has(conn, trigram):
         return trigram, trigram_probe(text)
@@ -487,13 +493,29 @@ def trigram_probe(text):
     return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
 
 
-def _fewer(conn, name, probe, cap):
-    """Whether fewer than ``cap`` rows of index ``name`` match ``probe``.  A prefix is first
-    counted as the whole word: its one posting list read up to ``cap`` is cheap, while a
-    prefix merges the lists of every word it starts, and as many whole-word rows settle it."""
+# A substring search whose cap on candidates is at most this takes the word index's
+# candidates as a list of rowids, read once (:func:`_candidates`); with a higher cap, they
+# are counted and then matched again by the search (a long list costs more than that).
+CANDIDATES_LISTED = 2000
+
+
+def _candidates(conn, name, probe, cap):
+    """What names the rows of index ``name`` matching ``probe`` when they are fewer than
+    ``cap``: their rowids, read here, when ``cap`` is at most CANDIDATES_LISTED, else
+    ``probe`` itself (counted here); None when there are more.  A prefix is first counted
+    as the whole word: its one posting list read up to ``cap`` is cheap, while a prefix
+    merges the lists of every word it starts, and as many whole-word rows settle it."""
     if probe.endswith("*") and match_counts(conn, name, [probe[:-1]], cap)[0] >= cap:
-        return False
-    return match_counts(conn, name, [probe], cap)[0] < cap
+        return None
+    if cap > CANDIDATES_LISTED:
+        return probe if match_counts(conn, name, [probe], cap)[0] < cap else None
+    cursor = db.tuples(conn)
+    try:
+        rowids = [row[0] for row in cursor.execute(f"SELECT rowid FROM {name} WHERE {match(name)} LIMIT ?",
+                                                   (probe, cap))]
+    finally:
+        cursor.close()
+    return rowids if len(rowids) < cap else None
 
 
 def window_drifts(conn, name, after, upto):
