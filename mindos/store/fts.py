@@ -479,18 +479,16 @@ def trigram_probe(text):
     characters or more) as a substring satisfies, case folded as the index folds (Unicode
     folding: more than LIKE's ASCII, never less), and few others do.
 
-    Short text is one quoted phrase: its consecutive trigrams are exactly its occurrences.
-    Longer text is a NEAR group of the trigrams at every third character from the start,
-    and the last one: wherever ``text`` occurs they all do, within its length of each other
-    (the tokenizer emits one trigram per character, so a trigram's position is its offset).
-    FTS5 walks every posting of each trigram of a query, so reading a third of them makes a
-    text of common words cost about half as much; the LIKE decides each candidate."""
-    if len(text) < 9:
+    A text of up to five characters is one quoted phrase: its consecutive trigrams are
+    exactly its occurrences.  A longer one is a NEAR group of its first and its last
+    trigram, within its length of each other: wherever ``text`` occurs both do, that far
+    apart (the tokenizer emits one trigram per character, so a trigram's position is its
+    offset).  FTS5 reads every posting of each trigram of a query, so a text of common
+    words costs about as much as two of them, whatever its length; the rows holding both
+    near each other but not the text are few, and the LIKE turns them away."""
+    if len(text) <= 5:
         return quote(text)
-    starts = list(range(0, len(text) - 2, 3))
-    if starts[-1] != len(text) - 3:
-        starts.append(len(text) - 3)
-    return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
+    return f"NEAR({quote(text[:3])} {quote(text[-3:])}, {len(text)})"
 
 
 # A substring search whose cap on candidates is at most this takes the word index's
