@@ -366,9 +366,9 @@ CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messag
 END;
 -- @end
 
--- Substring search's index (migration 20): every three characters of the task text search
--- matches, case folded, so LIKE '%text%' reads only the tasks holding the text.  Needs the
--- trigram tokenizer (SQLite 3.34+); skipped without it.
+-- Substring search's indexes (migration 20): every three characters of the task text search
+-- matches and of the note content search-notes matches, case folded, so LIKE '%text%' reads
+-- only the rows holding the text.  Need the trigram tokenizer (SQLite 3.34+); skipped without it.
 -- @fts5 trigram
 CREATE VIRTUAL TABLE tasks_trigram_fts USING fts5(
     id, project, title, description, next_action, blocked_reason,
@@ -388,7 +388,19 @@ CREATE TRIGGER tasks_trigram_fts_au AFTER UPDATE OF id, project, title, descript
     INSERT INTO tasks_trigram_fts(rowid, id, project, title, description, next_action, blocked_reason)
     VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
 END;
+CREATE VIRTUAL TABLE notes_trigram_fts USING fts5(content, content='notes', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER notes_trigram_fts_ai AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_trigram_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER notes_trigram_fts_ad AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_trigram_fts(notes_trigram_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER notes_trigram_fts_au AFTER UPDATE OF content ON notes BEGIN
+    INSERT INTO notes_trigram_fts(notes_trigram_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO notes_trigram_fts(rowid, content) VALUES (new.id, new.content);
+END;
 INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
 -- @end
 
 -- semantic memories and the temporal fact graph (migration 5)

@@ -47,12 +47,13 @@ INDEXES = {
     # substring search's trigram index (tokenize='trigram'): searched through TRIGRAMS only
     "tasks_trigram_fts": Index("tasks_trigram_fts", "tasks", "seq",
                                ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
+    "notes_trigram_fts": Index("notes_trigram_fts", "notes", "id", ("content",), "n"),
 }
 
 # The trigram index beside a word index: the same content table and columns, every run of
 # three characters indexed (case folded), so it names exactly the rows holding a text of
 # three characters or more as a substring, whatever its words (see :func:`text_search`).
-TRIGRAMS = {"tasks_fts": "tasks_trigram_fts"}
+TRIGRAMS = {"tasks_fts": "tasks_trigram_fts", "notes_fts": "notes_trigram_fts"}
 
 
 
@@ -396,11 +397,11 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
 
     ``narrow`` (a row count): a substring search over the indexed columns reads only the
     rows an index names for the text (:func:`_narrowing`: the trigram index beside ``name``
-    when there is one and the text has three characters or more, else the word index's
-    :func:`substring_probe`) when they are fewer than ``narrow`` (or always, through the
-    trigram index, without a ``limit``); the same rows come back (``order`` must be a total
-    order: the rows are then read in another order and sorted).  More of them, or no probe:
-    every row is read, as without it.
+    when there is one and the text has three characters or more, after a short walk in
+    ``order`` when there is a ``limit`` and no ``joins``; else the word index's
+    :func:`substring_probe` when it names fewer than ``narrow`` rows); the same rows come
+    back (``order`` must be a total order: the rows are then read in another order and
+    sorted).  No probe: every row is read, as without it.
     """
     spec = index(name)
     alias = spec.alias
@@ -418,9 +419,15 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         clauses = [condition, *where]
         bound = [*patterns, *params]
         found = _narrowing(conn, name, text, narrow) if narrow and like_columns is None else None
-        if found is not None and found[0] != name and limit is not None and not joins:
-            # the trigram index reads every posting of each of the text's trigrams, so first
-            # the rows a short walk in ``order`` passes: enough hits there are the answer.  The
+        if found is not None and found[0] != name:
+            # a few candidates are read from the trigram index once, as rowids
+            listed = CANDIDATES_LISTED if limit is None else min(limit * LISTED_PER_HIT, CANDIDATES_LISTED)
+            rowids = _rowids(conn, found[0], found[1], listed)
+            if len(rowids) < listed:
+                found = (found[0], rowids)
+        if found is not None and isinstance(found[1], str) and found[0] != name and limit is not None and not joins:
+            # more: the trigram index reads every posting of the probe's trigrams, so first the
+            # rows a short walk in ``order`` passes: enough hits there are the answer.  The
             # walk is a subquery with its own LIMIT, which SQLite runs as a co-routine yielding
             # its rows in its ORDER BY (no outer sort: that would read the whole walk first)
             # (of the indexed columns only; the hits' whole rows are read by their rowid)
@@ -433,7 +440,7 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
             if len(rows) >= limit:
                 return rows
         if found is not None and isinstance(found[1], list):
-            # the word index named the candidates, read once when counted; the LIKE still decides
+            # an index named these candidates, read once; the LIKE still decides each one
             base = f"json_each(?) AS hit CROSS JOIN {base} ON {alias}.{spec.rowid} = hit.value"
             bound.insert(0, "[" + ",".join(str(rowid) for rowid in found[1]) + "]")
         elif found is not None:
@@ -449,28 +456,40 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     return conn.execute(sql, bound).fetchall()
 
 
-# Before reading a text's matches through the trigram index, a substring search with a limit
-# walks this many rows per wanted hit (at most WALK_MAX) in its order: a text most rows hold
-# fills the limit there, for less than the index's postings cost.
+# A substring search reads up to this many of the trigram index's candidates per wanted
+# hit (at most CANDIDATES_LISTED) as rowids: fewer, and they are the candidates.  With more,
+# and a limit, it first walks WALK_PER_HIT rows per wanted hit (at most WALK_MAX) in its
+# order: a text most rows hold fills the limit there, for less than the index's postings cost.
+LISTED_PER_HIT = 4
 WALK_PER_HIT, WALK_MAX = 20, 2000
+
+
+def _rowids(conn, name, expression, cap):
+    """The first ``cap`` rowids of index ``name`` matching ``expression``, read once."""
+    cursor = db.tuples(conn)
+    try:
+        return [row[0] for row in cursor.execute(f"SELECT rowid FROM {name} WHERE {match(name)} LIMIT ?",
+                                                 (expression, cap))]
+    finally:
+        cursor.close()
 
 
 def _narrowing(conn, name, text, cap):
     """``(index, MATCH expression)`` naming every row of ``name``'s content table that holds
     ``text`` as a substring (and maybe a few more), or None (read every row, in order).
 
-    First the word index (:func:`substring_probe`), when ``text`` gives a probe matching
-    fewer than ``cap`` rows: a few word postings are the cheapest candidates (the second
-    item may then be their rowids, read as they were counted: :func:`_candidates`).  Else the
-    trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three characters
-    or more (:func:`trigram_probe`)."""
+    The trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three
+    characters or more (:func:`trigram_probe`: two posting lists, whatever the text).  Else
+    the word index (:func:`substring_probe`), when ``text`` gives a probe matching fewer
+    than ``cap`` rows (the second item may then be their rowids, read as they were counted:
+    :func:`_candidates`)."""
+    trigram = TRIGRAMS.get(name)
+    if trigram is not None and len(text) >= 3 and has(conn, trigram):
+        return trigram, trigram_probe(text)
     probe = substring_probe(text) if has(conn, name) else None
     rowids = _candidates(conn, name, probe, cap) if probe is not None else None
     if rowids is not None:
         return name, rowids
-    trigram = TRIGRAMS.get(name)
-    if trigram is not None and len(text) >= 3 and has(conn, trigram):
-        return trigram, trigram_probe(text)
     return None
 
 
@@ -507,12 +526,7 @@ def _candidates(conn, name, probe, cap):
         return None
     if cap > CANDIDATES_LISTED:
         return probe if match_counts(conn, name, [probe], cap)[0] < cap else None
-    cursor = db.tuples(conn)
-    try:
-        rowids = [row[0] for row in cursor.execute(f"SELECT rowid FROM {name} WHERE {match(name)} LIMIT ?",
-                                                   (probe, cap))]
-    finally:
-        cursor.close()
+    rowids = _rowids(conn, name, probe, cap)
     return rowids if len(rowids) < cap else None
 
 

@@ -721,12 +721,13 @@ CREATE INDEX idx_tasks_queued_due ON tasks(due_at, created_at, seq, priority, id
 
 
 def m020_substring_index():
-    """A trigram index over the task text ``search`` matches (the six columns of
-    ``tasks_fts``), filled from the tasks already there.  Every run of three characters of
-    each column is indexed, case folded, so a substring search (``search`` without --rank)
-    reads only the tasks holding its text, whatever its words, instead of every task; the
-    LIKE still decides each one.  Homes whose SQLite has no FTS5, or an FTS5 without the
-    trigram tokenizer (before 3.34), go without it and search as before."""
+    """Trigram indexes over the text substring search matches: the task text ``search``
+    reads (the six columns of ``tasks_fts``) and the note content ``search-notes`` reads,
+    filled from the rows already there.  Every run of three characters of each column is
+    indexed, case folded, so a substring search reads only the rows holding its text,
+    whatever its words, instead of every row; the LIKE still decides each one.  Homes whose
+    SQLite has no FTS5, or an FTS5 without the trigram tokenizer (before 3.34), go without
+    them and search as before."""
     columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
     return """
 -- @fts5 trigram
@@ -735,8 +736,12 @@ CREATE VIRTUAL TABLE tasks_trigram_fts USING fts5(
     content='tasks', content_rowid='seq', tokenize='trigram'
 );
 """ + fts_triggers("tasks_trigram_fts", "tasks", "seq", columns) + """
+CREATE VIRTUAL TABLE notes_trigram_fts USING fts5(content, content='notes', content_rowid='id', tokenize='trigram');
+""" + fts_triggers("notes_trigram_fts", "notes", "id", ("content",)) + """
 INSERT INTO tasks_trigram_fts(tasks_trigram_fts) VALUES ('rebuild');
+INSERT INTO notes_trigram_fts(notes_trigram_fts) VALUES ('rebuild');
 INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
 -- @end
 """
 

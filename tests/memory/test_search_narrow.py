@@ -99,6 +99,7 @@ def _reads_the_index(seen):
 
 def test_a_query_of_several_words_reads_the_rows_the_index_names(conn, monkeypatch):
     _corpus(conn, 40, 3)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # the word index's path, as on an SQLite without trigrams
     seen = _statements(conn, monkeypatch)
     assert notes.search(conn, "rate limit") and _reads_the_index(seen)
     seen.clear()
@@ -111,13 +112,15 @@ def test_a_query_of_several_words_reads_the_rows_the_index_names(conn, monkeypat
 
 
 @pytest.mark.parametrize("query", ["limit", "ratelimit", "café rate", "rate limité"])
-def test_a_query_the_index_cannot_bound_reads_every_row(conn, monkeypatch, query):
+def test_a_query_the_word_index_cannot_bound_reads_every_row_or_the_trigram_index(conn, monkeypatch, query):
     _corpus(conn, 40, 4)
     seen = _statements(conn, monkeypatch)
-    notes.search(conn, query)
-    assert not _reads_the_index(seen)
-    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram index: tasks too
-    task_search.search(conn, query)
+    found = notes.search(conn, query), task_search.search(conn, query)
+    assert _reads_the_index(seen) == fts.has(conn, "notes_trigram_fts")
+    assert all("trigram_fts MATCH" in sql for sql in seen if "MATCH" in sql)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram indexes
+    seen.clear()
+    assert (notes.search(conn, query), task_search.search(conn, query)) == found
     assert not _reads_the_index(seen)
 
 
@@ -136,8 +139,12 @@ def test_a_query_whose_words_match_many_rows_reads_every_row_or_the_trigram_inde
     monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)
     seen = _statements(conn, monkeypatch)
     assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
-    # the notes are read whole; the tasks (no limit: every hit is wanted) through the trigrams
-    assert [sql for sql in seen if "MATCH" in sql] == [next(sql for sql in seen if "tasks_trigram_fts MATCH" in sql)]
+    if fts.has(conn, "tasks_trigram_fts"):  # the trigram indexes bound it whatever its words' counts
+        assert [_reads_the_index([sql]) for sql in seen if sql.startswith("SELECT")] == [True, True]
+    monkeypatch.setattr(fts, "TRIGRAMS", {})
+    seen.clear()
+    assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
+    assert not _reads_the_index(seen)
 
 
 def _paths(monkeypatch, call):
@@ -150,6 +157,7 @@ def _paths(monkeypatch, call):
     monkeypatch.setattr(fts, "WALK_MAX", 2000)
     found["walk, trigrams"] = call()
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", None)
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", None)
     found["every row"] = call()
     monkeypatch.undo()
     return found
@@ -161,14 +169,16 @@ TRICKY = QUERIES + ["CAFÉ RATE", "café", "Café Rate", "ÀB_C", "àb_c", "b_c 
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_search_through_the_trigram_index_answers_exactly_what_reading_every_task_did(conn, monkeypatch, seed):
+def test_search_through_the_trigram_indexes_answers_exactly_what_reading_every_row_did(conn, monkeypatch, seed):
     if not fts.has(conn, "tasks_trigram_fts"):
         pytest.skip("SQLite without the trigram tokenizer")
     _corpus(conn, 120, seed)
-    with db.write(conn):  # some texts rewritten and some tasks gone: the triggers keep the index in step
+    with db.write(conn):  # some texts rewritten and some rows gone: the triggers keep the indexes in step
         conn.execute("UPDATE tasks SET title = upper(title), blocked_reason = 'CAFÉ rate limit' WHERE seq % 5 = 0")
+        conn.execute("UPDATE notes SET content = upper(content) WHERE id % 4 = 0")
         conn.execute("DELETE FROM tasks WHERE seq % 11 = 0")
-    assert fts.drift(conn, "tasks_trigram_fts")["ok"]
+        conn.execute("UPDATE notes SET expires_at = '2000-01-01T00:00:00Z' WHERE id % 7 = 0 AND pinned = 0")
+    assert fts.drift(conn, "tasks_trigram_fts")["ok"] and fts.drift(conn, "notes_trigram_fts")["ok"]
     hits = walked = 0
     for query in TRICKY:
         for options in ({}, {"limit": 3}, {"limit": 1}, {"status": "queued", "project": "Trove"},
@@ -177,7 +187,12 @@ def test_search_through_the_trigram_index_answers_exactly_what_reading_every_tas
             assert len({repr(answer) for answer in found.values()}) == 1, (query, options)
             hits += len(found["every row"])
             walked += "limit" in options and len(found["every row"]) == options["limit"]
-    assert hits > 2000 and walked > 50, "the corpus matched almost nothing: the comparison proves little"
+        for options in ({}, {"limit": 2}, {"kind": "constraint", "project": "Infra"}, {"include_expired": True},
+                        {"status": "queued", "limit": 4}):
+            found = _paths(monkeypatch, lambda: notes.search(conn, query, **options))
+            assert len({repr(answer) for answer in found.values()}) == 1, (query, options)
+            hits += len(found["every row"])
+    assert hits > 3000 and walked > 50, "the corpus matched almost nothing: the comparison proves little"
 
 
 def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, monkeypatch):
@@ -231,6 +246,7 @@ def test_search_notes_through_the_door_with_injection_shaped_text(cli_json):
 
 
 def test_a_big_home_narrows_note_searches_up_to_a_quarter_of_its_notes(conn, monkeypatch):
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # the word index's path, as on an SQLite without trigrams
     tasks.create(conn, task_id="q1", project="Trove", title="quarter")
     for n in range(40):
         notes.add(conn, "q1", content=f"note {n}: " + ("the rate limit" if n < 9 else f"other words {n}"))
@@ -332,3 +348,20 @@ def test_the_trigram_probe_matches_every_row_holding_the_text(tmp_path):
         assert checked > 1000
     finally:
         scratch.close()
+
+
+def test_search_notes_reads_the_notes_the_trigram_index_names(conn, monkeypatch):
+    if not fts.has(conn, "notes_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks.create(conn, task_id="n1", project="Trove", title="notes")
+    for n in range(30):
+        notes.add(conn, "n1", content="retry payments nightly" if n == 7 else f"payments retry {n}")
+    seen = _statements(conn, monkeypatch)
+    assert [n["content"] for n in notes.search(conn, "Retry Payments", limit=5)] == ["retry payments nightly"]
+    narrowed = next(sql for sql in seen if "notes_trigram_fts MATCH" in sql)
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, [
+        fts.trigram_probe("Retry Payments"), "%x%", notes.clock.now_iso(), 5])]
+    assert plan[0].startswith("SCAN notes_trigram_fts VIRTUAL TABLE INDEX 0:M"), plan
+    assert plan[1] == "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)", plan
+    assert not any(p.startswith(("SCAN n", "SCAN t")) and "VIRTUAL" not in p for p in plan), plan
+    assert [n["content"] for n in notes.search(conn, "ry pa")] == ["retry payments nightly"]  # a piece of words
