@@ -460,7 +460,7 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
 # hit (at most CANDIDATES_LISTED) as rowids: fewer, and they are the candidates.  With more,
 # and a limit, it first walks WALK_PER_HIT rows per wanted hit (at most WALK_MAX) in its
 # order: a text most rows hold fills the limit there, for less than the index's postings cost.
-LISTED_PER_HIT = 4
+LISTED_PER_HIT = 20
 WALK_PER_HIT, WALK_MAX = 20, 2000
 
 
@@ -500,14 +500,16 @@ def trigram_probe(text):
 
     A text of up to five characters is one quoted phrase: its consecutive trigrams are
     exactly its occurrences.  A longer one is a NEAR group of its first and its last
-    trigram, within its length of each other: wherever ``text`` occurs both do, that far
-    apart (the tokenizer emits one trigram per character, so a trigram's position is its
-    offset).  FTS5 reads every posting of each trigram of a query, so a text of common
-    words costs about as much as two of them, whatever its length; the rows holding both
-    near each other but not the text are few, and the LIKE turns them away."""
+    trigram (and the middle one, from fifteen characters), within its length of each other:
+    wherever ``text`` occurs they all do, that far apart (the tokenizer emits one trigram
+    per character, so a trigram's position is its offset).  FTS5 reads every posting of
+    each trigram of a query, so a text of common words costs about as much as two or three
+    of them, whatever its length; the rows holding them near each other but not the text
+    are few, and the LIKE turns them away."""
     if len(text) <= 5:
         return quote(text)
-    return f"NEAR({quote(text[:3])} {quote(text[-3:])}, {len(text)})"
+    starts = (0, (len(text) - 3) // 2, len(text) - 3) if len(text) >= 15 else (0, len(text) - 3)
+    return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
 
 
 # A substring search whose cap on candidates is at most this takes the word index's

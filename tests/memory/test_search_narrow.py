@@ -204,6 +204,11 @@ def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, mo
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 10)
     seen = _statements(conn, monkeypatch)
     assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
+    # its 30 candidates (both ends of the text near each other) are read as rowids, once
+    assert [_reads_the_index([sql]) and "json_each" in sql for sql in seen if "LIKE" in sql] == [True]
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # 5 are too few: walk first, then match
+    seen.clear()
+    assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
     walk, narrowed = [sql for sql in seen if "LIKE" in sql]
     plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, ['"Retry Payments"', *["%x%"] * 6, 5])]
     assert plan[0].startswith("SCAN tasks_trigram_fts VIRTUAL TABLE INDEX 0:M"), plan
@@ -313,9 +318,10 @@ def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
 @pytest.mark.parametrize("text,expected", [
     ("abc", '"abc"'), ('a"bc', '"a""bc"'), ("rate ", '"rate "'), ("rate l", 'NEAR("rat" "e l", 6)'),
     ("rate limit", 'NEAR("rat" "mit", 10)'), ('"x" y "z"', 'NEAR("""x""" """z""", 9)'),
-    ("aaaaaaaaaa", 'NEAR("aaa" "aaa", 10)'),
+    ("aaaaaaaaaa", 'NEAR("aaa" "aaa", 10)'), ("retry payments", 'NEAR("ret" "nts", 14)'),
+    ("schema migration worker", 'NEAR("sch" "rat" "ker", 23)'), ("abcdefghijklmno", 'NEAR("abc" "ghi" "mno", 15)'),
 ])
-def test_the_trigram_probe_is_a_phrase_or_a_near_group_of_its_ends(text, expected):
+def test_the_trigram_probe_is_a_phrase_or_a_near_group_of_its_ends_and_middle(text, expected):
     assert fts.trigram_probe(text) == expected
 
 
@@ -357,6 +363,13 @@ def test_search_notes_reads_the_notes_the_trigram_index_names(conn, monkeypatch)
     for n in range(30):
         notes.add(conn, "n1", content="retry payments nightly" if n == 7 else f"payments retry {n}")
     seen = _statements(conn, monkeypatch)
+    assert [n["content"] for n in notes.search(conn, "Retry Payments", limit=5)] == ["retry payments nightly"]
+    listed = next(sql for sql in seen if "json_each(?) AS hit" in sql and "LIKE" in sql)  # 30 candidates, as rowids
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + listed, ["[1,2]", "%x%", notes.clock.now_iso(), 5])]
+    assert plan[:2] == ["SCAN hit VIRTUAL TABLE INDEX 1:", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"], plan
+    assert not any(p.startswith(("SCAN n", "SCAN t")) for p in plan), plan
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # more candidates than that: matched in the search itself
+    seen.clear()
     assert [n["content"] for n in notes.search(conn, "Retry Payments", limit=5)] == ["retry payments nightly"]
     narrowed = next(sql for sql in seen if "notes_trigram_fts MATCH" in sql)
     plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, [
