@@ -532,6 +532,14 @@ def _candidates(conn, name, probe, cap):
     return rowids if len(rowids) < cap else None
 
 
+def _with_text(spec, prefix=""):
+    """The condition true of a content row that index ``spec`` holds tokens of: an indexed
+    column with text (of three characters or more for a trigram index)."""
+    if spec.name in TRIGRAMS.values():
+        return " OR ".join(f"length(coalesce({prefix}{column}, '')) >= 3" for column in spec.columns)
+    return " OR ".join(f"coalesce({prefix}{column}, '') != ''" for column in spec.columns)
+
+
 def window_drifts(conn, name, after, upto):
     """True when index ``name`` and its content table may disagree about a content rowid in
     ``(after, upto]``: a content row with text and no indexed size there, or an indexed
@@ -542,7 +550,7 @@ def window_drifts(conn, name, after, upto):
     so this flags every rowid :func:`drift` would name in the range (and a few it clears: a
     document whose tokens were only partly deleted).  Reads only."""
     spec = index(name)
-    nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
+    nonempty = _with_text(spec, "c.")
     # a size row counts tokens when its varints are not all zero bytes
     texts = f"SELECT c.{spec.rowid} FROM main.{spec.table} c WHERE c.{spec.rowid} > ?1 AND c.{spec.rowid} <= ?2" \
             f" AND ({nonempty})"
@@ -560,16 +568,25 @@ def drift(conn, name):
     content rowids with text that the index lacks, ``stale`` indexed rowids no content row
     has (both capped at 100, with totals).  ``method`` is ``fts5vocab`` or, on builds without
     that module, ``count`` (which can only compare totals).  Reads only.
+
+    A trigram index (:data:`TRIGRAMS`) is read through its own per-document record instead
+    (``method`` ``docsize``: the documents whose recorded size counts tokens; FTS5 writes
+    and deletes it with their postings): it holds a posting per character of every row, and
+    listing its documents through ``fts5vocab`` would read them all (minutes at a million
+    rows).  Its text is a column of three characters or more (a shorter one has no trigram).
     """
     spec = index(name)
     if not has(conn, name):
         return {"index": name, "method": "absent", "ok": True, "indexed": 0, "source": 0,
                 "missing": [], "missing_total": 0, "stale": [], "stale_total": 0}
     vocab = f"temp.{name}_vocab_instance"
-    nonempty = " OR ".join(f"coalesce({column}, '') != ''" for column in spec.columns)
-    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {nonempty}"
+    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {_with_text(spec)}"
+    method, docs = "fts5vocab", f"SELECT DISTINCT doc FROM {vocab}"
+    if name in TRIGRAMS.values():
+        method, docs = "docsize", f"SELECT id FROM main.{name}_docsize WHERE sz <> zeroblob(length(sz))"
     try:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {name}, instance)")
+        if method == "fts5vocab":
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {name}, instance)")
     except sqlite3.OperationalError:
         indexed = conn.execute(f"SELECT count(*) FROM {name}_docsize").fetchone()[0]
         source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
@@ -579,7 +596,7 @@ def drift(conn, name):
     try:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_drift_docs(doc INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM temp.fts_drift_docs")
-        conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs SELECT DISTINCT doc FROM {vocab}")
+        conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs {docs}")
         indexed = conn.execute("SELECT count(*) FROM temp.fts_drift_docs").fetchone()[0]
         source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
         missing_sql = f"SELECT {spec.rowid} FROM ({source_sql}) WHERE {spec.rowid} NOT IN (SELECT doc FROM temp.fts_drift_docs)"
@@ -592,7 +609,7 @@ def drift(conn, name):
         # the two temp tables stay for the connection's life (a doctor sweep checks every
         # index in turn, and creating and dropping them is most of an empty index's cost)
         conn.execute("DELETE FROM temp.fts_drift_docs")
-    return {"index": name, "method": "fts5vocab", "ok": not missing_total and not stale_total,
+    return {"index": name, "method": method, "ok": not missing_total and not stale_total,
             "indexed": indexed, "source": source, "missing": missing, "missing_total": missing_total,
             "stale": stale, "stale_total": stale_total}
 
