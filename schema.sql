@@ -400,6 +400,43 @@ CREATE TRIGGER session_messages_fts_au AFTER UPDATE OF content ON session_messag
 END;
 -- @end
 
+-- Substring search's indexes (migration 20): every three characters of the task text search
+-- matches and of the note content search-notes matches, case folded, so LIKE '%text%' reads
+-- only the rows holding the text.  Need the trigram tokenizer (SQLite 3.34+); skipped without it.
+-- @fts5 trigram
+CREATE VIRTUAL TABLE tasks_trigram_fts USING fts5(
+    id, project, title, description, next_action, blocked_reason,
+    content='tasks', content_rowid='seq', tokenize='trigram'
+);
+CREATE TRIGGER tasks_trigram_fts_ai AFTER INSERT ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+CREATE TRIGGER tasks_trigram_fts_ad AFTER DELETE ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+END;
+CREATE TRIGGER tasks_trigram_fts_au AFTER UPDATE OF id, project, title, description, next_action, blocked_reason ON tasks BEGIN
+    INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES ('delete', old.seq, old.id, old.project, old.title, old.description, old.next_action, old.blocked_reason);
+    INSERT INTO tasks_trigram_fts(rowid, id, project, title, description, next_action, blocked_reason)
+    VALUES (new.seq, new.id, new.project, new.title, new.description, new.next_action, new.blocked_reason);
+END;
+CREATE VIRTUAL TABLE notes_trigram_fts USING fts5(content, content='notes', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER notes_trigram_fts_ai AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_trigram_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER notes_trigram_fts_ad AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_trigram_fts(notes_trigram_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER notes_trigram_fts_au AFTER UPDATE OF content ON notes BEGIN
+    INSERT INTO notes_trigram_fts(notes_trigram_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO notes_trigram_fts(rowid, content) VALUES (new.id, new.content);
+END;
+INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+
 -- semantic memories and the temporal fact graph (migration 5)
 CREATE TABLE memories (
     seq           INTEGER PRIMARY KEY,

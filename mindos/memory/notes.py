@@ -41,9 +41,10 @@ DEFAULT_KIND = "fact"
 DEFAULT_SOURCE = "operator"
 MAX_TTL_HOURS = 87600  # ten years
 MAX_QUERY = 1000
-# A substring search reads only the notes the index names for the query (fts.substring_probe)
-# when they are fewer than this, or than a quarter of the indexed notes in a bigger home
-# (otherwise every live note, as it must for a one-word query).
+# A substring search of three characters or more reads only the notes the trigram index
+# names (fts.trigram_probe); without that index, only those the word index names
+# (fts.substring_probe) when they are fewer than this, or than a quarter of the indexed notes
+# in a bigger home (otherwise every live note, as it must for a one-word query).
 SUBSTRING_NARROW = 25000
 
 _COLUMN_NAMES = ("id", "task_id", "kind", "content", "source", "pinned", "expires_at", "supersedes", "superseded_by",
@@ -370,7 +371,10 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         # conjunctive over query words, each word matching through its stems and synonyms
         expression = " AND ".join(group.expression() for group in retrieval.groups(query))
     narrow = None
-    if not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
+    trigram = fts.TRIGRAMS.get("notes_fts")
+    if not rank and SUBSTRING_NARROW and len(query) >= 3 and trigram and fts.has(conn, trigram):
+        narrow = SUBSTRING_NARROW  # the trigram index names the notes holding the text (fts.trigram_probe)
+    elif not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
         narrow = max(SUBSTRING_NARROW, fts.totals(conn, "notes_fts")[0] // 4)
     wanted = limit * hybrid.POOL if rerank else limit
     if expression is not None:  # scored first, then only the best joined (fts.ranked_rows)

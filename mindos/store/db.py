@@ -269,7 +269,7 @@ def _create_home(home, path):
 
 # The schema version this code writes: the number of numbered migrations (a test holds it to
 # len(migrations.MIGRATIONS)), kept here so a call on a current home never loads them.
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 
 
 # Columns the schema derives from other rows and keeps by triggers (never part of what a
@@ -302,18 +302,38 @@ def fts5_supported():
         probe.close()
 
 
-def split_statements(script, *, with_fts=True):
-    """Split an SQL script into complete statements, dropping ``-- @fts5`` blocks if asked."""
+def trigram_supported():
+    """True when this SQLite build's FTS5 has the trigram tokenizer (SQLite 3.34 and later)."""
+    if not fts5_supported():
+        return False
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='trigram')")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        probe.close()
+
+
+def split_statements(script, *, with_fts=True, with_trigram=None):
+    """Split an SQL script into complete statements, dropping ``-- @fts5`` blocks if asked.
+    A ``-- @fts5 trigram`` block needs the trigram tokenizer too: dropped without FTS5, and
+    on a build without that tokenizer (``with_trigram``; None: probed when met)."""
     statements, buffer, in_fts = [], [], False
     for line in script.splitlines():
         marker = line.strip()
-        if marker == "-- @fts5":
-            in_fts = True
+        if marker in ("-- @fts5", "-- @fts5 trigram"):
+            in_fts = marker
+            if marker != "-- @fts5" and with_fts and with_trigram is None:
+                with_trigram = trigram_supported()
             continue
         if marker == "-- @end":
             in_fts = False
             continue
         if in_fts and not with_fts:
+            continue
+        if in_fts == "-- @fts5 trigram" and not with_trigram:
             continue
         if not buffer and (not marker or marker.startswith("--")):
             continue

@@ -44,7 +44,16 @@ INDEXES = {
     "memories_fts": Index("memories_fts", "memories", "seq", ("content", "tags"), "m"),
     "facts_fts": Index("facts_fts", "facts", "id", ("subject", "predicate", "object", "source"), "f"),
     "session_messages_fts": Index("session_messages_fts", "session_messages", "id", ("content",), "m"),
+    # substring search's trigram index (tokenize='trigram'): searched through TRIGRAMS only
+    "tasks_trigram_fts": Index("tasks_trigram_fts", "tasks", "seq",
+                               ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
+    "notes_trigram_fts": Index("notes_trigram_fts", "notes", "id", ("content",), "n"),
 }
+
+# The trigram index beside a word index: the same content table and columns, every run of
+# three characters indexed (case folded), so it names exactly the rows holding a text of
+# three characters or more as a substring, whatever its words (see :func:`text_search`).
+TRIGRAMS = {"tasks_fts": "tasks_trigram_fts", "notes_fts": "notes_trigram_fts"}
 
 
 
@@ -387,10 +396,12 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     against the index's alias; ``params`` bind the ``where`` fragments.
 
     ``narrow`` (a row count): a substring search over the indexed columns reads only the
-    rows the index names for the text (:func:`substring_probe`) when they are fewer than
-    ``narrow``; the same rows come back (``order`` must be a total order: the rows are
-    then read in another order and sorted).  More of them, or no probe: every row is read,
-    as without it.
+    rows an index names for the text (:func:`_narrowing`: the trigram index beside ``name``
+    when there is one and the text has three characters or more, after a short walk in
+    ``order`` when there is a ``limit`` and no ``joins``; else the word index's
+    :func:`substring_probe` when it names fewer than ``narrow`` rows); the same rows come
+    back (``order`` must be a total order: the rows are then read in another order and
+    sorted).  No probe: every row is read, as without it.
     """
     spec = index(name)
     alias = spec.alias
@@ -404,14 +415,39 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
                f" {joins} WHERE {' AND '.join(clauses)} ORDER BY score, {ranked_order}")
         bound = [expression, *params]
     else:
-        condition, bound = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
+        condition, patterns = like_any([f"{alias}.{column}" for column in like_columns or spec.columns], [text])
         clauses = [condition, *where]
-        bound = [*bound, *params]
-        probe = substring_probe(text) if narrow and like_columns is None and has(conn, name) else None
-        if probe is not None and _fewer(conn, name, probe, narrow):
-            # the index names the candidates; the LIKE still decides each one
-            base = f"{name} CROSS JOIN {base} ON {alias}.{spec.rowid} = {name}.rowid"
-            clauses.insert(0, match(name))
+        bound = [*patterns, *params]
+        found = _narrowing(conn, name, text, narrow) if narrow and like_columns is None else None
+        if found is not None and found[0] != name:
+            # a few candidates are read from the trigram index once, as rowids
+            listed = CANDIDATES_LISTED if limit is None else min(limit * LISTED_PER_HIT, CANDIDATES_LISTED)
+            rowids = _rowids(conn, found[0], found[1], listed)
+            if len(rowids) < listed:
+                found = (found[0], rowids)
+        if found is not None and isinstance(found[1], str) and found[0] != name and limit is not None and not joins:
+            # more: the trigram index reads every posting of the probe's trigrams, so first the
+            # rows a short walk in ``order`` passes: enough hits there are the answer.  The
+            # walk is a subquery with its own LIMIT, which SQLite runs as a co-routine yielding
+            # its rows in its ORDER BY (no outer sort: that would read the whole walk first)
+            # (of the indexed columns only; the hits' whole rows are read by their rowid)
+            kept = ", ".join(f"{alias}.{column}" for column in (spec.rowid, *spec.columns))
+            inner = f"SELECT {kept} FROM {base} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
+            walked, _ = like_any([f"w.{column}" for column in spec.columns], [text])
+            rows = conn.execute(f"SELECT {select} FROM ({inner}) AS w CROSS JOIN {base} ON {alias}.{spec.rowid} ="
+                                f" w.{spec.rowid} WHERE {walked} LIMIT ?",
+                                [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
+            if len(rows) >= limit:
+                return rows
+        if found is not None and isinstance(found[1], list):
+            # an index named these candidates, read once; the LIKE still decides each one
+            base = f"json_each(?) AS hit CROSS JOIN {base} ON {alias}.{spec.rowid} = hit.value"
+            bound.insert(0, "[" + ",".join(str(rowid) for rowid in found[1]) + "]")
+        elif found is not None:
+            # the trigram index names the candidates; the LIKE still decides each one
+            probed, probe = found
+            base = f"{probed} CROSS JOIN {base} ON {alias}.{spec.rowid} = {probed}.rowid"
+            clauses.insert(0, match(probed))
             bound.insert(0, probe)
         sql = f"SELECT {select} FROM {base} {joins} WHERE {' AND '.join(clauses)} ORDER BY {order}"
     if limit is not None:
@@ -420,13 +456,88 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     return conn.execute(sql, bound).fetchall()
 
 
-def _fewer(conn, name, probe, cap):
-    """Whether fewer than ``cap`` rows of index ``name`` match ``probe``.  A prefix is first
-    counted as the whole word: its one posting list read up to ``cap`` is cheap, while a
-    prefix merges the lists of every word it starts, and as many whole-word rows settle it."""
+# A substring search reads up to this many of the trigram index's candidates per wanted
+# hit (at most CANDIDATES_LISTED) as rowids: fewer, and they are the candidates.  With more,
+# and a limit, it first walks WALK_PER_HIT rows per wanted hit (at most WALK_MAX) in its
+# order: a text most rows hold fills the limit there, for less than the index's postings cost.
+LISTED_PER_HIT = 20
+WALK_PER_HIT, WALK_MAX = 20, 2000
+
+
+def _rowids(conn, name, expression, cap):
+    """The first ``cap`` rowids of index ``name`` matching ``expression``, read once."""
+    cursor = db.tuples(conn)
+    try:
+        return [row[0] for row in cursor.execute(f"SELECT rowid FROM {name} WHERE {match(name)} LIMIT ?",
+                                                 (expression, cap))]
+    finally:
+        cursor.close()
+
+
+def _narrowing(conn, name, text, cap):
+    """``(index, MATCH expression)`` naming every row of ``name``'s content table that holds
+    ``text`` as a substring (and maybe a few more), or None (read every row, in order).
+
+    The trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three
+    characters or more (:func:`trigram_probe`: two posting lists, whatever the text).  Else
+    the word index (:func:`substring_probe`), when ``text`` gives a probe matching fewer
+    than ``cap`` rows (the second item may then be their rowids, read as they were counted:
+    :func:`_candidates`)."""
+    trigram = TRIGRAMS.get(name)
+    if trigram is not None and len(text) >= 3 and has(conn, trigram):
+        return trigram, trigram_probe(text)
+    probe = substring_probe(text) if has(conn, name) else None
+    rowids = _candidates(conn, name, probe, cap) if probe is not None else None
+    if rowids is not None:
+        return name, rowids
+    return None
+
+
+def trigram_probe(text):
+    """A MATCH expression for a trigram index that every row holding ``text`` (three
+    characters or more) as a substring satisfies, case folded as the index folds (Unicode
+    folding: more than LIKE's ASCII, never less), and few others do.
+
+    A text of up to five characters is one quoted phrase: its consecutive trigrams are
+    exactly its occurrences.  A longer one is a NEAR group of its first and its last
+    trigram (and the middle one, from fifteen characters), within its length of each other:
+    wherever ``text`` occurs they all do, that far apart (the tokenizer emits one trigram
+    per character, so a trigram's position is its offset).  FTS5 reads every posting of
+    each trigram of a query, so a text of common words costs about as much as two or three
+    of them, whatever its length; the rows holding them near each other but not the text
+    are few, and the LIKE turns them away."""
+    if len(text) <= 5:
+        return quote(text)
+    starts = (0, (len(text) - 3) // 2, len(text) - 3) if len(text) >= 15 else (0, len(text) - 3)
+    return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
+
+
+# A substring search whose cap on candidates is at most this takes the word index's
+# candidates as a list of rowids, read once (:func:`_candidates`); with a higher cap, they
+# are counted and then matched again by the search (a long list costs more than that).
+CANDIDATES_LISTED = 2000
+
+
+def _candidates(conn, name, probe, cap):
+    """What names the rows of index ``name`` matching ``probe`` when they are fewer than
+    ``cap``: their rowids, read here, when ``cap`` is at most CANDIDATES_LISTED, else
+    ``probe`` itself (counted here); None when there are more.  A prefix is first counted
+    as the whole word: its one posting list read up to ``cap`` is cheap, while a prefix
+    merges the lists of every word it starts, and as many whole-word rows settle it."""
     if probe.endswith("*") and match_counts(conn, name, [probe[:-1]], cap)[0] >= cap:
-        return False
-    return match_counts(conn, name, [probe], cap)[0] < cap
+        return None
+    if cap > CANDIDATES_LISTED:
+        return probe if match_counts(conn, name, [probe], cap)[0] < cap else None
+    rowids = _rowids(conn, name, probe, cap)
+    return rowids if len(rowids) < cap else None
+
+
+def _with_text(spec, prefix=""):
+    """The condition true of a content row that index ``spec`` holds tokens of: an indexed
+    column with text (of three characters or more for a trigram index)."""
+    if spec.name in TRIGRAMS.values():
+        return " OR ".join(f"length(coalesce({prefix}{column}, '')) >= 3" for column in spec.columns)
+    return " OR ".join(f"coalesce({prefix}{column}, '') != ''" for column in spec.columns)
 
 
 def window_drifts(conn, name, after, upto):
@@ -439,7 +550,7 @@ def window_drifts(conn, name, after, upto):
     so this flags every rowid :func:`drift` would name in the range (and a few it clears: a
     document whose tokens were only partly deleted).  Reads only."""
     spec = index(name)
-    nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
+    nonempty = _with_text(spec, "c.")
     # a size row counts tokens when its varints are not all zero bytes
     texts = f"SELECT c.{spec.rowid} FROM main.{spec.table} c WHERE c.{spec.rowid} > ?1 AND c.{spec.rowid} <= ?2" \
             f" AND ({nonempty})"
@@ -457,16 +568,25 @@ def drift(conn, name):
     content rowids with text that the index lacks, ``stale`` indexed rowids no content row
     has (both capped at 100, with totals).  ``method`` is ``fts5vocab`` or, on builds without
     that module, ``count`` (which can only compare totals).  Reads only.
+
+    A trigram index (:data:`TRIGRAMS`) is read through its own per-document record instead
+    (``method`` ``docsize``: the documents whose recorded size counts tokens; FTS5 writes
+    and deletes it with their postings): it holds a posting per character of every row, and
+    listing its documents through ``fts5vocab`` would read them all (minutes at a million
+    rows).  Its text is a column of three characters or more (a shorter one has no trigram).
     """
     spec = index(name)
     if not has(conn, name):
         return {"index": name, "method": "absent", "ok": True, "indexed": 0, "source": 0,
                 "missing": [], "missing_total": 0, "stale": [], "stale_total": 0}
     vocab = f"temp.{name}_vocab_instance"
-    nonempty = " OR ".join(f"coalesce({column}, '') != ''" for column in spec.columns)
-    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {nonempty}"
+    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {_with_text(spec)}"
+    method, docs = "fts5vocab", f"SELECT DISTINCT doc FROM {vocab}"
+    if name in TRIGRAMS.values():
+        method, docs = "docsize", f"SELECT id FROM main.{name}_docsize WHERE sz <> zeroblob(length(sz))"
     try:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {name}, instance)")
+        if method == "fts5vocab":
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {name}, instance)")
     except sqlite3.OperationalError:
         indexed = conn.execute(f"SELECT count(*) FROM {name}_docsize").fetchone()[0]
         source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
@@ -476,7 +596,7 @@ def drift(conn, name):
     try:
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_drift_docs(doc INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM temp.fts_drift_docs")
-        conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs SELECT DISTINCT doc FROM {vocab}")
+        conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs {docs}")
         indexed = conn.execute("SELECT count(*) FROM temp.fts_drift_docs").fetchone()[0]
         source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
         missing_sql = f"SELECT {spec.rowid} FROM ({source_sql}) WHERE {spec.rowid} NOT IN (SELECT doc FROM temp.fts_drift_docs)"
@@ -489,7 +609,7 @@ def drift(conn, name):
         # the two temp tables stay for the connection's life (a doctor sweep checks every
         # index in turn, and creating and dropping them is most of an empty index's cost)
         conn.execute("DELETE FROM temp.fts_drift_docs")
-    return {"index": name, "method": "fts5vocab", "ok": not missing_total and not stale_total,
+    return {"index": name, "method": method, "ok": not missing_total and not stale_total,
             "indexed": indexed, "source": source, "missing": missing, "missing_total": missing_total,
             "stale": stale, "stale_total": stale_total}
 

@@ -769,8 +769,35 @@ END;
 """
 
 
+def m021_substring_index():
+    """Trigram indexes over the text substring search matches: the task text ``search``
+    reads (the six columns of ``tasks_fts``) and the note content ``search-notes`` reads,
+    filled from the rows already there.  Every run of three characters of each column is
+    indexed, case folded, so a substring search reads only the rows holding its text,
+    whatever its words, instead of every row; the LIKE still decides each one.  Homes whose
+    SQLite has no FTS5, or an FTS5 without the trigram tokenizer (before 3.34), go without
+    them and search as before."""
+    columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
+    return """
+-- @fts5 trigram
+CREATE VIRTUAL TABLE tasks_trigram_fts USING fts5(
+    id, project, title, description, next_action, blocked_reason,
+    content='tasks', content_rowid='seq', tokenize='trigram'
+);
+""" + fts_triggers("tasks_trigram_fts", "tasks", "seq", columns) + """
+CREATE VIRTUAL TABLE notes_trigram_fts USING fts5(content, content='notes', content_rowid='id', tokenize='trigram');
+""" + fts_triggers("notes_trigram_fts", "notes", "id", ("content",)) + """
+INSERT INTO tasks_trigram_fts(tasks_trigram_fts) VALUES ('rebuild');
+INSERT INTO notes_trigram_fts(notes_trigram_fts) VALUES ('rebuild');
+INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
+INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
-              m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness]
+              m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
+              m021_substring_index]

@@ -1,6 +1,8 @@
-"""Substring search through the full-text index: ``search`` and ``search-notes`` without
---rank read only the rows the index names for a query of several words
-(:func:`mindos.store.fts.substring_probe`), and answer exactly what reading every row did."""
+"""Substring search through the full-text indexes: ``search`` and ``search-notes`` without
+--rank read only the rows the word index names for a query of several words
+(:func:`mindos.store.fts.substring_probe`), and ``search`` the rows its trigram index names
+for any query of three characters or more; either way they answer exactly what reading
+every row did."""
 
 import random
 
@@ -17,7 +19,8 @@ PIECES = ["rate limit", "RATE LIMIT", "Rate-Limit", "rate_limit", "ratelimit", "
           "first-rate limited", "rate limiter", "rate\tlimit", "the limit rate", "rate lim", "café rate limit",
           "rate limité", "déjà vu rate limits", "ß rate limit ß", "schema migration worker", "migration workers",
           "schema-migration worker", "migration worker's", "100% done", "C:\\tmp\\rate limit", "a_b c", "x y", "",
-          "retry path", "deploy gateway", "gateway deploy", "cache api", "CACHE APIs", "cacheapi", "v2 api"]
+          "retry path", "deploy gateway", "gateway deploy", "cache api", "CACHE APIs", "cacheapi", "v2 api",
+          "CAFÉ Rate Limit", "ÀB_C 50% off", "Straße rate"]
 QUERIES = ["rate limit", "RATE limit", "rate-limit", "rate  limit", "ate limi", " limit", "rate limit ", "e l",
            "migration worker", "schema migration worker", "n worker", "worker's", "100% done", "% d", "\\tmp\\rate",
            "a_b c", "_b c", "x y", "cache api", "che ap", "ap", "café rate", "rate limité", "v2 api", "y",
@@ -89,38 +92,146 @@ def _statements(conn, monkeypatch):
 
 
 def _reads_the_index(seen):
-    return any("MATCH" in sql and "LIKE" in sql for sql in seen)
+    """Whether a search statement read the rows an index named: through its MATCH, or through
+    the list of rowids it matched (fts._candidates)."""
+    return any(("MATCH" in sql or "json_each(?) AS hit" in sql) and "LIKE" in sql for sql in seen)
 
 
 def test_a_query_of_several_words_reads_the_rows_the_index_names(conn, monkeypatch):
     _corpus(conn, 40, 3)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # the word index's path, as on an SQLite without trigrams
     seen = _statements(conn, monkeypatch)
     assert notes.search(conn, "rate limit") and _reads_the_index(seen)
     seen.clear()
     assert task_search.search(conn, "rate limit") and _reads_the_index(seen)
-    plan = " ".join(row[3] for row in conn.execute(
-        "EXPLAIN QUERY PLAN " + next(sql for sql in seen if "MATCH" in sql and "LIKE" in sql),
-        ['"limit"*', *["%rate limit%"] * 6]))
-    assert plan.startswith("SCAN tasks_fts VIRTUAL TABLE"), plan
+    # the word index's few candidates are read once, as rowids, and then only their rows
+    listed = next(sql for sql in seen if "json_each(?) AS hit" in sql and "LIKE" in sql)
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + listed, ["[1,2,3]", *["%rate limit%"] * 6])]
+    assert plan[:2] == ["SCAN hit VIRTUAL TABLE INDEX 1:", "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"], plan
+    assert "MATCH" not in listed
 
 
 @pytest.mark.parametrize("query", ["limit", "ratelimit", "café rate", "rate limité"])
-def test_a_query_the_index_cannot_bound_reads_every_row(conn, monkeypatch, query):
+def test_a_query_the_word_index_cannot_bound_reads_every_row_or_the_trigram_index(conn, monkeypatch, query):
     _corpus(conn, 40, 4)
     seen = _statements(conn, monkeypatch)
-    notes.search(conn, query)
+    found = notes.search(conn, query), task_search.search(conn, query)
+    assert _reads_the_index(seen) == fts.has(conn, "notes_trigram_fts")
+    assert all("trigram_fts MATCH" in sql for sql in seen if "MATCH" in sql)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram indexes
+    seen.clear()
+    assert (notes.search(conn, query), task_search.search(conn, query)) == found
+    assert not _reads_the_index(seen)
+
+
+@pytest.mark.parametrize("query", ["ap", "y", "% ", "é"])
+def test_a_query_under_three_characters_reads_every_task(conn, monkeypatch, query):
+    _corpus(conn, 40, 4)
+    seen = _statements(conn, monkeypatch)
     task_search.search(conn, query)
     assert not _reads_the_index(seen)
 
 
-def test_a_query_whose_words_match_many_rows_reads_every_row(conn, monkeypatch):
+def test_a_query_whose_words_match_many_rows_reads_every_row_or_the_trigram_index(conn, monkeypatch):
     _corpus(conn, 60, 5)
     every = task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 3)
     monkeypatch.setattr(notes, "SUBSTRING_NARROW", 3)
     seen = _statements(conn, monkeypatch)
     assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
+    if fts.has(conn, "tasks_trigram_fts"):  # the trigram indexes bound it whatever its words' counts
+        assert [_reads_the_index([sql]) for sql in seen if sql.startswith("SELECT")] == [True, True]
+    monkeypatch.setattr(fts, "TRIGRAMS", {})
+    seen.clear()
+    assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
     assert not _reads_the_index(seen)
+
+
+def _paths(monkeypatch, call):
+    """``call()`` as it runs, through the trigram index alone (no word probe, no walk first),
+    walking first then through the trigram index, and reading every row."""
+    found = {"as it runs": call()}
+    monkeypatch.setattr(fts, "substring_probe", lambda text: None)
+    monkeypatch.setattr(fts, "WALK_MAX", 0)
+    found["trigrams"] = call()
+    monkeypatch.setattr(fts, "WALK_MAX", 2000)
+    found["walk, trigrams"] = call()
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", None)
+    monkeypatch.setattr(notes, "SUBSTRING_NARROW", None)
+    found["every row"] = call()
+    monkeypatch.undo()
+    return found
+
+
+TRICKY = QUERIES + ["CAFÉ RATE", "café", "Café Rate", "ÀB_C", "àb_c", "b_c 50%", "50% off", "STRASSE", "straße rate",
+                    "%%%", "___", "\\\\", '"""', "e_l", "LIMIT", "te l", "IMIT", "rate limit 1", "zzz", "s00", "s01",
+                    "Trove", "TROVE", "rove", "ove", "ß r", "É R"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_search_through_the_trigram_indexes_answers_exactly_what_reading_every_row_did(conn, monkeypatch, seed):
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    _corpus(conn, 120, seed)
+    with db.write(conn):  # some texts rewritten and some rows gone: the triggers keep the indexes in step
+        conn.execute("UPDATE tasks SET title = upper(title), blocked_reason = 'CAFÉ rate limit' WHERE seq % 5 = 0")
+        conn.execute("UPDATE notes SET content = upper(content) WHERE id % 4 = 0")
+        conn.execute("DELETE FROM tasks WHERE seq % 11 = 0")
+        conn.execute("UPDATE notes SET expires_at = '2000-01-01T00:00:00Z' WHERE id % 7 = 0 AND pinned = 0")
+    assert fts.drift(conn, "tasks_trigram_fts")["ok"] and fts.drift(conn, "notes_trigram_fts")["ok"]
+    hits = walked = 0
+    for query in TRICKY:
+        for options in ({}, {"limit": 3}, {"limit": 1}, {"status": "queued", "project": "Trove"},
+                        {"priority": "P1", "limit": 4}, {"project": "Infra", "limit": 50}):
+            found = _paths(monkeypatch, lambda: task_search.search(conn, query, **options))
+            assert len({repr(answer) for answer in found.values()}) == 1, (query, options)
+            hits += len(found["every row"])
+            walked += "limit" in options and len(found["every row"]) == options["limit"]
+        for options in ({}, {"limit": 2}, {"kind": "constraint", "project": "Infra"}, {"include_expired": True},
+                        {"status": "queued", "limit": 4}):
+            found = _paths(monkeypatch, lambda: notes.search(conn, query, **options))
+            assert len({repr(answer) for answer in found.values()}) == 1, (query, options)
+            hits += len(found["every row"])
+    assert hits > 3000 and walked > 50, "the corpus matched almost nothing: the comparison proves little"
+
+
+def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, monkeypatch):
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    for n in range(30):  # every task says "payments", one says "retry payments": the word index cannot bound it
+        tasks.create(conn, task_id=f"p{n:02d}", project="Trove", title=f"payments {n}",
+                     description="retry payments" if n == 7 else "payments retry")
+    monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 10)
+    seen = _statements(conn, monkeypatch)
+    assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
+    # its 30 candidates (both ends of the text near each other) are read as rowids, once
+    assert [_reads_the_index([sql]) and "json_each" in sql for sql in seen if "LIKE" in sql] == [True]
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # 5 are too few: walk first, then match
+    seen.clear()
+    assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
+    walk, narrowed = [sql for sql in seen if "LIKE" in sql]
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, ['"Retry Payments"', *["%x%"] * 6, 5])]
+    assert plan[0].startswith("SCAN tasks_trigram_fts VIRTUAL TABLE INDEX 0:M"), plan
+    assert plan[1] == "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)", plan
+    # the walk first: a bounded co-routine over the list order's index, never a sort of it
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + walk, [100, *["%x%"] * 6, 5])]
+    assert "SCAN t USING INDEX idx_tasks_priority_updated" in plan and not any("TEMP B-TREE" in p for p in plan), plan
+    seen.clear()
+    assert len(task_search.search(conn, "payments", limit=5)) == 5  # found by the walk alone
+    assert not any("MATCH" in sql for sql in seen)
+
+
+def test_a_home_whose_sqlite_has_no_trigram_tokenizer_searches_as_before(tmp_path, monkeypatch):
+    monkeypatch.setattr(db, "trigram_supported", lambda: False)
+    conn = db.connect(str(tmp_path / "no-trigram"))
+    try:
+        assert not fts.has(conn, "tasks_trigram_fts")
+        tasks.create(conn, task_id="n1", project="Trove", title="the retry payments job")
+        tasks.create(conn, task_id="n2", project="Trove", title="payments retry")
+        assert [t["id"] for t in task_search.search(conn, "retry payments")] == ["n1"]
+        assert [t["id"] for t in task_search.search(conn, "retry payments", limit=1)] == ["n1"]
+    finally:
+        conn.close()
 
 
 def test_a_home_without_fts5_searches_substrings_as_before(plain_conn):
@@ -140,6 +251,7 @@ def test_search_notes_through_the_door_with_injection_shaped_text(cli_json):
 
 
 def test_a_big_home_narrows_note_searches_up_to_a_quarter_of_its_notes(conn, monkeypatch):
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # the word index's path, as on an SQLite without trigrams
     tasks.create(conn, task_id="q1", project="Trove", title="quarter")
     for n in range(40):
         notes.add(conn, "q1", content=f"note {n}: " + ("the rate limit" if n < 9 else f"other words {n}"))
@@ -201,3 +313,68 @@ def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
     plan = " | ".join(row[3] for row in conn.execute(
         "EXPLAIN QUERY PLAN " + joined[0], [*[1, -1.0] * chunk, notes.clock.now_iso(), 5]))
     assert "SCAN notes" not in plan.replace("SCAN notes_fts", "") and "SCAN t" not in plan, plan
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("abc", '"abc"'), ('a"bc', '"a""bc"'), ("rate ", '"rate "'), ("rate l", 'NEAR("rat" "e l", 6)'),
+    ("rate limit", 'NEAR("rat" "mit", 10)'), ('"x" y "z"', 'NEAR("""x""" """z""", 9)'),
+    ("aaaaaaaaaa", 'NEAR("aaa" "aaa", 10)'), ("retry payments", 'NEAR("ret" "nts", 14)'),
+    ("schema migration worker", 'NEAR("sch" "rat" "ker", 23)'), ("abcdefghijklmno", 'NEAR("abc" "ghi" "mno", 15)'),
+])
+def test_the_trigram_probe_is_a_phrase_or_a_near_group_of_its_ends_and_middle(text, expected):
+    assert fts.trigram_probe(text) == expected
+
+
+def test_the_trigram_probe_matches_every_row_holding_the_text(tmp_path):
+    """Random texts over a small alphabet (repeats, quotes, wildcards, non-ASCII case): every
+    row holding a query as a substring, as LIKE sees it, matches its probe."""
+    import sqlite3
+
+    if not db.trigram_supported():
+        pytest.skip("SQLite without the trigram tokenizer")
+    rng = random.Random(9)
+    alphabet = ["a", "A", "b", " ", "ab", '"', "%", "_", "\\", "é", "É", "ß", "aaa", "*", "NEAR", "(", ")"]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute("CREATE VIRTUAL TABLE tri USING fts5(x, y, tokenize='trigram')")
+        rows = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(3, 30))) for _ in range(300)]
+        scratch.executemany("INSERT INTO tri(rowid, x, y) VALUES (?, ?, ?)",
+                            [(n, text, rows[(n * 7) % len(rows)]) for n, text in enumerate(rows)])
+        checked = 0
+        for row in rows[:150]:
+            for start in range(0, len(row) - 2, 2):
+                query = row[start:start + rng.randrange(3, 16)]
+                if len(query) < 3:
+                    continue
+                holding = {n for (n,) in scratch.execute(
+                    "SELECT rowid FROM tri WHERE x LIKE ?1 ESCAPE '\\' OR y LIKE ?1 ESCAPE '\\'", (fts.like_pattern(query),))}
+                named = {n for (n,) in scratch.execute("SELECT rowid FROM tri WHERE tri MATCH ?", (fts.trigram_probe(query),))}
+                assert holding and holding <= named, query
+                checked += 1
+        assert checked > 1000
+    finally:
+        scratch.close()
+
+
+def test_search_notes_reads_the_notes_the_trigram_index_names(conn, monkeypatch):
+    if not fts.has(conn, "notes_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks.create(conn, task_id="n1", project="Trove", title="notes")
+    for n in range(30):
+        notes.add(conn, "n1", content="retry payments nightly" if n == 7 else f"payments retry {n}")
+    seen = _statements(conn, monkeypatch)
+    assert [n["content"] for n in notes.search(conn, "Retry Payments", limit=5)] == ["retry payments nightly"]
+    listed = next(sql for sql in seen if "json_each(?) AS hit" in sql and "LIKE" in sql)  # 30 candidates, as rowids
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + listed, ["[1,2]", "%x%", notes.clock.now_iso(), 5])]
+    assert plan[:2] == ["SCAN hit VIRTUAL TABLE INDEX 1:", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"], plan
+    assert not any(p.startswith(("SCAN n", "SCAN t")) for p in plan), plan
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # more candidates than that: matched in the search itself
+    seen.clear()
+    assert [n["content"] for n in notes.search(conn, "Retry Payments", limit=5)] == ["retry payments nightly"]
+    narrowed = next(sql for sql in seen if "notes_trigram_fts MATCH" in sql)
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + narrowed, [
+        fts.trigram_probe("Retry Payments"), "%x%", notes.clock.now_iso(), 5])]
+    assert plan[0].startswith("SCAN notes_trigram_fts VIRTUAL TABLE INDEX 0:M"), plan
+    assert plan[1] == "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)", plan
+    assert not any(p.startswith(("SCAN n", "SCAN t")) and "VIRTUAL" not in p for p in plan), plan
+    assert [n["content"] for n in notes.search(conn, "ry pa")] == ["retry payments nightly"]  # a piece of words

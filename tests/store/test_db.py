@@ -168,6 +168,30 @@ def test_version_18_home_gains_the_task_status_lookup_index_over_its_rows_and_ma
     _upgraded_from(tmp_path, monkeypatch, 18, "idx_tasks_id_status", tasks, check)
 
 
+def test_version_20_home_gains_the_trigram_index_over_its_tasks_and_matches_fresh_schema(tmp_path, monkeypatch):
+    """m021: a home at 20 migrates to the fresh schema, and the trigram index holds every task
+    already there: substring search reads the tasks it names, and the triggers keep it."""
+    if not db.trigram_supported():
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks = [{"id": task_id, "title": title, "description": text} for task_id, title, text in (
+        ("a", "Retry payments", "the 100% path"), ("b", "payments retry", ""), ("c", "x", "RETRY PAYMENTS later"))]
+
+    def check(conn):
+        assert fts.drift(conn, "tasks_trigram_fts")["ok"]
+        assert [row[0] for row in conn.execute(
+            "SELECT rowid FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH '\"retry payments\"' ORDER BY rowid")] \
+            == [row[0] for row in conn.execute("SELECT seq FROM tasks WHERE id IN ('a', 'c') ORDER BY seq")]
+        assert conn.execute("SELECT v FROM tasks_trigram_fts_config WHERE k = 'crisismerge'").fetchone()[0] == 4
+        with db.write(conn):
+            conn.execute("UPDATE tasks SET description = 'retry payments' WHERE id = 'b'")
+            conn.execute("DELETE FROM tasks WHERE id = 'a'")
+        assert fts.drift(conn, "tasks_trigram_fts")["ok"]
+        assert conn.execute("SELECT count(*) FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH '\"100%\"'"
+                            ).fetchone()[0] == 0
+
+    _upgraded_from(tmp_path, monkeypatch, 20, "tasks_trigram_fts", tasks, check)
+
+
 def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monkeypatch):
     home = tmp_path / "h"
     home.mkdir()

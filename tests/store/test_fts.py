@@ -247,3 +247,45 @@ def test_totals_read_fts5s_own_record(conn):
     assert fts.totals(conn, "notes_fts") == (2, 2.5)
     rows, average = fts.totals(conn, "tasks_fts")
     assert rows == 1 and average == 3.0  # "t1", "Trove", "host"
+
+
+def test_the_trigram_index_is_checked_by_doctor_and_repaired_by_fts_rebuild(conn, home):
+    """Substring search's trigram index is one of the registry's: drift in it is found by
+    doctor's full-text check and repaired by fts-rebuild like any other index's."""
+    from mindos.recovery import doctor, reindex
+
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    make_task(conn, "t1", title="retry payments nightly")
+    make_task(conn, "t2", title="cache api warmup")
+    seq, title = conn.execute("SELECT seq, title FROM tasks WHERE id = 't1'").fetchone()
+    assert fts.drift(conn, "tasks_trigram_fts")["ok"] is True
+    with db.write(conn):  # t1's trigrams dropped behind the triggers' back
+        conn.execute("INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rowid, id, project, title, description,"
+                     " next_action, blocked_reason) SELECT 'delete', seq, id, project, title, description, next_action,"
+                     " blocked_reason FROM tasks WHERE seq = ?", (seq,))
+    drift = [p for p in doctor.run(str(home))["problems"] if p["kind"] == "fts_index_drift"]
+    assert [(p["index"], p["missing"], p["method"]) for p in drift] == [("tasks_trigram_fts", [seq], "docsize")]
+    report = reindex.rebuild(conn)
+    assert report["fixed"] == ["tasks_trigram_fts"]
+    assert [row[0] for row in conn.execute("SELECT rowid FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH ?",
+                                           (fts.quote(title[3:12]),))] == [seq]
+
+
+def test_a_trigram_index_holds_no_row_of_short_text_and_that_is_no_drift(conn):
+    """A note of two characters has no trigram: the trigram index holds nothing of it, and
+    its check (through the index's own document sizes) expects nothing; a ghost row is seen."""
+    if not fts.has(conn, "notes_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    make_task(conn, "t1", title="ok")
+    notes.add(conn, "t1", content="ok")
+    notes.add(conn, "t1", content="a longer note")
+    for name in ("tasks_trigram_fts", "notes_trigram_fts"):
+        report = fts.drift(conn, name)
+        assert report["ok"] and report["method"] == "docsize", report
+        assert not fts.window_drifts(conn, name, 0, 10 ** 12)
+    assert fts.drift(conn, "notes_trigram_fts")["source"] == 1
+    with db.write(conn):
+        conn.execute("INSERT INTO notes_trigram_fts(rowid, content) VALUES (999, 'ghost row')")
+    report = fts.drift(conn, "notes_trigram_fts")
+    assert (report["ok"], report["stale"], report["missing"]) == (False, [999], [])
