@@ -290,30 +290,26 @@ def latest_version():
     return SCHEMA_VERSION
 
 
-def fts5_supported():
-    """True when this SQLite build has FTS5 (checked only when building or migrating)."""
+def _sqlite_accepts(statement):
+    """Whether a scratch in-memory database of this SQLite build runs ``statement``."""
     probe = sqlite3.connect(":memory:")
     try:
-        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x)")
+        probe.execute(statement)
         return True
     except sqlite3.OperationalError:
         return False
     finally:
         probe.close()
+
+
+def fts5_supported():
+    """True when this SQLite build has FTS5 (checked only when building or migrating)."""
+    return _sqlite_accepts("CREATE VIRTUAL TABLE probe USING fts5(x)")
 
 
 def trigram_supported():
     """True when this SQLite build's FTS5 has the trigram tokenizer (SQLite 3.34 and later)."""
-    if not fts5_supported():
-        return False
-    probe = sqlite3.connect(":memory:")
-    try:
-        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='trigram')")
-        return True
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        probe.close()
+    return fts5_supported() and _sqlite_accepts("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='trigram')")
 
 
 def split_statements(script, *, with_fts=True, with_trigram=None):
