@@ -174,13 +174,13 @@ _OPEN_DEPENDENTS = ("SELECT d.task_id, m.priority, d.depends_on FROM dependencie
                     f" WHERE d.depends_on IN ({{marks}}) AND +m.status IN {_OPEN_SQL}")
 
 
-
 def _merge(*iterables, key):
     """``heapq.merge``, heapq loaded by the first merge: most picks are made before any
     stream is merged, so a one-shot call never loads it."""
     from heapq import merge  # lazy
 
     return merge(*iterables, key=key)
+
 
 def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=None, max_active=None,
               explain=False, prefer_unblocking=False, aging_minutes=DEFAULT_AGING_MINUTES,
