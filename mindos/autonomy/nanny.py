@@ -553,6 +553,8 @@ def _checked(families, window, previous, part=None):
             return True
         if kind == "database_integrity" and tables and windowed:  # a window: at the end of its round only
             return last and bool(tables & set(subjects))
+        if kind == "task_readiness_drift" and "tasks" in tables:  # the tasks' turn (a window: at its round's end)
+            return last or not windowed
         if kind == "database_integrity" and tables:
             return bool(tables & set(subjects)) or list(subjects) == [kind]
         if kind == "fts_index_drift" and indexes and part.get("fts_rows") and not part.get("whole"):
@@ -856,7 +858,8 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     if part and part.get("rows"):  # the integrity findings of a window round, kept until it ends
         mark["round"] = sorted(set(mark["round"]) | {
             item["digest"] for item in sensed["findings"]
-            if item["kind"] == "database_integrity" and part["tables"][0] in item["subjects"]})[:sense.LIMIT]
+            if item["kind"] == "database_integrity" and part["tables"][0] in item["subjects"]
+            or item["kind"] == "task_readiness_drift" and part["tables"][0] == "tasks"})[:sense.LIMIT]
         round_ = set(mark["round"])
         if part["last"]:
             mark["round"] = []

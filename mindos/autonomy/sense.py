@@ -73,15 +73,14 @@ CHECKPOINT_KINDS = frozenset({"chain_truncated", "checkpoint_head_mismatch", "ev
                               "checkpoint_invalid"})
 # the doctor's kinds per sweep family (:data:`mindos.recovery.doctor.FAMILIES`): a tick that
 # did not run a family in full carries that family's earlier findings forward
-FAMILY_KINDS = {"integrity": frozenset({"database_integrity"}),
+FAMILY_KINDS = {"integrity": frozenset({"database_integrity", "task_readiness_drift"}),
                 "audit_chain": frozenset({"hash_mismatch", "broken_link", "undecodable_event"}),
                 "receipts": frozenset({"receipt_file_missing", "receipt_file_hash_mismatch",
                                        "receipt_path_outside_home"}),
                 "fts_drift": frozenset({"fts_index_drift"}),
                 "references": frozenset({"orphan_dependency", "orphan_note", "orphan_handoff", "orphan_receipt",
                                          "orphan_heartbeat", "foreign_key_violation", "dangling_supersession",
-                                         "multiple_live_handoffs", "dangling_fact_reference",
-                                         "task_readiness_drift"})}
+                                         "multiple_live_handoffs", "dangling_fact_reference"})}
 # doctor kinds another source reports with the detail its repair needs
 DOCTOR_SKIPS = frozenset({"stale_lease"})
 # the fields naming what a doctor problem is about, in subject order

@@ -191,15 +191,24 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
+        if "tasks" in existing and "unmet_deps" in _declared(conn, "tasks"):
+            checks.append("task_readiness")  # the tasks' derived counts, with the integrity family
+            _readiness(conn, report)
     elif part.get("tables") and part.get("rows") and part.get("keyed"):
         checks.append("integrity_rows")
         _integrity_keys(conn, report, part["tables"][0], *part["rows"])
     elif part.get("tables") and part.get("rows"):
         checks.append("integrity_rows")
         _integrity_rows(conn, report, part["tables"][0], *part["rows"])
+        if part["tables"][0] == "tasks" and "unmet_deps" in _declared(conn, "tasks"):
+            checks.append("task_readiness_rows")  # the derived counts of the window's tasks
+            _readiness(conn, report, part["rows"])
     elif part.get("tables"):
         checks.append("integrity_tables")
         _integrity(conn, report, False, only=part["tables"])
+        if "tasks" in part["tables"] and "unmet_deps" in _declared(conn, "tasks"):
+            checks.append("task_readiness")
+            _readiness(conn, report)
     counted = bool(counts)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
@@ -221,9 +230,6 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
         notes["dependencies_on_missing_tasks"] = missing
-    if after is None and "tasks" in existing and "unmet_deps" in _declared(conn, "tasks"):
-        checks.append("task_readiness")
-        _readiness(conn, report)
     if "receipts" in existing:
         checks.append("receipts")
         _receipts(conn, report, notes, None if "receipts" in deep else since)
@@ -691,11 +697,13 @@ def _declared(conn, table):
     return {row[1] for row in conn.execute(f"PRAGMA main.table_info({sql.quoted(table)})")}
 
 
-def _readiness(conn, report):
+def _readiness(conn, report, window=None):
     """``task_readiness_drift`` for each task whose stored count of unfinished prerequisites
-    (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges' (part of
-    the full references check: one pass over every task)."""
-    for task_id, stored, counted in conn.execute(db.UNMET_DRIFT):
+    (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges': every
+    task (the full sweep, and the nanny's integrity turn on the tasks table), or those with
+    rowids in ``window`` (``(after, upto]``: a window of that turn)."""
+    drifted = conn.execute(db.UNMET_DRIFT) if window is None else conn.execute(db.UNMET_DRIFT_IN, tuple(window))
+    for task_id, stored, counted in drifted:
         report.add("task_readiness_drift", task_id=task_id, stored=stored, counted=counted,
                    repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_UNMET}"')
 

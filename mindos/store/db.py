@@ -282,7 +282,10 @@ DERIVED_COLUMNS = {"tasks": ("unmet_deps",)}
 _UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
                 " WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')")
 RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
-UNMET_DRIFT = f"SELECT id, unmet_deps, {_UNMET_COUNT} FROM tasks WHERE unmet_deps <> {_UNMET_COUNT} ORDER BY id"
+_DRIFTED = "SELECT id, unmet_deps, {count} FROM tasks WHERE {rows}unmet_deps <> {count} ORDER BY id"
+UNMET_DRIFT = _DRIFTED.format(count=_UNMET_COUNT, rows="")
+# the same over the tasks with rowids in (?, ?]: a window of the nanny's integrity turns
+UNMET_DRIFT_IN = _DRIFTED.format(count=_UNMET_COUNT, rows="rowid > ? AND rowid <= ? AND ")
 
 
 def latest_version():

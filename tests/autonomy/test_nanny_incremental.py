@@ -102,7 +102,17 @@ def _index_row_dropped_below_the_watermark(home, conn):
         link.close()
 
 
-NANNY_FAULTS = {**FAULTS, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted,
+def _readiness_drift(home, conn):
+    """An old task's stored count of unfinished prerequisites changed behind MindOS's back
+    (``next`` trusts it): found on the integrity turn that reads the tasks table."""
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE tasks SET unmet_deps = unmet_deps + 3 WHERE id = 't1'")
+    finally:
+        link.close()
+
+
+NANNY_FAULTS = {**FAULTS, "readiness_drift": _readiness_drift, "integrity": _integrity_fault, "old_parent_deleted": _old_parent_deleted,
                 "due_behind_the_back": _due_behind_the_back, "recall_input_changed": _recall_input_changed,
                 "old_event_deleted": _old_event_deleted,
                 "index_row_dropped_below_the_watermark": _index_row_dropped_below_the_watermark}
@@ -169,7 +179,7 @@ def test_every_fault_after_a_tick_is_found_within_the_period_as_the_full_sweep_f
     _within_the_period(conn, home, fault)
 
 
-@pytest.mark.parametrize("fault", ["none", "integrity", "broken_fts_row_of_an_old_note", "old_parent_deleted",
+@pytest.mark.parametrize("fault", ["none", "integrity", "readiness_drift", "broken_fts_row_of_an_old_note", "old_parent_deleted",
                                    "new_note_missing_from_the_index", "tampered_audit_row", "orphan_rows",
                                    "dangling_supersession", "index_row_dropped_below_the_watermark"])
 def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reported_period(conn, home, fault,
@@ -378,6 +388,45 @@ def test_a_fault_in_a_table_walked_in_windows_is_found_in_its_window_and_kept_th
     window = doctor.sweep(conn, since=since, part={"tables": ["notes"], "rows": list(found)})["problems"]
     assert [p for p in window if p["kind"] == "database_integrity"] == \
         [p for p in full if p["kind"] == "database_integrity"]
+
+
+def test_readiness_drift_in_the_tasks_table_walked_in_windows_is_found_in_its_window_and_kept(conn, home,
+                                                                                            monkeypatch):
+    """A task's stored readiness count changed behind MindOS's back, in a tasks table the
+    integrity turns walk in windows: the window holding it names it as the full sweep does,
+    and the finding is carried, never resolved, through the rounds that follow."""
+    populate(conn)
+    _grow(conn, count=6)
+    top = conn.execute("SELECT max(rowid) FROM tasks").fetchone()[0]
+    monkeypatch.setattr(nanny, "INTEGRITY_ROWS", top - 1)  # tasks is walked in windows
+    monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", max(2, top // 3))
+    monkeypatch.setattr(doctor, "rowid_tables", lambda conn: {"tasks"})
+    _tick(conn)
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:
+        link.execute("UPDATE tasks SET unmet_deps = unmet_deps + 2 WHERE rowid = ?", (top,))
+    finally:
+        link.close()
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "task_readiness_drift"]
+    assert len(full) == 1
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over tasks
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice_part"] == ["tasks"]:
+            windows.append(tuple(report["sweep"]["slice_rows"]))
+        if found is None and any(item["kind"] == "task_readiness_drift" for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    assert found is not None and found[0] < top <= found[1]
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    assert not (resolved & remembered)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    window = doctor.sweep(conn, since=since, part={"tables": ["tasks"], "rows": list(found)})["problems"]
+    assert [p for p in window if p["kind"] == "task_readiness_drift"] == full
+    before = doctor.sweep(conn, since=since, part={"tables": ["tasks"], "rows": [0, found[0]]})["problems"]
+    assert not [p for p in before if p["kind"] == "task_readiness_drift"]  # a window without it names nothing
 
 
 def test_a_row_window_names_a_row_missing_from_an_index(conn, home):
