@@ -356,6 +356,24 @@ def _null_in_last_note(home, conn):
                          "UPDATE notes SET content = NULL WHERE id = (SELECT max(id) FROM notes)")
 
 
+def _two_rounds(conn, table, kind, slice_name=None):
+    """Tick until two whole rounds of windows over ``table`` have run (at most two periods).
+    Returns ``(found, windows, resolved)``: the first window whose tick reported a new
+    ``kind`` finding, the windows over ``table`` in order, and every finding resolved on the
+    way.  ``slice_name``: only that slice's windows count (a table both integrity and
+    references turns walk)."""
+    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
+    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:
+        report = _tick(conn)
+        resolved |= set(report["findings"]["resolved"])
+        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
+        if report["sweep"]["slice_part"] == [table] and slice_name in (None, report["sweep"]["slice"]):
+            windows.append(tuple(report["sweep"]["slice_rows"]))
+        if found is None and any(item["kind"] == kind for item in report["findings"]["new"]):
+            found = report["sweep"]["slice_rows"]
+    return found, windows, resolved
+
+
 def test_a_fault_in_a_table_walked_in_windows_is_found_in_its_window_and_kept_through_the_round(conn, home,
                                                                                                monkeypatch):
     populate(conn)
@@ -368,15 +386,7 @@ def test_a_fault_in_a_table_walked_in_windows_is_found_in_its_window_and_kept_th
     _null_in_last_note(home, conn)
     full = doctor.sweep(conn)["problems"]
     assert [p["detail"] for p in full if p["kind"] == "database_integrity"] == ["NULL value in notes.content"]
-    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
-    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes
-        report = _tick(conn)
-        resolved |= set(report["findings"]["resolved"])
-        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
-        if report["sweep"]["slice_part"] == ["notes"]:
-            windows.append(tuple(report["sweep"]["slice_rows"]))
-        if found is None and any(item["kind"] == "database_integrity" for item in report["findings"]["new"]):
-            found = report["sweep"]["slice_rows"]
+    found, windows, resolved = _two_rounds(conn, "notes", "database_integrity")
     notes_top = conn.execute("SELECT max(rowid) FROM notes").fetchone()[0]
     step = nanny.INTEGRITY_WINDOW
     assert windows[:2] == [(0, step), (step, 2 * step)] and found[0] < notes_top <= found[1]
@@ -409,15 +419,7 @@ def test_readiness_drift_in_the_tasks_table_walked_in_windows_is_found_in_its_wi
         link.close()
     full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "task_readiness_drift"]
     assert len(full) == 1
-    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
-    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over tasks
-        report = _tick(conn)
-        resolved |= set(report["findings"]["resolved"])
-        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
-        if report["sweep"]["slice_part"] == ["tasks"]:
-            windows.append(tuple(report["sweep"]["slice_rows"]))
-        if found is None and any(item["kind"] == "task_readiness_drift" for item in report["findings"]["new"]):
-            found = report["sweep"]["slice_rows"]
+    found, windows, resolved = _two_rounds(conn, "tasks", "task_readiness_drift")
     assert found is not None and found[0] < top <= found[1]
     remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
     assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
@@ -584,15 +586,7 @@ def test_references_walked_in_windows_find_an_old_orphan_in_its_window_and_keep_
         link.close()
     full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "orphan_note"]
     assert len(full) == 1
-    resolved, ticks, period, found, windows = set(), 0, nanny.PERIOD_TICKS, None, []
-    while ticks < 2 * period and len([w for w in windows if w[0] == 0]) < 3:  # two whole rounds over notes
-        report = _tick(conn)
-        resolved |= set(report["findings"]["resolved"])
-        ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
-        if report["sweep"]["slice"] == "references" and report["sweep"]["slice_part"] == ["notes"]:
-            windows.append(tuple(report["sweep"]["slice_rows"]))
-        if found is None and any(item["kind"] == "orphan_note" for item in report["findings"]["new"]):
-            found = report["sweep"]["slice_rows"]
+    found, windows, resolved = _two_rounds(conn, "notes", "orphan_note", "references")
     assert windows[:2] == [(0, step), (step, 2 * step)] and found == [step, 2 * step]
     remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
     assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
