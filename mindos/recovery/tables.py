@@ -20,7 +20,7 @@ Design decisions
 import re
 import sqlite3
 
-from mindos.store import db
+from mindos.store import db, fts
 from mindos.store.sql import quoted as _quote
 
 _SHADOW_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
@@ -271,7 +271,8 @@ def _replace(conn, load, reload_sequence):
     if "unmet_deps" in [row[1] for row in conn.execute("PRAGMA main.table_info(tasks)")]:
         conn.execute(db.RECOUNT_UNMET)  # derived readiness, loaded as its default: counted from the edges
     for index in fts_indexes(conn):
-        conn.execute(f"INSERT INTO main.{_quote(index)}({_quote(index)}) VALUES ('rebuild')")
+        for statement in fts.REBUILD.format(table=f"main.{_quote(index)}", name=_quote(index)).split(";"):
+            conn.execute(statement)
     return loaded
 
 

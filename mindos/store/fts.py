@@ -658,9 +658,19 @@ def merge(conn, name, pages, *, whole=False):
     return conn.total_changes - before >= 2  # FTS5 counts one change for the command itself
 
 
+# a rebuild and its merge, as statements (``table``: the index, qualified as the caller needs)
+REBUILD = "INSERT INTO {table}({name}) VALUES ('rebuild');INSERT INTO {table}({name}) VALUES ('optimize')"
+
+
 def rebuild(conn, name):
-    """Rebuild index ``name`` from its content table (inside the caller's write transaction)."""
+    """Rebuild index ``name`` from its content table (inside the caller's write transaction),
+    then merge what the rebuild wrote into one segment.  A rebuild leaves big segments on the
+    low levels, where the next few writes' automatic merges would pick them up: at 10k tasks
+    a trigram index rebuilt and left so cost the sixth ``create`` after it about ten times the
+    floor's instructions, rewriting the index; merged, the segment sits on the top level and
+    the writes that follow merge only their own small segments."""
     index(name)
     if not conn.in_transaction:
         raise RuntimeError("fts.rebuild needs an open write transaction (use mindos.store.db.write)")
-    conn.execute(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
+    for statement in REBUILD.format(table=name, name=name).split(";"):
+        conn.execute(statement)

@@ -776,7 +776,7 @@ def m021_substring_index():
     indexed, case folded, so a substring search reads only the rows holding its text,
     whatever its words, instead of every row; the LIKE still decides each one.  Homes whose
     SQLite has no FTS5, or an FTS5 without the trigram tokenizer (before 3.34), go without
-    them and search as before."""
+    them and search as before.  Each is optimized once filled (see :func:`mindos.store.fts.rebuild`)."""
     columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
     return """
 -- @fts5 trigram
@@ -789,6 +789,8 @@ CREATE VIRTUAL TABLE notes_trigram_fts USING fts5(content, content='notes', cont
 """ + fts_triggers("notes_trigram_fts", "notes", "id", ("content",)) + """
 INSERT INTO tasks_trigram_fts(tasks_trigram_fts) VALUES ('rebuild');
 INSERT INTO notes_trigram_fts(notes_trigram_fts) VALUES ('rebuild');
+INSERT INTO tasks_trigram_fts(tasks_trigram_fts) VALUES ('optimize');
+INSERT INTO notes_trigram_fts(notes_trigram_fts) VALUES ('optimize');
 INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4);
 INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
 -- @end

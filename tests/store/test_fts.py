@@ -289,3 +289,25 @@ def test_a_trigram_index_holds_no_row_of_short_text_and_that_is_no_drift(conn):
         conn.execute("INSERT INTO notes_trigram_fts(rowid, content) VALUES (999, 'ghost row')")
     report = fts.drift(conn, "notes_trigram_fts")
     assert (report["ok"], report["stale"], report["missing"]) == (False, [999], [])
+
+
+def test_a_rebuilt_index_is_left_in_one_segment(conn):
+    """A rebuild writes a big index as several segments on the low levels, where the
+    automatic merges of the next few writes would rewrite it all inside some agent's call;
+    the rebuild merges them at once, so the index is one segment (and still matches)."""
+    if not db.trigram_supported():
+        pytest.skip("SQLite without the trigram tokenizer")
+    make_task(conn, "t1")
+    words = "payments gateway rollout retry budget ledger queue worker cache schema".split()
+    with db.write(conn):
+        conn.executemany(
+            "INSERT INTO notes(task_id, content, kind, source, created_at) VALUES ('t1', ?, 'observation', 'x',"
+            " '2026-01-01T00:00:00Z')",
+            [(" ".join(f"{words[(n * 7 + k) % 10]}{n * 31 + k}" for k in range(40)),) for n in range(4000)])
+    with db.write(conn):  # a small write buffer: the rebuild flushes as at 10k tasks with the default one
+        conn.execute("INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('hashsize', 65536)")
+        fts.rebuild(conn, "notes_trigram_fts")
+    assert fts.segments(conn, "notes_trigram_fts") == 1
+    assert conn.execute("SELECT count(*) FROM notes_trigram_fts WHERE notes_trigram_fts MATCH '\"ledger123\"'"
+                        ).fetchone()[0] == conn.execute("SELECT count(*) FROM notes WHERE content LIKE '%ledger123%'"
+                                                        ).fetchone()[0] > 0
