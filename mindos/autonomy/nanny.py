@@ -331,15 +331,10 @@ def _estimates(conn, tables, budget, with_rowids):
     instructions each); the others, or all when that statement fails, one at a time."""
     import sqlite3  # lazy: only integrity and index turns estimate
 
-    plain = sorted(table for table in set(tables) if table in with_rowids)
-    found = {}
-    if plain:
-        try:
-            row = conn.execute("SELECT " + ", ".join(f"(SELECT max(rowid) FROM main.{sql.quoted(table)})"
-                                                     for table in plain)).fetchone()
-            found = {table: value if isinstance(value, int) else 0 for table, value in zip(plain, row)}
-        except sqlite3.DatabaseError:
-            found = {}
+    try:
+        found = sql.largest_rowids(conn, sorted(table for table in set(tables) if table in with_rowids))
+    except sqlite3.DatabaseError:
+        found = {}
     return {table: found[table] if table in found else _estimate(conn, table, budget) for table in set(tables)}
 
 

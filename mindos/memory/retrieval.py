@@ -554,12 +554,6 @@ def _bounds(group):
     return group._bounds
 
 
-def _covers(group, common):
-    """True when a prefix term of ``group`` covers one of the words ``common``."""
-    prefixes = tuple(text for kind, text in group.terms if kind == "prefix")
-    return bool(prefixes) and any(word.startswith(prefixes) for word in common)
-
-
 def singular(group):
     """The MATCH term of the singular of ``group``'s word when that word reads as a plural in
     "s" whose singular the group matches as a prefix ("dashboards" -> ``"dashboard"``,

@@ -83,7 +83,7 @@ def watermark(conn, existing=None, carry=None):
     import time  # lazy: file times are the file system's, not the package clock's
 
     from mindos.recovery import tables  # lazy: only pins and checkpoints take a watermark
-    from mindos.store import fts  # lazy: as tables
+    from mindos.store import fts, sql  # lazy: as tables
 
     if existing is None:
         existing = set(tables.data_tables(conn))
@@ -92,7 +92,7 @@ def watermark(conn, existing=None, carry=None):
     # every table's largest rowid and every carried balance's two range counts in one
     # statement (one statement each cost about as much again in preparing it as in running it)
     carried = [spec for spec in specs if _carried(spec, carry) is not None]
-    terms = [f"(SELECT coalesce(max(rowid), 0) FROM {name})" for name in names]
+    terms = [sql.LARGEST_ROWID.format(table=sql.quoted(name)) for name in names]
     terms += [f"(SELECT count(*) FROM {spec.name}_docsize WHERE id > ?) - (SELECT count(*) FROM {spec.table}"
               f" WHERE rowid > ?)" for spec in carried]
     params = [value for spec in carried for value in (_carried(spec, carry)[1],) * 2]

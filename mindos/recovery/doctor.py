@@ -188,27 +188,25 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
         notes["schema_version"] = {"version": version, "expected": db.latest_version(),
                                    "status": "behind: migrated on next use"}
     part = part or {}
+    readiness = None  # the tasks' derived prerequisite counts, checked with the integrity family
     if "integrity" in deep:
         checks.append("integrity_full" if full else "integrity")
         _integrity(conn, report, full)
-        if "tasks" in existing and "unmet_deps" in _declared(conn, "tasks"):
-            checks.append("task_readiness")  # the tasks' derived counts, with the integrity family
-            _readiness(conn, report)
+        readiness = "whole"
     elif part.get("tables") and part.get("rows") and part.get("keyed"):
         checks.append("integrity_rows")
         _integrity_keys(conn, report, part["tables"][0], *part["rows"])
     elif part.get("tables") and part.get("rows"):
         checks.append("integrity_rows")
         _integrity_rows(conn, report, part["tables"][0], *part["rows"])
-        if part["tables"][0] == "tasks" and "unmet_deps" in _declared(conn, "tasks"):
-            checks.append("task_readiness_rows")  # the derived counts of the window's tasks
-            _readiness(conn, report, part["rows"])
+        readiness = part["rows"] if part["tables"][0] == "tasks" else None  # the window's tasks
     elif part.get("tables"):
         checks.append("integrity_tables")
         _integrity(conn, report, False, only=part["tables"])
-        if "tasks" in part["tables"] and "unmet_deps" in _declared(conn, "tasks"):
-            checks.append("task_readiness")
-            _readiness(conn, report)
+        readiness = "whole" if "tasks" in part["tables"] else None
+    if readiness is not None and "tasks" in existing and "unmet_deps" in tables.declared(conn, "tasks"):
+        checks.append("task_readiness" if readiness == "whole" else "task_readiness_rows")
+        _readiness(conn, report, None if readiness == "whole" else readiness)
     counted = bool(counts)
     counts = {name: tables.row_count(conn, name)
               for name in ("tasks", "audit_events", "notes", "handoffs", "receipts") if name in existing} \
@@ -329,7 +327,7 @@ def _fts_unchanged(conn, spec, since, tops=None):
         return False
     if _none_past(tops, spec.table, last):  # no content row past the watermark
         return True
-    nonempty = " OR ".join(f"coalesce(c.{column}, '') != ''" for column in spec.columns)
+    nonempty = fts.with_text(spec, "c.")
     unindexed = conn.execute(
         f"SELECT 1 FROM main.{spec.table} c WHERE c.rowid > ? AND ({nonempty}) AND NOT EXISTS"
         f" (SELECT 1 FROM {spec.name}_docsize d WHERE d.id = c.{spec.rowid}) LIMIT 1", (last,)).fetchone()
@@ -692,11 +690,6 @@ def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
             report.add(NAMED_ORPHANS[table], **dict(zip(names, row)))
 
 
-def _declared(conn, table):
-    """Every column of ``table`` as declared, derived ones included."""
-    return {row[1] for row in conn.execute(f"PRAGMA main.table_info({sql.quoted(table)})")}
-
-
 def _readiness(conn, report, window=None):
     """``task_readiness_drift`` for each task whose stored count of unfinished prerequisites
     (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges': every
@@ -790,15 +783,10 @@ PAST_TABLES = frozenset(ROWID_CHILDREN + ("facts",) + tuple(spec.table for spec 
 def _tops(conn, existing):
     """``{table: its largest rowid (0 when empty)}`` of the :data:`PAST_TABLES` that exist,
     read in one statement ({} when that fails: every check then reads its rows)."""
-    names = sorted(PAST_TABLES & set(existing))
-    if not names:
-        return {}
     try:
-        row = conn.execute("SELECT " + ", ".join(f"(SELECT coalesce(max(rowid), 0) FROM main.{sql.quoted(name)})"
-                                                 for name in names)).fetchone()
+        return sql.largest_rowids(conn, sorted(PAST_TABLES & set(existing)))
     except sqlite3.DatabaseError:
         return {}
-    return {name: value for name, value in zip(names, row) if isinstance(value, int)}
 
 
 def _none_past(tops, table, after):

@@ -62,13 +62,18 @@ def fts_indexes(conn):
                   if re.search(r"using\s+fts5", sql or "", re.I) and re.search(r"content\s*=", sql or "", re.I))
 
 
+def declared(conn, table):
+    """Every column of ``table`` as declared, in order, derived ones included."""
+    return [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})")]
+
+
 def columns(conn, table):
     """The table's column names in declaration order (``rowid`` first for a self-contained
     FTS5 table, whose rowids other rows may point at), without the columns the schema
     derives by triggers (:data:`mindos.store.db.DERIVED_COLUMNS`): dumps, digests and
     documents never carry them, and a reload recounts them (see :func:`_replace`)."""
     derived = db.DERIVED_COLUMNS.get(table, ())
-    names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({_quote(table)})") if row[1] not in derived]
+    names = [name for name in declared(conn, table) if name not in derived]
     if table in _regular_fts(conn):
         names.insert(0, "rowid")
     return names
@@ -268,7 +273,7 @@ def _replace(conn, load, reload_sequence):
         conn.execute(sql)
     for _, sql in triggers:
         conn.execute(sql)
-    if "unmet_deps" in [row[1] for row in conn.execute("PRAGMA main.table_info(tasks)")]:
+    if "unmet_deps" in declared(conn, "tasks"):
         conn.execute(db.RECOUNT_UNMET)  # derived readiness, loaded as its default: counted from the edges
     for index in fts_indexes(conn):
         for statement in fts.REBUILD.format(table=f"main.{_quote(index)}", name=_quote(index)).split(";"):

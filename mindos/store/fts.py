@@ -532,7 +532,7 @@ def _candidates(conn, name, probe, cap):
     return rowids if len(rowids) < cap else None
 
 
-def _with_text(spec, prefix=""):
+def with_text(spec, prefix=""):
     """The condition true of a content row that index ``spec`` holds tokens of: an indexed
     column with text (of three characters or more for a trigram index)."""
     if spec.name in TRIGRAMS.values():
@@ -550,7 +550,7 @@ def window_drifts(conn, name, after, upto):
     so this flags every rowid :func:`drift` would name in the range (and a few it clears: a
     document whose tokens were only partly deleted).  Reads only."""
     spec = index(name)
-    nonempty = _with_text(spec, "c.")
+    nonempty = with_text(spec, "c.")
     # a size row counts tokens when its varints are not all zero bytes
     texts = f"SELECT c.{spec.rowid} FROM main.{spec.table} c WHERE c.{spec.rowid} > ?1 AND c.{spec.rowid} <= ?2" \
             f" AND ({nonempty})"
@@ -580,7 +580,7 @@ def drift(conn, name):
         return {"index": name, "method": "absent", "ok": True, "indexed": 0, "source": 0,
                 "missing": [], "missing_total": 0, "stale": [], "stale_total": 0}
     vocab = f"temp.{name}_vocab_instance"
-    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {_with_text(spec)}"
+    source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {with_text(spec)}"
     method, docs = "fts5vocab", f"SELECT DISTINCT doc FROM {vocab}"
     if name in TRIGRAMS.values():
         method, docs = "docsize", f"SELECT id FROM main.{name}_docsize WHERE sz <> zeroblob(length(sz))"

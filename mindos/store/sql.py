@@ -78,3 +78,19 @@ def quoted(name):
     """``name`` as one SQL identifier (double quotes, inner quotes doubled): a table or index
     name read from ``sqlite_master`` never becomes SQL of its own."""
     return '"' + name.replace('"', '""') + '"'
+
+
+# A table's largest rowid (0 when it is empty), as one term of a SELECT list (``table`` quoted).
+LARGEST_ROWID = "(SELECT coalesce(max(rowid), 0) FROM main.{table})"
+
+
+def largest_rowids(conn, names):
+    """``{name: its largest rowid, 0 when empty}`` of the rowid tables ``names``, read in one
+    statement (one statement a table costs about as much again to prepare as to run).  The
+    statement's error (sqlite3.DatabaseError: a table without rowids, a damaged page) is the
+    caller's."""
+    names = list(names)
+    if not names:
+        return {}
+    row = conn.execute("SELECT " + ", ".join(LARGEST_ROWID.format(table=quoted(name)) for name in names)).fetchone()
+    return dict(zip(names, row))

@@ -1,5 +1,9 @@
 """Shared SQL pieces: terminal lists from the one constant, and the guarded write."""
 
+import sqlite3
+
+import pytest
+
 from conftest import make_task
 from mindos.core import validate
 from mindos.store import db, sql
@@ -54,3 +58,15 @@ def test_task_rows_parse_their_lists_into_fresh_lists(conn):
     nested = rows.get(conn, "r2")["tags"]
     nested[0]["nested"].append("y")
     assert rows.get(conn, "r2")["tags"] == [{"nested": ["x"]}]  # only lists of strings are kept
+
+
+def test_largest_rowids_reads_every_table_in_one_statement():
+    raw = sqlite3.connect(":memory:")
+    raw.executescript("CREATE TABLE a(x); CREATE TABLE b(x); CREATE TABLE k(x PRIMARY KEY) WITHOUT ROWID;"
+                      "INSERT INTO a(rowid, x) VALUES (7, 1), (3, 2);")
+    statements = []
+    raw.set_trace_callback(statements.append)
+    assert sql.largest_rowids(raw, ["a", "b"]) == {"a": 7, "b": 0}
+    assert len(statements) == 1 and sql.largest_rowids(raw, []) == {}
+    with pytest.raises(sqlite3.DatabaseError):
+        sql.largest_rowids(raw, ["a", "k"])
