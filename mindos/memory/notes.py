@@ -371,8 +371,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
         # conjunctive over query words, each word matching through its stems and synonyms
         expression = " AND ".join(group.expression() for group in retrieval.groups(query))
     narrow = None
-    trigram = fts.TRIGRAMS.get("notes_fts")
-    if not rank and SUBSTRING_NARROW and len(query) >= 3 and trigram and fts.has(conn, trigram):
+    if not rank and SUBSTRING_NARROW and fts.trigram_for(conn, "notes_fts", query):
         narrow = SUBSTRING_NARROW  # the trigram index names the notes holding the text (fts.trigram_probe)
     elif not rank and SUBSTRING_NARROW and fts.substring_probe(query) is not None:
         narrow = max(SUBSTRING_NARROW, fts.totals(conn, "notes_fts")[0] // 4)

@@ -474,6 +474,14 @@ def _rowids(conn, name, expression, cap):
         cursor.close()
 
 
+def trigram_for(conn, name, text):
+    """The trigram index beside word index ``name`` (:data:`TRIGRAMS`) when it answers a
+    substring search for ``text``: the home has it and ``text`` has three characters or
+    more.  None otherwise."""
+    trigram = TRIGRAMS.get(name)
+    return trigram if trigram is not None and len(text) >= 3 and has(conn, trigram) else None
+
+
 def _narrowing(conn, name, text, cap):
     """``(index, MATCH expression)`` naming every row of ``name``'s content table that holds
     ``text`` as a substring (and maybe a few more), or None (read every row, in order).
@@ -483,8 +491,8 @@ def _narrowing(conn, name, text, cap):
     the word index (:func:`substring_probe`), when ``text`` gives a probe matching fewer
     than ``cap`` rows (the second item may then be their rowids, read as they were counted:
     :func:`_candidates`)."""
-    trigram = TRIGRAMS.get(name)
-    if trigram is not None and len(text) >= 3 and has(conn, trigram):
+    trigram = trigram_for(conn, name, text)
+    if trigram is not None:
         return trigram, trigram_probe(text)
     probe = substring_probe(text) if has(conn, name) else None
     rowids = _candidates(conn, name, probe, cap) if probe is not None else None
