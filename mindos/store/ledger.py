@@ -214,15 +214,15 @@ def _scan(conn, after, upto, anchor, anchor_id=False):
             return 0
         return check(event_id, *decoded)
 
-    conn.create_function("mindos_event_check", 8, check)
-    conn.create_function("mindos_event_check_bytes", 8, check_bytes)
+    check_name = _define(conn, "mindos_event_check", check)
+    bytes_name = _define(conn, "mindos_event_check_bytes", check_bytes)
     where, params = "id > ?", [after]
     if upto is not None:
         where += " AND id <= ?"
         params.append(upto)
     try:
         count = conn.execute(
-            "SELECT count(*) FROM audit_events WHERE mindos_event_check("
+            f"SELECT count(*) FROM audit_events WHERE {check_name}("
             f" id, prev_hash, entity_type, entity_id, action, payload_json, created_at, hash) = 0 AND {where}",
             params).fetchone()[0]
     except sqlite3.OperationalError:
@@ -231,7 +231,7 @@ def _scan(conn, after, upto, anchor, anchor_id=False):
         del broken[:], mismatched[:], undecodable[:]
         blobs = ", ".join(f"CAST({name} AS BLOB)" for name in _TEXT_FIELDS)
         count = conn.execute(
-            f"SELECT count(*) FROM audit_events WHERE mindos_event_check_bytes(id, {blobs}) = 0 AND {where}",
+            f"SELECT count(*) FROM audit_events WHERE {bytes_name}(id, {blobs}) = 0 AND {where}",
             params).fetchone()[0]
     if not ordered:
         broken = [(event_id, previous) for event_id, previous in broken_links(conn)
@@ -318,6 +318,28 @@ def _range_task(item):
         return -1
 
 
+_renamed = 0  # functions registered under a fresh name so far in this process (see _define)
+
+
+def _define(conn, name, function):
+    """Register ``function`` (8 arguments) on ``conn`` as ``name`` and return the name to call.
+
+    SQLite refuses to redefine a function while any statement on the connection is still
+    running, and inside a transaction that has read a full-text index FTS5 keeps one open
+    until the commit (a restore that rebuilds the indexes, then verifies the chain, a second
+    time on the same connection).  Then the function is registered under a fresh name
+    instead: a name never used before is always accepted."""
+    try:
+        conn.create_function(name, 8, function)
+        return name
+    except sqlite3.OperationalError:
+        global _renamed
+        _renamed += 1
+        fresh = f"{name}_{_renamed}"
+        conn.create_function(fresh, 8, function)
+        return fresh
+
+
 class _Dirty(Exception):
     """Raised inside the range check to stop the scan at the first row that is not clean."""
 
@@ -344,10 +366,10 @@ def _range_clean(conn, after, upto, anchor=None):
         prev = stored
         return 0
 
-    conn.create_function("mindos_event_clean", 8, clean)
+    name = _define(conn, "mindos_event_clean", clean)
     try:
         return conn.execute(
-            "SELECT count(*) FROM audit_events WHERE mindos_event_clean(CAST(id AS TEXT), prev_hash, entity_type,"
+            f"SELECT count(*) FROM audit_events WHERE {name}(CAST(id AS TEXT), prev_hash, entity_type,"
             " entity_id, action, payload_json, created_at, hash) = 0 AND id > ? AND id <= ?",
             (after, upto)).fetchone()[0]
     except sqlite3.Error:

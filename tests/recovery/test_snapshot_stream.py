@@ -75,6 +75,19 @@ def test_round_trip_gives_identical_table_digests_and_receipts(conn, home, tmp_p
     assert table_rows(conn) == before and _staging_left(home) == []
 
 
+def test_the_same_connection_restores_twice(conn, home, tmp_path):
+    # the second restore verifies the chain inside a transaction that has just rebuilt the
+    # full-text indexes, which keeps a statement open: its check functions cannot be redefined
+    populate(conn)
+    made = snapshot.create(conn, out=str(tmp_path / "s.tar"))
+    before = table_rows(conn)
+    for title in ("first change", "second change"):
+        tasks.create(conn, project="P", title=title)
+        report = snapshot.restore(conn, made["path"], force=True)
+        assert report["restored"] and report["audit"]["ok"]
+        assert table_rows(conn) == before
+
+
 def test_the_cli_writes_checks_and_restores_a_streamed_snapshot(conn, home, cli, tmp_path):
     populate(conn)
     out = tmp_path / "snap.tar"
