@@ -563,10 +563,39 @@ def window_drifts(conn, name, after, upto):
     texts = f"SELECT c.{spec.rowid} FROM main.{spec.table} c WHERE c.{spec.rowid} > ?1 AND c.{spec.rowid} <= ?2" \
             f" AND ({nonempty})"
     sized = f"SELECT d.id FROM main.{name}_docsize d WHERE d.id > ?1 AND d.id <= ?2 AND d.sz <> zeroblob(length(d.sz))"
-    # each EXCEPT with ORDER BY is a merge of two rowid-ordered range reads (no sort, no probe)
-    found = conn.execute(f"SELECT 1 FROM ({texts} EXCEPT {sized} ORDER BY 1) UNION ALL"
-                         f" SELECT 1 FROM ({sized} EXCEPT {texts} ORDER BY 1) LIMIT 1", (after, upto)).fetchone()
-    return found is not None
+    # each EXCEPT with ORDER BY is a merge of two rowid-ordered range reads (no sort, no probe);
+    # a size row with tokens and no text comes first, then the texts without one (which a
+    # text without a word explains)
+    found = conn.execute(f"SELECT 0, id FROM ({sized} EXCEPT {texts} ORDER BY 1) UNION ALL"
+                         f" SELECT 1, * FROM ({texts} EXCEPT {sized} ORDER BY 1)", (after, upto))
+    while True:
+        batch = found.fetchmany(WORDLESS_BATCH)
+        if not batch:
+            return False
+        if not batch[0][0]:
+            return True
+        rowids = [row[1] for row in batch]
+        if len(_wordless(conn, spec, rowids)) < len(rowids):
+            return True
+
+
+WORDLESS_BATCH = 64  # content rows read at a time when a text without tokens may explain them
+
+
+def _wordless(conn, spec, rowids):
+    """Those of ``rowids`` that index ``spec`` holds as documents without a token: a size row
+    of zeros for a content row whose text has no word (``"!!! ---"``), which the tokenizer
+    leaves out, exactly as :func:`indexed_tokens` reads it.  Such a row is indexed, though
+    its text is not empty.  (A trigram index reads every character: none of its rows is.)"""
+    if spec.name in TRIGRAMS.values() or not rowids:
+        return []
+    marks = ", ".join("?" * len(rowids))
+    columns = ", ".join(f"c.{column}" for column in spec.columns)
+    rows = conn.execute(f"SELECT c.{spec.rowid}, {columns} FROM main.{spec.table} c"
+                        f" JOIN main.{spec.name}_docsize d ON d.id = c.{spec.rowid}"
+                        f" WHERE c.{spec.rowid} IN ({marks}) AND d.sz = zeroblob(length(d.sz))", rowids).fetchall()
+    return [row[0] for row in rows
+            if not any(isinstance(text, str) and indexed_tokens(text) for text in row[1:])]
 
 
 def drift(conn, name):
@@ -605,6 +634,8 @@ def drift(conn, name):
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_drift_docs(doc INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM temp.fts_drift_docs")
         conn.execute(f"INSERT OR IGNORE INTO temp.fts_drift_docs {docs}")
+        if method == "fts5vocab":  # a row indexed without a token is not in the vocabulary
+            _count_wordless(conn, spec, source_sql)
         indexed = conn.execute("SELECT count(*) FROM temp.fts_drift_docs").fetchone()[0]
         source = conn.execute(f"SELECT count(*) FROM ({source_sql})").fetchone()[0]
         missing_sql = f"SELECT {spec.rowid} FROM ({source_sql}) WHERE {spec.rowid} NOT IN (SELECT doc FROM temp.fts_drift_docs)"
@@ -620,6 +651,18 @@ def drift(conn, name):
     return {"index": name, "method": method, "ok": not missing_total and not stale_total,
             "indexed": indexed, "source": source, "missing": missing, "missing_total": missing_total,
             "stale": stale, "stale_total": stale_total}
+
+
+def _count_wordless(conn, spec, source_sql):
+    """Add to the documents read from the vocabulary the content rows with text that index
+    ``spec`` holds without a token (:func:`_wordless`): only rows with a size row of zeros
+    are read, a few."""
+    candidates = [row[0] for row in conn.execute(
+        f"SELECT d.id FROM main.{spec.name}_docsize d WHERE d.sz = zeroblob(length(d.sz))"
+        f" AND d.id IN ({source_sql}) AND d.id NOT IN (SELECT doc FROM temp.fts_drift_docs)")]
+    for start in range(0, len(candidates), WORDLESS_BATCH):
+        conn.executemany("INSERT OR IGNORE INTO temp.fts_drift_docs(doc) VALUES (?)",
+                         [(rowid,) for rowid in _wordless(conn, spec, candidates[start:start + WORDLESS_BATCH])])
 
 
 def segments(conn, name):

@@ -81,6 +81,36 @@ def test_drift_sees_missing_and_stale_rows_and_rebuild_repairs_them(conn):
     assert second
 
 
+def test_a_note_without_a_word_is_indexed_without_tokens_and_that_is_no_drift(conn):
+    """FTS5 holds a text of punctuation alone ("!!! ---") as a document with no token, so the
+    vocabulary never names it: the whole check and the window check both see it as indexed,
+    while a row the index lost, or holds as empty though its text has words, is still seen."""
+    if not fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    wordless = [notes.add(conn, "t1", content=text)["id"] for text in ("!!! ---", "— ... —", "?")]
+    worded = notes.add(conn, "t1", content="the pool is capped")["id"]
+    report = fts.drift(conn, "notes_fts")
+    assert report["ok"] and (report["indexed"], report["source"]) == (4, 4), report
+    assert not fts.window_drifts(conn, "notes_fts", 0, 10 ** 12)
+    with db.write(conn):
+        # behind the triggers' back: one wordless row leaves the index, and the worded row is
+        # re-indexed as if its text were empty (a size row of zeros, like a wordless row's)
+        conn.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)",
+                     (wordless[0], "!!! ---"))
+        conn.execute("INSERT INTO notes_fts(notes_fts, rowid, content) VALUES ('delete', ?, ?)",
+                     (worded, "the pool is capped"))
+        conn.execute("INSERT INTO notes_fts(rowid, content) VALUES (?, '')", (worded,))
+    report = fts.drift(conn, "notes_fts")
+    assert (report["ok"], report["missing"]) == (False, [wordless[0], worded]), report
+    assert fts.window_drifts(conn, "notes_fts", 0, 10 ** 12)
+    assert fts.window_drifts(conn, "notes_fts", worded - 1, worded)
+    assert not fts.window_drifts(conn, "notes_fts", wordless[0], worded - 1)
+    with db.write(conn):
+        fts.rebuild(conn, "notes_fts")
+    assert fts.drift(conn, "notes_fts")["ok"] and not fts.window_drifts(conn, "notes_fts", 0, 10 ** 12)
+
+
 def test_rebuild_needs_a_write_transaction(conn):
     with pytest.raises(RuntimeError):
         fts.rebuild(conn, "tasks_fts")
