@@ -228,3 +228,50 @@ def test_a_weaker_feedback_row_never_lends_to_a_row_the_query_matches_well(conn,
     monkeypatch.setattr(search, "FEEDBACK_UNMATCHED", 10.0)  # lent to every row: the report lifts itself
     lifted = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
     assert lifted[report["id"]] > scores[report["id"]]
+
+
+def _lagging_consumers(conn):
+    """A home where the answer ("the enrichment step's geo lookups got slow") shares no word
+    with the question ("why did the consumers fall behind"); one chatter row names both
+    vocabularies, and a handful of rows each mention one of the question's words."""
+    make_task(conn, "ev", project="Events", title="event pipeline")
+    for text in ("Consumers fall behind again tonight; enrichment workers stuck on geo lookups, vendor cluster suspected",
+                 "Vendor cluster contract renewal is due in March",
+                 "The workers autoscaler was held at four pods",
+                 "Nightly export workers moved to the vendor cluster"):
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=text)
+    clock.advance(hours=1)
+    answer = notes.add(conn, "ev", content="Enrichment step calls the geo service once per event; its p99 went from 5 ms to 300 ms")
+    for n in range(4):  # rows naming one of the question's words, about something else
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=f"Consumers of the billing feed {n} are listed on the wiki page")
+    for n in range(3):
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=f"Behind the office {n} there is parking for visitors")
+    return answer
+
+
+def test_an_answer_naming_a_few_of_the_bridging_rows_words_ranks_above_single_word_matches(conn, monkeypatch):
+    # the everyday reading "fall behind" -> lag, backlog is switched off: the bridge alone links them
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    answer = _lagging_consumers(conn)
+    query = "why did the consumers fall behind"
+
+    def ranks():
+        """The answer's rank and the best rank of a row matching one of the question's words."""
+        hits = search.memory_search(conn, query, project="Events", limit=20)
+        texts = [hit["text"] for hit in hits]
+        single = min(position for position, text in enumerate(texts) if text.startswith(("Consumers of", "Behind")))
+        keys = _keys(hits)
+        return keys.index(("note", answer["id"])) if ("note", answer["id"]) in keys else len(keys), single
+
+    answer_at, single_at = ranks()
+    assert answer_at < single_at and answer_at <= 2  # with the chatter that names both vocabularies
+    assert search.memory_search(conn, query, project="Events", limit=20) == \
+        search.memory_search(conn, query, project="Events", limit=20)
+    # a linear share (all five of the bridge's distinctive words for the whole weight) leaves the
+    # answer, which names two of them, below the rows matching one of the question's words
+    monkeypatch.setattr(search, "FEEDBACK_SATURATION", 1.0)
+    answer_at, single_at = ranks()
+    assert answer_at > single_at
