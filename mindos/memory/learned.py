@@ -294,3 +294,79 @@ def expression(extra):
     """An FTS5 MATCH expression ORing every associate of ``extra`` (each quoted)."""
     words = sorted({word for others in extra.values() for word, _ in others})
     return " OR ".join(fts.quote(word) for word in words)
+
+
+LOCAL_ROWS = 20  # a query word held by more candidate rows than this lends nothing (local_expansions)
+LOCAL_ASSOCIATES = 5
+LOCAL_MIN_STRENGTH = 0.3
+LOCAL_AGREE = 2  # how many query words' candidate rows must name a term for it to be lent
+
+
+def local_expansions(conn, query_groups, texts, extra=None):
+    """``{group position: [(term, weight), ...]}``: ``extra`` (the stored associates of
+    :func:`expansions`) with each query word's associates read at query time from the search's
+    own candidate rows (``texts``), whole rows rather than the stored window, and kept only
+    where the query's words agree.
+
+    The candidates holding a query word (itself or a stem; the word is skipped when more than
+    LOCAL_ROWS of them do: a common word's rows say nothing in particular) name, anywhere in
+    the row, what that word goes with in this home.  A term counts for the word when the
+    rows of at least LOCAL_AGREE of the query's words name it (one row holding two query words
+    counts for both: chatter in the question's words that also names the answer's), when it is
+    in more rows than those (it can lead to another row) and is none of the query's words.
+    Its strength is ``n / sqrt(df(word) * df(term))`` as for stored pairs (n: the candidates
+    holding both), at least LOCAL_MIN_STRENGTH; the LOCAL_ASSOCIATES strongest per word are
+    worth ``W_ASSOCIATE x strength``, a term both ways keeping its best weight.  Nothing is
+    stored, so the learned state does not grow; identical rows give identical associates
+    (every ordering ends on the term)."""
+    merged = {position: list(others) for position, others in (extra or {}).items()}
+    if not texts or not has(conn):
+        return merged
+    held, read = [], []
+    for text in texts:
+        tokens = retrieval.words(text)
+        read.append((set(tokens), " " + " ".join(tokens) + " "))
+        held.append(set(terms(text)))
+    rows = []  # (group position, group, the candidates holding its word or a stem of it)
+    for position, group in enumerate(query_groups):
+        mine = [index for index, (tokens, joined) in enumerate(read) if group.weight_in(tokens, joined) >= retrieval.W_STEM]
+        if 0 < len(mine) <= LOCAL_ROWS:
+            rows.append((position, group, mine))
+    if not rows:
+        return merged
+    counts = {}
+    for position, group, mine in rows:
+        tally = {}
+        for index in mine:
+            for term in held[index]:
+                tally[term] = tally.get(term, 0) + 1
+        counts[position] = tally
+    wanted = sorted({term for tally in counts.values() for term in tally} | {group.word for _, group, _ in rows})
+    df = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        df.update(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({', '.join('?' * len(chunk))})",
+                               chunk).fetchall())
+    support = {}
+    for position, group, mine in rows:
+        for term in counts[position]:
+            support[term] = support.get(term, 0) + 1
+    for position, group, mine in rows:
+        own = max(df.get(group.word, 0), len(mine))
+        scored = []
+        for term, n in counts[position].items():
+            count = df.get(term, 0)
+            if count <= n or support[term] < LOCAL_AGREE:
+                continue
+            strength = n / math.sqrt(own * count)
+            if strength >= LOCAL_MIN_STRENGTH and not any(other.weight_in({term}, f" {term} ") for other in query_groups):
+                scored.append((-round(strength, 6), term))
+        scored.sort()
+        best = dict(merged.get(position, ()))
+        for negative, term in scored[:LOCAL_ASSOCIATES]:
+            weight = round(W_ASSOCIATE * -negative, 6)
+            if weight > best.get(term, 0):
+                best[term] = weight
+        if best:
+            merged[position] = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+    return merged

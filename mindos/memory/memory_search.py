@@ -213,6 +213,7 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                          if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
+    extra = _lent(conn, found, query_groups, extra, surfaces, params)
     covered = retrieval.coverage_of(query_groups, idf, extra)
     boost = _feedback(conn, found, covered, query_groups, surfaces, params)
 
@@ -264,6 +265,30 @@ FEEDBACK_SATURATION = 0.5  # the share of a feedback row's weighted words that e
 FEEDBACK_CANDIDATES = 10
 FEEDBACK_FLOOR = 0.3
 FEEDBACK_UNMATCHED = 0.5
+
+
+def _lent(conn, found, query_groups, extra, surfaces, params):
+    """``extra`` with what the current candidates of ``found`` name beside several of the
+    query's words (:func:`mindos.memory.learned.local_expansions`), after adding to ``found``
+    (in place) the newest few rows per surface naming the words newly lent
+    (learned.EXTRA_CANDIDATES): the answer those rows talk about in other words."""
+    from mindos.memory import learned  # lazy: loaded by memory_search already
+
+    merged = learned.local_expansions(conn, query_groups, [row[_TEXT] for row in found if not row[_OUTDATED]], extra)
+    fresh = {}
+    for position, others in merged.items():
+        known = {word for word, _ in extra.get(position, ())}
+        words = [(word, weight) for word, weight in others if word not in known]
+        if words:
+            fresh[position] = words
+    if fresh:
+        seen = {(row[0], row[_ID]) for row in found}
+        for surface in surfaces:
+            for row in surface.fetch(conn, [learned.expression(fresh)], {**params, "cap": learned.EXTRA_CANDIDATES}):
+                if (row[0], row[_ID]) not in seen:
+                    seen.add((row[0], row[_ID]))
+                    found.append(row)
+    return merged
 
 
 def _no_boost(text, coverage):

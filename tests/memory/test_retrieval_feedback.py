@@ -4,7 +4,7 @@ only what was replaced."""
 
 from conftest import make_task
 from mindos.core import clock
-from mindos.memory import facts, notes, retrieval
+from mindos.memory import facts, learned, notes, retrieval
 from mindos.memory import memory_search as search
 
 
@@ -34,7 +34,10 @@ def test_the_best_answers_distinctive_words_bring_what_it_names(conn, monkeypatc
     query = "what database does the team owning svc-ledger run"
     hits = _keys(search.memory_search(conn, query, project="Core", limit=5))
     assert hits[:2] == [("fact", owner["id"]), ("fact", runs["id"])]
-    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # without feedback the second hop is lost in the crowd
+    # without feedback (and the candidates' own associations, which name team-otter beside both the
+    # service and the team) the second hop is lost in the crowd
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
     assert ("fact", runs["id"]) not in _keys(search.memory_search(conn, query, project="Core", limit=5))[:2]
 
 
@@ -126,11 +129,11 @@ def _lag_home(conn, alerts=12):
 
 
 def _no_bridges(monkeypatch):
-    """Only the feedback left to bridge: no everyday readings, no learned associates."""
-    from mindos.memory import learned
-
+    """Only the feedback left to bridge: no everyday readings, no learned associates, stored or
+    read from the candidates."""
     monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
     monkeypatch.setattr(learned, "expansions", lambda conn, groups: {})
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
 
 
 def test_feedback_bridges_a_question_to_an_answer_in_other_words(conn, monkeypatch):
@@ -253,8 +256,10 @@ def _lagging_consumers(conn):
 
 
 def test_an_answer_naming_a_few_of_the_bridging_rows_words_ranks_above_single_word_matches(conn, monkeypatch):
-    # the everyday reading "fall behind" -> lag, backlog is switched off: the bridge alone links them
+    # the everyday reading "fall behind" -> lag, backlog and the candidates' own associations are
+    # switched off: the feedback from the bridge alone links them
     monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
     answer = _lagging_consumers(conn)
     query = "why did the consumers fall behind"
 
@@ -275,3 +280,45 @@ def test_an_answer_naming_a_few_of_the_bridging_rows_words_ranks_above_single_wo
     monkeypatch.setattr(search, "FEEDBACK_SATURATION", 1.0)
     answer_at, single_at = ranks()
     assert answer_at > single_at
+
+
+def _waiting_drivers(conn):
+    """The answer ("truck appointment slots are capped") shares no word with the question ("why
+    were drivers waiting on the road"); two chatter rows each name one of the question's words
+    beside the answer's words, and rows naming one of the question's words about something else."""
+    make_task(conn, "yard", project="Port", title="terminal")
+    for text in ("Drivers stuck at the gate again, appointment slots all gone by six",
+                 "Long line on the road this morning; every appointment slot was full",
+                 "Road resurfacing on the north side is booked for May",
+                 "Drivers must wear hi-vis in the yard",
+                 "Drivers badge renewals happen in January",
+                 "Road signs at the roundabout were replaced"):
+        clock.advance(hours=1)
+        notes.add(conn, "yard", content=text)
+    clock.advance(hours=1)
+    return notes.add(conn, "yard", content="Truck appointment system caps slots at 40 per half hour")
+
+
+def test_what_the_candidates_name_beside_several_query_words_is_lent_to_them(conn, monkeypatch):
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    answer = _waiting_drivers(conn)
+    query = "why were drivers waiting on the road"
+    query_groups = retrieval.groups(query)
+    texts = [row[0] for row in conn.execute("SELECT content FROM notes")]
+    lent = learned.local_expansions(conn, query_groups, texts)
+    words = {group.word: {term for term, _ in lent.get(position, ())} for position, group in enumerate(query_groups)}
+    # "appointment" sits beside "drivers" in one row and "road" in another: both lend it
+    assert "appointment" in words["drivers"] and "appointment" in words["road"]
+    # what only one query word's rows name is not lent ("gate", "resurfacing", "badge")
+    assert not ({"gate", "resurfacing", "badge", "yard"} & (words["drivers"] | words["road"]))
+    assert all(0 < weight <= learned.W_ASSOCIATE for others in lent.values() for _, weight in others)
+    assert lent == learned.local_expansions(conn, query_groups, texts)  # deterministic
+    assert learned.local_expansions(conn, query_groups, []) == {}
+
+    def found():
+        return ("note", answer["id"]) in _keys(search.memory_search(conn, query, project="Port", limit=10))
+
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # the lent words alone find it
+    assert found()
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)  # without them nothing leads to it
+    assert not found()
