@@ -302,15 +302,17 @@ LOCAL_MIN_STRENGTH = 0.3
 LOCAL_AGREE = 2  # how many query words' candidate rows must name a term for it to be lent
 
 
-def local_expansions(conn, query_groups, texts, extra=None):
+def local_expansions(conn, query_groups, texts, extra=None, rare=None):
     """``{group position: [(term, weight), ...]}``: ``extra`` (the stored associates of
     :func:`expansions`) with each query word's associates read at query time from the search's
     own candidate rows (``texts``), whole rows rather than the stored window, and kept only
     where the query's words agree.
 
-    The candidates holding a query word (itself or a stem; the word is skipped when more than
-    LOCAL_ROWS of them do: a common word's rows say nothing in particular) name, anywhere in
-    the row, what that word goes with in this home.  A term counts for the word when the
+    The candidates holding a query word (itself or a stem) name, anywhere in the row, what
+    that word goes with in this home; only the words of ``rare`` (group positions; None: every
+    group) are read, and a word more than LOCAL_ROWS candidates hold is skipped: a common
+    word's rows say nothing in particular (memory-search passes the groups matching at most
+    LOCAL_ROWS rows of the home, so a query of common words tokenizes nothing).  A term counts for the word when the
     rows of at least LOCAL_AGREE of the query's words name it (one row holding two query words
     counts for both: chatter in the question's words that also names the answer's), when it is
     in more rows than those (it can lead to another row) and is none of the query's words.
@@ -320,7 +322,8 @@ def local_expansions(conn, query_groups, texts, extra=None):
     stored, so the learned state does not grow; identical rows give identical associates
     (every ordering ends on the term)."""
     merged = {position: list(others) for position, others in (extra or {}).items()}
-    if not texts or not has(conn):
+    positions = range(len(query_groups)) if rare is None else sorted(rare)
+    if not texts or not positions or not has(conn):
         return merged
     held, read = [], []
     for text in texts:
@@ -328,7 +331,8 @@ def local_expansions(conn, query_groups, texts, extra=None):
         read.append((set(tokens), " " + " ".join(tokens) + " "))
         held.append(set(terms(text)))
     rows = []  # (group position, group, the candidates holding its word or a stem of it)
-    for position, group in enumerate(query_groups):
+    for position in positions:
+        group = query_groups[position]
         mine = [index for index, (tokens, joined) in enumerate(read) if group.weight_in(tokens, joined) >= retrieval.W_STEM]
         if 0 < len(mine) <= LOCAL_ROWS:
             rows.append((position, group, mine))

@@ -213,7 +213,10 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                          if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    extra = _lent(conn, found, query_groups, extra, surfaces, params)
+    # the words rare in the home (their matches over every index) lend what their rows name
+    rare = [position for position in range(len(query_groups))
+            if 0 < sum(counts[index][position] for index, _ in indexes) <= learned.LOCAL_ROWS]
+    extra = _lent(conn, found, query_groups, extra, rare, surfaces, params)
     covered = retrieval.coverage_of(query_groups, idf, extra)
     boost = _feedback(conn, found, covered, query_groups, surfaces, params)
 
@@ -267,14 +270,17 @@ FEEDBACK_FLOOR = 0.3
 FEEDBACK_UNMATCHED = 0.5
 
 
-def _lent(conn, found, query_groups, extra, surfaces, params):
+def _lent(conn, found, query_groups, extra, rare, surfaces, params):
     """``extra`` with what the current candidates of ``found`` name beside several of the
-    query's words (:func:`mindos.memory.learned.local_expansions`), after adding to ``found``
+    query's ``rare`` words (:func:`mindos.memory.learned.local_expansions`), after adding to ``found``
     (in place) the newest few rows per surface naming the words newly lent
     (learned.EXTRA_CANDIDATES): the answer those rows talk about in other words."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
-    merged = learned.local_expansions(conn, query_groups, [row[_TEXT] for row in found if not row[_OUTDATED]], extra)
+    if len(rare) < learned.LOCAL_AGREE:  # nothing could be lent: no candidate is read
+        return extra
+    merged = learned.local_expansions(conn, query_groups, [row[_TEXT] for row in found if not row[_OUTDATED]], extra,
+                                      rare)
     fresh = {}
     for position, others in merged.items():
         known = {word for word, _ in extra.get(position, ())}

@@ -314,6 +314,11 @@ def test_what_the_candidates_name_beside_several_query_words_is_lent_to_them(con
     assert all(0 < weight <= learned.W_ASSOCIATE for others in lent.values() for _, weight in others)
     assert lent == learned.local_expansions(conn, query_groups, texts)  # deterministic
     assert learned.local_expansions(conn, query_groups, []) == {}
+    # only the words passed as rare lend: "road" alone has no second query word to agree with
+    road = [position for position, group in enumerate(query_groups) if group.word == "road"]
+    assert learned.local_expansions(conn, query_groups, texts, rare=road) == {}
+    stored = {0: [("lorry", 0.25)]}
+    assert learned.local_expansions(conn, query_groups, texts, stored, rare=[]) == stored
 
     def found():
         return ("note", answer["id"]) in _keys(search.memory_search(conn, query, project="Port", limit=10))
