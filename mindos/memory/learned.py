@@ -89,6 +89,16 @@ def terms(text):
     return found
 
 
+def terms_of(text, memo=None):
+    """The set of :func:`terms` of ``text``; ``memo`` (a dict) keeps it per text for one search."""
+    found = None if memo is None else memo.get(text)
+    if found is None:
+        found = frozenset(terms(text))
+        if memo is not None:
+            memo[text] = found
+    return found
+
+
 def _pairs(sequence):
     """The distinct ordered pairs of terms at most WINDOW apart in ``sequence``, both ways."""
     pairs = set()
@@ -302,7 +312,7 @@ LOCAL_MIN_STRENGTH = 0.3
 LOCAL_AGREE = 2  # how many query words' candidate rows must name a term for it to be lent
 
 
-def local_expansions(conn, query_groups, texts, extra=None, rare=None):
+def local_expansions(conn, query_groups, texts, extra=None, rare=None, memo=None, held=None):
     """``{group position: [(term, weight), ...]}``: ``extra`` (the stored associates of
     :func:`expansions`) with each query word's associates read at query time from the search's
     own candidate rows (``texts``), whole rows rather than the stored window, and kept only
@@ -320,16 +330,13 @@ def local_expansions(conn, query_groups, texts, extra=None, rare=None):
     holding both), at least LOCAL_MIN_STRENGTH; the LOCAL_ASSOCIATES strongest per word are
     worth ``W_ASSOCIATE x strength``, a term both ways keeping its best weight.  Nothing is
     stored, so the learned state does not grow; identical rows give identical associates
-    (every ordering ends on the term)."""
+    (every ordering ends on the term).  ``memo`` and ``held``: the search's per-text memos of
+    :func:`mindos.memory.retrieval.read_text` and :func:`terms_of`."""
     merged = {position: list(others) for position, others in (extra or {}).items()}
     positions = range(len(query_groups)) if rare is None else sorted(rare)
     if not texts or not positions or not has(conn):
         return merged
-    held, read = [], []
-    for text in texts:
-        tokens = retrieval.words(text)
-        read.append((set(tokens), " " + " ".join(tokens) + " "))
-        held.append(set(terms(text)))
+    read = [retrieval.read_text(text, memo) for text in texts]
     rows = []  # (group position, group, the candidates holding its word or a stem of it)
     for position in positions:
         group = query_groups[position]
@@ -342,7 +349,7 @@ def local_expansions(conn, query_groups, texts, extra=None, rare=None):
     for position, group, mine in rows:
         tally = {}
         for index in mine:
-            for term in held[index]:
+            for term in terms_of(texts[index], held):
                 tally[term] = tally.get(term, 0) + 1
         counts[position] = tally
     wanted = sorted({term for tally in counts.values() for term in tally} | {group.word for _, group, _ in rows})

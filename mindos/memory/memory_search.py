@@ -216,9 +216,17 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
     # the words rare in the home (their matches over every index) lend what their rows name
     rare = [position for position in range(len(query_groups))
             if 0 < sum(counts[index][position] for index, _ in indexes) <= learned.LOCAL_ROWS]
-    extra = _lent(conn, found, query_groups, extra, rare, surfaces, params)
-    covered = retrieval.coverage_of(query_groups, idf, extra)
-    boost = _feedback(conn, found, covered, query_groups, surfaces, params)
+    memo, held, scores = {}, {}, {}  # per text: its tokens, its learned terms, its coverage (one search)
+    extra = _lent(conn, found, query_groups, extra, rare, surfaces, params, memo, held)
+    coverage_of = retrieval.coverage_of(query_groups, idf, extra, memo)
+
+    def covered(text):
+        value = scores.get(text)
+        if value is None:
+            value = scores[text] = coverage_of(text)
+        return value
+
+    boost = _feedback(conn, found, covered, query_groups, surfaces, params, held)
 
     def scored(row):
         age = row[_EPOCH]
@@ -270,7 +278,7 @@ FEEDBACK_FLOOR = 0.3
 FEEDBACK_UNMATCHED = 0.5
 
 
-def _lent(conn, found, query_groups, extra, rare, surfaces, params):
+def _lent(conn, found, query_groups, extra, rare, surfaces, params, memo=None, held=None):
     """``extra`` with what the current candidates of ``found`` name beside several of the
     query's ``rare`` words (:func:`mindos.memory.learned.local_expansions`), after adding to ``found``
     (in place) the newest few rows per surface naming the words newly lent
@@ -280,7 +288,7 @@ def _lent(conn, found, query_groups, extra, rare, surfaces, params):
     if len(rare) < learned.LOCAL_AGREE:  # nothing could be lent: no candidate is read
         return extra
     merged = learned.local_expansions(conn, query_groups, [row[_TEXT] for row in found if not row[_OUTDATED]], extra,
-                                      rare)
+                                      rare, memo, held)
     fresh = {}
     for position, others in merged.items():
         known = {word for word, _ in extra.get(position, ())}
@@ -301,12 +309,12 @@ def _no_boost(text, coverage):
     return 0.0
 
 
-def _feedback(conn, found, covered, query_groups, surfaces, params):
+def _feedback(conn, found, covered, query_groups, surfaces, params, held=None):
     """The feedback boost (a function of a row's text and its coverage; see the comment
     above), after adding
     the rows the feedback words match to ``found`` (in place; ``surfaces``: memory-search's
-    :class:`_Surface` per kind).  No boost when nothing was learned or no feedback row has a
-    distinctive word."""
+    :class:`_Surface` per kind; ``held``: the search's memo of each text's learned terms).  No
+    boost when nothing was learned or no feedback row has a distinctive word."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
     if not found or not learned.has(conn):
@@ -357,7 +365,7 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
         # the best answer's share, or the best of another feedback row's for a row the query's
         # words match far less than that row (each worth at most its own coverage): what a
         # weaker match names is an answer in other words, never a rival to the best answer
-        present = set(learned.terms(text))
+        present = learned.terms_of(text, held)
         return max((worth * min(1.0, sum(weight for word, weight in weights.items() if word in present) / full)
                     for position, (worth, full, weights, below) in enumerate(feedback)
                     if full and (position == 0 or coverage < below)), default=0.0)
