@@ -32,6 +32,13 @@ Design decisions
     PAIR_ROWS rows seen in enough rows (:func:`pair_floor`), in term-number order), and the df of the
     candidates (one statement per 500).  Identical state gives identical associations:
     every ordering ends on the term.
+  * **Whole rows at query time, where the query agrees.**  The stored window sees only
+    neighbours; chatter that names a symptom and its cause in one sentence puts them further
+    apart.  :func:`local_expansions` reads the search's own candidate rows whole: the rows
+    holding a query word rare in the home (at most LOCAL_ROWS rows) lend the words they name
+    when the rows of at least LOCAL_AGREE query words name them (agreement: one query word's
+    chance neighbours are not lent), strength as for stored pairs.  Nothing is stored, and a
+    query of common words reads nothing more.
 
 Measured on bench/bench.py's recall home (10k tasks, 50k notes, 10k memories, 5k facts, 5k
 handoffs; Python 3.11.7, callgrind instruction counts with warm caches against
@@ -40,7 +47,10 @@ about 7 s into 11.4 MB (16 % of the database); ``memory-search`` costs 1.02-1.04
 (1.01x before), 1.13x for a 12-word query of mid-frequency words; a ``note`` write costs
 about 4M instructions more (2 %).  Lending a rare word's pairs seen once (RARE_DF) and
 memory-search's feedback from three answers: 1.228x on ``python3 bench/recall_cost.py --calls
-3`` (1.221x before); the stored state is the same.
+3`` (1.221x before); the stored state is the same.  Lending from the candidates (and one
+tokenization per candidate per search): 1.249x on the same command, as before, whose queries'
+words are all common there; a query of rare words that lends pays about 2M instructions more
+(0.02x of the floor).
 """
 
 import math
