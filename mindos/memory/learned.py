@@ -32,6 +32,13 @@ Design decisions
     PAIR_ROWS rows seen in enough rows (:func:`pair_floor`), in term-number order), and the df of the
     candidates (one statement per 500).  Identical state gives identical associations:
     every ordering ends on the term.
+  * **Whole rows at query time, where the query agrees.**  The stored window sees only
+    neighbours; chatter that names a symptom and its cause in one sentence puts them further
+    apart.  :func:`local_expansions` reads the search's own candidate rows whole: the rows
+    holding a query word rare in the home (at most LOCAL_ROWS rows) lend the words they name
+    when the rows of at least LOCAL_AGREE query words name them (agreement: one query word's
+    chance neighbours are not lent), strength as for stored pairs.  Nothing is stored, and a
+    query of common words reads nothing more.
 
 Measured on bench/bench.py's recall home (10k tasks, 50k notes, 10k memories, 5k facts, 5k
 handoffs; Python 3.11.7, callgrind instruction counts with warm caches against
@@ -40,7 +47,10 @@ about 7 s into 11.4 MB (16 % of the database); ``memory-search`` costs 1.02-1.04
 (1.01x before), 1.13x for a 12-word query of mid-frequency words; a ``note`` write costs
 about 4M instructions more (2 %).  Lending a rare word's pairs seen once (RARE_DF) and
 memory-search's feedback from three answers: 1.228x on ``python3 bench/recall_cost.py --calls
-3`` (1.221x before); the stored state is the same.
+3`` (1.221x before); the stored state is the same.  Lending from the candidates (and one
+tokenization per candidate per search): 1.249x on the same command, as before, whose queries'
+words are all common there; a query of rare words that lends pays about 2M instructions more
+(0.02x of the floor).
 """
 
 import math
@@ -86,6 +96,16 @@ def terms(text):
             found.append(part)
             if len(found) == MAX_TERMS:
                 return found
+    return found
+
+
+def terms_of(text, memo=None):
+    """The set of :func:`terms` of ``text``; ``memo`` (a dict) keeps it per text for one search."""
+    found = None if memo is None else memo.get(text)
+    if found is None:
+        found = frozenset(terms(text))
+        if memo is not None:
+            memo[text] = found
     return found
 
 
@@ -294,3 +314,80 @@ def expression(extra):
     """An FTS5 MATCH expression ORing every associate of ``extra`` (each quoted)."""
     words = sorted({word for others in extra.values() for word, _ in others})
     return " OR ".join(fts.quote(word) for word in words)
+
+
+LOCAL_ROWS = 20  # a query word held by more candidate rows than this lends nothing (local_expansions)
+LOCAL_ASSOCIATES = 5
+LOCAL_MIN_STRENGTH = 0.3
+LOCAL_AGREE = 2  # how many query words' candidate rows must name a term for it to be lent
+
+
+def local_expansions(conn, query_groups, texts, extra=None, rare=None, memo=None, held=None):
+    """``{group position: [(term, weight), ...]}``: ``extra`` (the stored associates of
+    :func:`expansions`) with each query word's associates read at query time from the search's
+    own candidate rows (``texts``), whole rows rather than the stored window, and kept only
+    where the query's words agree.
+
+    The candidates holding a query word (itself or a stem) name, anywhere in the row, what
+    that word goes with in this home; only the words of ``rare`` (group positions; None: every
+    group) are read, and a word more than LOCAL_ROWS candidates hold is skipped: a common
+    word's rows say nothing in particular (memory-search passes the groups matching at most
+    LOCAL_ROWS rows of the home, so a query of common words tokenizes nothing).  A term counts for the word when the
+    rows of at least LOCAL_AGREE of the query's words name it (one row holding two query words
+    counts for both: chatter in the question's words that also names the answer's), when it is
+    in more rows than those (it can lead to another row) and is none of the query's words.
+    Its strength is ``n / sqrt(df(word) * df(term))`` as for stored pairs (n: the candidates
+    holding both), at least LOCAL_MIN_STRENGTH; the LOCAL_ASSOCIATES strongest per word are
+    worth ``W_ASSOCIATE x strength``, a term both ways keeping its best weight.  Nothing is
+    stored, so the learned state does not grow; identical rows give identical associates
+    (every ordering ends on the term).  ``memo`` and ``held``: the search's per-text memos of
+    :func:`mindos.memory.retrieval.read_text` and :func:`terms_of`."""
+    merged = {position: list(others) for position, others in (extra or {}).items()}
+    positions = range(len(query_groups)) if rare is None else sorted(rare)
+    if not texts or not positions or not has(conn):
+        return merged
+    read = [retrieval.read_text(text, memo) for text in texts]
+    rows = []  # (group position, group, the candidates holding its word or a stem of it)
+    for position in positions:
+        group = query_groups[position]
+        mine = [index for index, (tokens, joined) in enumerate(read) if group.weight_in(tokens, joined) >= retrieval.W_STEM]
+        if 0 < len(mine) <= LOCAL_ROWS:
+            rows.append((position, group, mine))
+    if not rows:
+        return merged
+    counts = {}
+    for position, group, mine in rows:
+        tally = {}
+        for index in mine:
+            for term in terms_of(texts[index], held):
+                tally[term] = tally.get(term, 0) + 1
+        counts[position] = tally
+    wanted = sorted({term for tally in counts.values() for term in tally} | {group.word for _, group, _ in rows})
+    df = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        df.update(conn.execute(f"SELECT term, df FROM term_df WHERE term IN ({', '.join('?' * len(chunk))})",
+                               chunk).fetchall())
+    support = {}
+    for position, group, mine in rows:
+        for term in counts[position]:
+            support[term] = support.get(term, 0) + 1
+    for position, group, mine in rows:
+        own = max(df.get(group.word, 0), len(mine))
+        scored = []
+        for term, n in counts[position].items():
+            count = df.get(term, 0)
+            if count <= n or support[term] < LOCAL_AGREE:
+                continue
+            strength = n / math.sqrt(own * count)
+            if strength >= LOCAL_MIN_STRENGTH and not any(other.weight_in({term}, f" {term} ") for other in query_groups):
+                scored.append((-round(strength, 6), term))
+        scored.sort()
+        best = dict(merged.get(position, ()))
+        for negative, term in scored[:LOCAL_ASSOCIATES]:
+            weight = round(W_ASSOCIATE * -negative, 6)
+            if weight > best.get(term, 0):
+                best[term] = weight
+        if best:
+            merged[position] = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+    return merged

@@ -213,8 +213,20 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
                          if row[_ID] not in seen)
     idf = retrieval.idf_weights(conn, query_groups, indexes, counts)
     now_epoch = int(clock.parse(now).timestamp())
-    covered = retrieval.coverage_of(query_groups, idf, extra)
-    boost = _feedback(conn, found, covered, query_groups, surfaces, params)
+    # the words rare in the home (their matches over every index) lend what their rows name
+    rare = [position for position in range(len(query_groups))
+            if 0 < sum(counts[index][position] for index, _ in indexes) <= learned.LOCAL_ROWS]
+    memo, held, scores = {}, {}, {}  # per text: its tokens, its learned terms, its coverage (one search)
+    extra = _lent(conn, found, query_groups, extra, rare, surfaces, params, memo, held)
+    coverage_of = retrieval.coverage_of(query_groups, idf, extra, memo)
+
+    def covered(text):
+        value = scores.get(text)
+        if value is None:
+            value = scores[text] = coverage_of(text)
+        return value
+
+    boost = _feedback(conn, found, covered, query_groups, surfaces, params, held)
 
     def scored(row):
         age = row[_EPOCH]
@@ -244,7 +256,12 @@ def memory_search(conn, query, *, project=None, scope=None, limit=10, include_hi
 # (the rows holding them all, then each word's own newest rows, so a crowd of newer rows
 # sharing one common word cannot keep the answer out), and a candidate gains up to
 # FEEDBACK_WEIGHT of a feedback row's coverage for the weighted share of that row's words it
-# holds: every candidate the best answer's share, and a row the query's words match less than
+# holds, saturating at FEEDBACK_SATURATION of them: a note rarely repeats every word of the
+# chatter that names it, so one holding half the weight of a row's distinctive words (two or
+# three of five) is as much about that row's subject as one holding all five, and gains the
+# whole FEEDBACK_WEIGHT (a linear share left such an answer below any row matching a single
+# query word once a project had dozens more rows mentioning the query's words):
+# every candidate the best answer's share, and a row the query's words match less than
 # FEEDBACK_UNMATCHED of another feedback row's coverage the best of that row's share too.  The
 # best answer holds its own words, so it stays first; what it names (the team that owns a
 # service, the change behind a value) ranks with it; and when a near-miss outranks the row
@@ -253,21 +270,49 @@ FEEDBACK_DOCS = 3
 FEEDBACK_TERMS = 5
 FEEDBACK_COMMON = 20
 FEEDBACK_WEIGHT = 0.5
+FEEDBACK_SATURATION = 0.5  # the share of a feedback row's weighted words that earns all of FEEDBACK_WEIGHT
 FEEDBACK_CANDIDATES = 10
 FEEDBACK_FLOOR = 0.3
 FEEDBACK_UNMATCHED = 0.5
+
+
+def _lent(conn, found, query_groups, extra, rare, surfaces, params, memo=None, held=None):
+    """``extra`` with what the current candidates of ``found`` name beside several of the
+    query's ``rare`` words (:func:`mindos.memory.learned.local_expansions`), after adding to ``found``
+    (in place) the newest few rows per surface naming the words newly lent
+    (learned.EXTRA_CANDIDATES): the answer those rows talk about in other words."""
+    from mindos.memory import learned  # lazy: loaded by memory_search already
+
+    if len(rare) < learned.LOCAL_AGREE:  # nothing could be lent: no candidate is read
+        return extra
+    merged = learned.local_expansions(conn, query_groups, [row[_TEXT] for row in found if not row[_OUTDATED]], extra,
+                                      rare, memo, held)
+    fresh = {}
+    for position, others in merged.items():
+        known = {word for word, _ in extra.get(position, ())}
+        words = [(word, weight) for word, weight in others if word not in known]
+        if words:
+            fresh[position] = words
+    if fresh:
+        seen = {(row[0], row[_ID]) for row in found}
+        for surface in surfaces:
+            for row in surface.fetch(conn, [learned.expression(fresh)], {**params, "cap": learned.EXTRA_CANDIDATES}):
+                if (row[0], row[_ID]) not in seen:
+                    seen.add((row[0], row[_ID]))
+                    found.append(row)
+    return merged
 
 
 def _no_boost(text, coverage):
     return 0.0
 
 
-def _feedback(conn, found, covered, query_groups, surfaces, params):
+def _feedback(conn, found, covered, query_groups, surfaces, params, held=None):
     """The feedback boost (a function of a row's text and its coverage; see the comment
     above), after adding
     the rows the feedback words match to ``found`` (in place; ``surfaces``: memory-search's
-    :class:`_Surface` per kind).  No boost when nothing was learned or no feedback row has a
-    distinctive word."""
+    :class:`_Surface` per kind; ``held``: the search's memo of each text's learned terms).  No
+    boost when nothing was learned or no feedback row has a distinctive word."""
     from mindos.memory import learned  # lazy: loaded by memory_search already
 
     if not found or not learned.has(conn):
@@ -295,14 +340,15 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
         return _no_boost
     # per feedback row, its FEEDBACK_TERMS rarest eligible terms, each weighed by its rarity
     total = max(learned.rows_learned(conn), 2)
-    feedback = []  # (what holding every term is worth, {term: weight}) per feedback row
+    feedback = []  # (the most it is worth, the weight that earns it, {term: weight}, the coverage bar) per row
     for coverage, terms in docs:  # the best answer's first, even when it has none
         chosen = sorted((counts[term], term) for term in set(terms) & eligible)[:FEEDBACK_TERMS]
         weights = {term: math.log(1 + total / count) for count, term in chosen}
-        feedback.append((FEEDBACK_WEIGHT * coverage / sum(weights.values()) if weights else 0.0, weights,
-                         FEEDBACK_UNMATCHED * coverage))
+        # the weight a candidate must hold for the whole worth (FEEDBACK_SATURATION of the row's)
+        full = FEEDBACK_SATURATION * sum(weights.values())
+        feedback.append((FEEDBACK_WEIGHT * coverage, full, weights, FEEDBACK_UNMATCHED * coverage))
     # rarest first: the rows holding every term, then each term's own newest rows
-    ordered = [fts.quote(word) for word in sorted({term for _, weights, _ in feedback for term in weights},
+    ordered = [fts.quote(word) for word in sorted({term for _, _, weights, _ in feedback for term in weights},
                                                    key=lambda word: (counts[word], word))]
     if not ordered:
         return _no_boost
@@ -317,10 +363,10 @@ def _feedback(conn, found, covered, query_groups, surfaces, params):
         # the best answer's share, or the best of another feedback row's for a row the query's
         # words match far less than that row (each worth at most its own coverage): what a
         # weaker match names is an answer in other words, never a rival to the best answer
-        present = set(learned.terms(text))
-        return max(worth * sum(weight for word, weight in weights.items() if word in present)
-                   for position, (worth, weights, below) in enumerate(feedback)
-                   if position == 0 or coverage < below)
+        present = learned.terms_of(text, held)
+        return max((worth * min(1.0, sum(weight for word, weight in weights.items() if word in present) / full)
+                    for position, (worth, full, weights, below) in enumerate(feedback)
+                    if full and (position == 0 or coverage < below)), default=0.0)
 
     return boost
 

@@ -416,21 +416,31 @@ def coverage(query_groups, idf, text):
     return coverage_of(query_groups, idf)(text)
 
 
-def coverage_of(query_groups, idf, extra=None):
+def read_text(text, memo=None):
+    """``(token set, space-joined tokens with a space either side)`` of ``text``: what a group's
+    :meth:`Group.weight_in` reads; ``memo`` (a dict) keeps it per text for one search."""
+    found = None if memo is None else memo.get(text)
+    if found is None:
+        tokens = words(text)
+        found = (set(tokens), " " + " ".join(tokens) + " ")
+        if memo is not None:
+            memo[text] = found
+    return found
+
+
+def coverage_of(query_groups, idf, extra=None, memo=None):
     """:func:`coverage` as a function of the text alone, for scoring many rows against one
     query: the weights are summed and the unweighted groups dropped once.  ``extra``
     ({group position: [(word, weight), ...]}: learned associates, each worth ``weight`` of the
     group, :mod:`mindos.memory.learned`) lets a group a row does not match still count through
-    an associate the row has."""
+    an associate the row has.  ``memo``: see :func:`read_text`."""
     total = sum(idf) or 1.0
     extra = extra or {}
     weighted = [(group.weight_in, weight, extra.get(position, ()))
                 for position, (group, weight) in enumerate(zip(query_groups, idf)) if weight]
 
     def score(text):
-        tokens = words(text)
-        token_set = set(tokens)
-        joined = " " + " ".join(tokens) + " "
+        token_set, joined = read_text(text, memo)
         got = 0.0
         for weight_in, weight, others in weighted:
             best = weight_in(token_set, joined)

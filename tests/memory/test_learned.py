@@ -91,12 +91,13 @@ def test_memory_search_finds_the_paraphrase_through_learned_associations(conn, m
     monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
     hits = search.memory_search(conn, query, project="Data", limit=5)
     assert ("note", target["id"]) in [(hit["kind"], hit["id"]) for hit in hits]
-    # without the learned associations (and the feedback, which also bridges it: see
-    # test_retrieval_feedback.py) the note shares no word with the query
+    # without the learned associations, stored or lent by the candidates (and the feedback,
+    # which also bridges it: see test_retrieval_feedback.py) the note shares no word with the query
     saved = learned.expansions
     try:
         learned.expansions = lambda conn, groups: {}
         monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
+        monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
         plain = search.memory_search(conn, query, project="Data", limit=5)
     finally:
         learned.expansions = saved

@@ -4,7 +4,7 @@ only what was replaced."""
 
 from conftest import make_task
 from mindos.core import clock
-from mindos.memory import facts, notes, retrieval
+from mindos.memory import facts, learned, notes, retrieval
 from mindos.memory import memory_search as search
 
 
@@ -34,7 +34,10 @@ def test_the_best_answers_distinctive_words_bring_what_it_names(conn, monkeypatc
     query = "what database does the team owning svc-ledger run"
     hits = _keys(search.memory_search(conn, query, project="Core", limit=5))
     assert hits[:2] == [("fact", owner["id"]), ("fact", runs["id"])]
-    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # without feedback the second hop is lost in the crowd
+    # without feedback (and the candidates' own associations, which name team-otter beside both the
+    # service and the team) the second hop is lost in the crowd
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
     assert ("fact", runs["id"]) not in _keys(search.memory_search(conn, query, project="Core", limit=5))[:2]
 
 
@@ -126,11 +129,11 @@ def _lag_home(conn, alerts=12):
 
 
 def _no_bridges(monkeypatch):
-    """Only the feedback left to bridge: no everyday readings, no learned associates."""
-    from mindos.memory import learned
-
+    """Only the feedback left to bridge: no everyday readings, no learned associates, stored or
+    read from the candidates."""
     monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
     monkeypatch.setattr(learned, "expansions", lambda conn, groups: {})
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
 
 
 def test_feedback_bridges_a_question_to_an_answer_in_other_words(conn, monkeypatch):
@@ -228,3 +231,99 @@ def test_a_weaker_feedback_row_never_lends_to_a_row_the_query_matches_well(conn,
     monkeypatch.setattr(search, "FEEDBACK_UNMATCHED", 10.0)  # lent to every row: the report lifts itself
     lifted = {hit["id"]: hit["score"] for hit in search.memory_search(conn, query, project="Shop", limit=5)}
     assert lifted[report["id"]] > scores[report["id"]]
+
+
+def _lagging_consumers(conn):
+    """A home where the answer ("the enrichment step's geo lookups got slow") shares no word
+    with the question ("why did the consumers fall behind"); one chatter row names both
+    vocabularies, and a handful of rows each mention one of the question's words."""
+    make_task(conn, "ev", project="Events", title="event pipeline")
+    for text in ("Consumers fall behind again tonight; enrichment workers stuck on geo lookups, vendor cluster suspected",
+                 "Vendor cluster contract renewal is due in March",
+                 "The workers autoscaler was held at four pods",
+                 "Nightly export workers moved to the vendor cluster"):
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=text)
+    clock.advance(hours=1)
+    answer = notes.add(conn, "ev", content="Enrichment step calls the geo service once per event; its p99 went from 5 ms to 300 ms")
+    for n in range(4):  # rows naming one of the question's words, about something else
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=f"Consumers of the billing feed {n} are listed on the wiki page")
+    for n in range(3):
+        clock.advance(hours=1)
+        notes.add(conn, "ev", content=f"Behind the office {n} there is parking for visitors")
+    return answer
+
+
+def test_an_answer_naming_a_few_of_the_bridging_rows_words_ranks_above_single_word_matches(conn, monkeypatch):
+    # the everyday reading "fall behind" -> lag, backlog and the candidates' own associations are
+    # switched off: the feedback from the bridge alone links them
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)
+    answer = _lagging_consumers(conn)
+    query = "why did the consumers fall behind"
+
+    def ranks():
+        """The answer's rank and the best rank of a row matching one of the question's words."""
+        hits = search.memory_search(conn, query, project="Events", limit=20)
+        texts = [hit["text"] for hit in hits]
+        single = min(position for position, text in enumerate(texts) if text.startswith(("Consumers of", "Behind")))
+        keys = _keys(hits)
+        return keys.index(("note", answer["id"])) if ("note", answer["id"]) in keys else len(keys), single
+
+    answer_at, single_at = ranks()
+    assert answer_at < single_at and answer_at <= 2  # with the chatter that names both vocabularies
+    assert search.memory_search(conn, query, project="Events", limit=20) == \
+        search.memory_search(conn, query, project="Events", limit=20)
+    # a linear share (all five of the bridge's distinctive words for the whole weight) leaves the
+    # answer, which names two of them, below the rows matching one of the question's words
+    monkeypatch.setattr(search, "FEEDBACK_SATURATION", 1.0)
+    answer_at, single_at = ranks()
+    assert answer_at > single_at
+
+
+def _waiting_drivers(conn):
+    """The answer ("truck appointment slots are capped") shares no word with the question ("why
+    were drivers waiting on the road"); two chatter rows each name one of the question's words
+    beside the answer's words, and rows naming one of the question's words about something else."""
+    make_task(conn, "yard", project="Port", title="terminal")
+    for text in ("Drivers stuck at the gate again, appointment slots all gone by six",
+                 "Long line on the road this morning; every appointment slot was full",
+                 "Road resurfacing on the north side is booked for May",
+                 "Drivers must wear hi-vis in the yard",
+                 "Drivers badge renewals happen in January",
+                 "Road signs at the roundabout were replaced"):
+        clock.advance(hours=1)
+        notes.add(conn, "yard", content=text)
+    clock.advance(hours=1)
+    return notes.add(conn, "yard", content="Truck appointment system caps slots at 40 per half hour")
+
+
+def test_what_the_candidates_name_beside_several_query_words_is_lent_to_them(conn, monkeypatch):
+    monkeypatch.setattr(retrieval, "everyday_readings", lambda tokens: {})
+    answer = _waiting_drivers(conn)
+    query = "why were drivers waiting on the road"
+    query_groups = retrieval.groups(query)
+    texts = [row[0] for row in conn.execute("SELECT content FROM notes")]
+    lent = learned.local_expansions(conn, query_groups, texts)
+    words = {group.word: {term for term, _ in lent.get(position, ())} for position, group in enumerate(query_groups)}
+    # "appointment" sits beside "drivers" in one row and "road" in another: both lend it
+    assert "appointment" in words["drivers"] and "appointment" in words["road"]
+    # what only one query word's rows name is not lent ("gate", "resurfacing", "badge")
+    assert not ({"gate", "resurfacing", "badge", "yard"} & (words["drivers"] | words["road"]))
+    assert all(0 < weight <= learned.W_ASSOCIATE for others in lent.values() for _, weight in others)
+    assert lent == learned.local_expansions(conn, query_groups, texts)  # deterministic
+    assert learned.local_expansions(conn, query_groups, []) == {}
+    # only the words passed as rare lend: "road" alone has no second query word to agree with
+    road = [position for position, group in enumerate(query_groups) if group.word == "road"]
+    assert learned.local_expansions(conn, query_groups, texts, rare=road) == {}
+    stored = {0: [("lorry", 0.25)]}
+    assert learned.local_expansions(conn, query_groups, texts, stored, rare=[]) == stored
+
+    def found():
+        return ("note", answer["id"]) in _keys(search.memory_search(conn, query, project="Port", limit=10))
+
+    monkeypatch.setattr(search, "FEEDBACK_WEIGHT", 0.0)  # the lent words alone find it
+    assert found()
+    monkeypatch.setattr(learned, "LOCAL_ASSOCIATES", 0)  # without them nothing leads to it
+    assert not found()
