@@ -386,7 +386,7 @@ def ranked_rows(conn, name, expression, *, select, joins="", where=(), params=()
 
 
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
-                like_columns=None, limit=None, expression=None, narrow=None):
+                like_columns=None, limit=None, expression=None, narrow=None, walk_joins=None, walk_index=None):
     """Rows of ``name``'s content table matching user ``text``.
 
     With ``rank`` and the index present: every token must match, rows come in BM25 order
@@ -398,7 +398,9 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     ``narrow`` (a row count): a substring search over the indexed columns reads only the
     rows an index names for the text (:func:`_narrowing`: the trigram index beside ``name``
     when there is one and the text has three characters or more, after a short walk in
-    ``order`` when there is a ``limit`` and no ``joins``; else the word index's
+    ``order`` when there is a ``limit`` and no ``joins``, or ``walk_joins`` (the ``joins``
+    written so the content table drives them, ``CROSS JOIN``) and ``walk_index`` (the index
+    of the content table giving ``order`` under ``where``, which the walk reads); else the word index's
     :func:`substring_probe` when it names fewer than ``narrow`` rows); the same rows come
     back (``order`` must be a total order: the rows are then read in another order and
     sorted).  No probe: every row is read, as without it.
@@ -425,17 +427,21 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
             rowids = _rowids(conn, found[0], found[1], listed)
             if len(rowids) < listed:
                 found = (found[0], rowids)
-        if found is not None and isinstance(found[1], str) and found[0] != name and limit is not None and not joins:
+        if (found is not None and isinstance(found[1], str) and found[0] != name and limit is not None
+                and (walk_index or not joins)):
             # more: the trigram index reads every posting of the probe's trigrams, so first the
             # rows a short walk in ``order`` passes: enough hits there are the answer.  The
             # walk is a subquery with its own LIMIT, which SQLite runs as a co-routine yielding
             # its rows in its ORDER BY (no outer sort: that would read the whole walk first)
             # (of the indexed columns only; the hits' whole rows are read by their rowid)
             kept = ", ".join(f"{alias}.{column}" for column in (spec.rowid, *spec.columns))
-            inner = f"SELECT {kept} FROM {base} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
+            # (the joins, when there are, both in the walk, for the filters, and after it)
+            walk_joins = walk_joins or ""
+            walk_base = f"{base} INDEXED BY {walk_index}" if walk_index else base
+            inner = f"SELECT {kept} FROM {walk_base} {walk_joins} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
             walked, _ = like_any([f"w.{column}" for column in spec.columns], [text])
             rows = conn.execute(f"SELECT {select} FROM ({inner}) AS w CROSS JOIN {base} ON {alias}.{spec.rowid} ="
-                                f" w.{spec.rowid} WHERE {walked} LIMIT ?",
+                                f" w.{spec.rowid} {walk_joins} WHERE {walked} LIMIT ?",
                                 [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
             if len(rows) >= limit:
                 return rows

@@ -429,3 +429,25 @@ def test_trigram_spans_of_a_long_text_weigh_a_sample_of_each_half(conn):
     assert len(spans) <= 2 * fts.SPANS_PER_HALF and min(spans) == 0 and max(spans) > len(text) // 2
     assert [t["id"] for t in task_search.search(conn, text.strip())] == ["l1"]
     assert task_search.search(conn, text + "x") == []
+
+
+def test_search_notes_of_a_text_many_notes_hold_walks_the_newest_notes_first(conn, monkeypatch):
+    if not fts.has(conn, "notes_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks.create(conn, task_id="c1", project="Trove", title="common")
+    tasks.create(conn, task_id="c2", project="Infra", title="common")
+    for n in range(60):
+        notes.add(conn, f"c{1 + n % 2}", content=f"payments note {n}" if n % 3 else f"other note {n}")
+        clock.advance(minutes=1)
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # more candidates than listed: walk first
+    seen = _statements(conn, monkeypatch)
+    found = notes.search(conn, "payments", limit=5)
+    assert [n["content"] for n in found] == [f"payments note {n}" for n in (59, 58, 56, 55, 53)]
+    walk = [sql for sql in seen if "LIKE" in sql]
+    assert len(walk) == 1 and "MATCH" not in walk[0], walk  # the walk filled the limit: no match read after it
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + walk[0], [notes.clock.now_iso(), 100, "%x%", 5])]
+    assert any(p.startswith("SCAN n USING INDEX idx_notes_live_newest") for p in plan), plan
+    assert not any("TEMP B-TREE" in p for p in plan), plan
+    seen.clear()
+    assert [n["task_id"] for n in notes.search(conn, "payments", project="Infra", limit=3)] == ["c2"] * 3
+    assert not any("MATCH" in sql for sql in seen if "LIKE" in sql)
