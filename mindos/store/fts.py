@@ -421,13 +421,18 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         clauses = [condition, *where]
         bound = [*patterns, *params]
         found = _narrowing(conn, name, text, narrow) if narrow and like_columns is None else None
+        walk = 0 if limit is None else min(limit * WALK_PER_HIT, WALK_MAX)
         if found is not None and found[0] != name:
             # a few candidates are read from the trigram index once, as rowids
             listed = CANDIDATES_LISTED if limit is None else min(limit * LISTED_PER_HIT, CANDIDATES_LISTED)
             rowids = _rowids(conn, found[0], found[1], listed)
             if len(rowids) < listed:
                 found = (found[0], rowids)
-        if (found is not None and isinstance(found[1], str) and found[0] != name and limit is not None
+            elif walk and rowids and (max(rowids) - min(rowids) + 1) * limit > listed * walk:
+                # spread so thinly over the rowids that a walk of ``walk`` rows at their density
+                # would pass fewer than ``limit`` of them (an estimate: it only saves the walk)
+                walk = 0
+        if (found is not None and isinstance(found[1], str) and found[0] != name and walk
                 and (walk_index or not joins)):
             # more: the trigram index reads every posting of the probe's trigrams, so first the
             # rows a short walk in ``order`` passes: enough hits there are the answer.  The
@@ -442,7 +447,7 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
             walked, _ = like_any([f"w.{column}" for column in spec.columns], [text])
             rows = conn.execute(f"SELECT {select} FROM ({inner}) AS w CROSS JOIN {base} ON {alias}.{spec.rowid} ="
                                 f" w.{spec.rowid} {walk_joins} WHERE {walked} LIMIT ?",
-                                [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
+                                [*params, walk, *patterns, limit]).fetchall()
             if len(rows) >= limit:
                 return rows
         if found is not None and isinstance(found[1], list):
@@ -466,6 +471,8 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
 # hit (at most CANDIDATES_LISTED) as rowids: fewer, and they are the candidates.  With more,
 # and a limit, it first walks WALK_PER_HIT rows per wanted hit (at most WALK_MAX) in its
 # order: a text most rows hold fills the limit there, for less than the index's postings cost.
+# (Not when the listed candidates spread over so many rowids that fewer than the limit would
+# fall in such a walk at their density.)
 LISTED_PER_HIT = 20
 WALK_PER_HIT, WALK_MAX = 20, 2000
 

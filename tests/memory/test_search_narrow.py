@@ -451,3 +451,23 @@ def test_search_notes_of_a_text_many_notes_hold_walks_the_newest_notes_first(con
     seen.clear()
     assert [n["task_id"] for n in notes.search(conn, "payments", project="Infra", limit=3)] == ["c2"] * 3
     assert not any("MATCH" in sql for sql in seen if "LIKE" in sql)
+
+
+def test_a_text_whose_candidates_spread_thin_skips_the_walk(conn, monkeypatch):
+    """More candidates than listed, but so far apart that a walk of the rows would pass fewer
+    than the limit of them: the search reads the trigram index's candidates at once."""
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    for n in range(180):  # every 60th task holds the text: 3 of them, 60 rowids apart
+        tasks.create(conn, task_id=f"d{n:03d}", project="Trove", title=f"task {n}" + (" xqzy" if n % 60 == 0 else ""))
+    every = [t["id"] for t in task_search.search(conn, "xqzy")]
+    assert len(every) == 3
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # 2 listed for 2 wanted, 60 rowids apart: a 40-row walk passes ~1
+    seen = _statements(conn, monkeypatch)
+    assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
+    assert not any("ORDER BY" in sql and "AS w" in sql for sql in seen), seen  # no walk
+    assert [_reads_the_index([sql]) for sql in seen if "LIKE" in sql] == [True]
+    monkeypatch.setattr(fts, "WALK_PER_HIT", 100)  # a walk of 200 rows would pass ~6 of them: walk first
+    seen.clear()
+    assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
+    assert any("AS w" in sql for sql in seen), seen
