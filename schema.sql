@@ -196,6 +196,7 @@ CREATE INDEX idx_notes_task_live ON notes(task_id, superseded_by, id);
 CREATE INDEX idx_notes_superseded_by ON notes(superseded_by);
 CREATE INDEX idx_notes_pinned_constraints ON notes(created_at)
     WHERE pinned = 1 AND kind = 'constraint' AND superseded_by IS NULL;
+CREATE INDEX idx_notes_live_newest ON notes(created_at) WHERE superseded_by IS NULL;
 
 -- Agent handoffs (migration 3).  At most one live (superseded_by IS NULL) row per task.
 CREATE TABLE handoffs (

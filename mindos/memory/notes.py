@@ -46,6 +46,10 @@ MAX_QUERY = 1000
 # (fts.substring_probe) when they are fewer than this, or than a quarter of the indexed notes
 # in a bigger home (otherwise every live note, as it must for a one-word query).
 SUBSTRING_NARROW = 25000
+# A substring search whose text many notes hold first walks the newest live notes (through
+# idx_notes_live_newest, which gives its order) with their tasks, this way round, and stops
+# at its limit: reading every note the trigram index names and sorting them would cost more.
+_WALK_JOINS = "CROSS JOIN tasks t ON t.id = n.task_id"
 
 _COLUMN_NAMES = ("id", "task_id", "kind", "content", "source", "pinned", "expires_at", "supersedes", "superseded_by",
                  "superseded_at", "created_at")
@@ -382,7 +386,8 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     else:
         found = fts.text_search(conn, "notes_fts", query, select=columns, joins="JOIN tasks t ON t.id = n.task_id",
                                 where=clauses, params=params, order="n.created_at DESC, n.id DESC",
-                                ranked_order="n.id", rank=rank, limit=wanted, expression=expression, narrow=narrow)
+                                ranked_order="n.id", rank=rank, limit=wanted, expression=expression, narrow=narrow,
+                                walk_joins=_WALK_JOINS, walk_index="idx_notes_live_newest")
     hits = [row_to_note(row, now) for row in found]
     if rerank:
         return hybrid.rerank(hits, now, half_life, boost)[:limit]

@@ -386,7 +386,7 @@ def ranked_rows(conn, name, expression, *, select, joins="", where=(), params=()
 
 
 def text_search(conn, name, text, *, select, joins="", where=(), params=(), order, ranked_order, rank=False,
-                like_columns=None, limit=None, expression=None, narrow=None):
+                like_columns=None, limit=None, expression=None, narrow=None, walk_joins=None, walk_index=None):
     """Rows of ``name``'s content table matching user ``text``.
 
     With ``rank`` and the index present: every token must match, rows come in BM25 order
@@ -398,7 +398,9 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
     ``narrow`` (a row count): a substring search over the indexed columns reads only the
     rows an index names for the text (:func:`_narrowing`: the trigram index beside ``name``
     when there is one and the text has three characters or more, after a short walk in
-    ``order`` when there is a ``limit`` and no ``joins``; else the word index's
+    ``order`` when there is a ``limit`` and no ``joins``, or ``walk_joins`` (the ``joins``
+    written so the content table drives them, ``CROSS JOIN``) and ``walk_index`` (the index
+    of the content table giving ``order`` under ``where``, which the walk reads); else the word index's
     :func:`substring_probe` when it names fewer than ``narrow`` rows); the same rows come
     back (``order`` must be a total order: the rows are then read in another order and
     sorted).  No probe: every row is read, as without it.
@@ -419,24 +421,33 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
         clauses = [condition, *where]
         bound = [*patterns, *params]
         found = _narrowing(conn, name, text, narrow) if narrow and like_columns is None else None
+        walk = 0 if limit is None else min(limit * WALK_PER_HIT, WALK_MAX)
         if found is not None and found[0] != name:
             # a few candidates are read from the trigram index once, as rowids
             listed = CANDIDATES_LISTED if limit is None else min(limit * LISTED_PER_HIT, CANDIDATES_LISTED)
             rowids = _rowids(conn, found[0], found[1], listed)
             if len(rowids) < listed:
                 found = (found[0], rowids)
-        if found is not None and isinstance(found[1], str) and found[0] != name and limit is not None and not joins:
+            elif walk and rowids and (max(rowids) - min(rowids) + 1) * limit > listed * walk:
+                # spread so thinly over the rowids that a walk of ``walk`` rows at their density
+                # would pass fewer than ``limit`` of them (an estimate: it only saves the walk)
+                walk = 0
+        if (found is not None and isinstance(found[1], str) and found[0] != name and walk
+                and (walk_index or not joins)):
             # more: the trigram index reads every posting of the probe's trigrams, so first the
             # rows a short walk in ``order`` passes: enough hits there are the answer.  The
             # walk is a subquery with its own LIMIT, which SQLite runs as a co-routine yielding
             # its rows in its ORDER BY (no outer sort: that would read the whole walk first)
             # (of the indexed columns only; the hits' whole rows are read by their rowid)
             kept = ", ".join(f"{alias}.{column}" for column in (spec.rowid, *spec.columns))
-            inner = f"SELECT {kept} FROM {base} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
+            # (the joins, when there are, both in the walk, for the filters, and after it)
+            walk_joins = walk_joins or ""
+            walk_base = f"{base} INDEXED BY {walk_index}" if walk_index else base
+            inner = f"SELECT {kept} FROM {walk_base} {walk_joins} WHERE {' AND '.join(where) or '1'} ORDER BY {order} LIMIT ?"
             walked, _ = like_any([f"w.{column}" for column in spec.columns], [text])
             rows = conn.execute(f"SELECT {select} FROM ({inner}) AS w CROSS JOIN {base} ON {alias}.{spec.rowid} ="
-                                f" w.{spec.rowid} WHERE {walked} LIMIT ?",
-                                [*params, min(limit * WALK_PER_HIT, WALK_MAX), *patterns, limit]).fetchall()
+                                f" w.{spec.rowid} {walk_joins} WHERE {walked} LIMIT ?",
+                                [*params, walk, *patterns, limit]).fetchall()
             if len(rows) >= limit:
                 return rows
         if found is not None and isinstance(found[1], list):
@@ -460,6 +471,8 @@ def text_search(conn, name, text, *, select, joins="", where=(), params=(), orde
 # hit (at most CANDIDATES_LISTED) as rowids: fewer, and they are the candidates.  With more,
 # and a limit, it first walks WALK_PER_HIT rows per wanted hit (at most WALK_MAX) in its
 # order: a text most rows hold fills the limit there, for less than the index's postings cost.
+# (Not when the listed candidates spread over so many rowids that fewer than the limit would
+# fall in such a walk at their density.)
 LISTED_PER_HIT = 20
 WALK_PER_HIT, WALK_MAX = 20, 2000
 
@@ -487,13 +500,14 @@ def _narrowing(conn, name, text, cap):
     ``text`` as a substring (and maybe a few more), or None (read every row, in order).
 
     The trigram index (:data:`TRIGRAMS`), when the home has it and ``text`` has three
-    characters or more (:func:`trigram_probe`: two posting lists, whatever the text).  Else
+    characters or more (:func:`trigram_probe`: two posting lists, whatever the text, the
+    smallest of each half of it by :func:`trigram_spans`).  Else
     the word index (:func:`substring_probe`), when ``text`` gives a probe matching fewer
     than ``cap`` rows (the second item may then be their rowids, read as they were counted:
     :func:`_candidates`)."""
     trigram = trigram_for(conn, name, text)
     if trigram is not None:
-        return trigram, trigram_probe(text)
+        return trigram, trigram_probe(text, trigram_spans(conn, trigram, text) if len(text) > 5 else None)
     probe = substring_probe(text) if has(conn, name) else None
     rowids = _candidates(conn, name, probe, cap) if probe is not None else None
     if rowids is not None:
@@ -501,23 +515,80 @@ def _narrowing(conn, name, text, cap):
     return None
 
 
-def trigram_probe(text):
+def trigram_probe(text, spans=None):
     """A MATCH expression for a trigram index that every row holding ``text`` (three
     characters or more) as a substring satisfies, case folded as the index folds (Unicode
     folding: more than LIKE's ASCII, never less), and few others do.
 
     A text of up to five characters is one quoted phrase: its consecutive trigrams are
-    exactly its occurrences.  A longer one is a NEAR group of its first and its last
-    trigram (and the middle one, from fifteen characters), within its length of each other:
-    wherever ``text`` occurs they all do, that far apart (the tokenizer emits one trigram
-    per character, so a trigram's position is its offset).  FTS5 reads every posting of
-    each trigram of a query, so a text of common words costs about as much as two or three
-    of them, whatever its length; the rows holding them near each other but not the text
-    are few, and the LIKE turns them away."""
+    exactly its occurrences.  A longer one is a NEAR group of two of its trigrams, one from
+    each half of the text, with exactly as many tokens between them as the text puts there
+    (the tokenizer emits one trigram per character, so a trigram's position is its offset,
+    and wherever ``text`` occurs both do, that far apart).  FTS5 reads every posting of each
+    trigram of a query, so the cost is their two posting lists: ``spans`` (offset -> the
+    size of that trigram's postings, :func:`trigram_spans`) picks the smallest of each
+    half; without it (or on ties) the outermost ones, the first and the last, whose
+    distance also turns away most rows holding the text's words in another arrangement."""
     if len(text) <= 5:
         return quote(text)
-    starts = (0, (len(text) - 3) // 2, len(text) - 3) if len(text) >= 15 else (0, len(text) - 3)
-    return f"NEAR({' '.join(quote(text[at:at + 3]) for at in starts)}, {len(text)})"
+    count = len(text) - 2  # trigrams, by offset
+    half = (count + 1) // 2
+    unknown = 0 if spans is None else float("inf")
+    weigh = spans or {}
+    first = min(range(half), key=lambda at: (weigh.get(at, unknown), at))
+    last = min(range(half, count), key=lambda at: (weigh.get(at, unknown), -at))
+    return f"NEAR({quote(text[first:first + 3])} {quote(text[last:last + 3])}, {last - first - 1})"
+
+
+# The trigrams of each half of a text whose posting sizes :func:`trigram_spans` weighs, at most
+# (evenly spread over a longer half).
+SPANS_PER_HALF = 16
+
+
+def trigram_spans(conn, name, text):
+    """``{offset: size}``: how many leaf pages (in FTS5's page numbering) the postings of
+    each of a sample of ``text``'s trigrams take in trigram index ``name``, summed over its
+    segments: an estimate of what reading them costs, and of how many rows hold them.
+
+    Read from the index's own b-tree of leaf pages (``<name>_idx``: one row per leaf page
+    a term starts on, keyed by that term): a term's postings run from the page the last
+    term at or before it starts on to the page the first term after it starts on.  Two
+    seeks per trigram and segment, whatever the size of the index; a term past the last
+    page start of a segment counts as ending there (its tail is unknown; only the choice
+    of trigrams depends on it, never the answer).  Case is folded as Python folds, which is
+    how the index folds ASCII."""
+    count = len(text) - 2
+    half = (count + 1) // 2
+    offsets = []
+    for start, end in ((0, half), (half, count)):
+        step = max(1, -(-(end - start) // SPANS_PER_HALF))
+        offsets += range(start, end, step)
+    keys = {}
+    for at in offsets:
+        keys.setdefault(("0" + text[at:at + 3].lower()).encode("utf-8", "surrogatepass"), []).append(at)
+    table = f"{index(name).name}_idx"
+    values = ", ".join(f"({n}, ?)" for n in range(len(keys)))
+    # the segments, one seek each; per key and segment the page starts around it (and the last)
+    sql = (f"WITH RECURSIVE seg(id) AS (SELECT (SELECT min(segid) FROM {table}) UNION ALL"
+           f" SELECT (SELECT min(segid) FROM {table} WHERE segid > seg.id) FROM seg WHERE seg.id IS NOT NULL),"
+           f" k(n, key) AS (VALUES {values}),"
+           f" edge(n, before, after, tail) AS (SELECT k.n,"
+           f" (SELECT pgno FROM {table} WHERE segid = seg.id AND term <= k.key ORDER BY term DESC LIMIT 1),"
+           f" (SELECT pgno FROM {table} WHERE segid = seg.id AND term > k.key ORDER BY term LIMIT 1),"
+           f" (SELECT pgno FROM {table} WHERE segid = seg.id ORDER BY term DESC LIMIT 1)"
+           f" FROM k, seg WHERE seg.id IS NOT NULL)"
+           f" SELECT n, sum(coalesce(after, tail) - coalesce(before, after, tail)) FROM edge GROUP BY n")
+    cursor = db.tuples(conn)
+    try:
+        found = cursor.execute(sql, list(keys)).fetchall()
+    finally:
+        cursor.close()
+    sizes = dict(found)
+    spans = {}
+    for n, ats in enumerate(keys.values()):
+        for at in ats:
+            spans[at] = sizes.get(n, 0)
+    return spans
 
 
 # A substring search whose cap on candidates is at most this takes the word index's

@@ -797,9 +797,18 @@ INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4)
 """
 
 
+def m022_newest_notes_index():
+    """The live notes, newest first: the order ``search-notes`` answers a substring search
+    in.  A text many notes hold is then found by walking the newest notes until the limit is
+    filled, instead of reading every note holding it and sorting them all."""
+    return """
+CREATE INDEX idx_notes_live_newest ON notes(created_at) WHERE superseded_by IS NULL;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
-              m021_substring_index]
+              m021_substring_index, m022_newest_notes_index]

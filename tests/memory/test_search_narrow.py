@@ -149,13 +149,17 @@ def test_a_query_whose_words_match_many_rows_reads_every_row_or_the_trigram_inde
 
 def _paths(monkeypatch, call):
     """``call()`` as it runs, through the trigram index alone (no word probe, no walk first),
-    walking first then through the trigram index, and reading every row."""
+    walking first then through the trigram index, through other trigrams of the text, and
+    reading every row."""
     found = {"as it runs": call()}
     monkeypatch.setattr(fts, "substring_probe", lambda text: None)
     monkeypatch.setattr(fts, "WALK_MAX", 0)
     found["trigrams"] = call()
     monkeypatch.setattr(fts, "WALK_MAX", 2000)
     found["walk, trigrams"] = call()
+    rng = random.Random(5)  # any pair of trigrams the weights pick names every hit
+    monkeypatch.setattr(fts, "trigram_spans", lambda conn, name, text: {at: rng.randrange(3) for at in range(len(text))})
+    found["other trigrams"] = call()
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", None)
     monkeypatch.setattr(notes, "SUBSTRING_NARROW", None)
     found["every row"] = call()
@@ -316,13 +320,23 @@ def test_ranked_note_search_joins_only_the_best_matches(conn, monkeypatch):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("abc", '"abc"'), ('a"bc', '"a""bc"'), ("rate ", '"rate "'), ("rate l", 'NEAR("rat" "e l", 6)'),
-    ("rate limit", 'NEAR("rat" "mit", 10)'), ('"x" y "z"', 'NEAR("""x""" """z""", 9)'),
-    ("aaaaaaaaaa", 'NEAR("aaa" "aaa", 10)'), ("retry payments", 'NEAR("ret" "nts", 14)'),
-    ("schema migration worker", 'NEAR("sch" "rat" "ker", 23)'), ("abcdefghijklmno", 'NEAR("abc" "ghi" "mno", 15)'),
+    ("abc", '"abc"'), ('a"bc', '"a""bc"'), ("rate ", '"rate "'), ("rate l", 'NEAR("rat" "e l", 2)'),
+    ("rate limit", 'NEAR("rat" "mit", 6)'), ('"x" y "z"', 'NEAR("""x""" """z""", 5)'),
+    ("aaaaaaaaaa", 'NEAR("aaa" "aaa", 6)'), ("retry payments", 'NEAR("ret" "nts", 10)'),
+    ("schema migration worker", 'NEAR("sch" "ker", 19)'), ("abcdefghijklmno", 'NEAR("abc" "mno", 11)'),
 ])
-def test_the_trigram_probe_is_a_phrase_or_a_near_group_of_its_ends_and_middle(text, expected):
+def test_the_trigram_probe_is_a_phrase_or_a_near_pair_of_its_ends_exactly_as_far_apart(text, expected):
     assert fts.trigram_probe(text) == expected
+
+
+@pytest.mark.parametrize("text,spans,expected", [
+    ("retry payments", {0: 9, 4: 2, 5: 1, 6: 1, 11: 3}, 'NEAR(" pa" "pay", 0)'),  # the smallest of each half
+    ("retry payments", {4: 2, 11: 3}, 'NEAR("y p" "nts", 6)'),  # unweighed trigrams are never picked
+    ("retry payments", {n: 5 for n in range(12)}, 'NEAR("ret" "nts", 10)'),  # ties: the outermost
+    ("rate l", {1: 0, 2: 0}, 'NEAR("ate" "te ", 0)'),
+])
+def test_the_trigram_probe_reads_the_smallest_posting_list_of_each_half(text, spans, expected):
+    assert fts.trigram_probe(text, spans) == expected
 
 
 def test_the_trigram_probe_matches_every_row_holding_the_text(tmp_path):
@@ -348,8 +362,10 @@ def test_the_trigram_probe_matches_every_row_holding_the_text(tmp_path):
                     continue
                 holding = {n for (n,) in scratch.execute(
                     "SELECT rowid FROM tri WHERE x LIKE ?1 ESCAPE '\\' OR y LIKE ?1 ESCAPE '\\'", (fts.like_pattern(query),))}
-                named = {n for (n,) in scratch.execute("SELECT rowid FROM tri WHERE tri MATCH ?", (fts.trigram_probe(query),))}
-                assert holding and holding <= named, query
+                for spans in (None, {at: rng.randrange(4) for at in range(len(query) - 2)}):
+                    probe = fts.trigram_probe(query, spans)  # the outermost pair, or any other by weight
+                    named = {n for (n,) in scratch.execute("SELECT rowid FROM tri WHERE tri MATCH ?", (probe,))}
+                    assert holding and holding <= named, (query, probe)
                 checked += 1
         assert checked > 1000
     finally:
@@ -378,3 +394,80 @@ def test_search_notes_reads_the_notes_the_trigram_index_names(conn, monkeypatch)
     assert plan[1] == "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)", plan
     assert not any(p.startswith(("SCAN n", "SCAN t")) and "VIRTUAL" not in p for p in plan), plan
     assert [n["content"] for n in notes.search(conn, "ry pa")] == ["retry payments nightly"]  # a piece of words
+
+
+def test_trigram_spans_weigh_each_trigram_by_the_pages_of_its_postings(conn):
+    """A trigram most tasks hold spans more leaf pages than one a few hold, in every segment
+    summed; the probe then reads the rare one."""
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    with db.write(conn):  # small pages: a few hundred tasks make long posting lists
+        conn.execute("INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('pgsz', 64)")
+    for n in range(300):
+        tasks.create(conn, task_id=f"w{n:03d}", project="Trove",
+                     title=f"common words {n}" + (" xqzy rare" if n % 50 == 0 else ""))
+    with db.write(conn):
+        fts.rebuild(conn, "tasks_trigram_fts")  # one big segment, then small ones for the writes after it
+    tasks.create(conn, task_id="w-late", project="Trove", title="common words xqzy late")
+    spans = fts.trigram_spans(conn, "tasks_trigram_fts", "words xqzy")  # "wor" ... "qzy"
+    assert set(spans) == set(range(8))
+    assert min(spans[0], spans[1], spans[2]) > 4 * max(spans[6], spans[7], 1), spans  # "wor" "ord" "rds" / "xqz" "qzy"
+    assert fts.trigram_probe("words xqzy", spans) in ('NEAR("wor" "xqz", 5)', 'NEAR("wor" "qzy", 6)',
+                                                     'NEAR("ds " "qzy", 3)', 'NEAR("s x" "qzy", 2)'), spans
+    every = {f"w{n:03d}" for n in range(0, 300, 50)} | {"w-late"}
+    assert {t["id"] for t in task_search.search(conn, "words xqzy", limit=500)} == {"w-late"}
+    assert {t["id"] for t in task_search.search(conn, "xqzy", limit=500)} == every
+    assert len(task_search.search(conn, "mon words", limit=500)) == 301
+
+
+def test_trigram_spans_of_a_long_text_weigh_a_sample_of_each_half(conn):
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks.create(conn, task_id="l1", project="Trove", title="long " * 100)
+    text = "long " * 100
+    spans = fts.trigram_spans(conn, "tasks_trigram_fts", text)
+    assert len(spans) <= 2 * fts.SPANS_PER_HALF and min(spans) == 0 and max(spans) > len(text) // 2
+    assert [t["id"] for t in task_search.search(conn, text.strip())] == ["l1"]
+    assert task_search.search(conn, text + "x") == []
+
+
+def test_search_notes_of_a_text_many_notes_hold_walks_the_newest_notes_first(conn, monkeypatch):
+    if not fts.has(conn, "notes_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    tasks.create(conn, task_id="c1", project="Trove", title="common")
+    tasks.create(conn, task_id="c2", project="Infra", title="common")
+    for n in range(60):
+        notes.add(conn, f"c{1 + n % 2}", content=f"payments note {n}" if n % 3 else f"other note {n}")
+        clock.advance(minutes=1)
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # more candidates than listed: walk first
+    seen = _statements(conn, monkeypatch)
+    found = notes.search(conn, "payments", limit=5)
+    assert [n["content"] for n in found] == [f"payments note {n}" for n in (59, 58, 56, 55, 53)]
+    walk = [sql for sql in seen if "LIKE" in sql]
+    assert len(walk) == 1 and "MATCH" not in walk[0], walk  # the walk filled the limit: no match read after it
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + walk[0], [notes.clock.now_iso(), 100, "%x%", 5])]
+    assert any(p.startswith("SCAN n USING INDEX idx_notes_live_newest") for p in plan), plan
+    assert not any("TEMP B-TREE" in p for p in plan), plan
+    seen.clear()
+    assert [n["task_id"] for n in notes.search(conn, "payments", project="Infra", limit=3)] == ["c2"] * 3
+    assert not any("MATCH" in sql for sql in seen if "LIKE" in sql)
+
+
+def test_a_text_whose_candidates_spread_thin_skips_the_walk(conn, monkeypatch):
+    """More candidates than listed, but so far apart that a walk of the rows would pass fewer
+    than the limit of them: the search reads the trigram index's candidates at once."""
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    for n in range(180):  # every 60th task holds the text: 3 of them, 60 rowids apart
+        tasks.create(conn, task_id=f"d{n:03d}", project="Trove", title=f"task {n}" + (" xqzy" if n % 60 == 0 else ""))
+    every = [t["id"] for t in task_search.search(conn, "xqzy")]
+    assert len(every) == 3
+    monkeypatch.setattr(fts, "LISTED_PER_HIT", 1)  # 2 listed for 2 wanted, 60 rowids apart: a 40-row walk passes ~1
+    seen = _statements(conn, monkeypatch)
+    assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
+    assert not any("ORDER BY" in sql and "AS w" in sql for sql in seen), seen  # no walk
+    assert [_reads_the_index([sql]) for sql in seen if "LIKE" in sql] == [True]
+    monkeypatch.setattr(fts, "WALK_PER_HIT", 100)  # a walk of 200 rows would pass ~6 of them: walk first
+    seen.clear()
+    assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
+    assert any("AS w" in sql for sql in seen), seen

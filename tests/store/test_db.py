@@ -192,6 +192,19 @@ def test_version_20_home_gains_the_trigram_index_over_its_tasks_and_matches_fres
     _upgraded_from(tmp_path, monkeypatch, 20, "tasks_trigram_fts", tasks, check)
 
 
+def test_version_21_home_gains_the_newest_live_notes_index_and_matches_fresh_schema(tmp_path, monkeypatch):
+    """m022: a home at 21 migrates to the fresh schema, with the index of its live notes in the
+    order search-notes answers (newest first), which a walk of them reads without a sort."""
+
+    def check(conn):
+        sql = ("SELECT n.id FROM notes n INDEXED BY idx_notes_live_newest WHERE n.superseded_by IS NULL"
+               " ORDER BY n.created_at DESC, n.id DESC LIMIT 5")
+        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert plan == ["SCAN n USING INDEX idx_notes_live_newest"], plan
+
+    _upgraded_from(tmp_path, monkeypatch, 21, "idx_notes_live_newest", [{"id": "a"}], check)
+
+
 def test_failed_migration_leaves_the_database_at_its_old_version(tmp_path, monkeypatch):
     home = tmp_path / "h"
     home.mkdir()

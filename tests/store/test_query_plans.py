@@ -508,3 +508,36 @@ def test_a_note_search_filtered_by_status_reads_notes_first(recorded, cli, home,
     assert json.loads(out), "no note matched: the probe is broken"
     found = _walks_a_status(recorded, home)
     assert not found, "\n".join(f"  {d}: {s}" for d, s in found)
+
+
+def test_weighing_a_texts_trigrams_seeks_the_index_b_tree_never_scans_it(conn, monkeypatch):
+    """fts.trigram_spans reads a few page starts around each trigram of the text, per segment:
+    every read of the trigram index's b-tree of leaf pages is a seek on its key."""
+    from mindos.store import fts
+
+    if not fts.has(conn, "tasks_trigram_fts"):
+        pytest.skip("SQLite without the trigram tokenizer")
+    for n in range(30):
+        make_task(conn, f"w{n:02d}", title=f"retry payments in the gateway {n}")
+    seen = []
+    real = db.tuples
+
+    class Recording:  # the tuple cursor fts reads through, recording what it runs
+        def __init__(self, link):
+            self.cursor = real(link)
+
+        def execute(self, sql, *args):
+            seen.append((sql, args))
+            return self.cursor.execute(sql, *args)
+
+        def close(self):
+            self.cursor.close()
+
+    monkeypatch.setattr(fts.db, "tuples", Recording)
+    spans = fts.trigram_spans(conn, "tasks_trigram_fts", "retry payments")
+    assert set(spans) == set(range(12)) and len(seen) == 1
+    sql, args = seen[0]
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, *args)]
+    reads = [detail for detail in plan if "tasks_trigram_fts_idx" in detail]
+    assert reads and all(detail.startswith("SEARCH tasks_trigram_fts_idx USING PRIMARY KEY (segid") or
+                         detail == "SEARCH tasks_trigram_fts_idx USING PRIMARY KEY" for detail in reads), plan
