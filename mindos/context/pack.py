@@ -276,6 +276,110 @@ def _section_related_notes(state, budget):
                         used, skipped)
 
 
+# ---------------------------------------------------------------------------------------
+# What a recall bundle packs beside this pack's own sections, kept here so a bundle that
+# asks for no opt-in section (prime's held task, ``recall --related N``) loads neither the
+# opt-in sections (mindos.context.sections) nor the rerank.
+
+
+def memo(state, key, compute):
+    """``compute()`` once per bundle: a recall builds its pack twice when the core form needs
+    a rebuild, and candidates never depend on the budget."""
+    found = state.setdefault("memo", {})
+    if key not in found:
+        found[key] = compute()
+    return found[key]
+
+
+def snapshot_cache(state, name):
+    """The snapshot-wide cache ``name`` (a dict): what a fleet sweep rebuilding many bundles
+    in one read snapshot shares between them (see :func:`mindos.context.recall.stale`)."""
+    return state.setdefault("shared", {}).setdefault(name, {})
+
+
+def text_groups(state):
+    """The retrieval groups of the task's text, once per bundle (groups shared between the
+    snapshot's tasks)."""
+    from mindos.memory import retrieval  # lazy: a bundle without a matching section never loads the engine
+
+    return memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), snapshot_cache(state, "groups")))
+
+
+def item_sizes(state, items, table):
+    """Each item's budget cost (its row's in ``table``, :meth:`mindos.context.builder.Table.cost`),
+    computed once per item: candidates are never changed once fetched, and the same ones are
+    offered again when a recall rebuilds its core form or a sweep packs rows another task's
+    pack shared."""
+    costs = snapshot_cache(state, "costs")
+    sizes = []
+    for item in items:
+        known = costs.get(id(item))
+        if known is None:  # the item is kept with its size, so its id is never reused while cached
+            known = costs[id(item)] = (item, table.cost(item))
+        sizes.append(known[1])
+    return sizes
+
+
+def related_pool(state, limit):
+    """:func:`related_candidates` of the task, ``limit`` of them, once per bundle (through the
+    groups the opt-in sections match with)."""
+    options = state["options"]
+    return memo(state, ("related_pool", limit), lambda: related_candidates(
+        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared"),
+        text_groups(state)))
+
+
+_RELATED_NOTES = builder.TABLES["related_notes"]
+
+
+def bundle_related_notes(state, budget):
+    """The ``related_notes`` section exactly (same candidates, same keys), with its candidates
+    fetched once per bundle; a recall uses it in place of :func:`_section_related_notes`."""
+    candidates, used, skipped = related_pool(state, state["options"]["related"])
+    return related_keys(state["options"], candidates,
+                        budget.take_all(candidates, item_sizes(state, candidates, _RELATED_NOTES)), used, skipped)
+
+
+def bundle_related_notes_reranked(state, budget):
+    """``related_notes`` re-scored by :func:`mindos.memory.rerank.rerank` (the one hybrid
+    score); keys as the plain section's plus ``rerank`` (the half-life and boost used)."""
+    from mindos.memory import rerank  # lazy: only --rerank scores by age
+
+    options = state["options"]
+    limit = options["related"]
+
+    def ranked():
+        pool, used, skipped = related_pool(state, min(limit * rerank.POOL, 400))
+        ordered = rerank.rerank(pool, state["now"], options["recency_half_life_hours"], options["pinned_boost"])
+        return ordered[:limit], used, skipped
+
+    candidates, used, skipped = memo(state, "related_reranked", ranked)
+    packed = budget.take_all(candidates, item_sizes(state, candidates, _RELATED_NOTES))
+    keys = related_keys(options, candidates, packed, used, skipped)
+    keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
+                      "pinned_boost": options["pinned_boost"]}
+    return keys
+
+
+def latest_receipts(conn, task_id, limit):
+    """A task's newest ``limit`` receipts as bundles carry them (:func:`receipt_entry`), newest first."""
+    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                        (task_id, limit)).fetchall()
+    if not rows:
+        return []
+    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
+
+    return [receipt_entry(receipts.load(conn, row[0])) for row in rows]
+
+
+def receipt_entry(record):
+    """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
+    document = record["document"] if isinstance(record["document"], dict) else {}
+    return builder.compact({"receipt_id": record["receipt_id"], "kind": record["kind"],
+                            "created_at": record["created_at"], "file_hash": record["file_hash"],
+                            "hash_ok": record["hash_ok"], "payload": document.get("payload")})
+
+
 # The context pack's sections, in pack order (see mindos.context.builder).
 SECTIONS = builder.Registry()
 SECTIONS.register("task", _section_task)
