@@ -410,8 +410,9 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     sections (:mod:`mindos.context.first_turn`) after ``held``; without it the pack is
     exactly the legacy one.  Returns ``{"agent", "project", "budget", "used_chars",
     "truncated", "degraded", "sections_skipped", "sections": [(name, keys)], "digest",
-    "held_task_id", "held_recall"}`` (``held_recall``: the held task's standard recall
-    bundle, or None).
+    "held_task_id", "held_recall", "first_turn", "known"}`` (``held_recall``: the held task's
+    standard recall bundle, or None; ``known``: the tables the digest laid out, for printing
+    the pack without laying them out again, :func:`mindos.context.builder.encode`).
     """
     agent, project, budget, seconds, _ = _options(agent, project, budget, seconds, "json")
     options = _extras(extras)
@@ -419,6 +420,7 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
 
     state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso(), "options": options}
     meter = RedactingBudget(budget)
+    known = {}  # the tables the digest lays out, printed again as they are (see builder.encode)
     sections, skipped = [], []
     with db.read(conn), _Deadline(conn, seconds) as deadline:  # one snapshot: a writer never blocks it
         try:
@@ -452,10 +454,11 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     return {
         "agent": agent, "project": project, "budget": budget, "used_chars": meter.used,
         "truncated": meter.truncated, "degraded": bool(skipped), "sections_skipped": skipped,
-        "sections": sections, "digest": builder.digest(sections),
+        "sections": sections, "digest": builder.digest(sections, known=known),
         "held_task_id": held["id"] if held else None,
         "held_recall": recalled,
         "first_turn": options,  # the checked first-turn section counts ({} without extras)
+        "known": known,
     }
 
 
@@ -519,7 +522,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     flat.update(builder.flatten(built["sections"]))
     if built["held_recall"]:
         flat["held_recall_digest"] = built["held_recall"]["digest"]
-    return builder.encode(flat)
+    return builder.encode(flat, built["known"])
 
 
 def metrics(conn):
