@@ -219,17 +219,26 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         # the filters keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit
         # the filters drop costs two row lookups, never a BM25 evaluation.
         word = fts.single_word(expression) if total > RELATED_POSTINGS_BUDGET else None
-        if word is not None:
-            # one common word read through its window: bm25() would first walk every posting
-            # of the word to weigh it, so the window is scored here, in FTS5's own order.  The
-            # window (its newest postings, read once) yields each qualifying note's id and text
-            # only; the ``limit`` best are then read whole (most of the window is scored and dropped)
+        prefix = _single_prefix(expression) if total > RELATED_POSTINGS_BUDGET and word is None else None
+        if word is not None or prefix is not None:
+            # one common word (or one common prefix term) read through its window: bm25() would
+            # first walk every posting of the term to weigh it (a prefix term: of every word it
+            # covers, merged; over a hundred million instructions at a million notes), so the
+            # window is scored here, in FTS5's own order (one phrase: its weight multiplies every
+            # score alike).  The window (its newest postings, read once) yields each qualifying
+            # note's id and text only; the ``limit`` best are then read whole (most of the window
+            # is scored and dropped)
             found = conn.execute(
                 f"SELECT n.id, n.content FROM (SELECT rowid AS id FROM notes_fts WHERE {fts.match('notes_fts')}"
                 " ORDER BY rowid DESC LIMIT ?) w CROSS JOIN notes n ON n.id = w.id CROSS JOIN tasks t ON t.id = n.task_id"
                 f" WHERE {' AND '.join(clauses)}",
                 (expression, RELATED_POSTINGS_BUDGET, *params)).fetchall()
-            best = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row[1] or "",
+            if word is not None:
+                text = lambda row: row[1] or ""  # noqa: E731
+            else:  # a prefix phrase occurs once at each token it starts: those tokens count as the prefix
+                text = lambda row: [prefix if token.startswith(prefix) else token  # noqa: E731
+                                    for token in fts.indexed_tokens(row[1] or "")]
+            best = fts.rank_one_word(conn, "notes_fts", word or prefix, found, text,
                                      lambda row: row[0], RELATED_POSTINGS_BUDGET + 1)[:limit]
             whole = {row["id"]: row for row in conn.execute(
                 "SELECT n.*, t.title AS via_task_title FROM notes n CROSS JOIN tasks t ON t.id = n.task_id"
@@ -252,6 +261,13 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         item["score"] = round(score, 6)
         items.append(builder.compact(item, defaults=builder.NOTE_DEFAULTS))
     return items, used, matched - used
+
+
+def _single_prefix(expression):
+    """The lowercase prefix when MATCH ``expression`` is one prefix term (``("migrat"*)``, a
+    retrieval group of one prefix, or ``"migrat"*``), else None."""
+    inner = expression[1:-1] if expression[:1] == "(" and expression[-1:] == ")" else expression
+    return fts.single_word(inner[:-1]) if inner[-1:] == "*" else None
 
 
 def related_keys(options, candidates, packed, used, skipped):

@@ -89,3 +89,44 @@ def test_bundles_without_an_opt_in_section_leave_the_sections_and_the_rerank_unl
     codes, steps = json.loads(proc.stdout)
     assert codes == [0] * 8, proc.stderr
     assert steps == [[], ["mindos.memory.rerank"], sorted(_OPTIONAL)]
+
+
+def test_related_notes_of_one_common_prefix_term_rank_as_fts5_without_its_bm25(conn):
+    """A task whose text is one retrieval group matched through a prefix term that is common
+    (more notes than the related postings budget): the related notes are FTS5's own BM25
+    order over the window of newest postings, their scores FTS5's up to one factor (the
+    term's weight), and bm25() is never asked (it would first merge every posting of every
+    word the prefix covers)."""
+    from mindos.context import pack
+    from mindos.core import clock
+    from mindos.memory import notes, retrieval
+    from mindos.store import fts
+    from mindos.work import rows
+
+    make_task(conn, "t-mig", project="P", title="migrate")
+    forms = ("migration", "migrating", "migrated", "migrations")
+    for n in range(pack.RELATED_POSTINGS_BUDGET + 60):
+        make_task(conn, f"t-o{n:03d}", project="P" if n % 5 else "Q", title=f"other task {n}")
+        filler = " ".join(("alpha", "beta", "gamma", "delta")[(n + k) % 4] for k in range(n % 9))
+        notes.add(conn, f"t-o{n:03d}", content=" ".join([forms[n % 4]] * (1 + n % 3)) + " " + filler)
+    task, now = rows.get(conn, "t-mig"), clock.now_iso()
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        found, used, skipped = pack.related_candidates(conn, task, 5, "project", now)
+    finally:
+        conn.set_trace_callback(None)
+    assert used == 1 and len(found) == 5
+    assert not [text for text in statements if "bm25(" in text]
+    expression = retrieval.groups(pack.task_text(task))[0].expression()
+    assert pack._single_prefix(expression)
+    floor = conn.execute("SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
+                         " ORDER BY rowid DESC LIMIT ?)", (expression, pack.RELATED_POSTINGS_BUDGET)).fetchone()[0]
+    reference = conn.execute(
+        "SELECT n.id, bm25(notes_fts) FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid"
+        " CROSS JOIN tasks t ON t.id = n.task_id WHERE notes_fts MATCH ? AND notes_fts.rowid >= ?"
+        " AND n.superseded_by IS NULL AND n.task_id <> ? AND t.project = ? ORDER BY bm25(notes_fts), notes_fts.rowid"
+        " LIMIT 5", (expression, floor, "t-mig", "P")).fetchall()
+    assert [item["id"] for item in found] == [row[0] for row in reference]
+    factors = {round(item["score"] / row[1], 4) for item, row in zip(found, reference)}
+    assert len(factors) == 1 and fts.single_word(expression) is None
