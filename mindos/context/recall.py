@@ -109,7 +109,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
         if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes":
-            build = context_pack.bundle_related_notes_reranked if params["rerank"] else context_pack.bundle_related_notes
+            build = (context_pack.bundle_related_notes_reranked if params["rerank"]
+                     else context_pack.bundle_related_notes)
         keys.update(builder.lean(build(state, meter)))
     pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
             "used_chars": meter.used, "truncated": meter.truncated, "sections": names}

@@ -320,7 +320,8 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
         "SELECT h.id AS handoff_id, h.task_id, t.project, t.title, t.status AS task_status, t.priority,"
         " t.lease_owner, t.lease_expires_at, h.from_agent, h.status AS handoff_status, h.objective, h.commit_ref,"
         " h.recall_digest, h.created_at, h.acked_by, h.acked_at, t.recap AS task_recap"
-        f" FROM handoffs h JOIN tasks t ON t.id = h.task_id WHERE {where} ORDER BY t.priority, h.created_at DESC, h.id DESC"
+        f" FROM handoffs h JOIN tasks t ON t.id = h.task_id WHERE {where}"
+        " ORDER BY t.priority, h.created_at DESC, h.id DESC"
     )
     if limit is not None:
         sql += " LIMIT ?"
