@@ -41,7 +41,9 @@ Design decisions
     call ranks a few hundred hits, not the whole index.  When every group is common, the one
     counted rarest is kept anyway (a match is never lost to the budget; counts stop at the
     budget, so common groups tie and the earlier word wins) and the walk stays bounded: BM25
-    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5
+    ranks only its RELATED_POSTINGS_BUDGET newest postings (a single common word or prefix
+    term is scored over them here, in FTS5's order: its weight, which bm25() would first
+    walk every posting to find, is taken from the capped count).  Without FTS5
     any group's word matching as a substring qualifies, newest first, with no ``score``.
     ``related_tokens_used`` / ``related_tokens_skipped`` count the groups ORed and the
     matching groups left out.
