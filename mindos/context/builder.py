@@ -485,8 +485,9 @@ def flatten(sections):
     return flat
 
 
-def digest(sections, exclude=()):
+def digest(sections, exclude=(), known=None):
     """SHA-256 over the canonical JSON of the ``(name, keys)`` list as printed (each section's
-    keys through :func:`encode`), leaving out ``exclude``."""
-    kept = [[name, encode(keys)] for name, keys in sections if name not in exclude]
+    keys through :func:`encode`), leaving out ``exclude``.  ``known``: see :func:`encode` (a
+    pack printed after its digest reuses the tables laid out here)."""
+    kept = [[name, encode(keys, known)] for name, keys in sections if name not in exclude]
     return sha256_hex(canonical_json(kept))

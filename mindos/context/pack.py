@@ -41,7 +41,9 @@ Design decisions
     call ranks a few hundred hits, not the whole index.  When every group is common, the one
     counted rarest is kept anyway (a match is never lost to the budget; counts stop at the
     budget, so common groups tie and the earlier word wins) and the walk stays bounded: BM25
-    ranks only its RELATED_POSTINGS_BUDGET newest postings.  Without FTS5
+    ranks only its RELATED_POSTINGS_BUDGET newest postings (a single common word or prefix
+    term is scored over them here, in FTS5's order: its weight, which bm25() would first
+    walk every posting to find, is taken from the capped count).  Without FTS5
     any group's word matching as a substring qualifies, newest first, with no ``score``.
     ``related_tokens_used`` / ``related_tokens_skipped`` count the groups ORed and the
     matching groups left out.
@@ -219,17 +221,26 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         # the filters keep (SQLite evaluates bm25() only for rows passing WHERE), so a hit
         # the filters drop costs two row lookups, never a BM25 evaluation.
         word = fts.single_word(expression) if total > RELATED_POSTINGS_BUDGET else None
-        if word is not None:
-            # one common word read through its window: bm25() would first walk every posting
-            # of the word to weigh it, so the window is scored here, in FTS5's own order.  The
-            # window (its newest postings, read once) yields each qualifying note's id and text
-            # only; the ``limit`` best are then read whole (most of the window is scored and dropped)
+        prefix = _single_prefix(expression) if total > RELATED_POSTINGS_BUDGET and word is None else None
+        if word is not None or prefix is not None:
+            # one common word (or one common prefix term) read through its window: bm25() would
+            # first walk every posting of the term to weigh it (a prefix term: of every word it
+            # covers, merged; over a hundred million instructions at a million notes), so the
+            # window is scored here, in FTS5's own order (one phrase: its weight multiplies every
+            # score alike).  The window (its newest postings, read once) yields each qualifying
+            # note's id and text only; the ``limit`` best are then read whole (most of the window
+            # is scored and dropped)
             found = conn.execute(
                 f"SELECT n.id, n.content FROM (SELECT rowid AS id FROM notes_fts WHERE {fts.match('notes_fts')}"
                 " ORDER BY rowid DESC LIMIT ?) w CROSS JOIN notes n ON n.id = w.id CROSS JOIN tasks t ON t.id = n.task_id"
                 f" WHERE {' AND '.join(clauses)}",
                 (expression, RELATED_POSTINGS_BUDGET, *params)).fetchall()
-            best = fts.rank_one_word(conn, "notes_fts", word, found, lambda row: row[1] or "",
+            if word is not None:
+                text = lambda row: row[1] or ""  # noqa: E731
+            else:  # a prefix phrase occurs once at each token it starts: those tokens count as the prefix
+                text = lambda row: [prefix if token.startswith(prefix) else token  # noqa: E731
+                                    for token in fts.indexed_tokens(row[1] or "")]
+            best = fts.rank_one_word(conn, "notes_fts", word or prefix, found, text,
                                      lambda row: row[0], RELATED_POSTINGS_BUDGET + 1)[:limit]
             whole = {row["id"]: row for row in conn.execute(
                 "SELECT n.*, t.title AS via_task_title FROM notes n CROSS JOIN tasks t ON t.id = n.task_id"
@@ -254,6 +265,13 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
     return items, used, matched - used
 
 
+def _single_prefix(expression):
+    """The lowercase prefix when MATCH ``expression`` is one prefix term (``("migrat"*)``, a
+    retrieval group of one prefix, or ``"migrat"*``), else None."""
+    inner = expression[1:-1] if expression[:1] == "(" and expression[-1:] == ")" else expression
+    return fts.single_word(inner[:-1]) if inner[-1:] == "*" else None
+
+
 def related_keys(options, candidates, packed, used, skipped):
     """The keys of the ``related_notes`` section: the ``packed`` share of ``candidates`` and
     the counters (``used`` / ``skipped``: :func:`related_candidates`'s group counts)."""
@@ -274,6 +292,110 @@ def _section_related_notes(state, budget):
                                                    options["related_scope"], state["now"])
     return related_keys(options, candidates, budget.take_all(candidates, table=builder.TABLES["related_notes"]),
                         used, skipped)
+
+
+# ---------------------------------------------------------------------------------------
+# What a recall bundle packs beside this pack's own sections, kept here so a bundle that
+# asks for no opt-in section (prime's held task, ``recall --related N``) loads neither the
+# opt-in sections (mindos.context.sections) nor the rerank.
+
+
+def memo(state, key, compute):
+    """``compute()`` once per bundle: a recall builds its pack twice when the core form needs
+    a rebuild, and candidates never depend on the budget."""
+    found = state.setdefault("memo", {})
+    if key not in found:
+        found[key] = compute()
+    return found[key]
+
+
+def snapshot_cache(state, name):
+    """The snapshot-wide cache ``name`` (a dict): what a fleet sweep rebuilding many bundles
+    in one read snapshot shares between them (see :func:`mindos.context.recall.stale`)."""
+    return state.setdefault("shared", {}).setdefault(name, {})
+
+
+def text_groups(state):
+    """The retrieval groups of the task's text, once per bundle (groups shared between the
+    snapshot's tasks)."""
+    from mindos.memory import retrieval  # lazy: a bundle without a matching section never loads the engine
+
+    return memo(state, "groups", lambda: retrieval.groups(task_text(state["task"]), snapshot_cache(state, "groups")))
+
+
+def item_sizes(state, items, table):
+    """Each item's budget cost (its row's in ``table``, :meth:`mindos.context.builder.Table.cost`),
+    computed once per item: candidates are never changed once fetched, and the same ones are
+    offered again when a recall rebuilds its core form or a sweep packs rows another task's
+    pack shared."""
+    costs = snapshot_cache(state, "costs")
+    sizes = []
+    for item in items:
+        known = costs.get(id(item))
+        if known is None:  # the item is kept with its size, so its id is never reused while cached
+            known = costs[id(item)] = (item, table.cost(item))
+        sizes.append(known[1])
+    return sizes
+
+
+def related_pool(state, limit):
+    """:func:`related_candidates` of the task, ``limit`` of them, once per bundle (through the
+    groups the opt-in sections match with)."""
+    options = state["options"]
+    return memo(state, ("related_pool", limit), lambda: related_candidates(
+        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared"),
+        text_groups(state)))
+
+
+_RELATED_NOTES = builder.TABLES["related_notes"]
+
+
+def bundle_related_notes(state, budget):
+    """The ``related_notes`` section exactly (same candidates, same keys), with its candidates
+    fetched once per bundle; a recall uses it in place of :func:`_section_related_notes`."""
+    candidates, used, skipped = related_pool(state, state["options"]["related"])
+    return related_keys(state["options"], candidates,
+                        budget.take_all(candidates, item_sizes(state, candidates, _RELATED_NOTES)), used, skipped)
+
+
+def bundle_related_notes_reranked(state, budget):
+    """``related_notes`` re-scored by :func:`mindos.memory.rerank.rerank` (the one hybrid
+    score); keys as the plain section's plus ``rerank`` (the half-life and boost used)."""
+    from mindos.memory import rerank  # lazy: only --rerank scores by age
+
+    options = state["options"]
+    limit = options["related"]
+
+    def ranked():
+        pool, used, skipped = related_pool(state, min(limit * rerank.POOL, 400))
+        ordered = rerank.rerank(pool, state["now"], options["recency_half_life_hours"], options["pinned_boost"])
+        return ordered[:limit], used, skipped
+
+    candidates, used, skipped = memo(state, "related_reranked", ranked)
+    packed = budget.take_all(candidates, item_sizes(state, candidates, _RELATED_NOTES))
+    keys = related_keys(options, candidates, packed, used, skipped)
+    keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
+                      "pinned_boost": options["pinned_boost"]}
+    return keys
+
+
+def latest_receipts(conn, task_id, limit):
+    """A task's newest ``limit`` receipts as bundles carry them (:func:`receipt_entry`), newest first."""
+    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                        (task_id, limit)).fetchall()
+    if not rows:
+        return []
+    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
+
+    return [receipt_entry(receipts.load(conn, row[0])) for row in rows]
+
+
+def receipt_entry(record):
+    """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
+    document = record["document"] if isinstance(record["document"], dict) else {}
+    return builder.compact({"receipt_id": record["receipt_id"], "kind": record["kind"],
+                            "created_at": record["created_at"], "file_hash": record["file_hash"],
+                            "hash_ok": record["hash_ok"], "payload": document.get("payload")})
 
 
 # The context pack's sections, in pack order (see mindos.context.builder).

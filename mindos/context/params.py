@@ -41,8 +41,6 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
                 related_facts=None, related_semantic=None, rerank=False, recency_half_life_hours=None,
                 pinned_boost=None, related_sessions=None):
     """The validated bundle parameters (every key of PARAM_KEYS; None = section off)."""
-    from mindos.memory import rerank as hybrid  # lazy: the rerank bounds, for calls that validate bundle flags
-
     params = {"budget": checked_budget(DEFAULT_BUDGET if budget is None else budget),
               "related_scope": checked_scope("project" if related_scope is None else related_scope)}
     counts = {"related": related, "related_handoffs": related_handoffs, "dep_context": dep_context,
@@ -53,8 +51,13 @@ def make_params(*, budget=None, related=None, related_scope=None, related_handof
     if not isinstance(rerank, bool):
         raise InvalidInput("invalid --rerank: expected a flag")
     params["rerank"] = rerank
-    params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(recency_half_life_hours, pinned_boost,
-                                                                               rerank=rerank)
+    if rerank or recency_half_life_hours is not None or pinned_boost is not None:
+        from mindos.memory import rerank as hybrid  # lazy: the rerank bounds, only when a rerank option is given
+
+        params["recency_half_life_hours"], params["pinned_boost"] = hybrid.options(
+            recency_half_life_hours, pinned_boost, rerank=rerank)
+    else:  # what the rerank's options give without one
+        params["recency_half_life_hours"] = params["pinned_boost"] = None
     return params
 
 

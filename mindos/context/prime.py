@@ -13,6 +13,9 @@ Design decisions
     budget covers them all, first fit in that order, exactly as the context pack counts
     (:func:`mindos.context.builder.cost`): an item that does not fit is dropped and
     ``truncated`` flips.
+  * **Bounded reads.**  The inbox is read only as far as the pack could use it (at most
+    MAX_INBOX handoffs, more when the budget could hold more); an agent handed more has
+    them counted (``inbox_total``) and their projects scoped in SQL, never built as rows.
   * **Scope is the agent and its projects.**  Leases and inbox are the agent's own; "its
     projects" are ``--project`` when given (then every section is restricted to it), else
     the projects of its leases and inbox.  Nothing of another agent's leases or inbox, and
@@ -60,6 +63,10 @@ DEFAULT_SECONDS = 10.0
 MAX_SECONDS = 600.0
 FORMATS = ("text", "json")
 MAX_CONSTRAINTS = 200
+# The inbox section reads at most this many handoffs (more when the budget could hold more:
+# see _inbox), and never more than an inbox listing may (handoffs.inbox's --limit bound).
+MAX_INBOX = 200
+_INBOX_READ_MAX = 100000
 # The longest a pack waits for the write lock to audit itself.  A write holds the lock for
 # milliseconds; a lock held longer belongs to a long job, and the session should not wait on
 # it: the event is deferred to the next write instead.
@@ -227,12 +234,27 @@ def _section_inbox(state, budget):
             budget.truncated = True
             continue
         packed += budget.take_all([builder.compact({k: handed[k] for k in _INBOX_FIELDS})], table=_INBOX)
-    return {"inbox": packed, "inbox_total": len(items)}
+    return {"inbox": packed, "inbox_total": state.get("inbox_total", len(items))}
 
 
 # What any inbox entry costs at least: its task and project are never empty (whatever
 # redaction leaves of them).
 _LEAST_INBOX = least_cost({"task_id": "x", "project": "x"}, builder.TABLES["inbox"])
+
+
+def _inbox(conn, agent, project, budget):
+    """``(items, total, projects)`` of the agent's unacked inbox for a pack of ``budget``
+    characters: at most ``MAX_INBOX`` items, or as many as the budget could hold if more
+    (each costs at least ``_LEAST_INBOX``), in inbox order; when there may be more, their
+    count and the projects of them all come from one counting query
+    (:func:`mindos.memory.handoffs.inbox_scope`), so an agent handed thousands of tasks
+    builds a few hundred rows, not thousands, and still sees every project it was handed."""
+    cap = min(max(MAX_INBOX, budget // _LEAST_INBOX + 1), _INBOX_READ_MAX)
+    items = handoffs.inbox(conn, agent, project=project, limit=cap, unacked_only=True)["items"]
+    if len(items) < cap:
+        return items, len(items), {item["project"] for item in items}
+    total, projects = handoffs.inbox_scope(conn, agent, project=project, unacked_only=True)
+    return items, total, set(projects)
 
 
 def _least_strings(entry, fields):
@@ -388,8 +410,9 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     sections (:mod:`mindos.context.first_turn`) after ``held``; without it the pack is
     exactly the legacy one.  Returns ``{"agent", "project", "budget", "used_chars",
     "truncated", "degraded", "sections_skipped", "sections": [(name, keys)], "digest",
-    "held_task_id", "held_recall"}`` (``held_recall``: the held task's standard recall
-    bundle, or None).
+    "held_task_id", "held_recall", "first_turn", "known"}`` (``held_recall``: the held task's
+    standard recall bundle, or None; ``known``: the tables the digest laid out, for printing
+    the pack without laying them out again, :func:`mindos.context.builder.encode`).
     """
     agent, project, budget, seconds, _ = _options(agent, project, budget, seconds, "json")
     options = _extras(extras)
@@ -397,17 +420,17 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
 
     state = {"conn": conn, "agent": agent, "project": project, "now": clock.now_iso(), "options": options}
     meter = RedactingBudget(budget)
+    known = {}  # the tables the digest lays out, printed again as they are (see builder.encode)
     sections, skipped = [], []
     with db.read(conn), _Deadline(conn, seconds) as deadline:  # one snapshot: a writer never blocks it
         try:
             mine = leases.list_leases(conn, owner=agent)
             state["leases"] = [e for e in mine if project is None or e["project"] == project]
-            state["inbox"] = handoffs.inbox(conn, agent, project=project, unacked_only=True)["items"]
-            state["projects"] = [project] if project else sorted(
-                {e["project"] for e in state["leases"]} | {i["project"] for i in state["inbox"]})
+            state["inbox"], state["inbox_total"], handed = _inbox(conn, agent, project, budget)
+            state["projects"] = [project] if project else sorted({e["project"] for e in state["leases"]} | handed)
             state["held"] = rows.get(conn, state["leases"][0]["task_id"]) if state["leases"] else None
         except sqlite3.OperationalError:
-            state.update(leases=[], inbox=[], projects=[project] if project else [], held=None)
+            state.update(leases=[], inbox=[], inbox_total=0, projects=[project] if project else [], held=None)
             skipped.append("scope")
         for section in SECTIONS.active(options):
             if deadline.passed():
@@ -431,10 +454,11 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     return {
         "agent": agent, "project": project, "budget": budget, "used_chars": meter.used,
         "truncated": meter.truncated, "degraded": bool(skipped), "sections_skipped": skipped,
-        "sections": sections, "digest": builder.digest(sections),
+        "sections": sections, "digest": builder.digest(sections, known=known),
         "held_task_id": held["id"] if held else None,
         "held_recall": recalled,
         "first_turn": options,  # the checked first-turn section counts ({} without extras)
+        "known": known,
     }
 
 
@@ -498,7 +522,7 @@ def prime(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     flat.update(builder.flatten(built["sections"]))
     if built["held_recall"]:
         flat["held_recall_digest"] = built["held_recall"]["digest"]
-    return builder.encode(flat)
+    return builder.encode(flat, built["known"])
 
 
 def metrics(conn):

@@ -44,8 +44,7 @@ Design decisions
 import json
 
 from mindos.context import builder, pack as context_pack
-from mindos.context import sections as extra
-from mindos.context.params import PARAM_KEYS, make_params
+from mindos.context.params import PARAM_KEYS, SECTION_OPTIONS, make_params
 from mindos.core import clock, validate
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.errors import InvalidInput, MindosError, NotFound, Refused
@@ -98,6 +97,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
     one bundle; ``shared`` shares index posting counts and task-independent section results
     between the bundles built in one read snapshot (see :func:`stale`)."""
     options = dict(params)
+    if any(options[name] is not None for name in SECTION_OPTIONS):
+        from mindos.context import sections  # noqa: F401  # lazy: registers the opt-in sections asked for
     state = {"conn": conn, "task": task, "now": now, "options": options, "memo": {} if memo is None else memo,
              "shared": {} if shared is None else shared}
     meter = builder.Budget(params["budget"])
@@ -108,7 +109,8 @@ def build_pack(conn, task, params, now, *, with_handoff=True, memo=None, shared=
         if name == "handoff" and not with_handoff:
             continue
         if name == "related_notes":
-            build = extra.section_related_notes_reranked if params["rerank"] else extra.section_related_notes
+            build = (context_pack.bundle_related_notes_reranked if params["rerank"]
+                     else context_pack.bundle_related_notes)
         keys.update(builder.lean(build(state, meter)))
     pack = {"task_id": task["id"], "pack_format": builder.PACK_FORMAT, "budget": params["budget"],
             "used_chars": meter.used, "truncated": meter.truncated, "sections": names}
@@ -141,7 +143,7 @@ def _tail(conn, task, agent, now):
     """The part of a bundle beside its pack, sealed with it: ``agent``, ``lease``, ``receipts``
     (left out when the task has none, like every empty list of a lean pack)."""
     tail = {"agent": agent, "lease": lease_state(task, agent, now)}
-    receipts = extra.latest_receipts(conn, task["id"], RECEIPTS_IN_BUNDLE)
+    receipts = context_pack.latest_receipts(conn, task["id"], RECEIPTS_IN_BUNDLE)
     if receipts:
         tail["receipts"] = receipts
     return tail

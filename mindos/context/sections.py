@@ -1,5 +1,5 @@
 """The opt-in pack sections of recall: related handoffs, dependency evidence, related facts,
-related memories, and the temporal hybrid rerank of related notes.
+related memories (related notes, plain or reranked, are packed by :mod:`mindos.context.pack`).
 
 Each section is a builder ``(state, budget) -> keys`` like the pack's own sections, switched
 on by one option and appended after the legacy sections in this order: ``related_handoffs``,
@@ -47,7 +47,7 @@ import json
 
 from mindos.context import builder, pack
 from mindos.context.params import SECTION_OPTIONS
-from mindos.memory import fact_in_scope, fact_valid, memory_in_scope, rerank
+from mindos.memory import fact_in_scope, fact_valid, memory_in_scope
 from mindos.store import fts
 
 # Candidate matching reads at most this many index matches: the task's rarest word groups
@@ -56,7 +56,6 @@ from mindos.store import fts
 # older than that finds none through it, as in memory-search).
 POSTINGS_BUDGET = 150
 MATCH_CAP = 150
-_RELATED_NOTES = builder.TABLES["related_notes"]
 
 
 # The index's matches, materialized once and driving the join: cost grows with the matches,
@@ -65,13 +64,11 @@ _MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHER
             " ORDER BY rowid DESC LIMIT {cap})")
 
 
-def _memo(state, key, compute):
-    """``compute()`` once per bundle: a recall builds its pack twice when the core form needs
-    a rebuild, and candidates never depend on the budget."""
-    memo = state.setdefault("memo", {})
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
+# the bundle helpers every recall uses live with the pack (a bundle without an opt-in
+# section never loads this module): the names this module has always had for them
+_memo, _cache, _groups, _sizes = pack.memo, pack.snapshot_cache, pack.text_groups, pack.item_sizes
+section_related_notes, section_related_notes_reranked = pack.bundle_related_notes, pack.bundle_related_notes_reranked
+latest_receipts, receipt_entry = pack.latest_receipts, pack.receipt_entry
 
 
 def _shared(state, key, compute):
@@ -84,21 +81,9 @@ def _shared(state, key, compute):
     return shared[key]
 
 
-def _cache(state, name):
-    """The snapshot-wide cache ``name`` (a dict; see :func:`_shared`)."""
-    return state.setdefault("shared", {}).setdefault(name, {})
-
-
 def _posting_cache(state):
     """The index posting counts probed in this read snapshot (see :func:`_shared`)."""
     return _cache(state, "posting_counts")
-
-
-def _groups(state):
-    """The retrieval groups of the task's text (groups shared between the snapshot's tasks)."""
-    from mindos.memory import retrieval  # lazy: a bundle without a matching section never loads the engine
-
-    return _memo(state, "groups", lambda: retrieval.groups(pack.task_text(state["task"]), _cache(state, "groups")))
 
 
 def _expression(state, index):
@@ -199,64 +184,9 @@ def _section(name, fetch, guarded):
     return build
 
 
-def _sizes(state, items, table):
-    """Each item's budget cost (its row's in ``table``, :meth:`mindos.context.builder.Table.cost`),
-    computed once per item: candidates are never changed once fetched, and the same ones are
-    offered again when a recall rebuilds its core form or a sweep packs rows another task's
-    pack shared."""
-    costs = _cache(state, "costs")
-    sizes = []
-    for item in items:
-        known = costs.get(id(item))
-        if known is None:  # the item is kept with its size, so its id is never reused while cached
-            known = costs[id(item)] = (item, table.cost(item))
-        sizes.append(known[1])
-    return sizes
-
-
 def _pack_items(state, name, items, budget):
     packed = budget.take_all(items, _sizes(state, items, builder.TABLES[name]))
     return {name: packed, **_counts(name, state["options"][name], len(items), len(packed))}
-
-
-# ---------------------------------------------------------------------------------------
-# Related notes with the temporal hybrid rerank
-
-
-def _related_pool(state, limit):
-    """:func:`mindos.context.pack.related_candidates` of the task, ``limit`` of them, once per
-    bundle (through the groups the other sections match with)."""
-    options = state["options"]
-    return _memo(state, ("related_pool", limit), lambda: pack.related_candidates(
-        state["conn"], state["task"], limit, options["related_scope"], state["now"], state.get("shared"),
-        _groups(state)))
-
-
-def section_related_notes(state, budget):
-    """The legacy ``related_notes`` section, exactly (same candidates, same keys), with its
-    candidates fetched once per bundle; recall uses it in place of the pack's own."""
-    candidates, used, skipped = _related_pool(state, state["options"]["related"])
-    return pack.related_keys(state["options"], candidates,
-                             budget.take_all(candidates, _sizes(state, candidates, _RELATED_NOTES)), used, skipped)
-
-
-def section_related_notes_reranked(state, budget):
-    """``related_notes`` re-scored by :func:`mindos.memory.rerank.rerank` (the one hybrid
-    score); keys as the legacy section's plus ``rerank`` (the half-life and boost used)."""
-    options = state["options"]
-    limit = options["related"]
-
-    def ranked():
-        pool, used, skipped = _related_pool(state, min(limit * rerank.POOL, 400))
-        ordered = rerank.rerank(pool, state["now"], options["recency_half_life_hours"], options["pinned_boost"])
-        return ordered[:limit], used, skipped
-
-    candidates, used, skipped = _memo(state, "related_reranked", ranked)
-    packed = budget.take_all(candidates, _sizes(state, candidates, _RELATED_NOTES))
-    keys = pack.related_keys(options, candidates, packed, used, skipped)
-    keys["rerank"] = {"recency_half_life_hours": options["recency_half_life_hours"],
-                      "pinned_boost": options["pinned_boost"]}
-    return keys
 
 
 def _related_rows(state, option, index, statement, convert, *key):
@@ -303,25 +233,6 @@ def _fetch_related_handoffs(state):
 
 # ---------------------------------------------------------------------------------------
 # Dependency evidence inheritance
-
-
-def latest_receipts(conn, task_id, limit):
-    """A task's newest ``limit`` receipts as bundles carry them (:func:`receipt_entry`), newest first."""
-    rows = conn.execute("SELECT id FROM receipts WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                        (task_id, limit)).fetchall()
-    if not rows:
-        return []
-    from mindos.work import receipts  # lazy: sealed receipt files, loaded when there is one to read
-
-    return [receipt_entry(receipts.load(conn, row[0])) for row in rows]
-
-
-def receipt_entry(record):
-    """A receipt as a bundle carries it: id, kind, time, seal and the parsed payload."""
-    document = record["document"] if isinstance(record["document"], dict) else {}
-    return builder.compact({"receipt_id": record["receipt_id"], "kind": record["kind"],
-                            "created_at": record["created_at"], "file_hash": record["file_hash"],
-                            "hash_ok": record["hash_ok"], "payload": document.get("payload")})
 
 
 def _fetch_dep_context(state):

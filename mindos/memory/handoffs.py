@@ -315,18 +315,13 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
     acked_at, task_recap (the task's recap, '' when none).
     """
     agent = validate.agent(agent, "--agent")
-    clauses, params = ["h.to_agent = ?", "h.superseded_by IS NULL"], [agent]
-    if project:
-        clauses.append("t.project = ?")
-        params.append(validate.identifier(project, "--project"))
-    if unacked_only:
-        clauses.append("h.acked_by = ''")
+    where, params = _inbox_where(agent, project, unacked_only)
     sql = (
         "SELECT h.id AS handoff_id, h.task_id, t.project, t.title, t.status AS task_status, t.priority,"
         " t.lease_owner, t.lease_expires_at, h.from_agent, h.status AS handoff_status, h.objective, h.commit_ref,"
         " h.recall_digest, h.created_at, h.acked_by, h.acked_at, t.recap AS task_recap"
-        " FROM handoffs h JOIN tasks t ON t.id = h.task_id"
-        f" WHERE {' AND '.join(clauses)} ORDER BY t.priority, h.created_at DESC, h.id DESC"
+        f" FROM handoffs h JOIN tasks t ON t.id = h.task_id WHERE {where}"
+        " ORDER BY t.priority, h.created_at DESC, h.id DESC"
     )
     if limit is not None:
         sql += " LIMIT ?"
@@ -339,6 +334,27 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
         item["acked"] = bool(item["acked_by"])
         items.append(item)
     return {"agent": agent, "count": len(items), "unacked": sum(not i["acked"] for i in items), "items": items}
+
+
+def _inbox_where(agent, project, unacked_only):
+    """``(WHERE text, params)`` of the inbox of ``agent`` (a checked agent name)."""
+    clauses, params = ["h.to_agent = ?", "h.superseded_by IS NULL"], [agent]
+    if project:
+        clauses.append("t.project = ?")
+        params.append(validate.identifier(project, "--project"))
+    if unacked_only:
+        clauses.append("h.acked_by = ''")
+    return " AND ".join(clauses), params
+
+
+def inbox_scope(conn, agent, *, project=None, unacked_only=False):
+    """``(count, projects)`` of what :func:`inbox` would list: how many items and the sorted
+    distinct projects of their tasks, counted in SQL without building a row (an agent handed
+    thousands of tasks: a caller that reads only the first of them still knows them all)."""
+    where, params = _inbox_where(validate.agent(agent, "--agent"), project, unacked_only)
+    found = conn.execute(f"SELECT t.project, count(*) FROM handoffs h JOIN tasks t ON t.id = h.task_id WHERE {where}"
+                         " GROUP BY t.project ORDER BY t.project", params).fetchall()
+    return sum(row[1] for row in found), [row[0] for row in found]
 
 
 def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=None, include_superseded=False,

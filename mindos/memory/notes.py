@@ -33,7 +33,7 @@ from mindos.core import clock, validate
 from mindos.store import db, fts, ledger, sql
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
-from mindos.memory import note_live, rerank as hybrid
+from mindos.memory import note_live
 from mindos.work import rows
 
 KINDS = ("fact", "decision", "observation", "evidence", "constraint")
@@ -357,6 +357,8 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     project = validate.identifier(project, "--project") if project else None
     status = validate.status(status) if status else None
     limit = validate.positive_int(limit, "--limit", maximum=10000)
+    from mindos.memory import rerank as hybrid  # lazy: a pack reads notes without the rerank
+
     half_life, boost = hybrid.options(recency_half_life_hours, pinned_boost, rerank=rerank)
     if not fts.tokens(query):
         return []
