@@ -76,7 +76,11 @@ CHAIN_WINDOW = 20000
 # standing findings that are a function of time and rows, not of the whole home (see
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
-# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
+# OVERDUE_RECOUNT turns, a bounded part at a time (see _recount_window): each such turn counts
+# the next OVERDUE_WINDOW entries of the open-overdue index that were overdue when the round
+# began and checks the listing against the tasks by id up to its last one, and the round's
+# last window compares the whole count with the carried total (a difference, or a listing
+# that does not match, recounts in full on that tick).  The recall-stale result is carried while no lifetime ended: with
 # nothing but recalls landed as it was, after task and note events with the recalls whose
 # own inputs those events touched re-checked on that tick (see RECALL_EVENTS); the recalls
 # that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
@@ -84,6 +88,7 @@ CHAIN_WINDOW = 20000
 # RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
 # within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
+OVERDUE_WINDOW = 5000  # open-overdue index entries counted per recount turn
 RECALL_SLICE = 2
 # receipt file times this close before a recall's check count as after it (coarse file clocks)
 RECALL_FILE_SLACK_NS = 2_000_000_000
@@ -628,10 +633,10 @@ def _standing(conn, previous, now, slice_name):
         return {}
     found = {}
     entry = previous.get("overdue")
-    if slice_name != OVERDUE_RECOUNT and isinstance(entry, dict) and _counts(entry, ("event_id", "total")) \
+    if isinstance(entry, dict) and _counts(entry, ("event_id", "total")) \
             and isinstance(entry.get("at"), str) and entry["at"] <= now \
             and not _written_after(conn, entry["event_id"], "entity_type", NO_TASK_ROWS):
-        found["overdue"] = entry
+        found["overdue"] = {**entry, "recount": slice_name == OVERDUE_RECOUNT}
     entry = previous.get("recall")
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
@@ -679,14 +684,27 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             fresh, total = sense.overdue_between(conn, entry["at"], at)
             total += entry["total"]
         else:  # memory no longer matches the entry: recount
-            old, (fresh, total) = [], sense.overdue_between(conn, None, at)
-        merged = {item["digest"]: item for item in old + fresh}
+            fresh, total = sense.overdue_between(conn, None, at)
+            old = None
+        merged = {item["digest"]: item for item in (old or []) + fresh}
         listed = sorted(merged.values(), key=lambda item: item["subjects"])[:sense.LIMIT]
+        round_ = None
+        if entry["recount"] and old is not None:  # this turn's part of the recount round
+            round_ = _recount_window(conn, entry, listed, total, at)
+            if round_ is None:  # the carried listing or total is not what the tasks hold: recount in full
+                fresh, total = sense.overdue_between(conn, None, at)
+                listed, round_ = fresh, {}
+        elif isinstance(entry.get("round"), dict):
+            round_ = entry["round"]  # the round goes on at the next recount turn
         findings = [item for item in findings if item["kind"] != "overdue_task"] + listed
         by_kind.pop("overdue_task", None)
         if total:
             by_kind["overdue_task"] = total
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
+    if entry is not None and round_:
+        mark["overdue"]["round"] = round_
+    # a round's windows in recount turns (the last one compares the whole count)
+    mark["turns"]["overdue"] = 1 + mark["overdue"]["total"] // OVERDUE_WINDOW
     entry = standing.get("recall-stale")
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
@@ -748,6 +766,49 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
                           "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS},
                           "quiet": _packed(_quiet(horizon.get("quiet"), horizon["volatile"], at), horizon["volatile"])}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
+
+
+def _recount_window(conn, entry, listed, total, at):
+    """One recount turn's part of the overdue recount round; return the round to keep
+    (``{}`` after its last window: the next recount turn starts another), or None when the
+    carried findings are not what the tasks hold (the caller then recounts in full).
+
+    A round counts the entries of the open-overdue index that were overdue at its start
+    (``upto``: due before it), OVERDUE_WINDOW a turn in index order from its cursor
+    (``from``, the last entry counted); while no event touches a task those entries do not
+    change, so the round's sum is the whole count at its start, and with the tasks that
+    fell due since it is compared with the carried ``total`` at its last window.  Each turn
+    also reads the tasks by id up to the last one listed: the listing must be exactly the
+    overdue ones among them, with the details they have now (what a recount would list)."""
+    import sqlite3  # lazy: only recount turns need the error class
+
+    where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
+    source = "tasks INDEXED BY idx_tasks_overdue_open"
+    state = entry.get("round") if isinstance(entry.get("round"), dict) else {}
+    upto, start, counted = state.get("upto"), state.get("from"), state.get("sum")
+    if not (isinstance(upto, str) and upto <= at and isinstance(counted, int) and not isinstance(counted, bool)
+            and counted >= 0 and (start == [] or isinstance(start, list) and len(start) == 2
+                                  and all(isinstance(value, str) for value in start))):
+        upto, start, counted = entry["at"], [], 0  # a new round: what was overdue at the carried count
+    after, params = (" AND (due_at, id) > (?, ?)", [upto, *start]) if start else ("", [upto])
+    try:
+        if listed:  # the listing against the tasks by id up to its last one
+            rows = conn.execute(f"SELECT id, due_at, priority FROM tasks INDEXED BY idx_tasks_id_status WHERE id <= ?"
+                                f" AND {where} ORDER BY id LIMIT ?",
+                                (listed[-1]["subjects"][0], at, len(listed) + 1)).fetchall()
+            if {sense._overdue_finding(row)["digest"] for row in rows} != {item["digest"] for item in listed}:
+                return None
+        # the window's last entry (a step over the entries before it, none handed back); a
+        # whole window goes on after it, and only a shorter last one is counted
+        last = conn.execute(f"SELECT due_at, id FROM {source} WHERE {where}{after} ORDER BY due_at, id"
+                            f" LIMIT 1 OFFSET ?", (*params, OVERDUE_WINDOW - 1)).fetchone()
+        if last is not None:
+            return {"upto": upto, "from": [last[0], last[1]], "sum": counted + OVERDUE_WINDOW}
+        found = conn.execute(f"SELECT count(*) FROM {source} WHERE {where}{after}", params).fetchone()[0]
+        since = conn.execute(f"SELECT count(*) FROM {source} WHERE due_at >= ? AND {where}", (upto, at)).fetchone()[0]
+    except sqlite3.OperationalError:  # an index dropped by hand: the full recount's plain read
+        return None
+    return {} if counted + found + since == total else None
 
 
 def _quiet(entries, volatile, now):
