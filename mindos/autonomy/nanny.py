@@ -106,8 +106,9 @@ RECALL_UNBOUNDED = ("note_consolidated",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)
 REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
-# the slice whose turn counts every checkpoint's events whole (between its turns, each
-# checkpoint's count is read from the previous tick's counts by a short id range count)
+# the slice whose turns count the ledger's events a chain window at a time (the count round:
+# see _count_window); each checkpoint's count is read from the previous tick's counts by a
+# short id range count, and counted whole only when the round's count disagrees with them
 COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
@@ -533,6 +534,42 @@ def _sweep_plan(conn, previous):
     return mark, (), name, (start, upto), None
 
 
+def _count_pair(value):
+    """True when ``value`` is a count round's ``[event id, events up to it]``."""
+    return isinstance(value, list) and len(value) == 2 and all(
+        isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in value)
+
+
+def _count_window(conn, previous, window):
+    """``(the count round to keep, whether the next tick counts every checkpoint whole)`` after
+    a count turn's sweep verified the chain ``window`` (``(after, upto)``).  The round adds up
+    the events each chain window held (as the window's verification counted them, never a
+    count of the ledger), from its start at id 0: ``[upto, events up to it]``.  At its last
+    window (``upto`` the previous tick's height) the sum is compared with the count this
+    tick's checkpoint pass carried to ``upto`` from the previous ticks' counts: a difference
+    (events deleted behind the carried counts) makes the next tick count every checkpoint's
+    events whole, as a full sweep counts them.  A round whose sum is not known (a home
+    ticked by an older version) waits for the chain turns to start over at id 0."""
+    from mindos.recovery import checkpoint  # lazy: as in _tick
+
+    after, upto = window
+    stored = previous.get("chain_count")
+    if after and not (_count_pair(stored) and stored[0] == after):
+        return None, False
+    held = getattr(conn, "_mindos_window_events", None)
+    if held is not None and tuple(held[:2]) == (after, upto):
+        found = held[2]
+    elif after >= upto:
+        found = 0  # an empty window
+    else:
+        return None, False  # the window was not verified as planned: the round starts over
+    total = (stored[1] if after else 0) + found
+    if upto < previous["event_id"]:
+        return [upto, total], False
+    carried = checkpoint.events_upto(conn, upto, getattr(conn, "_mindos_counts", None) or {})
+    return None, carried is not None and carried != total
+
+
 def _checked(families, window, previous, part=None):
     """Whether this tick checked a doctor finding of ``kind`` about ``subjects`` in full: its
     family ran whole, it is about a table or index of this tick's slice (``part``; an
@@ -894,13 +931,19 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     standing = _standing(conn, previous, now, slice_name)
     from mindos.recovery import checkpoint  # lazy: the doctor's checkpoint pass reads the counts
 
-    # the events up to each checkpoint: counted whole on the count turn, else moved from the
-    # previous tick's counts (a count lowered by a deletion since is found on the count turn)
-    counts = previous.get("event_counts") if previous is not None and slice_name != COUNT_TURN else None
+    # the events up to each checkpoint: moved from the previous tick's counts, and counted
+    # whole only when the count round of the chain turns disagrees with them at its end (a
+    # count lowered by a deletion is found so; see _count_window)
+    counts = previous.get("event_counts") if previous is not None and previous.get("recount") is not True else None
     checkpoint.trust_counts(conn, {pair[0]: pair[1] for pair in counts if isinstance(pair, list) and len(pair) == 2}
                             if isinstance(counts, list) else None)
+    conn._mindos_window_events = None
     sensed = sense.sense(conn, since=None if previous is None else {**previous, "fts_now": mark["fts"]},
                          include=families, pins=pins, chain_window=window, part=part, skip=tuple(standing), keep=keep)
+    if previous is not None and slice_name == COUNT_TURN:
+        mark["chain_count"], mark["recount"] = _count_window(conn, previous, window)
+    elif previous is not None and _count_pair(previous.get("chain_count")):
+        mark["chain_count"] = previous["chain_count"]  # the round goes on at the next count turn
     mark["event_counts"] = sorted([event_id, count] for event_id, count in
                                   (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)
