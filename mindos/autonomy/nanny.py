@@ -662,8 +662,8 @@ def _written_after(conn, event_id, column, harmless, inverse=False):
 def _standing(conn, previous, now, slice_name):
     """``{source name: the previous tick's entry}`` for the sources whose findings this tick
     carries instead of sensing again (see OVERDUE_RECOUNT): the overdue listing while no
-    event after the previous tick could have changed a task row (and not on the recount
-    turn), the recall-stale result while no event but recalls landed and no lifetime ended
+    event after the previous tick could have changed a task row (on the recount turn marked
+    ``recount``: checked a window at a time, see :func:`_recount_window`), the recall-stale result while no event but recalls landed and no lifetime ended
     (``now`` before the entry's ``next_end``).  An entry is only trusted whole: its totals
     within the listed LIMIT (the remembered listing is then complete)."""
     if previous is None:
