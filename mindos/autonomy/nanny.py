@@ -206,12 +206,12 @@ def _brief(item, reason=None):
     return entry
 
 
-def _policy_stamp(repairs, home):
+def _policy_stamp(directories):
     """What the repair policies in force are read from: ``[[file, size, mtime_ns, ctime_ns]]``
-    of every ``.yaml`` of the shipped and the home's policy directories, in order (an edit,
-    a new or a removed file changes it)."""
+    of every ``.yaml`` of ``directories`` (the shipped and the home's policy directories, in
+    order; None: none), so an edit, a new or a removed file changes it."""
     stamp = []
-    for directory in (repairs.shipped_dir(), repairs.home_dir(home)):
+    for directory in directories:
         try:
             names = sorted(name for name in os.listdir(directory) if name.endswith(".yaml")) if directory else []
         except OSError:
@@ -240,18 +240,30 @@ def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs, previous=None,
     runs, skipped, invalid = [], [], []
     if not findings:
         return runs, skipped, invalid
+    known = (previous or {}).get("policies")
+    if isinstance(known, dict) and isinstance(known.get("kinds"), list) \
+            and not {item["kind"] for item in findings} & set(known["kinds"]):
+        # the directories the previous tick read them from, when it kept them (then the
+        # repairs module, about 1.3M instructions, is not even imported while nothing changed)
+        dirs = known.get("dirs")
+        if isinstance(dirs, list) and len(dirs) == 2 and all(d is None or isinstance(d, str) for d in dirs) \
+                and isinstance(dirs[1], str) and dirs[1].startswith(os.path.join(conn.home, "")) \
+                and _policy_stamp(dirs) == known.get("stamp"):
+            if mark is not None:
+                mark["policies"] = known
+            return runs, skipped, invalid
     from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
 
-    stamp = _policy_stamp(repairs, conn.home)
-    known = (previous or {}).get("policies")
+    dirs = [repairs.shipped_dir(), repairs.home_dir(conn.home)]
+    stamp = _policy_stamp(dirs)
     if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("kinds"), list) \
             and not {item["kind"] for item in findings} & set(known["kinds"]):
         if mark is not None:
-            mark["policies"] = known
+            mark["policies"] = {**known, "dirs": dirs}
         return runs, skipped, invalid
     entries = repairs.policies(conn.home)
     if mark is not None and all(entry["valid"] for entry in entries):
-        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries})}
+        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries}), "dirs": dirs}
     for entry in entries:
         if not entry["valid"]:
             invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})

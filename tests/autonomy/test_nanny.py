@@ -467,8 +467,13 @@ def test_policies_are_not_parsed_again_while_no_finding_has_a_policy_and_their_f
     parses = []
     real = repairs.policies
     monkeypatch.setattr(repairs, "policies", lambda home: parses.append(home) or real(home))
+    looked = []
+    real_dir = repairs.shipped_dir
+    monkeypatch.setattr(repairs, "shipped_dir", lambda: looked.append(1) or real_dir())
     second = tick(conn)
     assert parses == [] and second["repairs"] == second["skipped_repairs"] == [] and second["decisions"] == []
+    # the directories are the ones the previous tick kept: the repairs module is not consulted
+    assert looked == [] and tick(conn)["skipped_repairs"] == [] and looked == []
     # a home policy answering the standing finding: the files changed, so they are read again
     write_policy(home, "blocked-recover", "finding: blocked_task\ntier: 1\ncommand: recover\n")
     third = tick(conn)
