@@ -76,7 +76,11 @@ CHAIN_WINDOW = 20000
 # standing findings that are a function of time and rows, not of the whole home (see
 # _standing): the overdue listing is carried and grown by the tasks that fell due since the
 # last tick while no event could have changed a task row; it is recounted in full on the
-# OVERDUE_RECOUNT turn.  The recall-stale result is carried while no lifetime ended: with
+# OVERDUE_RECOUNT turns, a bounded part at a time (see _recount_window): each such turn counts
+# the next OVERDUE_WINDOW entries of the open-overdue index that were overdue when the round
+# began and checks the listing against the tasks by id up to its last one, and the round's
+# last window compares the whole count with the carried total (a difference, or a listing
+# that does not match, recounts in full on that tick).  The recall-stale result is carried while no lifetime ended: with
 # nothing but recalls landed as it was, after task and note events with the recalls whose
 # own inputs those events touched re-checked on that tick (see RECALL_EVENTS); the recalls
 # that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
@@ -84,6 +88,7 @@ CHAIN_WINDOW = 20000
 # RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
 # within ceil(queued / RECALL_SLICE) ticks of the write.
 OVERDUE_RECOUNT = "receipts"
+OVERDUE_WINDOW = 5000  # open-overdue index entries counted per recount turn
 RECALL_SLICE = 2
 # receipt file times this close before a recall's check count as after it (coarse file clocks)
 RECALL_FILE_SLACK_NS = 2_000_000_000
@@ -101,8 +106,9 @@ RECALL_UNBOUNDED = ("note_consolidated",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)
 REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
-# the slice whose turn counts every checkpoint's events whole (between its turns, each
-# checkpoint's count is read from the previous tick's counts by a short id range count)
+# the slice whose turns count the ledger's events a chain window at a time (the count round:
+# see _count_window); each checkpoint's count is read from the previous tick's counts by a
+# short id range count, and counted whole only when the round's count disagrees with them
 COUNT_TURN = "audit_chain"
 INTEGRITY_ROWS = 100000
 INTEGRITY_WINDOW = 20000
@@ -200,12 +206,12 @@ def _brief(item, reason=None):
     return entry
 
 
-def _policy_stamp(repairs, home):
+def _policy_stamp(directories):
     """What the repair policies in force are read from: ``[[file, size, mtime_ns, ctime_ns]]``
-    of every ``.yaml`` of the shipped and the home's policy directories, in order (an edit,
-    a new or a removed file changes it)."""
+    of every ``.yaml`` of ``directories`` (the shipped and the home's policy directories, in
+    order; None: none), so an edit, a new or a removed file changes it."""
     stamp = []
-    for directory in (repairs.shipped_dir(), repairs.home_dir(home)):
+    for directory in directories:
         try:
             names = sorted(name for name in os.listdir(directory) if name.endswith(".yaml")) if directory else []
         except OSError:
@@ -234,18 +240,30 @@ def _plan_and_repair(conn, sensed, seen, *, dry_run, max_repairs, previous=None,
     runs, skipped, invalid = [], [], []
     if not findings:
         return runs, skipped, invalid
+    known = (previous or {}).get("policies")
+    if isinstance(known, dict) and isinstance(known.get("kinds"), list) \
+            and not {item["kind"] for item in findings} & set(known["kinds"]):
+        # the directories the previous tick read them from, when it kept them (then the
+        # repairs module, about 1.3M instructions, is not even imported while nothing changed)
+        dirs = known.get("dirs")
+        if isinstance(dirs, list) and len(dirs) == 2 and all(d is None or isinstance(d, str) for d in dirs) \
+                and isinstance(dirs[1], str) and dirs[1].startswith(os.path.join(conn.home, "")) \
+                and _policy_stamp(dirs) == known.get("stamp"):
+            if mark is not None:
+                mark["policies"] = known
+            return runs, skipped, invalid
     from mindos.autonomy import repairs  # lazy: an idle tick never loads the policies
 
-    stamp = _policy_stamp(repairs, conn.home)
-    known = (previous or {}).get("policies")
+    dirs = [repairs.shipped_dir(), repairs.home_dir(conn.home)]
+    stamp = _policy_stamp(dirs)
     if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("kinds"), list) \
             and not {item["kind"] for item in findings} & set(known["kinds"]):
         if mark is not None:
-            mark["policies"] = known
+            mark["policies"] = {**known, "dirs": dirs}
         return runs, skipped, invalid
     entries = repairs.policies(conn.home)
     if mark is not None and all(entry["valid"] for entry in entries):
-        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries})}
+        mark["policies"] = {"stamp": stamp, "kinds": sorted({entry["finding"] for entry in entries}), "dirs": dirs}
     for entry in entries:
         if not entry["valid"]:
             invalid.append({"repair": entry["name"], "file": entry["file"], "error": entry["error"]})
@@ -528,6 +546,42 @@ def _sweep_plan(conn, previous):
     return mark, (), name, (start, upto), None
 
 
+def _count_pair(value):
+    """True when ``value`` is a count round's ``[event id, events up to it]``."""
+    return isinstance(value, list) and len(value) == 2 and all(
+        isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in value)
+
+
+def _count_window(conn, previous, window):
+    """``(the count round to keep, whether the next tick counts every checkpoint whole)`` after
+    a count turn's sweep verified the chain ``window`` (``(after, upto)``).  The round adds up
+    the events each chain window held (as the window's verification counted them, never a
+    count of the ledger), from its start at id 0: ``[upto, events up to it]``.  At its last
+    window (``upto`` the previous tick's height) the sum is compared with the count this
+    tick's checkpoint pass carried to ``upto`` from the previous ticks' counts: a difference
+    (events deleted behind the carried counts) makes the next tick count every checkpoint's
+    events whole, as a full sweep counts them.  A round whose sum is not known (a home
+    ticked by an older version) waits for the chain turns to start over at id 0."""
+    from mindos.recovery import checkpoint  # lazy: as in _tick
+
+    after, upto = window
+    stored = previous.get("chain_count")
+    if after and not (_count_pair(stored) and stored[0] == after):
+        return None, False
+    held = getattr(conn, "_mindos_window_events", None)
+    if held is not None and tuple(held[:2]) == (after, upto):
+        found = held[2]
+    elif after >= upto:
+        found = 0  # an empty window
+    else:
+        return None, False  # the window was not verified as planned: the round starts over
+    total = (stored[1] if after else 0) + found
+    if upto < previous["event_id"]:
+        return [upto, total], False
+    carried = checkpoint.events_upto(conn, upto, getattr(conn, "_mindos_counts", None) or {})
+    return None, carried is not None and carried != total
+
+
 def _checked(families, window, previous, part=None):
     """Whether this tick checked a doctor finding of ``kind`` about ``subjects`` in full: its
     family ran whole, it is about a table or index of this tick's slice (``part``; an
@@ -620,18 +674,18 @@ def _written_after(conn, event_id, column, harmless, inverse=False):
 def _standing(conn, previous, now, slice_name):
     """``{source name: the previous tick's entry}`` for the sources whose findings this tick
     carries instead of sensing again (see OVERDUE_RECOUNT): the overdue listing while no
-    event after the previous tick could have changed a task row (and not on the recount
-    turn), the recall-stale result while no event but recalls landed and no lifetime ended
+    event after the previous tick could have changed a task row (on the recount turn marked
+    ``recount``: checked a window at a time, see :func:`_recount_window`), the recall-stale result while no event but recalls landed and no lifetime ended
     (``now`` before the entry's ``next_end``).  An entry is only trusted whole: its totals
     within the listed LIMIT (the remembered listing is then complete)."""
     if previous is None:
         return {}
     found = {}
     entry = previous.get("overdue")
-    if slice_name != OVERDUE_RECOUNT and isinstance(entry, dict) and _counts(entry, ("event_id", "total")) \
+    if isinstance(entry, dict) and _counts(entry, ("event_id", "total")) \
             and isinstance(entry.get("at"), str) and entry["at"] <= now \
             and not _written_after(conn, entry["event_id"], "entity_type", NO_TASK_ROWS):
-        found["overdue"] = entry
+        found["overdue"] = {**entry, "recount": slice_name == OVERDUE_RECOUNT}
     entry = previous.get("recall")
     if isinstance(entry, dict) and _counts(entry, ("event_id", "next")) and isinstance(entry.get("by_kind"), dict) \
             and all(_counts(entry["by_kind"], [kind], sense.LIMIT) for kind in entry["by_kind"]) \
@@ -679,14 +733,27 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             fresh, total = sense.overdue_between(conn, entry["at"], at)
             total += entry["total"]
         else:  # memory no longer matches the entry: recount
-            old, (fresh, total) = [], sense.overdue_between(conn, None, at)
-        merged = {item["digest"]: item for item in old + fresh}
+            fresh, total = sense.overdue_between(conn, None, at)
+            old = None
+        merged = {item["digest"]: item for item in (old or []) + fresh}
         listed = sorted(merged.values(), key=lambda item: item["subjects"])[:sense.LIMIT]
+        round_ = None
+        if entry["recount"] and old is not None:  # this turn's part of the recount round
+            round_ = _recount_window(conn, entry, listed, total, at)
+            if round_ is None:  # the carried listing or total is not what the tasks hold: recount in full
+                fresh, total = sense.overdue_between(conn, None, at)
+                listed, round_ = fresh, {}
+        elif isinstance(entry.get("round"), dict):
+            round_ = entry["round"]  # the round goes on at the next recount turn
         findings = [item for item in findings if item["kind"] != "overdue_task"] + listed
         by_kind.pop("overdue_task", None)
         if total:
             by_kind["overdue_task"] = total
     mark["overdue"] = {"event_id": mark["event_id"], "at": at, "total": by_kind.get("overdue_task", 0)}
+    if entry is not None and round_:
+        mark["overdue"]["round"] = round_
+    # a round's windows in recount turns (the last one compares the whole count)
+    mark["turns"]["overdue"] = 1 + mark["overdue"]["total"] // OVERDUE_WINDOW
     entry = standing.get("recall-stale")
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
@@ -748,6 +815,49 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
                           "by_kind": {kind: count for kind, count in sorted(by_kind.items()) if kind in RECALL_KINDS},
                           "quiet": _packed(_quiet(horizon.get("quiet"), horizon["volatile"], at), horizon["volatile"])}
     return {**sensed, "findings": findings, "by_kind": dict(sorted(by_kind.items()))}
+
+
+def _recount_window(conn, entry, listed, total, at):
+    """One recount turn's part of the overdue recount round; return the round to keep
+    (``{}`` after its last window: the next recount turn starts another), or None when the
+    carried findings are not what the tasks hold (the caller then recounts in full).
+
+    A round counts the entries of the open-overdue index that were overdue at its start
+    (``upto``: due before it), OVERDUE_WINDOW a turn in index order from its cursor
+    (``from``, the last entry counted); while no event touches a task those entries do not
+    change, so the round's sum is the whole count at its start, and with the tasks that
+    fell due since it is compared with the carried ``total`` at its last window.  Each turn
+    also reads the tasks by id up to the last one listed: the listing must be exactly the
+    overdue ones among them, with the details they have now (what a recount would list)."""
+    import sqlite3  # lazy: only recount turns need the error class
+
+    where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
+    source = "tasks INDEXED BY idx_tasks_overdue_open"
+    state = entry.get("round") if isinstance(entry.get("round"), dict) else {}
+    upto, start, counted = state.get("upto"), state.get("from"), state.get("sum")
+    if not (isinstance(upto, str) and upto <= at and isinstance(counted, int) and not isinstance(counted, bool)
+            and counted >= 0 and (start == [] or isinstance(start, list) and len(start) == 2
+                                  and all(isinstance(value, str) for value in start))):
+        upto, start, counted = entry["at"], [], 0  # a new round: what was overdue at the carried count
+    after, params = (" AND (due_at, id) > (?, ?)", [upto, *start]) if start else ("", [upto])
+    try:
+        if listed:  # the listing against the tasks by id up to its last one
+            rows = conn.execute(f"SELECT id, due_at, priority FROM tasks INDEXED BY idx_tasks_id_status WHERE id <= ?"
+                                f" AND {where} ORDER BY id LIMIT ?",
+                                (listed[-1]["subjects"][0], at, len(listed) + 1)).fetchall()
+            if {sense._overdue_finding(row)["digest"] for row in rows} != {item["digest"] for item in listed}:
+                return None
+        # the window's last entry (a step over the entries before it, none handed back); a
+        # whole window goes on after it, and only a shorter last one is counted
+        last = conn.execute(f"SELECT due_at, id FROM {source} WHERE {where}{after} ORDER BY due_at, id"
+                            f" LIMIT 1 OFFSET ?", (*params, OVERDUE_WINDOW - 1)).fetchone()
+        if last is not None:
+            return {"upto": upto, "from": [last[0], last[1]], "sum": counted + OVERDUE_WINDOW}
+        found = conn.execute(f"SELECT count(*) FROM {source} WHERE {where}{after}", params).fetchone()[0]
+        since = conn.execute(f"SELECT count(*) FROM {source} WHERE due_at >= ? AND {where}", (upto, at)).fetchone()[0]
+    except sqlite3.OperationalError:  # an index dropped by hand: the full recount's plain read
+        return None
+    return {} if counted + found + since == total else None
 
 
 def _quiet(entries, volatile, now):
@@ -833,13 +943,19 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     standing = _standing(conn, previous, now, slice_name)
     from mindos.recovery import checkpoint  # lazy: the doctor's checkpoint pass reads the counts
 
-    # the events up to each checkpoint: counted whole on the count turn, else moved from the
-    # previous tick's counts (a count lowered by a deletion since is found on the count turn)
-    counts = previous.get("event_counts") if previous is not None and slice_name != COUNT_TURN else None
+    # the events up to each checkpoint: moved from the previous tick's counts, and counted
+    # whole only when the count round of the chain turns disagrees with them at its end (a
+    # count lowered by a deletion is found so; see _count_window)
+    counts = previous.get("event_counts") if previous is not None and previous.get("recount") is not True else None
     checkpoint.trust_counts(conn, {pair[0]: pair[1] for pair in counts if isinstance(pair, list) and len(pair) == 2}
                             if isinstance(counts, list) else None)
+    conn._mindos_window_events = None
     sensed = sense.sense(conn, since=None if previous is None else {**previous, "fts_now": mark["fts"]},
                          include=families, pins=pins, chain_window=window, part=part, skip=tuple(standing), keep=keep)
+    if previous is not None and slice_name == COUNT_TURN:
+        mark["chain_count"], mark["recount"] = _count_window(conn, previous, window)
+    elif previous is not None and _count_pair(previous.get("chain_count")):
+        mark["chain_count"] = previous["chain_count"]  # the round goes on at the next count turn
     mark["event_counts"] = sorted([event_id, count] for event_id, count in
                                   (getattr(conn, "_mindos_counts", None) or {}).items())[-20:]
     seen = memory(conn)

@@ -206,6 +206,13 @@ def _from_known(conn, pinned_id, known):
     return known[near] + between if pinned_id >= near else known[near] - between
 
 
+def events_upto(conn, event_id, known):
+    """Events up to ``event_id`` read from ``known`` (``{event id: events up to it}``) as a
+    checkpoint sweep reads them (the nearest within KNOWN_SPAN ids, moved by a range count),
+    or None when none is that near."""
+    return _from_known(conn, event_id, known) if known else None
+
+
 def trust_counts(conn, known):
     """Let the next checkpoint sweep on ``conn`` read its event counts from ``known``
     (``{event id: events up to it}``, the nanny's previous tick; None or empty counts whole).

@@ -241,6 +241,9 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
                 window = ledger.verify_chain(conn, after=chain_window[0],
                                              upto=min(chain_window[1], since["event_id"]))
                 chain = {"problems": window["problems"] + chain["problems"]}
+                # the events the window holds, for the caller's count round (the nanny's)
+                conn._mindos_window_events = (chain_window[0], min(chain_window[1], since["event_id"]),
+                                              window["events"])
         for problem in chain["problems"]:
             report.add(problem["kind"], **{k: v for k, v in problem.items() if k != "kind"})
     if "tasks" in existing:

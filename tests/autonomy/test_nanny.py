@@ -263,6 +263,40 @@ def test_a_tick_merges_a_fragmented_index_without_changing_what_it_finds(conn):
     assert tick(conn)["index_upkeep"] == []  # nothing left to merge
 
 
+def _walked(conn, name):
+    return conn.execute(f"SELECT count(DISTINCT segid) FROM {name}_idx").fetchone()[0]
+
+
+def test_segments_read_from_the_structure_record_match_the_leaf_pages_walked(conn):
+    """Upkeep sizes each index from FTS5's structure record (one row), not by walking its
+    leaf-page table (which grows with the index): the two agree while segments pile up,
+    through every merge step, and on an empty index."""
+    assert fts.segments(conn, "facts_fts") == _walked(conn, "facts_fts") == 0
+    fragmented_notes(conn)
+    seen = [fts.segments(conn, "notes_fts")]
+    assert seen[0] == _walked(conn, "notes_fts") > nanny.UPKEEP_SEGMENTS
+    while True:
+        with db.write(conn):
+            worked = fts.merge(conn, "notes_fts", 2)
+        seen.append(fts.segments(conn, "notes_fts"))
+        assert seen[-1] == _walked(conn, "notes_fts")
+        if not worked:
+            break
+    assert seen[-1] < seen[0]
+
+
+def test_segments_fall_back_to_the_walk_when_the_structure_record_is_not_one(conn, monkeypatch):
+    fragmented_notes(conn)
+    walked = _walked(conn, "notes_fts")
+    for block in (None, b"", b"\x00\x00\x00\x01\x83", "text"):
+        assert fts._structure_segments(block) is None
+    # a cookie, then nLevel and nSegment (a two-byte varint), with and without the version-2 marker
+    assert fts._structure_segments(b"\x00\x00\x00\x07\x03\x81\x05\x09") == 133
+    assert fts._structure_segments(b"\x00\x00\x00\x07\xff\x00\x00\x01\x03\x05\x09") == 5
+    monkeypatch.setattr(fts, "_structure_segments", lambda block: None)
+    assert fts.segments(conn, "notes_fts") == walked
+
+
 def test_upkeep_leaves_an_index_of_few_segments_alone(conn, monkeypatch):
     fragmented_notes(conn)
     monkeypatch.setattr(nanny, "UPKEEP_SEGMENTS", fts.segments(conn, "notes_fts"))
@@ -433,8 +467,13 @@ def test_policies_are_not_parsed_again_while_no_finding_has_a_policy_and_their_f
     parses = []
     real = repairs.policies
     monkeypatch.setattr(repairs, "policies", lambda home: parses.append(home) or real(home))
+    looked = []
+    real_dir = repairs.shipped_dir
+    monkeypatch.setattr(repairs, "shipped_dir", lambda: looked.append(1) or real_dir())
     second = tick(conn)
     assert parses == [] and second["repairs"] == second["skipped_repairs"] == [] and second["decisions"] == []
+    # the directories are the ones the previous tick kept: the repairs module is not consulted
+    assert looked == [] and tick(conn)["skipped_repairs"] == [] and looked == []
     # a home policy answering the standing finding: the files changed, so they are read again
     write_policy(home, "blocked-recover", "finding: blocked_task\ntier: 1\ncommand: recover\n")
     third = tick(conn)

@@ -516,15 +516,52 @@ def test_an_idle_tick_counts_no_whole_ledger_or_index_off_their_own_turns(conn, 
         name = turns.pop("last")["sweep"]["slice"]
         turns[name] = _whole_counts(statements)
     assert set(turns) == set(doctor.FAMILIES)
-    # the whole event count only on the count turn, the whole index balances only on their own
-    assert any("audit_events" in text for text in turns[nanny.COUNT_TURN])
+    # no whole event count on any turn (the count turn counts its chain window's events by id
+    # range), the whole index balances only on their own
     assert any("_docsize" in text for text in turns["fts_drift"])
     for name, counted in turns.items():
-        if name == nanny.COUNT_TURN:
-            continue
         assert not [text for text in counted if "audit_events" in text], name
         if name != "fts_drift":
             assert not counted, (name, counted)
+
+
+def test_the_count_round_walks_the_chain_windows_and_finds_a_deleted_event_at_its_end(conn, home, monkeypatch):
+    """The count turns sum the events of each chain window (as its verification counted
+    them); at the round's last window the sum is compared with the counts carried from tick
+    to tick: a deletion they missed makes the next tick count every checkpoint whole, and
+    report what a full sweep reports."""
+    monkeypatch.setattr(nanny, "CHAIN_WINDOW", 9)  # past the tick's own event each turn: the round ends
+    populate(conn)
+    _grow(conn, count=12)
+    checkpoint.create(conn)
+    _tick(conn)
+    sums, whole = [], []
+    real = checkpoint.trust_counts
+    monkeypatch.setattr(checkpoint, "trust_counts", lambda c, known: whole.append(known is None) or real(c, known))
+    for _ in range(50 * nanny.PERIOD_TICKS):
+        report = _tick(conn)
+        if report["sweep"]["slice"] != nanny.COUNT_TURN:
+            continue
+        sums.append(sense.last_watermark(conn).get("chain_count"))
+        if sums[-1] is None:
+            break
+    # each window's events added to the round's count (never the whole ledger), none counted whole
+    assert [pair[1] - pair[0] for pair in sums[:-1]] == [0] * (len(sums) - 1) and len(sums) > 2
+    assert not any(whole)
+    # deleted behind the counts' back, in a window the round has passed: the next round's end finds it
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    link.execute("DELETE FROM audit_events WHERE id = 2")
+    link.close()
+    found, ticks = [], 0
+    while not found and ticks < 1000:  # the round gains 4 events a count turn on the ledger: about 200 ticks
+        report = _tick(conn)
+        ticks += 1
+        found = [item for item in report["findings"]["new"] if item["kind"] == "events_removed_since_checkpoint"]
+    # (the count turn ending the round finds the difference; the tick after it counts whole)
+    assert found and whole[-1] is True and sense.last_watermark(conn).get("recount") is None
+    assert report["sweep"]["slice"] == doctor.FAMILIES[(doctor.FAMILIES.index(nanny.COUNT_TURN) + 1) % 5]
+    assert {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")} == \
+        {item["digest"] for item in sense.sense(conn)["findings"]}
 
 
 def test_a_carried_balance_and_carried_counts_match_the_whole_counts_after_growth(conn, home):

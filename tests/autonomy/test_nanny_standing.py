@@ -134,14 +134,115 @@ def test_a_task_change_makes_the_next_tick_recount_the_overdue_tasks(conn, monke
     _same_as_full(conn, report)
 
 
-def test_the_recount_turn_counts_the_overdue_tasks_in_full(conn, monkeypatch):
-    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+def _behind_the_back(conn, statement, params=()):
+    """A task row changed with no event (what only the recount can see)."""
+    import sqlite3
+
+    link = sqlite3.connect(conn.path, isolation_level=None)
+    try:
+        link.execute(statement, params)
+    finally:
+        link.close()
+
+
+def _to_recount_turn(conn):
+    """Tick until the next tick is the overdue recount turn."""
+    before = doctor.FAMILIES[doctor.FAMILIES.index(nanny.OVERDUE_RECOUNT) - 1]
+    while sense.last_watermark(conn).get("slice") != before:
+        _tick(conn)
+
+
+def test_the_recount_turn_checks_the_overdue_tasks_without_reading_them_all(conn, monkeypatch):
+    for n in range(3):
+        make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
     _tick(conn)
     calls = _recounts(monkeypatch)
+    windows = _count_calls(monkeypatch, nanny, "_recount_window")
     slices = []
     for _ in range(nanny.PERIOD_TICKS):
-        slices.append(_tick(conn)["sweep"]["slice"])
-    assert len(calls()) == 1 and nanny.OVERDUE_RECOUNT in slices
+        report = _tick(conn)
+        slices.append(report["sweep"]["slice"])
+        assert report["findings"]["by_kind"] == {"overdue_task": 3}
+    assert calls() == [] and len(windows) == 1 and nanny.OVERDUE_RECOUNT in slices
+    assert sense.last_watermark(conn)["overdue"].get("round") is None  # one window: the round ended
+
+
+def test_a_task_made_overdue_behind_the_back_is_found_by_the_recount_turn(conn, monkeypatch):
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    make_task(conn, "t-zz", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+    _tick(conn)
+    _to_recount_turn(conn)
+    _behind_the_back(conn, "UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = 't-zz'")
+    calls = _recounts(monkeypatch)
+    report = _tick(conn)
+    assert report["sweep"]["slice"] == nanny.OVERDUE_RECOUNT and len(calls()) == 1
+    assert report["findings"]["by_kind"] == {"overdue_task": 2}
+    assert [item["subjects"] for item in report["findings"]["new"]] == [["t-zz"]]
+    _same_as_full(conn, report)
+
+
+def test_a_listed_task_changed_behind_the_back_is_found_by_the_recount_turn(conn, monkeypatch):
+    """The total stays the same (one task leaves the overdue listing, another enters it, and
+    one listed changes its priority): the listing check finds it."""
+    for task_id in ("t-a", "t-b", "t-c"):
+        make_task(conn, task_id, due_at=clock.shift(clock.now_iso(), -60))
+    make_task(conn, "t-bb", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+    _tick(conn)
+    _to_recount_turn(conn)
+    _behind_the_back(conn, "UPDATE tasks SET due_at = ? WHERE id = 't-b'", (clock.shift(clock.now_iso(), 10 ** 6),))
+    _behind_the_back(conn, "UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = 't-bb'")
+    _behind_the_back(conn, "UPDATE tasks SET priority = 'P0' WHERE id = 't-c'")
+    calls = _recounts(monkeypatch)
+    report = _tick(conn)
+    assert len(calls()) == 1 and report["findings"]["by_kind"] == {"overdue_task": 3}
+    assert sorted(item["subjects"][0] for item in report["findings"]["new"]) == ["t-bb", "t-c"]
+    _same_as_full(conn, report)
+
+
+def test_the_recount_walks_the_overdue_index_in_windows_and_finds_a_change_by_the_rounds_end(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "OVERDUE_WINDOW", 2)
+    for n in range(5):
+        make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
+    make_task(conn, "t-zz", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+    first = _tick(conn)
+    assert first["findings"]["by_kind"] == {"overdue_task": 5}
+    calls = _recounts(monkeypatch)
+    rounds, turns = [], 0
+    while not calls() and turns < 5:  # 5 entries, 2 a window; 6 counted once t-zz joins them
+        report = _tick(conn)
+        if report["sweep"]["slice"] == nanny.OVERDUE_RECOUNT:
+            turns += 1
+            rounds.append(sense.last_watermark(conn)["overdue"].get("round"))
+            if turns == 1:  # behind the back, ahead of the round's cursor and past the listing (t-zz
+                # sorts last by id): only the count sees it
+                due = clock.shift(rounds[0]["upto"], -1)
+                _behind_the_back(conn, "UPDATE tasks SET due_at = ? WHERE id = 't-zz'", (due,))
+        # a round takes one recount turn per window, and one more when the last is full
+        assert report["sweep"]["period_ticks"] == nanny.PERIOD_TICKS * (1 + report["findings"]["total"] // 2)
+    assert [r["sum"] for r in rounds[:3]] == [2, 4, 6]
+    # the round's last window finds one more than carried: recounted in full on that tick
+    assert turns == 4 and len(calls()) == 1 and rounds[3] is None
+    assert report["findings"]["by_kind"] == {"overdue_task": 6}
+    assert [item["subjects"] for item in report["findings"]["new"]] == [["t-zz"]]
+    _same_as_full(conn, report)
+
+
+def test_a_change_behind_a_rounds_cursor_is_found_by_the_next_round(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "OVERDUE_WINDOW", 2)
+    for n in range(5):
+        make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
+    make_task(conn, "t-zz", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+    _tick(conn)
+    _to_recount_turn(conn)
+    _tick(conn)  # the round's first window
+    _behind_the_back(conn, "UPDATE tasks SET due_at = '2020-01-01T00:00:00Z' WHERE id = 't-zz'")
+    calls = _recounts(monkeypatch)
+    for _ in range(2 * 3 * nanny.PERIOD_TICKS):  # two rounds of three windows at most
+        report = _tick(conn)
+        if calls():
+            break
+    assert len(calls()) == 1 and report["findings"]["by_kind"] == {"overdue_task": 6}
+    _same_as_full(conn, report)
 
 
 def _cited(conn, task_id, *, rerank=False, note=None, receipt=False):
