@@ -797,9 +797,73 @@ INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4)
 """
 
 
+def m022_dependent_rank():
+    """Inherited urgency stored on the task row: ``dependent_rank`` is the best priority (0 for
+    P0 .. 3 for P3; 4 when there is none) among a task's open dependents, reached directly or
+    through open ones: exactly what ``next`` asks when it decides whether a queued task
+    inherits a better tier from the work waiting on it.  It is kept for open tasks (a finished
+    task's value may be stale until it reopens, when it is counted again).  Triggers keep it: a
+    change at one task (whether it is open, its priority while open, its id; an edge added,
+    removed or edited) recounts the open tasks below it, walking down the edges through open
+    tasks, and stops at a task whose stored rank is better than what the change passes down
+    or took away (its urgency comes from elsewhere, and so does that of what lies below it
+    through it).  Completing a ready task (its prerequisites are done) recounts nothing, nor
+    does a claim.  The ready queue's deadline index carries the column, so ``next`` reads a
+    worse-tier row's inherited urgency from the index entry.  Existing rows are counted here."""
+    open_sql = ("('queued', 'claimed', 'running', 'waiting_for_user', 'waiting_for_review', 'waiting_for_agent',"
+                " 'blocked', 'ready_to_merge', 'ready_to_deploy')")
+    # the best priority reachable from the row ``tasks`` up the edges through open dependents
+    mine = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION"
+            " SELECT d.task_id, CAST(substr(m.priority, 2) AS INTEGER) FROM up JOIN dependencies d ON d.depends_on = up.id"
+            f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {open_sql})"
+            " SELECT min(r) FROM up)")
+    # what task {row} passes down to its prerequisites: the better of its priority and its
+    # rank while it is open, 4 (nothing) otherwise
+    passed = (f"(CASE WHEN {{row}}.status IN {open_sql} THEN min(CAST(substr({{row}}.priority, 2) AS INTEGER),"
+              " {row}.dependent_rank) ELSE 4 END)")
+    dependent = "(SELECT " + passed.format(row="a") + " FROM tasks a WHERE a.id = {id})"
+    itself = "(SELECT " + passed.format(row="a") + " FROM tasks a WHERE a.seq = new.seq)"
+    # recount the open tasks reached down the edges from {seeds} through open tasks whose
+    # stored rank is no better than {floor}
+    recount = ("UPDATE tasks SET dependent_rank = " + mine + " WHERE id IN (WITH RECURSIVE down(id) AS ({seeds} UNION"
+               " SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id"
+               f" WHERE p.status IN {open_sql} AND p.dependent_rank >= {{floor}}) SELECT id FROM down)"
+               f" AND status IN {open_sql} AND dependent_rank >= {{floor}}")
+    below = "SELECT depends_on FROM dependencies WHERE task_id = {id}"
+    count_itself = f"UPDATE tasks SET dependent_rank = {mine} WHERE seq = new.seq AND status IN {open_sql}"
+    return f"""
+ALTER TABLE tasks ADD COLUMN dependent_rank INTEGER NOT NULL DEFAULT 4;
+UPDATE tasks SET dependent_rank = {mine} WHERE status IN {open_sql} AND id IN (SELECT depends_on FROM dependencies);
+DROP INDEX idx_tasks_ready_due;
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id, dependent_rank)
+    WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
+CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies
+    WHEN {dependent.format(id="new.task_id")} < 4 BEGIN
+    {recount.format(seeds="SELECT new.depends_on", floor=dependent.format(id="new.task_id"))};
+END;
+CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies
+    WHEN coalesce({dependent.format(id="old.task_id")}, 0) < 4 BEGIN
+    {recount.format(seeds="SELECT old.depends_on", floor=f"coalesce({dependent.format(id='old.task_id')}, 0)")};
+END;
+CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
+    {recount.format(seeds="SELECT old.depends_on UNION SELECT new.depends_on", floor="0")};
+END;
+CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks BEGIN
+    {count_itself};
+END;
+CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
+    WHEN old.id IS NOT new.id OR (old.status IN {open_sql}) <> (new.status IN {open_sql})
+        OR (new.status IN {open_sql} AND old.priority IS NOT new.priority) BEGIN
+    {count_itself};
+    {recount.format(seeds=below.format(id="old.id") + " UNION " + below.format(id="new.id"),
+                    floor="min(" + passed.format(row="old") + ", " + itself + ")")};
+END;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
-              m021_substring_index]
+              m021_substring_index, m022_dependent_rank]

@@ -133,10 +133,8 @@ def test_urgency_passes_through_an_abandoned_claim(conn, monkeypatch, path):
     assert pick(conn, aging_minutes=0) == "leaf"
 
 
-def test_a_probe_cut_short_in_the_stream_is_asked_in_full(conn, monkeypatch):
-    # PROBE_CAP 2: every row with an open dependent hands its probe back to the full walk,
-    # which must still find urgency three levels up
-    monkeypatch.setattr(dispatch, "PROBE_CAP", 2)
+def test_urgency_three_levels_up_reaches_a_row_ahead_of_the_head(conn, monkeypatch):
+    # the row's stored rank carries urgency from three levels up, through open dependents
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=4)
     mk(conn, "boss", "P0", depends_on=["top-02"])
@@ -168,10 +166,9 @@ def test_an_inheriting_row_ahead_of_the_head_still_passes_every_dispatch_test(co
 
 @pytest.mark.parametrize("budget, walks", [(20, False), (2, True)])
 def test_rows_probed_in_the_stream_cost_a_share_of_the_budget(conn, monkeypatch, budget, walks):
-    # 28 rows ahead of the head, each answered by the stream's probe column (three nodes each:
-    # the row, its dependent and theirs): at a share of a node each they stay within a budget
-    # of 20 (no walk down); a budget they exceed still hands the tier to the walk, with the
-    # same answer
+    # 28 rows ahead of the head, each answered by the stream's probe column (the row's stored
+    # rank): at a share of the budget each they stay within a budget of 20 (no walk down); a
+    # budget they exceed still hands the tier to the walk, with the same answer
     monkeypatch.setattr(dispatch, "PROBE_BUDGET", budget)
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=30)
@@ -183,10 +180,9 @@ def test_rows_probed_in_the_stream_cost_a_share_of_the_budget(conn, monkeypatch,
     assert bool(walked) == walks
 
 
-def test_a_long_walk_cut_short_after_rows_probed_in_the_stream(conn, monkeypatch):
-    # the rows probed in their stream leave a fractional budget; a row whose column walk
-    # stopped short is then asked by the recursive query, whose LIMIT takes an integer
-    monkeypatch.setattr(dispatch, "PROBE_CAP", 3)
+def test_urgency_at_the_top_of_a_long_chain_reaches_a_row_ahead_of_the_head(conn, monkeypatch):
+    # a P0 added above a chain of eight open tasks: the row at its foot, ahead of the head,
+    # inherits at once (the triggers recount the chain below the new edge)
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=4)
     mk(conn, "long", "P3", due_at="2026-09-03T06:00:00Z")
