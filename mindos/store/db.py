@@ -290,16 +290,14 @@ UNMET_DRIFT_IN = _DRIFTED.format(count=_UNMET_COUNT, rows="rowid > ? AND rowid <
 # an open task's open dependents, reached directly or through open ones; ``next`` reads it to
 # tell whether a queued task inherits a better tier.  Kept for open tasks only (a finished
 # task's value is recounted when it reopens).  RECOUNT_RANK and RANK_DRIFT(_IN) as above.
-_OPEN = ("('queued', 'claimed', 'running', 'waiting_for_user', 'waiting_for_review', 'waiting_for_agent',"
-         " 'blocked', 'ready_to_merge', 'ready_to_deploy')")
-_RANK_COUNT = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION"
-               " SELECT d.task_id, CAST(substr(m.priority, 2) AS INTEGER) FROM up JOIN dependencies d ON d.depends_on = up.id"
-               f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN})"
-               " SELECT min(r) FROM up)")
+_OPEN = "NOT IN ('completed', 'failed', 'cancelled')"
+_RANK_COUNT = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
+               " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
+               f" ON m.id = d.task_id WHERE +m.status {_OPEN}) SELECT min(r) FROM up)")
 RECOUNT_RANK = (f"UPDATE tasks SET dependent_rank = {_RANK_COUNT}"
-                f" WHERE status IN {_OPEN} AND dependent_rank <> {_RANK_COUNT}")
+                f" WHERE status {_OPEN} AND dependent_rank <> {_RANK_COUNT}")
 _RANK_DRIFTED = ("SELECT id, dependent_rank, {count} FROM tasks"
-                 f" WHERE {{rows}}status IN {_OPEN} AND dependent_rank <> {{count}} ORDER BY id")
+                 f" WHERE {{rows}}status {_OPEN} AND dependent_rank <> {{count}} ORDER BY id")
 RANK_DRIFT = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="")
 RANK_DRIFT_IN = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="rowid > ? AND rowid <= ? AND ")
 

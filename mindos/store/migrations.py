@@ -807,56 +807,64 @@ def m022_dependent_rank():
     removed or edited) recounts the open tasks below it, walking down the edges through open
     tasks, and stops at a task whose stored rank is better than what the change passes down
     or took away (its urgency comes from elsewhere, and so does that of what lies below it
-    through it).  Completing a ready task (its prerequisites are done) recounts nothing, nor
-    does a claim.  The ready queue's deadline index carries the column, so ``next`` reads a
+    through it); a new edge only lifts the ranks below it that were worse than what it passes
+    down, without counting.  Completing a ready task (its prerequisites are done) recounts
+    nothing, nor does a claim.  The ready queue's deadline index carries the column, so ``next`` reads a
     worse-tier row's inherited urgency from the index entry.  Existing rows are counted here."""
-    open_sql = ("('queued', 'claimed', 'running', 'waiting_for_user', 'waiting_for_review', 'waiting_for_agent',"
-                " 'blocked', 'ready_to_merge', 'ready_to_deploy')")
+    open_sql, terminal = "NOT IN ('completed', 'failed', 'cancelled')", "IN ('completed', 'failed', 'cancelled')"
     # the best priority reachable from the row ``tasks`` up the edges through open dependents
-    mine = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION"
-            " SELECT d.task_id, CAST(substr(m.priority, 2) AS INTEGER) FROM up JOIN dependencies d ON d.depends_on = up.id"
-            f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {open_sql})"
-            " SELECT min(r) FROM up)")
-    # what task {row} passes down to its prerequisites: the better of its priority and its
-    # rank while it is open, 4 (nothing) otherwise
-    passed = (f"(CASE WHEN {{row}}.status IN {open_sql} THEN min(CAST(substr({{row}}.priority, 2) AS INTEGER),"
-              " {row}.dependent_rank) ELSE 4 END)")
-    dependent = "(SELECT " + passed.format(row="a") + " FROM tasks a WHERE a.id = {id})"
-    itself = "(SELECT " + passed.format(row="a") + " FROM tasks a WHERE a.seq = new.seq)"
-    # recount the open tasks reached down the edges from {seeds} through open tasks whose
-    # stored rank is no better than {floor}
-    recount = ("UPDATE tasks SET dependent_rank = " + mine + " WHERE id IN (WITH RECURSIVE down(id) AS ({seeds} UNION"
-               " SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id"
-               f" WHERE p.status IN {open_sql} AND p.dependent_rank >= {{floor}}) SELECT id FROM down)"
-               f" AND status IN {open_sql} AND dependent_rank >= {{floor}}")
-    below = "SELECT depends_on FROM dependencies WHERE task_id = {id}"
-    count_itself = f"UPDATE tasks SET dependent_rank = {mine} WHERE seq = new.seq AND status IN {open_sql}"
+    rank = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
+            " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
+            f" ON m.id = d.task_id WHERE +m.status {open_sql}) SELECT min(r) FROM up)")
+    # what a task passes down to its prerequisites: the better of its priority and its rank
+    # while it is open, 4 (nothing) otherwise
+    passed = (f"CASE WHEN {{row}}status {open_sql} THEN min(substr({{row}}priority, 2) + 0, {{row}}dependent_rank)"
+              " ELSE 4 END")
+    dependent = "(SELECT " + passed.format(row="") + " FROM tasks WHERE {key})"
+    # a rank set to -1 is counted again at once (tasks_rank_count), so the count is written once.
+    # mark: the open tasks reached down the edges from the seeds (id, floor) through open tasks
+    # whose stored rank is no better than the floor (one better than it has its urgency from
+    # elsewhere, and so has what lies below it through it)
+    mark = ("UPDATE tasks SET dependent_rank = -1 WHERE id IN (WITH RECURSIVE down(id, f) AS ({seeds}"
+            " UNION SELECT d.depends_on, down.f FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d"
+            f" ON d.task_id = down.id WHERE p.status {open_sql} AND p.dependent_rank >= down.f) SELECT id FROM down)"
+            f" AND status {open_sql}")
+    itself = f"UPDATE tasks SET dependent_rank = -1 WHERE seq = new.seq AND status {open_sql}"
+    floor = "min(" + passed.format(row="old.") + ", " + dependent.format(key="seq = new.seq") + ")"
+    # a new edge only adds urgency: what its dependent passes down ({passes}) is the rank of every
+    # open task below it that had a worse one, reached through such tasks (no count needed)
+    passes = dependent.format(key="id = new.task_id")
+    lift = (f"UPDATE tasks SET dependent_rank = {passes} WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.depends_on"
+            " UNION SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d"
+            f" ON d.task_id = down.id WHERE p.status {open_sql} AND p.dependent_rank > {passes}) SELECT id FROM down)"
+            f" AND status {open_sql} AND dependent_rank > {passes}")
     return f"""
 ALTER TABLE tasks ADD COLUMN dependent_rank INTEGER NOT NULL DEFAULT 4;
-UPDATE tasks SET dependent_rank = {mine} WHERE status IN {open_sql} AND id IN (SELECT depends_on FROM dependencies);
+UPDATE tasks SET dependent_rank = {rank} WHERE status {open_sql} AND id IN (SELECT depends_on FROM dependencies);
 DROP INDEX idx_tasks_ready_due;
 CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id, dependent_rank)
     WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
-CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies
-    WHEN {dependent.format(id="new.task_id")} < 4 BEGIN
-    {recount.format(seeds="SELECT new.depends_on", floor=dependent.format(id="new.task_id"))};
+CREATE TRIGGER tasks_rank_count AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank < 0 BEGIN
+    UPDATE tasks SET dependent_rank = {rank} WHERE seq = new.seq;
 END;
-CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies
-    WHEN coalesce({dependent.format(id="old.task_id")}, 0) < 4 BEGIN
-    {recount.format(seeds="SELECT old.depends_on", floor=f"coalesce({dependent.format(id='old.task_id')}, 0)")};
+CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies BEGIN
+    {lift};
+END;
+CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies BEGIN
+    {mark.format(seeds="SELECT old.depends_on, coalesce(" + dependent.format(key="id = old.task_id") + ", 0)")};
 END;
 CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
-    {recount.format(seeds="SELECT old.depends_on UNION SELECT new.depends_on", floor="0")};
+    {mark.format(seeds="SELECT old.depends_on, 0 UNION SELECT new.depends_on, 0")};
 END;
-CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks BEGIN
-    {count_itself};
+CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks
+    WHEN new.dependent_rank <> 4 OR EXISTS (SELECT 1 FROM dependencies WHERE depends_on = new.id) BEGIN
+    {itself};
 END;
 CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
-    WHEN old.id IS NOT new.id OR (old.status IN {open_sql}) <> (new.status IN {open_sql})
-        OR (new.status IN {open_sql} AND old.priority IS NOT new.priority) BEGIN
-    {count_itself};
-    {recount.format(seeds=below.format(id="old.id") + " UNION " + below.format(id="new.id"),
-                    floor="min(" + passed.format(row="old") + ", " + itself + ")")};
+    WHEN old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql})
+        OR (new.status {open_sql} AND old.priority IS NOT new.priority) BEGIN
+    {itself} AND (old.id IS NOT new.id OR old.status {terminal});
+    {mark.format(seeds="SELECT depends_on, " + floor + " FROM dependencies WHERE task_id IN (old.id, new.id)")};
 END;
 """
 
