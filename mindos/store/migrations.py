@@ -821,15 +821,13 @@ def m022_dependent_rank():
     passed = (f"CASE WHEN {{row}}status {open_sql} THEN min(substr({{row}}priority, 2) + 0, {{row}}dependent_rank)"
               " ELSE 4 END")
     dependent = "(SELECT " + passed.format(row="") + " FROM tasks WHERE {key})"
-    # a rank set to -1 is counted again at once (tasks_rank_count), so the count is written once.
-    # mark: the open tasks reached down the edges from the seeds (id, floor) through open tasks
-    # whose stored rank is no better than the floor (one better than it has its urgency from
-    # elsewhere, and so has what lies below it through it)
-    mark = ("UPDATE tasks SET dependent_rank = -1 WHERE id IN (WITH RECURSIVE down(id, f) AS ({seeds}"
-            " UNION SELECT d.depends_on, down.f FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d"
-            f" ON d.task_id = down.id WHERE p.status {open_sql} AND p.dependent_rank >= down.f) SELECT id FROM down)"
-            f" AND status {open_sql}")
+    # a rank set to -1 is counted again at once (tasks_rank_count), so the count is written once;
+    # one set to -10 - f (f: the floor, 0..4) is counted and so is every open task below it,
+    # reached down the edges through open tasks whose stored rank is no better than the floor
+    # (one better than it has its urgency from elsewhere, and so has what lies below it through
+    # it), so that walk is written once too (tasks_rank_spread)
     itself = f"UPDATE tasks SET dependent_rank = -1 WHERE seq = new.seq AND status {open_sql}"
+    spread = "UPDATE tasks SET dependent_rank = -10 - {floor} WHERE {which} AND status " + open_sql
     floor = "min(" + passed.format(row="old.") + ", " + dependent.format(key="seq = new.seq") + ")"
     # a new edge only adds urgency: what its dependent passes down ({passes}) is the rank of every
     # open task below it that had a worse one, reached through such tasks (no count needed)
@@ -847,14 +845,20 @@ CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id,
 CREATE TRIGGER tasks_rank_count AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank < 0 BEGIN
     UPDATE tasks SET dependent_rank = {rank} WHERE seq = new.seq;
 END;
+CREATE TRIGGER tasks_rank_spread AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank <= -10 BEGIN
+    UPDATE tasks SET dependent_rank = -1 WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.id UNION
+        SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id
+        WHERE p.status {open_sql} AND (p.dependent_rank < 0 OR p.dependent_rank >= -10 - new.dependent_rank))
+        SELECT id FROM down) AND status {open_sql};
+END;
 CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies BEGIN
     {lift};
 END;
 CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies BEGIN
-    {mark.format(seeds="SELECT old.depends_on, coalesce(" + dependent.format(key="id = old.task_id") + ", 0)")};
+    {spread.format(floor="coalesce(" + dependent.format(key="id = old.task_id") + ", 0)", which="id = old.depends_on")};
 END;
 CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
-    {mark.format(seeds="SELECT old.depends_on, 0 UNION SELECT new.depends_on, 0")};
+    {spread.format(floor="0", which="id IN (old.depends_on, new.depends_on)")};
 END;
 CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks
     WHEN new.dependent_rank <> 4 OR EXISTS (SELECT 1 FROM dependencies WHERE depends_on = new.id) BEGIN
@@ -864,7 +868,7 @@ CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
     WHEN old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql})
         OR (new.status {open_sql} AND old.priority IS NOT new.priority) BEGIN
     {itself} AND (old.id IS NOT new.id OR old.status {terminal});
-    {mark.format(seeds="SELECT depends_on, " + floor + " FROM dependencies WHERE task_id IN (old.id, new.id)")};
+    {spread.format(floor=floor, which="id IN (SELECT depends_on FROM dependencies WHERE task_id IN (old.id, new.id))")};
 END;
 """
 
