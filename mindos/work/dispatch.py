@@ -508,7 +508,7 @@ class _Plan:
                 return  # nothing in scope could inherit this tier: skip the fleet-wide walk
             yield from self._walked(tier, None)
             return
-        others = self._ordered(tier, ">")
+        others = self._ordered(tier, ">", head)
         other = next(others, None)
         budget = PROBE_BUDGET
         while True:
@@ -589,8 +589,14 @@ class _Plan:
             self.inherited[row["id"]] = tier
         return rows
 
-    def _ordered(self, tier, op):
-        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order."""
+    def _ordered(self, tier, op, head=None):
+        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order.
+
+        ``head`` (for ``>``): the tier's first aged row.  A worse-tier row ordered before it
+        matters only if it inherits the tier, so the streams read in index order leave out,
+        in SQL, the rows before it whose stored rank does not reach the tier (see
+        :meth:`_ahead`): the front a fleet leaves behind when claims are abandoned is passed
+        over inside the index scan, never handed to Python one row at a time."""
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
         if self.small_scope is not None:
             source, rest = self.small_scope
@@ -600,9 +606,27 @@ class _Plan:
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.seq")
             yield from self._rows(sql, tier=tier)
             return
-        yield from self._dated(tier, op, order_u)
+        yield from self._dated(tier, op, order_u, head)
         # undated rows only once every dated one is out: their cursors start lazily here
-        yield from _merge(*self._undated(tier, op), key=self.key)
+        yield from _merge(*self._undated(tier, op, head), key=self.key)
+
+    def _ahead(self, head, dated):
+        """``(SQL, params)`` leaving out of a ``>`` stream the rows ordered before ``head`` that
+        do not inherit the tier (``:want``); ``dated``: the deadline stream (index entry ``c``),
+        else an undated range (``t``, ordered by created_at and seq)."""
+        if head is None or self.prefer_unblocking:
+            return "", {}
+        inherits = "{row}.dependent_rank <= CAST(substr(:want, 2) AS INTEGER)"
+        if dated:
+            if head["due_at"] is None:  # every dated row comes before an undated head
+                return " AND " + inherits.format(row="c"), {}
+            return (f" AND ({inherits.format(row='c')} OR (c.due_at, c.created_at, c.seq)"
+                    " >= (:head_due, :head_created, :head_seq))",
+                    {"head_due": head["due_at"], "head_created": head["created_at"], "head_seq": head["seq"]})
+        if head["due_at"] is not None:
+            return "", {}  # no undated row comes before a dated head
+        return (f" AND ({inherits.format(row='t')} OR (t.created_at, t.seq) >= (:head_created, :head_seq))",
+                {"head_created": head["created_at"], "head_seq": head["seq"]})
 
     def _ranges(self, tier, op):
         """``[(stored priority, created_at range SQL)]`` covering the rows aged ``op`` ``tier``."""
@@ -620,7 +644,7 @@ class _Plan:
             ranges.append((validate.PRIORITIES[stored], where))
         return ranges
 
-    def _dated(self, tier, op, order_u):
+    def _dated(self, tier, op, order_u, head=None):
         """The dated rows aged ``op`` ``tier`` in deadline order, from the cheaper source.
 
         The deadline index finds them fast when they are common among many rows; a small
@@ -649,10 +673,11 @@ class _Plan:
             if op == ">" and self.filters and not self.scope and not self.extra:
                 # worse-tier rows are read from the index entry alone, probe included: most
                 # do not inherit, and those never need their table row (see _whole)
+                ahead, bound = self._ahead(head, True)
                 yield from self._rows(
                     f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY {self.due_index}"
-                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}"
-                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want)
+                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}{ahead}"
+                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want, **bound)
                 return
             yield from self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
@@ -695,7 +720,7 @@ class _Plan:
             return ""
         return (_PROBE_COLUMN if streamed else _NO_PROBE_COLUMN) + ", 0 AS _slim"
 
-    def _undated(self, tier, op):
+    def _undated(self, tier, op, head=None):
         no_hub = ""
         if self.prefer_unblocking:
             # tasks with queued dependents come from the hub stream, ordered by that count
@@ -708,12 +733,13 @@ class _Plan:
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.seq",
                 tier=tier,
             )
+        ahead, bound = self._ahead(head, False) if op == ">" else ("", {})
         for stored, where in self._ranges(tier, op):
             yield self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY {self.queue_index}"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
-                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
-                stored=stored, want=validate.PRIORITIES[tier],
+                f"{self.scope}{self.filters}{no_hub}{ahead} ORDER BY t.created_at, t.seq",
+                stored=stored, want=validate.PRIORITIES[tier], **bound,
             )
 
     def _created_bounds(self, stored, tier, op):
