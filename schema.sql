@@ -127,12 +127,12 @@ CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
 END;
 CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks
     WHEN new.dependent_rank <> 4 OR EXISTS (SELECT 1 FROM dependencies WHERE depends_on = new.id) BEGIN
-    UPDATE tasks SET dependent_rank = -1 WHERE seq = new.seq AND status NOT IN ('completed', 'failed', 'cancelled');
+    UPDATE tasks SET dependent_rank = CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN -1 ELSE 4 END WHERE seq = new.seq;
 END;
 CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
     WHEN old.id IS NOT new.id OR (old.status NOT IN ('completed', 'failed', 'cancelled')) <> (new.status NOT IN ('completed', 'failed', 'cancelled'))
         OR (new.status NOT IN ('completed', 'failed', 'cancelled') AND old.priority IS NOT new.priority) BEGIN
-    UPDATE tasks SET dependent_rank = -1 WHERE seq = new.seq AND status NOT IN ('completed', 'failed', 'cancelled') AND (old.id IS NOT new.id OR old.status IN ('completed', 'failed', 'cancelled'));
+    UPDATE tasks SET dependent_rank = CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN -1 ELSE 4 END WHERE seq = new.seq AND (old.id IS NOT new.id OR (old.status NOT IN ('completed', 'failed', 'cancelled')) <> (new.status NOT IN ('completed', 'failed', 'cancelled')));
     UPDATE tasks SET dependent_rank = -10 - min(CASE WHEN old.status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(old.priority, 2) + 0, old.dependent_rank) ELSE 4 END, (SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE seq = new.seq)) WHERE id IN (SELECT depends_on FROM dependencies WHERE task_id IN (old.id, new.id)) AND status NOT IN ('completed', 'failed', 'cancelled');
 END;
 

@@ -801,8 +801,8 @@ def m022_dependent_rank():
     """Inherited urgency stored on the task row: ``dependent_rank`` is the best priority (0 for
     P0 .. 3 for P3; 4 when there is none) among a task's open dependents, reached directly or
     through open ones: exactly what ``next`` asks when it decides whether a queued task
-    inherits a better tier from the work waiting on it.  It is kept for open tasks (a finished
-    task's value may be stale until it reopens, when it is counted again).  Triggers keep it: a
+    inherits a better tier from the work waiting on it.  It is kept for open tasks; a finished
+    task holds 4 (it is counted again when it reopens).  Triggers keep it: a
     change at one task (whether it is open, its priority while open, its id; an edge added,
     removed or edited) recounts the open tasks below it, walking down the edges through open
     tasks, and stops at a task whose stored rank is better than what the change passes down
@@ -811,7 +811,7 @@ def m022_dependent_rank():
     down, without counting.  Completing a ready task (its prerequisites are done) recounts
     nothing, nor does a claim.  The ready queue's deadline index carries the column, so ``next`` reads a
     worse-tier row's inherited urgency from the index entry.  Existing rows are counted here."""
-    open_sql, terminal = "NOT IN ('completed', 'failed', 'cancelled')", "IN ('completed', 'failed', 'cancelled')"
+    open_sql = "NOT IN ('completed', 'failed', 'cancelled')"
     # the best priority reachable from the row ``tasks`` up the edges through open dependents
     rank = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
             " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
@@ -826,7 +826,9 @@ def m022_dependent_rank():
     # reached down the edges through open tasks whose stored rank is no better than the floor
     # (one better than it has its urgency from elsewhere, and so has what lies below it through
     # it), so that walk is written once too (tasks_rank_spread)
-    itself = f"UPDATE tasks SET dependent_rank = -1 WHERE seq = new.seq AND status {open_sql}"
+    # the changed task itself: counted while open, 4 once finished (a finished task's rank is
+    # never read, and holding 4 keeps its row the same as one restored from a document)
+    itself = f"UPDATE tasks SET dependent_rank = CASE WHEN status {open_sql} THEN -1 ELSE 4 END WHERE seq = new.seq"
     spread = "UPDATE tasks SET dependent_rank = -10 - {floor} WHERE {which} AND status " + open_sql
     floor = "min(" + passed.format(row="old.") + ", " + dependent.format(key="seq = new.seq") + ")"
     # a new edge only adds urgency: what its dependent passes down ({passes}) is the rank of every
@@ -867,7 +869,7 @@ END;
 CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
     WHEN old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql})
         OR (new.status {open_sql} AND old.priority IS NOT new.priority) BEGIN
-    {itself} AND (old.id IS NOT new.id OR old.status {terminal});
+    {itself} AND (old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql}));
     {spread.format(floor=floor, which="id IN (SELECT depends_on FROM dependencies WHERE task_id IN (old.id, new.id))")};
 END;
 """

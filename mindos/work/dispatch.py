@@ -620,12 +620,13 @@ class _Plan:
         if dated:
             if head["due_at"] is None:  # every dated row comes before an undated head
                 return " AND " + inherits.format(row="c"), {}
-            return (f" AND ({inherits.format(row='c')} OR (c.due_at, c.created_at, c.seq)"
-                    " >= (:head_due, :head_created, :head_seq))",
+            return (f" AND ({inherits.format(row='c')} OR c.due_at > :head_due OR c.due_at = :head_due"
+                    " AND (c.created_at > :head_created OR c.created_at = :head_created AND c.seq >= :head_seq))",
                     {"head_due": head["due_at"], "head_created": head["created_at"], "head_seq": head["seq"]})
         if head["due_at"] is not None:
             return "", {}  # no undated row comes before a dated head
-        return (f" AND ({inherits.format(row='t')} OR (t.created_at, t.seq) >= (:head_created, :head_seq))",
+        return (f" AND ({inherits.format(row='t')} OR t.created_at > :head_created"
+                " OR t.created_at = :head_created AND t.seq >= :head_seq)",
                 {"head_created": head["created_at"], "head_seq": head["seq"]})
 
     def _ranges(self, tier, op):
