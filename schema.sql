@@ -44,7 +44,9 @@ CREATE TABLE tasks (
     recap             TEXT NOT NULL DEFAULT '',
     correction_of     TEXT NOT NULL DEFAULT '',
     -- added by migration 20 (readiness): prerequisites not completed, kept by triggers below
-    unmet_deps        INTEGER NOT NULL DEFAULT 0
+    unmet_deps        INTEGER NOT NULL DEFAULT 0,
+    -- added by migration 22 (inherited urgency): the best priority among open dependents, kept by triggers below
+    dependent_rank    INTEGER NOT NULL DEFAULT 4
 );
 CREATE INDEX idx_tasks_status_priority ON tasks(status, priority, created_at);
 CREATE INDEX idx_tasks_project_status ON tasks(project, status);
@@ -58,7 +60,7 @@ CREATE INDEX idx_tasks_id_status ON tasks(id, status, priority);
 CREATE INDEX idx_tasks_lease_owner ON tasks(lease_owner, lease_expires_at) WHERE lease_owner <> '';
 CREATE INDEX idx_tasks_correction_of ON tasks(correction_of) WHERE correction_of <> '';
 -- The queued tasks with no prerequisite left to wait for (migration 20), in the orders next reads them.
-CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id)
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id, dependent_rank)
     WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
 CREATE INDEX idx_tasks_ready ON tasks(priority, created_at)
     WHERE status = 'queued' AND unmet_deps = 0;
@@ -99,6 +101,39 @@ CREATE TRIGGER tasks_unmet_au AFTER UPDATE OF id, status ON tasks
 END;
 CREATE TRIGGER tasks_unmet_ad AFTER DELETE ON tasks WHEN old.status = 'completed' BEGIN
     UPDATE tasks SET unmet_deps = unmet_deps + 1 WHERE id IN (SELECT task_id FROM dependencies WHERE depends_on = old.id);
+END;
+
+-- tasks.dependent_rank (migration 22): the best priority (0..3, 4 for none) among each open task's
+-- open dependents, directly or through open ones; these triggers mark (-1, or -10 - floor to
+-- spread) the open tasks below a change, down the edges through open tasks as far as the change can
+-- reach, and count each marked one; a new edge lifts the worse ranks below it.
+CREATE TRIGGER tasks_rank_count AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank < 0 BEGIN
+    UPDATE tasks SET dependent_rank = (WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0 FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status NOT IN ('completed', 'failed', 'cancelled')) SELECT min(r) FROM up) WHERE seq = new.seq;
+END;
+CREATE TRIGGER tasks_rank_spread AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank <= -10 BEGIN
+    UPDATE tasks SET dependent_rank = -1 WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.id UNION
+        SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id
+        WHERE p.status NOT IN ('completed', 'failed', 'cancelled') AND (p.dependent_rank < 0 OR p.dependent_rank >= -10 - new.dependent_rank))
+        SELECT id FROM down) AND status NOT IN ('completed', 'failed', 'cancelled');
+END;
+CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies BEGIN
+    UPDATE tasks SET dependent_rank = (SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE id = new.task_id) WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.depends_on UNION SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id WHERE p.status NOT IN ('completed', 'failed', 'cancelled') AND p.dependent_rank > (SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE id = new.task_id)) SELECT id FROM down) AND status NOT IN ('completed', 'failed', 'cancelled') AND dependent_rank > (SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE id = new.task_id);
+END;
+CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies BEGIN
+    UPDATE tasks SET dependent_rank = -10 - coalesce((SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE id = old.task_id), 0) WHERE id = old.depends_on AND status NOT IN ('completed', 'failed', 'cancelled');
+END;
+CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
+    UPDATE tasks SET dependent_rank = -10 - 0 WHERE id IN (old.depends_on, new.depends_on) AND status NOT IN ('completed', 'failed', 'cancelled');
+END;
+CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks
+    WHEN new.dependent_rank <> 4 OR EXISTS (SELECT 1 FROM dependencies WHERE depends_on = new.id) BEGIN
+    UPDATE tasks SET dependent_rank = CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN -1 ELSE 4 END WHERE seq = new.seq;
+END;
+CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
+    WHEN old.id IS NOT new.id OR (old.status NOT IN ('completed', 'failed', 'cancelled')) <> (new.status NOT IN ('completed', 'failed', 'cancelled'))
+        OR (new.status NOT IN ('completed', 'failed', 'cancelled') AND old.priority IS NOT new.priority) BEGIN
+    UPDATE tasks SET dependent_rank = CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN -1 ELSE 4 END WHERE seq = new.seq AND (old.id IS NOT new.id OR (old.status NOT IN ('completed', 'failed', 'cancelled')) <> (new.status NOT IN ('completed', 'failed', 'cancelled')));
+    UPDATE tasks SET dependent_rank = -10 - min(CASE WHEN old.status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(old.priority, 2) + 0, old.dependent_rank) ELSE 4 END, (SELECT CASE WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN min(substr(priority, 2) + 0, dependent_rank) ELSE 4 END FROM tasks WHERE seq = new.seq)) WHERE id IN (SELECT depends_on FROM dependencies WHERE task_id IN (old.id, new.id)) AND status NOT IN ('completed', 'failed', 'cancelled');
 END;
 
 -- Receipts: evidence files under <home>/receipts/<id>.json, sealed by file_hash.

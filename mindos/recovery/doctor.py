@@ -695,13 +695,21 @@ def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
 
 def _readiness(conn, report, window=None):
     """``task_readiness_drift`` for each task whose stored count of unfinished prerequisites
-    (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges': every
+    (``unmet_deps``, kept by triggers; ``next`` trusts it) differs from its edges', and for each
+    open one whose stored inherited urgency (``dependent_rank``, with ``column``) does: every
     task (the full sweep, and the nanny's integrity turn on the tasks table), or those with
     rowids in ``window`` (``(after, upto]``: a window of that turn)."""
     drifted = conn.execute(db.UNMET_DRIFT) if window is None else conn.execute(db.UNMET_DRIFT_IN, tuple(window))
     for task_id, stored, counted in drifted:
         report.add("task_readiness_drift", task_id=task_id, stored=stored, counted=counted,
                    repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_UNMET}"')
+    if "dependent_rank" not in tables.declared(conn, "tasks"):
+        return
+    # the stored inherited urgency of open tasks (migration 23): the same windows, its own repair
+    drifted = conn.execute(db.RANK_DRIFT) if window is None else conn.execute(db.RANK_DRIFT_IN, tuple(window))
+    for task_id, stored, counted in drifted:
+        report.add("task_readiness_drift", task_id=task_id, column="dependent_rank", stored=stored, counted=counted,
+                   repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_RANK}"')
 
 
 def _receipts(conn, report, notes, since=None):

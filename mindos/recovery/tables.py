@@ -275,6 +275,8 @@ def _replace(conn, load, reload_sequence):
         conn.execute(sql)
     if "unmet_deps" in declared(conn, "tasks"):
         conn.execute(db.RECOUNT_UNMET)  # derived readiness, loaded as its default: counted from the edges
+    if "dependent_rank" in declared(conn, "tasks"):
+        conn.execute(db.RECOUNT_RANK)  # derived inherited urgency, loaded as its default: counted from the edges
     for index in fts_indexes(conn):
         for statement in fts.REBUILD.format(table=f"main.{_quote(index)}", name=_quote(index)).split(";"):
             conn.execute(statement)

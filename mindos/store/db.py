@@ -269,7 +269,7 @@ def _create_home(home, path):
 
 # The schema version this code writes: the number of numbered migrations (a test holds it to
 # len(migrations.MIGRATIONS)), kept here so a call on a current home never loads them.
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 
 
 # Columns the schema derives from other rows and keeps by triggers (never part of what a
@@ -278,7 +278,7 @@ SCHEMA_VERSION = 22
 # queue from its own partial indexes.  RECOUNT_UNMET sets it again from the edges (after a
 # reload that ran without triggers, or as the doctor's repair); UNMET_DRIFT counts the rows
 # whose stored count differs.
-DERIVED_COLUMNS = {"tasks": ("unmet_deps",)}
+DERIVED_COLUMNS = {"tasks": ("unmet_deps", "dependent_rank")}
 _UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
                 " WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')")
 RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
@@ -286,6 +286,20 @@ _DRIFTED = "SELECT id, unmet_deps, {count} FROM tasks WHERE {rows}unmet_deps <> 
 UNMET_DRIFT = _DRIFTED.format(count=_UNMET_COUNT, rows="")
 # the same over the tasks with rowids in (?, ?]: a window of the nanny's integrity turns
 UNMET_DRIFT_IN = _DRIFTED.format(count=_UNMET_COUNT, rows="rowid > ? AND rowid <= ? AND ")
+# tasks.dependent_rank (migration 23): the best priority (0 for P0 .. 3 for P3, 4 for none) among
+# an open task's open dependents, reached directly or through open ones; ``next`` reads it to
+# tell whether a queued task inherits a better tier.  Kept for open tasks only (a finished
+# task's value is recounted when it reopens).  RECOUNT_RANK and RANK_DRIFT(_IN) as above.
+_OPEN = "NOT IN ('completed', 'failed', 'cancelled')"
+_RANK_COUNT = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
+               " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
+               f" ON m.id = d.task_id WHERE +m.status {_OPEN}) SELECT min(r) FROM up)")
+RECOUNT_RANK = (f"UPDATE tasks SET dependent_rank = {_RANK_COUNT}"
+                f" WHERE status {_OPEN} AND dependent_rank <> {_RANK_COUNT}")
+_RANK_DRIFTED = ("SELECT id, dependent_rank, {count} FROM tasks"
+                 f" WHERE {{rows}}status {_OPEN} AND dependent_rank <> {{count}} ORDER BY id")
+RANK_DRIFT = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="")
+RANK_DRIFT_IN = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="rowid > ? AND rowid <= ? AND ")
 
 
 def latest_version():

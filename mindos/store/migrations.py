@@ -806,9 +806,87 @@ CREATE INDEX idx_notes_live_newest ON notes(created_at) WHERE superseded_by IS N
 """
 
 
+def m023_dependent_rank():
+    """Inherited urgency stored on the task row: ``dependent_rank`` is the best priority (0 for
+    P0 .. 3 for P3; 4 when there is none) among a task's open dependents, reached directly or
+    through open ones: exactly what ``next`` asks when it decides whether a queued task
+    inherits a better tier from the work waiting on it.  It is kept for open tasks; a finished
+    task holds 4 (it is counted again when it reopens).  Triggers keep it: a
+    change at one task (whether it is open, its priority while open, its id; an edge added,
+    removed or edited) recounts the open tasks below it, walking down the edges through open
+    tasks, and stops at a task whose stored rank is better than what the change passes down
+    or took away (its urgency comes from elsewhere, and so does that of what lies below it
+    through it); a new edge only lifts the ranks below it that were worse than what it passes
+    down, without counting.  Completing a ready task (its prerequisites are done) recounts
+    nothing, nor does a claim.  The ready queue's deadline index carries the column, so ``next`` reads a
+    worse-tier row's inherited urgency from the index entry.  Existing rows are counted here."""
+    open_sql = "NOT IN ('completed', 'failed', 'cancelled')"
+    # the best priority reachable from the row ``tasks`` up the edges through open dependents
+    rank = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
+            " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
+            f" ON m.id = d.task_id WHERE +m.status {open_sql}) SELECT min(r) FROM up)")
+    # what a task passes down to its prerequisites: the better of its priority and its rank
+    # while it is open, 4 (nothing) otherwise
+    passed = (f"CASE WHEN {{row}}status {open_sql} THEN min(substr({{row}}priority, 2) + 0, {{row}}dependent_rank)"
+              " ELSE 4 END")
+    dependent = "(SELECT " + passed.format(row="") + " FROM tasks WHERE {key})"
+    # a rank set to -1 is counted again at once (tasks_rank_count), so the count is written once;
+    # one set to -10 - f (f: the floor, 0..4) is counted and so is every open task below it,
+    # reached down the edges through open tasks whose stored rank is no better than the floor
+    # (one better than it has its urgency from elsewhere, and so has what lies below it through
+    # it), so that walk is written once too (tasks_rank_spread)
+    # the changed task itself: counted while open, 4 once finished (a finished task's rank is
+    # never read, and holding 4 keeps its row the same as one restored from a document)
+    itself = f"UPDATE tasks SET dependent_rank = CASE WHEN status {open_sql} THEN -1 ELSE 4 END WHERE seq = new.seq"
+    spread = "UPDATE tasks SET dependent_rank = -10 - {floor} WHERE {which} AND status " + open_sql
+    floor = "min(" + passed.format(row="old.") + ", " + dependent.format(key="seq = new.seq") + ")"
+    # a new edge only adds urgency: what its dependent passes down ({passes}) is the rank of every
+    # open task below it that had a worse one, reached through such tasks (no count needed)
+    passes = dependent.format(key="id = new.task_id")
+    lift = (f"UPDATE tasks SET dependent_rank = {passes} WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.depends_on"
+            " UNION SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d"
+            f" ON d.task_id = down.id WHERE p.status {open_sql} AND p.dependent_rank > {passes}) SELECT id FROM down)"
+            f" AND status {open_sql} AND dependent_rank > {passes}")
+    return f"""
+ALTER TABLE tasks ADD COLUMN dependent_rank INTEGER NOT NULL DEFAULT 4;
+UPDATE tasks SET dependent_rank = {rank} WHERE status {open_sql} AND id IN (SELECT depends_on FROM dependencies);
+DROP INDEX idx_tasks_ready_due;
+CREATE INDEX idx_tasks_ready_due ON tasks(due_at, created_at, seq, priority, id, dependent_rank)
+    WHERE status = 'queued' AND due_at IS NOT NULL AND unmet_deps = 0;
+CREATE TRIGGER tasks_rank_count AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank < 0 BEGIN
+    UPDATE tasks SET dependent_rank = {rank} WHERE seq = new.seq;
+END;
+CREATE TRIGGER tasks_rank_spread AFTER UPDATE OF dependent_rank ON tasks WHEN new.dependent_rank <= -10 BEGIN
+    UPDATE tasks SET dependent_rank = -1 WHERE id IN (WITH RECURSIVE down(id) AS (SELECT new.id UNION
+        SELECT d.depends_on FROM down JOIN tasks p ON p.id = down.id JOIN dependencies d ON d.task_id = down.id
+        WHERE p.status {open_sql} AND (p.dependent_rank < 0 OR p.dependent_rank >= -10 - new.dependent_rank))
+        SELECT id FROM down) AND status {open_sql};
+END;
+CREATE TRIGGER dependencies_rank_ai AFTER INSERT ON dependencies BEGIN
+    {lift};
+END;
+CREATE TRIGGER dependencies_rank_ad AFTER DELETE ON dependencies BEGIN
+    {spread.format(floor="coalesce(" + dependent.format(key="id = old.task_id") + ", 0)", which="id = old.depends_on")};
+END;
+CREATE TRIGGER dependencies_rank_au AFTER UPDATE ON dependencies BEGIN
+    {spread.format(floor="0", which="id IN (old.depends_on, new.depends_on)")};
+END;
+CREATE TRIGGER tasks_rank_ai AFTER INSERT ON tasks
+    WHEN new.dependent_rank <> 4 OR EXISTS (SELECT 1 FROM dependencies WHERE depends_on = new.id) BEGIN
+    {itself};
+END;
+CREATE TRIGGER tasks_rank_au AFTER UPDATE OF id, status, priority ON tasks
+    WHEN old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql})
+        OR (new.status {open_sql} AND old.priority IS NOT new.priority) BEGIN
+    {itself} AND (old.id IS NOT new.id OR (old.status {open_sql}) <> (new.status {open_sql}));
+    {spread.format(floor=floor, which="id IN (SELECT depends_on FROM dependencies WHERE task_id IN (old.id, new.id))")};
+END;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
-              m021_substring_index, m022_newest_notes_index]
+              m021_substring_index, m022_newest_notes_index, m023_dependent_rank]

@@ -28,14 +28,15 @@ first eligible row.
 
 Inheritance can only lift a task into a better tier than aging gives it, so a tier's
 inherited candidates are found among the rows that age into worse tiers -- and only those
-ordered before the tier's current best aged row can change the answer.  Those few are probed
-upward (breadth first through open dependents, stopping at the first one of the tier's
-priority); where the stream reads an index in order, the probe is a column of the stream's
-own statement, so the rows piling up ahead of the head (the front a fleet leaves behind when
-claims are abandoned) cost no query each, and a deadline stream reads them from the index
-entry alone until one turns out to inherit.  When a tier has no aged row left, or the probes exceed a node budget, the tier's
-inherited candidates come instead from one recursive walk down the edges from its open
-dependents of that priority.  Either way every task is considered once, in the best tier it
+ordered before the tier's current best aged row can change the answer.  Whether one of those
+inherits is stored on its row: ``dependent_rank`` (migration 23, kept by triggers) is the best
+priority among its open dependents, directly or through open ones.  Where the stream reads an
+index in order, the probe is a column of the stream's own statement, so the rows piling up
+ahead of the head (the front a fleet leaves behind when claims are abandoned) cost no query
+and no walk each, and a deadline stream reads them (rank included) from the index entry alone
+until one turns out to inherit.  When a tier has no aged row left, or the probes exceed a
+budget, the tier's inherited candidates come instead from one recursive walk down the edges
+from its open dependents of that priority.  Either way every task is considered once, in the best tier it
 reaches, and the fleet-wide fixpoint is never materialised.  A small ``project`` scope uses
 ``idx_tasks_project_status`` (a small ``tag`` scope the ``task_tags`` index) with sorted
 per-tier queries instead, since the global indexes would make it scan everyone else's work.
@@ -48,7 +49,6 @@ the next candidate is tried; a refused acquisition also moves on to the next can
 
 import itertools
 import os
-from collections import deque
 
 from mindos.core import clock, validate
 from mindos.store import db
@@ -109,30 +109,6 @@ _WALK = (
 _ANY_OPEN = "SELECT " + " OR ".join(
     f"EXISTS (SELECT 1 FROM tasks INDEXED BY idx_tasks_status_priority WHERE status = '{status}' AND priority = :p)"
     for status in validate.STATUSES if status not in validate.TERMINAL_STATUSES)
-# The walk up from task {start} through open dependents, each with "is its priority <= {want}",
-# at most :cap nodes (the start included, with hit 0).
-_UP_WALK = (
-    "WITH RECURSIVE up(id, hit) AS (SELECT {start}, 0 UNION"
-    " SELECT d.task_id, m.priority <= {want} FROM up JOIN dependencies d ON d.depends_on = up.id"
-    f" JOIN tasks m INDEXED BY idx_tasks_id_status ON m.id = d.task_id WHERE +m.status IN {_OPEN_SQL} LIMIT :cap)"
-)
-# Open dependents of :id (itself left out), breadth first, each with "is its priority <= :p".
-_PROBE = _UP_WALK.format(start=":id", want=":p") + " SELECT hit FROM up WHERE id <> :id"
-# _PROBE's recursive step for one task: its open direct dependents, each with "is its priority <= :p".
-# The open statuses are spelled as equalities: an IN list of more than two values builds a
-# temporary index on every run, which costs more than the lookups themselves.  Here and in
-# the other lookups by id through idx_tasks_id_status the status test is written ``+m.status``
-# so it filters the one entry found by id instead of seeking the index once per open status.
-_IS_OPEN = " OR ".join(f"+m.status = '{status}'" for status in validate.STATUSES
-                       if status not in validate.TERMINAL_STATUSES)
-# ({what} of) the open direct dependents of task {start}.
-_OPEN_UP_ONE = ("SELECT {what} FROM dependencies d JOIN tasks m INDEXED BY idx_tasks_id_status"
-                " ON m.id = d.task_id WHERE d.depends_on = {start} AND (" + _IS_OPEN + ")")
-_UP_ONE = _OPEN_UP_ONE.format(what="d.task_id, m.priority <= :p", start=":id")
-# Tasks a probe expands with _UP_ONE (one plain indexed query each) before it hands the whole
-# probe to _PROBE: most candidates have no open dependent or a short chain of them, and the
-# recursive query's setup (its temporary tables) costs more than a few plain lookups.
-PROBE_STEPS = 4
 # Calls a long-lived connection (keep_choices) reuses next's source choices for before it
 # samples the queue again.
 KEEP_CALLS = 32
@@ -143,28 +119,21 @@ _POLICY_DIR = "policies"
 # (a long-lived server's), so a one-shot call never loads weakref (about 2.5M instructions)
 _KEPT = None
 # The probe, asked inside a ``>`` stream's own statement of each row ``t`` ({row}) it yields (so a
-# dispatch runs the same few statements however many rows precede the tier's head): -n
-# when an open dependent of priority <= :want is reachable from t upward through open
-# dependents, else n; n counts the nodes visited (t included, at most :cap, so n == :cap
-# without a hit means the walk may have stopped short).  A row without an open dependent
-# (most of them) costs one index seek, not the recursive query's setup.  Streams that sort
-# their rows carry NULL instead (a sorter would compute the column for every row it holds,
-# not just the ones read) and are probed one row at a time by ``_Plan._probe``.
-_PROBE_COLUMN = (
-    ", CASE WHEN NOT EXISTS (" + _OPEN_UP_ONE.format(what="1", start="{row}.id") + ") THEN 1 ELSE ("
-    + _UP_WALK.format(start="{row}.id", want=":want")
-    + " SELECT CASE WHEN max(hit) THEN -count(*) ELSE count(*) END FROM up) END AS _probe"
-)
-# The same asked of a deadline index entry ``c`` (which holds the id), and the columns a
-# worse-tier row needs until it turns out to inherit: its place in the order and its id.
-# ``_slim`` says which rows carry only these (see ``_Plan._whole``).
+# dispatch runs the same few statements however many rows precede the tier's head): -1 when
+# an open dependent of priority <= :want is reachable from t upward through open dependents,
+# else 1.  The row's ``dependent_rank`` (migration 23, kept by triggers) is that best
+# reachable priority, so the answer is read from the row or index entry, never walked.
+# Streams that sort their rows carry NULL instead and are probed one row at a time by
+# ``_Plan._probe``.
+_PROBE_COLUMN = ", CASE WHEN {row}.dependent_rank <= CAST(substr(:want, 2) AS INTEGER) THEN -1 ELSE 1 END AS _probe"
+# The same asked of a deadline index entry ``c`` (which holds the id and the rank), and the
+# columns a worse-tier row needs until it turns out to inherit: its place in the order and
+# its id.  ``_slim`` says which rows carry only these (see ``_Plan._whole``).
 _PROBE_COLUMN, _ENTRY_PROBE_COLUMN = _PROBE_COLUMN.format(row="t"), _PROBE_COLUMN.format(row="c")
 _SLIM_COLUMNS = "c.id, c.due_at, c.created_at, c.seq, c.priority"
 _NO_PROBE_COLUMN = ", NULL AS _probe"
-# Nodes one row's in-statement probe may visit before it is left to ``_Plan._probe``.
-PROBE_CAP = 64
-# What a node visited by a stream's own probe column costs of PROBE_BUDGET (a node probed by
-# a query of its own costs 1): the column costs a fraction of a query per row, so the walk
+# What a row probed by its stream's own probe column costs of PROBE_BUDGET (a row probed by a
+# query of its own costs 1): the column costs a fraction of a query per row, so the walk
 # down (a few hundred million instructions on a 100k-task home) is chosen only once the
 # rows ahead of the head would cost more than it.
 STREAM_PROBE_SHARE = 0.125
@@ -377,7 +346,7 @@ class _Plan:
         moment = clock.now()
         self.now = clock.format_ts(moment)
         self.boost = aging_boost if aging_minutes else 0
-        self.params = {"now": self.now, "boost": self.boost, "project": project, "cap": PROBE_CAP}
+        self.params = {"now": self.now, "boost": self.boost, "project": project}
         # t<k>: created at or before it means at least k aging levels waited
         self.thresholds = {k: clock.format_ts(moment - timedelta(minutes=k * aging_minutes)) for k in _TIERS if k}
         for k, value in self.thresholds.items():
@@ -539,7 +508,7 @@ class _Plan:
                 return  # nothing in scope could inherit this tier: skip the fleet-wide walk
             yield from self._walked(tier, None)
             return
-        others = self._ordered(tier, ">")
+        others = self._ordered(tier, ">", head)
         other = next(others, None)
         budget = PROBE_BUDGET
         while True:
@@ -592,54 +561,18 @@ class _Plan:
         found = row["_probe"]
         if found is None or budget <= 1:
             return self._probe(row["id"], tier, budget)
-        nodes = -found if found < 0 else found
-        if found > 0 and nodes >= PROBE_CAP:
-            return self._probe(row["id"], tier, budget)  # the column's walk may have stopped short: ask in full
-        cost = nodes * STREAM_PROBE_SHARE
-        if cost >= budget:
+        if STREAM_PROBE_SHARE >= budget:
             return None
-        return found < 0, cost
+        return found < 0, STREAM_PROBE_SHARE
 
     def _probe(self, task_id, tier, budget):
-        """``(True|False, nodes visited)``: has ``task_id`` an open dependent of priority <= tier?
-
-        Walks up through open dependents, breadth first, at most ``budget`` nodes; None when
-        the budget ran out before an answer.
-        """
+        """``(True|False, 1)``: has ``task_id`` an open dependent of priority <= tier, directly or
+        through open ones?  Read from its stored ``dependent_rank`` (one lookup by id); None
+        when the budget is spent."""
         if budget <= 1:
             return None
-        wanted = validate.PRIORITIES[tier]
-        # _PROBE's walk, node by node: rows come out in its order (breadth first, each
-        # (id, hit) once, the start first) and are counted the way its rows are below
-        waiting, seen, used, start = deque([(task_id, 0)]), {(task_id, 0)}, 1, True
-        for _ in range(PROBE_STEPS):
-            if not waiting:
-                return None if used >= budget else (False, used)
-            node, hit = waiting.popleft()
-            if not start:
-                used += 1
-                if hit:
-                    return True, used
-                if used >= budget:  # _PROBE's LIMIT: no row past the budget
-                    return None
-            start = False
-            for row in self.conn.execute(_UP_ONE, {"id": node, "p": wanted}):
-                if tuple(row) not in seen:
-                    seen.add(tuple(row))
-                    waiting.append(tuple(row))
-        if not waiting:
-            return None if used >= budget else (False, used)
-        # the budget may be fractional (rows probed in their stream cost a share): LIMIT takes
-        # an integer, and rounding up still lets ``used >= budget`` tell a walk cut short
-        cap = int(budget) + (budget > int(budget))
-        rows = self.conn.execute(_PROBE, {"id": task_id, "p": wanted, "cap": cap})
-        used = 1
-        for (hit,) in rows:
-            used += 1
-            if hit:
-                rows.close()
-                return True, used
-        return (None if used >= budget else (False, used))
+        found = self.conn.execute("SELECT dependent_rank FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        return found is not None and found[0] <= tier, 1
 
     def _walked(self, tier, after):
         """Candidates inheriting ``tier`` (from one walk down), ordered, from key(after) on."""
@@ -656,8 +589,14 @@ class _Plan:
             self.inherited[row["id"]] = tier
         return rows
 
-    def _ordered(self, tier, op):
-        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order."""
+    def _ordered(self, tier, op, head=None):
+        """Queued candidates whose aged tier is ``op`` (``=`` or ``>``) ``tier``, in key order.
+
+        ``head`` (for ``>``): the tier's first aged row.  A worse-tier row ordered before it
+        matters only if it inherits the tier, so the streams read in index order leave out,
+        in SQL, the rows before it whose stored rank does not reach the tier (see
+        :meth:`_ahead`): the front a fleet leaves behind when claims are abandoned is passed
+        over inside the index scan, never handed to Python one row at a time."""
         order_u = "_unblocks DESC, " if self.prefer_unblocking else ""
         if self.small_scope is not None:
             source, rest = self.small_scope
@@ -667,9 +606,28 @@ class _Plan:
                    f" ORDER BY t.due_at IS NULL, t.due_at, {order_u}t.created_at, t.seq")
             yield from self._rows(sql, tier=tier)
             return
-        yield from self._dated(tier, op, order_u)
+        yield from self._dated(tier, op, order_u, head)
         # undated rows only once every dated one is out: their cursors start lazily here
-        yield from _merge(*self._undated(tier, op), key=self.key)
+        yield from _merge(*self._undated(tier, op, head), key=self.key)
+
+    def _ahead(self, head, dated):
+        """``(SQL, params)`` leaving out of a ``>`` stream the rows ordered before ``head`` that
+        do not inherit the tier (``:want``); ``dated``: the deadline stream (index entry ``c``),
+        else an undated range (``t``, ordered by created_at and seq)."""
+        if head is None or self.prefer_unblocking:
+            return "", {}
+        inherits = "{row}.dependent_rank <= CAST(substr(:want, 2) AS INTEGER)"
+        if dated:
+            if head["due_at"] is None:  # every dated row comes before an undated head
+                return " AND " + inherits.format(row="c"), {}
+            return (f" AND ({inherits.format(row='c')} OR c.due_at > :head_due OR c.due_at = :head_due"
+                    " AND (c.created_at > :head_created OR c.created_at = :head_created AND c.seq >= :head_seq))",
+                    {"head_due": head["due_at"], "head_created": head["created_at"], "head_seq": head["seq"]})
+        if head["due_at"] is not None:
+            return "", {}  # no undated row comes before a dated head
+        return (f" AND ({inherits.format(row='t')} OR t.created_at > :head_created"
+                " OR t.created_at = :head_created AND t.seq >= :head_seq)",
+                {"head_created": head["created_at"], "head_seq": head["seq"]})
 
     def _ranges(self, tier, op):
         """``[(stored priority, created_at range SQL)]`` covering the rows aged ``op`` ``tier``."""
@@ -687,7 +645,7 @@ class _Plan:
             ranges.append((validate.PRIORITIES[stored], where))
         return ranges
 
-    def _dated(self, tier, op, order_u):
+    def _dated(self, tier, op, order_u, head=None):
         """The dated rows aged ``op`` ``tier`` in deadline order, from the cheaper source.
 
         The deadline index finds them fast when they are common among many rows; a small
@@ -716,10 +674,11 @@ class _Plan:
             if op == ">" and self.filters and not self.scope and not self.extra:
                 # worse-tier rows are read from the index entry alone, probe included: most
                 # do not inherit, and those never need their table row (see _whole)
+                ahead, bound = self._ahead(head, True)
                 yield from self._rows(
                     f"SELECT {_SLIM_COLUMNS}{_ENTRY_PROBE_COLUMN}, 1 AS _slim FROM tasks c INDEXED BY {self.due_index}"
-                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}"
-                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want)
+                    f" WHERE c.status = 'queued' AND c.due_at IS NOT NULL AND {aged} > :tier{_READY_ENTRY}{ahead}"
+                    " ORDER BY c.due_at, c.created_at, c.seq", tier=tier, want=want, **bound)
                 return
             yield from self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)}"
@@ -762,7 +721,7 @@ class _Plan:
             return ""
         return (_PROBE_COLUMN if streamed else _NO_PROBE_COLUMN) + ", 0 AS _slim"
 
-    def _undated(self, tier, op):
+    def _undated(self, tier, op, head=None):
         no_hub = ""
         if self.prefer_unblocking:
             # tasks with queued dependents come from the hub stream, ordered by that count
@@ -775,12 +734,13 @@ class _Plan:
                 f"{self.filters} ORDER BY hub.n DESC, t.created_at, t.seq",
                 tier=tier,
             )
+        ahead, bound = self._ahead(head, False) if op == ">" else ("", {})
         for stored, where in self._ranges(tier, op):
             yield self._rows(
                 f"SELECT t.*{self.extra}{self._probe_sql(op, True)} FROM tasks t INDEXED BY {self.queue_index}"
                 f" WHERE t.status = 'queued' AND t.priority = :stored AND t.due_at IS NULL{where}"
-                f"{self.scope}{self.filters}{no_hub} ORDER BY t.created_at, t.seq",
-                stored=stored, want=validate.PRIORITIES[tier],
+                f"{self.scope}{self.filters}{no_hub}{ahead} ORDER BY t.created_at, t.seq",
+                stored=stored, want=validate.PRIORITIES[tier], **bound,
             )
 
     def _created_bounds(self, stored, tier, op):

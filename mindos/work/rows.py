@@ -10,8 +10,8 @@ from mindos.core import clock, validate
 from mindos.errors import NotFound
 from mindos.store import sql
 
-# Columns stored as JSON text (seq is internal: it only keys the FTS index; unmet_deps is
-# derived, see mindos.store.db.DERIVED_COLUMNS).
+# Columns stored as JSON text (seq is internal: it only keys the FTS index; unmet_deps and
+# dependent_rank are derived, see mindos.store.db.DERIVED_COLUMNS).
 _JSON_COLUMNS = ("tags", "requires_receipts")
 
 
@@ -40,6 +40,7 @@ def row_to_task(row):
     task = sql.row_dict(row)
     task.pop("seq", None)
     task.pop("unmet_deps", None)  # derived readiness (kept by triggers): never part of a task shown
+    task.pop("dependent_rank", None)  # derived inherited urgency (kept by triggers): likewise
     for column in _JSON_COLUMNS:
         if column in task:
             task[column] = _json_list(task[column])

@@ -425,8 +425,8 @@ def test_next_reads_the_undated_ready_queue_from_its_own_index(conn, cli, monkey
 
 def test_next_probes_the_rows_ahead_of_its_head_inside_the_stream_that_reads_them(conn, cli, monkeypatch):
     """A worse-tier row ahead of the tier's head is asked whether it inherits urgency in the
-    deadline stream's own statement (a correlated walk up the dependents through
-    idx_dependencies_depends_on and idx_tasks_id_status), never with a query of its own: with
+    deadline stream's own statement (the index entry's stored rank, migration 22: no walk up
+    the dependents), never with a query of its own: with
     ten times as many such rows ahead, ``next`` runs the same statements."""
     from mindos.work import dispatch
 
@@ -456,10 +456,9 @@ def test_next_probes_the_rows_ahead_of_its_head_inside_the_stream_that_reads_the
     for sql, params in streams:
         details = _plans(conn, sql, params)
         assert any("SEARCH c USING INDEX idx_tasks_ready_due" in detail for detail in details), details
-        assert any(detail.startswith("CO-ROUTINE up") for detail in details), details
-        assert any("SEARCH d USING COVERING INDEX idx_dependencies_depends_on (depends_on=?)" in detail
-                   for detail in details), details
-        assert not any(_BARE_SCAN.match(detail) and "up" not in detail for detail in details), details
+        # the probe is the entry's stored rank (migration 23): no walk up the edges
+        assert not any("up" in detail.split() or "dependencies" in detail for detail in details), details
+        assert not any(_BARE_SCAN.match(detail) for detail in details), details
         assert not any("TEMP B-TREE" in detail for detail in details), details
     ahead(20, 180)
     statements.clear()

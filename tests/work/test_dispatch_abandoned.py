@@ -133,10 +133,8 @@ def test_urgency_passes_through_an_abandoned_claim(conn, monkeypatch, path):
     assert pick(conn, aging_minutes=0) == "leaf"
 
 
-def test_a_probe_cut_short_in_the_stream_is_asked_in_full(conn, monkeypatch):
-    # PROBE_CAP 2: every row with an open dependent hands its probe back to the full walk,
-    # which must still find urgency three levels up
-    monkeypatch.setattr(dispatch, "PROBE_CAP", 2)
+def test_urgency_three_levels_up_reaches_a_row_ahead_of_the_head(conn, monkeypatch):
+    # the row's stored rank carries urgency from three levels up, through open dependents
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=4)
     mk(conn, "boss", "P0", depends_on=["top-02"])
@@ -166,27 +164,30 @@ def test_an_inheriting_row_ahead_of_the_head_still_passes_every_dispatch_test(co
     assert pick(conn) == "later"  # due before p3-04, and no longer deferred
 
 
-@pytest.mark.parametrize("budget, walks", [(20, False), (2, True)])
-def test_rows_probed_in_the_stream_cost_a_share_of_the_budget(conn, monkeypatch, budget, walks):
-    # 28 rows ahead of the head, each answered by the stream's probe column (three nodes each:
-    # the row, its dependent and theirs): at a share of a node each they stay within a budget
-    # of 20 (no walk down); a budget they exceed still hands the tier to the walk, with the
-    # same answer
+@pytest.mark.parametrize("budget", [20, 2])
+def test_rows_ahead_of_the_head_that_do_not_inherit_never_reach_python(conn, monkeypatch, budget):
+    # 28 rows ahead of the head, none inheriting P0: the deadline stream leaves them out in
+    # its own statement (their stored rank does not reach the tier), so none is probed, none
+    # costs budget, and even a budget of 2 never hands the tier to the walk down
     monkeypatch.setattr(dispatch, "PROBE_BUDGET", budget)
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=30)
     abandon(conn, 28)
-    walked = []
-    real = dispatch._Plan._walked
-    monkeypatch.setattr(dispatch._Plan, "_walked", lambda self, tier, after: walked.append(tier) or real(self, tier, after))
+    walked, probed = [], []
+    real_walk, real_verdict = dispatch._Plan._walked, dispatch._Plan._verdict
+    monkeypatch.setattr(dispatch._Plan, "_walked", lambda self, tier, after: walked.append(tier) or real_walk(self, tier, after))
+    monkeypatch.setattr(dispatch._Plan, "_verdict",
+                        lambda self, row, tier, left: probed.append(row["id"]) or real_verdict(self, row, tier, left))
     assert pick(conn) == "p0-28"
-    assert bool(walked) == walks
+    assert walked == [] and probed == []
+    mk(conn, "boss", "P0", depends_on=["up-27"])  # now one of them inherits: it alone is handed over
+    assert pick(conn) == "p3-27"
+    assert probed == ["p3-27"]
 
 
-def test_a_long_walk_cut_short_after_rows_probed_in_the_stream(conn, monkeypatch):
-    # the rows probed in their stream leave a fractional budget; a row whose column walk
-    # stopped short is then asked by the recursive query, whose LIMIT takes an integer
-    monkeypatch.setattr(dispatch, "PROBE_CAP", 3)
+def test_urgency_at_the_top_of_a_long_chain_reaches_a_row_ahead_of_the_head(conn, monkeypatch):
+    # a P0 added above a chain of eight open tasks: the row at its foot, ahead of the head,
+    # inherits at once (the triggers recount the chain below the new edge)
     force_path(monkeypatch, "deadline-index")
     front(conn, True, rounds=4)
     mk(conn, "long", "P3", due_at="2026-09-03T06:00:00Z")

@@ -1,5 +1,5 @@
-"""Dispatch in a long-lived server: the probe's plain-query fast path and the source choices
-a connection keeps between calls (dispatch.keep_choices) never change an answer."""
+"""Dispatch in a long-lived server: the probe (the stored rank of inherited urgency) and the
+source choices a connection keeps between calls (dispatch.keep_choices) never change an answer."""
 
 import random
 
@@ -12,27 +12,39 @@ from mindos.work import dispatch, tasks
 from test_dispatch import MODES, seed_random_pool
 
 
-def _probes(conn, steps, monkeypatch):
-    monkeypatch.setattr(dispatch, "PROBE_STEPS", steps)
-    plan = dispatch._Plan(conn, None, (), False, False, dispatch.DEFAULT_AGING_MINUTES, dispatch.DEFAULT_AGING_BOOST)
-    ids = [row[0] for row in conn.execute("SELECT id FROM tasks ORDER BY seq")]
-    return [plan._probe(task_id, tier, budget) for task_id in ids for tier in range(4) for budget in (1, 2, 3, 5, 50)]
+def _walked_up(conn, task_id, tier):
+    """Has ``task_id`` an open dependent of priority <= ``tier``, directly or through open ones
+    (walked in Python, breadth first)?"""
+    is_open = {row[0]: row[1] not in validate.TERMINAL_STATUSES for row in conn.execute("SELECT id, status FROM tasks")}
+    priority = dict(conn.execute("SELECT id, priority FROM tasks").fetchall())
+    level, seen = [task_id], {task_id}
+    while level:
+        reached = [row[0] for node in level for row in conn.execute(
+            "SELECT task_id FROM dependencies WHERE depends_on = ? ORDER BY task_id", (node,))
+            if is_open.get(row[0]) and row[0] not in seen]
+        if any(int(priority[node][1]) <= tier for node in reached):
+            return True
+        seen.update(reached)
+        level = sorted(set(reached))
+    return False
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_probe_answers_as_its_recursive_query_does(conn, monkeypatch, seed):
+def test_the_probe_answers_as_a_walk_up_the_open_dependents_does(conn, seed):
     rng = random.Random(seed)
     ids = seed_random_pool(conn, rng, size=60)
-    for task_id in rng.sample(ids, 20):  # chains and fans of dependents, so probes go deep
+    for task_id in rng.sample(ids, 20):  # chains and fans of dependents, so the urgency comes from far up
         others = [other for other in ids if other > task_id]
         if others:
             tasks.create(conn, project="X", title="up", task_id=f"u-{task_id}", priority=rng.choice(validate.PRIORITIES),
                          depends_on=sorted(set(rng.sample(others, min(3, len(others))) + [task_id])))
-    recursive = _probes(conn, 0, monkeypatch)  # PROBE_STEPS 0: the recursive query alone, as before
-    assert any(verdict and verdict[0] for verdict in recursive) and any(v is None for v in recursive)
-    assert any(verdict and verdict[1] > 3 for verdict in recursive)
-    for steps in (1, 2, dispatch.PROBE_STEPS, 10**6):  # 10**6: plain queries all the way
-        assert _probes(conn, steps, monkeypatch) == recursive, steps
+    plan = dispatch._Plan(conn, None, (), False, False, dispatch.DEFAULT_AGING_MINUTES, dispatch.DEFAULT_AGING_BOOST)
+    queued = [row[0] for row in conn.execute("SELECT id FROM tasks WHERE status = 'queued' ORDER BY seq")]
+    verdicts = [(plan._probe(task_id, tier, 50), _walked_up(conn, task_id, tier)) for task_id in queued
+                for tier in range(4)]
+    assert all(probed == (walked, 1) for probed, walked in verdicts)
+    assert any(walked for _, walked in verdicts) and not all(walked for _, walked in verdicts)
+    assert plan._probe(queued[0], 0, 1) is None  # a spent budget hands the tier to the walk down
 
 
 def test_kept_choices_give_the_answers_of_fresh_ones_while_another_connection_changes_the_queue(conn, home):
