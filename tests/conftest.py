@@ -161,6 +161,34 @@ def script(name, *argv, home, env=None, timeout=60):
     )
 
 
+_LOADED_PROBE = """import io, json, sys
+sys.path.insert(0, %r)
+from mindos.cli import run
+watched, rounds = json.loads(sys.argv[1])
+out, sys.stdout = sys.stdout, io.StringIO()
+codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]
+task = json.loads(sys.stdout.getvalue())['id']
+steps = []
+for calls in rounds:
+    codes += [run('autopilot', [task if arg == '{task}' else arg for arg in argv]) for argv in calls]
+    steps.append(sorted(m for m in watched if m in sys.modules))
+sys.stdout = out
+print(json.dumps([codes, steps]))
+"""
+
+
+def modules_loaded(home, watched, rounds):
+    """Which of the ``watched`` modules the CLI has loaded after each round of calls, in one
+    fresh interpreter without site packages: a task titled "retry the payments path" is
+    created first, then each round's autopilot argument lists run (``{task}`` is its id).
+    Returns ``(exit codes, [sorted loaded modules per round])``."""
+    proc = subprocess.run([sys.executable, "-S", "-c", _LOADED_PROBE % ROOT, json.dumps([list(watched), rounds])],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
+    assert proc.returncode == 0, proc.stderr
+    return tuple(json.loads(proc.stdout))
+
+
 def make_task(conn, task_id="t1", **kw):
     """Create a task in project Trove with a default title (the usual test fixture row)."""
     from mindos.work import tasks

@@ -199,11 +199,17 @@ def test_a_listed_task_changed_behind_the_back_is_found_by_the_recount_turn(conn
     _same_as_full(conn, report)
 
 
-def test_the_recount_walks_the_overdue_index_in_windows_and_finds_a_change_by_the_rounds_end(conn, monkeypatch):
+def _five_late_in_windows_of_two(conn, monkeypatch):
+    """Five overdue tasks and one due far ahead (``t-zz``, last by id), the recount reading
+    the overdue index two entries a window."""
     monkeypatch.setattr(nanny, "OVERDUE_WINDOW", 2)
     for n in range(5):
         make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
     make_task(conn, "t-zz", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+
+
+def test_the_recount_walks_the_overdue_index_in_windows_and_finds_a_change_by_the_rounds_end(conn, monkeypatch):
+    _five_late_in_windows_of_two(conn, monkeypatch)
     first = _tick(conn)
     assert first["findings"]["by_kind"] == {"overdue_task": 5}
     calls = _recounts(monkeypatch)
@@ -228,10 +234,7 @@ def test_the_recount_walks_the_overdue_index_in_windows_and_finds_a_change_by_th
 
 
 def test_a_change_behind_a_rounds_cursor_is_found_by_the_next_round(conn, monkeypatch):
-    monkeypatch.setattr(nanny, "OVERDUE_WINDOW", 2)
-    for n in range(5):
-        make_task(conn, f"t-late{n}", due_at=clock.shift(clock.now_iso(), -60 * (n + 1)))
-    make_task(conn, "t-zz", due_at=clock.shift(clock.now_iso(), 10 ** 6))
+    _five_late_in_windows_of_two(conn, monkeypatch)
     _tick(conn)
     _to_recount_turn(conn)
     _tick(conn)  # the round's first window

@@ -13,7 +13,7 @@ import pytest
 
 import mindos
 import mindos.cli
-from conftest import ROOT, script
+from conftest import ROOT, modules_loaded, script
 from mindos.cli import doors, prog_name, run
 
 
@@ -248,26 +248,11 @@ def test_calls_that_build_no_bundle_leave_the_recall_engine_unloaded(home):
     """``next`` without --recall and ``context`` without an opt-in section take the bundle
     flags but never build a bundle: they must not pay for loading its sections, and only
     ``--related`` (whose notes match through it) loads the retrieval engine."""
-    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
-             "from mindos.cli import run\n"
-             "out, sys.stdout = sys.stdout, io.StringIO()\n"
-             "loaded = lambda: sorted(m for m in %r if m in sys.modules)\n"
-             "codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]\n"
-             "task = json.loads(sys.stdout.getvalue())['id']\n"
-             "codes += [run('autopilot', ['context', task, '--budget', '900']),\n"
-             "          run('autopilot', ['next', '--claim', '--owner', 'a1'])]\n"
-             "steps = [loaded()]\n"
-             "codes.append(run('autopilot', ['context', task, '--related', '3', '--budget', '900']))\n"
-             "steps.append(loaded())\n"
-             "codes.append(run('autopilot', ['context', task, '--related-facts', '2']))\n"
-             "steps.append(loaded())\n"
-             "sys.stdout = out\n"
-             "print(json.dumps([codes, steps]))\n" % (ROOT, _ENGINE))
-    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
-    assert proc.returncode == 0, proc.stderr
-    codes, steps = json.loads(proc.stdout)
-    assert codes == [0, 0, 0, 0, 0], proc.stderr
+    codes, steps = modules_loaded(home, _ENGINE, [
+        [["context", "{task}", "--budget", "900"], ["next", "--claim", "--owner", "a1"]],
+        [["context", "{task}", "--related", "3", "--budget", "900"]],
+        [["context", "{task}", "--related-facts", "2"]]])
+    assert codes == [0, 0, 0, 0, 0]
     assert steps == [[], ["mindos.memory.retrieval"], sorted(_ENGINE)]
 
 
@@ -276,26 +261,11 @@ def test_a_bundle_without_a_matching_section_leaves_the_retrieval_engine_unloade
     agent holding a lease (it recalls the held task with the default parameters) build a
     bundle, yet never match text: they must not load the retrieval engine and its synonym
     tables.  ``recall --related`` still does."""
-    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
-             "from mindos.cli import run\n"
-             "out, sys.stdout = sys.stdout, io.StringIO()\n"
-             "loaded = lambda: sorted(m for m in ('mindos.memory.retrieval', 'mindos.memory.synonyms')"
-             " if m in sys.modules)\n"
-             "codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]\n"
-             "task = json.loads(sys.stdout.getvalue())['id']\n"
-             "codes += [run('autopilot', ['claim', task, '--owner', 'a1']),\n"
-             "          run('autopilot', ['prime', '--agent', 'a1', '--format', 'json']),\n"
-             "          run('autopilot', ['recall', task, '--agent', 'a1', '--dep-context', '2'])]\n"
-             "steps = [loaded()]\n"
-             "codes.append(run('autopilot', ['recall', task, '--agent', 'a1', '--related', '3']))\n"
-             "steps.append(loaded())\n"
-             "sys.stdout = out\n"
-             "print(json.dumps([codes, steps]))\n" % ROOT)
-    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
-    assert proc.returncode == 0, proc.stderr
-    codes, steps = json.loads(proc.stdout)
-    assert codes == [0, 0, 0, 0, 0], proc.stderr
+    codes, steps = modules_loaded(home, ("mindos.memory.retrieval", "mindos.memory.synonyms"), [
+        [["claim", "{task}", "--owner", "a1"], ["prime", "--agent", "a1", "--format", "json"],
+         ["recall", "{task}", "--agent", "a1", "--dep-context", "2"]],
+        [["recall", "{task}", "--agent", "a1", "--related", "3"]]])
+    assert codes == [0, 0, 0, 0, 0]
     assert steps == [[], ["mindos.memory.retrieval", "mindos.memory.synonyms"]]
 
 

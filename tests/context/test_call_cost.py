@@ -1,15 +1,8 @@
 """What a recall or a prime reads and loads per call: bounded reads and modules left unloaded."""
 
-import json
-import os
-import subprocess
-import sys
-
+from conftest import make_task, modules_loaded
 from mindos.context import prime
 from mindos.memory import handoffs
-from tests.conftest import make_task
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _hand_over(conn, count):
@@ -65,29 +58,13 @@ def test_bundles_without_an_opt_in_section_leave_the_sections_and_the_rerank_unl
     parameters), ``recall`` and ``recall --related`` build bundles without an opt-in section:
     they load neither the opt-in sections nor the rerank; ``--rerank`` loads the rerank only,
     an opt-in section loads the sections."""
-    probe = ("import io, json, sys; sys.path.insert(0, %r)\n"
-             "from mindos.cli import run\n"
-             "out, sys.stdout = sys.stdout, io.StringIO()\n"
-             "loaded = lambda: sorted(m for m in %r if m in sys.modules)\n"
-             "codes = [run('autopilot', ['create', '--project', 'P', '--title', 'retry the payments path'])]\n"
-             "task = json.loads(sys.stdout.getvalue())['id']\n"
-             "codes += [run('autopilot', ['note', task, '--content', 'the payments path retries twice']),\n"
-             "          run('autopilot', ['claim', task, '--owner', 'a1']),\n"
-             "          run('autopilot', ['prime', '--agent', 'a1', '--format', 'json']),\n"
-             "          run('autopilot', ['recall', task, '--agent', 'a1']),\n"
-             "          run('autopilot', ['recall', task, '--agent', 'a1', '--related', '3'])]\n"
-             "steps = [loaded()]\n"
-             "codes.append(run('autopilot', ['recall', task, '--agent', 'a1', '--related', '3', '--rerank']))\n"
-             "steps.append(loaded())\n"
-             "codes.append(run('autopilot', ['recall', task, '--agent', 'a1', '--related-facts', '2']))\n"
-             "steps.append(loaded())\n"
-             "sys.stdout = out\n"
-             "print(json.dumps([codes, steps]))\n" % (ROOT, _OPTIONAL))
-    proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home)))
-    assert proc.returncode == 0, proc.stderr
-    codes, steps = json.loads(proc.stdout)
-    assert codes == [0] * 8, proc.stderr
+    codes, steps = modules_loaded(home, _OPTIONAL, [
+        [["note", "{task}", "--content", "the payments path retries twice"], ["claim", "{task}", "--owner", "a1"],
+         ["prime", "--agent", "a1", "--format", "json"], ["recall", "{task}", "--agent", "a1"],
+         ["recall", "{task}", "--agent", "a1", "--related", "3"]],
+        [["recall", "{task}", "--agent", "a1", "--related", "3", "--rerank"]],
+        [["recall", "{task}", "--agent", "a1", "--related-facts", "2"]]])
+    assert codes == [0] * 8
     assert steps == [[], ["mindos.memory.rerank"], sorted(_OPTIONAL)]
 
 

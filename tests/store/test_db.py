@@ -99,10 +99,11 @@ def test_version_1_database_migrates_forward_with_rows_and_matches_fresh_schema(
         fresh.close()
 
 
-def _upgraded_from(tmp_path, monkeypatch, version, index, tasks, check):
-    """Build a home at schema ``version`` without ``index``, insert ``tasks`` (dicts of task
-    columns) there, reopen it at the latest version and run ``check(conn)`` on it; the
-    upgraded schema must be a fresh home's, ``index`` included."""
+def _upgraded_from(tmp_path, monkeypatch, version, index, tasks, check, edges=()):
+    """Build a home at schema ``version`` without ``index`` (or any schema object of that
+    name), insert ``tasks`` (dicts of task columns) and ``edges`` (``(task, prerequisite)``)
+    there, reopen it at the latest version and run ``check(conn)`` on it; the upgraded schema
+    must be a fresh home's, ``index`` included."""
     old_home = tmp_path / "old"
     old_home.mkdir()
     _build_v1(str(old_home / "state.db")).close()
@@ -117,6 +118,7 @@ def _upgraded_from(tmp_path, monkeypatch, version, index, tasks, check):
                        "updated_at": "2026-01-01T00:00:00Z", **task}
                 conn.execute(f"INSERT INTO tasks({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                              tuple(row.values()))
+            conn.executemany("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, 'x')", edges)
     finally:
         conn.close()
     monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
@@ -786,38 +788,17 @@ def test_version_22_home_gains_the_stored_dependent_rank_counted_and_matches_fre
     """m023: a home at 22 with a chain of open dependents (and a finished one) migrates to the
     fresh schema; every open task's dependent_rank is counted from its edges, and the triggers
     keep it from then on."""
-    home = tmp_path / "old"
-    home.mkdir()
-    _build_v1(str(home / "state.db")).close()
-    monkeypatch.setattr(db, "SCHEMA_VERSION", 22)
-    conn = db.connect(str(home))
-    try:
-        with db.write(conn):
-            for task_id, status, priority in (("leaf", "queued", "P3"), ("mid", "blocked", "P2"), ("top", "queued", "P1"),
-                                              ("done", "completed", "P0"), ("alone", "queued", "P0")):
-                conn.execute("INSERT INTO tasks(id, project, title, status, priority, created_at, updated_at)"
-                             " VALUES (?, 'Trove', ?, ?, ?, 'x', 'x')", (task_id, task_id, status, priority))
-            for task_id, prereq in (("mid", "leaf"), ("top", "mid"), ("done", "leaf"), ("alone", "nowhere")):
-                conn.execute("INSERT INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, 'x')",
-                             (task_id, prereq))
-    finally:
-        conn.close()
-    monkeypatch.setattr(db, "SCHEMA_VERSION", len(migrations.MIGRATIONS))
-    conn = db.connect(str(home))
-    try:
+    def check(conn):
         ranks = dict(conn.execute("SELECT id, dependent_rank FROM tasks").fetchall())
         assert ranks == {"leaf": 1, "mid": 1, "top": 4, "done": 4, "alone": 4}
         assert conn.execute(db.RANK_DRIFT).fetchall() == []
         with db.write(conn):
             conn.execute("UPDATE tasks SET priority = 'P0' WHERE id = 'top'")
         assert conn.execute("SELECT dependent_rank FROM tasks WHERE id = 'leaf'").fetchone()[0] == 0
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        migrated = _shape(conn)
-    finally:
-        conn.close()
-    fresh = db.connect(str(tmp_path / "fresh"))
-    try:
-        assert migrated == _shape(fresh)
-        assert "tasks_rank_count" in migrated
-    finally:
-        fresh.close()
+
+    tasks = [{"id": task_id, "status": status, "priority": priority}
+             for task_id, status, priority in (("leaf", "queued", "P3"), ("mid", "blocked", "P2"),
+                                               ("top", "queued", "P1"), ("done", "completed", "P0"),
+                                               ("alone", "queued", "P0"))]
+    _upgraded_from(tmp_path, monkeypatch, 22, "tasks_rank_count", tasks, check,
+                   edges=[("mid", "leaf"), ("top", "mid"), ("done", "leaf"), ("alone", "nowhere")])

@@ -18,7 +18,7 @@ from mindos.store import db
 from mindos.work import dispatch, graph, leases, lifecycle, rows, tasks
 
 from test_dispatch import complete, force_path, mk, pick
-from test_dispatch_readiness import MODES, edge, random_home, set_status
+from test_dispatch_readiness import MODES, edge, random_home, raw_edit, set_status
 
 
 def rank(conn, task_id):
@@ -77,31 +77,7 @@ def test_random_edits_never_let_the_rank_drift(conn, seed):
     for task_id in ids[:10]:
         mk(conn, task_id, rng.choice(validate.PRIORITIES))
     for _ in range(500):
-        roll = rng.random()
-        a, b = rng.choice(ids), rng.choice(ids)
-        with db.write(conn):
-            if roll < 0.25:
-                conn.execute("UPDATE tasks SET status = ? WHERE id = ?", (rng.choice(validate.STATUSES), a))
-            elif roll < 0.35:
-                conn.execute("UPDATE tasks SET priority = ? WHERE id = ?", (rng.choice(validate.PRIORITIES), a))
-            elif roll < 0.6 and a != b and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (a,)).fetchone():
-                conn.execute("INSERT OR IGNORE INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, 'x')",
-                             (a, b))
-            elif roll < 0.78:
-                conn.execute("DELETE FROM dependencies WHERE task_id = ? AND depends_on = ?", (a, b))
-            elif roll < 0.83:
-                conn.execute("DELETE FROM tasks WHERE id = ?", (a,))
-            elif roll < 0.9:
-                conn.execute("PRAGMA defer_foreign_keys=ON")
-                if rng.random() < 0.5:  # an edge edited in place (out of band)
-                    conn.execute("UPDATE OR IGNORE dependencies SET depends_on = ? WHERE task_id = ? AND depends_on ="
-                                 " (SELECT depends_on FROM dependencies WHERE task_id = ? LIMIT 1)", (b, a, a))
-                elif not conn.execute("SELECT 1 FROM dependencies WHERE task_id = ?", (a,)).fetchone():
-                    conn.execute("UPDATE OR IGNORE tasks SET id = ? WHERE id = ?", (b, a))  # a task renamed
-            else:
-                conn.execute("INSERT OR IGNORE INTO tasks(id, project, title, status, priority, created_at, updated_at)"
-                             " VALUES (?, 'Trove', 'back', ?, ?, 'x', 'x')",
-                             (a, rng.choice(validate.STATUSES), rng.choice(validate.PRIORITIES)))
+        raw_edit(conn, rng, ids)
         assert drift(conn) == []
 
 

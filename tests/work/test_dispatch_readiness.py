@@ -128,34 +128,44 @@ def test_an_inserted_row_with_a_stale_count_is_put_right(conn):
     assert unmet(conn, "stale") == 0
 
 
+def raw_edit(conn, rng, ids):
+    """One random edit of tasks and edges among ``ids`` in raw SQL, in its own write: a status
+    or priority set, an edge added, deleted or edited in place, a task deleted, renamed or
+    inserted back (what the triggers keeping derived task columns must follow)."""
+    roll = rng.random()
+    a, b = rng.choice(ids), rng.choice(ids)
+    with db.write(conn):
+        if roll < 0.25:
+            conn.execute("UPDATE tasks SET status = ? WHERE id = ?", (rng.choice(validate.STATUSES), a))
+        elif roll < 0.35:
+            conn.execute("UPDATE tasks SET priority = ? WHERE id = ?", (rng.choice(validate.PRIORITIES), a))
+        elif roll < 0.6 and a != b and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (a,)).fetchone():
+            conn.execute("INSERT OR IGNORE INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, 'x')",
+                         (a, b))
+        elif roll < 0.78:
+            conn.execute("DELETE FROM dependencies WHERE task_id = ? AND depends_on = ?", (a, b))
+        elif roll < 0.83:
+            conn.execute("DELETE FROM tasks WHERE id = ?", (a,))
+        elif roll < 0.9:
+            conn.execute("PRAGMA defer_foreign_keys=ON")
+            if rng.random() < 0.5:  # an edge edited in place (out of band)
+                conn.execute("UPDATE OR IGNORE dependencies SET depends_on = ? WHERE task_id = ? AND depends_on ="
+                             " (SELECT depends_on FROM dependencies WHERE task_id = ? LIMIT 1)", (b, a, a))
+            elif not conn.execute("SELECT 1 FROM dependencies WHERE task_id = ?", (a,)).fetchone():
+                conn.execute("UPDATE OR IGNORE tasks SET id = ? WHERE id = ?", (b, a))  # a task renamed
+        else:
+            conn.execute("INSERT OR IGNORE INTO tasks(id, project, title, status, priority, created_at, updated_at)"
+                         " VALUES (?, 'Trove', 'back', ?, ?, 'x', 'x')",
+                         (a, rng.choice(validate.STATUSES), rng.choice(validate.PRIORITIES)))
+
+
 def test_random_edits_never_let_the_count_drift(conn):
     rng = random.Random(20)
     ids = [f"t{n}" for n in range(12)]
     for task_id in ids[:10]:
         mk(conn, task_id)
     for _ in range(600):
-        roll = rng.random()
-        a, b = rng.choice(ids), rng.choice(ids)
-        with db.write(conn):
-            if roll < 0.35:
-                conn.execute("UPDATE tasks SET status = ? WHERE id = ?", (rng.choice(validate.STATUSES), a))
-            elif roll < 0.6 and a != b and conn.execute("SELECT 1 FROM tasks WHERE id = ?", (a,)).fetchone():
-                conn.execute("INSERT OR IGNORE INTO dependencies(task_id, depends_on, created_at) VALUES (?, ?, 'x')",
-                             (a, b))
-            elif roll < 0.8:
-                conn.execute("DELETE FROM dependencies WHERE task_id = ? AND depends_on = ?", (a, b))
-            elif roll < 0.85:
-                conn.execute("DELETE FROM tasks WHERE id = ?", (a,))
-            elif roll < 0.9:
-                conn.execute("PRAGMA defer_foreign_keys=ON")
-                if rng.random() < 0.5:  # an edge edited in place (out of band)
-                    conn.execute("UPDATE OR IGNORE dependencies SET depends_on = ? WHERE task_id = ? AND depends_on ="
-                                 " (SELECT depends_on FROM dependencies WHERE task_id = ? LIMIT 1)", (b, a, a))
-                elif not conn.execute("SELECT 1 FROM dependencies WHERE task_id = ?", (a,)).fetchone():
-                    conn.execute("UPDATE OR IGNORE tasks SET id = ? WHERE id = ?", (b, a))  # a task renamed
-            else:
-                conn.execute("INSERT OR IGNORE INTO tasks(id, project, title, status, created_at, updated_at)"
-                             " VALUES (?, 'Trove', 'back', ?, 'x', 'x')", (a, rng.choice(validate.STATUSES)))
+        raw_edit(conn, rng, ids)
         assert drift(conn) == []
 
 
