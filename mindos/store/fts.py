@@ -766,22 +766,11 @@ def _structure_segments(block):
     if not isinstance(block, bytes) or len(block) < 6:
         return None
     at = 8 if block[4:8] == _STRUCTURE_V2 else 4
-    values = []
-    while len(values) < 2:  # SQLite's varint: 7 bits a byte, high bit set on all but the last (a ninth byte: 8 bits)
-        value = 0
-        for n in range(9):
-            if at >= len(block):
-                return None
-            byte = block[at]
-            at += 1
-            if n == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        values.append(value)
-    return values[1]
+    try:
+        _, at = _varint(block, at)  # nLevel
+        return _varint(block, at)[0]
+    except IndexError:  # cut short: not a structure record
+        return None
 
 
 USERMERGE = 2  # segments of one level that a merge step joins (FTS5's own default is 4)
