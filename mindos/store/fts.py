@@ -56,7 +56,6 @@ INDEXES = {
 TRIGRAMS = {"tasks_fts": "tasks_trigram_fts", "notes_fts": "notes_trigram_fts"}
 
 
-
 def index(name):
     """The declaration of index ``name`` (never user text: a bad name is a bug)."""
     try:
