@@ -497,9 +497,9 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False, 
     about ten times that in a home that says "tests") is never merged.  The counts are the
     same; a bound that is no word costs one cheap probe.
 
-    ``window`` (a pack's related notes): a group of one prefix term that may turn out to be
-    the one common group kept alone is counted by reading its newest ``cap`` rowids, kept in
-    ``cache`` for the window read (:func:`mindos.store.fts.newest_counts`); same counts."""
+    ``window`` (a pack's related notes): a group holding a prefix term that may turn out to
+    be the one common group kept alone is counted by reading its newest ``cap`` rowids, kept
+    in ``cache`` for the window read (:func:`mindos.store.fts.newest_counts`); same counts."""
     cache = {} if cache is None else cache
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
@@ -531,20 +531,11 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False, 
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
     single = [position for position in whole if len(query_groups[position]._probe[2]) == 1]
-    if window and single:
-        # a group of one prefix term that may be kept alone and common (no group before it
-        # matches by its word, no group is known to match fewer than ``cap`` rows) is read as
-        # its newest rowids, counted: its window is those rows (:func:`mindos.store.fts.
-        # cached_newest`), so the prefix is merged once, not once more for the window
-        first = next((position for position, count in enumerate(words) if count), len(words))
-        under = any(0 < count < cap and (group._probe or _probe_plan(group))[0]
-                    for group, count in zip(query_groups, words))
-        newest = [] if under else [position for position in single if position <= first
-                                   and query_groups[position]._probe[2][0].endswith("*")]
-    else:
-        newest = []
-    if newest:
-        fts.newest_counts(conn, index, [query_groups[position].expression() for position in newest], cap, cache)
+    if window:
+        # a group with a prefix term that may be kept alone and common is read as its newest
+        # rowids, counted: its window is those rows (:func:`mindos.store.fts.cached_newest`),
+        # so the prefix is merged once, not once more for the window
+        _read_newest(conn, index, query_groups, _lone(query_groups, single, whole, words, counts, cap), cap, cache)
     for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
@@ -558,10 +549,31 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False, 
             counts[position] = cap
         else:
             several.append(position)
+    if window:
+        _read_newest(conn, index, query_groups, _lone(query_groups, several, several, words, counts, cap), cap, cache)
     for position, count in zip(several, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def _lone(query_groups, positions, pending, words, counts, cap):
+    """Those of ``positions`` holding a prefix term that may still be the one common group
+    :func:`bounded` keeps alone: no group before it matches through its word, and no group
+    counted already (any but ``pending``) matches fewer than ``cap`` rows (one that does
+    would be kept instead)."""
+    if not positions or any(0 < count < cap for position, count in enumerate(counts) if position not in pending):
+        return []
+    first = next((position for position, count in enumerate(words) if count), len(words))
+    return [position for position in positions if position <= first
+            and any(term.endswith("*") for term in query_groups[position]._probe[2])]
+
+
+def _read_newest(conn, index, query_groups, positions, cap, cache):
+    """Count the groups at ``positions`` by reading their newest ``cap`` rowids into ``cache``
+    (:func:`mindos.store.fts.newest_counts`); the counts are then read from there."""
+    if positions:
+        fts.newest_counts(conn, index, [query_groups[position].expression() for position in positions], cap, cache)
 
 
 def _probe_plan(group):
