@@ -210,10 +210,15 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
         return ([builder.compact(notes.row_to_note(row, now), defaults=builder.NOTE_DEFAULTS) for row in rows],
                 len(query_groups), 0)
     with db.read(conn):  # the probe, the window and the ranking come from one snapshot
+        counted = shared.setdefault("posting_counts", {})
         expression, used, matched, total = retrieval.bounded(
-            conn, "notes_fts", query_groups, RELATED_POSTINGS_BUDGET, shared.setdefault("posting_counts", {}))
+            conn, "notes_fts", query_groups, RELATED_POSTINGS_BUDGET, counted, window=True)
         if expression is None:
             return [], 0, 0
+        # the window's rowids when the probe read them (a group of one prefix term is counted
+        # by reading its newest rowids: its prefix is merged once, not again for the window)
+        newest = fts.cached_newest(counted, "notes_fts", expression, RELATED_POSTINGS_BUDGET + 1,
+                                   RELATED_POSTINGS_BUDGET) if total > RELATED_POSTINGS_BUDGET else None
         # BM25 ranks at most the newest RELATED_POSTINGS_BUDGET postings: all of them for
         # in-budget groups, a bounded window for the one common group kept when nothing
         # else matched (the postings at or above the floor rowid probed first).  The
@@ -230,11 +235,17 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
             # score alike).  The window (its newest postings, read once) yields each qualifying
             # note's id and text only; the ``limit`` best are then read whole (most of the window
             # is scored and dropped)
-            found = conn.execute(
-                f"SELECT n.id, n.content FROM (SELECT rowid AS id FROM notes_fts WHERE {fts.match('notes_fts')}"
-                " ORDER BY rowid DESC LIMIT ?) w CROSS JOIN notes n ON n.id = w.id CROSS JOIN tasks t ON t.id = n.task_id"
-                f" WHERE {' AND '.join(clauses)}",
-                (expression, RELATED_POSTINGS_BUDGET, *params)).fetchall()
+            if newest is None:
+                found = conn.execute(
+                    f"SELECT n.id, n.content FROM (SELECT rowid AS id FROM notes_fts WHERE {fts.match('notes_fts')}"
+                    " ORDER BY rowid DESC LIMIT ?) w CROSS JOIN notes n ON n.id = w.id CROSS JOIN tasks t"
+                    f" ON t.id = n.task_id WHERE {' AND '.join(clauses)}",
+                    (expression, RELATED_POSTINGS_BUDGET, *params)).fetchall()
+            else:  # the same rows, newest first, from the rowids the probe read
+                found = sorted(conn.execute(
+                    "SELECT n.id, n.content FROM notes n CROSS JOIN tasks t ON t.id = n.task_id"
+                    f" WHERE n.id IN ({', '.join('?' * len(newest))}) AND {' AND '.join(clauses)}",
+                    (*newest, *params)).fetchall(), key=lambda row: -row[0]) if newest else []
             if word is not None:
                 text = lambda row: row[1] or ""  # noqa: E731
             else:  # a prefix phrase occurs once at each token it starts: those tokens count as the prefix
@@ -247,9 +258,12 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
                 f" WHERE n.id IN ({', '.join('?' * len(best))})", [row[0] for _, row in best])} if best else {}
             ranked = [(score, whole[row[0]]) for score, row in best]
         else:
-            floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
-                f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')}"
-                " ORDER BY rowid DESC LIMIT ?)", (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
+            if newest is not None:
+                floor = newest[-1] if newest else None
+            else:
+                floor = None if total <= RELATED_POSTINGS_BUDGET else conn.execute(
+                    f"SELECT min(rowid) FROM (SELECT rowid FROM notes_fts WHERE {fts.match('notes_fts')}"
+                    " ORDER BY rowid DESC LIMIT ?)", (expression, RELATED_POSTINGS_BUDGET)).fetchone()[0]
             window, bounds = ("", []) if floor is None else (" AND notes_fts.rowid >= ?", [floor])
             ranked = [(row["score"], row) for row in conn.execute(
                 "SELECT n.*, t.title AS via_task_title, bm25(notes_fts) AS score FROM notes_fts"

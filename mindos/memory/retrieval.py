@@ -385,7 +385,7 @@ def match_expression(query_groups):
     return " OR ".join(group.expression() for group in query_groups)
 
 
-def bounded(conn, index, query_groups, budget, cache=None):
+def bounded(conn, index, query_groups, budget, cache=None, window=False):
     """``(expression, used, matched, total)``: the MATCH expression for ``index`` ORing the
     rarest groups whose matches add up to at most ``budget`` rows (None when no group
     matches anything), how many groups it ORs, how many match at all, and the sum of their
@@ -395,9 +395,11 @@ def bounded(conn, index, query_groups, budget, cache=None):
     leaving them out keeps the work proportional to the budget.  Counts come from
     :func:`counts_words_first` (each group counted up to ``budget + 1``, ties keep query
     order), and a kept group whose own word reaches that cap is read through the word
-    alone (:func:`read_through`).  ``cache``: see :func:`mindos.store.fts.match_counts`."""
+    alone (:func:`read_through`).  ``cache``: see :func:`mindos.store.fts.match_counts`.
+    ``window``: the caller reads the newest ``budget`` matches of a common group kept alone
+    and takes them from ``cache`` when there (see :func:`counts_words_first`)."""
     cap = budget + 1
-    counts, words = counts_words_first(conn, query_groups, index, cap, cache, roots=True)
+    counts, words = counts_words_first(conn, query_groups, index, cap, cache, roots=True, window=window)
     used, total = rarest(counts, budget)
     expression = " OR ".join(read_through(query_groups[position], words[position], cap) for position in sorted(used))
     return expression or None, len(used), sum(1 for count in counts if count), total
@@ -475,7 +477,7 @@ def group_counts(conn, query_groups, index, cap=DF_CAP, cache=None):
     return fts.match_counts(conn, index, [group.expression() for group in query_groups], cap, cache)
 
 
-def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
+def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False, window=False):
     """``(counts, word_counts)``: :func:`group_counts`, found by counting the groups' own
     words first and counting whole only the groups whose word stays under ``cap``, and
     those word counts (each up to ``cap``; ``cache``: see
@@ -493,7 +495,12 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     reaches ``cap`` so does the group, and its prefix term (which merges every posting of
     every word it covers, "dashboard"* about ten word probes' worth on a common root, "test"*
     about ten times that in a home that says "tests") is never merged.  The counts are the
-    same; a bound that is no word costs one cheap probe."""
+    same; a bound that is no word costs one cheap probe.
+
+    ``window`` (a pack's related notes): a group holding a prefix term that may turn out to
+    be the one common group kept alone is counted by reading its newest ``cap`` rowids, kept
+    in ``cache`` for the window read (:func:`mindos.store.fts.newest_counts`); same counts."""
+    cache = {} if cache is None else cache
     words = fts.match_counts(conn, index, [group.word_term for group in query_groups], cap, cache)
     counts = list(words)
     # a group's probe plan (the same in every index) is worked out only once it is under the cap
@@ -524,6 +531,11 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
     # and "suite").
     known = {group.word_term: count for group, count in zip(query_groups, words)}
     single = [position for position in whole if len(query_groups[position]._probe[2]) == 1]
+    if window:
+        # a group with a prefix term that may be kept alone and common is read as its newest
+        # rowids, counted: its window is those rows (:func:`mindos.store.fts.cached_newest`),
+        # so the prefix is merged once, not once more for the window
+        _read_newest(conn, index, query_groups, _lone(query_groups, single, whole, words, counts, cap), cap, cache)
     for position, count in zip(single, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in single], cap, cache)):
         counts[position] = count
@@ -537,10 +549,31 @@ def counts_words_first(conn, query_groups, index, cap, cache=None, roots=False):
             counts[position] = cap
         else:
             several.append(position)
+    if window:
+        _read_newest(conn, index, query_groups, _lone(query_groups, several, several, words, counts, cap), cap, cache)
     for position, count in zip(several, fts.match_counts(
             conn, index, [query_groups[position].expression() for position in several], cap, cache)):
         counts[position] = count
     return counts, words
+
+
+def _lone(query_groups, positions, pending, words, counts, cap):
+    """Those of ``positions`` holding a prefix term that may still be the one common group
+    :func:`bounded` keeps alone: no group before it matches through its word, and no group
+    counted already (any but ``pending``) matches fewer than ``cap`` rows (one that does
+    would be kept instead)."""
+    if not positions or any(0 < count < cap for position, count in enumerate(counts) if position not in pending):
+        return []
+    first = next((position for position, count in enumerate(words) if count), len(words))
+    return [position for position in positions if position <= first
+            and any(term.endswith("*") for term in query_groups[position]._probe[2])]
+
+
+def _read_newest(conn, index, query_groups, positions, cap, cache):
+    """Count the groups at ``positions`` by reading their newest ``cap`` rowids into ``cache``
+    (:func:`mindos.store.fts.newest_counts`); the counts are then read from there."""
+    if positions:
+        fts.newest_counts(conn, index, [query_groups[position].expression() for position in positions], cap, cache)
 
 
 def _probe_plan(group):

@@ -181,6 +181,40 @@ def match_counts(conn, name, expressions, cap, cache=None):
     return [cache[(name, expression, cap)] for expression in expressions]
 
 
+def newest_counts(conn, name, expressions, cap, cache):
+    """:func:`match_counts` read as each expression's newest ``cap`` rowids: the same counts
+    (stored in ``cache`` under the same keys), and the rowids kept there too, for
+    :func:`cached_newest`.
+
+    For an expression whose prefix term covers many postings: FTS5 merges every posting of
+    every word a prefix term covers before it yields a row, whichever rows are asked for, so
+    counting the rows and then reading the newest of them (a related-notes window over one
+    common prefix) merged them twice; read so, once."""
+    index(name)
+    missing = [expression for expression in dict.fromkeys(expressions)
+               if (name, expression, cap, "newest") not in cache]
+    if missing:
+        probe = f"SELECT rowid FROM {name} WHERE {match(name)} ORDER BY rowid DESC LIMIT ?"
+        cursor = db.tuples(conn)
+        try:
+            for expression in missing:
+                rowids = [row[0] for row in cursor.execute(probe, (expression, cap))]
+                cache[(name, expression, cap, "newest")] = rowids
+                cache[(name, expression, cap)] = len(rowids)
+        finally:
+            cursor.close()
+    return [cache[(name, expression, cap)] for expression in expressions]
+
+
+def cached_newest(cache, name, expression, cap, limit):
+    """The newest ``limit`` rowids (``limit`` at most ``cap``) of index ``name`` matching
+    ``expression``, newest first, when ``cache`` holds them (:func:`newest_counts` with that
+    ``cap``, in the caller's read snapshot): what ``SELECT rowid ... ORDER BY rowid DESC LIMIT
+    limit`` returns.  None when it does not."""
+    found = None if cache is None or limit > cap else cache.get((name, expression, cap, "newest"))
+    return None if found is None else found[:limit]
+
+
 # FTS5's bm25() constants (k1, b), for the bounded ranking below.
 BM25_K1, BM25_B = 1.2, 0.75
 

@@ -422,6 +422,54 @@ def test_a_common_word_window_ranks_in_fts5s_own_order(conn, monkeypatch):
                for n in pack["related_notes"])
 
 
+def test_a_common_prefix_window_merges_the_prefix_once(conn, monkeypatch):
+    # "migrating" is in no note, its prefix term (migrat*: migration) reaches the cap: the
+    # group is counted by reading its newest rowids, and the window is those rows, so the
+    # prefix (every posting of every word it covers, merged) is read by one statement only;
+    # the pack is the one a window read again gives
+    monkeypatch.setattr(context, "RELATED_POSTINGS_BUDGET", 3)
+    make_task(conn, "t1", title="migrating")
+    make_task(conn, "s", title="S")
+    make_task(conn, "far", project="Elsewhere", title="Far")
+    for i in range(4):
+        note(conn, "s", f"migration step {i}")
+    note(conn, "far", "migration elsewhere")  # among the newest postings, dropped by the scope
+    note(conn, "s", "unrelated words")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        pack = _pack(conn, "t1", related=5)
+    finally:
+        conn.set_trace_callback(None)
+    assert sum('"migrat"*' in statement for statement in statements) == 1
+    assert pack["related_tokens_used"] == 1
+    assert sorted(n["content"] for n in pack["related_notes"]) == ["migration step 2", "migration step 3"]
+    monkeypatch.setattr(fts, "cached_newest", lambda *args: None)  # the window read again
+    assert _pack(conn, "t1", related=5) == pack
+
+
+def test_a_common_group_with_a_prefix_finds_its_window_floor_from_the_probe(conn, monkeypatch):
+    # "db" (db, databas*, datastor*) is kept alone over the budget: its probe read the newest
+    # rowids, so the window's floor comes from them; the group's prefixes are merged by the
+    # probe and the ranking only, and the pack is the one a floor read again gives
+    monkeypatch.setattr(context, "RELATED_POSTINGS_BUDGET", 3)
+    make_task(conn, "t1", title="db")
+    make_task(conn, "s", title="S")
+    for i in range(5):
+        note(conn, "s", f"database row {i}")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        pack = _pack(conn, "t1", related=5)
+    finally:
+        conn.set_trace_callback(None)
+    assert sum('"databas"*' in statement for statement in statements) == 2
+    assert sorted(n["content"] for n in pack["related_notes"]) == ["database row 2", "database row 3",
+                                                                   "database row 4"]
+    monkeypatch.setattr(fts, "cached_newest", lambda *args: None)
+    assert _pack(conn, "t1", related=5) == pack
+
+
 def test_related_window_widens_until_enough_pass_the_filters(conn):
     make_task(conn, "t1", title="needle")
     make_task(conn, "far", project="Elsewhere", title="Far")

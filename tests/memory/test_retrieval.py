@@ -373,6 +373,16 @@ def test_words_first_counts_match_the_plain_counts_on_a_mixed_corpus(conn, cap):
         plain = retrieval.group_counts(conn, query_groups, "notes_fts", cap)
         assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap)[0] == plain
         assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap, roots=True)[0] == plain
+        # a pack's related notes read a lone prefix group's newest rowids instead: same counts
+        cache = {}
+        assert retrieval.counts_words_first(conn, query_groups, "notes_fts", cap, cache, roots=True,
+                                            window=True)[0] == plain
+        for key, rowids in cache.items():
+            if len(key) == 4:  # the newest rowids kept for the window are the window's rows
+                assert rowids == [row[0] for row in conn.execute(
+                    "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                    (key[1], cap))]
+                assert cache[key[:3]] == len(rowids)
 
 
 def test_a_plural_whose_singular_is_common_is_never_merged_as_a_prefix(conn, monkeypatch):
@@ -414,3 +424,22 @@ def test_a_word_whose_plural_is_common_is_never_merged_as_a_prefix(conn, monkeyp
     assert retrieval.plural(retrieval.groups("write")[0]) == '"writes"'
     assert retrieval.plural(retrieval.groups("tests")[0]) is None
     assert retrieval.plural(retrieval.groups("42")[0]) is None
+
+
+def test_newest_counts_are_the_counts_and_keep_the_newest_rowids(conn):
+    """``fts.newest_counts`` counts as ``match_counts`` does (the same cache keys) and keeps
+    each expression's newest rowids, which ``cached_newest`` hands back up to its cap."""
+    if not retrieval.fts.has(conn, "notes_fts"):
+        pytest.skip("SQLite without FTS5")
+    make_task(conn, "t1")
+    ids = [notes.add(conn, "t1", content=f"migration step {n}")["id"] for n in range(5)]
+    notes.add(conn, "t1", content="unrelated words")
+    cache = {}
+    assert retrieval.fts.newest_counts(conn, "notes_fts", ['("migrat"*)', '"absent"'], 4, cache) == [4, 0]
+    assert retrieval.fts.match_counts(conn, "notes_fts", ['("migrat"*)', '"absent"'], 4) == [4, 0]
+    assert retrieval.fts.cached_newest(cache, "notes_fts", '("migrat"*)', 4, 3) == ids[::-1][:3]
+    assert retrieval.fts.cached_newest(cache, "notes_fts", '"absent"', 4, 4) == []
+    # not read at that cap, or asked for more than the cap: not known
+    assert retrieval.fts.cached_newest(cache, "notes_fts", '("migrat"*)', 5, 3) is None
+    assert retrieval.fts.cached_newest(cache, "notes_fts", '("migrat"*)', 4, 5) is None
+    assert retrieval.fts.cached_newest(None, "notes_fts", '("migrat"*)', 4, 3) is None
