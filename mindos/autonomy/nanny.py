@@ -845,7 +845,7 @@ def _recount_window(conn, entry, listed, total, at):
             rows = conn.execute(f"SELECT id, due_at, priority FROM tasks INDEXED BY idx_tasks_id_status WHERE id <= ?"
                                 f" AND {where} ORDER BY id LIMIT ?",
                                 (listed[-1]["subjects"][0], at, len(listed) + 1)).fetchall()
-            if {sense._overdue_finding(row)["digest"] for row in rows} != {item["digest"] for item in listed}:
+            if {sense.overdue_finding(row)["digest"] for row in rows} != {item["digest"] for item in listed}:
                 return None
         # the window's last entry (a step over the entries before it, none handed back); a
         # whole window goes on after it, and only a shorter last one is counted

@@ -177,7 +177,7 @@ def _first_by_id(conn, where, params, total):
     return rows if len(rows) >= limit or bound is None else None
 
 
-def _overdue_finding(row, source="overdue"):
+def overdue_finding(row, source="overdue"):
     return finding("overdue_task", [row[0]], "snag", {
         "due_at": row[1], "priority": row[2], "escalation_candidate": row[2] != "P0"}, source)
 
@@ -188,7 +188,7 @@ def _overdue(conn, out, now):
     rows = _overdue_rows(conn, f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}", (now, out.limit))
     out.total("overdue_task", rows[0][3] if rows else 0)
     for row in rows:
-        out.items.append(_overdue_finding(row, out.source))
+        out.items.append(overdue_finding(row, out.source))
 
 
 def overdue_between(conn, start, end, limit=LIMIT):
@@ -198,7 +198,7 @@ def overdue_between(conn, start, end, limit=LIMIT):
     where = f"due_at IS NOT NULL AND due_at < ? AND {sql.open_condition()}"
     rows = _overdue_rows(conn, where, (end, limit)) if start is None else \
         _overdue_rows(conn, f"due_at >= ? AND {where}", (start, end, limit))
-    return [_overdue_finding(row) for row in rows], rows[0][3] if rows else 0
+    return [overdue_finding(row) for row in rows], rows[0][3] if rows else 0
 
 
 def _stalled(conn, out, now):

@@ -36,6 +36,7 @@ import sqlite3
 import sys
 
 from mindos.errors import IntegrityError, MindosError, NotFound
+from mindos.store.sql import TERMINAL_SQL
 
 BUSY_TIMEOUT_SECONDS = 30.0
 # Pages are read through a memory map rather than a read() and a copy each.  A fleet sweep
@@ -281,25 +282,32 @@ SCHEMA_VERSION = 23
 DERIVED_COLUMNS = {"tasks": ("unmet_deps", "dependent_rank")}
 _UNMET_COUNT = ("(SELECT count(*) FROM dependencies d LEFT JOIN tasks p INDEXED BY idx_tasks_id_status ON p.id = d.depends_on"
                 " WHERE d.task_id = tasks.id AND p.status IS NOT 'completed')")
-RECOUNT_UNMET = f"UPDATE tasks SET unmet_deps = {_UNMET_COUNT} WHERE unmet_deps <> {_UNMET_COUNT}"
-_DRIFTED = "SELECT id, unmet_deps, {count} FROM tasks WHERE {rows}unmet_deps <> {count} ORDER BY id"
-UNMET_DRIFT = _DRIFTED.format(count=_UNMET_COUNT, rows="")
-# the same over the tasks with rowids in (?, ?]: a window of the nanny's integrity turns
-UNMET_DRIFT_IN = _DRIFTED.format(count=_UNMET_COUNT, rows="rowid > ? AND rowid <= ? AND ")
+
+
+def _derived(column, count, rows=""):
+    """``(recount, drift, drift in a window)`` of derived task column ``column`` counted by
+    ``count`` over the task rows meeting ``rows`` (SQL, or "" for all): the statement that sets
+    it again where it differs, the rows ``(id, stored, counted)`` where it differs, and the
+    same over the tasks with rowids in (?, ?] (a window of the nanny's integrity turns)."""
+    kept = f"{rows} AND " if rows else ""
+
+    def drifted(window):
+        return f"SELECT id, {column}, {count} FROM tasks WHERE {window}{kept}{column} <> {count} ORDER BY id"
+
+    return (f"UPDATE tasks SET {column} = {count} WHERE {kept}{column} <> {count}",
+            drifted(""), drifted("rowid > ? AND rowid <= ? AND "))
+
+
+RECOUNT_UNMET, UNMET_DRIFT, UNMET_DRIFT_IN = _derived("unmet_deps", _UNMET_COUNT)
 # tasks.dependent_rank (migration 23): the best priority (0 for P0 .. 3 for P3, 4 for none) among
 # an open task's open dependents, reached directly or through open ones; ``next`` reads it to
 # tell whether a queued task inherits a better tier.  Kept for open tasks only (a finished
-# task's value is recounted when it reopens).  RECOUNT_RANK and RANK_DRIFT(_IN) as above.
-_OPEN = "NOT IN ('completed', 'failed', 'cancelled')"
+# task's value is recounted when it reopens).
+_OPEN = f"NOT IN {TERMINAL_SQL}"  # the terminal statuses as mindos.store.sql spells them
 _RANK_COUNT = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.task_id, substr(m.priority, 2) + 0"
                " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
                f" ON m.id = d.task_id WHERE +m.status {_OPEN}) SELECT min(r) FROM up)")
-RECOUNT_RANK = (f"UPDATE tasks SET dependent_rank = {_RANK_COUNT}"
-                f" WHERE status {_OPEN} AND dependent_rank <> {_RANK_COUNT}")
-_RANK_DRIFTED = ("SELECT id, dependent_rank, {count} FROM tasks"
-                 f" WHERE {{rows}}status {_OPEN} AND dependent_rank <> {{count}} ORDER BY id")
-RANK_DRIFT = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="")
-RANK_DRIFT_IN = _RANK_DRIFTED.format(count=_RANK_COUNT, rows="rowid > ? AND rowid <= ? AND ")
+RECOUNT_RANK, RANK_DRIFT, RANK_DRIFT_IN = _derived("dependent_rank", _RANK_COUNT, f"status {_OPEN}")
 
 
 def latest_version():

@@ -109,7 +109,7 @@ def test_a_standing_overdue_finding_is_carried_not_reported_or_rebuilt_again(con
     assert [item["kind"] for item in first["findings"]["new"]] == ["overdue_task"]
     _not_recount_turn(conn)
     calls = _recounts(monkeypatch)
-    built = _count_calls(monkeypatch, sense, "_overdue_finding")
+    built = _count_calls(monkeypatch, sense, "overdue_finding")
     report = _tick(conn)
     assert calls() == [] and built == []
     assert report["findings"]["new"] == [] and report["findings"]["carried"] == 1
