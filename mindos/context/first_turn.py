@@ -30,7 +30,7 @@ Design decisions
 
 import json
 
-from mindos.context import sections
+from mindos.context import pack, sections
 from mindos.context.builder import MEMORY_DEFAULTS, TABLES, compact
 from mindos.core import validate
 from mindos.errors import InvalidInput
@@ -123,7 +123,7 @@ def _section_receipts(state, budget):
             for receipt_id in ids:
                 record = receipts.load(conn, receipt_id)
                 found.append(sections.scrub(compact({"task_id": record.get("task_id"),
-                                                     **sections.receipt_entry(record)})))
+                                                     **pack.receipt_entry(record)})))
     return _keys("receipts", state, found, budget.take_all(found, table=TABLES["receipts"]))
 
 

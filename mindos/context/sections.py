@@ -64,13 +64,6 @@ _MATCHES = ("WITH matches(rowid) AS MATERIALIZED (SELECT rowid FROM {index} WHER
             " ORDER BY rowid DESC LIMIT {cap})")
 
 
-# the bundle helpers every recall uses live with the pack (a bundle without an opt-in
-# section never loads this module): the names this module has always had for them
-_memo, _cache, _groups, _sizes = pack.memo, pack.snapshot_cache, pack.text_groups, pack.item_sizes
-section_related_notes, section_related_notes_reranked = pack.bundle_related_notes, pack.bundle_related_notes_reranked
-latest_receipts, receipt_entry = pack.latest_receipts, pack.receipt_entry
-
-
 def _shared(state, key, compute):
     """``compute()`` once per read snapshot, for results that depend on ``key`` alone (never
     on which task asked): a fleet sweep rebuilding many bundles in one snapshot
@@ -83,7 +76,7 @@ def _shared(state, key, compute):
 
 def _posting_cache(state):
     """The index posting counts probed in this read snapshot (see :func:`_shared`)."""
-    return _cache(state, "posting_counts")
+    return pack.snapshot_cache(state, "posting_counts")
 
 
 def _expression(state, index):
@@ -91,8 +84,8 @@ def _expression(state, index):
     POSTINGS_BUDGET matches (:func:`mindos.memory.retrieval.bounded`)."""
     from mindos.memory import retrieval  # lazy: see _groups
 
-    query_groups = _groups(state)
-    return _memo(state, ("expression", index), lambda: retrieval.bounded(
+    query_groups = pack.text_groups(state)
+    return pack.memo(state, ("expression", index), lambda: retrieval.bounded(
         state["conn"], index, query_groups, POSTINGS_BUDGET, _posting_cache(state))[0] if query_groups else None)
 
 
@@ -107,7 +100,7 @@ def _matches(state, index):
         return None if expression is None else (_MATCHES.format(index=index, match=fts.match(index), cap=MATCH_CAP),
                                                          [expression])
     spec = fts.index(index)
-    condition, params = fts.like_any(spec.columns, [group.word for group in _groups(state)])
+    condition, params = fts.like_any(spec.columns, [group.word for group in pack.text_groups(state)])
     if condition is None:
         return None
     return (f"WITH matches(rowid) AS MATERIALIZED (SELECT {spec.rowid} FROM {spec.table} WHERE {condition}"
@@ -161,7 +154,7 @@ def secrets_allowed(state):
     """True when the ledger records any ``secret_allowed`` override (one indexed probe, once
     per bundle).  Until then every memory and handoff passed the write guard clean, so
     scanning them again is skipped; receipts are never guarded and are always scanned."""
-    return _memo(state, "secrets_allowed", lambda: state["conn"].execute(
+    return pack.memo(state, "secrets_allowed", lambda: state["conn"].execute(
         "SELECT 1 FROM audit_events WHERE action = 'secret_allowed' LIMIT 1").fetchone() is not None)
 
 
@@ -177,7 +170,7 @@ def _section(name, fetch, guarded):
                 return items
             return [scrub(item) for item in items]
 
-        items = _memo(state, name, fetched)
+        items = pack.memo(state, name, fetched)
         return _pack_items(state, name, items, budget)
 
     build.__name__ = f"section_{name}"
@@ -185,7 +178,7 @@ def _section(name, fetch, guarded):
 
 
 def _pack_items(state, name, items, budget):
-    packed = budget.take_all(items, _sizes(state, items, builder.TABLES[name]))
+    packed = budget.take_all(items, pack.item_sizes(state, items, builder.TABLES[name]))
     return {name: packed, **_counts(name, state["options"][name], len(items), len(packed))}
 
 
@@ -254,7 +247,7 @@ def _fetch_dep_context(state):
             handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
         if handoff is not None and secrets_allowed(state):
             handoff = scrub(handoff)
-        receipt = next(iter(latest_receipts(conn, row["id"], 1)), None)
+        receipt = next(iter(pack.latest_receipts(conn, row["id"], 1)), None)
         if receipt is not None:
             receipt = scrub(receipt)  # receipt payloads never pass the write guard
         item = {"id": row["id"], "title": row["title"], "handoff": handoff, "receipt": receipt}
