@@ -66,7 +66,6 @@ MAX_CONSTRAINTS = 200
 # The inbox section reads at most this many handoffs (more when the budget could hold more:
 # see _inbox), and never more than an inbox listing may (handoffs.inbox's --limit bound).
 MAX_INBOX = 200
-_INBOX_READ_MAX = 100000
 # The longest a pack waits for the write lock to audit itself.  A write holds the lock for
 # milliseconds; a lock held longer belongs to a long job, and the session should not wait on
 # it: the event is deferred to the next write instead.
@@ -249,7 +248,7 @@ def _inbox(conn, agent, project, budget):
     count and the projects of them all come from one counting query
     (:func:`mindos.memory.handoffs.inbox_scope`), so an agent handed thousands of tasks
     builds a few hundred rows, not thousands, and still sees every project it was handed."""
-    cap = min(max(MAX_INBOX, budget // _LEAST_INBOX + 1), _INBOX_READ_MAX)
+    cap = min(max(MAX_INBOX, budget // _LEAST_INBOX + 1), handoffs.INBOX_LIMIT_MAX)
     items = handoffs.inbox(conn, agent, project=project, limit=cap, unacked_only=True)["items"]
     if len(items) < cap:
         return items, len(items), {item["project"] for item in items}

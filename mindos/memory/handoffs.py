@@ -305,6 +305,9 @@ def history(conn, handoff_id):
     }
 
 
+INBOX_LIMIT_MAX = 100000  # the most handoffs one inbox listing returns (--limit)
+
+
 def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
     """Live handoffs addressed to ``agent`` across the fleet, joined with their task state.
 
@@ -325,7 +328,7 @@ def inbox(conn, agent, *, project=None, limit=None, unacked_only=False):
     )
     if limit is not None:
         sql += " LIMIT ?"
-        params.append(validate.positive_int(limit, "--limit", maximum=100000))
+        params.append(validate.positive_int(limit, "--limit", maximum=INBOX_LIMIT_MAX))
     now = clock.now_iso()
     items = []
     for row in conn.execute(sql, params):
