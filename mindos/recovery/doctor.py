@@ -699,17 +699,15 @@ def _readiness(conn, report, window=None):
     open one whose stored inherited urgency (``dependent_rank``, with ``column``) does: every
     task (the full sweep, and the nanny's integrity turn on the tasks table), or those with
     rowids in ``window`` (``(after, upto]``: a window of that turn)."""
-    drifted = conn.execute(db.UNMET_DRIFT) if window is None else conn.execute(db.UNMET_DRIFT_IN, tuple(window))
-    for task_id, stored, counted in drifted:
-        report.add("task_readiness_drift", task_id=task_id, stored=stored, counted=counted,
-                   repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_UNMET}"')
-    if "dependent_rank" not in tables.declared(conn, "tasks"):
-        return
-    # the stored inherited urgency of open tasks (migration 23): the same windows, its own repair
-    drifted = conn.execute(db.RANK_DRIFT) if window is None else conn.execute(db.RANK_DRIFT_IN, tuple(window))
-    for task_id, stored, counted in drifted:
-        report.add("task_readiness_drift", task_id=task_id, column="dependent_rank", stored=stored, counted=counted,
-                   repair=f'recount it from the edges: sqlite3 <home>/state.db "{db.RECOUNT_RANK}"')
+    present = tables.declared(conn, "tasks")
+    for column, (recount, drift, drift_in) in db.DERIVED_STATEMENTS.items():
+        if column not in present:
+            continue
+        # the readiness count is the finding's own subject; any other column is named
+        named = {} if column == "unmet_deps" else {"column": column}
+        for task_id, stored, counted in conn.execute(drift) if window is None else conn.execute(drift_in, tuple(window)):
+            report.add("task_readiness_drift", task_id=task_id, **named, stored=stored, counted=counted,
+                       repair=f'recount it from the edges: sqlite3 <home>/state.db "{recount}"')
 
 
 def _receipts(conn, report, notes, since=None):

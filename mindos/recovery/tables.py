@@ -273,10 +273,10 @@ def _replace(conn, load, reload_sequence):
         conn.execute(sql)
     for _, sql in triggers:
         conn.execute(sql)
-    if "unmet_deps" in declared(conn, "tasks"):
-        conn.execute(db.RECOUNT_UNMET)  # derived readiness, loaded as its default: counted from the edges
-    if "dependent_rank" in declared(conn, "tasks"):
-        conn.execute(db.RECOUNT_RANK)  # derived inherited urgency, loaded as its default: counted from the edges
+    present = declared(conn, "tasks")
+    for column, (recount, _, _) in db.DERIVED_STATEMENTS.items():
+        if column in present:  # loaded as its default: counted again from the edges
+            conn.execute(recount)
     for index in fts_indexes(conn):
         for statement in fts.REBUILD.format(table=f"main.{_quote(index)}", name=_quote(index)).split(";"):
             conn.execute(statement)

@@ -308,6 +308,9 @@ _RANK_COUNT = ("(WITH RECURSIVE up(id, r) AS (SELECT tasks.id, 4 UNION SELECT d.
                " FROM up JOIN dependencies d ON d.depends_on = up.id JOIN tasks m INDEXED BY idx_tasks_id_status"
                f" ON m.id = d.task_id WHERE +m.status {_OPEN}) SELECT min(r) FROM up)")
 RECOUNT_RANK, RANK_DRIFT, RANK_DRIFT_IN = _derived("dependent_rank", _RANK_COUNT, f"status {_OPEN}")
+# each derived task column's (recount, drift, drift in a window), in DERIVED_COLUMNS order
+DERIVED_STATEMENTS = {"unmet_deps": (RECOUNT_UNMET, UNMET_DRIFT, UNMET_DRIFT_IN),
+                      "dependent_rank": (RECOUNT_RANK, RANK_DRIFT, RANK_DRIFT_IN)}
 
 
 def latest_version():
