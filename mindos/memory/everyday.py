@@ -6,7 +6,7 @@ about lag and a backlog).  Loaded only by memory-search (packs never read it), s
 pack build pays nothing for it.
 
 Design decisions
-  * **One direction.**  Unlike :mod:`mindos.memory.synonyms` (words that mean the same
+  * **One direction.**  Unlike :data:`mindos.memory.retrieval.SYNONYM_GROUPS` (words that mean the same
     thing, either way round), a key here is how a person might say something and its
     members are how a note might: "slow" -> latency, but "latency" does not widen to every
     everyday word for slowness.

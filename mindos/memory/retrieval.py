@@ -7,7 +7,7 @@ through any of its *terms*:
   * its stems as FTS5 prefix terms (weight 0.9): a light suffix stripper ("deployed",
     "deploying", "deployments" -> ``deploy*``; "retries" -> ``retri*`` and ``retry``), so
     morphological variants and partial words match without a second index;
-  * the members of its synonym groups (weight 0.8; :mod:`mindos.memory.synonyms`), each
+  * the members of its synonym groups (weight 0.8; :data:`SYNONYM_GROUPS`), each
     with its own stems, phrases as exact word sequences.
 
 memory-search (:mod:`mindos.memory.memory_search`) takes its candidates from each FTS5 index
@@ -32,7 +32,6 @@ Every term is quoted before MATCH: user text can never become an FTS5 operator.
 import math
 
 from mindos.core import clock
-from mindos.memory import synonyms
 from mindos.store import fts
 
 CANDIDATES = 60  # a ranked fact search's BM25 pool; the substring twin's rows per surface
@@ -106,10 +105,115 @@ def _stripped(word, shortest):
     return found
 
 
+# The shipped table of software-engineering synonyms and abbreviations (kept here, where it
+# is read: a module of its own cost every call that builds groups one more module load).
+#
+# Each group lists words (or multi-word phrases) that mean the same thing in an engineering
+# note, so a query for one finds rows written with another: ``db`` finds "database",
+# ``k8s`` finds "kubernetes", ``login`` finds "auth".  Groups are deliberately small and
+# conservative: a word that is ambiguous across everyday usage (``min``, ``issue``,
+# ``sync``) is left out rather than risk dragging unrelated rows into the top results.
+# Members are lowercase; a phrase matches as an exact word sequence.  A word may sit in more
+# than one group (its expansions are the union).
+SYNONYM_GROUPS = (
+    ("db", "database", "databases", "datastore"),
+    ("pg", "postgres", "postgresql", "psql"),
+    ("k8s", "kubernetes", "kube"),
+    ("auth", "authentication", "authn", "login", "logins", "signin", "sign in", "log in"),
+    ("authz", "authorization", "permission", "permissions", "rbac", "acl"),
+    ("config", "configuration", "configs", "settings", "cfg"),
+    ("env", "environment", "environments"),
+    ("env var", "environment variable", "envvar"),
+    ("repo", "repository", "repositories"),
+    ("deps", "dependency", "dependencies", "dep"),
+    ("ci", "continuous integration", "pipeline", "pipelines"),
+    ("cd", "continuous delivery", "continuous deployment"),
+    ("deploy", "deployment", "deploys", "rollout", "release", "ship"),
+    ("prod", "production"),
+    ("dev", "development"),
+    ("perf", "performance"),
+    ("latency", "slow", "slowness", "sluggish", "response time"),
+    ("mem", "memory", "ram"),
+    ("oom", "out of memory"),
+    ("msg", "message", "messages"),
+    ("req", "request", "requests"),
+    ("resp", "response", "responses"),
+    ("err", "error", "errors", "failure", "failures", "exception"),
+    ("ms", "millisecond", "milliseconds"),
+    ("sec", "second", "seconds"),
+    ("cert", "certificate", "certificates", "tls", "ssl"),
+    ("tz", "timezone", "time zone"),
+    ("ttl", "expiry", "expire", "expires", "expiration", "lifetime", "time to live"),
+    ("cache", "caching", "cached", "memoize"),
+    ("mq", "queue", "message queue", "broker"),
+    ("pr", "pull request", "merge request", "mr"),
+    ("docs", "documentation", "doc", "readme"),
+    ("infra", "infrastructure"),
+    ("ops", "operations"),
+    ("gc", "garbage collection", "garbage collector"),
+    ("async", "asynchronous"),
+    ("ui", "user interface", "frontend", "front end"),
+    ("api", "endpoint", "endpoints"),
+    ("lb", "load balancer", "load balancing"),
+    ("vm", "virtual machine"),
+    ("cli", "command line"),
+    ("bug", "defect", "regression"),
+    ("fix", "patch", "hotfix"),
+    ("rollback", "revert", "roll back"),
+    ("timeout", "timed out", "time out", "timeouts"),
+    ("secret", "secrets", "credential", "credentials"),
+    ("cron", "schedule", "scheduled", "scheduler"),
+    ("log", "logs", "logging"),
+    ("outage", "incident", "downtime"),
+    ("owner", "owns", "maintainer", "maintains", "maintained"),
+    ("rate limit", "throttle", "throttling", "ratelimit"),
+    ("s3", "object storage", "bucket"),
+    ("dns", "domain name"),
+    ("tests", "test suite", "testing", "spec", "specs"),
+    ("backup", "backups", "snapshot", "snapshots"),
+    ("uses", "runs on", "depends on", "backed by"),
+    # common abbreviations of operations, security and business vocabulary
+    ("dlq", "dead letter queue", "dead letter", "dead-letter"),
+    ("cdn", "content delivery network"),
+    ("sso", "single sign on", "single sign-on"),
+    ("mfa", "2fa", "two factor", "multi factor", "two-factor", "multi-factor"),
+    ("ha", "high availability"),
+    ("dr", "disaster recovery"),
+    ("qa", "quality assurance"),
+    ("e2e", "end to end", "end-to-end"),
+    ("pii", "personal data", "personally identifiable"),
+    ("rca", "root cause", "postmortem", "post mortem"),
+    ("sla", "service level agreement"),
+    ("slo", "service level objective"),
+    ("etl", "extract transform load"),
+    ("ml", "machine learning"),
+    ("os", "operating system"),
+    ("cpu", "processor"),
+    ("eta", "estimated arrival"),
+    ("eod", "end of day"),
+    ("fx", "foreign exchange", "exchange rate", "exchange rates"),
+    ("kyc", "know your customer", "identity verification"),
+    ("pos", "point of sale"),
+    ("otp", "one time password", "one-time password"),
+    ("dst", "daylight saving", "daylight savings"),
+    ("az", "availability zone"),
+    ("dc", "data center", "datacenter", "data centre"),
+    ("poc", "proof of concept"),
+    ("adr", "architecture decision record"),
+    ("ddos", "denial of service"),
+    ("waf", "web application firewall"),
+    ("crm", "customer relationship management"),
+    ("hr", "human resources"),
+    ("iot", "internet of things"),
+    ("cms", "content management system"),
+    ("ack", "acknowledge", "acknowledged", "acknowledgement"),
+)
+
+
 def _synonym_index():
     """Member -> every member of the groups it sits in (itself included), read-only."""
     index = {}
-    for group in synonyms.GROUPS:
+    for group in SYNONYM_GROUPS:
         members = frozenset(group)
         for member in group:
             index[member] = index[member] | members if member in index else members

@@ -261,12 +261,12 @@ def test_a_bundle_without_a_matching_section_leaves_the_retrieval_engine_unloade
     agent holding a lease (it recalls the held task with the default parameters) build a
     bundle, yet never match text: they must not load the retrieval engine and its synonym
     tables.  ``recall --related`` still does."""
-    codes, steps = modules_loaded(home, ("mindos.memory.retrieval", "mindos.memory.synonyms"), [
+    codes, steps = modules_loaded(home, ("mindos.memory.retrieval",), [
         [["claim", "{task}", "--owner", "a1"], ["prime", "--agent", "a1", "--format", "json"],
          ["recall", "{task}", "--agent", "a1", "--dep-context", "2"]],
         [["recall", "{task}", "--agent", "a1", "--related", "3"]]])
     assert codes == [0, 0, 0, 0, 0]
-    assert steps == [[], ["mindos.memory.retrieval", "mindos.memory.synonyms"]]
+    assert steps == [[], ["mindos.memory.retrieval"]]
 
 
 class _Terminal(io.StringIO):

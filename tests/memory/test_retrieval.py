@@ -10,7 +10,7 @@ import pytest
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.errors import InvalidInput
-from mindos.memory import facts, memories, retrieval, synonyms
+from mindos.memory import facts, memories, retrieval
 from mindos.memory import memory_search as search
 from conftest import ROOT, make_task, scoped_facts
 
@@ -37,8 +37,8 @@ def test_stems_never_widen_into_a_vocabulary():
 
 
 def test_synonym_table_is_small_lowercase_and_symmetric():
-    assert 20 <= len(synonyms.GROUPS) <= 100
-    for group in synonyms.GROUPS:
+    assert 20 <= len(retrieval.SYNONYM_GROUPS) <= 100
+    for group in retrieval.SYNONYM_GROUPS:
         assert all(member == member.lower().strip() for member in group)
     def weight(word, text):
         return retrieval.Group(word).weight_in(set(text.split()), f" {text} ")
