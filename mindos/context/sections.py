@@ -212,11 +212,18 @@ def _fetch_related_handoffs(state):
     def statement(project, requested):
         # one row more than asked and no own-task filter, so tasks sharing the match and
         # scope share the rows: a task has at most one live handoff (idx_handoffs_one_live),
-        # dropped below, and the first ``requested`` of the rest are exactly what is packed
-        scope, params = ("", []) if project is None else (" AND t.project = ?", [project])
+        # dropped below, and the first ``requested`` of the rest are exactly what is packed.
+        # The live matches are ordered by their ids alone (``o``), then read whole, with their
+        # task, in that order only until enough are in scope: sorting every match with its
+        # columns and its task's title carried along cost about 0.4M instructions for the
+        # handful kept.  The inner LIMIT (never binding: there are at most MATCH_CAP matches)
+        # keeps SQLite from dropping the inner ORDER BY, and the CROSS JOINs keep ``o`` the
+        # outer loop, so rows come out in its order.
+        scope, params = ("", []) if project is None else (" WHERE t.project = ?", [project])
         return ("SELECT h.id, h.task_id, t.title AS via_task_title, h.from_agent, h.to_agent, h.status, h.objective,"
-                " h.commit_ref FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid CROSS JOIN tasks t ON t.id ="
-                f" h.task_id WHERE h.superseded_by IS NULL{scope} ORDER BY h.created_at DESC, h.id DESC LIMIT ?",
+                " h.commit_ref FROM (SELECT h.id FROM matches m CROSS JOIN handoffs h ON h.id = m.rowid"
+                f" WHERE h.superseded_by IS NULL ORDER BY h.created_at DESC, h.id DESC LIMIT {MATCH_CAP}) o"
+                f" CROSS JOIN handoffs h ON h.id = o.id CROSS JOIN tasks t ON t.id = h.task_id{scope} LIMIT ?",
                 (*params, requested + 1))
 
     requested, items = _related_rows(state, "related_handoffs", "handoffs_fts", statement,

@@ -64,6 +64,28 @@ def test_related_handoffs_live_other_tasks_newest_first_in_scope(conn):
     assert _pack(conn, related_handoffs=0)["related_handoffs"] == []
 
 
+def test_related_handoffs_are_the_newest_in_scope_whatever_order_they_were_written_in(conn):
+    """The live matches are ordered first and read with their task only until enough are in
+    scope: the handoffs packed are still the newest in scope by (created_at, id), here where
+    ids and times run in different orders and most matches belong to another project."""
+    make_task(conn, "t1", title="Reconcile the ledger export")
+    pinned = clock.pinned()
+    times = [5, 1, 9, 3, 7, 2, 8, 4, 6, 0, 9, 5]  # minutes past a base: repeats tie on the id
+    for n, minute in enumerate(times):
+        project = "Trove" if n % 3 == 0 else "Other"
+        make_task(conn, f"h{n}", project=project, title=f"ledger task {n}")
+        clock.set_now(f"2026-01-01T00:{minute:02d}:00Z")
+        handoffs.record(conn, f"h{n}", from_agent="codex", objective=f"ledger export step {n}")
+    clock.set_now(pinned)
+    live = conn.execute("SELECT h.id, h.created_at, t.project FROM handoffs h JOIN tasks t ON t.id = h.task_id"
+                        " WHERE h.superseded_by IS NULL").fetchall()
+    for scope, wanted in (("project", {"Trove"}), ("global", {"Trove", "Other"})):
+        newest = [row[0] for row in sorted(live, key=lambda row: (row[1], row[0]), reverse=True) if row[2] in wanted]
+        for requested in (1, 2, 3, 5, 20):
+            packed = _pack(conn, related_handoffs=requested, related_scope=scope)["related_handoffs"]
+            assert [item["id"] for item in packed] == newest[:requested]
+
+
 def test_every_section_obeys_the_one_budget(conn):
     _fleet(conn)
     for n in range(5):
