@@ -204,15 +204,48 @@ def _digests(full, core, tail, known=None):
     form keeps it): the tables are laid out once (``known``: kept for the bundle's own
     printing, see :func:`mindos.context.builder.encode`)."""
     printed = builder.encode(sealed_form({**full, **tail}), known)
-    digest = sha256_hex(canonical_json(printed))
+    text = canonical_json(printed)
+    digest = sha256_hex(text)
     if core is full:  # no handoff packed: the core form is the pack itself
         return digest, digest
     if full["truncated"]:  # rebuilt (:func:`_core_pack`): its own layout
         return digest, digest_of({**core, **tail})
-    printed = {key: value for key, value in printed.items() if key not in ("handoff", "handoff_packed")}
+    cut = _without_handoff(text, printed)
+    if cut is not None:
+        return digest, sha256_hex(cut)
+    printed = {key: value for key, value in printed.items() if key not in _HANDOFF_KEYS}
     if "used_chars" in printed:
         printed["used_chars"] = core["used_chars"]
     return digest, sha256_hex(canonical_json(printed))
+
+
+_HANDOFF_KEYS = ("handoff", "handoff_packed")
+
+
+def _without_handoff(text, printed):
+    """``text``, the canonical JSON of ``printed`` (a printed bundle), with its ``handoff`` and
+    ``handoff_packed`` entries cut out: the canonical JSON of the bundle without them (what
+    encoding it again would give, at about a tenth of the cost), or None when the cut cannot
+    be proven exact.
+
+    Canonical JSON sorts the keys and separates entries by single commas, and a value's text
+    is the same alone as inside its object, so the two entries print as one run, ``"handoff":
+    <its value>,"handoff_packed":<its value>``, exactly once at the top level unless a key
+    sorts between the two.  A quoted key cannot occur inside a string (its quotes would be
+    escaped), so a run found once in the whole text is that top-level one; any doubt (a key
+    between, the run repeated in some nested value, ``used_chars`` printed, which the core
+    form changes) gives None."""
+    if "used_chars" in printed or any(_HANDOFF_KEYS[0] < key < _HANDOFF_KEYS[1] for key in printed):
+        return None
+    run = (f'"{_HANDOFF_KEYS[0]}":{canonical_json(printed[_HANDOFF_KEYS[0]])},'
+           f'"{_HANDOFF_KEYS[1]}":{canonical_json(printed[_HANDOFF_KEYS[1]])}')
+    at = text.find(run)
+    if at < 0 or text.find(run, at + 1) >= 0:
+        return None
+    end = at + len(run)
+    if text[at - 1] == ",":  # an entry before it: drop the comma that led in
+        return text[:at - 1] + text[end:]
+    return text[:at] + text[end + 1:] if text[end] == "," else text[:at] + text[end:]
 
 
 def bundle(conn, task_id, agent, params, now=None, *, unsealed=(), known=None):

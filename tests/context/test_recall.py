@@ -114,6 +114,34 @@ def test_core_digest_ignores_the_callers_own_later_handoff(conn, budget):
     assert recall.bundle(conn, "t1", "codex", P(budget=budget, **ALL))["core_digest"] != sealed["core_digest"]
 
 
+@pytest.mark.parametrize("printed", [
+    {"agent": "a", "handoff": {"id": 1, "objective": "x"}, "handoff_packed": True, "notes": [["id"], [2]]},
+    {"handoff": {"id": 1}, "handoff_packed": True, "task_id": "t1"},
+    {"budget": 9, "handoff": {"id": 1, "objective": "quote \" and é"}, "handoff_packed": True},
+    {"handoff": {"id": 1}, "handoff_packed": True},
+])
+def test_the_core_text_is_the_bundle_text_with_the_handoff_cut_out(printed):
+    """The core digest's text is cut from the bundle's canonical JSON instead of encoding the
+    bundle again: byte for byte what encoding it without the handoff gives."""
+    from mindos.core.canonical import canonical_json
+
+    core = {key: value for key, value in printed.items() if key not in ("handoff", "handoff_packed")}
+    assert recall._without_handoff(canonical_json(printed), printed) == canonical_json(core)
+
+
+@pytest.mark.parametrize("printed", [
+    # the same run nested in a receipt's payload: not provably the top-level one
+    {"handoff": {"id": 1}, "handoff_packed": True, "receipts": [{"payload": {"handoff": {"id": 1},
+                                                                             "handoff_packed": True}}]},
+    {"handoff": {"id": 1}, "handoff_b": 2, "handoff_packed": True},  # a key sorts between the two
+    {"handoff": {"id": 1}, "handoff_packed": True, "used_chars": 40},  # the core form changes it
+])
+def test_the_core_text_is_encoded_again_when_the_cut_is_not_provably_exact(printed):
+    from mindos.core.canonical import canonical_json
+
+    assert recall._without_handoff(canonical_json(printed), printed) is None
+
+
 def test_recall_is_audited_with_params_and_a_manifest_outside_the_digest(conn):
     _world(conn)
     leases.claim(conn, "t1", "codex")
