@@ -22,13 +22,16 @@ same through the door).  Then:
     (SQLite's dbstat) against the database file (target under 20 %).
 
 Measured (CPython 3.11.7 in a clean venv, SQLite 3.40.1, valgrind 3.x callgrind; default
-scale, 5 calls each; floor 86.10M instructions):
+scale, ``--calls 3``; floor 86.0M instructions), this tree against the one before it on the
+same machine the same hour:
 
-  memory-search        105.2M median, 1.222x the floor (max 1.239x)  target <= 1.3x
-                        (the everyday-vocabulary readings cost about 1.2M of it)
-  recall, every section 137.4M median, 1.595x (max 1.618x)            target <= 1.5x
-  memory-embed --apply  70,000 rows in 7.0 s (64 dimensions)          target < 60 s
-  learned state         11.4 MB of a 73.0 MB database, 15.7 %         target < 20 %
+  memory-search        107.5M median, 1.250x the floor (max 1.263x)  target <= 1.3x
+                        (107.6M, 1.250x before)
+  recall, every section 136.0M median, 1.582x (max 1.615x)            target <= 1.5x
+                        (136.9M, 1.591x before; with --upkeep 132.3M -> 131.4M, 1.538x -> 1.526x)
+  memory-embed --apply  70,000 rows in 25 s on a loaded machine       target < 60 s
+                        (7.0 s measured earlier on a quiet one)
+  learned state         11.5 MB of a 100.9 MB database, 11.4 %        target < 20 %
 
 Run:  python3 bench/recall_cost.py [--tasks N] [--calls N] [--interpreter clean|current] [--upkeep]
       (JSON to stdout; about 10-20 minutes at the default scale on two busy cores)
