@@ -435,7 +435,8 @@ def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_he
     """prime's pick (the dispatcher's) leaves weakref unloaded (about 2.5M instructions: only a
     server's connection keeps choices) and, in a home without a policy directory, the policies
     module (about 1.2M); importing the dispatcher leaves heapq for the first pick that merges
-    streams."""
+    streams.  prime reads its leases itself and its pick takes none: neither the lease module
+    nor the progress records' is loaded."""
     import os
     import subprocess
     import sys
@@ -452,12 +453,12 @@ def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_he
              "printed, sys.stdout = json.loads(sys.stdout.getvalue()), out\n"
              "print(codes, printed['held_task_id'], 'next' in printed)\n"
              "print('weakref' in sys.modules, 'mindos.work.policies' in sys.modules,"
-             " 'mindos.work.progress' in sys.modules)\n" % root)
+             " 'mindos.work.progress' in sys.modules, 'mindos.work.leases' in sys.modules)\n" % root)
     # -S: the machine's own site hooks (.pth files) may load either before our first line
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso()))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False False"], proc.stderr
+    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False False False"], proc.stderr
 
 
 def test_prime_lists_the_leases_the_lease_listing_lists_without_their_progress(fleet):
