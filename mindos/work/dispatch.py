@@ -175,10 +175,9 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
         raise InvalidInput("--claim requires --owner (who takes the lease)")
     cap = None
     if claim or minutes is not None or max_active is not None:
-        # lazy: a read-only pick (prime's) takes no lease, so unless given a window or a cap to
-        # check it reads neither, nor the owner's cap from the environment, and never loads
-        # the lease module (about 0.8M instructions)
-        from mindos.work import leases
+        # a read-only pick (prime's) takes no lease, so unless given a window or a cap to check
+        # it reads neither, nor the owner's cap from the environment (about 0.8M instructions)
+        from mindos.work import leases  # lazy: only a claim, or a window or cap to check
 
         minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
         cap = leases.max_active_cap(max_active)
