@@ -55,7 +55,7 @@ from mindos.context import builder, params
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
 from mindos.store import db, deferred, ledger
-from mindos.work import leases
+from mindos.store.sql import TERMINAL_SQL
 
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 400
@@ -74,6 +74,12 @@ _LEASE_FIELDS = ("task_id", "project", "title", "status", "priority", "lease_exp
 _INBOX_FIELDS = ("task_id", "project", "title", "from_agent", "handoff_status", "objective", "created_at")
 _NEXT_FIELDS = ("id", "project", "title", "priority", "status", "next_action", "due_at")
 _LEASES, _INBOX, _CONSTRAINTS = (builder.TABLES[name] for name in ("leases", "inbox", "constraints"))
+# The agent's live leases, soonest expiry first: what ``leases.list_leases(owner=agent)`` lists
+# (held, not terminal, not expired; along idx_tasks_lease_owner), with only the columns the
+# pack shows, so neither the progress records the listing joins in nor their module are read.
+_LIVE_LEASES_SQL = ("SELECT id AS task_id, project, title, status, priority, lease_expires_at, lease_epoch"
+                    f" FROM tasks WHERE lease_owner = ? AND lease_owner <> '' AND status NOT IN {TERMINAL_SQL}"
+                    " AND lease_expires_at > ? ORDER BY lease_expires_at, id")
 
 
 def scrub(value):
@@ -423,8 +429,8 @@ def build(conn, agent, *, project=None, budget=DEFAULT_BUDGET, seconds=DEFAULT_S
     sections, skipped = [], []
     with db.read(conn), _Deadline(conn, seconds) as deadline:  # one snapshot: a writer never blocks it
         try:
-            mine = leases.list_leases(conn, owner=agent)
-            state["leases"] = [e for e in mine if project is None or e["project"] == project]
+            state["leases"] = [e for e in conn.execute(_LIVE_LEASES_SQL, (agent, state["now"]))
+                               if project is None or e["project"] == project]
             state["inbox"], state["inbox_total"], handed = _inbox(conn, agent, project, budget)
             state["projects"] = [project] if project else sorted({e["project"] for e in state["leases"]} | handed)
             state["held"] = rows.get(conn, state["leases"][0]["task_id"]) if state["leases"] else None

@@ -166,8 +166,6 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
     (plus ``unblock_scheduling: true`` with ``prefer_unblocking``).  Claiming audits
     ``claimed`` (via ``next``); nothing else is written.
     """
-    from mindos.work import leases  # lazy: loaded only on the path that needs it
-
     if project is not None:
         project = validate.identifier(project, "--project")
     scope_tags = validate.tags(tags)
@@ -175,8 +173,14 @@ def next_task(conn, *, project=None, tags=(), claim=False, owner=None, minutes=N
         owner = validate.agent(owner)
     if claim and owner is None:
         raise InvalidInput("--claim requires --owner (who takes the lease)")
-    minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
-    cap = leases.max_active_cap(max_active)
+    cap = None
+    if claim or minutes is not None or max_active is not None:
+        # a read-only pick (prime's) takes no lease, so unless given a window or a cap to check
+        # it reads neither, nor the owner's cap from the environment (about 0.8M instructions)
+        from mindos.work import leases  # lazy: only a claim, or a window or cap to check
+
+        minutes = leases.check_minutes(leases.DEFAULT_MINUTES if minutes is None else minutes)
+        cap = leases.max_active_cap(max_active)
     aging_minutes = validate.positive_int(aging_minutes, "--aging-minutes", minimum=0, maximum=MAX_AGING_MINUTES)
     aging_boost = validate.positive_int(aging_boost, "--aging-boost", minimum=0, maximum=len(_TIERS) - 1)
     options = (project, scope_tags, explain, prefer_unblocking, aging_minutes, aging_boost)

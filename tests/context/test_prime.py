@@ -435,7 +435,8 @@ def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_he
     """prime's pick (the dispatcher's) leaves weakref unloaded (about 2.5M instructions: only a
     server's connection keeps choices) and, in a home without a policy directory, the policies
     module (about 1.2M); importing the dispatcher leaves heapq for the first pick that merges
-    streams."""
+    streams.  prime reads its leases itself and its pick takes none: neither the lease module
+    nor the progress records' is loaded."""
     import os
     import subprocess
     import sys
@@ -451,12 +452,39 @@ def test_a_prime_with_a_lease_and_a_pick_leaves_weakref_unloaded_and_dispatch_he
              "codes = [run('autopilot', ['prime', '--agent', 'codex', '--format', 'json'])]\n"
              "printed, sys.stdout = json.loads(sys.stdout.getvalue()), out\n"
              "print(codes, printed['held_task_id'], 'next' in printed)\n"
-             "print('weakref' in sys.modules, 'mindos.work.policies' in sys.modules)\n" % root)
+             "print('weakref' in sys.modules, 'mindos.work.policies' in sys.modules,"
+             " 'mindos.work.progress' in sys.modules, 'mindos.work.leases' in sys.modules)\n" % root)
     # -S: the machine's own site hooks (.pth files) may load either before our first line
     proc = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, HERMES_AUTOPILOT_HOME=str(home), MINDOS_NOW=clock.now_iso()))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False"], proc.stderr
+    assert proc.stdout.splitlines() == ["False", "[0] trove-held True", "False False False False"], proc.stderr
+
+
+def test_prime_lists_the_leases_the_lease_listing_lists_without_their_progress(fleet):
+    """prime reads the agent's leases itself (its columns only: the progress records and their
+    module are left unread): the same leases as ``leases.list_leases(owner=...)``, in its order
+    (soonest expiry first, then id), neither an expired, a finished nor another agent's one."""
+    from datetime import timedelta
+
+    from mindos.core import clock
+
+    for n, minutes in enumerate((50, 20, 20, 90)):
+        make_task(fleet, f"more-{n}", project=("Trove", "Acme")[n % 2], title=f"more work {n}")
+        leases.claim(fleet, f"more-{n}", "codex", minutes=minutes)
+    for task_id in ("lapsed", "finished"):
+        make_task(fleet, task_id, project="Trove", title=f"{task_id} work")
+        leases.claim(fleet, task_id, "codex", minutes=1 if task_id == "lapsed" else 60)
+    with fleet:
+        fleet.execute("UPDATE tasks SET status = 'completed' WHERE id = 'finished'")
+    clock.set_now(clock.now() + timedelta(minutes=5))  # "lapsed" expired; the home fixture resets the clock
+    listed = [(e["task_id"], e["lease_expires_at"], e["lease_epoch"]) for e in leases.list_leases(fleet, owner="codex")]
+    packed = builder.decode(prime.prime(fleet, "codex", budget=20000, fmt="json"))
+    assert [(e["task_id"], e["lease_expires_at"], e["lease_epoch"]) for e in packed["leases"]] == listed
+    assert [task_id for task_id, _, _ in listed] == ["more-1", "more-2", "trove-held", "more-0", "more-3"]
+    assert packed["held_task_id"] == "more-1" and packed["leases_total"] == 5
+    acme = builder.decode(prime.prime(fleet, "codex", project="Acme", budget=20000, fmt="json"))
+    assert [e["task_id"] for e in acme["leases"]] == ["more-1", "more-3"]
 
 
 def test_the_pick_in_prime_still_applies_a_policy_once_the_home_has_a_policy_directory(fleet, home):

@@ -625,6 +625,22 @@ def test_malformed_env_cap_is_refused(conn, monkeypatch):
     assert state(conn) == before
 
 
+def test_a_read_only_pick_reads_no_lease_setting(conn, monkeypatch):
+    """A pick that takes no lease reads neither the lease window nor the owner's cap (the
+    environment's malformed cap refuses claims only); given a window or a cap, it still checks
+    them."""
+    mk(conn, "t1", "P1")
+    monkeypatch.setenv("AUTOPILOT_MAX_ACTIVE_PER_OWNER", "lots")
+    assert dispatch.next_task(conn, owner="codex")["task"]["id"] == "t1"
+    with pytest.raises(InvalidInput, match="AUTOPILOT_MAX_ACTIVE_PER_OWNER"):
+        dispatch.next_task(conn, owner="codex", minutes=30)
+    monkeypatch.delenv("AUTOPILOT_MAX_ACTIVE_PER_OWNER")
+    with pytest.raises(InvalidInput, match="--minutes"):
+        dispatch.next_task(conn, minutes=0)
+    with pytest.raises(InvalidInput, match="--max-active"):
+        dispatch.next_task(conn, max_active=-1)
+
+
 # ---------------------------------------------------------------------------------------
 # The front door
 
