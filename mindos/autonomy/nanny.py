@@ -117,6 +117,13 @@ FTS_ROWS = 50000
 FTS_WINDOW = 20000
 REFERENCE_ROWS = 100000
 REFERENCE_WINDOW = 20000
+# a tick that finds DEFER_EVENTS or more new events since the previous tick checks them (the
+# incremental part, which grows with them) and runs no slice: the next tick takes the turn
+# this one would have had.  A tick never defers twice in a row, so a home written in bursts
+# at every tick runs each slice within twice its period in ticks; ``period_ticks`` counts
+# the ticks that run a slice (the report names a deferring tick's slice DEFERRED)
+DEFER_EVENTS = 250
+DEFERRED = "deferred"
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,11 +452,16 @@ def _sweep_plan(conn, previous):
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
                      for key in ("integrity", "fts_drift", "references")}
-    last = previous.get("slice")
+    last = previous.get("slice") if previous.get("slice") != DEFERRED else previous.get("slice_kept")
     name = families[(families.index(last) + 1) % len(families)] if last in families else families[0]
     start = previous.get("chain_from")
     start = start if isinstance(start, int) and 0 <= start < previous["event_id"] else 0
     mark["chain_from"] = start
+    if _deferring(mark, previous):
+        # a burst of new events: this tick checks them and leaves its slice to the next tick,
+        # which takes the turn this one would have (the cursors and rounds kept as they are)
+        mark["slice_kept"] = last if last in families else ""
+        return mark, (), DEFERRED, None, None
     if name == "integrity":
         names = doctor.integrity_tables(conn)
         # a full-text index's own tables are sized by its content table (their rowids are
@@ -544,6 +556,13 @@ def _sweep_plan(conn, previous):
     upto = min(start + CHAIN_WINDOW, previous["event_id"])
     mark["chain_from"] = upto if upto < previous["event_id"] else 0
     return mark, (), name, (start, upto), None
+
+
+def _deferring(mark, previous):
+    """True when this tick leaves its slice to the next one (see DEFER_EVENTS): at least
+    DEFER_EVENTS events landed since the previous tick's watermark, and that tick ran its
+    slice."""
+    return previous.get("slice") != DEFERRED and mark["event_id"] - previous["event_id"] >= DEFER_EVENTS
 
 
 def _count_pair(value):
