@@ -1128,3 +1128,24 @@ def test_many_overdue_tasks_are_listed_by_walking_ids_with_the_listing_of_the_so
         assert walked == [None]  # the bound held too few: the sorted read
     else:
         assert len(walked) == 1 and walked[0] is not None and len(walked[0]) == 5
+
+
+def test_a_tick_lists_the_data_tables_once_and_a_schema_change_lists_them_again(conn, home, monkeypatch):
+    from mindos.recovery import tables
+
+    populate(conn)
+    _tick(conn)
+    reads = []
+    real = tables.data_tables
+    monkeypatch.setattr(tables, "data_tables", lambda c: reads.append(1) or real(c))
+    for _ in range(nanny.PERIOD_TICKS):  # every turn: the pin's watermark, the sweep, the references turn
+        before = len(reads)
+        _tick(conn)
+        assert len(reads) - before <= 1
+    listed = checkpoint.data_tables(conn)
+    assert listed == real(conn) and "zz_extra" not in listed
+    with db.write(conn):
+        conn.execute("CREATE TABLE zz_extra (x TEXT)")
+    before = len(reads)
+    assert checkpoint.data_tables(conn) == real(conn) and "zz_extra" in checkpoint.data_tables(conn)
+    assert len(reads) - before == 1
