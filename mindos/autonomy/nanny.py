@@ -867,12 +867,19 @@ def _recount_window(conn, entry, listed, total, at):
             if {sense.overdue_finding(row)["digest"] for row in rows} != {item["digest"] for item in listed}:
                 return None
         # the window's last entry (a step over the entries before it, none handed back); a
-        # whole window goes on after it, and only a shorter last one is counted
-        last = conn.execute(f"SELECT due_at, id FROM {source} WHERE {where}{after} ORDER BY due_at, id"
-                            f" LIMIT 1 OFFSET ?", (*params, OVERDUE_WINDOW - 1)).fetchone()
-        if last is not None:
-            return {"upto": upto, "from": [last[0], last[1]], "sum": counted + OVERDUE_WINDOW}
-        found = conn.execute(f"SELECT count(*) FROM {source} WHERE {where}{after}", params).fetchone()[0]
+        # whole window goes on after it, and only a shorter last one is counted.  When the
+        # carried total says this is likely the round's last window, its entries are counted
+        # first (up to a whole window): a shorter one then needs no second step over them
+        found = None
+        if total - counted < OVERDUE_WINDOW:
+            found = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where}{after} LIMIT ?)",
+                                 (*params, OVERDUE_WINDOW)).fetchone()[0]
+        if found is None or found >= OVERDUE_WINDOW:
+            last = conn.execute(f"SELECT due_at, id FROM {source} WHERE {where}{after} ORDER BY due_at, id"
+                                f" LIMIT 1 OFFSET ?", (*params, OVERDUE_WINDOW - 1)).fetchone()
+            if last is not None:
+                return {"upto": upto, "from": [last[0], last[1]], "sum": counted + OVERDUE_WINDOW}
+            found = conn.execute(f"SELECT count(*) FROM {source} WHERE {where}{after}", params).fetchone()[0]
         since = conn.execute(f"SELECT count(*) FROM {source} WHERE due_at >= ? AND {where}", (upto, at)).fetchone()[0]
     except sqlite3.OperationalError:  # an index dropped by hand: the full recount's plain read
         return None
