@@ -30,6 +30,9 @@ Design decisions
   * **Dry run** takes no lock, runs each planned repair's own dry run and writes nothing
     (no memory update, no audit); its state is the one the tick would report if every
     planned repair worked (``state_basis: "planned"``).
+  * **A burst defers the slice.**  A tick that finds DEFER_EVENTS or more events since the
+    previous tick checks them (that part grows with them) and runs no rotating slice; the
+    next tick takes the turn it left (never two deferrals in a row).
   * **Index upkeep is housekeeping, not a repair.**  A repairing tick also merges each
     full-text index grown past UPKEEP_SEGMENTS segments (every query term is looked up in
     every segment; an index written one row per transaction, as agents write, keeps
