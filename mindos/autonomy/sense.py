@@ -23,7 +23,6 @@ byte-identical (tested by comparing bytes before and after).
 
 from mindos.core import canonical, clock, validate
 from mindos.store import fts, sql
-from mindos.autonomy import grants
 
 LIMIT = 100              # findings listed per kind; the totals stay exact
 STALL_MINUTES = 60       # a held, running task with no heartbeat for this long is stalled
@@ -215,7 +214,10 @@ def _stalled(conn, out, now):
 
 def _stalled_leases(conn, out, now):
     """Stalled leases: live, yet their progress state has not changed by their stall deadline
-    (:mod:`mindos.work.progress`).  One escalated already is a person's decision."""
+    (:mod:`mindos.work.progress`).  One escalated already is a person's decision.  A home with
+    no live lease has none (one probe; the progress module is not loaded for it)."""
+    if not _any_live_lease(conn, now):
+        return
     from mindos.work import progress  # lazy: the stall rule lives with the progress records
 
     for row in progress.stalled(conn, now=now):
@@ -240,8 +242,21 @@ def _parked(conn, out, now):
             out.add("awaiting_decision", [row[0]], "decision", {"status": row[1], "next_action": row[3]})
 
 
+def _any_live_lease(conn, now):
+    """True when an open task holds a live lease (every stalled lease is one)."""
+    return conn.execute(f"SELECT 1 FROM tasks WHERE lease_owner <> '' AND lease_expires_at > ?"
+                        f" AND {sql.open_condition()} LIMIT 1", (now,)).fetchone() is not None
+
+
 def _grants(conn, out, now):
-    """Live grants past expiry on open tasks: renew or let the work stop is a human call."""
+    """Live grants past expiry on open tasks: renew or let the work stop is a human call.  A
+    home with no live grant past expiry at all has none (one probe; the grants module is not
+    loaded for it)."""
+    if conn.execute("SELECT 1 FROM grants WHERE superseded_by IS NULL AND expires_at <= ? LIMIT 1",
+                    (clock.now_iso(),)).fetchone() is None:
+        return
+    from mindos.autonomy import grants  # lazy: only a home with expired grants lists them
+
     for grant in grants.expired_open(conn):
         out.add("grant_expired", [grant["task_id"]], "decision", {
             "grant_id": grant["id"], "model": grant["model"], "autonomy_level": grant["autonomy_level"],

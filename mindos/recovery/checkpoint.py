@@ -82,11 +82,10 @@ def watermark(conn, existing=None, carry=None):
     is left to the whole count of the index's own turn."""
     import time  # lazy: file times are the file system's, not the package clock's
 
-    from mindos.recovery import tables  # lazy: only pins and checkpoints take a watermark
-    from mindos.store import fts, sql  # lazy: as tables
+    from mindos.store import fts, sql  # lazy: only pins and checkpoints take a watermark
 
     if existing is None:
-        existing = set(tables.data_tables(conn))
+        existing = set(data_tables(conn))
     names = [name for name in ROW_TABLES if name in existing]
     specs = [spec for name, spec in fts.INDEXES.items() if spec.table in existing and fts.has(conn, name)]
     # every table's largest rowid and every carried balance's two range counts in one
@@ -101,6 +100,26 @@ def watermark(conn, existing=None, carry=None):
     moved = {spec.name: _carried(spec, carry)[0] + value for spec, value in zip(carried, row[len(names):])}
     gaps = {spec.name: moved[spec.name] if spec.name in moved else fts_gap(conn, spec) for spec in specs}
     return {"event_id": ledger.height(conn), "rowids": rowids, "fts": gaps, "files_ns": time.time_ns()}
+
+
+def data_tables(conn):
+    """:func:`mindos.recovery.tables.data_tables` of ``conn``, read once while its schema
+    stays as read (the schema cookie, ``PRAGMA schema_version``, which every schema change
+    moves, is compared each call): a tick asks for the names three times, each read about
+    2.3M instructions (the schema's rows read and matched against every index's shadow
+    tables) against one pragma."""
+    from mindos.recovery import tables  # lazy: only pins, checkpoints and the doctor's sweeps list them
+
+    version = conn.execute("PRAGMA main.schema_version").fetchone()[0]
+    kept = getattr(conn, "_mindos_data_tables", None)
+    if kept is not None and kept[0] == version:
+        return list(kept[1])
+    names = tables.data_tables(conn)
+    try:
+        conn._mindos_data_tables = (version, tuple(names))
+    except AttributeError:  # a plain sqlite3 connection keeps no attributes: read each time
+        pass
+    return names
 
 
 def _carried(spec, carry):

@@ -175,7 +175,7 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     else:
         reason = None
     deep = set(FAMILIES) if since is None else set(include)
-    existing = set(tables.data_tables(conn))
+    existing = set(checkpoint.data_tables(conn))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     checks.append("schema_version")
     if version == 0:  # MindOS never leaves a database without its schema: a truncated or foreign file
@@ -636,7 +636,7 @@ def reference_tables(conn):
     """The tables the references check reads (every child of a foreign key, and the tables
     with supersession links or task references), by name: what the nanny's references
     turns walk."""
-    names = set(tables.data_tables(conn))
+    names = set(checkpoint.data_tables(conn))
     found = {name for name in names if conn.execute(
         "SELECT 1 FROM pragma_foreign_key_list(?) LIMIT 1", (name,)).fetchone()}
     return sorted(found | ({"notes", "handoffs", "facts"} & names))

@@ -16,7 +16,7 @@ from test_doctor_since import FAULTS, _grow  # noqa: E402
 from mindos.autonomy import nanny, sense  # noqa: E402
 from mindos.core import clock  # noqa: E402
 from mindos.recovery import checkpoint, doctor  # noqa: E402
-from mindos.store import fts, ledger  # noqa: E402
+from mindos.store import db, fts, ledger  # noqa: E402
 
 
 def _tick(conn):
@@ -151,16 +151,16 @@ def test_a_busy_tick_does_not_move_the_watermark(conn, home):
     assert sense.last_watermark(conn) == mark
 
 
-def _within_the_period(conn, home, fault):
-    """Inject ``fault`` after a tick, tick through the period the reports give; return the
-    reports."""
+def _within_the_period(conn, home, fault, factor=1):
+    """Inject ``fault`` after a tick, tick through the period the reports give (``factor``
+    times it: ticks that defer their slice run none); return the reports."""
     populate(conn)
     checkpoint.create(conn)
     _tick(conn)
     _grow(conn)
     NANNY_FAULTS[fault](home, conn)
     resolved, ticks, period, reports = set(), 0, nanny.PERIOD_TICKS, []
-    while ticks < period:  # the period grows with the turns a family takes (read from each report)
+    while ticks < period * factor:  # the period grows with the turns a family takes (read from each report)
         report = _tick(conn)
         resolved |= set(report["findings"]["resolved"])
         ticks, period = ticks + 1, max(period, report["sweep"]["period_ticks"])
@@ -201,6 +201,41 @@ def test_with_one_table_and_one_index_a_turn_faults_are_found_within_the_reporte
     assert {n for part in parts["fts_drift"] for n in part} == {n for n in fts.INDEXES if fts.has(conn, n)}
     assert {n for part in parts["integrity"] for n in part} == set(doctor.integrity_tables(conn))
     assert all(len(part) < len(doctor.integrity_tables(conn)) for part in parts["integrity"])
+
+
+def _burst(conn, count):
+    """``count`` new events, as agents write them between two ticks."""
+    task = conn.execute("SELECT id FROM tasks ORDER BY seq LIMIT 1").fetchone()[0]
+    with db.write(conn):
+        for n in range(count):
+            ledger.append_event(conn, "task", task, "heartbeat", {"n": n})
+
+
+def test_a_tick_after_a_burst_checks_the_new_events_and_leaves_its_slice_to_the_next_tick(conn, home, monkeypatch):
+    monkeypatch.setattr(nanny, "DEFER_EVENTS", 5)
+    populate(conn)
+    _tick(conn)
+    assert _tick(conn)["sweep"]["slice"] == doctor.FAMILIES[0]
+    _burst(conn, 5)
+    height = ledger.height(conn)
+    deferred = _tick(conn)
+    assert deferred["sweep"]["slice"] == nanny.DEFERRED and deferred["sweep"]["full_checks"] == []
+    assert deferred["sweep"]["slice_part"] is None and deferred["sweep"]["chain_window"] is None
+    assert sense.last_watermark(conn)["event_id"] == height  # the new events were checked
+    _burst(conn, 5)  # never two ticks in a row: this one takes the turn the deferring one left
+    assert _tick(conn)["sweep"]["slice"] == doctor.FAMILIES[1]
+    _burst(conn, 3)  # with the previous tick's own event, under DEFER_EVENTS: the rotation goes on
+    assert _tick(conn)["sweep"]["slice"] == doctor.FAMILIES[2]
+
+
+@pytest.mark.parametrize("fault", ["none", "integrity", "tampered_audit_row", "old_parent_deleted",
+                                   "broken_fts_row_of_an_old_note", "due_behind_the_back"])
+def test_with_every_other_tick_deferring_faults_are_found_within_twice_the_period(conn, home, fault, monkeypatch):
+    monkeypatch.setattr(nanny, "DEFER_EVENTS", 1)  # each tick's own event is a burst: every other tick defers
+    reports = _within_the_period(conn, home, fault, factor=2)
+    slices = [report["sweep"]["slice"] for report in reports]
+    assert slices[::2] == [nanny.DEFERRED] * len(slices[::2]) and nanny.DEFERRED not in slices[1::2]
+    assert set(slices[1::2]) == set(doctor.FAMILIES)
 
 
 def test_a_table_slice_names_what_the_whole_check_names_in_it(conn, home):
@@ -1093,3 +1128,24 @@ def test_many_overdue_tasks_are_listed_by_walking_ids_with_the_listing_of_the_so
         assert walked == [None]  # the bound held too few: the sorted read
     else:
         assert len(walked) == 1 and walked[0] is not None and len(walked[0]) == 5
+
+
+def test_a_tick_lists_the_data_tables_once_and_a_schema_change_lists_them_again(conn, home, monkeypatch):
+    from mindos.recovery import tables
+
+    populate(conn)
+    _tick(conn)
+    reads = []
+    real = tables.data_tables
+    monkeypatch.setattr(tables, "data_tables", lambda c: reads.append(1) or real(c))
+    for _ in range(nanny.PERIOD_TICKS):  # every turn: the pin's watermark, the sweep, the references turn
+        before = len(reads)
+        _tick(conn)
+        assert len(reads) - before <= 1
+    listed = checkpoint.data_tables(conn)
+    assert listed == real(conn) and "zz_extra" not in listed
+    with db.write(conn):
+        conn.execute("CREATE TABLE zz_extra (x TEXT)")
+    before = len(reads)
+    assert checkpoint.data_tables(conn) == real(conn) and "zz_extra" in checkpoint.data_tables(conn)
+    assert len(reads) - before == 1

@@ -3,6 +3,8 @@ the tasks that fell due since the last tick) and the recall-stale result (kept w
 event but recalls lands and no lifetime ends; the recalls that can move with time alone
 re-checked a slice per tick).  Every tick still reports what a full sense reports."""
 
+import pytest
+
 from conftest import make_task
 from mindos.autonomy import nanny, sense
 from mindos.context import recall
@@ -181,9 +183,15 @@ def test_a_task_made_overdue_behind_the_back_is_found_by_the_recount_turn(conn, 
     _same_as_full(conn, report)
 
 
-def test_a_listed_task_changed_behind_the_back_is_found_by_the_recount_turn(conn, monkeypatch):
+@pytest.mark.parametrize("index", ["idx_tasks_overdue_open", "idx_tasks_id_status"])
+def test_a_listed_task_changed_behind_the_back_is_found_by_the_recount_turn(conn, monkeypatch, index):
     """The total stays the same (one task leaves the overdue listing, another enters it, and
-    one listed changes its priority): the listing check finds it."""
+    one listed changes its priority): the listing check finds it, whichever index it reads
+    the tasks from (its cost model chooses; here each is forced)."""
+    monkeypatch.setattr(sense, "OVERDUE_SORTED_ROW", 0 if index == "idx_tasks_overdue_open" else 10 ** 9)
+    read = []
+    real = nanny._listing_index
+    monkeypatch.setattr(nanny, "_listing_index", lambda *a: read.append(real(*a)) or read[-1])
     for task_id in ("t-a", "t-b", "t-c"):
         make_task(conn, task_id, due_at=clock.shift(clock.now_iso(), -60))
     make_task(conn, "t-bb", due_at=clock.shift(clock.now_iso(), 10 ** 6))
@@ -196,6 +204,7 @@ def test_a_listed_task_changed_behind_the_back_is_found_by_the_recount_turn(conn
     report = _tick(conn)
     assert len(calls()) == 1 and report["findings"]["by_kind"] == {"overdue_task": 3}
     assert sorted(item["subjects"][0] for item in report["findings"]["new"]) == ["t-bb", "t-c"]
+    assert read == [index]
     _same_as_full(conn, report)
 
 
