@@ -54,7 +54,7 @@ Design decisions
 """
 
 from mindos.core import clock, validate
-from mindos.store import db, fts
+from mindos.store import db
 from mindos.context import builder
 from mindos.context.builder import cost
 from mindos.work import rows
@@ -186,6 +186,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
     :func:`mindos.context.recall.stale`).  ``query_groups``: the task text's groups, when the
     caller already has them.
     """
+    from mindos.store import fts  # lazy: only related notes read the full-text index
     from mindos.memory import retrieval  # lazy: only --related loads the retrieval engine
 
     shared = {} if shared is None else shared
@@ -282,6 +283,7 @@ def related_candidates(conn, task, limit, scope, now, shared=None, query_groups=
 def _single_prefix(expression):
     """The lowercase prefix when MATCH ``expression`` is one prefix term (``("migrat"*)``, a
     retrieval group of one prefix, or ``"migrat"*``), else None."""
+    from mindos.store import fts  # lazy: only related notes read the full-text index
     inner = expression[1:-1] if expression[:1] == "(" and expression[-1:] == ")" else expression
     return fts.single_word(inner[:-1]) if inner[-1:] == "*" else None
 

@@ -31,7 +31,7 @@ risks, optional recall digest).  Design decisions:
 import json
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger, sql
+from mindos.store import db, ledger, sql
 from mindos.errors import InvalidInput, NotFound, Refused
 from mindos.core.canonical import canonical_json, sha256_hex
 from mindos.work import rows
@@ -371,6 +371,7 @@ def search(conn, query, *, task=None, from_agent=None, to_agent=None, project=No
     Blank or tokenless (ranked) queries return [].  Live handoffs only unless
     ``include_superseded``.
     """
+    from mindos.store import fts  # lazy: only a search reads the full-text index
     query = validate.text(query, "query", max_len=MAX_QUERY)
     limit = validate.positive_int(limit, "--limit", maximum=10000)
     clauses, params = sql.given([

@@ -30,7 +30,7 @@ Reusable pieces (other domains call these):
 
 
 from mindos.core import clock, validate
-from mindos.store import db, fts, ledger, sql
+from mindos.store import db, ledger, sql
 from mindos.core.text import DEFAULT_NEAR_DUP_THRESHOLD, jaccard, near_dup_threshold, tokens  # noqa: F401 (re-exported)
 from mindos.errors import Conflict, InvalidInput, NotFound, Refused
 from mindos.memory import note_live
@@ -352,6 +352,7 @@ def search(conn, query, *, kind=None, project=None, status=None, rank=False, inc
     and gives each its ``rank_score``.  Substring hits (no ``--rank``, or no FTS5) count as
     full lexical matches, so they rerank by recency and pins alone.
     """
+    from mindos.store import fts  # lazy: only a search reads the full-text indexes
     query = validate.text(query, "query", max_len=MAX_QUERY).strip()
     kind_value = check_kind(kind) if kind else None
     project = validate.identifier(project, "--project") if project else None
