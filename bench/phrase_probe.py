@@ -13,26 +13,28 @@ and counts under callgrind what naming one phrase's candidates costs through eac
     whether FTS5's rowid leapfrog skips more with three runs than with two;
   * ``none``: a trigram index with ``detail=none`` (no positions), the same two trigrams
     ANDed (NEAR needs positions), which names more candidates;
-  * ``pairs``: a contentless ``detail=none`` index of one token per space of each indexed
-    column, the three characters before it and the three after (hex-encoded so that any
-    character is one token; ASCII case folded, as LIKE folds), matched by the tokens of the
-    query's inner spaces (:func:`pair_tokens`).  A rare phrase of common words has a rare
-    pair.
+  * ``pairs``: the pair index of schema 24 (``tasks_pairs_fts``: one token per space of the
+    task text, the three characters either side of it), read through ``fts.pair_probe``
+    (the token of the query's spaces with the shortest postings).  A rare phrase of common
+    words has a rare pair.
 
 Each figure is the instructions of ``SELECT rowid ... MATCH ? LIMIT 1000`` (what
 ``fts._rowids`` reads) minus those of the same program running ``SELECT 1``; rows is what
 the statement returned.  Also printed: each index's size and build time.
 
-It WRITES to the database it is given (two new tables): run it on a copy only, e.g.
+It WRITES to the home it is given (a new table, and the pair index when the home predates
+schema 24): run it on a copy only, e.g.
   cp -r /work/scale-homes/home-100000 /tmp/me-h100k
-  python3 bench/phrase_probe.py --db /tmp/me-h100k/state.db [--python PY] [--build]
-``--build`` creates the two indexes (once); without it the existing ones are measured.
+  python3 bench/phrase_probe.py --home /tmp/me-h100k [--python PY] [--build]
+``--build`` creates the ``detail=none`` index (once) and brings the home to the current
+schema; without it the existing indexes are measured.
 """
 
 import argparse
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -42,55 +44,57 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from mindos.store import fts  # noqa: E402
+from mindos.store import db, fts  # noqa: E402
 
 PHRASES = ("retry payments", "deploy gateway", "rate limit", "schema migration worker", "cache api")
 COLUMNS = ("id", "project", "title", "description", "next_action", "blocked_reason")
-NONE, PAIRS = "phrase_probe_tri_none", "phrase_probe_pairs"
+NONE, PAIRS = "phrase_probe_tri_none", "tasks_pairs_fts"
+LIMIT = 1000  # as fts._rowids reads at most (CANDIDATES_LISTED)
 
 
-def _pairs_of(column):
-    """SQL: the space-separated pair tokens of one column (NULL when it has none): its words
-    split at each ' ' (json_quote escapes everything else, so the array is always valid),
-    each word's last three characters, a space and the next word's first three, folded as
-    lower() folds (ASCII only, as LIKE) and hex-encoded."""
-    words = f"json_each('[' || replace(json_quote({column}), ' ', '\",\"') || ']')"
-    return (f"(SELECT group_concat(g, ' ') FROM (SELECT hex(lower(substr(value, -3) || ' ' ||"
-            f" substr(lead(value) OVER (ORDER BY key), 1, 3))) AS g FROM {words}) WHERE g != '')")
-
-
-def pair_tokens(text):
-    """The pair tokens every row holding ``text`` has (one per inner space of ``text`` whose
-    three characters before and after it are known: inside the text, or a whole word of it
-    when a space bounds it on the other side), or [] when there is none."""
-    words = text.split(" ")
-    tokens = []
-    for at in range(len(words) - 1):
-        before, after = words[at], words[at + 1]
-        if at == 0 and len(before) < 3:
-            continue  # the text may start inside a longer word: its last three are unknown
-        if at + 1 == len(words) - 1 and len(after) < 3:
-            continue
-        gram = before[-3:] + " " + after[:3]
-        folded = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in gram)
-        tokens.append(folded.encode("utf-8", "surrogatepass").hex().upper())
-    return tokens
-
-
-def build(conn):
+def build(home):
+    """The ``detail=none`` trigram index, and the home brought to the current schema (the
+    pair index filled by its migration); seconds each took."""
     started = time.perf_counter()
-    conn.execute(f"CREATE VIRTUAL TABLE {NONE} USING fts5({', '.join(COLUMNS)}, content='tasks',"
-                 " content_rowid='seq', tokenize='trigram', detail=none)")
-    conn.execute(f"INSERT INTO {NONE}({NONE}) VALUES ('rebuild')")
-    conn.commit()
-    built = {NONE: time.perf_counter() - started}
-    started = time.perf_counter()
-    conn.execute(f"CREATE VIRTUAL TABLE {PAIRS} USING fts5(pairs, content='', detail=none)")
-    text = " || ' ' || ".join(f"coalesce({_pairs_of(column)}, '')" for column in COLUMNS)
-    conn.execute(f"INSERT INTO {PAIRS}(rowid, pairs) SELECT seq, {text} FROM tasks")
-    conn.commit()
-    built[PAIRS] = time.perf_counter() - started
+    conn = db.connect(home)  # migrates
+    conn.close()
+    built = {PAIRS: time.perf_counter() - started}
+    conn = sqlite3.connect(os.path.join(home, "state.db"))
+    try:
+        started = time.perf_counter()
+        conn.execute(f"CREATE VIRTUAL TABLE {NONE} USING fts5({', '.join(COLUMNS)}, content='tasks',"
+                     " content_rowid='seq', tokenize='trigram', detail=none)")
+        conn.execute(f"INSERT INTO {NONE}({NONE}) VALUES ('rebuild')")
+        conn.commit()
+        built[NONE] = time.perf_counter() - started
+    finally:
+        conn.close()
     return built
+
+
+def probes(conn, phrase):
+    """``{label: (statement, MATCH expression)}``: what names ``phrase``'s candidates through
+    each index present (see the module docstring)."""
+    spans = fts.trigram_spans(conn, "tasks_trigram_fts", phrase)
+    near = fts.trigram_probe(phrase, spans)
+    found = {"near": ("tasks_trigram_fts", near)}
+    runs = re.findall(r'"((?:[^"]|"")*)"', near)
+    if len(runs) == 2:
+        count = len(phrase) - 2
+        folded = phrase.lower()
+        first, last = folded.find(runs[0].replace('""', '"')), folded.rfind(runs[1].replace('""', '"'))
+        third = min(range(count // 3, max(count // 3 + 1, 2 * count // 3)), key=lambda at: (spans.get(at, 0), at))
+        trio = sorted({first, third, last})
+        found["near3"] = ("tasks_trigram_fts", "NEAR(" + " ".join(fts.quote(phrase[at:at + 3]) for at in trio)
+                          + f", {trio[-1] - trio[0] - 1})")
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NONE,)).fetchone():
+            found["none"] = (NONE, " AND ".join(f'"{run}"' for run in runs))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (PAIRS,)).fetchone():
+        probe = fts.pair_probe(conn, PAIRS, phrase)
+        if probe is not None:
+            found["pairs"] = (PAIRS, probe)
+    return {label: (f"SELECT rowid FROM {name} WHERE {name} MATCH ? LIMIT {LIMIT}", expression)
+            for label, (name, expression) in found.items()}
 
 
 _PROGRAM = ("import sqlite3, sys\nconn = sqlite3.connect(sys.argv[1])\n"
@@ -111,44 +115,23 @@ def instructions(python, path, sql, *params):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", required=True, help="a COPY of a home's state.db (two tables are added)")
+    parser.add_argument("--home", required=True, help="a COPY of a home (written to)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter measured (a clean venv)")
-    parser.add_argument("--build", action="store_true", help="build the two candidate indexes first")
+    parser.add_argument("--build", action="store_true", help="build the detail=none index, migrate the home")
     parser.add_argument("--phrases", default=",".join(PHRASES))
     args = parser.parse_args(argv)
-    import sqlite3
-
-    conn = sqlite3.connect(args.db)
-    report = {"built_seconds": build(conn) if args.build else None, "bytes": {}, "phrases": {}}
+    path = os.path.join(args.home, "state.db")
+    report = {"built_seconds": build(args.home) if args.build else None, "bytes": {}, "phrases": {}}
+    conn = sqlite3.connect(path)
     for name in ("tasks_trigram_fts", NONE, PAIRS):
-        report["bytes"][name] = conn.execute(f"SELECT sum(length(block)) FROM {name}_data").fetchone()[0]
-    spans_conn = sqlite3.connect(args.db)
-    floor, _ = instructions(args.python, args.db, "SELECT 1")
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone():
+            report["bytes"][name] = conn.execute(f"SELECT sum(length(block)) FROM {name}_data").fetchone()[0]
+    floor, _ = instructions(args.python, path, "SELECT 1")
     report["floor"] = floor
     for phrase in args.phrases.split(","):
-        spans = fts.trigram_spans(spans_conn, "tasks_trigram_fts", phrase)
-        near = fts.trigram_probe(phrase, spans)
-        runs = re.findall(r'"((?:[^"]|"")*)"', near)
-        count = len(phrase) - 2
-        third = min(range(count // 3, max(count // 3 + 1, 2 * count // 3)), key=lambda at: (spans.get(at, 0), at))
-        first = phrase.lower().find(runs[0].replace('""', '"').lower()) if runs else -1
-        probes = {"near": (f"SELECT rowid FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH ? LIMIT 1000", near)}
-        if len(runs) == 2 and first >= 0:
-            # the three runs, each as far from the first as the text puts it (NEAR with the widest gap)
-            last = phrase.lower().rfind(runs[1].replace('""', '"').lower())
-            trio = sorted({first, third, last})
-            probes["near3"] = ("SELECT rowid FROM tasks_trigram_fts WHERE tasks_trigram_fts MATCH ? LIMIT 1000",
-                               "NEAR(" + " ".join(fts.quote(phrase[at:at + 3]) for at in trio)
-                               + f", {trio[-1] - trio[0] - 1})")
-            probes["none"] = (f"SELECT rowid FROM {NONE} WHERE {NONE} MATCH ? LIMIT 1000",
-                              " AND ".join(f'"{run}"' for run in runs))
-        tokens = pair_tokens(phrase)
-        if tokens:
-            probes["pairs"] = (f"SELECT rowid FROM {PAIRS} WHERE {PAIRS} MATCH ? LIMIT 1000",
-                               " AND ".join(f'"{token}"' for token in tokens))
         measured = {}
-        for label, (sql, expression) in probes.items():
-            total, rows = instructions(args.python, args.db, sql, expression)
+        for label, (sql, expression) in probes(conn, phrase).items():
+            total, rows = instructions(args.python, path, sql, expression)
             measured[label] = {"expression": expression, "instructions": None if total is None else total - floor,
                                "rows": rows}
         report["phrases"][phrase] = measured

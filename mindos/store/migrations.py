@@ -23,6 +23,50 @@ def fts_triggers(name, table, rowid, columns):
             f"CREATE TRIGGER {name}_au AFTER UPDATE OF {listed} ON {table} BEGIN\n{old}{new}END;\n")
 
 
+# The pair index's chunks (:func:`phrase_pairs`): the spaces of a column are found a chunk of
+# this many characters at a time, each chunk read with the three characters either side of it.
+PAIR_CHUNK = 256
+
+
+def _pair_tokens(text):
+    """SQL: the pair tokens of ``text`` (NULL when it has no space): for each space, the (up
+    to) three characters before it, the space and the (up to) three after it, folded as
+    ``lower()`` folds (ASCII only, as LIKE does) and hex-encoded, so a token is one word to
+    the index whatever characters it holds.  The spaces are found a chunk at a time (each
+    chunk with the three characters either side, so a token across its edges is whole), so
+    a long text costs in proportion to its length, not its square."""
+    size = PAIR_CHUNK
+    return (f"(WITH RECURSIVE t(x) AS (SELECT {text}),"
+            f" c(k, n, chunk) AS (SELECT 0, length(x), substr(x, 1, {size + 3}) FROM t"
+            f" UNION ALL SELECT k + 1, n, substr(x, (k + 1) * {size} - 2, {size + 6}) FROM c, t WHERE (k + 1) * {size} < n),"
+            " s(k, chunk, at, rest) AS (SELECT k, chunk, instr(chunk, ' '), substr(chunk, instr(chunk, ' ') + 1) FROM c"
+            " UNION ALL SELECT k, chunk, at + instr(rest, ' '), substr(rest, instr(rest, ' ') + 1) FROM s"
+            " WHERE instr(rest, ' ') > 0)"
+            " SELECT group_concat(hex(lower(substr(chunk, max(at - 3, 1), min(at - 1, 3)) || ' ' || substr(chunk, at + 1, 3))), ' ')"
+            f" FROM s WHERE at > 0 AND CASE k WHEN 0 THEN at <= {size} ELSE at > 3 AND at <= {size + 3} END)")
+
+
+def phrase_pairs():
+    """The task text's pair index (``tasks_pairs_fts``, ``detail=none``) over the view
+    ``tasks_pairs`` that spells each task's pair tokens (:func:`_pair_tokens` of the six
+    columns of ``tasks_fts`` joined by line feeds: a token across two of them is one more
+    candidate, never one fewer), and its triggers.  A trigger cannot hold the recursive query
+    that finds the spaces, so it reads the row's tokens through the view: before a row
+    changes or goes (its old tokens, deleted) and after it is written (the new ones)."""
+    columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
+    listed = ", ".join(columns)
+    text = " || char(10) || ".join(f"coalesce({column}, '')" for column in columns)
+    old = ("    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)\n"
+           "    SELECT 'delete', seq, pairs FROM tasks_pairs WHERE seq = old.seq;\n")
+    new = "    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;\n"
+    return (f"CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,\n    {_pair_tokens(text)}\nFROM tasks;\n"
+            "CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);\n"
+            f"CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN\n{new}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_bd BEFORE DELETE ON tasks BEGIN\n{old}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_bu BEFORE UPDATE OF {listed} ON tasks BEGIN\n{old}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF {listed} ON tasks BEGIN\n{new}END;\n")
+
+
 def m001_foundation():
     """Tasks, dependency edges, receipts, the audit ledger and the task search index."""
     return """
@@ -884,9 +928,26 @@ END;
 """
 
 
+def m024_phrase_pairs():
+    """The task text's pair index: one token per space of each column ``search`` reads, the
+    three characters either side of it (:func:`phrase_pairs`), filled from the rows already
+    there.  A substring search whose text has a space with three characters on each side
+    reads the tasks holding that run of seven characters: a rare phrase of common words
+    ("cache api") is a rare token, where each of its trigrams is common.  Homes whose SQLite
+    has no FTS5 go without it.  Optimized once filled (see :func:`mindos.store.fts.rebuild`)."""
+    return """
+-- @fts5
+""" + phrase_pairs() + """INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('rebuild');
+INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('optimize');
+INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
-              m021_substring_index, m022_newest_notes_index, m023_dependent_rank]
+              m021_substring_index, m022_newest_notes_index, m023_dependent_rank,
+              m024_phrase_pairs]
