@@ -650,20 +650,32 @@ def _pages(conn, name, keys):
     return [sizes.get(n, 0) for n in range(len(keys))]
 
 
-def pair_tokens(text):
-    """The pair tokens (:data:`PAIRS`) every row holding ``text`` as a substring holds, as
-    LIKE sees it: one per space of ``text`` with three characters on each side of it inside
-    ``text``, those seven characters with ASCII letters folded (LIKE folds no others, nor
-    does the index's ``lower()``), hex-encoded as the index spells them.  In order, each
-    once; [] when ``text`` has no such space."""
-    tokens = []
+def pair_runs(text):
+    """The runs of seven characters of ``text`` around each of its spaces that have three
+    characters on each side inside ``text``, in order, each once ([] when there is none):
+    every row holding ``text`` as a substring holds each of them around one of its own
+    spaces.  (The pair index's tokens are these runs folded and encoded: :func:`pair_tokens`.)"""
+    runs = []
     for at in range(3, len(text) - 3):
-        if text[at] == " ":
-            run = "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text[at - 3:at + 4])
-            token = run.encode("utf-8", "surrogatepass").hex().upper()
-            if token not in tokens:
-                tokens.append(token)
-    return tokens
+        if text[at] == " " and text[at - 3:at + 4] not in runs:
+            runs.append(text[at - 3:at + 4])
+    return runs
+
+
+def pair_tokens(conn, text):
+    """The pair tokens (:data:`PAIRS`) every row holding ``text`` as a substring holds, as
+    LIKE sees it: its :func:`pair_runs` folded and hex-encoded by SQLite itself, exactly as
+    the index's view spells a row's (``lower()`` folds what LIKE folds, ASCII letters
+    unless SQLite was built with ICU).  In order, each once; [] when there is none."""
+    runs = pair_runs(text)
+    if not runs:
+        return []
+    cursor = db.tuples(conn)
+    try:
+        found = cursor.execute("SELECT " + ", ".join("hex(lower(?))" for _ in runs), runs).fetchone()
+    finally:
+        cursor.close()
+    return list(dict.fromkeys(found))
 
 
 # The pair tokens of a text whose posting sizes :func:`pair_probe` weighs, at most (evenly
@@ -676,7 +688,7 @@ def pair_probe(conn, name, text):
     the one of its :func:`pair_tokens` whose postings take the fewest leaf pages (the first
     on ties), or None when ``text`` has no pair token.  One posting list is read, however
     long the text; the LIKE decides each row it names."""
-    tokens = pair_tokens(text)
+    tokens = pair_tokens(conn, text)
     if not tokens:
         return None
     if len(tokens) > 1:

@@ -245,10 +245,10 @@ def test_a_rare_phrase_of_common_words_reads_the_tasks_the_pair_index_names(conn
     # its one candidate is read as a rowid from the pair index, and the LIKE decides it
     assert [_reads_the_index([sql]) and "json_each" in sql for sql in seen if "LIKE" in sql] == [True]
     # a text whose spaces lack three characters on a side has no token: the trigram index serves it
-    assert fts.pair_tokens("y payments") == fts.pair_tokens("retry pa") == []
-    assert fts.pair_tokens("a retry payments b") == fts.pair_tokens("retry payments")
+    assert fts.pair_tokens(conn, "y payments") == fts.pair_tokens(conn, "retry pa") == []
+    assert fts.pair_tokens(conn, "a retry payments b") == fts.pair_tokens(conn, "retry payments")
     # of several tokens, the one whose postings take the fewest pages is read
-    common, rare = fts.pair_tokens("payments retry 017")  # "nts ret" (every title), "try 017"
+    common, rare = fts.pair_tokens(conn, "payments retry 017")  # "nts ret" (every title), "try 017"
     monkeypatch.setattr(fts, "_pages", lambda conn, name, keys: [5 if key == b"0" + common.lower().encode() else 1
                                                                   for key in keys])
     assert fts.pair_probe(conn, "tasks_pairs_fts", "payments retry 017") == fts.quote(rare)
@@ -260,8 +260,10 @@ def test_a_rare_phrase_of_common_words_reads_the_tasks_the_pair_index_names(conn
     ("schema migration worker", ["ema mig", "ion wor"]), ("x in y", []), ("ab  cd ef", ["ab  cd "]),
     ("É Étés été", ["tés été"]), ("a a a a a a a", ["a a a a"]), ("abc\tdef ghi", ["def ghi"]),
 ])
-def test_the_pair_tokens_of_a_text_are_its_spaces_with_three_characters_each_side(text, tokens):
-    assert fts.pair_tokens(text) == [token.encode().hex().upper() for token in tokens]
+def test_the_pair_tokens_of_a_text_are_its_spaces_with_three_characters_each_side(conn, text, tokens):
+    # folded as the index's view folds (SQLite's lower(): ASCII letters), hex-encoded
+    assert fts.pair_tokens(conn, text) == [token.encode().hex().upper() for token in tokens]
+    assert [run.lower() for run in fts.pair_runs(text)] == [token.lower() for token in tokens]
 
 
 def test_the_pair_index_names_every_task_holding_the_text_and_follows_every_write(conn):
