@@ -46,25 +46,50 @@ def _pair_tokens(text):
             f" FROM s WHERE at > 0 AND CASE k WHEN 0 THEN at <= {size} ELSE at > 3 AND at <= {size + 3} END)")
 
 
+def _pair_tokens_of_words(text):
+    """SQL: :func:`_pair_tokens` of ``text`` spelled without a recursive query, which a
+    trigger cannot hold: ``text`` split at each space into a JSON array (``json_quote``
+    escapes everything else), and for each space the last three characters of the words
+    before it joined by spaces (three words back reach three characters, even empty ones),
+    the space, and the first three of the words after it.  The same tokens, in another
+    order (a test compares the two on random texts); FTS5 reads the view's spelling when it
+    rebuilds the index, the triggers this one when a row is written or goes."""
+    w = "OVER w"
+    return ("(SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT"
+            f" substr(coalesce(lag(value, 3) {w} || ' ', '') || coalesce(lag(value, 2) {w} || ' ', '')"
+            f" || coalesce(lag(value, 1) {w} || ' ', '') || value, -3) AS b,"
+            f" substr(lead(value, 1) {w} || coalesce(' ' || lead(value, 2) {w}, '') || coalesce(' ' || lead(value, 3) {w}, '')"
+            f" || coalesce(' ' || lead(value, 4) {w}, ''), 1, 3) AS a, lead(key) {w} AS later"
+            f" FROM json_each('[' || replace(json_quote({text}), ' ', '\",\"') || ']') WINDOW w AS (ORDER BY key))"
+            " WHERE later IS NOT NULL)")
+
+
+PAIR_COLUMNS = ("id", "project", "title", "description", "next_action", "blocked_reason")
+
+
+def pair_text(prefix=""):
+    """SQL: the task text the pair index reads, the six columns of ``tasks_fts`` (of row
+    ``prefix``: ``new.``, ``old.`` or none) joined by line feeds (a token across two of them
+    is one more candidate, never one fewer)."""
+    return " || char(10) || ".join(f"coalesce({prefix}{column}, '')" for column in PAIR_COLUMNS)
+
+
 def phrase_pairs():
     """The task text's pair index (``tasks_pairs_fts``, ``detail=none``) over the view
-    ``tasks_pairs`` that spells each task's pair tokens (:func:`_pair_tokens` of the six
-    columns of ``tasks_fts`` joined by line feeds: a token across two of them is one more
-    candidate, never one fewer), and its triggers.  A trigger cannot hold the recursive query
-    that finds the spaces, so it reads the row's tokens through the view: before a row
-    changes or goes (its old tokens, deleted) and after it is written (the new ones)."""
-    columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
-    listed = ", ".join(columns)
-    text = " || char(10) || ".join(f"coalesce({column}, '')" for column in columns)
+    ``tasks_pairs`` that spells each task's pair tokens (:func:`_pair_tokens` of
+    :func:`pair_text`), and its triggers, which spell a row's tokens from its old and new
+    values (:func:`_pair_tokens_of_words`) after it is written or goes, as the other
+    indexes' triggers do."""
+    listed = ", ".join(PAIR_COLUMNS)
     old = ("    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)\n"
-           "    SELECT 'delete', seq, pairs FROM tasks_pairs WHERE seq = old.seq;\n")
-    new = "    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;\n"
-    return (f"CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,\n    {_pair_tokens(text)}\nFROM tasks;\n"
+           f"    VALUES ('delete', old.seq, coalesce({_pair_tokens_of_words(pair_text('old.'))}, ''));\n")
+    new = ("    INSERT INTO tasks_pairs_fts(rowid, pairs)\n"
+           f"    VALUES (new.seq, coalesce({_pair_tokens_of_words(pair_text('new.'))}, ''));\n")
+    return (f"CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,\n    coalesce({_pair_tokens(pair_text())}, '')\nFROM tasks;\n"
             "CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);\n"
             f"CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN\n{new}END;\n"
-            f"CREATE TRIGGER tasks_pairs_fts_bd BEFORE DELETE ON tasks BEGIN\n{old}END;\n"
-            f"CREATE TRIGGER tasks_pairs_fts_bu BEFORE UPDATE OF {listed} ON tasks BEGIN\n{old}END;\n"
-            f"CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF {listed} ON tasks BEGIN\n{new}END;\n")
+            f"CREATE TRIGGER tasks_pairs_fts_ad AFTER DELETE ON tasks BEGIN\n{old}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF {listed} ON tasks BEGIN\n{old}{new}END;\n")
 
 
 def m001_foundation():

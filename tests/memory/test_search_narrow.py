@@ -553,3 +553,47 @@ def test_a_text_whose_candidates_spread_thin_skips_the_walk(conn, monkeypatch):
     seen.clear()
     assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
     assert any("AS w" in sql for sql in seen), seen
+
+
+def test_the_triggers_and_the_view_spell_the_same_pair_tokens():
+    """The pair index's triggers spell a row's tokens one way (words split through JSON, no
+    recursive query) and its view, which FTS5 reads to rebuild it, another: the same tokens,
+    on random texts (runs of spaces, line feeds, quotes, backslashes, control and non-ASCII
+    characters, texts longer than the view's chunks), or a delete would not undo an insert."""
+    import sqlite3
+
+    from mindos.store import migrations
+
+    rng = random.Random(3)
+    alphabet = ["a", "B", " ", " ", "  ", "é", "É", "'", '"', "\\", "\n", "\t", "\x01", "ab c", "ß", "%", "_", "\u2028",
+                "😀"]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        view = f"SELECT {migrations._pair_tokens('?1')}"
+        trigger = f"SELECT {migrations._pair_tokens_of_words('?1')}"
+        size = migrations.PAIR_CHUNK
+        for _ in range(3000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 2, 4, 9, 60, size - 1, size + 2, 3 * size])))
+            spelled = [scratch.execute(sql, (text,)).fetchone()[0] for sql in (view, trigger)]
+            assert sorted((spelled[0] or "").split()) == sorted((spelled[1] or "").split()), text
+    finally:
+        scratch.close()
+
+
+def test_an_ignored_rename_and_out_of_band_edits_leave_the_pair_index_whole(conn):
+    """A rename that UPDATE OR IGNORE skips (its new id is taken) fires no trigger, so the
+    row's tokens stay indexed; deleting it afterwards removes exactly them."""
+    if not fts.has(conn, "tasks_pairs_fts"):
+        pytest.skip("SQLite without FTS5")
+    tasks.create(conn, task_id="one", project="Trove", title="retry payments now")
+    tasks.create(conn, task_id="two", project="Trove", title="deploy gateway soon")
+    with db.write(conn):
+        conn.execute("UPDATE OR IGNORE tasks SET id = 'two' WHERE id = 'one'")
+        conn.execute("UPDATE tasks SET title = 'cache api layer' WHERE id = 'two'")
+    assert [t["id"] for t in task_search.search(conn, "retry payments")] == ["one"]
+    with db.write(conn):
+        conn.execute("DELETE FROM tasks WHERE id = 'one'")
+    conn.execute("INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('integrity-check')")
+    assert fts.drift(conn, "tasks_pairs_fts")["ok"]
+    assert task_search.search(conn, "retry payments") == []
+    assert [t["id"] for t in task_search.search(conn, "cache api")] == ["two"]
