@@ -482,8 +482,7 @@ CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,
 FROM tasks;
 CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);
 CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN
-    INSERT INTO tasks_pairs_fts(rowid, pairs)
-    VALUES (new.seq, coalesce((SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT substr(coalesce(lag(value, 3) OVER w || ' ', '') || coalesce(lag(value, 2) OVER w || ' ', '') || coalesce(lag(value, 1) OVER w || ' ', '') || value, -3) AS b, substr(lead(value, 1) OVER w || coalesce(' ' || lead(value, 2) OVER w, '') || coalesce(' ' || lead(value, 3) OVER w, '') || coalesce(' ' || lead(value, 4) OVER w, ''), 1, 3) AS a, lead(key) OVER w AS later FROM json_each('[' || replace(json_quote(coalesce(new.id, '') || char(10) || coalesce(new.project, '') || char(10) || coalesce(new.title, '') || char(10) || coalesce(new.description, '') || char(10) || coalesce(new.next_action, '') || char(10) || coalesce(new.blocked_reason, '')), ' ', '","') || ']') WINDOW w AS (ORDER BY key)) WHERE later IS NOT NULL), ''));
+    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;
 END;
 CREATE TRIGGER tasks_pairs_fts_ad AFTER DELETE ON tasks BEGIN
     INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)
@@ -492,8 +491,7 @@ END;
 CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF id, project, title, description, next_action, blocked_reason ON tasks BEGIN
     INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)
     VALUES ('delete', old.seq, coalesce((SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT substr(coalesce(lag(value, 3) OVER w || ' ', '') || coalesce(lag(value, 2) OVER w || ' ', '') || coalesce(lag(value, 1) OVER w || ' ', '') || value, -3) AS b, substr(lead(value, 1) OVER w || coalesce(' ' || lead(value, 2) OVER w, '') || coalesce(' ' || lead(value, 3) OVER w, '') || coalesce(' ' || lead(value, 4) OVER w, ''), 1, 3) AS a, lead(key) OVER w AS later FROM json_each('[' || replace(json_quote(coalesce(old.id, '') || char(10) || coalesce(old.project, '') || char(10) || coalesce(old.title, '') || char(10) || coalesce(old.description, '') || char(10) || coalesce(old.next_action, '') || char(10) || coalesce(old.blocked_reason, '')), ' ', '","') || ']') WINDOW w AS (ORDER BY key)) WHERE later IS NOT NULL), ''));
-    INSERT INTO tasks_pairs_fts(rowid, pairs)
-    VALUES (new.seq, coalesce((SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT substr(coalesce(lag(value, 3) OVER w || ' ', '') || coalesce(lag(value, 2) OVER w || ' ', '') || coalesce(lag(value, 1) OVER w || ' ', '') || value, -3) AS b, substr(lead(value, 1) OVER w || coalesce(' ' || lead(value, 2) OVER w, '') || coalesce(' ' || lead(value, 3) OVER w, '') || coalesce(' ' || lead(value, 4) OVER w, ''), 1, 3) AS a, lead(key) OVER w AS later FROM json_each('[' || replace(json_quote(coalesce(new.id, '') || char(10) || coalesce(new.project, '') || char(10) || coalesce(new.title, '') || char(10) || coalesce(new.description, '') || char(10) || coalesce(new.next_action, '') || char(10) || coalesce(new.blocked_reason, '')), ' ', '","') || ']') WINDOW w AS (ORDER BY key)) WHERE later IS NOT NULL), ''));
+    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;
 END;
 INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rank) VALUES ('crisismerge', 4);
 -- @end

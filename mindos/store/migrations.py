@@ -77,14 +77,15 @@ def pair_text(prefix=""):
 def phrase_pairs():
     """The task text's pair index (``tasks_pairs_fts``, ``detail=none``) over the view
     ``tasks_pairs`` that spells each task's pair tokens (:func:`_pair_tokens` of
-    :func:`pair_text`), and its triggers, which spell a row's tokens from its old and new
-    values (:func:`_pair_tokens_of_words`) after it is written or goes, as the other
-    indexes' triggers do."""
+    :func:`pair_text`), and its triggers, which fire after a row is written or goes, as the
+    other indexes' triggers do: a written row's tokens are read through the view, a changed
+    or deleted row's old ones spelled from its old values (:func:`_pair_tokens_of_words`:
+    the row no longer holds them).  (A trigger that read the view before the change would
+    run even when UPDATE OR IGNORE then skips the row.)"""
     listed = ", ".join(PAIR_COLUMNS)
     old = ("    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)\n"
            f"    VALUES ('delete', old.seq, coalesce({_pair_tokens_of_words(pair_text('old.'))}, ''));\n")
-    new = ("    INSERT INTO tasks_pairs_fts(rowid, pairs)\n"
-           f"    VALUES (new.seq, coalesce({_pair_tokens_of_words(pair_text('new.'))}, ''));\n")
+    new = "    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;\n"
     return (f"CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,\n    coalesce({_pair_tokens(pair_text())}, '')\nFROM tasks;\n"
             "CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);\n"
             f"CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN\n{new}END;\n"
