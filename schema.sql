@@ -473,6 +473,29 @@ INSERT INTO tasks_trigram_fts(tasks_trigram_fts, rank) VALUES ('crisismerge', 4)
 INSERT INTO notes_trigram_fts(notes_trigram_fts, rank) VALUES ('crisismerge', 4);
 -- @end
 
+-- Substring search's pair index (migration 24): per space of the task text search matches, the
+-- three characters either side of it (hex-encoded, ASCII case folded), so a text with an inner
+-- space reads only the tasks holding that run of seven characters, however common its words.
+-- @fts5
+CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,
+    coalesce((WITH RECURSIVE t(x) AS (SELECT coalesce(id, '') || char(10) || coalesce(project, '') || char(10) || coalesce(title, '') || char(10) || coalesce(description, '') || char(10) || coalesce(next_action, '') || char(10) || coalesce(blocked_reason, '')), c(k, n, chunk) AS (SELECT 0, length(x), substr(x, 1, 259) FROM t UNION ALL SELECT k + 1, n, substr(x, (k + 1) * 256 - 2, 262) FROM c, t WHERE (k + 1) * 256 < n), s(k, chunk, at, rest) AS (SELECT k, chunk, instr(chunk, ' '), substr(chunk, instr(chunk, ' ') + 1) FROM c UNION ALL SELECT k, chunk, at + instr(rest, ' '), substr(rest, instr(rest, ' ') + 1) FROM s WHERE instr(rest, ' ') > 0) SELECT group_concat(hex(lower(substr(chunk, max(at - 3, 1), min(at - 1, 3)) || ' ' || substr(chunk, at + 1, 3))), ' ') FROM s WHERE at > 0 AND CASE k WHEN 0 THEN at <= 256 ELSE at > 3 AND at <= 259 END), '')
+FROM tasks;
+CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);
+CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN
+    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;
+END;
+CREATE TRIGGER tasks_pairs_fts_ad AFTER DELETE ON tasks BEGIN
+    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)
+    VALUES ('delete', old.seq, coalesce((SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT substr(coalesce(lag(value, 3) OVER w || ' ', '') || coalesce(lag(value, 2) OVER w || ' ', '') || coalesce(lag(value, 1) OVER w || ' ', '') || value, -3) AS b, substr(lead(value, 1) OVER w || coalesce(' ' || lead(value, 2) OVER w, '') || coalesce(' ' || lead(value, 3) OVER w, '') || coalesce(' ' || lead(value, 4) OVER w, ''), 1, 3) AS a, lead(key) OVER w AS later FROM json_each('[' || replace(json_quote(coalesce(old.id, '') || char(10) || coalesce(old.project, '') || char(10) || coalesce(old.title, '') || char(10) || coalesce(old.description, '') || char(10) || coalesce(old.next_action, '') || char(10) || coalesce(old.blocked_reason, '')), ' ', '","') || ']') WINDOW w AS (ORDER BY key)) WHERE later IS NOT NULL), ''));
+END;
+CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF id, project, title, description, next_action, blocked_reason ON tasks BEGIN
+    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)
+    VALUES ('delete', old.seq, coalesce((SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT substr(coalesce(lag(value, 3) OVER w || ' ', '') || coalesce(lag(value, 2) OVER w || ' ', '') || coalesce(lag(value, 1) OVER w || ' ', '') || value, -3) AS b, substr(lead(value, 1) OVER w || coalesce(' ' || lead(value, 2) OVER w, '') || coalesce(' ' || lead(value, 3) OVER w, '') || coalesce(' ' || lead(value, 4) OVER w, ''), 1, 3) AS a, lead(key) OVER w AS later FROM json_each('[' || replace(json_quote(coalesce(old.id, '') || char(10) || coalesce(old.project, '') || char(10) || coalesce(old.title, '') || char(10) || coalesce(old.description, '') || char(10) || coalesce(old.next_action, '') || char(10) || coalesce(old.blocked_reason, '')), ' ', '","') || ']') WINDOW w AS (ORDER BY key)) WHERE later IS NOT NULL), ''));
+    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;
+END;
+INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+
 -- semantic memories and the temporal fact graph (migration 5)
 CREATE TABLE memories (
     seq           INTEGER PRIMARY KEY,

@@ -48,12 +48,25 @@ INDEXES = {
     "tasks_trigram_fts": Index("tasks_trigram_fts", "tasks", "seq",
                                ("id", "project", "title", "description", "next_action", "blocked_reason"), "t"),
     "notes_trigram_fts": Index("notes_trigram_fts", "notes", "id", ("content",), "n"),
+    # substring search's pair index (one token per space: the three characters either side,
+    # over the view tasks_pairs; detail=none): searched through PAIRS only
+    "tasks_pairs_fts": Index("tasks_pairs_fts", "tasks", "seq", ("pairs",), "t"),
 }
 
 # The trigram index beside a word index: the same content table and columns, every run of
 # three characters indexed (case folded), so it names exactly the rows holding a text of
 # three characters or more as a substring, whatever its words (see :func:`text_search`).
 TRIGRAMS = {"tasks_fts": "tasks_trigram_fts", "notes_fts": "notes_trigram_fts"}
+
+# The pair index beside a word index (schema 24): for every space of an indexed column, the
+# three characters before it, the space and the three after it, as one token (ASCII case
+# folded, as LIKE folds, and hex-encoded: see mindos.store.migrations.phrase_pairs).  Every
+# row holding a text with a space that has three characters on each side inside the text
+# holds that run of seven as a token, so a rare phrase of common words names few rows
+# (:func:`pair_probe`), where each of its trigrams names many.
+PAIRS = {"tasks_fts": "tasks_pairs_fts"}
+# the indexes whose documents hold no word tokens: drift is read from their size records
+_CHARACTER_INDEXES = frozenset(TRIGRAMS.values()) | frozenset(PAIRS.values())
 
 
 def index(name):
@@ -538,6 +551,11 @@ def _narrowing(conn, name, text, cap):
     the word index (:func:`substring_probe`), when ``text`` gives a probe matching fewer
     than ``cap`` rows (the second item may then be their rowids, read as they were counted:
     :func:`_candidates`)."""
+    pairs = PAIRS.get(name)
+    if pairs is not None and has(conn, pairs):
+        probe = pair_probe(conn, pairs, text)
+        if probe is not None:
+            return pairs, probe
     trigram = trigram_for(conn, name, text)
     if trigram is not None:
         return trigram, trigram_probe(text, trigram_spans(conn, trigram, text) if len(text) > 5 else None)
@@ -599,6 +617,18 @@ def trigram_spans(conn, name, text):
     keys = {}
     for at in offsets:
         keys.setdefault(("0" + text[at:at + 3].lower()).encode("utf-8", "surrogatepass"), []).append(at)
+    sizes = _pages(conn, name, list(keys))
+    spans = {}
+    for size, ats in zip(sizes, keys.values()):
+        for at in ats:
+            spans[at] = size
+    return spans
+
+
+def _pages(conn, name, keys):
+    """How many leaf pages the postings of each of ``keys`` (terms as index ``name`` keys
+    them: ``b"0"`` and the folded term's UTF-8) take, summed over the index's segments (see
+    :func:`trigram_spans`); a list in the order of ``keys``."""
     table = f"{index(name).name}_idx"
     values = ", ".join(f"({n}, ?)" for n in range(len(keys)))
     # the segments, one seek each; per key and segment the page starts around it (and the last)
@@ -613,15 +643,59 @@ def trigram_spans(conn, name, text):
            f" SELECT n, sum(coalesce(after, tail) - coalesce(before, after, tail)) FROM edge GROUP BY n")
     cursor = db.tuples(conn)
     try:
-        found = cursor.execute(sql, list(keys)).fetchall()
+        found = cursor.execute(sql, keys).fetchall()
     finally:
         cursor.close()
     sizes = dict(found)
-    spans = {}
-    for n, ats in enumerate(keys.values()):
-        for at in ats:
-            spans[at] = sizes.get(n, 0)
-    return spans
+    return [sizes.get(n, 0) for n in range(len(keys))]
+
+
+def pair_runs(text):
+    """The runs of seven characters of ``text`` around each of its spaces that have three
+    characters on each side inside ``text``, in order, each once ([] when there is none):
+    every row holding ``text`` as a substring holds each of them around one of its own
+    spaces.  (The pair index's tokens are these runs folded and encoded: :func:`pair_tokens`.)"""
+    runs = []
+    for at in range(3, len(text) - 3):
+        if text[at] == " " and text[at - 3:at + 4] not in runs:
+            runs.append(text[at - 3:at + 4])
+    return runs
+
+
+def pair_tokens(conn, text):
+    """The pair tokens (:data:`PAIRS`) every row holding ``text`` as a substring holds, as
+    LIKE sees it: its :func:`pair_runs` folded and hex-encoded by SQLite itself, exactly as
+    the index's view spells a row's (``lower()`` folds what LIKE folds, ASCII letters
+    unless SQLite was built with ICU).  In order, each once; [] when there is none."""
+    runs = pair_runs(text)
+    if not runs:
+        return []
+    cursor = db.tuples(conn)
+    try:
+        found = cursor.execute("SELECT " + ", ".join("hex(lower(?))" for _ in runs), runs).fetchone()
+    finally:
+        cursor.close()
+    return list(dict.fromkeys(found))
+
+
+# The pair tokens of a text whose posting sizes :func:`pair_probe` weighs, at most (evenly
+# spread over a longer list).
+PAIRS_WEIGHED = 16
+
+
+def pair_probe(conn, name, text):
+    """A MATCH expression for pair index ``name`` that every row holding ``text`` satisfies:
+    the one of its :func:`pair_tokens` whose postings take the fewest leaf pages (the first
+    on ties), or None when ``text`` has no pair token.  One posting list is read, however
+    long the text; the LIKE decides each row it names."""
+    tokens = pair_tokens(conn, text)
+    if not tokens:
+        return None
+    if len(tokens) > 1:
+        weighed = tokens[::max(1, -(-len(tokens) // PAIRS_WEIGHED))]
+        pages = _pages(conn, name, [("0" + token.lower()).encode("ascii") for token in weighed])
+        tokens = [min(zip(pages, range(len(weighed)), weighed))[2]]
+    return quote(tokens[0])
 
 
 # A substring search whose cap on candidates is at most this takes the word index's
@@ -649,6 +723,9 @@ def with_text(spec, prefix=""):
     column with text (of three characters or more for a trigram index)."""
     if spec.name in TRIGRAMS.values():
         return " OR ".join(f"length(coalesce({prefix}{column}, '')) >= 3" for column in spec.columns)
+    if spec.name in PAIRS.values():  # a token per space of the word index's columns
+        word = next(word for word, pairs in PAIRS.items() if pairs == spec.name)
+        return " OR ".join(f"instr(coalesce({prefix}{column}, ''), ' ') > 0" for column in INDEXES[word].columns)
     return " OR ".join(f"coalesce({prefix}{column}, '') != ''" for column in spec.columns)
 
 
@@ -691,7 +768,7 @@ def _wordless(conn, spec, rowids):
     of zeros for a content row whose text has no word (``"!!! ---"``), which the tokenizer
     leaves out, exactly as :func:`indexed_tokens` reads it.  Such a row is indexed, though
     its text is not empty.  (A trigram index reads every character: none of its rows is.)"""
-    if spec.name in TRIGRAMS.values() or not rowids:
+    if spec.name in _CHARACTER_INDEXES or not rowids:
         return []
     marks = ", ".join("?" * len(rowids))
     columns = ", ".join(f"c.{column}" for column in spec.columns)
@@ -723,7 +800,7 @@ def drift(conn, name):
     vocab = f"temp.{name}_vocab_instance"
     source_sql = f"SELECT {spec.rowid} FROM main.{spec.table} WHERE {with_text(spec)}"
     method, docs = "fts5vocab", f"SELECT DISTINCT doc FROM {vocab}"
-    if name in TRIGRAMS.values():
+    if name in _CHARACTER_INDEXES:
         method, docs = "docsize", f"SELECT id FROM main.{name}_docsize WHERE sz <> zeroblob(length(sz))"
     try:
         if method == "fts5vocab":

@@ -23,6 +23,76 @@ def fts_triggers(name, table, rowid, columns):
             f"CREATE TRIGGER {name}_au AFTER UPDATE OF {listed} ON {table} BEGIN\n{old}{new}END;\n")
 
 
+# The pair index's chunks (:func:`phrase_pairs`): the spaces of a column are found a chunk of
+# this many characters at a time, each chunk read with the three characters either side of it.
+PAIR_CHUNK = 256
+
+
+def _pair_tokens(text):
+    """SQL: the pair tokens of ``text`` (NULL when it has no space): for each space, the (up
+    to) three characters before it, the space and the (up to) three after it, folded as
+    ``lower()`` folds (ASCII only, as LIKE does) and hex-encoded, so a token is one word to
+    the index whatever characters it holds.  The spaces are found a chunk at a time (each
+    chunk with the three characters either side, so a token across its edges is whole), so
+    a long text costs in proportion to its length, not its square."""
+    size = PAIR_CHUNK
+    return (f"(WITH RECURSIVE t(x) AS (SELECT {text}),"
+            f" c(k, n, chunk) AS (SELECT 0, length(x), substr(x, 1, {size + 3}) FROM t"
+            f" UNION ALL SELECT k + 1, n, substr(x, (k + 1) * {size} - 2, {size + 6}) FROM c, t WHERE (k + 1) * {size} < n),"
+            " s(k, chunk, at, rest) AS (SELECT k, chunk, instr(chunk, ' '), substr(chunk, instr(chunk, ' ') + 1) FROM c"
+            " UNION ALL SELECT k, chunk, at + instr(rest, ' '), substr(rest, instr(rest, ' ') + 1) FROM s"
+            " WHERE instr(rest, ' ') > 0)"
+            " SELECT group_concat(hex(lower(substr(chunk, max(at - 3, 1), min(at - 1, 3)) || ' ' || substr(chunk, at + 1, 3))), ' ')"
+            f" FROM s WHERE at > 0 AND CASE k WHEN 0 THEN at <= {size} ELSE at > 3 AND at <= {size + 3} END)")
+
+
+def _pair_tokens_of_words(text):
+    """SQL: :func:`_pair_tokens` of ``text`` spelled without a recursive query, which a
+    trigger cannot hold: ``text`` split at each space into a JSON array (``json_quote``
+    escapes everything else), and for each space the last three characters of the words
+    before it joined by spaces (three words back reach three characters, even empty ones),
+    the space, and the first three of the words after it.  The same tokens, in another
+    order (a test compares the two on random texts); FTS5 reads the view's spelling when it
+    rebuilds the index, the triggers this one when a row is written or goes."""
+    w = "OVER w"
+    return ("(SELECT group_concat(hex(lower(b || ' ' || a)), ' ') FROM (SELECT"
+            f" substr(coalesce(lag(value, 3) {w} || ' ', '') || coalesce(lag(value, 2) {w} || ' ', '')"
+            f" || coalesce(lag(value, 1) {w} || ' ', '') || value, -3) AS b,"
+            f" substr(lead(value, 1) {w} || coalesce(' ' || lead(value, 2) {w}, '') || coalesce(' ' || lead(value, 3) {w}, '')"
+            f" || coalesce(' ' || lead(value, 4) {w}, ''), 1, 3) AS a, lead(key) {w} AS later"
+            f" FROM json_each('[' || replace(json_quote({text}), ' ', '\",\"') || ']') WINDOW w AS (ORDER BY key))"
+            " WHERE later IS NOT NULL)")
+
+
+PAIR_COLUMNS = ("id", "project", "title", "description", "next_action", "blocked_reason")
+
+
+def pair_text(prefix=""):
+    """SQL: the task text the pair index reads, the six columns of ``tasks_fts`` (of row
+    ``prefix``: ``new.``, ``old.`` or none) joined by line feeds (a token across two of them
+    is one more candidate, never one fewer)."""
+    return " || char(10) || ".join(f"coalesce({prefix}{column}, '')" for column in PAIR_COLUMNS)
+
+
+def phrase_pairs():
+    """The task text's pair index (``tasks_pairs_fts``, ``detail=none``) over the view
+    ``tasks_pairs`` that spells each task's pair tokens (:func:`_pair_tokens` of
+    :func:`pair_text`), and its triggers, which fire after a row is written or goes, as the
+    other indexes' triggers do: a written row's tokens are read through the view, a changed
+    or deleted row's old ones spelled from its old values (:func:`_pair_tokens_of_words`:
+    the row no longer holds them).  (A trigger that read the view before the change would
+    run even when UPDATE OR IGNORE then skips the row.)"""
+    listed = ", ".join(PAIR_COLUMNS)
+    old = ("    INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rowid, pairs)\n"
+           f"    VALUES ('delete', old.seq, coalesce({_pair_tokens_of_words(pair_text('old.'))}, ''));\n")
+    new = "    INSERT INTO tasks_pairs_fts(rowid, pairs) SELECT seq, pairs FROM tasks_pairs WHERE seq = new.seq;\n"
+    return (f"CREATE VIEW tasks_pairs(seq, pairs) AS SELECT seq,\n    coalesce({_pair_tokens(pair_text())}, '')\nFROM tasks;\n"
+            "CREATE VIRTUAL TABLE tasks_pairs_fts USING fts5(pairs, content='tasks_pairs', content_rowid='seq', detail=none);\n"
+            f"CREATE TRIGGER tasks_pairs_fts_ai AFTER INSERT ON tasks BEGIN\n{new}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_ad AFTER DELETE ON tasks BEGIN\n{old}END;\n"
+            f"CREATE TRIGGER tasks_pairs_fts_au AFTER UPDATE OF {listed} ON tasks BEGIN\n{old}{new}END;\n")
+
+
 def m001_foundation():
     """Tasks, dependency edges, receipts, the audit ledger and the task search index."""
     return """
@@ -884,9 +954,26 @@ END;
 """
 
 
+def m024_phrase_pairs():
+    """The task text's pair index: one token per space of each column ``search`` reads, the
+    three characters either side of it (:func:`phrase_pairs`), filled from the rows already
+    there.  A substring search whose text has a space with three characters on each side
+    reads the tasks holding that run of seven characters: a rare phrase of common words
+    ("cache api") is a rare token, where each of its trigrams is common.  Homes whose SQLite
+    has no FTS5 go without it.  Optimized once filled (see :func:`mindos.store.fts.rebuild`)."""
+    return """
+-- @fts5
+""" + phrase_pairs() + """INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('rebuild');
+INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('optimize');
+INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rank) VALUES ('crisismerge', 4);
+-- @end
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
-              m021_substring_index, m022_newest_notes_index, m023_dependent_rank]
+              m021_substring_index, m022_newest_notes_index, m023_dependent_rank,
+              m024_phrase_pairs]

@@ -117,8 +117,9 @@ def test_a_query_the_word_index_cannot_bound_reads_every_row_or_the_trigram_inde
     seen = _statements(conn, monkeypatch)
     found = notes.search(conn, query), task_search.search(conn, query)
     assert _reads_the_index(seen) == fts.has(conn, "notes_trigram_fts")
-    assert all("trigram_fts MATCH" in sql for sql in seen if "MATCH" in sql)
-    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram indexes
+    assert all("trigram_fts MATCH" in sql or "pairs_fts MATCH" in sql for sql in seen if "MATCH" in sql)
+    monkeypatch.setattr(fts, "TRIGRAMS", {})  # a home without the trigram indexes (and the pair index)
+    monkeypatch.setattr(fts, "PAIRS", {})
     seen.clear()
     assert (notes.search(conn, query), task_search.search(conn, query)) == found
     assert not _reads_the_index(seen)
@@ -142,16 +143,21 @@ def test_a_query_whose_words_match_many_rows_reads_every_row_or_the_trigram_inde
     if fts.has(conn, "tasks_trigram_fts"):  # the trigram indexes bound it whatever its words' counts
         assert [_reads_the_index([sql]) for sql in seen if sql.startswith("SELECT")] == [True, True]
     monkeypatch.setattr(fts, "TRIGRAMS", {})
+    monkeypatch.setattr(fts, "PAIRS", {})
     seen.clear()
     assert (task_search.search(conn, "rate limit"), notes.search(conn, "rate limit")) == every
     assert not _reads_the_index(seen)
 
 
 def _paths(monkeypatch, call):
-    """``call()`` as it runs, through the trigram index alone (no word probe, no walk first),
-    walking first then through the trigram index, through other trigrams of the text, and
-    reading every row."""
+    """``call()`` as it runs, through other pair tokens of the text (the pair index), through
+    the trigram index alone (no pair index, no word probe, no walk first), walking first then
+    through the trigram index, through other trigrams of the text, and reading every row."""
     found = {"as it runs": call()}
+    weights = random.Random(7)  # any pair token the weights pick names every hit
+    monkeypatch.setattr(fts, "_pages", lambda conn, name, keys: [weights.randrange(3) for _ in keys])
+    found["other pairs"] = call()
+    monkeypatch.setattr(fts, "PAIRS", {})
     monkeypatch.setattr(fts, "substring_probe", lambda text: None)
     monkeypatch.setattr(fts, "WALK_MAX", 0)
     found["trigrams"] = call()
@@ -206,6 +212,7 @@ def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, mo
         tasks.create(conn, task_id=f"p{n:02d}", project="Trove", title=f"payments {n}",
                      description="retry payments" if n == 7 else "payments retry")
     monkeypatch.setattr(task_search, "SUBSTRING_NARROW", 10)
+    monkeypatch.setattr(fts, "PAIRS", {})  # a home without the pair index (see the test below)
     seen = _statements(conn, monkeypatch)
     assert [t["id"] for t in task_search.search(conn, "Retry Payments", limit=5)] == ["p07"]
     # its 30 candidates (both ends of the text near each other) are read as rowids, once
@@ -224,6 +231,81 @@ def test_a_query_no_word_bounds_reads_the_tasks_the_trigram_index_names(conn, mo
     assert len(task_search.search(conn, "payments", limit=5)) == 5  # found by the walk alone
     assert not any("MATCH" in sql for sql in seen)
 
+
+
+def test_a_rare_phrase_of_common_words_reads_the_tasks_the_pair_index_names(conn, monkeypatch):
+    if not fts.has(conn, "tasks_pairs_fts"):
+        pytest.skip("SQLite without FTS5")
+    for n in range(30):  # every task holds both words, only p07 the phrase: its pair token "try pay" is rare
+        tasks.create(conn, task_id=f"p{n:02d}", project="Trove", title=f"payments retry {n:03d}",
+                     description="Retry Payments now" if n == 7 else "retry, payments; retry-payments")
+    assert fts.pair_probe(conn, "tasks_pairs_fts", "retry payments") == '"74727920706179"'  # "try pay"
+    seen = _statements(conn, monkeypatch)
+    assert [t["id"] for t in task_search.search(conn, "retry payments", limit=5)] == ["p07"]
+    # its one candidate is read as a rowid from the pair index, and the LIKE decides it
+    assert [_reads_the_index([sql]) and "json_each" in sql for sql in seen if "LIKE" in sql] == [True]
+    # a text whose spaces lack three characters on a side has no token: the trigram index serves it
+    assert fts.pair_tokens(conn, "y payments") == fts.pair_tokens(conn, "retry pa") == []
+    assert fts.pair_tokens(conn, "a retry payments b") == fts.pair_tokens(conn, "retry payments")
+    # of several tokens, the one whose postings take the fewest pages is read
+    common, rare = fts.pair_tokens(conn, "payments retry 017")  # "nts ret" (every title), "try 017"
+    monkeypatch.setattr(fts, "_pages", lambda conn, name, keys: [5 if key == b"0" + common.lower().encode() else 1
+                                                                  for key in keys])
+    assert fts.pair_probe(conn, "tasks_pairs_fts", "payments retry 017") == fts.quote(rare)
+    assert [t["id"] for t in task_search.search(conn, "payments retry 017")] == ["p17"]
+
+
+@pytest.mark.parametrize("text,tokens", [
+    ("deploy gateway", ["loy gat"]), ("cache api", ["che api"]), ("RATE Limit", ["ate lim"]), ("in gateway", []),
+    ("schema migration worker", ["ema mig", "ion wor"]), ("x in y", []), ("ab  cd ef", ["ab  cd "]),
+    ("É Étés été", ["tés été"]), ("a a a a a a a", ["a a a a"]), ("abc\tdef ghi", ["def ghi"]),
+])
+def test_the_pair_tokens_of_a_text_are_its_spaces_with_three_characters_each_side(conn, text, tokens):
+    # folded as the index's view folds (SQLite's lower(): ASCII letters), hex-encoded
+    assert fts.pair_tokens(conn, text) == [token.encode().hex().upper() for token in tokens]
+    assert [run.lower() for run in fts.pair_runs(text)] == [token.lower() for token in tokens]
+
+
+def test_the_pair_index_names_every_task_holding_the_text_and_follows_every_write(conn):
+    """Random texts (short words, runs of spaces, quotes, wildcards, non-ASCII case, texts
+    longer than the view's chunks): every task holding a query as LIKE sees it is named by
+    its pair probe, through inserts, updates and deletes, and the index never drifts."""
+    if not fts.has(conn, "tasks_pairs_fts"):
+        pytest.skip("SQLite without FTS5")
+    from mindos.store import migrations
+
+    rng = random.Random(11)
+    alphabet = ["a", "A", "b", " ", " ", "ab", "abc", "XYZ", '"', "%", "_", "\\", "é", "É", "ß", "*", "NEAR", "(", ","]
+
+    def text(longest):
+        return "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, longest)))
+
+    size = migrations.PAIR_CHUNK
+    for n in range(80):
+        tasks.create(conn, task_id=f"r{n:02d}", project=rng.choice(["Trove", "Infra"]), title="t" + text(20),
+                     description=text(3 * size if n % 10 == 0 else 40), next_action=text(12))
+    with db.write(conn):
+        conn.execute("UPDATE tasks SET title = upper(title), blocked_reason = 'ab  XYZ é' WHERE seq % 5 = 0")
+        conn.execute("DELETE FROM tasks WHERE seq % 9 = 0")
+    assert fts.drift(conn, "tasks_pairs_fts")["ok"] and not fts.window_drifts(conn, "tasks_pairs_fts", 0, 10 ** 9)
+    conn.execute("INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('integrity-check')")
+    rows = [row[0] for row in conn.execute("SELECT title || '|' || description || '|' || blocked_reason FROM tasks")]
+    columns = ("id", "project", "title", "description", "next_action", "blocked_reason")
+    checked = 0
+    for row in rows:
+        for start in range(0, max(len(row) - 6, 0), 5):
+            query = row[start:start + rng.randrange(7, 24)]
+            probe = fts.pair_probe(conn, "tasks_pairs_fts", query)
+            if probe is None:
+                continue
+            holding = {seq for (seq,) in conn.execute(
+                "SELECT seq FROM tasks WHERE " + " OR ".join(f"{c} LIKE ?1 ESCAPE '\\'" for c in columns),
+                (fts.like_pattern(query),))}
+            named = {seq for (seq,) in conn.execute("SELECT rowid FROM tasks_pairs_fts WHERE tasks_pairs_fts MATCH ?",
+                                                     (probe,))}
+            assert holding <= named, (query, probe)
+            checked += bool(holding)
+    assert checked > 200
 
 def test_a_home_whose_sqlite_has_no_trigram_tokenizer_searches_as_before(tmp_path, monkeypatch):
     monkeypatch.setattr(db, "trigram_supported", lambda: False)
@@ -471,3 +553,47 @@ def test_a_text_whose_candidates_spread_thin_skips_the_walk(conn, monkeypatch):
     seen.clear()
     assert [t["id"] for t in task_search.search(conn, "xqzy", limit=2)] == every[:2]
     assert any("AS w" in sql for sql in seen), seen
+
+
+def test_the_triggers_and_the_view_spell_the_same_pair_tokens():
+    """The pair index's triggers spell a row's tokens one way (words split through JSON, no
+    recursive query) and its view, which FTS5 reads to rebuild it, another: the same tokens,
+    on random texts (runs of spaces, line feeds, quotes, backslashes, control and non-ASCII
+    characters, texts longer than the view's chunks), or a delete would not undo an insert."""
+    import sqlite3
+
+    from mindos.store import migrations
+
+    rng = random.Random(3)
+    alphabet = ["a", "B", " ", " ", "  ", "é", "É", "'", '"', "\\", "\n", "\t", "\x01", "ab c", "ß", "%", "_", "\u2028",
+                "😀"]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        view = f"SELECT {migrations._pair_tokens('?1')}"
+        trigger = f"SELECT {migrations._pair_tokens_of_words('?1')}"
+        size = migrations.PAIR_CHUNK
+        for _ in range(3000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 2, 4, 9, 60, size - 1, size + 2, 3 * size])))
+            spelled = [scratch.execute(sql, (text,)).fetchone()[0] for sql in (view, trigger)]
+            assert sorted((spelled[0] or "").split()) == sorted((spelled[1] or "").split()), text
+    finally:
+        scratch.close()
+
+
+def test_an_ignored_rename_and_out_of_band_edits_leave_the_pair_index_whole(conn):
+    """A rename that UPDATE OR IGNORE skips (its new id is taken) fires no trigger, so the
+    row's tokens stay indexed; deleting it afterwards removes exactly them."""
+    if not fts.has(conn, "tasks_pairs_fts"):
+        pytest.skip("SQLite without FTS5")
+    tasks.create(conn, task_id="one", project="Trove", title="retry payments now")
+    tasks.create(conn, task_id="two", project="Trove", title="deploy gateway soon")
+    with db.write(conn):
+        conn.execute("UPDATE OR IGNORE tasks SET id = 'two' WHERE id = 'one'")
+        conn.execute("UPDATE tasks SET title = 'cache api layer' WHERE id = 'two'")
+    assert [t["id"] for t in task_search.search(conn, "retry payments")] == ["one"]
+    with db.write(conn):
+        conn.execute("DELETE FROM tasks WHERE id = 'one'")
+    conn.execute("INSERT INTO tasks_pairs_fts(tasks_pairs_fts) VALUES ('integrity-check')")
+    assert fts.drift(conn, "tasks_pairs_fts")["ok"]
+    assert task_search.search(conn, "retry payments") == []
+    assert [t["id"] for t in task_search.search(conn, "cache api")] == ["two"]

@@ -802,3 +802,29 @@ def test_version_22_home_gains_the_stored_dependent_rank_counted_and_matches_fre
                                                ("alone", "queued", "P0"))]
     _upgraded_from(tmp_path, monkeypatch, 22, "tasks_rank_count", tasks, check,
                    edges=[("mid", "leaf"), ("top", "mid"), ("done", "leaf"), ("alone", "nowhere")])
+
+
+def test_version_23_home_gains_the_pair_index_filled_and_matches_fresh_schema(tmp_path, monkeypatch):
+    """m024: a home at 23 migrates to the fresh schema with the task text's pair index filled
+    from the rows already there (no drift), searched for a phrase, and kept by the triggers."""
+    from mindos.work import task_search
+
+    if not db.fts5_supported():
+        pytest.skip("SQLite without FTS5")
+
+    def check(conn):
+        assert fts.drift(conn, "tasks_pairs_fts")["ok"]
+        assert fts.drift(conn, "tasks_pairs_fts")["indexed"] == 3  # every title ("task a") has a space
+        assert [t["id"] for t in task_search.search(conn, "deploy gateway")] == ["a"]
+        named = conn.execute("SELECT rowid FROM tasks_pairs_fts WHERE tasks_pairs_fts MATCH ?",
+                             (fts.pair_probe(conn, "tasks_pairs_fts", "deploy gateway"),)).fetchall()
+        assert len(named) == 1
+        with db.write(conn):
+            conn.execute("UPDATE tasks SET description = 'Deploy Gateway soon' WHERE id = 'c'")
+            conn.execute("DELETE FROM tasks WHERE id = 'a'")
+        assert [t["id"] for t in task_search.search(conn, "deploy gateway")] == ["c"]
+        assert fts.drift(conn, "tasks_pairs_fts")["ok"]
+
+    tasks = [{"id": "a", "description": "please deploy gateway now"}, {"id": "b", "description": "gateway deploy"},
+             {"id": "c", "description": "x"}]
+    _upgraded_from(tmp_path, monkeypatch, 23, "tasks_pairs_fts", tasks, check)
