@@ -262,6 +262,16 @@ def _span(info, path, what):
     return info.offset, info.offset_data, info.size
 
 
+def _checksum_as_written(header):
+    """True when tar header block ``header`` holds its checksum field as the writer spells it:
+    six octal digits, a NUL and a space.  tar reads the number loosely (leading spaces for
+    zeros, any last byte), so a field respelled with the same value would pass its own check
+    while the file is no longer the one written."""
+    field = 148
+    total = sum(header[:field]) + sum(header[field + 8:]) + 8 * 32  # the field counted as spaces
+    return header[field:field + 8] == b"%06o\0 " % total
+
+
 def _zero_padding(fd, spans, size, path, what):
     """The members' headers follow each other with nothing between them, and every byte
     their contents and headers do not cover is tar padding and must be zero: the rest of
@@ -274,9 +284,10 @@ def _zero_padding(fd, spans, size, path, what):
         # one header block, or a pax record of the size (a header, one block of records) and then the header
         if header != end or offset - header not in (block, 3 * block):
             raise IntegrityError(f"{path}: the {what} holds bytes between its members (the file was changed)")
-        # the checksum field ends "\0 " as written; tar itself ignores its last byte
-        if os.pread(fd, 2, offset - block + 154) != b"\0 ":
-            raise IntegrityError(f"{path}: a member header of the {what} was changed")
+        # every header block (the pax record's too) holds its checksum exactly as written
+        for at in ((header, offset - block) if offset - header > block else (offset - block,)):
+            if not _checksum_as_written(os.pread(fd, block, at)):
+                raise IntegrityError(f"{path}: a member header of the {what} was changed")
         pad = -length % block
         if pad and os.pread(fd, pad, offset + length).count(0) != pad:
             raise IntegrityError(f"{path}: the {what}'s padding holds data (the file was changed)")

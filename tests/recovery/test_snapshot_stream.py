@@ -360,3 +360,19 @@ def test_a_manifest_naming_a_huge_digest_chunk_is_malformed(conn, home, tmp_path
     _rewrite(made["path"], [(members[0][0], sealed)] + members[1:])
     with pytest.raises(IntegrityError, match="manifest is malformed"):
         snapshot.restore(conn, made["path"], force=True, trust_unsigned=True)
+
+
+def test_a_respelled_header_checksum_is_refused(conn, home, tmp_path):
+    # tar reads " 11636" as 011636, so a checksum field respelled with the same value passes
+    # tar's own check: the file is still not the one written
+    tasks.create(conn, project="P", title="one", task_id="t1")
+    path = snapshot.create(conn, out=str(tmp_path / "s.tar"))["path"]
+    original = open(path, "rb").read()
+    for info, _ in _members_with_offsets(path):
+        at = info.offset_data - 512 + 148
+        assert original[at:at + 1] == b"0"  # a sum under 0o100000: the first digit is a padding zero
+        overwrite(path, original[:at] + b" " + original[at + 1:])
+        with pytest.raises(IntegrityError, match="header"):
+            snapshot.check(path, str(home))
+    overwrite(path, original)
+    snapshot.check(path, str(home))
