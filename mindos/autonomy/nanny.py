@@ -897,7 +897,7 @@ def _listing_index(conn, listed, total):
     :data:`~mindos.autonomy.sense.OVERDUE_SORTED_ROW`) finds cheaper: at 100k tasks with
     4,000 overdue the index (about 2M instructions instead of 11M), at 1M with 40,000 the
     walk.  Both read the same rows."""
-    tasks = conn.execute("SELECT max(rowid) FROM tasks").fetchone()[0] or 0
+    tasks = sql.largest_rowids(conn, ["tasks"])["tasks"]
     walk = len(listed) * tasks // max(total, 1) + 1
     return "idx_tasks_overdue_open" if total * sense.OVERDUE_SORTED_ROW < walk * sense.ID_WALKED_ROW \
         else "idx_tasks_id_status"

@@ -55,7 +55,7 @@ from mindos.context import builder, params
 from mindos.errors import InvalidInput
 from mindos.memory import handoffs, note_live
 from mindos.store import db, deferred, ledger
-from mindos.store.sql import TERMINAL_SQL
+from mindos.store.sql import open_condition
 
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 400
@@ -78,7 +78,7 @@ _LEASES, _INBOX, _CONSTRAINTS = (builder.TABLES[name] for name in ("leases", "in
 # (held, not terminal, not expired; along idx_tasks_lease_owner), with only the columns the
 # pack shows, so neither the progress records the listing joins in nor their module are read.
 _LIVE_LEASES_SQL = ("SELECT id AS task_id, project, title, status, priority, lease_expires_at, lease_epoch"
-                    f" FROM tasks WHERE lease_owner = ? AND lease_owner <> '' AND status NOT IN {TERMINAL_SQL}"
+                    f" FROM tasks WHERE lease_owner = ? AND lease_owner <> '' AND {open_condition()}"
                     " AND lease_expires_at > ? ORDER BY lease_expires_at, id")
 
 
