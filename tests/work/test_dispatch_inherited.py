@@ -81,6 +81,31 @@ def test_random_edits_never_let_the_rank_drift(conn, seed):
         assert drift(conn) == []
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_whole_table_statements_agree_with_the_walk_up_from_each_task(conn, seed):
+    """The doctor's full check and the recount find each (prerequisite, priority) pair once,
+    going down the edges; a window walks up from each of its tasks.  On random homes (chains,
+    finished relays, edges to missing tasks) with ranks scrambled behind the triggers' back,
+    both name the same drifted rows with the same counts, and a recount leaves none."""
+    rng = random.Random(seed)
+    random_home(conn, rng, count=60)
+    for n in range(60, 90):  # longer chains: each new task waits on one of the last few
+        mk(conn, f"t{n:02d}", rng.choice(validate.PRIORITIES), depends_on=[f"t{n - rng.randint(1, 4):02d}"])
+    everything = (-1, 2 ** 62)
+    with db.write(conn):
+        for (task_id,) in conn.execute("SELECT id FROM tasks").fetchall():
+            if rng.random() < 0.4:
+                conn.execute("UPDATE tasks SET dependent_rank = ? WHERE id = ?", (rng.choice((0, 1, 2, 3, 4, 9)), task_id))
+    scrambled = [tuple(row) for row in conn.execute(db.RANK_DRIFT)]
+    assert len(scrambled) > 5
+    assert scrambled == [tuple(row) for row in conn.execute(db.RANK_DRIFT_IN, everything)]
+    with db.write(conn):
+        conn.execute(db.RECOUNT_RANK)
+    assert conn.execute(db.RANK_DRIFT_IN, everything).fetchall() == []
+    assert {row[0]: row[2] for row in scrambled} == {
+        task_id: rank(conn, task_id) for task_id in (row[0] for row in scrambled)}
+
+
 def test_a_reload_without_triggers_recounts_and_the_doctor_names_a_drifted_rank(conn, home):
     mk(conn, "pre", "P3")
     mk(conn, "post", "P1", depends_on=["pre"])
