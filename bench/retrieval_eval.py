@@ -30,7 +30,20 @@ Corpora (``--corpus``):
                    days): written without looking at the engine and frozen by a digest test;
                    it is never used to write synonyms or weights.
 
-Run:  python3 bench/retrieval_eval.py [--corpus first|dev|dev2|heldout]   (JSON to stdout, a table to stderr)
+Semantic layer (``--semantic``): after loading the corpus, ``memory-embed --apply`` stores a
+vector for every row from the encoder named by ``--embedder module:callable`` (the
+``MINDOS_EMBEDDER`` plug-in point; default: the built-in encoder, whatever the environment
+says), and the ``engine`` ranker asks ``memory-search --semantic`` (lexical and vector ranks
+fused) instead of memory-search; the bm25 rankers are unchanged.  memory-search --semantic
+takes no ``--include-history``, so its ``outdated_wins`` are read from that same ranking (it
+never returns an outdated row).  The report then carries ``semantic``: the encoder, its
+dimensions, the rows embedded and the embedding's seconds.  A real encoder's adapter:
+bench/encoders/minilm.py (all-MiniLM-L6-v2; run with an interpreter that has
+sentence-transformers, e.g. ``~/st-venv/bin/python bench/retrieval_eval.py --semantic
+--embedder bench.encoders.minilm:encode``).
+
+Run:  python3 bench/retrieval_eval.py [--corpus first|dev|dev2|heldout] [--semantic [--embedder module:callable]]
+      (JSON to stdout, a table to stderr)
 """
 
 import json
@@ -160,14 +173,62 @@ def _outdated_wins(ranked, new, old):
     return new not in ranked or ranked.index(old) < ranked.index(new)
 
 
-def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
+def _embedder_env(embedder):
+    """Point the MINDOS_EMBEDDER plug-in point at ``embedder`` (None: the built-in encoder);
+    return a function restoring the environment as it was."""
+    from mindos.memory import embed
+
+    before = os.environ.get(embed.ENV)
+    if embedder:
+        if embedder.split(".", 1)[0] == "bench" and "bench" not in sys.modules:
+            # run as a script, this directory is first on sys.path, so ``bench`` would be
+            # bench/bench.py: make it this directory as a package, as it is from the checkout
+            import types
+
+            package = types.ModuleType("bench")
+            package.__path__ = [HERE]
+            sys.modules["bench"] = package
+        os.environ[embed.ENV] = embedder
+    else:
+        os.environ.pop(embed.ENV, None)
+
+    def restore():
+        if before is None:
+            os.environ.pop(embed.ENV, None)
+        else:
+            os.environ[embed.ENV] = before
+
+    return restore
+
+
+def _embed_all(conn):
+    """``memory-embed --apply`` on the loaded corpus: the report's ``semantic`` entry."""
+    from mindos.memory import embed
+
+    done = embed.embed(conn, apply=True)
+    return {"encoder": done["encoder"], "dims": done["dims"], "embedded": sum(done["embedded"].values()),
+            "embed_seconds": done["seconds"]}
+
+
+def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first", semantic=False, embedder=None):
     """Build the corpus (``first`` or ``heldout``) and run every query through every ranker;
     return the report dict.
 
     ``filler_per_project`` scales the distractor notes (the labelled rows stay the same),
     to check that candidate selection still finds them in a large home; ``limit`` is the
     hits asked of memory-search (an agent's usual 10 sizes its candidate pool smaller than
-    the default DEPTH)."""
+    the default DEPTH).  ``semantic``: the engine is memory-search --semantic after every row
+    is embedded by ``embedder`` (``module:callable``; None: the built-in encoder)."""
+    if not semantic:
+        return _evaluate(home, filler_per_project, limit, corpus)
+    restore = _embedder_env(embedder)
+    try:
+        return _evaluate(home, filler_per_project, limit, corpus, semantic=True)
+    finally:
+        restore()
+
+
+def _evaluate(home, filler_per_project, limit, corpus, semantic=False):
     corpus_name = corpus if isinstance(corpus, str) else getattr(corpus, "__name__", "custom")
     corpus = load_corpus(corpus)
     if filler_per_project is None:
@@ -184,6 +245,16 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
         "bm25_filtered": lambda q, project, history: search.plain_bm25_search(
             conn, q, project=project, include_outdated=history, limit=DEPTH, now=now),
     }
+    embedded = None
+    if semantic:
+        try:
+            embedded = _embed_all(conn)
+        except Exception:
+            conn.close()
+            clock.set_now(None)
+            raise
+        rankers["engine"] = lambda q, project, history: search.semantic_search(
+            conn, q, project=project, limit=limit, now=now)
     totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}
                      for kind in corpus.KINDS} for name in rankers}
     misses = []
@@ -205,6 +276,8 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
     report = {"corpus": corpus_name, "rows": len(corpus.ROWS), "filler_notes": filler_per_project * len(corpus.PROJECTS),
               "engine_limit": limit, "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
               "engine_misses": misses}
+    if semantic:
+        report["semantic"] = embedded
     for name in rankers:
         all_q = all_t = 0
         all_recall = all_rr = all_wins = 0.0
@@ -230,7 +303,8 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first"):
 def table(report):
     """The report as a plain-text table."""
     names = ("engine", "bm25", "bm25_filtered")
-    lines = [f"{'kind':<14} {'n':>3}  " + "  ".join(f"{name + ' r@5/mrr/old':>28}" for name in names)]
+    lines = [f"engine: memory-search --semantic, encoder {report['semantic']['encoder']}"] if "semantic" in report else []
+    lines += [f"{'kind':<14} {'n':>3}  " + "  ".join(f"{name + ' r@5/mrr/old':>28}" for name in names)]
     rows = list(report["by_kind"].items()) + [("overall", {"queries": report["queries"], **report["overall"]})]
     for kind, entry in rows:
         cells = []
@@ -257,6 +331,15 @@ def add_corpus_flag(parser):
                              " bench/heldout_corpus.py, the frozen corpus written without looking at the engine")
 
 
+def add_semantic_flags(parser):
+    """``--semantic [--embedder module:callable]``: score memory-search --semantic instead."""
+    parser.add_argument("--semantic", action="store_true",
+                        help="embed every row (memory-embed --apply) and score memory-search --semantic as the engine")
+    parser.add_argument("--embedder", metavar="MODULE:CALLABLE", default=None,
+                        help="the encoder for --semantic, as MINDOS_EMBEDDER names one (default: the built-in"
+                             " encoder), e.g. bench.encoders.minilm:encode")
+
+
 def main(argv=None):
     import argparse
 
@@ -264,8 +347,18 @@ def main(argv=None):
     add_corpus_flag(parser)
     add_filler_flag(parser)
     parser.add_argument("--limit", type=int, default=DEPTH, help=f"hits asked of memory-search (default {DEPTH})")
+    add_semantic_flags(parser)
     args = parser.parse_args(argv)
-    report = evaluate(filler_per_project=args.filler, limit=args.limit, corpus=args.corpus)
+    if args.embedder and not args.semantic:
+        parser.error("--embedder needs --semantic")
+    from mindos.errors import InvalidInput, Refused
+
+    try:
+        report = evaluate(filler_per_project=args.filler, limit=args.limit, corpus=args.corpus,
+                          semantic=args.semantic, embedder=args.embedder)
+    except (InvalidInput, Refused) as exc:
+        print(f"retrieval_eval: {exc}", file=sys.stderr)
+        return 1
     print(json.dumps(report, indent=2, sort_keys=True))
     print(table(report), file=sys.stderr)
     return 0
