@@ -14,6 +14,7 @@ from conftest import ROOT, make_task, script
 from mindos.core import clock
 from mindos.memory import embed, notes
 from mindos.memory import memory_search as search
+from test_embed import toy  # noqa: F401 (the fixture naming a toy encoder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -41,16 +42,6 @@ def test_equal_fused_scores_rank_the_better_lexical_rank_first():
     fused = embed.fuse(_lexical("z", "y", "a"), [("note", "a")], 3)
     assert [key[1] for key, _, _, _ in fused] == ["z", "a", "y"]
     assert fused[0][1] == fused[1][1] == 1.0
-
-
-@pytest.fixture
-def toy(monkeypatch):
-    monkeypatch.syspath_prepend(HERE)
-
-    def use(name):
-        monkeypatch.setenv(embed.ENV, f"embedders:{name}")
-
-    return use
 
 
 def test_semantic_search_keeps_the_lexical_first_answer_a_plugin_ranks_lower(conn, toy):
