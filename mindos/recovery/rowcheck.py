@@ -201,6 +201,7 @@ def _prove_names(values, form, drop=frozenset()):
         return values
     if joined.count("\n") != len(values) - 1 or not _runs(form).fullmatch(joined):  # (a value's own newline
         return values                                                                  # would split it in two)
+    # (only a value as long as the shortest credential is scanned by the validators' not_secret)
     if max(map(len, values)) < validate._SHORTEST_SECRET:
         return ()
     from itertools import compress  # lazy: restores only
@@ -249,7 +250,9 @@ def _prove_texts(values, max_len, *, line=False, required=False):
     if set(map(type, values)) != {str} or max(map(len, values)) > max_len:
         return values
     joined = "\t".join(values)  # (a tab: allowed in every text)
-    if "\x00" in joined or (line and not validate.single_line(joined)) or (required and not all(map(str.strip, values))):
+    if "\x00" in joined or (line and not validate.single_line(joined)):
+        return values
+    if required and not all(map(str.strip, values)):
         return values
     if not joined.isascii():
         try:
