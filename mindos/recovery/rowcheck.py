@@ -17,9 +17,14 @@ audit ledger by re-deriving its chain, so neither is repeated here.
 """
 
 import json
+import re
 
 from mindos.core import clock, validate
 from mindos.errors import IntegrityError, InvalidInput
+
+# rule -> prover(values): the values of a column it cannot prove pass the rule at C speed
+# (see _fast_check); filled in as the rules are made
+_PROVERS = {}
 
 
 def _optional(rule):
@@ -65,11 +70,15 @@ def _json_list(item):
 
 
 def _text(max_len=validate.MAX_TEXT):
-    return lambda value, field: validate.text(value, field, max_len=max_len)
+    rule = lambda value, field: validate.text(value, field, max_len=max_len)  # noqa: E731
+    _PROVERS[rule] = lambda values: _prove_texts(values, max_len)
+    return rule
 
 
 def _line(max_len=4096):
-    return lambda value, field: validate.line(value, field, max_len=max_len)
+    rule = lambda value, field: validate.line(value, field, max_len=max_len)  # noqa: E731
+    _PROVERS[rule] = lambda values: _prove_texts(values, max_len, line=True)
+    return rule
 
 
 def _hex_or_empty(value, field):
@@ -136,6 +145,215 @@ RULES = {
     "memories": {"id": _line(128), "project": _empty_or(_id), "kind": _line(64), "content": _text(),
                  "source": _agent, "retracted_at": _maybe_ts, "created_at": _ts},
 }
+
+_PROVERS.update({
+    validate.title: lambda values: _prove_texts(values, validate.MAX_TITLE, line=True, required=True),
+    _id: lambda values: _prove_names(values, "id"),
+    _agent: lambda values: _prove_names(values, "agent", {""}),
+    validate.agent: lambda values: _prove_names(values, "agent"),
+    validate.tag: lambda values: _prove_names(values, "tag"),
+    _id_or_none: lambda values: _prove_names(values, "id", {None, ""}),
+    _ts: lambda values: _prove_times(values),
+    _maybe_ts: lambda values: _prove_times(values, {None}),
+    _count: lambda values: _prove_integers(values, 0, 2 ** 62),
+    _serial: lambda values: _prove_integers(values, 1),
+    _maybe_serial: lambda values: _prove_integers(values, 1, drop={None}),
+    _flag: lambda values: _prove_integers(values, 0, 1),
+    validate.status: lambda values: values - _STATUSES if type(values) is set else values,
+    validate.priority: lambda values: values - _PRIORITIES if type(values) is set else values,
+})
+_STATUSES, _PRIORITIES = frozenset(validate.STATUSES), frozenset(validate.PRIORITIES)
+
+# The column-at-a-time check (see _fast_check): patterns a column's distinct values, joined
+# one newline apart (a character none of them may hold; a join holding more newlines than
+# it put in is not matched), match only when each value does.
+# The name patterns are the validators' charsets exactly; the time pattern is narrower than
+# the rule (no 29 February, no day a month lacks): a value outside it goes to the rule.
+_TIME = ("(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)"
+         "|(?:0[13578]|1[02])-31)T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z")
+_FORMS = {"id": "[A-Za-z0-9][A-Za-z0-9._-]{0,63}", "agent": "[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}",
+          "tag": "[a-z0-9:_./-]{1,64}", "time": _TIME}
+_COMPILED = {}
+
+
+def _runs(form):
+    """The compiled pattern of a newline-joined run of ``form`` values (compiled on first use:
+    only restores pay for it)."""
+    pattern = _COMPILED.get(form)
+    if pattern is None:
+        one = _FORMS[form]
+        pattern = _COMPILED[form] = re.compile(f"(?:{one})(?:\n(?:{one}))*")
+    return pattern
+
+
+def _prove_names(values, form, drop=frozenset()):
+    """The ids, names or tags of ``values`` (a column's distinct values) the batch cannot
+    prove: every value in the charset, and the long enough to hold a credential cleared by
+    the secret gate (the validators' own not_secret test decides the rest)."""
+    if type(values) is not set:
+        return values
+    values = values - drop  # the values the rule passes as they are
+    if not values:
+        return ()
+    try:
+        joined = "\n".join(values)
+    except TypeError:
+        return values
+    if joined.count("\n") != len(values) - 1 or not _runs(form).fullmatch(joined):  # (a value's own newline
+        return values                                                                  # would split it in two)
+    # (only a value as long as the shortest credential is scanned by the validators' not_secret)
+    if max(map(len, values)) < validate._SHORTEST_SECRET:
+        return ()
+    from itertools import compress  # lazy: restores only
+    from operator import not_  # lazy: as above
+
+    from mindos.core import secret_gate  # lazy: as above
+
+    long = [value for value in values if len(value) >= validate._SHORTEST_SECRET]
+    return list(compress(long, map(not_, secret_gate.clean_each(long))))
+
+
+def _prove_times(values, drop=frozenset()):
+    """The timestamps of ``values`` the batch cannot prove in storage form."""
+    if type(values) is not set:
+        return values
+    values = values - drop
+    if not values:
+        return ()
+    try:
+        joined = "\n".join(values)
+    except TypeError:
+        return values
+    if joined.count("\n") == len(values) - 1 and _runs("time").fullmatch(joined):  # (as _prove_names)
+        return ()
+    one = re.compile(_TIME)
+    return [value for value in values if not one.fullmatch(value)]
+
+
+def _prove_integers(values, minimum, maximum=None, drop=frozenset()):
+    """All of ``values`` when any is not an int in range, else none."""
+    if type(values) is not set:
+        return values
+    values = values - drop
+    if not values:
+        return ()
+    if set(map(type, values)) != {int} or min(values) < minimum or (maximum is not None and max(values) > maximum):
+        return values
+    return ()
+
+
+def _prove_texts(values, max_len, *, line=False, required=False):
+    """All of ``values`` when any may fail the text rule (too long, NUL, not UTF-8, a line
+    break in a one-line field, blank where required), else none."""
+    if type(values) is not set:
+        return values
+    if set(map(type, values)) != {str} or max(map(len, values)) > max_len:
+        return values
+    joined = "\t".join(values)  # (a tab: allowed in every text)
+    if "\x00" in joined or (line and not validate.single_line(joined)):
+        return values
+    if required and not all(map(str.strip, values)):
+        return values
+    if not joined.isascii():
+        try:
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            return values
+    return ()
+
+
+_NONE = type(None)
+_SETTABLE = (frozenset({str, _NONE}), frozenset({int, _NONE}))  # column kinds whose values dedupe exactly
+
+
+def _transposed(block):
+    """``block``'s rows as columns (tuples), or None when a row is not a sequence as long as
+    the columns (the row-by-row passes decide such a block)."""
+    rows = block["rows"]
+    try:
+        if set(map(len, rows)) != {len(block["columns"])}:
+            return None
+        return list(zip(*rows))
+    except TypeError:
+        return None
+
+
+def check_chunk(table, columns, rows, *, action, limit, guard):
+    """:func:`check_blocks`, then (when ``guard``) :func:`guard_blocks`, of one chunk of
+    ``table``'s rows, transposed once for both."""
+    block = {"columns": columns, "rows": rows}
+    cols = _transposed(block) if rows else []
+    if cols is None or not _fast_check(table, block, limit, (), cols):
+        _check_rows({table: block}, action=action, limit=limit, skip=())
+    if guard:
+        from mindos.core import secrets  # lazy: only unsigned artifacts pay for the detector
+
+        if cols is None or not _guard_clean(table, block, secrets, cols):
+            _guard_rows(table, block, action, secrets)
+
+
+def _fast_check(table, block, limit, skip, cols=None):
+    """True when every row of ``block`` certainly passes :func:`check_blocks` (the storage
+    rules, each column's rule, the lease rule); False sends the block to the row-by-row pass,
+    which decides and names the first invalid row.  A column is checked whole: its distinct
+    values (where the column's kinds dedupe exactly: 1 and 1.0 are one set member) by the
+    column's prover at C speed, the few left by the rule itself."""
+    columns, rows = block["columns"], block["rows"]
+    if not rows:
+        return True
+    cols = _transposed(block) if cols is None else cols
+    if cols is None:
+        return False
+    kinds = [set(map(type, col)) for col in cols]
+    if not _storable_columns(cols, kinds):
+        return False
+    table_rules = RULES.get(table, {})
+    try:
+        for name, col, held in zip(columns, cols, kinds):
+            rule = None if (table, name) in skip else table_rules.get(name)
+            if rule is None:
+                continue
+            values = set(col) if any(held <= each for each in _SETTABLE) else col
+            prover = _PROVERS.get(rule)
+            for value in (values if prover is None else prover(values)):
+                rule(value, name)
+    except Exception:  # (any refusal: the row-by-row pass raises it as it always has)
+        return False
+    if table == "tasks":
+        return _leases_fine(columns, cols, rows, limit)
+    return True
+
+
+def _leases_fine(columns, cols, rows, limit):
+    """True when no task row of the block breaks :func:`_lease` (only rows with a lease
+    owner or expiry can)."""
+    held = [cols[columns.index(name)] if name in columns else None for name in ("lease_owner", "lease_expires_at")]
+    owners, expiries = held
+    if (owners is None or not any(owners)) and (expiries is None or expiries.count(None) == len(rows)):
+        return True
+    for number, row in enumerate(rows):
+        if (owners is not None and owners[number]) or (expiries is not None and expiries[number] is not None):
+            if _lease(dict(zip(columns, row)), limit) is not None:
+                return False
+    return True
+
+
+def _storable_columns(cols, kinds):
+    """:func:`_storable` of a block given as columns (and each column's value types)."""
+    pieces = []
+    for col, held in zip(cols, kinds):
+        if dict in held or list in held:
+            return False
+        if str in held:
+            pieces.append("".join(col) if len(held) == 1 else "".join([value for value in col if type(value) is str]))
+    text = "".join(pieces)
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _lease(row, limit):
@@ -215,7 +433,17 @@ def check_blocks(blocks, *, action, limit, skip=()):
     """Validate every row of ``blocks`` (``{table: {"columns", "rows"}}``); raise
     IntegrityError naming the first invalid table, row and field.  ``limit``: the artifact's
     creation time, the reference for lease lengths; ``skip``: ``(table, column)`` pairs whose
-    own rule the caller applies instead (the storage rules still hold)."""
+    own rule the caller applies instead (the storage rules still hold).
+
+    Each block is first checked a column at a time (:func:`_fast_check`); only a block that
+    check cannot clear is walked row by row, which finds and names the first invalid row."""
+    slow = {table: block for table, block in blocks.items() if not _fast_check(table, block, limit, skip)}
+    if slow:
+        _check_rows(slow, action=action, limit=limit, skip=skip)
+
+
+def _check_rows(blocks, *, action, limit, skip):
+    """:func:`check_blocks` row by row (the pass that names the first invalid row)."""
     passed = set()  # (rule, value) pairs already proven: a rule's verdict depends on the value only
     for table in sorted(blocks):
         block = blocks[table]
@@ -277,21 +505,60 @@ def guard_blocks(blocks, *, action):
     from mindos.core import secrets  # lazy: only unsigned artifacts pay for the detector
 
     for table in sorted(blocks):
-        block = blocks[table]
-        columns, rows = block["columns"], block["rows"]
-        for index, column in enumerate(columns):
-            if column in _OPAQUE or RULES.get(table, {}).get(column) in _STRUCTURED:
+        if not _guard_clean(table, blocks[table], secrets):
+            _guard_rows(table, blocks[table], action, secrets)
+
+
+def _guard_clean(table, block, secrets, cols=None):
+    """True when no text :func:`guard_blocks` scans in ``block`` holds a finding, decided a
+    column at a time: a column's texts go through the secret gate in runs
+    (:func:`mindos.core.secret_gate.clean_each`) and only those it cannot clear through the
+    detector.  False (a finding, or a block not shaped as the check expects) sends the block
+    to the value-by-value pass, which names the first row."""
+    from itertools import compress  # lazy: restores only
+    from operator import not_  # lazy: as above
+
+    from mindos.core import secret_gate  # lazy: as above
+
+    columns, rows = block["columns"], block["rows"]
+    if not rows:
+        return True
+    cols = _transposed(block) if cols is None else cols
+    if cols is None:
+        return False
+    table_rules = RULES.get(table, {})
+    for column, col in zip(columns, cols):
+        if column in _OPAQUE or table_rules.get(column) in _STRUCTURED:
+            continue
+        held = set(map(type, col))
+        if str not in held:
+            continue
+        texts = col if len(held) == 1 else [value for value in col if type(value) is str]
+        if table in _DERIVED and not secrets.scan("\n".join(texts)):  # as guard_blocks: one scan first
+            continue
+        texts = list(dict.fromkeys(texts))  # each distinct text once (a verdict depends on the text only)
+        for text in compress(texts, map(not_, secret_gate.clean_each(texts))):
+            if len(text) >= 8 and secrets.scan(text):
+                return False
+    return True
+
+
+def _guard_rows(table, block, action, secrets):
+    """:func:`guard_blocks` of one block value by value (names the first finding)."""
+    columns, rows = block["columns"], block["rows"]
+    for index, column in enumerate(columns):
+        if column in _OPAQUE or RULES.get(table, {}).get(column) in _STRUCTURED:
+            continue
+        if table in _DERIVED:  # one scan of the whole column rules most of it out
+            joined = "\n".join(row[index] for row in rows if isinstance(row[index], str))
+            if not secrets.scan(joined):
                 continue
-            if table in _DERIVED:  # one scan of the whole column rules most of it out
-                joined = "\n".join(row[index] for row in rows if isinstance(row[index], str))
-                if not secrets.scan(joined):
-                    continue
-            for number, row in enumerate(rows, 1):
-                value = row[index]
-                if isinstance(value, str) and len(value) >= 8:
-                    kinds = secrets.scan(value)
-                    if kinds:
-                        raise IntegrityError(
-                            f"{action} refused: secret guard: table {table} {_row_name(columns, row, number)} field"
-                            f" {column} holds credential-shaped text ({', '.join(kinds)}) in an unsigned"
-                            " artifact; nothing was changed")
+        for number, row in enumerate(rows, 1):
+            value = row[index]
+            if isinstance(value, str) and len(value) >= 8:
+                kinds = secrets.scan(value)
+                if kinds:
+                    raise IntegrityError(
+                        f"{action} refused: secret guard: table {table} {_row_name(columns, row, number)} field"
+                        f" {column} holds credential-shaped text ({', '.join(kinds)}) in an unsigned"
+                        " artifact; nothing was changed")

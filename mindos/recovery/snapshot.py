@@ -22,7 +22,10 @@ the copy while checking its rows with the write path's rules (:mod:`mindos.recov
 brings an older copy forward with the numbered migrations, and then replaces every table
 in one write transaction with ``INSERT ... SELECT`` from the attached copy (FTS rebuilt
 in step), re-checking foreign keys and the audit chain inside that same transaction: if
-anything fails it rolls back and the home is exactly as before.  No audit event is
+anything fails it rolls back and the home is exactly as before.  A copy of this code's
+schema is re-digested and checked in a thread while that transaction loads it (the checks
+run in Python, the load inside SQLite); the transaction commits, and receipt files are
+written, only once every check has passed.  No audit event is
 appended, so the restored ledger is the snapshotted one, row for row.
 
 The older ``autopilot-snapshot-v1`` files (one sealed JSON document, byte-exact) stay
@@ -309,21 +312,80 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
             raise Refused(f"snapshot-restore refused: {path} has no usable schema version ({version})")
         limit = rowcheck.artifact_time(manifest)
         guard = provenance["trust"] == "unsigned"  # text this home never guarded: the secret guard runs now
-        _verify_copy(copy, manifest, path, check_rows=version == current, guard=guard, limit=limit)
         upgraded_from = None
-        if version < current:  # brought forward like a home, then its rows checked by today's rules
+        verifier = None
+        if version == current:  # verified while the load runs (see _Verifier): nothing commits before it passes
+            verifier = _Verifier(copy, manifest, path, guard=guard, limit=limit)
+        else:
+            _verify_copy(copy, manifest, path, check_rows=False, guard=guard, limit=limit)
+            # brought forward like a home, then its rows checked by today's rules
             upgraded_from = version
             moved = backup.open_copy(copy, upgrade=True)
             try:
                 _check_rows(moved, guard=guard, limit=limit)
             finally:
                 moved.close()
-        files = stream.staged_receipts(conn.home, staging, manifest)
-        with backup.unmapped(conn):  # whole-table passes over the live database: memory flat with its size
-            return _load_copy(conn, path, copy, files, force=force, provenance=provenance,
-                              upgraded_from=upgraded_from)
+        try:
+            files = stream.staged_receipts(conn.home, staging, manifest)
+            with backup.unmapped(conn):  # whole-table passes over the live database: memory flat with its size
+                return _load_copy(conn, path, copy, files, force=force, provenance=provenance,
+                                  upgraded_from=upgraded_from, verified=verifier.wait if verifier else None)
+        except BaseException as exc:
+            if verifier is not None:  # a refusal of the copy is the one a restore reports first, as when
+                verifier.wait(stop=not isinstance(exc, Exception))  # it ran first (Ctrl-C: stop at once)
+            raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+class _Verifier:
+    """:func:`_verify_copy` of a streamed copy (digests and row checks) in a thread of its
+    own, started at once, so the load's statements (which run inside SQLite, without the
+    interpreter's lock) overlap the checks (which run in Python): on two cores the restore
+    takes about the longer of the two instead of their sum.  The load calls :meth:`wait`
+    before its transaction commits or any receipt file is written, and a failed load waits
+    too, so a copy that fails its digests or the row checks is refused with the same message
+    as when the checks ran first, and nothing is changed either way."""
+
+    def __init__(self, copy, manifest, path, *, guard, limit):
+        import threading  # lazy: streamed restores only
+
+        self.error = None
+        self.stopped = threading.Event()
+
+        def visit_for(name):
+            check = _row_checker(name, guard, limit)
+
+            def visit(columns, rows):
+                if self.stopped.is_set():
+                    raise _Stopped()
+                check(columns, rows)
+            return visit
+
+        def run():
+            try:
+                stream.verify_copy(copy, manifest, path, visit_for=visit_for)
+            except _Stopped:
+                pass
+            except BaseException as exc:  # handed to the waiting thread
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, name="snapshot-verify", daemon=True)
+        self.thread.start()
+
+    def wait(self, stop=False):
+        """Wait for the checks; raise what refused the copy (``stop``: interrupted, the
+        checks stop at their next chunk)."""
+        if stop:
+            self.stopped.set()
+        self.thread.join()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
+class _Stopped(Exception):
+    """The restore was interrupted: the verifying thread stops at its next chunk."""
 
 
 def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
@@ -342,8 +404,10 @@ def _check_rows(conn, *, guard, limit):
         tables.digest_table(conn, name, visit=_row_checker(name, guard, limit))
 
 
-def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
-    """Replace every table from the verified copy in one write transaction (see restore)."""
+def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from, verified=None):
+    """Replace every table from the verified copy in one write transaction (see restore);
+    ``verified()`` (optional) waits for checks still running on the copy and raises when they
+    refuse it: called before the commit and before any receipt file is written."""
     from mindos.core import files as file_safety  # lazy: restores only
     from mindos.store import backup  # lazy: as above
 
@@ -369,6 +433,8 @@ def _load_copy(conn, path, copy, files, *, force, provenance, upgraded_from):
             with db.write(conn):
                 loaded = tables.replace_all_from(conn, alias)
                 chain = _check_loaded(conn)
+                if verified is not None:
+                    verified()
                 for stored, (target, staged) in sorted(files.items()):
                     data = file_safety.read_bytes(staged, max_bytes=artifacts.MAX_RECEIPT_BYTES)
                     if _same_bytes(target, data):

@@ -331,8 +331,5 @@ def row_checker(table, action, *, guard, limit):
     """A ``visit(columns, rows)`` for :func:`verify_copy` that checks each chunk of ``table``'s
     rows by the write path's rules (and, when ``guard``, the secret guard), refusing as ``action``."""
     def visit(columns, rows):
-        block = {table: {"columns": columns, "rows": rows}}
-        rowcheck.check_blocks(block, action=action, limit=limit)
-        if guard:
-            rowcheck.guard_blocks(block, action=action)
+        rowcheck.check_chunk(table, columns, rows, action=action, limit=limit, guard=guard)
     return visit

@@ -258,7 +258,8 @@ def test_restore_reads_the_file_in_bounded_chunks(conn, home, tmp_path):
         reader.read()
 
 
-def test_a_copy_with_bad_rows_under_a_valid_seal_changes_nothing(conn, home, tmp_path):
+def _bad_rows_snapshot(conn, tmp_path):
+    """A streamed snapshot whose copy holds a task in status 'bogus', resealed (unsigned)."""
     populate(conn)
     made = snapshot.create(conn, out=str(tmp_path / "s.tar"))
     members = _members(made["path"])
@@ -286,9 +287,27 @@ def test_a_copy_with_bad_rows_under_a_valid_seal_changes_nothing(conn, home, tmp
     doc["tables"]["tasks"] = {"rows": rows, "sha256": digest}
     _, sealed = artifacts.seal.seal_bytes(fmt, doc, outside=())
     _rewrite(made["path"], [(members[0][0], sealed), (members[1][0], data)] + members[2:])
+    return made["path"]
+
+
+def test_a_copy_with_bad_rows_under_a_valid_seal_changes_nothing(conn, home, tmp_path):
+    path = _bad_rows_snapshot(conn, tmp_path)
+    receipts = sorted(os.listdir(os.path.join(home, "receipts")))
+    for name in receipts:  # receipt files a restore would write back
+        os.unlink(os.path.join(home, "receipts", name))
     state = db_state(conn)
+    # (the load runs while the rows are checked: the refusal comes before its commit and files)
     with pytest.raises(IntegrityError, match="table tasks .*field status"):
-        snapshot.restore(conn, made["path"], force=True, trust_unsigned=True)
+        snapshot.restore(conn, path, force=True, trust_unsigned=True)
+    assert db_state(conn) == state and _staging_left(home) == []
+    assert os.listdir(os.path.join(home, "receipts")) == []
+
+
+def test_a_copy_refused_by_its_rows_is_refused_so_before_a_non_empty_home(conn, home, tmp_path):
+    path = _bad_rows_snapshot(conn, tmp_path)
+    state = db_state(conn)
+    with pytest.raises(IntegrityError, match="table tasks .*field status"):  # not "the database is not empty"
+        snapshot.restore(conn, path, trust_unsigned=True)
     assert db_state(conn) == state and _staging_left(home) == []
 
 
