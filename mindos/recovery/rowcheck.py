@@ -186,6 +186,17 @@ def _runs(form):
     return pattern
 
 
+def _all_match(values, form):
+    """True when every one of ``values`` is text of ``form``, tested in one match of them
+    joined one newline apart (a join holding more newlines than it put in, from a value's
+    own newline, is not trusted)."""
+    try:
+        joined = "\n".join(values)
+    except TypeError:
+        return False
+    return joined.count("\n") == len(values) - 1 and _runs(form).fullmatch(joined) is not None
+
+
 def _prove_names(values, form, drop=frozenset()):
     """The ids, names or tags of ``values`` (a column's distinct values) the batch cannot
     prove: every value in the charset, and the long enough to hold a credential cleared by
@@ -195,12 +206,8 @@ def _prove_names(values, form, drop=frozenset()):
     values = values - drop  # the values the rule passes as they are
     if not values:
         return ()
-    try:
-        joined = "\n".join(values)
-    except TypeError:
+    if not _all_match(values, form):
         return values
-    if joined.count("\n") != len(values) - 1 or not _runs(form).fullmatch(joined):  # (a value's own newline
-        return values                                                                  # would split it in two)
     # (only a value as long as the shortest credential is scanned by the validators' not_secret)
     if max(map(len, values)) < validate._SHORTEST_SECRET:
         return ()
@@ -220,12 +227,10 @@ def _prove_times(values, drop=frozenset()):
     values = values - drop
     if not values:
         return ()
-    try:
-        joined = "\n".join(values)
-    except TypeError:
-        return values
-    if joined.count("\n") == len(values) - 1 and _runs("time").fullmatch(joined):  # (as _prove_names)
+    if _all_match(values, "time"):
         return ()
+    if not all(isinstance(value, str) for value in values):
+        return values
     one = re.compile(_TIME)
     return [value for value in values if not one.fullmatch(value)]
 
@@ -278,6 +283,14 @@ def _transposed(block):
         return None
 
 
+def _columns_of(block, cols=None):
+    """``block``'s values as columns (``cols`` when the caller transposed them already): []
+    for a block without rows or columns, None for one the column passes cannot read."""
+    if not block["rows"]:
+        return []
+    return _transposed(block) if cols is None else cols
+
+
 def check_chunk(table, columns, rows, *, action, limit, guard):
     """:func:`check_blocks`, then (when ``guard``) :func:`guard_blocks`, of one chunk of
     ``table``'s rows, transposed once for both."""
@@ -299,11 +312,9 @@ def _fast_check(table, block, limit, skip, cols=None):
     values (where the column's kinds dedupe exactly: 1 and 1.0 are one set member) by the
     column's prover at C speed, the few left by the rule itself."""
     columns, rows = block["columns"], block["rows"]
-    if not rows:
-        return True
-    cols = _transposed(block) if cols is None else cols
-    if cols is None:
-        return False
+    cols = _columns_of(block, cols)
+    if not cols:
+        return cols is not None
     kinds = [set(map(type, col)) for col in cols]
     if not _storable_columns(cols, kinds):
         return False
@@ -346,14 +357,7 @@ def _storable_columns(cols, kinds):
             return False
         if str in held:
             pieces.append("".join(col) if len(held) == 1 else "".join([value for value in col if type(value) is str]))
-    text = "".join(pieces)
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return _storable_text("".join(pieces))
 
 
 def _lease(row, limit):
@@ -416,7 +420,11 @@ def _storable(rows):
     kinds = set(map(type, values))
     if dict in kinds or list in kinds:
         return False
-    text = "".join([value for value in values if type(value) is str])
+    return _storable_text("".join([value for value in values if type(value) is str]))
+
+
+def _storable_text(text):
+    """True when SQLite can store ``text`` as it is: no NUL, and valid UTF-8 (no lone surrogates)."""
     if "\x00" in text:
         return False
     try:
@@ -520,12 +528,10 @@ def _guard_clean(table, block, secrets, cols=None):
 
     from mindos.core import secret_gate  # lazy: as above
 
-    columns, rows = block["columns"], block["rows"]
-    if not rows:
-        return True
-    cols = _transposed(block) if cols is None else cols
-    if cols is None:
-        return False
+    columns = block["columns"]
+    cols = _columns_of(block, cols)
+    if not cols:
+        return cols is not None
     table_rules = RULES.get(table, {})
     for column, col in zip(columns, cols):
         if column in _OPAQUE or table_rules.get(column) in _STRUCTURED:
