@@ -173,41 +173,15 @@ def _outdated_wins(ranked, new, old):
     return new not in ranked or ranked.index(old) < ranked.index(new)
 
 
-def _embedder_env(embedder):
-    """Point the MINDOS_EMBEDDER plug-in point at ``embedder`` (None: the built-in encoder);
-    return a function restoring the environment as it was."""
-    from mindos.memory import embed
+def _importable(embedder):
+    """Make ``embedder``'s module importable as it is from the checkout: run as a script, this
+    directory is first on sys.path, so ``bench`` would be bench/bench.py, not this package."""
+    if embedder.split(".", 1)[0] == "bench" and "bench" not in sys.modules:
+        import types
 
-    before = os.environ.get(embed.ENV)
-    if embedder:
-        if embedder.split(".", 1)[0] == "bench" and "bench" not in sys.modules:
-            # run as a script, this directory is first on sys.path, so ``bench`` would be
-            # bench/bench.py: make it this directory as a package, as it is from the checkout
-            import types
-
-            package = types.ModuleType("bench")
-            package.__path__ = [HERE]
-            sys.modules["bench"] = package
-        os.environ[embed.ENV] = embedder
-    else:
-        os.environ.pop(embed.ENV, None)
-
-    def restore():
-        if before is None:
-            os.environ.pop(embed.ENV, None)
-        else:
-            os.environ[embed.ENV] = before
-
-    return restore
-
-
-def _embed_all(conn):
-    """``memory-embed --apply`` on the loaded corpus: the report's ``semantic`` entry."""
-    from mindos.memory import embed
-
-    done = embed.embed(conn, apply=True)
-    return {"encoder": done["encoder"], "dims": done["dims"], "embedded": sum(done["embedded"].values()),
-            "embed_seconds": done["seconds"]}
+        package = types.ModuleType("bench")
+        package.__path__ = [HERE]
+        sys.modules["bench"] = package
 
 
 def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first", semantic=False, embedder=None):
@@ -218,17 +192,8 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first", se
     to check that candidate selection still finds them in a large home; ``limit`` is the
     hits asked of memory-search (an agent's usual 10 sizes its candidate pool smaller than
     the default DEPTH).  ``semantic``: the engine is memory-search --semantic after every row
-    is embedded by ``embedder`` (``module:callable``; None: the built-in encoder)."""
-    if not semantic:
-        return _evaluate(home, filler_per_project, limit, corpus)
-    restore = _embedder_env(embedder)
-    try:
-        return _evaluate(home, filler_per_project, limit, corpus, semantic=True)
-    finally:
-        restore()
-
-
-def _evaluate(home, filler_per_project, limit, corpus, semantic=False):
+    is embedded by ``embedder`` (``module:callable``, named to the semantic layer as
+    MINDOS_EMBEDDER would name it; None: the built-in encoder, whatever the environment says)."""
     corpus_name = corpus if isinstance(corpus, str) else getattr(corpus, "__name__", "custom")
     corpus = load_corpus(corpus)
     if filler_per_project is None:
@@ -247,14 +212,22 @@ def _evaluate(home, filler_per_project, limit, corpus, semantic=False):
     }
     embedded = None
     if semantic:
+        from mindos.memory import embed
+
+        env = {}
+        if embedder:
+            _importable(embedder)
+            env[embed.ENV] = embedder
         try:
-            embedded = _embed_all(conn)
+            done = embed.embed(conn, apply=True, env=env)
         except Exception:
             conn.close()
             clock.set_now(None)
             raise
+        embedded = {"encoder": done["encoder"], "dims": done["dims"], "embedded": sum(done["embedded"].values()),
+                    "embed_seconds": done["seconds"]}
         rankers["engine"] = lambda q, project, history: search.semantic_search(
-            conn, q, project=project, limit=limit, now=now)
+            conn, q, project=project, limit=limit, now=now, env=env)
     totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}
                      for kind in corpus.KINDS} for name in rankers}
     misses = []

@@ -394,11 +394,13 @@ def _rows_by_id(conn, kind, ids, now):
     return db.tuples(conn).execute(sql, [now] * surface.columns.count(":now") + list(ids)).fetchall()
 
 
-def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None):
+def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None, env=None):
     """``memory-search --semantic``: the lexical ranking and the vector ranking of the
     configured encoder fused by reciprocal rank (:mod:`mindos.memory.embed`).  Each hit as
     memory-search's, ``score`` the fused score, plus ``ranks`` ({lexical, vector}: its rank
-    in each, null where it is absent); a lexical hit keeps its ``change`` / ``history_of``."""
+    in each, null where it is absent); a lexical hit keeps its ``change`` / ``history_of``.
+    ``env``: where the encoder is named (:func:`mindos.memory.embed.configured`; None: the
+    process environment)."""
     from mindos.memory import embed  # lazy: the semantic layer loads only when asked for
 
     now = now or clock.now_iso()
@@ -406,7 +408,8 @@ def semantic_search(conn, query, *, project=None, scope=None, limit=10, now=None
     lexical = memory_search(conn, query, project=project, scope=scope, limit=max(limit, embed.POOL), now=now)
     scoped = (scope or ("project" if project else "global")) == "project"
     project = validate.identifier(project, "--project") if project else None
-    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now, rows_sql=vector_rows)
+    vectors = embed.vector_ranking(conn, query.strip(), project=project, scoped=scoped, now=now, rows_sql=vector_rows,
+                                 env=env)
     by_key = {(hit["kind"], hit["id"]): hit for hit in lexical}
     fused = embed.fuse(lexical, vectors, limit)
     missing = {}
