@@ -317,7 +317,7 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
         if version == current:  # verified while the load runs (see _Verifier): nothing commits before it passes
             verifier = _Verifier(copy, manifest, path, guard=guard, limit=limit)
         else:
-            _verify_copy(copy, manifest, path, check_rows=False, guard=guard, limit=limit)
+            stream.verify_copy(copy, manifest, path)  # digests; its rows are checked once brought forward
             # brought forward like a home, then its rows checked by today's rules
             upgraded_from = version
             moved = backup.open_copy(copy, upgrade=True)
@@ -339,7 +339,7 @@ def _restore_streamed(conn, path, *, force, trust_unsigned):
 
 
 class _Verifier:
-    """:func:`_verify_copy` of a streamed copy (digests and row checks) in a thread of its
+    """:func:`stream.verify_copy` of a streamed copy (digests and row checks) in a thread of its
     own, started at once, so the load's statements (which run inside SQLite, without the
     interpreter's lock) overlap the checks (which run in Python): on two cores the restore
     takes about the longer of the two instead of their sum.  The load calls :meth:`wait`
@@ -386,13 +386,6 @@ class _Verifier:
 
 class _Stopped(Exception):
     """The restore was interrupted: the verifying thread stops at its next chunk."""
-
-
-def _verify_copy(copy, manifest, path, *, check_rows, guard, limit):
-    """Re-digest every table of the streamed database copy against the manifest (and, when
-    ``check_rows``, check each chunk of rows by the write path's rules in the same pass)."""
-    stream.verify_copy(copy, manifest, path,
-                       visit_for=(lambda name: _row_checker(name, guard, limit)) if check_rows else None)
 
 
 def _row_checker(table, guard, limit):
