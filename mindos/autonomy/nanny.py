@@ -31,8 +31,10 @@ Design decisions
     (no memory update, no audit); its state is the one the tick would report if every
     planned repair worked (``state_basis: "planned"``).
   * **A burst defers the slice.**  A tick that finds DEFER_EVENTS or more events since the
-    previous tick checks them (that part grows with them) and runs no rotating slice; the
-    next tick takes the turn it left (never two deferrals in a row).
+    previous tick checks them (that part grows with them) and runs no rotating slice, nor
+    the recall turns (the time share and the queue's front; the recalls whose own inputs
+    the burst touched are re-checked all the same); the next tick takes the turns it left
+    (never two deferrals in a row).
   * **Index upkeep is housekeeping, not a repair.**  A repairing tick also merges each
     full-text index grown past UPKEEP_SEGMENTS segments (every query term is looked up in
     every segment; an index written one row per transaction, as agents write, keeps
@@ -89,7 +91,8 @@ CHAIN_WINDOW = 20000
 # that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
 # any write can move (a related or semantic section) queue after writes and are re-checked
 # RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
-# within ceil(queued / RECALL_SLICE) ticks of the write.
+# within ceil(queued / RECALL_SLICE) ticks of the write (counting only the ticks that run
+# a slice: a deferring tick leaves both turns to the next one).
 OVERDUE_RECOUNT = "receipts"
 OVERDUE_WINDOW = 5000  # open-overdue index entries counted per recount turn
 RECALL_SLICE = 2
@@ -741,9 +744,11 @@ def _counts(entry, keys, cap=None):
                and (cap is None or entry[key] <= cap) for key in keys)
 
 
-def _carry_standing(conn, sensed, seen, standing, mark, keep):
+def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
     """The tick's findings with the standing ones carried (see :func:`_standing`), and their
-    entries written into ``mark`` for the next tick."""
+    entries written into ``mark`` for the next tick.  ``deferring``: the tick leaves its slice
+    to the next one (a burst), and with it the recall turns (the time share and the queue's
+    front): only the recalls whose own inputs the burst touched are re-checked now."""
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     at = sensed["sensed_at"]
     entry = standing.get("overdue")
@@ -780,7 +785,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        share = volatile[start:start + RECALL_SLICE]
+        share = [] if deferring else volatile[start:start + RECALL_SLICE]
         # a recall whose last check still holds for time alone: before the instant it can
         # move with time alone, its receipt files untouched since (checked below)
         quiet = _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
@@ -799,7 +804,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep):
             # have moved through a search keeps its check for time alone (its write re-check is
             # the queue's), and the rest did not move: kept
             quiet = {task: value for task, value in quiet.items() if task not in moved}
-        front = pending[:RECALL_SLICE]
+        front = [] if deferring else pending[:RECALL_SLICE]
         turn = sorted(set(share) | set(moved) | set(front))
         # a recall on its time turn whose check still holds for time is the one its check found,
         # or (queued) is the queue's to re-check: kept, not rebuilt twice (one the writes touched,
@@ -1032,7 +1037,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
     if previous is not None:
         carried_findings, carried_kinds = _carry(sensed["findings"], sensed["by_kind"], seen, checked, round_)
         sensed = {**sensed, "findings": carried_findings, "by_kind": carried_kinds}
-    sensed = _carry_standing(conn, sensed, seen, standing, mark, keep)
+    sensed = _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=slice_name == DEFERRED)
     repairing = lock != "busy"
     runs, skipped, invalid = [], [], []
     if repairing:

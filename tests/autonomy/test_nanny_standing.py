@@ -543,6 +543,35 @@ def test_a_recall_whose_own_task_changed_is_stale_on_that_tick_ahead_of_the_queu
     _same_as_full(conn, report)
 
 
+def test_a_deferring_tick_rechecks_only_the_recalls_the_burst_touched_and_the_next_tick_takes_the_turns(
+        conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    monkeypatch.setattr(nanny, "DEFER_EVENTS", 4)
+    for task_id in ("w1", "w2", "w3", "w4"):
+        _cited_related(conn, task_id)
+    make_task(conn, "e", title="task e pool")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    for n in range(4):  # a burst: notes every related section can pick up
+        notes.add(conn, "e", content=f"pool task pool note {n}")
+    notes.add(conn, "w4", content="w4 moved")  # and w4's own task
+    report = _tick(conn)
+    assert report["sweep"]["slice"] == nanny.DEFERRED
+    # only w4, whose own inputs the burst touched, is rebuilt; the queue's front waits a tick
+    assert [call[1].get("tasks") for call in sweeps] == [["w4"]]
+    assert _stale(report) == ["w4"]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w1", "w2", "w3"]
+    report = _tick(conn)  # the next tick runs its slice and the queue's turn
+    assert report["sweep"]["slice"] != nanny.DEFERRED
+    assert [call[1].get("tasks") for call in sweeps][1:] == [["w1"]]
+    for turn in (["w2"], ["w3"]):
+        report = _tick(conn)
+        assert [call[1].get("tasks") for call in sweeps][-1] == turn
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
+
+
 def test_a_recall_whose_related_section_moved_is_found_within_its_turn(conn, monkeypatch):
     monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
     for task_id in ("w1", "w2", "w3"):
