@@ -209,14 +209,14 @@ def _prove_names(values, form, drop=frozenset()):
     if not _all_match(values, form):
         return values
     # (only a value as long as the shortest credential is scanned by the validators' not_secret)
-    if max(map(len, values)) < validate._SHORTEST_SECRET:
+    if max(map(len, values)) < validate.SHORTEST_SECRET:
         return ()
     from itertools import compress  # lazy: restores only
     from operator import not_  # lazy: as above
 
     from mindos.core import secret_gate  # lazy: as above
 
-    long = [value for value in values if len(value) >= validate._SHORTEST_SECRET]
+    long = [value for value in values if len(value) >= validate.SHORTEST_SECRET]
     return list(compress(long, map(not_, secret_gate.clean_each(long))))
 
 
