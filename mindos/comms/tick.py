@@ -95,7 +95,7 @@ class Snapshot:
         for unit in self.units:
             self.roster.setdefault(unit["mood_id"], []).append(unit["agent"])
         self._posts = {}
-        self.turns = {}  # compose.recent_turns' memo for this tick
+        self.turns = {}  # compose.recent's memo for this tick (turns and their lines)
 
     def unit_dials(self, unit):
         return {name: self.dials.get(name, unit["mood_id"], unit["agent"]) for name in dials.DIALS}
@@ -210,8 +210,8 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
     upto = conn.execute("SELECT last_post_id FROM moods WHERE id = ?", (unit["mood_id"],)).fetchone()[0]
     values = result["dials"]
     bundle = compose.build_bundle(conn, words, mood, agent, snap.roster.get(unit["mood_id"], []))
-    turns, summary = compose.recent_turns(conn, unit["mood_id"], upto, values["catch_up_tokens"],
-                                          [p["id"] for p in waking], memo=snap.turns)
+    turns, summary, lines = compose.recent(conn, unit["mood_id"], upto, values["catch_up_tokens"],
+                                           [p["id"] for p in waking], memo=snap.turns)
     others = []
     for post in waking:
         for name in post.get("mentions", []):
@@ -232,7 +232,8 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
     since = unit["last_wake_at"] or unit["joined_at"]
     w = {"mood": mood, "agent": agent, "kind": kind, "posts": waking, "nearmiss": nearmiss, "tools": tools or result.get("tools"),
          "first": not unit["last_wake_at"], "others": others, "taken": list(dict.fromkeys(taken)), "took": took,
-         "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "summary": summary,
+         "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "turn_lines": lines,
+         "summary": summary,
          "settings_changed": snap.dials.changed_since(unit["mood_id"], agent["name"], unit["spoke_at"]),
          "dials": values, "arrival": result.get("arrival"), "block": ledger.height(conn), "bundle_id": bundle["id"],
          "after_loop": last[5] if last is not None and last[5] else None, "fresh_failed": fresh_failed,
