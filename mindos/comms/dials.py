@@ -145,6 +145,7 @@ class Table:
         self.rows = rows
         self._parsed = {}  # (mood_id, agent, name) of the row that set it, or (None, None, name) -> value
         self._resolved = {}  # (name, mood_id, agent) asked -> value (a tick asks every dial of every unit)
+        self._named = {key[2] for key in rows}  # the dials set at some scope (the rest: their defaults)
 
     def _row(self, name, mood_id, agent):
         for key in ((mood_id, agent, name), (mood_id, "", name), (0, agent, name), (0, "", name)):
@@ -160,7 +161,7 @@ class Table:
         asked = (name, mood_id, agent)
         if asked in self._resolved:
             return self._resolved[asked]
-        row, key = self._row(name, mood_id, agent)
+        row, key = self._row(name, mood_id, agent) if name in self._named else (None, None)
         if key is None:
             key = (None, None, name)  # the default: no stored row has a None Mood id
         if key not in self._parsed:
