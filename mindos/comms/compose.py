@@ -36,6 +36,22 @@ MAX_SUMMARY_AUTHORS = 8
 TURN_COLUMNS = "id, author, is_agent, via, full_tools, body, created_at"
 
 
+_ASCII_ACTIVE = []  # the ASCII characters inert escapes in a body, as bytes (worked out once, from inert)
+
+
+def _inert():
+    from mindos.core.text import inert  # lazy: composing a wake only
+
+    return inert
+
+
+def _ascii_active():
+    if not _ASCII_ACTIVE:
+        inert = _inert()
+        _ASCII_ACTIVE.append(bytes(c for c in range(128) if inert(chr(c), multiline=True) != chr(c)))
+    return _ASCII_ACTIVE[0]
+
+
 def escape(text):
     """A person's words, safe inside the wake frame."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -53,9 +69,11 @@ def turn_line(post, marked=False):
 
 
 def turn_lines(turns, waking_ids):
-    """The recent turns' lines, oldest first, a waking post's marked."""
+    """The recent turns' lines, oldest first, a waking post's marked: :func:`turn_line` of each,
+    written out in one comprehension (a tick renders some ten thousand)."""
     waking = set(waking_ids)
-    return [turn_line(p, p["id"] in waking) for p in turns]
+    return [f"{'* ' if p['id'] in waking else ''}#{p['id']} {p['created_at'][11:16]}Z {p['author']}: "
+            f"{p['body'].replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}" for p in turns]
 
 
 def recent(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
@@ -258,11 +276,10 @@ def wake(conn, words, w):
         lines.append(text("look-only") + " " + text("tools-offer"))
     lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
     body = "\n".join(lines).strip("\n")
-    from mindos.core.text import inert  # lazy: composing a wake only
-
-    # what posts hold reaches the agent (and the wake's record) as visible escapes; inert maps
-    # character by character and keeps newlines, so it is applied to the whole body at once: a
-    # body printable but for its line breaks (nearly every one) is returned as it is after one
-    # scan, with no pattern scan and no split and join
-    body = inert(body, multiline=True)
+    # what posts hold reaches the agent (and the wake's record) as visible escapes (inert, which
+    # maps character by character and keeps newlines); an ASCII body none of whose bytes inert
+    # would escape (nearly every one) is left as it is after one byte scan, cheaper than inert's
+    # own printable test of every character
+    if not body.isascii() or len(body.encode("ascii").translate(None, _ascii_active())) != len(body):
+        body = _inert()(body, multiline=True)
     return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'
