@@ -33,7 +33,7 @@ from mindos.store import db
 RECENT_WINDOW = 400
 TURN_OVERHEAD = 6  # tokens of a turn's '#id HH:MMZ author:' prefix
 MAX_SUMMARY_AUTHORS = 8
-TURN_COLUMNS = "id, author, is_agent, via, full_tools, body, created_at"
+TURN_COLUMNS = "id, author, body, created_at"  # what a turn's line shows (each column read costs)
 
 
 _ASCII_ACTIVE = []  # the ASCII characters inert escapes in a body, as bytes (worked out once, from inert)
@@ -97,7 +97,8 @@ def _memo_key(mood_id, upto_id, catch_up_tokens, waking_ids):
 def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
     """``(turns oldest first, summary or None)``: posts up to ``upto_id`` kept word for word
     while they fit ``catch_up_tokens`` (the newest always does), plus any waking post, and a
-    deterministic summary of the older ones (three queries at most).  ``memo`` (a dict one
+    deterministic summary of the older ones (three queries at most).  A turn is the post's
+    ``id``, ``author``, ``body`` and ``created_at``: what its line shows.  ``memo`` (a dict one
     tick keeps) answers a repeat of the same question -- the members of a Mood woken on the
     same posts -- without asking SQLite again; the turns are shared, never changed."""
     if memo is not None:
@@ -116,7 +117,7 @@ def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=No
         " ORDER BY id DESC LIMIT ?", (mood_id, upto_id, RECENT_WINDOW))
     try:
         for row in cursor:
-            used += budget.tokens(row[5]) + TURN_OVERHEAD
+            used += budget.tokens(row[2]) + TURN_OVERHEAD
             if rows and used > catch_up_tokens:
                 ended = False
                 break
@@ -124,8 +125,7 @@ def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=No
     finally:
         cursor.close()
     rows.reverse()  # oldest first
-    kept = [{"id": r[0], "author": r[1], "is_agent": r[2], "via": r[3], "full_tools": r[4], "body": r[5],
-             "created_at": r[6]} for r in rows]
+    kept = [{"id": r[0], "author": r[1], "body": r[2], "created_at": r[3]} for r in rows]
     oldest = kept[0]["id"] if kept else upto_id + 1
     missing = sorted(set(waking_ids) - {p["id"] for p in kept})
     if missing:

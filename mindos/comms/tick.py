@@ -352,7 +352,6 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
     detail = result.get("detail") or result.get("why") or result.get("to") or \
         ("nearmiss" if result.get("nearmiss") else "")
     with db.write(conn):
-        started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
         reply_id = None
         if outcome == "replied":
             # an agent's stdout may echo a credential: posted redacted (the shared guard audits it)
@@ -380,6 +379,7 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
                                 {"mood": unit["slug"], "agent": unit["agent"], "posts": post_ids, "to": result["to"]})
         if outcome in ("replied", "took") and post_ids:
             # the accepted race: a take by another agent that landed after this wake started
+            started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
             marks = ",".join("?" * len(post_ids))
             late = conn.execute(
                 f"SELECT post_id, agent, created_at FROM mood_takes WHERE post_id IN ({marks}) AND agent <> ?"

@@ -168,12 +168,12 @@ class Words:
 
     def text(self, conn, page, key, **fields):
         """The words of ``key`` on ``page``, filled; raises IntegrityError if no copy has it."""
-        _, entries, _ = self._page(conn, page)
-        recovery = self.recovery().get(page, {})
+        entries = self._page(conn, page)[1]
         if entries and key in entries:
             filled = fill(entries[key]["text"], fields)
             if filled is not None:
                 return filled
+        recovery = self.recovery().get(page, {})
         if key not in recovery:
             raise IntegrityError(f"the wake text {page}/{key} is in neither the page nor wake_texts.md")
         filled = fill(recovery[key]["text"], fields)
