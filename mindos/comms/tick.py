@@ -48,7 +48,8 @@ SELECT m.id AS mood_id, m.slug, m.title, m.instructions_page, m.last_post_id, m.
        coalesce(s.considered_id, 0) AS considered_id, coalesce(s.held_id, 0) AS held_id,
        coalesce(s.arrival_id, 0) AS arrival_id, coalesce(s.quiet_post_id, 0) AS quiet_post_id,
        coalesce(s.quiet_looks, 0) AS quiet_looks, s.quiet_last_at, s.spoke_at, s.last_wake_at,
-       (SELECT max(a.id) FROM mood_arrivals a WHERE a.mood_id = m.id) AS arrival_max
+       (SELECT max(a.id) FROM mood_arrivals a WHERE a.mood_id = m.id) AS arrival_max,
+       s.agent IS NOT NULL AS has_state
 FROM mood_members b JOIN moods m ON m.id = b.mood_id
 LEFT JOIN mood_agent_state s ON s.mood_id = b.mood_id AND s.agent = b.agent
 ORDER BY m.id, b.agent
@@ -279,12 +280,24 @@ GUARDED = ("seen_id", "mention_id", "considered_id", "held_id", "arrival_id", "q
 def _claim_state(conn, unit, **values):
     """Move the unit's cursors only if no other tick moved them since the snapshot (the shared
     guarded write); raises Conflict otherwise, so overlapping ticks (cron running long, a loop
-    beside cron) never deliver the same wake or say the same hold twice."""
-    _ensure_state(conn, unit)
+    beside cron) never deliver the same wake or say the same hold twice.
+
+    The state row is made sure of first (its insert a no-op when it is there) -- except for a
+    unit whose row the snapshot read: its guarded write goes first, and only if it misses is
+    the row made sure of and the write tried again, so a row gone since the snapshot is
+    treated exactly as before (one statement a wake less, the same outcome every time)."""
+    read = unit.get("has_state")
+    if not read:
+        _ensure_state(conn, unit)
     sets, params = _assignments(values)
     match = {"mood_id": unit["mood_id"], "agent": unit["agent"], **{column: unit[column] for column in GUARDED}}
-    if not sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
-        raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
+    if sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
+        return
+    if read:
+        _ensure_state(conn, unit)
+        if sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
+            return
+    raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
 
 
 def record_wake(conn, unit, planned, *, cursors, also=None):
