@@ -25,6 +25,8 @@ noted and left out.  A bundle's id is the digest of its layers, so an unchanged 
 its id from turn to turn.
 """
 
+import functools
+
 from mindos.comms import budget
 from mindos.comms.pages import DIALS, GENERAL_ORDERS, INSTRUCTIONS, WAKE_TEXTS
 from mindos.core import canonical
@@ -190,8 +192,7 @@ def wake(conn, words, w):
     mood, agent, kind = w["mood"], w["agent"], w["kind"]
     slug = mood["slug"]
 
-    def text(key, page=WAKE_TEXTS, **fields):
-        return words.text(conn, page, key, **fields)
+    text = functools.partial(words.text, conn, WAKE_TEXTS)  # text(key, **fields): a wake text, filled
 
     posts = w["posts"]
     authors = ", ".join(dict.fromkeys(p["author"] for p in posts))
@@ -263,9 +264,9 @@ def wake(conn, words, w):
         lines.append(text("settings-changed", said=f"{name}={value}", who=f" by {by}" if by else "", why=note))
     dials = w["dials"]
     if dials["verbosity"] != "normal":
-        lines.append(text(f"verbosity-{dials['verbosity']}", page=DIALS))
+        lines.append(words.text(conn, DIALS, f"verbosity-{dials['verbosity']}"))
     if kind == "consider":
-        lines.append(text(f"discretion-{dials['discretion']}", page=DIALS))
+        lines.append(words.text(conn, DIALS, f"discretion-{dials['discretion']}"))
     elif kind in ("quiet", "crosstalk"):
         lines.append(text(kind))
     elif kind == "arrival":

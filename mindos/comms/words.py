@@ -96,14 +96,13 @@ def usable(entries):
     return all(key not in entries or phrase in entries[key]["text"] for key, phrase in REQUIRED.items())
 
 
+_UNSEEN = object()
 _TEMPLATES = {}  # template text -> its parts, or None for a stray brace (a tick fills the same few thousands of times)
 
 
 def _parts(text):
     """``text`` split at its ``{fields}``: literal text at even places, field names at odd
     ones; None when a brace is left over once the fields are taken out (cached, bounded)."""
-    if text in _TEMPLATES:
-        return _TEMPLATES[text]
     stripped = _FIELD.sub("", text)
     parts = None if "{" in stripped or "}" in stripped else tuple(_FIELD.split(text))
     if len(_TEMPLATES) < 4096:  # bounded: the words pages hold a few hundred entries
@@ -113,7 +112,9 @@ def _parts(text):
 
 def fill(text, fields):
     """Fill known ``{fields}`` of ``text``; return None when the text cannot be filled."""
-    parts = _parts(text)
+    parts = _TEMPLATES.get(text, _UNSEEN)
+    if parts is _UNSEEN:
+        parts = _parts(text)
     if parts is None:
         return None
     if len(parts) == 1:
@@ -168,7 +169,10 @@ class Words:
 
     def text(self, conn, page, key, **fields):
         """The words of ``key`` on ``page``, filled; raises IntegrityError if no copy has it."""
-        entries = self._page(conn, page)[1]
+        cached = self._cache.get(page)
+        if cached is None or clock.now() - cached[0] >= _STALE:  # (the check _page makes, inlined: the hot path)
+            cached = self._page(conn, page)
+        entries = cached[1]
         if entries and key in entries:
             filled = fill(entries[key]["text"], fields)
             if filled is not None:
