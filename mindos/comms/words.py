@@ -173,11 +173,12 @@ class Words:
         if cached is None or clock.now() - cached[0] >= _STALE:  # (the check _page makes, inlined: the hot path)
             cached = self._page(conn, page)
         entries = cached[1]
+        recovery = self.recovery()  # read (or refused) first, as always, even when the page has the entry
         if entries and key in entries:
             filled = fill(entries[key]["text"], fields)
             if filled is not None:
                 return filled
-        recovery = self.recovery().get(page, {})
+        recovery = recovery.get(page, {})
         if key not in recovery:
             raise IntegrityError(f"the wake text {page}/{key} is in neither the page nor wake_texts.md")
         filled = fill(recovery[key]["text"], fields)
