@@ -71,11 +71,9 @@ def turn_line(post, marked=False):
 
 
 def turn_lines(turns, waking_ids):
-    """The recent turns' lines, oldest first, a waking post's marked: :func:`turn_line` of each,
-    written out in one comprehension (a tick renders some ten thousand)."""
+    """The recent turns' lines, oldest first, a waking post's marked (:func:`turn_line`)."""
     waking = set(waking_ids)
-    return [f"{'* ' if p['id'] in waking else ''}#{p['id']} {p['created_at'][11:16]}Z {p['author']}: "
-            f"{p['body'].replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}" for p in turns]
+    return [turn_line(p, p["id"] in waking) for p in turns]
 
 
 def recent(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
