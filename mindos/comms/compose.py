@@ -25,13 +25,33 @@ noted and left out.  A bundle's id is the digest of its layers, so an unchanged 
 its id from turn to turn.
 """
 
+import functools
+
 from mindos.comms import budget
 from mindos.comms.pages import DIALS, GENERAL_ORDERS, INSTRUCTIONS, WAKE_TEXTS
 from mindos.core import canonical
+from mindos.store import db
 
 RECENT_WINDOW = 400
 TURN_OVERHEAD = 6  # tokens of a turn's '#id HH:MMZ author:' prefix
 MAX_SUMMARY_AUTHORS = 8
+TURN_COLUMNS = "id, author, body, created_at"  # what a turn's line shows (each column read costs)
+
+
+_ASCII_ACTIVE = []  # the ASCII characters inert escapes in a body, as bytes (worked out once, from inert)
+
+
+def _inert():
+    from mindos.core.text import inert  # lazy: composing a wake only
+
+    return inert
+
+
+def _ascii_active():
+    if not _ASCII_ACTIVE:
+        inert = _inert()
+        _ASCII_ACTIVE.append(bytes(c for c in range(128) if inert(chr(c), multiline=True) != chr(c)))
+    return _ASCII_ACTIVE[0]
 
 
 def escape(text):
@@ -50,47 +70,81 @@ def turn_line(post, marked=False):
            f"{escape(post['body'])}"
 
 
+def turn_lines(turns, waking_ids):
+    """The recent turns' lines, oldest first, a waking post's marked (:func:`turn_line`)."""
+    waking = set(waking_ids)
+    return [turn_line(p, p["id"] in waking) for p in turns]
+
+
+def recent(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
+    """``(turns, summary, lines)``: :func:`recent_turns` and their :func:`turn_lines`.  With
+    ``memo`` the lines are rendered once per question -- the same posts up to the same id,
+    the same budget and the same waking posts, so the same marks -- and shared, never changed:
+    a Mood's members woken on the same posts get the same lines without rendering them again."""
+    turns, summary = recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, memo=memo)
+    if memo is None:
+        return turns, summary, turn_lines(turns, waking_ids)
+    key = ("lines", _memo_key(mood_id, upto_id, catch_up_tokens, waking_ids))
+    if key not in memo:
+        memo[key] = turn_lines(turns, waking_ids)
+    return turns, summary, memo[key]
+
+
+def _memo_key(mood_id, upto_id, catch_up_tokens, waking_ids):
+    return mood_id, upto_id, catch_up_tokens, tuple(sorted(set(waking_ids)))
+
+
 def recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids, *, memo=None):
     """``(turns oldest first, summary or None)``: posts up to ``upto_id`` kept word for word
     while they fit ``catch_up_tokens`` (the newest always does), plus any waking post, and a
-    deterministic summary of the older ones (three queries at most).  ``memo`` (a dict one
+    deterministic summary of the older ones (three queries at most).  A turn is the post's
+    ``id``, ``author``, ``body`` and ``created_at``: what its line shows.  ``memo`` (a dict one
     tick keeps) answers a repeat of the same question -- the members of a Mood woken on the
     same posts -- without asking SQLite again; the turns are shared, never changed."""
     if memo is not None:
-        key = (mood_id, upto_id, catch_up_tokens, tuple(sorted(set(waking_ids))))
+        key = _memo_key(mood_id, upto_id, catch_up_tokens, waking_ids)
         if key not in memo:
             memo[key] = recent_turns(conn, mood_id, upto_id, catch_up_tokens, waking_ids)
         turns, summary = memo[key]
         return list(turns), summary
     # newest first through the index, read lazily: the running token count (budget.tokens()
     # of each body plus the turn's prefix) only grows, so the turns that fit are a prefix and
-    # the read stops at the first one that does not (the newest is always kept)
-    kept, used = [], 0
-    cursor = conn.execute(
-        "SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
-        " WHERE mood_id = ? AND kind = 'post' AND id <= ? ORDER BY id DESC LIMIT ?",
-        (mood_id, upto_id, RECENT_WINDOW))
+    # the read stops at the first one that does not (the newest is always kept); plain tuples,
+    # each kept one made a dict once
+    rows, used, ended = [], 0, True
+    cursor = db.tuples(conn).execute(
+        f"SELECT {TURN_COLUMNS} FROM mood_posts WHERE mood_id = ? AND kind = 'post' AND id <= ?"
+        " ORDER BY id DESC LIMIT ?", (mood_id, upto_id, RECENT_WINDOW))
     try:
         for row in cursor:
-            used += budget.tokens(row["body"]) + TURN_OVERHEAD
-            if kept and used > catch_up_tokens:
+            used += budget.tokens(row[2]) + TURN_OVERHEAD
+            if rows and used > catch_up_tokens:
+                ended = False
                 break
-            kept.append(dict(row))
+            rows.append(row)
     finally:
         cursor.close()
-    oldest = kept[-1]["id"] if kept else upto_id + 1
+    rows.reverse()  # oldest first
+    kept = [{"id": r[0], "author": r[1], "body": r[2], "created_at": r[3]} for r in rows]
+    oldest = kept[0]["id"] if kept else upto_id + 1
     missing = sorted(set(waking_ids) - {p["id"] for p in kept})
     if missing:
         marks = ",".join("?" * len(missing))
-        kept += [dict(r) for r in conn.execute(
-            "SELECT id, author, is_agent, via, full_tools, body, created_at FROM mood_posts"
-            f" WHERE id IN ({marks})", missing)]
-    kept.sort(key=lambda p: p["id"])
+        kept += [dict(r) for r in conn.execute(f"SELECT {TURN_COLUMNS} FROM mood_posts WHERE id IN ({marks})",
+                                               missing)]
+        kept.sort(key=lambda p: p["id"])
     summary = None
-    counts = conn.execute(
-        "SELECT author, count(*), min(created_at), max(created_at) FROM mood_posts"
-        " WHERE mood_id = ? AND kind = 'post' AND id < ? AND id NOT IN (SELECT value FROM json_each(?))"
-        " GROUP BY author", (mood_id, oldest, canonical.canonical_json(missing))).fetchall()
+    if ended and len(rows) < RECENT_WINDOW:
+        counts = []  # the read ran out of posts before the window did: there is nothing older
+    elif missing:
+        counts = conn.execute(
+            "SELECT author, count(*), min(created_at), max(created_at) FROM mood_posts"
+            " WHERE mood_id = ? AND kind = 'post' AND id < ? AND id NOT IN (SELECT value FROM json_each(?))"
+            " GROUP BY author", (mood_id, oldest, canonical.canonical_json(missing))).fetchall()
+    else:
+        counts = conn.execute(
+            "SELECT author, count(*), min(created_at), max(created_at) FROM mood_posts"
+            " WHERE mood_id = ? AND kind = 'post' AND id < ? GROUP BY author", (mood_id, oldest)).fetchall()
     if counts:
         total = sum(r[1] for r in counts)
         ranked = sorted(counts, key=lambda r: (-r[1], r[0]))[:MAX_SUMMARY_AUTHORS]
@@ -136,8 +190,7 @@ def wake(conn, words, w):
     mood, agent, kind = w["mood"], w["agent"], w["kind"]
     slug = mood["slug"]
 
-    def text(key, page=WAKE_TEXTS, **fields):
-        return words.text(conn, page, key, **fields)
+    text = functools.partial(words.text, conn, WAKE_TEXTS)  # text(key, **fields): a wake text, filled
 
     posts = w["posts"]
     authors = ", ".join(dict.fromkeys(p["author"] for p in posts))
@@ -201,16 +254,17 @@ def wake(conn, words, w):
     lines.append(text("recent", mood=slug))
     if w.get("summary"):
         lines.append(text("earlier", **w["summary"]))
-    waking = {p["id"] for p in posts}
-    lines += [turn_line(p, p["id"] in waking) for p in w["turns"]]
+    # the tick hands over the lines it rendered once for every member woken on the same posts
+    found = w.get("turn_lines")
+    lines += found if found is not None else turn_lines(w["turns"], [p["id"] for p in posts])
     lines.append("")
     for name, value, by, note in w.get("settings_changed") or []:
         lines.append(text("settings-changed", said=f"{name}={value}", who=f" by {by}" if by else "", why=note))
     dials = w["dials"]
     if dials["verbosity"] != "normal":
-        lines.append(text(f"verbosity-{dials['verbosity']}", page=DIALS))
+        lines.append(words.text(conn, DIALS, f"verbosity-{dials['verbosity']}"))
     if kind == "consider":
-        lines.append(text(f"discretion-{dials['discretion']}", page=DIALS))
+        lines.append(words.text(conn, DIALS, f"discretion-{dials['discretion']}"))
     elif kind in ("quiet", "crosstalk"):
         lines.append(text(kind))
     elif kind == "arrival":
@@ -221,10 +275,10 @@ def wake(conn, words, w):
         lines.append(text("look-only") + " " + text("tools-offer"))
     lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
     body = "\n".join(lines).strip("\n")
-    from mindos.core.text import inert  # lazy: composing a wake only
-
-    # what posts hold reaches the agent (and the wake's record) as visible escapes; inert
-    # maps character by character and keeps newlines, so it is applied line by line, where
-    # a printable line (nearly all of them) is returned as it is without a pattern scan
-    body = "\n".join(inert(line, multiline=True) for line in body.split("\n"))
+    # what posts hold reaches the agent (and the wake's record) as visible escapes (inert, which
+    # maps character by character and keeps newlines); an ASCII body none of whose bytes inert
+    # would escape (nearly every one) is left as it is after one byte scan, cheaper than inert's
+    # own printable test of every character
+    if not body.isascii() or len(body.encode("ascii").translate(None, _ascii_active())) != len(body):
+        body = _inert()(body, multiline=True)
     return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'

@@ -143,7 +143,9 @@ class Table:
 
     def __init__(self, rows):
         self.rows = rows
-        self._parsed = {}
+        self._parsed = {}  # (mood_id, agent, name) of the row that set it, or (None, None, name) -> value
+        self._resolved = {}  # (name, mood_id, agent) asked -> value (a tick asks every dial of every unit)
+        self._named = {key[2] for key in rows}  # the dials set at some scope (the rest: their defaults)
 
     def _row(self, name, mood_id, agent):
         for key in ((mood_id, agent, name), (mood_id, "", name), (0, agent, name), (0, "", name)):
@@ -154,20 +156,26 @@ class Table:
 
     def get(self, name, mood_id, agent=""):
         """The dial's typed value for this Mood and agent (stored values that no longer parse
-        fall back to the default rather than stopping a tick)."""
-        row, key = self._row(name, mood_id, agent)
-        if key in self._parsed:
-            return self._parsed[key]
-        value = None
-        if row is not None:
-            try:
-                value = DIALS[name][0](row["value"])
-            except (InvalidInput, KeyError):
-                value = None
-        if value is None:
-            value = DIALS[name][0](DIALS[name][1])
-        if key is not None:
+        fall back to the default rather than stopping a tick).  The rows never change under a
+        table, so each answer is worked out once and each stored value or default parsed once."""
+        asked = (name, mood_id, agent)
+        if asked in self._resolved:
+            return self._resolved[asked]
+        row, key = self._row(name, mood_id, agent) if name in self._named else (None, None)
+        if key is None:
+            key = (None, None, name)  # the default: no stored row has a None Mood id
+        if key not in self._parsed:
+            value = None
+            if row is not None:
+                try:
+                    value = DIALS[name][0](row["value"])
+                except (InvalidInput, KeyError):
+                    value = None
+            if value is None:
+                value = DIALS[name][0](DIALS[name][1])
             self._parsed[key] = value
+        value = self._parsed[key]
+        self._resolved[asked] = value
         return value
 
     def source(self, name, mood_id, agent=""):

@@ -48,7 +48,8 @@ SELECT m.id AS mood_id, m.slug, m.title, m.instructions_page, m.last_post_id, m.
        coalesce(s.considered_id, 0) AS considered_id, coalesce(s.held_id, 0) AS held_id,
        coalesce(s.arrival_id, 0) AS arrival_id, coalesce(s.quiet_post_id, 0) AS quiet_post_id,
        coalesce(s.quiet_looks, 0) AS quiet_looks, s.quiet_last_at, s.spoke_at, s.last_wake_at,
-       (SELECT max(a.id) FROM mood_arrivals a WHERE a.mood_id = m.id) AS arrival_max
+       (SELECT max(a.id) FROM mood_arrivals a WHERE a.mood_id = m.id) AS arrival_max,
+       s.agent IS NOT NULL AS has_state
 FROM mood_members b JOIN moods m ON m.id = b.mood_id
 LEFT JOIN mood_agent_state s ON s.mood_id = b.mood_id AND s.agent = b.agent
 ORDER BY m.id, b.agent
@@ -95,7 +96,7 @@ class Snapshot:
         for unit in self.units:
             self.roster.setdefault(unit["mood_id"], []).append(unit["agent"])
         self._posts = {}
-        self.turns = {}  # compose.recent_turns' memo for this tick
+        self.turns = {}  # compose.recent's memo for this tick (turns and their lines)
 
     def unit_dials(self, unit):
         return {name: self.dials.get(name, unit["mood_id"], unit["agent"]) for name in dials.DIALS}
@@ -210,8 +211,8 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
     upto = conn.execute("SELECT last_post_id FROM moods WHERE id = ?", (unit["mood_id"],)).fetchone()[0]
     values = result["dials"]
     bundle = compose.build_bundle(conn, words, mood, agent, snap.roster.get(unit["mood_id"], []))
-    turns, summary = compose.recent_turns(conn, unit["mood_id"], upto, values["catch_up_tokens"],
-                                          [p["id"] for p in waking], memo=snap.turns)
+    turns, summary, lines = compose.recent(conn, unit["mood_id"], upto, values["catch_up_tokens"],
+                                           [p["id"] for p in waking], memo=snap.turns)
     others = []
     for post in waking:
         for name in post.get("mentions", []):
@@ -232,7 +233,8 @@ def plan(conn, snap, unit, result, words, *, kind=None, posts_=None, took=None, 
     since = unit["last_wake_at"] or unit["joined_at"]
     w = {"mood": mood, "agent": agent, "kind": kind, "posts": waking, "nearmiss": nearmiss, "tools": tools or result.get("tools"),
          "first": not unit["last_wake_at"], "others": others, "taken": list(dict.fromkeys(taken)), "took": took,
-         "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "summary": summary,
+         "typing": snap.typing(unit["mood_id"], agent["name"]), "turns": turns, "turn_lines": lines,
+         "summary": summary,
          "settings_changed": snap.dials.changed_since(unit["mood_id"], agent["name"], unit["spoke_at"]),
          "dials": values, "arrival": result.get("arrival"), "block": ledger.height(conn), "bundle_id": bundle["id"],
          "after_loop": last[5] if last is not None and last[5] else None, "fresh_failed": fresh_failed,
@@ -278,12 +280,24 @@ GUARDED = ("seen_id", "mention_id", "considered_id", "held_id", "arrival_id", "q
 def _claim_state(conn, unit, **values):
     """Move the unit's cursors only if no other tick moved them since the snapshot (the shared
     guarded write); raises Conflict otherwise, so overlapping ticks (cron running long, a loop
-    beside cron) never deliver the same wake or say the same hold twice."""
-    _ensure_state(conn, unit)
+    beside cron) never deliver the same wake or say the same hold twice.
+
+    The state row is made sure of first (its insert a no-op when it is there) -- except for a
+    unit whose row the snapshot read: its guarded write goes first, and only if it misses is
+    the row made sure of and the write tried again, so a row gone since the snapshot is
+    treated exactly as before (one statement a wake less, the same outcome every time)."""
+    read = unit.get("has_state")
+    if not read:
+        _ensure_state(conn, unit)
     sets, params = _assignments(values)
     match = {"mood_id": unit["mood_id"], "agent": unit["agent"], **{column: unit[column] for column in GUARDED}}
-    if not sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
-        raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
+    if sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
+        return
+    if read:
+        _ensure_state(conn, unit)
+        if sql.compare_and_set(conn, "mood_agent_state", sets, params, match):
+            return
+    raise Conflict(f"another tick acted for {unit['agent']} in {unit['slug']} first")
 
 
 def record_wake(conn, unit, planned, *, cursors, also=None):
@@ -351,7 +365,6 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
     detail = result.get("detail") or result.get("why") or result.get("to") or \
         ("nearmiss" if result.get("nearmiss") else "")
     with db.write(conn):
-        started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
         reply_id = None
         if outcome == "replied":
             # an agent's stdout may echo a credential: posted redacted (the shared guard audits it)
@@ -379,6 +392,7 @@ def record_outcome(conn, unit, wake_id, result, tools, post_ids, *, state=None, 
                                 {"mood": unit["slug"], "agent": unit["agent"], "posts": post_ids, "to": result["to"]})
         if outcome in ("replied", "took") and post_ids:
             # the accepted race: a take by another agent that landed after this wake started
+            started = conn.execute("SELECT created_at FROM mood_wakes WHERE id = ?", (wake_id,)).fetchone()[0]
             marks = ",".join("?" * len(post_ids))
             late = conn.execute(
                 f"SELECT post_id, agent, created_at FROM mood_takes WHERE post_id IN ({marks}) AND agent <> ?"

@@ -17,6 +17,7 @@ Filling never uses ``str.format``: page text is data, and ``{0.__class__}`` must
 
 import os
 import re
+from datetime import timedelta
 
 from mindos.core import clock
 from mindos.errors import IntegrityError
@@ -28,6 +29,7 @@ RECOVERY_CANDIDATES = (os.path.join(_HERE, "wake_texts.md"),
                        os.path.join(os.path.dirname(os.path.dirname(_HERE)), "wake_texts.md"))
 RECOVERY_PATH = next((path for path in RECOVERY_CANDIDATES if os.path.isfile(path)), RECOVERY_CANDIDATES[-1])
 STALE_SECONDS = 300
+_STALE = timedelta(seconds=STALE_SECONDS)  # compared as a timedelta: a tick asks thousands of times
 REQUIRED = {"full-tools": "has your full tools", "look-only": "can look but not touch"}
 
 _PAGE = re.compile(r"^# Page:\s*(.+?)\s*$")
@@ -94,27 +96,34 @@ def usable(entries):
     return all(key not in entries or phrase in entries[key]["text"] for key, phrase in REQUIRED.items())
 
 
-_FILLABLE = {}  # template text -> whether it has no stray brace (a tick fills the same few thousands of times)
+_UNSEEN = object()
+_TEMPLATES = {}  # template text -> its parts, or None for a stray brace (a tick fills the same few thousands of times)
+
+
+def _parts(text):
+    """``text`` split at its ``{fields}``: literal text at even places, field names at odd
+    ones; None when a brace is left over once the fields are taken out (cached, bounded)."""
+    stripped = _FIELD.sub("", text)
+    parts = None if "{" in stripped or "}" in stripped else tuple(_FIELD.split(text))
+    if len(_TEMPLATES) < 4096:  # bounded: the words pages hold a few hundred entries
+        _TEMPLATES[text] = parts
+    return parts
 
 
 def fill(text, fields):
     """Fill known ``{fields}`` of ``text``; return None when the text cannot be filled."""
-    fillable = _FILLABLE.get(text)
-    if fillable is None:
-        stripped = _FIELD.sub("", text)
-        fillable = "{" not in stripped and "}" not in stripped
-        if len(_FILLABLE) < 4096:  # bounded: the words pages hold a few hundred entries
-            _FILLABLE[text] = fillable
-    if not fillable:
+    parts = _TEMPLATES.get(text, _UNSEEN)
+    if parts is _UNSEEN:
+        parts = _parts(text)
+    if parts is None:
         return None
-    if "{" not in text:
+    if len(parts) == 1:
         return text
-
-    def replace(match):
-        value = fields.get(match.group(1))
-        return match.group(0) if value is None else str(value)
-
-    return _FIELD.sub(replace, text)
+    out = list(parts)
+    for i in range(1, len(out), 2):
+        value = fields.get(out[i])
+        out[i] = "{" + out[i] + "}" if value is None else str(value)
+    return "".join(out)
 
 
 class Words:
@@ -138,7 +147,7 @@ class Words:
     def _page(self, conn, page):
         now = clock.now()
         cached = self._cache.get(page)
-        if cached is not None and (now - cached[0]).total_seconds() < STALE_SECONDS:
+        if cached is not None and now - cached[0] < _STALE:
             return cached
         from mindos.comms import pages  # lazy: the recovery-only path (tests, bench) never needs it
 
@@ -160,12 +169,16 @@ class Words:
 
     def text(self, conn, page, key, **fields):
         """The words of ``key`` on ``page``, filled; raises IntegrityError if no copy has it."""
-        _, entries, _ = self._page(conn, page)
-        recovery = self.recovery().get(page, {})
+        cached = self._cache.get(page)
+        if cached is None or clock.now() - cached[0] >= _STALE:  # (the check _page makes, inlined: the hot path)
+            cached = self._page(conn, page)
+        entries = cached[1]
+        recovery = self.recovery()  # read (or refused) first, as always, even when the page has the entry
         if entries and key in entries:
             filled = fill(entries[key]["text"], fields)
             if filled is not None:
                 return filled
+        recovery = recovery.get(page, {})
         if key not in recovery:
             raise IntegrityError(f"the wake text {page}/{key} is in neither the page nor wake_texts.md")
         filled = fill(recovery[key]["text"], fields)
@@ -179,7 +192,7 @@ class Words:
         now = clock.now()
         key = ("layer", page)
         cached = self._cache.get(key)
-        if cached is not None and (now - cached[0]).total_seconds() < STALE_SECONDS:
+        if cached is not None and now - cached[0] < _STALE:
             return cached[1]
         from mindos.comms import pages  # lazy: see _page
 
