@@ -112,3 +112,17 @@ def test_a_claim_for_a_state_row_another_tick_moved_is_refused(room, agent, run_
     with pytest.raises(Conflict):
         with room:
             tick._claim_state(room, fresh, max_seen_id=10**6)
+
+
+def test_a_silent_wake_whose_row_was_deleted_meanwhile_is_still_audited(room, agent, run_tick):
+    say(room, "@re check", via="web")
+
+    def delete_the_wake():
+        room.execute("DELETE FROM mood_budget WHERE wake_id = (SELECT max(id) FROM mood_wakes)")
+        room.execute("DELETE FROM mood_wakes WHERE id = (SELECT max(id) FROM mood_wakes)")
+
+    agent.during["re"] = delete_the_wake
+    run_tick()
+    assert room.execute("SELECT count(*) FROM mood_wakes").fetchone()[0] == 0
+    audited = room.execute("SELECT payload_json FROM audit_events WHERE action = 'mood_reply'").fetchall()
+    assert len(audited) == 1 and '"outcome":"silent"' in audited[0][0]
