@@ -102,7 +102,10 @@ RECALL_FILE_SLACK_NS = 2_000_000_000
 # moves its lease and may mark it running, which keeps it open, and never moves its due
 # date), and the actions that change nothing a recall bundle holds
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny")
-RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed")
+# (a repair's own record changes nothing: each repair command audits what it changes in
+# events of its own -- a recovered lease a task event, a rebuilt index ``fts_rebuilt``, a
+# quarantined receipt ``receipt_quarantined`` -- and those are judged as any other event)
+RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed", "repair_applied", "repair_failed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 # after other events, the cited recalls whose inputs they touched are re-checked (see
 # mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and

@@ -291,6 +291,37 @@ def test_an_unchanged_home_skips_the_recall_check_and_a_changed_input_is_found_o
     _same_as_full(conn, report)
 
 
+def test_a_repair_record_alone_rebuilds_no_recall_and_what_the_repair_changed_is_judged_by_its_own_events(
+        conn, monkeypatch):
+    from mindos.autonomy import repairs
+    from mindos.store import db, ledger
+
+    # every repair command audits what it changes in events of its own; a new command must too
+    # before its record can be neutral (see RECALL_NEUTRAL)
+    assert set(repairs.COMMANDS) == {"recover", "fts-rebuild", "receipts-sweep", "escalate-stalled"}
+    _cited(conn, "a")
+    _cited(conn, "b")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    with db.write(conn):
+        ledger.append_event(conn, "repair", "repair/recover-expired-leases", "repair_applied",
+                            {"command": "recover", "tier": 0, "trigger": "nanny", "findings": [], "changed": False,
+                             "error": None})
+    report = _tick(conn)
+    assert sweeps == []  # the record alone: no bundle rebuilt (it used to re-check every cited recall)
+    _same_as_full(conn, report)
+    with db.write(conn):  # a repair that changed b: its own task event is what moves b's recall
+        ledger.append_event(conn, "repair", "repair/recover-expired-leases", "repair_applied",
+                            {"command": "recover", "tier": 0, "trigger": "nanny", "findings": [], "changed": True,
+                             "error": None})
+    notes.add(conn, "b", content="moved by the repair")
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["b"]]
+    assert [(item["kind"], item["subjects"]) for item in report["findings"]["new"]] == [("recall_stale", ["b"])]
+    _same_as_full(conn, report)
+
+
 def test_a_lifetime_ending_makes_the_next_tick_check_the_recalls_again(conn, monkeypatch):
     _cited(conn, "a")
     make_task(conn, "b")
