@@ -319,12 +319,12 @@ _RANK_BEST = ("WITH RECURSIVE reach(id, r) AS (SELECT d.depends_on, substr(m.pri
               " UNION SELECT d.depends_on, reach.r FROM reach JOIN tasks m INDEXED BY idx_tasks_id_status"
               f" ON m.id = reach.id JOIN dependencies d ON d.task_id = reach.id WHERE +m.status {_OPEN}),"
               " best(id, r) AS MATERIALIZED (SELECT id, min(r) FROM reach GROUP BY id) ")
-_RANK_OF = "min(coalesce((SELECT r FROM best WHERE best.id = tasks.id), 4), 4)"
-RECOUNT_RANK = (f"{_RANK_BEST}UPDATE tasks SET dependent_rank = counted.r FROM (SELECT t.id,"
-                f" min(coalesce(best.r, 4), 4) AS r FROM tasks t LEFT JOIN best ON best.id = t.id WHERE t.status {_OPEN})"
+# each open task with its stored value and its counted one (``best`` joined once per task)
+_RANKED = (f"(SELECT t.id, t.dependent_rank AS stored, min(coalesce(best.r, 4), 4) AS r FROM tasks t"
+           f" LEFT JOIN best ON best.id = t.id WHERE t.status {_OPEN})")
+RECOUNT_RANK = (f"{_RANK_BEST}UPDATE tasks SET dependent_rank = counted.r FROM {_RANKED}"
                 " AS counted WHERE counted.id = tasks.id AND tasks.dependent_rank <> counted.r")
-RANK_DRIFT = (f"{_RANK_BEST}SELECT id, dependent_rank, {_RANK_OF} FROM tasks"
-              f" WHERE status {_OPEN} AND dependent_rank <> {_RANK_OF} ORDER BY id")
+RANK_DRIFT = f"{_RANK_BEST}SELECT id, stored, r FROM {_RANKED} WHERE stored <> r ORDER BY id"
 # each derived task column's (recount, drift, drift in a window), in DERIVED_COLUMNS order
 DERIVED_STATEMENTS = {"unmet_deps": (RECOUNT_UNMET, UNMET_DRIFT, UNMET_DRIFT_IN),
                       "dependent_rank": (RECOUNT_RANK, RANK_DRIFT, RANK_DRIFT_IN)}
