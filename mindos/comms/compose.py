@@ -38,22 +38,6 @@ MAX_SUMMARY_AUTHORS = 8
 TURN_COLUMNS = "id, author, body, created_at"  # what a turn's line shows (each column read costs)
 
 
-_ASCII_ACTIVE = []  # the ASCII characters inert escapes in a body, as bytes (worked out once, from inert)
-
-
-def _inert():
-    from mindos.core.text import inert  # lazy: composing a wake only
-
-    return inert
-
-
-def _ascii_active():
-    if not _ASCII_ACTIVE:
-        inert = _inert()
-        _ASCII_ACTIVE.append(bytes(c for c in range(128) if inert(chr(c), multiline=True) != chr(c)))
-    return _ASCII_ACTIVE[0]
-
-
 def escape(text):
     """A person's words, safe inside the wake frame."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -275,10 +259,9 @@ def wake(conn, words, w):
         lines.append(text("look-only") + " " + text("tools-offer"))
     lines.append(text("block-bundle", block=w["block"], bundle=w["bundle_id"]))
     body = "\n".join(lines).strip("\n")
-    # what posts hold reaches the agent (and the wake's record) as visible escapes (inert, which
-    # maps character by character and keeps newlines); an ASCII body none of whose bytes inert
-    # would escape (nearly every one) is left as it is after one byte scan, cheaper than inert's
-    # own printable test of every character
-    if not body.isascii() or len(body.encode("ascii").translate(None, _ascii_active())) != len(body):
-        body = _inert()(body, multiline=True)
+    from mindos.core.text import inert  # lazy: composing a wake only
+
+    # what posts hold reaches the agent (and the wake's record) as visible escapes (inert maps
+    # character by character and keeps newlines, so the body is made inert whole)
+    body = inert(body, multiline=True)
     return f'<mood-wake reason="{kind}">\n{body}\n</mood-wake>\n'

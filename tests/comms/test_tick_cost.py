@@ -32,10 +32,14 @@ def test_the_turn_lines_memo_never_shares_lines_across_waking_sets(room):
 
 
 def test_the_byte_scan_escapes_exactly_what_inert_escapes_among_ascii_characters():
-    active = compose._ascii_active()
+    from mindos.core import text
+
+    active = text._ASCII_ACTIVE_IN_BODY
     for code in range(128):
         assert (bytes([code]) in active) == (inert(chr(code), multiline=True) != chr(code)), code
     assert b"\n" not in active and b"\t" not in active and b"\x1b" in active and b"\x7f" in active
+    for code in range(128):  # and in a line, where line breaks and tabs are escaped too
+        assert (bytes([code]) in text._ASCII_ACTIVE_IN_LINE) == (inert(chr(code)) != chr(code)), code
 
 
 def test_a_wake_with_an_ascii_control_character_or_a_non_ascii_one_is_still_made_inert(room, agent, run_tick):
