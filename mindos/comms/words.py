@@ -169,10 +169,7 @@ class Words:
 
     def text(self, conn, page, key, **fields):
         """The words of ``key`` on ``page``, filled; raises IntegrityError if no copy has it."""
-        cached = self._cache.get(page)
-        if cached is None or clock.now() - cached[0] >= _STALE:  # (the check _page makes, inlined: the hot path)
-            cached = self._page(conn, page)
-        entries = cached[1]
+        entries = self._page(conn, page)[1]
         recovery = self.recovery()  # read (or refused) first, as always, even when the page has the entry
         if entries and key in entries:
             filled = fill(entries[key]["text"], fields)
