@@ -2,7 +2,7 @@
 --
 -- A new database is built from this file and stamped with the latest migration number
 -- (PRAGMA user_version).  Older databases are brought forward by the numbered migrations
--- in mindos/migrations.py; tests/test_db.py checks that both paths produce the same tables.
+-- in mindos/store/migrations.py; tests/store/test_db.py checks that both paths produce the same tables.
 --
 -- Conventions
 --   * timestamps are ISO 8601 UTC text, 'YYYY-MM-DDTHH:MM:SSZ', so text order is time order;
@@ -232,6 +232,7 @@ CREATE INDEX idx_notes_superseded_by ON notes(superseded_by);
 CREATE INDEX idx_notes_pinned_constraints ON notes(created_at)
     WHERE pinned = 1 AND kind = 'constraint' AND superseded_by IS NULL;
 CREATE INDEX idx_notes_live_newest ON notes(created_at) WHERE superseded_by IS NULL;
+CREATE INDEX idx_notes_expiring ON notes(expires_at) WHERE expires_at IS NOT NULL;
 
 -- Agent handoffs (migration 3).  At most one live (superseded_by IS NULL) row per task.
 CREATE TABLE handoffs (
@@ -526,6 +527,7 @@ CREATE TABLE facts (
 );
 CREATE INDEX idx_facts_triple ON facts(subject, predicate, object, valid_from);
 CREATE INDEX idx_facts_valid_from ON facts(valid_from DESC, id);
+CREATE INDEX idx_facts_ending ON facts(valid_until) WHERE valid_until IS NOT NULL;
 -- @fts5
 CREATE VIRTUAL TABLE memories_fts USING fts5(content, tags, content='memories', content_rowid='seq');
 CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN

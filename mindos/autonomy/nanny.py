@@ -85,9 +85,11 @@ CHAIN_WINDOW = 20000
 # the next OVERDUE_WINDOW entries of the open-overdue index that were overdue when the round
 # began and checks the listing against the tasks by id up to its last one, and the round's
 # last window compares the whole count with the carried total (a difference, or a listing
-# that does not match, recounts in full on that tick).  The recall-stale result is carried while no lifetime ended: with
-# nothing but recalls landed as it was, after task and note events with the recalls whose
-# own inputs those events touched re-checked on that tick (see RECALL_EVENTS); the recalls
+# that does not match, recounts in full on that tick).  The recall-stale result is carried:
+# with nothing but recalls landed as it was, after task and note events with the recalls
+# whose own inputs those events touched re-checked on that tick (see RECALL_EVENTS), and
+# after a lifetime ended (a lease, a note's, a fact's window) as after a write to the task
+# it belongs to (the ends read from their indexes, mindos.context.recall.lapsed); the recalls
 # that can move with time alone are re-checked RECALL_SLICE cited tasks per tick, and those
 # any write can move (a related or semantic section) queue after writes and are re-checked
 # RECALL_SLICE a tick from the front of the queue (``pending`` in the watermark), so each
@@ -109,8 +111,13 @@ RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed", "repair_a
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 # after other events, the cited recalls whose inputs they touched are re-checked (see
 # mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and
-# each is a task's own event or a note of one task (not one of RECALL_UNBOUNDED)
+# each is an event of one task (RECALL_TASK_ENTITIES: its own, a note's or a handoff's, each
+# naming the task as its entity id) or of a row only a related section packs
+# (RECALL_WIDE_ENTITIES: it touches no task but queues the recalls any write can move), and
+# not one of RECALL_UNBOUNDED
 RECALL_EVENTS = 5000
+RECALL_TASK_ENTITIES = ("task", "note", "handoff")
+RECALL_WIDE_ENTITIES = ("fact", "memory")
 RECALL_UNBOUNDED = ("note_consolidated",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)
@@ -703,9 +710,11 @@ def _standing(conn, previous, now, slice_name):
     """``{source name: the previous tick's entry}`` for the sources whose findings this tick
     carries instead of sensing again (see OVERDUE_RECOUNT): the overdue listing while no
     event after the previous tick could have changed a task row (on the recount turn marked
-    ``recount``: checked a window at a time, see :func:`_recount_window`), the recall-stale result while no event but recalls landed and no lifetime ended
-    (``now`` before the entry's ``next_end``).  An entry is only trusted whole: its totals
-    within the listed LIMIT (the remembered listing is then complete)."""
+    ``recount``: checked a window at a time, see :func:`_recount_window`), the recall-stale
+    result while the events since are bounded by the tasks they touched (:func:`_touched`;
+    the lifetimes ended since count as touching their tasks, see :func:`_carry_standing`).
+    An entry is only trusted whole: its totals within the listed LIMIT (the remembered
+    listing is then complete)."""
     if previous is None:
         return {}
     found = {}
@@ -720,25 +729,26 @@ def _standing(conn, previous, now, slice_name):
             and isinstance(entry.get("volatile"), list) and all(isinstance(task, str) for task in entry["volatile"]) \
             and isinstance(entry.get("pending", []), list) \
             and all(isinstance(task, str) for task in entry.get("pending") or ()) \
-            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str) and now < entry["next_end"]):
+            and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str)):
         touched = _touched(conn, entry["event_id"])
         if touched is not None:
-            found["recall-stale"] = {**entry, "touched": touched}
+            found["recall-stale"] = {**entry, "touched": touched[0], "written": touched[1]}
     return found
 
 
 def _touched(conn, event_id):
-    """The task ids the events after ``event_id`` touched (``[]``: only recalls and ticks
-    landed), or None when they cannot be bounded that way: more than RECALL_EVENTS of them,
-    or one of another kind than a task's own or a note of one task (a handoff, a fact, a
-    memory, a consolidation: the recall-stale sweep then runs whole)."""
+    """``(the task ids the events after event_id touched, whether any but recalls and ticks
+    landed)``, or None when they cannot be bounded that way: more than RECALL_EVENTS of them,
+    or one not of RECALL_TASK_ENTITIES or RECALL_WIDE_ENTITIES (a consolidation, a restore,
+    an import: the recall-stale sweep then runs whole)."""
     marks = ", ".join("?" for _ in RECALL_NEUTRAL)
     rows = conn.execute(f"SELECT entity_type, entity_id, action FROM audit_events WHERE id > ? AND action NOT IN"
                         f" ({marks}) ORDER BY id LIMIT ?", (event_id, *RECALL_NEUTRAL, RECALL_EVENTS + 1)).fetchall()
-    if len(rows) > RECALL_EVENTS or any(row[0] not in ("task", "note") or row[2] in RECALL_UNBOUNDED
+    bounded = RECALL_TASK_ENTITIES + RECALL_WIDE_ENTITIES
+    if len(rows) > RECALL_EVENTS or any(row[0] not in bounded or row[2] in RECALL_UNBOUNDED
                                         or not isinstance(row[1], str) for row in rows):
         return None
-    return sorted({row[1] for row in rows})
+    return sorted({row[1] for row in rows if row[0] in RECALL_TASK_ENTITIES}), bool(rows)
 
 
 def _counts(entry, keys, cap=None):
@@ -751,7 +761,12 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
     """The tick's findings with the standing ones carried (see :func:`_standing`), and their
     entries written into ``mark`` for the next tick.  ``deferring``: the tick leaves its slice
     to the next one (a burst), and with it the recall turns (the time share and the queue's
-    front): only the recalls whose own inputs the burst touched are re-checked now."""
+    front): only the recalls whose own inputs the burst touched are re-checked now.
+
+    A recall whose own inputs a lifetime end since the previous tick touched (its task's or
+    a dependency's lease or note, ended at or after the entry's ``next_end``, the first end
+    the previous tick had ahead) is re-checked as after a write to that task, and the recalls
+    any write can move queue; so an expired lease rebuilds the recalls it shows in, not all."""
     findings, by_kind = sensed["findings"], dict(sensed["by_kind"])
     at = sensed["sensed_at"]
     entry = standing.get("overdue")
@@ -788,16 +803,21 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
     if entry is not None:
         volatile, next_end, pending = entry["volatile"], entry.get("next_end"), list(entry.get("pending") or ())
         start = entry["next"] if entry["next"] < len(volatile) else 0
-        share = [] if deferring else volatile[start:start + RECALL_SLICE]
         # a recall whose last check still holds for time alone: before the instant it can
         # move with time alone, its receipt files untouched since (checked below)
         quiet = _quiet(_unpacked(entry.get("quiet"), volatile), volatile, at)
-        moved, cited = (), None
-        if entry["touched"]:  # and the cited recalls whose own inputs the events since touched
+        carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
+        moved, cited, touched = (), None, set(entry["touched"])
+        # a lifetime ended since (a lease, a note's; a fact's window only moves a related
+        # section): its task counts as touched, and the recalls any write can move queue
+        passed = next_end is not None and next_end <= at
+        if entry["written"] or passed:  # and the cited recalls whose own inputs the events since touched
             from mindos.context import recall  # lazy: only a tick after writes bounds them
 
             cited = recall.cited_events(conn)  # read once: the re-check below filters the same list
-            moved, wide, next_end = recall.affected(conn, entry["touched"], at, next_end, cited=cited)
+            if passed:
+                touched |= set(recall.lapsed(conn, next_end, at))
+            moved, wide, next_end = recall.affected(conn, touched, at, cited=cited)
             # the recalls any write can move (a related or semantic section) queue for their
             # turn, in order: the front RECALL_SLICE are re-checked a tick
             queued = set(pending)
@@ -807,16 +827,27 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
             # have moved through a search keeps its check for time alone (its write re-check is
             # the queue's), and the rest did not move: kept
             quiet = {task: value for task, value in quiet.items() if task not in moved}
+            # a handoff since may cite another recall, or none: the touched tasks' recalls are
+            # placed in the time rotation again, which goes on from the task it had reached
+            again = sorted((set(volatile) - touched) | set(recall.volatile_tasks(cited, touched)))
+            if again != volatile:
+                import bisect  # lazy: only a tick after a handoff that changed the rotation
+
+                start = bisect.bisect_left(again, volatile[start]) if volatile else 0
+                volatile, start = again, start if start < len(again) else 0
+        share = [] if deferring else volatile[start:start + RECALL_SLICE]
+        # a touched task whose finding is carried is re-checked with them (its handoff may cite
+        # no recall any more: the finding then goes)
+        forced = set(moved) | ({item["subjects"][0] for item in carried} & touched)
         front = [] if deferring else pending[:RECALL_SLICE]
-        turn = sorted(set(share) | set(moved) | set(front))
+        turn = sorted(set(share) | forced | set(front))
         # a recall on its time turn whose check still holds for time is the one its check found,
         # or (queued) is the queue's to re-check: kept, not rebuilt twice (one the writes touched,
         # or at the queue's front, is always rebuilt; one past its time is rebuilt, even queued)
-        kept = _still_quiet(conn, quiet, [task for task in share if task not in moved and task not in front])
+        kept = _still_quiet(conn, quiet, [task for task in share if task not in forced and task not in front])
         turn = [task for task in turn if task not in kept]
         pending = [task for task in pending if task not in turn]  # re-checked now, after the writes
         counts = dict(entry["by_kind"])
-        carried = [_remembered(digest, row, "recall-stale") for digest, row in seen.items() if row["kind"] in RECALL_KINDS]
         if turn:
             from mindos.context import recall  # lazy: only a tick with recalls to re-check builds bundles
 
@@ -834,8 +865,8 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
         findings = findings + carried
         by_kind.update(counts)
         after = start + len(share)
-        mark["recall"] = {**{key: value for key, value in entry.items() if key != "touched"},
-                          "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
+        mark["recall"] = {**{key: value for key, value in entry.items() if key not in ("touched", "written")},
+                          "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())), "volatile": volatile,
                           "next": after if after < len(volatile) else 0, "next_end": next_end,
                           "pending": pending, "quiet": _packed(quiet, volatile)}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):

@@ -514,26 +514,43 @@ def _written_since(conn, event_id, task_id):
     return row is not None
 
 
+# The lifetimes whose end a bundle sees, as (table, end column, the rows that have one): a
+# note's, a lease's (one without an owner is never live, rows.lease_is_live: its end moves
+# nothing) and a fact's window.  Each is read through the partial index of those rows
+# (idx_notes_expiring, idx_tasks_lease_owner, idx_facts_ending), so finding the ends costs
+# what there are of them, not a pass over every note and task.
+_LIFETIMES = (("notes", "expires_at", "expires_at IS NOT NULL"), ("tasks", "lease_expires_at", "lease_owner <> ''"),
+              ("facts", "valid_until", "valid_until IS NOT NULL"))
+
+
 def _lifetime_ends(conn, since, now, upcoming=None):
     """Sorted instants in (since, now] at which a note lifetime, a lease or a fact window ended.
     ``upcoming``: a list that receives the first such instant after ``now`` (or None), read
-    in the same pass over each table."""
+    in the same pass over each index."""
     if upcoming is None:
-        rows = conn.execute(
-            "SELECT expires_at FROM notes WHERE expires_at > :since AND expires_at <= :now"
-            " UNION SELECT lease_expires_at FROM tasks WHERE lease_expires_at > :since AND lease_expires_at <= :now"
-            " UNION SELECT valid_until FROM facts WHERE valid_until > :since AND valid_until <= :now",
-            {"since": since, "now": now}).fetchall()
+        rows = conn.execute(" UNION ".join(
+            f"SELECT {column} FROM {table} WHERE {rows} AND {column} > :since AND {column} <= :now"
+            for table, column, rows in _LIFETIMES), {"since": since, "now": now}).fetchall()
         return sorted(row[0] for row in rows)
-    # one pass per table: the ends up to now, grouped apart from the later ones (their minimum)
+    # one pass per index: the ends up to now, grouped apart from the later ones (their minimum)
     rows = conn.execute(" UNION ALL ".join(
-        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {column} > :since"
+        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {rows} AND {column} > :since"
         f" GROUP BY CASE WHEN {column} <= :now THEN {column} END"
-        for table, column in (("notes", "expires_at"), ("tasks", "lease_expires_at"), ("facts", "valid_until"))),
-        {"since": since, "now": now}).fetchall()
+        for table, column, rows in _LIFETIMES), {"since": since, "now": now}).fetchall()
     later = [row[1] for row in rows if not row[0]]
     upcoming.append(min(later) if later else None)
     return sorted({row[1] for row in rows if row[0]})
+
+
+def lapsed(conn, since, now):
+    """The ids of the tasks whose lease or a note's lifetime ended in [since, now], sorted:
+    what a lifetime end in that span can move beyond the recalls any write can move (a fact
+    window is only packed by a related section).  Reads only those ends (see _LIFETIMES)."""
+    rows = conn.execute(
+        "SELECT task_id FROM notes WHERE expires_at IS NOT NULL AND expires_at >= :since AND expires_at <= :now"
+        " UNION SELECT id FROM tasks WHERE lease_owner <> '' AND lease_expires_at >= :since"
+        " AND lease_expires_at <= :now", {"since": since, "now": now}).fetchall()
+    return sorted(row[0] for row in rows)
 
 
 def _unchanged_since(conn, task_id, event, params, ends):
@@ -724,8 +741,7 @@ def stale_sweep(conn, *, tasks=None, quiet=None, cited=None):
         upcoming = []
         plan = stale_plan(conn, upcoming=upcoming)
         report = stale_report(check_cited(conn, plan, quiet))
-        volatile = sorted({handoff["task_id"] for handoff, event in plan["cited"] if _volatile(event)})
-        return report, {"next_end": upcoming[0], "volatile": volatile}
+        return report, {"next_end": upcoming[0], "volatile": volatile_tasks(plan["cited"])}
 
 
 # manifest sections filled by a search over other tasks' rows: any write can move them
@@ -733,21 +749,17 @@ _WIDE_SECTIONS = ("related_notes", "related_handoffs", "related_facts", "related
 _WIDE_PARAMS = ("related", "related_handoffs", "related_facts", "related_semantic", "related_sessions")
 
 
-_UNKNOWN = object()
-
-
-def affected(conn, touched, now, next_end=_UNKNOWN, *, cited=None):
-    """After events that touched only the tasks ``touched`` (their rows, notes or leases):
-    ``(cited task ids whose own inputs were touched, the other cited ids whose recall any
-    write can move, the first lifetime end after now)``.  A cited recall's own inputs are its
-    task, one of its dependencies or a dependency it packed context for; a recall that cannot
-    be bounded that way (a related or semantic section, a rerank, an older pack format, no
-    manifest) is in the first list when its own inputs were touched, else in the second (the
-    caller re-checks those in turn); an unproven or legacy recall never moves with such
-    events.  ``next_end``: the first lifetime end after the events' start (None: there was
-    none), when known; then only the touched tasks' leases and notes are read for a new one.
-    ``cited``: what :func:`cited_events` returned, when the caller read it already (else read
-    here).  Reads only."""
+def affected(conn, touched, now, *, cited=None):
+    """After events that touched only the tasks ``touched`` (their rows, notes, handoffs or
+    leases) and rows only a related section packs (facts, memories): ``(cited task ids whose
+    own inputs were touched, the other cited ids whose recall any write can move, the first
+    lifetime end after now)``.  A cited recall's own inputs are its task, one of its
+    dependencies or a dependency it packed context for; a recall that cannot be bounded that
+    way (a related or semantic section, a rerank, an older pack format, no manifest) is in
+    the first list when its own inputs were touched, else in the second (the caller re-checks
+    those in turn); an unproven or legacy recall never moves with such events.  ``cited``:
+    what :func:`cited_events` returned, when the caller read it already (else read here).
+    Reads only."""
     touched = set(touched)
     found, wide = [], []
     with db.read(conn):
@@ -772,28 +784,14 @@ def affected(conn, touched, now, next_end=_UNKNOWN, *, cited=None):
             if inputs & touched:
                 found.append(task)
         found = sorted(set(found))
-        return found, sorted(set(wide) - set(found)), _touched_end(conn, touched, now, next_end)
+        return found, sorted(set(wide) - set(found)), _next_end(conn, now)
 
 
-def _touched_end(conn, touched, now, next_end):
-    """The first lifetime end after ``now``: ``next_end`` (the first one before the events
-    touching only ``touched``, not yet passed; None: there was none) moved by those tasks'
-    leases and notes (the only lifetimes such events can add), else (``_UNKNOWN``, or too
-    many tasks for one statement) read whole (:func:`_next_end`)."""
-    if next_end is _UNKNOWN or len(touched) > 1000:
-        return _next_end(conn, now)
-    if not touched:
-        return next_end
-    if next_end is not None and not (isinstance(next_end, str) and next_end > now):
-        return _next_end(conn, now)
-    ids = sorted(touched)
-    marks = ", ".join("?" for _ in ids)
-    row = conn.execute(
-        f"SELECT min(at) FROM (SELECT min(expires_at) AS at FROM notes WHERE task_id IN ({marks}) AND expires_at > ?"
-        f" UNION ALL SELECT min(lease_expires_at) FROM tasks WHERE id IN ({marks}) AND lease_expires_at > ?)",
-        (*ids, now, *ids, now)).fetchone()
-    ends = [at for at in (next_end, row[0] if row else None) if isinstance(at, str) and at > now]
-    return min(ends) if ends else None
+def volatile_tasks(cited, tasks=None):
+    """The ids of the tasks in ``cited`` (:func:`cited_events`; of ``tasks`` only, when
+    given) whose recall can go stale without a ledger event (see :func:`stale_sweep`)."""
+    return sorted({handoff["task_id"] for handoff, event in cited
+                   if (tasks is None or handoff["task_id"] in tasks) and _volatile(event)})
 
 
 def _volatile(event):
@@ -813,10 +811,9 @@ def _volatile(event):
 def _next_end(conn, now):
     """The first instant after ``now`` at which a note lifetime, a lease or a fact window
     ends (what :func:`_lifetime_ends` lists), or None."""
-    row = conn.execute(
-        "SELECT min(at) FROM (SELECT min(expires_at) AS at FROM notes WHERE expires_at > :now"
-        " UNION ALL SELECT min(lease_expires_at) FROM tasks WHERE lease_expires_at > :now"
-        " UNION ALL SELECT min(valid_until) FROM facts WHERE valid_until > :now)", {"now": now}).fetchone()
+    row = conn.execute("SELECT min(at) FROM (" + " UNION ALL ".join(
+        f"SELECT min({column}) AS at FROM {table} WHERE {rows} AND {column} > :now"
+        for table, column, rows in _LIFETIMES) + ")", {"now": now}).fetchone()
     return row[0] if row and isinstance(row[0], str) else None
 
 

@@ -270,7 +270,7 @@ def _create_home(home, path):
 
 # The schema version this code writes: the number of numbered migrations (a test holds it to
 # len(migrations.MIGRATIONS)), kept here so a call on a current home never loads them.
-SCHEMA_VERSION = 24
+SCHEMA_VERSION = 25
 
 
 # Columns the schema derives from other rows and keeps by triggers (never part of what a

@@ -970,10 +970,21 @@ INSERT INTO tasks_pairs_fts(tasks_pairs_fts, rank) VALUES ('crisismerge', 4);
 """
 
 
+def m025_lifetime_end_indexes():
+    """The ends of note lifetimes and fact windows, each in an index of the rows that have
+    one.  The next lifetime end after an instant, and the ends between two instants, are
+    then read from those few entries (leases from ``idx_tasks_lease_owner``), where they
+    read every note and fact: a recall-stale check pays per lifetime, not per row."""
+    return """
+CREATE INDEX idx_notes_expiring ON notes(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX idx_facts_ending ON facts(valid_until) WHERE valid_until IS NOT NULL;
+"""
+
+
 MIGRATIONS = [m001_foundation, m002_execution_truth, m003_shared_memory, m004_tag_index, m005_recall_memory_facts,
               m006_mood_poller, m007_request_replays, m008_botmail, m009_autonomy, m010_sessions, m011_fts_merging,
               m012_mood_wake_lines, m013_recaps_corrections, m014_lease_progress,
               m015_learned_terms, m016_pinned_constraints, m017_overdue_index,
               m018_queued_deadline_index, m019_task_status_lookup, m020_task_readiness,
               m021_substring_index, m022_newest_notes_index, m023_dependent_rank,
-              m024_phrase_pairs]
+              m024_phrase_pairs, m025_lifetime_end_indexes]

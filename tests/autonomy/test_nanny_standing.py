@@ -11,6 +11,7 @@ from mindos.context import recall
 from mindos.core import clock
 from mindos.memory import handoffs, notes
 from mindos.recovery import doctor
+from mindos.store import db, ledger
 
 
 def _tick(conn):
@@ -265,6 +266,11 @@ def _cited(conn, task_id, *, rerank=False, note=None, receipt=False):
         receipts.add(conn, task_id, "test", {"ok": True})
     if note:
         notes.add(conn, task_id, content=note)
+    return _cite(conn, task_id, rerank=rerank)
+
+
+def _cite(conn, task_id, *, rerank=False):
+    """A recall of the existing task ``task_id``, cited by a handoff."""
     params = recall.make_params(related=2, rerank=rerank) if rerank else recall.make_params()
     sealed = recall.recall(conn, task_id, agent="codex", params=params)
     handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
@@ -294,7 +300,6 @@ def test_an_unchanged_home_skips_the_recall_check_and_a_changed_input_is_found_o
 def test_a_repair_record_alone_rebuilds_no_recall_and_what_the_repair_changed_is_judged_by_its_own_events(
         conn, monkeypatch):
     from mindos.autonomy import repairs
-    from mindos.store import db, ledger
 
     # every repair command audits what it changes in events of its own; a new command must too
     # before its record can be neutral (see RECALL_NEUTRAL)
@@ -322,19 +327,88 @@ def test_a_repair_record_alone_rebuilds_no_recall_and_what_the_repair_changed_is
     _same_as_full(conn, report)
 
 
-def test_a_lifetime_ending_makes_the_next_tick_check_the_recalls_again(conn, monkeypatch):
-    _cited(conn, "a")
-    make_task(conn, "b")
+def test_a_lifetime_ending_rechecks_the_recalls_it_shows_in_and_not_the_rest(conn, monkeypatch):
+    from mindos.work import graph, leases
+
+    _cited(conn, "a")  # no lifetime of its own, no edge to one that ends: never rebuilt
+    make_task(conn, "b", title="task b pool")
     notes.add(conn, "b", content="short lived", ttl_hours=1)
+    _cite(conn, "b")  # packs the note that expires
+    make_task(conn, "c", title="task c pool")
+    graph.add_dependency(conn, "c", "b")  # an edge to b: its recall may show b's change
+    _cite(conn, "c")
+    make_task(conn, "d", title="task d pool")
+    leases.claim(conn, "d", "codex", minutes=90)
+    _cite(conn, "d")  # packs its live lease
     _tick(conn)
     _tick(conn)
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
-    report = _tick(conn)
+    _tick(conn)
     assert sweeps == []
-    clock.advance(3600)
+    clock.advance(3600)  # b's note expires
     report = _tick(conn)
-    assert len(sweeps) == 1
+    assert [call[1].get("tasks") for call in sweeps] == [["b", "c"]]  # not every cited recall again
+    assert _stale(report) == ["b"]
     _same_as_full(conn, report)
+    clock.advance(30 * 60)  # d's lease ends
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][1:] == [["d"]]
+    assert _stale(report) == ["d"]
+    _same_as_full(conn, report)
+    assert sense.last_watermark(conn)["recall"]["next_end"] is None  # no lifetime left ahead
+    report = _tick(conn)
+    assert len(sweeps) == 2 and report["findings"]["new"] == []
+
+
+def test_a_lifetime_ending_queues_the_recalls_any_write_can_move(conn, monkeypatch):
+    from mindos.memory import facts
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2"):
+        _cited_related(conn, task_id)
+    _cited(conn, "a")
+    facts.assert_fact(conn, subject="pool", predicate="is", obj="warm", source="test", valid_hours=1)
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    clock.advance(3600)  # the fact's window ends: only a related section can pack a fact
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
+    _same_as_full(conn, report)
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["w1"], ["w2"]]
+    _same_as_full(conn, report)
+
+
+def test_the_lifetime_ends_in_a_span_are_read_from_their_indexes(conn):
+    from mindos.work import leases
+
+    make_task(conn, "a")
+    make_task(conn, "b")
+    now = clock.now_iso()
+    notes.add(conn, "a", content="an hour", ttl_hours=1)
+    notes.add(conn, "a", content="for good")
+    leases.claim(conn, "b", "codex", minutes=30)
+    assert recall.lapsed(conn, now, clock.shift(now, 60)) == []
+    assert recall.lapsed(conn, now, clock.shift(now, 30 * 60)) == ["b"]
+    assert recall.lapsed(conn, now, clock.shift(now, 3600)) == ["a", "b"]
+    assert recall.lapsed(conn, clock.shift(now, 3600), clock.shift(now, 7200)) == ["a"]  # the span's start counts
+    assert recall.lapsed(conn, clock.shift(now, 3601), clock.shift(now, 7200)) == []
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        recall.lapsed(conn, now, clock.shift(now, 3600))
+        recall._next_end(conn, now)
+        recall._lifetime_ends(conn, now, clock.shift(now, 3600))
+        recall._lifetime_ends(conn, now, clock.shift(now, 3600), [])
+    finally:
+        conn.set_trace_callback(None)
+    plans = [[row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql)] for sql in statements]
+    assert len(plans) == 4
+    for plan in plans:  # each lifetime read from the index of the rows that have one, never a pass over a table
+        reads = [step for step in plan if step.startswith(("SCAN", "SEARCH")) and "subquery" not in step]
+        assert len(reads) >= 2 and all("INDEX" in step for step in reads), plan
 
 
 def test_recalls_that_move_with_time_alone_are_rechecked_a_slice_per_tick(conn, monkeypatch):
@@ -516,9 +590,74 @@ def test_after_writes_only_the_recalls_whose_inputs_moved_are_rebuilt(conn, monk
     stale = sorted(item["subjects"][0] for item in report["findings"]["new"] if item["kind"] == "recall_stale")
     assert "c" in stale and "a" in stale and "b" not in stale
     _same_as_full(conn, report)
-    handoffs.record(conn, "e", from_agent="codex", objective="y")  # a handoff: the whole sweep again
+    handoffs.record(conn, "e", from_agent="codex", objective="y")  # a handoff of e: only the related recall
     report = _tick(conn)
-    assert [call[1].get("tasks") for call in sweeps][2:] == [None]
+    assert [call[1].get("tasks") for call in sweeps][2:] == [["d"]]
+    _same_as_full(conn, report)
+    with db.write(conn):  # a consolidation moves notes between tasks
+        ledger.append_event(conn, "note", "e", "note_consolidated", {})
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][3:] == [None]  # not bounded: every recall again
+    _same_as_full(conn, report)
+
+
+def test_a_handoff_that_no_longer_cites_a_recall_takes_its_finding_away(conn, monkeypatch):
+    _cited(conn, "a")
+    _cited(conn, "b")
+    _tick(conn)
+    _tick(conn)
+    notes.add(conn, "b", content="moved")
+    report = _tick(conn)
+    assert _stale(report) == ["b"]
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    handoffs.record(conn, "b", from_agent="codex", objective="next session, no recall cited")
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["b"]]  # b alone, and nothing left to rebuild
+    assert report["findings"]["resolved_total"] == 1
+    assert "recall_stale" not in report["findings"]["by_kind"]
+    _same_as_full(conn, report)
+
+
+def test_a_handoff_citing_a_reranked_recall_puts_it_in_the_time_rotation(conn, monkeypatch):
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("a", "c"):
+        _cited(conn, task_id, rerank=True, note=f"pool note for {task_id}")
+    _cited(conn, "b", note="pool note for b")
+    _tick(conn)
+    assert sense.last_watermark(conn)["recall"]["volatile"] == ["a", "c"]
+    _tick(conn)  # a's time turn: the rotation has reached c
+    assert sense.last_watermark(conn)["recall"]["next"] == 1
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    _cite(conn, "b", rerank=True)  # b now cites a recall that moves with time alone
+    report = _tick(conn)
+    mark = sense.last_watermark(conn)["recall"]
+    assert mark["volatile"] == ["a", "b", "c"] and mark["next"] == 0  # c's time turn was this tick
+    # b for its handoff; a at the front of the queue the handoff's write formed (a reranked
+    # recall has a related section); c's check still holds for time: left to the queue
+    assert [call[1]["tasks"] for call in sweeps] == [["a", "b"]] and mark["pending"] == ["c"]
+    _same_as_full(conn, report)
+    for _ in range(3):
+        clock.advance(3600)  # every reranked note's age moves by an hour
+        report = _tick(conn)
+        _same_as_full(conn, report)
+    # the time turns go round a, b, c (c also at the queue's front on the first)
+    assert [call[1]["tasks"] for call in sweeps][1:] == [["a", "c"], ["b"], ["c"]]
+
+
+def test_a_memory_written_since_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch):
+    from mindos.memory import memories
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2"):
+        _cited_related(conn, task_id)
+    _cited(conn, "a")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    memories.retain(conn, "pool tasks warm up before noon")
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
     _same_as_full(conn, report)
 
 
@@ -625,22 +764,21 @@ def test_a_recall_whose_related_section_moved_is_found_within_its_turn(conn, mon
     _same_as_full(conn, reports[-1])
 
 
-def test_a_lifetime_added_by_the_writes_since_moves_the_next_end_without_a_whole_read(conn, monkeypatch):
+def test_a_lifetime_added_by_the_writes_since_moves_the_next_end(conn, monkeypatch):
     _cited(conn, "a")
     make_task(conn, "b")
     _tick(conn)
     _tick(conn)
     assert sense.last_watermark(conn)["recall"]["next_end"] is None
-    wholes = _count_calls(monkeypatch, recall, "_next_end")
     note = notes.add(conn, "b", content="short lived", ttl_hours=1)
     _tick(conn)
-    assert wholes == []  # only b's notes and lease were read
     end = sense.last_watermark(conn)["recall"]["next_end"]
     assert end == conn.execute("SELECT expires_at FROM notes WHERE task_id = 'b'").fetchone()[0] and note
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
     clock.advance(3600)
     report = _tick(conn)
-    assert [call[1].get("tasks") for call in sweeps] == [None]  # the lifetime ended: every recall again
+    assert sweeps == []  # the lifetime ended on b, which no cited recall shows
+    assert sense.last_watermark(conn)["recall"]["next_end"] is None
     _same_as_full(conn, report)
 
 

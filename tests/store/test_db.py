@@ -828,3 +828,24 @@ def test_version_23_home_gains_the_pair_index_filled_and_matches_fresh_schema(tm
     tasks = [{"id": "a", "description": "please deploy gateway now"}, {"id": "b", "description": "gateway deploy"},
              {"id": "c", "description": "x"}]
     _upgraded_from(tmp_path, monkeypatch, 23, "tasks_pairs_fts", tasks, check)
+
+
+def test_version_24_home_gains_the_lifetime_end_indexes_and_matches_fresh_schema(tmp_path, monkeypatch):
+    """m025: a home at 24 migrates to the fresh schema with the indexes of note lifetimes and
+    fact windows, which the next lifetime end is read from without a pass over the tables."""
+    from mindos.context import recall
+    from mindos.memory import facts, notes
+
+    def check(conn):
+        notes.add(conn, "a", content="for good")
+        notes.add(conn, "a", content="an hour", ttl_hours=1)
+        fact = facts.assert_fact(conn, subject="pool", predicate="is", obj="warm", source="test", valid_hours=2)
+        note_end = conn.execute("SELECT expires_at FROM notes WHERE expires_at IS NOT NULL").fetchone()[0]
+        assert recall._next_end(conn, "2000-01-01T00:00:00Z") == note_end
+        assert recall._next_end(conn, note_end) == fact["valid_until"]
+        for sql in ("SELECT min(expires_at) FROM notes WHERE expires_at IS NOT NULL AND expires_at > ?",
+                    "SELECT min(valid_until) FROM facts WHERE valid_until IS NOT NULL AND valid_until > ?"):
+            plan = conn.execute("EXPLAIN QUERY PLAN " + sql, (note_end,)).fetchone()[3]
+            assert "idx_notes_expiring" in plan or "idx_facts_ending" in plan, plan
+
+    _upgraded_from(tmp_path, monkeypatch, 24, "idx_notes_expiring", [{"id": "a"}], check)
