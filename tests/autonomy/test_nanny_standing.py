@@ -859,3 +859,45 @@ def test_a_tick_after_writes_reads_the_cited_recalls_once_for_the_bounds_and_the
         assert len(reads) <= 2 + n
     assert len(sweeps) == 2
     _same_as_full(conn, report)
+
+
+def test_the_comms_floor_audits_only_the_entity_types_a_tick_passes_over_and_no_pack_reads_its_tables():
+    import pathlib
+    import re
+
+    root = pathlib.Path(nanny.__file__).parents[1]
+    audited, calls = set(), 0
+    for path in (root / "comms").glob("*.py"):
+        text = path.read_text()
+        calls += text.count("append_event(")
+        found = re.findall(r'append_event\((?:self\.)?conn, "([a-z_]+)"', text)
+        audited.update(found)
+        calls -= len(found)
+    assert calls == 0  # every comms event names its entity type where this test can read it
+    assert audited == set(nanny.COMMS_ENTITIES) and set(nanny.COMMS_ENTITIES) <= set(nanny.NO_TASK_ROWS)
+    schema = (root.parent / "schema.sql").read_text()
+    tables = [name for name in re.findall(r"CREATE TABLE (\w+)", schema) if name.startswith(("mood", "botmail"))]
+    assert len(tables) > 10
+    pattern = re.compile(r"\b(" + "|".join(tables) + r")\b")
+    for floor in ("context", "memory", "work"):  # what builds task rows, packs and recalls
+        for path in (root / floor).glob("*.py"):
+            assert not pattern.search(path.read_text()), path
+
+
+def test_chat_between_ticks_rebuilds_no_recall_and_recounts_no_overdue_task(conn, monkeypatch):
+    from mindos.comms import moods, posts
+
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    _cited(conn, "a")
+    _cited_related(conn, "w")  # even one any write can move
+    moods.create(conn, "infra", title="Infra room")
+    _tick(conn)
+    _tick(conn)
+    _not_recount_turn(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    calls = _recounts(monkeypatch)
+    posts.add(conn, "infra", "codex", "deploy went out, pool task looks warm", via="terminal")
+    report = _tick(conn)
+    assert sweeps == [] and calls() == []
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
