@@ -100,15 +100,15 @@ OVERDUE_WINDOW = 5000  # open-overdue index entries counted per recount turn
 RECALL_SLICE = 2
 # receipt file times this close before a recall's check count as after it (coarse file clocks)
 RECALL_FILE_SLACK_NS = 2_000_000_000
-# events that change no task row the overdue findings read (entity types; a task's heartbeat
-# moves its lease and may mark it running, which keeps it open, and never moves its due
-# date), and the actions that change nothing a recall bundle holds
 # the comms floor's entity types (Moods, their posts, wakes and agents, pages, dials,
 # botmail): their events change only the comms tables, which no task row, pack or recall
 # reads (a test holds this list to what mindos/comms audits, and the floors that build task
 # rows and packs to never naming a comms table); a poller awake every minute is no write here
 COMMS_ENTITIES = ("botmail", "botmail_peer", "mood", "mood_agent", "mood_dial", "mood_editor", "mood_page",
                   "mood_wake")
+# events that change no task row the overdue findings read (entity types; a task's heartbeat
+# moves its lease and may mark it running, which keeps it open, and never moves its due
+# date), and the actions that change nothing a recall bundle holds
 NO_TASK_ROWS = ("note", "memory", "fact", "nanny") + COMMS_ENTITIES
 # (a repair's own record changes nothing: each repair command audits what it changes in
 # events of its own -- a recovered lease a task event, a rebuilt index ``fts_rebuilt``, a
@@ -743,10 +743,10 @@ def _standing(conn, previous, now, slice_name):
 
 
 def _touched(conn, event_id):
-    """``(the task ids the events after event_id touched, whether any but recalls, ticks and
-    the comms floor's landed)``, or None when they cannot be bounded that way: more than RECALL_EVENTS of them,
-    or one not of RECALL_TASK_ENTITIES or RECALL_WIDE_ENTITIES (a consolidation, a restore,
-    an import: the recall-stale sweep then runs whole)."""
+    """``(the task ids the events after event_id touched, whether any landed besides recalls,
+    ticks and the comms floor's)``, or None when they cannot be bounded that way: more than
+    RECALL_EVENTS of them, or one not of RECALL_TASK_ENTITIES or RECALL_WIDE_ENTITIES (a
+    consolidation, a restore, an import: the recall-stale sweep then runs whole)."""
     actions, entities = ", ".join("?" for _ in RECALL_NEUTRAL), ", ".join("?" for _ in COMMS_ENTITIES)
     rows = conn.execute(f"SELECT entity_type, entity_id, action FROM audit_events WHERE id > ? AND action NOT IN"
                         f" ({actions}) AND entity_type NOT IN ({entities}) ORDER BY id LIMIT ?",
