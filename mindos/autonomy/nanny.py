@@ -73,7 +73,9 @@ UPKEEP_CEILING = 12  # segments an index may keep once its levels are merged; pa
 #              window round over the table ends without it
 #   chain      the next CHAIN_WINDOW events
 #   fts_drift  the next full-text indexes, about FTS_ROWS content rows' worth
-#   references the references of the next tables, about REFERENCE_ROWS rows' worth
+#   references the references of the next tables, about REFERENCE_ROWS rows' worth; a
+#              larger child table is walked REFERENCE_WINDOW rowids (the dependency
+#              edges, which have no rowids: primary keys) a turn
 # so every check runs in full within PERIOD_TICKS * (turns of its family) ticks; the report
 # says how many (``period_ticks``, ``chain_period_ticks``)
 PERIOD_TICKS = 5
@@ -454,7 +456,8 @@ def _sweep_plan(conn, previous):
         if mark["event_id"] else None
     mark["anchor"] = row[0] if row is not None and isinstance(row[0], str) else ledger.GENESIS_HASH
     mark.update(chain_from=0, table_from="", index_from="", ref_from="", rows_from=0, round=[], ref_rows_from=0,
-                ref_round=[], fts_rows_from=0, fts_round=[], keys_from=[], key_sizes={})
+                ref_round=[], fts_rows_from=0, fts_round=[], keys_from=[], key_sizes={}, ref_keys_from=[],
+                ref_key_sizes={})
     families = doctor.FAMILIES
     if previous is None:
         mark["turns"] = {"integrity": 1, "fts_drift": 1, "references": 1}
@@ -466,10 +469,11 @@ def _sweep_plan(conn, previous):
         mark[key] = rows_from if isinstance(rows_from, int) and not isinstance(rows_from, bool) else 0
         mark[round_key] = [digest for digest in round_ if isinstance(digest, str)][:sense.LIMIT] \
             if isinstance(round_, list) else []
-    keys_from, key_sizes = previous.get("keys_from"), previous.get("key_sizes")
-    mark["keys_from"] = keys_from if isinstance(keys_from, list) and all(
-        isinstance(value, (str, int, float)) and not isinstance(value, bool) for value in keys_from) else []
-    mark["key_sizes"] = {table: size for table, size in key_sizes.items() if isinstance(size, int)
+    for cursor, counted in (("keys_from", "key_sizes"), ("ref_keys_from", "ref_key_sizes")):
+        keys_from, key_sizes = previous.get(cursor), previous.get(counted)
+        mark[cursor] = keys_from if isinstance(keys_from, list) and all(
+            isinstance(value, (str, int, float)) and not isinstance(value, bool) for value in keys_from) else []
+        mark[counted] = {table: size for table, size in key_sizes.items() if isinstance(size, int)
                          and not isinstance(size, bool) and size >= 0} if isinstance(key_sizes, dict) else {}
     turns = previous.get("turns") if isinstance(previous.get("turns"), dict) else {}
     mark["turns"] = {key: turns.get(key) if isinstance(turns.get(key), int) else 1
@@ -566,6 +570,28 @@ def _sweep_plan(conn, previous):
         windowed = [table for table in names if table in doctor.ROWID_CHILDREN and isinstance(sizes[table], int)
                     and sizes[table] > REFERENCE_ROWS]
         mark["turns"]["references"] += sum(-(-sizes[table] // REFERENCE_WINDOW) - 1 for table in windowed)
+        # a child table without rowids over budget whose orphans the doctor reads by key
+        # (doctor.KEYED_CHILDREN: the dependency edges) is walked REFERENCE_WINDOW primary
+        # keys a turn, as the integrity turns walk it
+        keyed = [table for table in names if table in doctor.KEYED_CHILDREN and sizes[table] is None]
+        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table \
+            and bool(mark["ref_keys_from"]) and len(mark["ref_keys_from"]) == len(doctor.primary_key(conn, group[0]))
+        mark["ref_key_sizes"] = {table: mark["ref_key_sizes"][table] if table in mark["ref_key_sizes"]
+                                 and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
+        mark["turns"]["references"] += sum(-(-mark["ref_key_sizes"][table] // REFERENCE_WINDOW) - 1
+                                           for table in keyed)
+        if len(group) == 1 and group[0] in keyed:
+            table = group[0]
+            mark["ref_rows_from"] = 0
+            low = mark["ref_keys_from"] if going_on else None
+            high = doctor.key_after(conn, table, low, REFERENCE_WINDOW)
+            mark["ref_keys_from"] = [] if high is None else high
+            if high is not None:
+                mark["ref_from"] = table
+            if not going_on:
+                mark["ref_round"] = []
+            return mark, (), name, None, {"ref_tables": [table], "ref_keys": [low, high], "last": high is None}
+        mark["ref_keys_from"] = []
         if len(group) != 1 or group[0] not in windowed:
             mark["ref_rows_from"] = 0  # as for the integrity windows
             return mark, (), name, None, {"ref_tables": group}
@@ -636,7 +662,7 @@ def _checked(families, window, previous, part=None):
     windowed, last = bool(part.get("rows")), bool(part.get("last"))
     refs, references = set(part.get("ref_tables") or ()), sense.FAMILY_KINDS["references"]
     about = _reference_tables() if refs else {}
-    ref_windowed = bool(part.get("ref_rows"))
+    ref_windowed = bool(part.get("ref_rows") or part.get("ref_keys"))
 
     def checked(kind, subjects):
         if kind in kinds:
@@ -1067,7 +1093,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
         round_ = set(mark["fts_round"])
         if part["last"]:
             mark["fts_round"] = []
-    if part and part.get("ref_rows"):  # the references findings of a window round, kept until it ends
+    if part and (part.get("ref_rows") or part.get("ref_keys")):  # a window round's references findings, kept to its end
         table, about = part["ref_tables"][0], _reference_tables()
         mark["ref_round"] = sorted(set(mark["ref_round"]) | {
             item["digest"] for item in sensed["findings"] if item["kind"] in sense.FAMILY_KINDS["references"]
@@ -1151,7 +1177,7 @@ def _tick(conn, *, dry_run, max_repairs, lock):
                   "since_event_id": None if previous is None else previous["event_id"],
                   "full_checks": list(families), "slice": slice_name,
                   "slice_part": next((value for value in (part or {}).values()), None),
-                  "slice_rows": next((part[key] for key in ("rows", "ref_rows", "fts_rows") if (part or {}).get(key)),
+                  "slice_rows": next((part[key] for key in ("rows", "ref_rows", "ref_keys", "fts_rows") if (part or {}).get(key)),
                                      None),
                   "rotation_ticks": PERIOD_TICKS, "period_ticks": PERIOD_TICKS * max(mark["turns"].values()),
                   "chain_window": list(window) if window else None,

@@ -38,6 +38,9 @@ NAMED_ORPHANS = {"dependencies": "orphan_dependency", "notes": "orphan_note", "h
 _TERMINAL = ("completed", "failed", "cancelled")
 # child tables with rowids whose new rows the incremental references check reads
 ROWID_CHILDREN = ("notes", "handoffs", "receipts", "heartbeats")
+# child tables without rowids whose orphans can be read a primary-key window at a time (the
+# nanny's references turns over a large one), with the alias their orphan query reads them by
+KEYED_CHILDREN = {"dependencies": "d"}
 
 
 class _Report:
@@ -164,7 +167,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     rows in that rowid range are checked so).
     ``{"ref_tables": [...]}`` (the references of those tables checked in full; with
     ``"ref_rows": [after, upto]``, one child table's rows in that rowid range and those
-    past the watermark, see :func:`_rows_past`).
+    past the watermark, see :func:`_rows_past`; with ``"ref_keys": [after, upto]``, one
+    table of KEYED_CHILDREN, its rows with primary keys in that range, see :func:`_key_range`).
     ``counts``: False leaves the row counts out of the report (``counts`` is then empty, and
     the memory store note says only whether it is empty: no table is counted).
     ``checkpoints``: the problems of a checkpoint pass the caller just ran on ``conn`` (None:
@@ -223,7 +227,8 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
     # past the watermark is skipped where there are none (an idle tick runs none of them)
     tops = _tops(conn, existing) if since is not None else {}
     checks.append("foreign_keys")
-    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()), tops)
+    keyed = (part["ref_tables"][0], *part["ref_keys"]) if after is not None and part.get("ref_keys") else None
+    _foreign_keys(conn, report, existing, after, part.get("ref_tables", ()), tops, keyed)
     if "dependencies" in existing and "tasks" in existing and after is None:
         missing = conn.execute("SELECT count(*) FROM dependencies d WHERE NOT EXISTS"
                                " (SELECT 1 FROM tasks t WHERE t.id = d.depends_on)").fetchone()[0]
@@ -642,18 +647,20 @@ def reference_tables(conn):
     return sorted(found | ({"notes", "handoffs", "facts"} & names))
 
 
-def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
+def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None, keyed=None):
     """Orphans by name for the known child tables, ``foreign_key_violation`` for the rest.
     ``after`` (``{table: rowid}``): only the rows of the named child tables added after
     those rowids are checked (the rest is left to the full check), and the tables named in
     ``whole`` in full; ``tops`` (see :func:`_tops`): a table with no row past its rowid is
-    not read."""
+    not read.  ``keyed`` (with ``after``): ``(table, after, upto)``, a table of
+    KEYED_CHILDREN in ``whole`` whose orphans are read only in that primary-key window."""
     seen = set()
     if after is not None:
         seen = {table for table in NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
+    windowed = keyed[0] if keyed is not None and keyed[0] in KEYED_CHILDREN and keyed[0] in existing else None
     checks = [conn.execute("PRAGMA main.foreign_key_check")] if after is None else \
         [conn.execute(f"PRAGMA main.foreign_key_check({sql.quoted(table)})") for table in sorted(whole)
-         if table in existing and table not in ROWID_CHILDREN]
+         if table in existing and table not in ROWID_CHILDREN and table != windowed]
     for row in (row for cursor in checks for row in cursor):
         table, rowid, parent = row[0], row[1], row[2]
         if table in seen and table in NAMED_ORPHANS:
@@ -677,6 +684,12 @@ def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None):
         "heartbeats": ("SELECT task_id, owner FROM heartbeats b WHERE NOT EXISTS"
                        " (SELECT 1 FROM tasks t WHERE t.id = b.task_id) ORDER BY task_id", ("task_id", "owner")),
     }
+    if windowed is not None:  # its orphans in the key window: the rows the whole check names there
+        query, names = queries[windowed]
+        head, order = query.rsplit(" ORDER BY ", 1)
+        inside, params = _key_range(primary_key(conn, windowed), *keyed[1:], KEYED_CHILDREN[windowed] + ".")
+        for row in conn.execute(f"{head} AND {inside} ORDER BY {order}", params):
+            report.add(NAMED_ORPHANS[windowed], **dict(zip(names, row)))
     for table in sorted(seen):
         if table not in existing:
             continue

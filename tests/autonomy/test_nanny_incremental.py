@@ -1149,3 +1149,49 @@ def test_a_tick_lists_the_data_tables_once_and_a_schema_change_lists_them_again(
     before = len(reads)
     assert checkpoint.data_tables(conn) == real(conn) and "zz_extra" in checkpoint.data_tables(conn)
     assert len(reads) - before == 1
+
+
+def test_the_dependency_edges_over_budget_have_their_references_walked_in_key_windows(conn, home, monkeypatch):
+    from conftest import make_task
+
+    populate(conn)
+    for number in range(40):
+        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    edges = conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+    monkeypatch.setattr(nanny, "REFERENCE_ROWS", 100)  # dependencies: more rows than a tenth of the budget
+    monkeypatch.setattr(nanny, "REFERENCE_WINDOW", 40)
+    _tick(conn)
+    link = sqlite3.connect(os.path.join(str(home), "state.db"), isolation_level=None)
+    try:  # an old edge, its task gone behind MindOS's back (no cascade without foreign keys on)
+        link.execute("INSERT INTO dependencies(task_id, depends_on, created_at) SELECT 'k99', depends_on, created_at"
+                     " FROM dependencies WHERE task_id = 'k20' LIMIT 1")
+    finally:
+        link.close()
+    full = [p for p in doctor.sweep(conn)["problems"] if p["kind"] == "orphan_dependency"]
+    assert [p["task_id"] for p in full] == ["k99"]
+    pragmas = []
+    conn.set_trace_callback(lambda text: "foreign_key_check(\"dependencies\")" in text and pragmas.append(text))
+    windows, found, ticks, report = [], None, 0, None
+    try:
+        while ticks < 600 and not (windows and windows[-1][1] is None):
+            report = _tick(conn)
+            ticks += 1
+            if report["sweep"]["slice"] == "references" and report["sweep"]["slice_part"] == ["dependencies"]:
+                windows.append(tuple(tuple(key) if key else None for key in report["sweep"]["slice_rows"]))
+                if any(item["kind"] == "orphan_dependency" for item in report["findings"]["new"]):
+                    found = windows[-1]
+    finally:
+        conn.set_trace_callback(None)
+    assert pragmas == []  # never the whole table's foreign key check
+    assert windows[0][0] is None and windows[-1][1] is None
+    assert all(windows[n][1] == windows[n + 1][0] for n in range(len(windows) - 1))  # contiguous
+    assert len(windows) == -(-(edges + 1) // 40) > 1
+    assert found is not None and (found[0] is None or found[0] < ("k99",)) and (found[1] is None or ("k99",) <= found[1])
+    assert report["sweep"]["period_ticks"] >= nanny.PERIOD_TICKS * len(windows)
+    remembered = {row["digest"] for row in conn.execute("SELECT digest FROM nanny_findings")}
+    assert remembered == {item["digest"] for item in sense.sense(conn)["findings"]}
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    window = doctor.sweep(conn, since=since, part={"ref_tables": ["dependencies"], "ref_keys": list(found)})
+    assert [p for p in window["problems"] if p["kind"] == "orphan_dependency"] == full
+    other = doctor.sweep(conn, since=since, part={"ref_tables": ["dependencies"], "ref_keys": [None, ["k00", "k00"]]})
+    assert not [p for p in other["problems"] if p["kind"] == "orphan_dependency"]
