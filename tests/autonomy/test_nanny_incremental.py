@@ -838,13 +838,19 @@ def _null_in_last_dependency(home, conn):
                          " (SELECT task_id, depends_on FROM dependencies ORDER BY 1 DESC, 2 DESC LIMIT 1)")
 
 
-def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fault_found(conn, home, monkeypatch):
+def _chained_tasks(conn):
+    """The populated home plus 40 tasks, each depending on the three before it; returns the
+    number of dependency edges."""
     from conftest import make_task
 
     populate(conn)
     for number in range(40):
         make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
-    edges = conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+    return conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+
+
+def test_a_table_without_rowids_over_budget_is_walked_in_key_windows_and_its_fault_found(conn, home, monkeypatch):
+    edges = _chained_tasks(conn)
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)  # dependencies: more rows than a tenth of the budget
     monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
     _tick(conn)
@@ -886,11 +892,7 @@ def test_a_full_text_turn_over_indexes_that_agree_compares_none_of_them_whole(co
 
 
 def test_a_key_cursor_of_another_shape_starts_the_round_over(conn, monkeypatch):
-    from conftest import make_task
-
-    populate(conn)
-    for number in range(40):
-        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
+    _chained_tasks(conn)
     monkeypatch.setattr(nanny, "INTEGRITY_ROWS", 100)
     monkeypatch.setattr(nanny, "INTEGRITY_WINDOW", 40)
     _tick(conn)
@@ -1152,12 +1154,7 @@ def test_a_tick_lists_the_data_tables_once_and_a_schema_change_lists_them_again(
 
 
 def test_the_dependency_edges_over_budget_have_their_references_walked_in_key_windows(conn, home, monkeypatch):
-    from conftest import make_task
-
-    populate(conn)
-    for number in range(40):
-        make_task(conn, f"k{number:02d}", depends_on=[f"k{before:02d}" for before in range(max(0, number - 3), number)])
-    edges = conn.execute("SELECT count(*) FROM dependencies").fetchone()[0]
+    edges = _chained_tasks(conn)
     monkeypatch.setattr(nanny, "REFERENCE_ROWS", 100)  # dependencies: more rows than a tenth of the budget
     monkeypatch.setattr(nanny, "REFERENCE_WINDOW", 40)
     _tick(conn)
