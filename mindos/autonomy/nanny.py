@@ -111,7 +111,7 @@ COMMS_ENTITIES = ("botmail", "botmail_peer", "mood", "mood_agent", "mood_dial", 
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
 # moves its lease and may mark it running, which keeps it open, and never moves its due
 # date), and the actions that change nothing a recall bundle holds
-NO_TASK_ROWS = ("note", "memory", "fact", "nanny") + COMMS_ENTITIES
+NO_TASK_ROWS = ("note", "memory", "fact", "session_source", "nanny") + COMMS_ENTITIES
 # (a repair's own record changes nothing: each repair command audits what it changes in
 # events of its own -- a recovered lease a task event, a rebuilt index ``fts_rebuilt``, a
 # quarantined receipt ``receipt_quarantined`` -- and those are judged as any other event)
@@ -125,7 +125,7 @@ RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params
 # not one of RECALL_UNBOUNDED
 RECALL_EVENTS = 5000
 RECALL_TASK_ENTITIES = ("task", "note", "handoff")
-RECALL_WIDE_ENTITIES = ("fact", "memory")
+RECALL_WIDE_ENTITIES = ("fact", "memory", "session_source")
 RECALL_UNBOUNDED = ("note_consolidated",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)

@@ -901,3 +901,29 @@ def test_chat_between_ticks_rebuilds_no_recall_and_recounts_no_overdue_task(conn
     assert sweeps == [] and calls() == []
     assert sense.last_watermark(conn)["recall"]["pending"] == []
     _same_as_full(conn, report)
+
+
+def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch, tmp_path):
+    import os
+    import sys
+
+    from mindos.memory import sessions
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "memory"))
+    import sessionkit
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2"):
+        _cited_related(conn, task_id)
+    _cited(conn, "a")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    sessionkit.write(str(tmp_path / "misc" / "s.jsonl"),
+                     sessionkit.generic_lines([("user", "warm the pool tasks"), ("assistant", "warmed")]))
+    sessions.ingest(conn, "claude-code", str(tmp_path), apply=True)
+    report = _tick(conn)
+    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'session_ingested'").fetchone()[0] == 1
+    assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
+    _same_as_full(conn, report)
