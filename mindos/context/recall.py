@@ -514,13 +514,15 @@ def _written_since(conn, event_id, task_id):
     return row is not None
 
 
-# The lifetimes whose end a bundle sees, as (table, end column, the rows that have one): a
-# note's, a lease's (one without an owner is never live, rows.lease_is_live: its end moves
-# nothing) and a fact's window.  Each is read through the partial index of those rows
+# The lifetimes whose end a bundle sees, as (table, end column, the rows that have one, the
+# task a row's end belongs to): a note's, a lease's (one without an owner is never live,
+# rows.lease_is_live: its end moves nothing) and a fact's window (no task's: only a related
+# section packs facts).  Each is read through the partial index of those rows
 # (idx_notes_expiring, idx_tasks_lease_owner, idx_facts_ending), so finding the ends costs
 # what there are of them, not a pass over every note and task.
-_LIFETIMES = (("notes", "expires_at", "expires_at IS NOT NULL"), ("tasks", "lease_expires_at", "lease_owner <> ''"),
-              ("facts", "valid_until", "valid_until IS NOT NULL"))
+_LIFETIMES = (("notes", "expires_at", "expires_at IS NOT NULL", "task_id"),
+              ("tasks", "lease_expires_at", "lease_owner <> ''", "id"),
+              ("facts", "valid_until", "valid_until IS NOT NULL", None))
 
 
 def _lifetime_ends(conn, since, now, upcoming=None):
@@ -529,14 +531,14 @@ def _lifetime_ends(conn, since, now, upcoming=None):
     in the same pass over each index."""
     if upcoming is None:
         rows = conn.execute(" UNION ".join(
-            f"SELECT {column} FROM {table} WHERE {rows} AND {column} > :since AND {column} <= :now"
-            for table, column, rows in _LIFETIMES), {"since": since, "now": now}).fetchall()
+            f"SELECT {column} FROM {table} WHERE {having} AND {column} > :since AND {column} <= :now"
+            for table, column, having, _ in _LIFETIMES), {"since": since, "now": now}).fetchall()
         return sorted(row[0] for row in rows)
     # one pass per index: the ends up to now, grouped apart from the later ones (their minimum)
     rows = conn.execute(" UNION ALL ".join(
-        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {rows} AND {column} > :since"
+        f"SELECT {column} <= :now, min({column}) FROM {table} WHERE {having} AND {column} > :since"
         f" GROUP BY CASE WHEN {column} <= :now THEN {column} END"
-        for table, column, rows in _LIFETIMES), {"since": since, "now": now}).fetchall()
+        for table, column, having, _ in _LIFETIMES), {"since": since, "now": now}).fetchall()
     later = [row[1] for row in rows if not row[0]]
     upcoming.append(min(later) if later else None)
     return sorted({row[1] for row in rows if row[0]})
@@ -544,12 +546,11 @@ def _lifetime_ends(conn, since, now, upcoming=None):
 
 def lapsed(conn, since, now):
     """The ids of the tasks whose lease or a note's lifetime ended in [since, now], sorted:
-    what a lifetime end in that span can move beyond the recalls any write can move (a fact
-    window is only packed by a related section).  Reads only those ends (see _LIFETIMES)."""
-    rows = conn.execute(
-        "SELECT task_id FROM notes WHERE expires_at IS NOT NULL AND expires_at >= :since AND expires_at <= :now"
-        " UNION SELECT id FROM tasks WHERE lease_owner <> '' AND lease_expires_at >= :since"
-        " AND lease_expires_at <= :now", {"since": since, "now": now}).fetchall()
+    what a lifetime end in that span can move beyond the recalls any write can move.  Reads
+    only those ends (see _LIFETIMES)."""
+    rows = conn.execute(" UNION ".join(
+        f"SELECT {task} FROM {table} WHERE {having} AND {column} >= :since AND {column} <= :now"
+        for table, column, having, task in _LIFETIMES if task), {"since": since, "now": now}).fetchall()
     return sorted(row[0] for row in rows)
 
 
@@ -812,8 +813,8 @@ def _next_end(conn, now):
     """The first instant after ``now`` at which a note lifetime, a lease or a fact window
     ends (what :func:`_lifetime_ends` lists), or None."""
     row = conn.execute("SELECT min(at) FROM (" + " UNION ALL ".join(
-        f"SELECT min({column}) AS at FROM {table} WHERE {rows} AND {column} > :now"
-        for table, column, rows in _LIFETIMES) + ")", {"now": now}).fetchone()
+        f"SELECT min({column}) AS at FROM {table} WHERE {having} AND {column} > :now"
+        for table, column, having, _ in _LIFETIMES) + ")", {"now": now}).fetchone()
     return row[0] if row and isinstance(row[0], str) else None
 
 

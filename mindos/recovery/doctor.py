@@ -652,8 +652,8 @@ def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None, keyed
     ``after`` (``{table: rowid}``): only the rows of the named child tables added after
     those rowids are checked (the rest is left to the full check), and the tables named in
     ``whole`` in full; ``tops`` (see :func:`_tops`): a table with no row past its rowid is
-    not read.  ``keyed`` (with ``after``): ``(table, after, upto)``, a table of
-    KEYED_CHILDREN in ``whole`` whose orphans are read only in that primary-key window."""
+    not read.  ``keyed`` (with ``after``): ``(table, low, high)``, a table of KEYED_CHILDREN
+    in ``whole`` whose orphans are read only in that primary-key window (see _key_range)."""
     seen = set()
     if after is not None:
         seen = {table for table in NAMED_ORPHANS if table in existing and table in ROWID_CHILDREN}
