@@ -905,11 +905,10 @@ def test_chat_between_ticks_rebuilds_no_recall_and_recounts_no_overdue_task(conn
 
 def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch, tmp_path):
     import os
-    import sys
 
     from mindos.memory import sessions
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "memory"))
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(__file__)), "memory"))
     import sessionkit
 
     monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
