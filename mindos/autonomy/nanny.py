@@ -111,11 +111,15 @@ COMMS_ENTITIES = ("botmail", "botmail_peer", "mood", "mood_agent", "mood_dial", 
 # events that change no task row the overdue findings read (entity types; a task's heartbeat
 # moves its lease and may mark it running, which keeps it open, and never moves its due
 # date), and the actions that change nothing a recall bundle holds
-NO_TASK_ROWS = ("note", "memory", "fact", "session_source", "nanny") + COMMS_ENTITIES
+# (``agent``, ``brief`` and ``input`` are records of reads and refusals: a prime, a morning
+# brief marked, a credential-shaped input refused)
+NO_TASK_ROWS = ("note", "memory", "fact", "session_source", "nanny", "agent", "brief", "input") + COMMS_ENTITIES
 # (a repair's own record changes nothing: each repair command audits what it changes in
 # events of its own -- a recovered lease a task event, a rebuilt index ``fts_rebuilt``, a
-# quarantined receipt ``receipt_quarantined`` -- and those are judged as any other event)
-RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed", "repair_applied", "repair_failed")
+# quarantined receipt ``receipt_quarantined`` -- and those are judged as any other event;
+# a prime, a morning brief and a refused input write nothing a bundle holds)
+RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed", "repair_applied", "repair_failed",
+                  "context_primed", "morning_brief", "secret_blocked")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 # after other events, the cited recalls whose inputs they touched are re-checked (see
 # mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and

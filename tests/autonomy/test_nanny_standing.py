@@ -926,3 +926,28 @@ def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_oth
     assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
     assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
     _same_as_full(conn, report)
+
+
+def test_a_prime_a_morning_brief_or_a_refused_input_between_ticks_rebuilds_no_recall_and_recounts_nothing(
+        conn, monkeypatch):
+    from mindos.autonomy import morning
+    from mindos.context import prime
+
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    _cited(conn, "a")
+    _cited_related(conn, "w")
+    _tick(conn)
+    _tick(conn)
+    _not_recount_turn(conn)
+    prime.prime(conn, "codex")  # a session starts: its pack is read and audited
+    morning.brief(conn, mark=True)
+    with db.write(conn):  # what the command line records when an input looks like a credential
+        ledger.append_event(conn, "input", "--owner", "secret_blocked", {"fields": ["--owner"], "kinds": ["token"]})
+    actions = [row[0] for row in conn.execute("SELECT action FROM audit_events ORDER BY id DESC LIMIT 3")]
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")  # (the brief reads the overdue tasks itself)
+    calls = _recounts(monkeypatch)
+    assert actions == ["secret_blocked", "morning_brief", "context_primed"]
+    report = _tick(conn)
+    assert sweeps == [] and calls() == []
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
