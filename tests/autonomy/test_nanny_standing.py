@@ -644,23 +644,6 @@ def test_a_handoff_citing_a_reranked_recall_puts_it_in_the_time_rotation(conn, m
     assert [call[1]["tasks"] for call in sweeps][1:] == [["a", "c"], ["b"], ["c"]]
 
 
-def test_a_memory_written_since_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch):
-    from mindos.memory import memories
-
-    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
-    for task_id in ("w1", "w2"):
-        _cited_related(conn, task_id)
-    _cited(conn, "a")
-    _tick(conn)
-    _tick(conn)
-    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
-    memories.retain(conn, "pool tasks warm up before noon")
-    report = _tick(conn)
-    assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
-    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
-    _same_as_full(conn, report)
-
-
 def test_too_many_events_since_the_last_tick_sweep_every_recall(conn, monkeypatch):
     monkeypatch.setattr(nanny, "RECALL_EVENTS", 2)
     _cited(conn, "a")
@@ -903,7 +886,14 @@ def test_chat_between_ticks_rebuilds_no_recall_and_recounts_no_overdue_task(conn
     _same_as_full(conn, report)
 
 
-def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch, tmp_path):
+def _retain_a_memory(conn, monkeypatch, tmp_path):
+    from mindos.memory import memories
+
+    memories.retain(conn, "pool tasks warm up before noon")
+    return "memory_retained"
+
+
+def _ingest_a_session(conn, monkeypatch, tmp_path):
     import os
 
     from mindos.memory import sessions
@@ -911,6 +901,15 @@ def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_oth
     monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(__file__)), "memory"))
     import sessionkit
 
+    sessionkit.write(str(tmp_path / "misc" / "s.jsonl"),
+                     sessionkit.generic_lines([("user", "warm the pool tasks"), ("assistant", "warmed")]))
+    sessions.ingest(conn, "claude-code", str(tmp_path), apply=True)
+    return "session_ingested"
+
+
+@pytest.mark.parametrize("write", [_retain_a_memory, _ingest_a_session])
+def test_a_row_only_related_sections_pack_queues_the_related_recalls_and_rebuilds_no_other(conn, monkeypatch,
+                                                                                         tmp_path, write):
     monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
     for task_id in ("w1", "w2"):
         _cited_related(conn, task_id)
@@ -918,11 +917,9 @@ def test_a_session_ingested_since_queues_the_related_recalls_and_rebuilds_no_oth
     _tick(conn)
     _tick(conn)
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
-    sessionkit.write(str(tmp_path / "misc" / "s.jsonl"),
-                     sessionkit.generic_lines([("user", "warm the pool tasks"), ("assistant", "warmed")]))
-    sessions.ingest(conn, "claude-code", str(tmp_path), apply=True)
+    action = write(conn, monkeypatch, tmp_path)
+    assert conn.execute("SELECT action FROM audit_events ORDER BY id DESC LIMIT 1").fetchone()[0] == action
     report = _tick(conn)
-    assert conn.execute("SELECT count(*) FROM audit_events WHERE action = 'session_ingested'").fetchone()[0] == 1
     assert [call[1].get("tasks") for call in sweeps] == [["w1"]]
     assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]
     _same_as_full(conn, report)
