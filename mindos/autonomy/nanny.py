@@ -131,6 +131,11 @@ RECALL_EVENTS = 5000
 RECALL_TASK_ENTITIES = ("task", "note", "handoff")
 RECALL_WIDE_ENTITIES = ("fact", "memory", "session_source")
 RECALL_UNBOUNDED = ("note_consolidated",)
+# task actions that move only their own task's inputs: a heartbeat extends the lease and
+# records progress, which no related section reads (those read other tasks' titles and
+# projects, and their notes, handoffs, facts, memories and sessions): it re-checks the
+# recalls of its task and of the tasks with an edge to it, and queues no other
+RECALL_OWN_ONLY = ("heartbeat",)
 # actions after which a full-text balance is counted whole again, not carried (they move
 # index and content rows outside the write triggers' one-row steps)
 REBALANCING = ("fts_rebuilt", "archive_restored", "tasks_archived")
@@ -768,13 +773,14 @@ def _standing(conn, previous, now, slice_name):
             and (entry.get("next_end") is None or isinstance(entry.get("next_end"), str)):
         touched = _touched(conn, entry["event_id"])
         if touched is not None:
-            found["recall-stale"] = {**entry, "touched": touched[0], "written": touched[1]}
+            found["recall-stale"] = {**entry, "touched": touched[0], "written": touched[1], "widening": touched[2]}
     return found
 
 
 def _touched(conn, event_id):
     """``(the task ids the events after event_id touched, whether any landed besides recalls,
-    ticks and the comms floor's)``, or None when they cannot be bounded that way: more than
+    ticks and the comms floor's, whether one of them can move a related section: any but
+    RECALL_OWN_ONLY)``, or None when they cannot be bounded that way: more than
     RECALL_EVENTS of them, or one not of RECALL_TASK_ENTITIES or RECALL_WIDE_ENTITIES (a
     consolidation, a restore, an import: the recall-stale sweep then runs whole)."""
     actions, entities = ", ".join("?" for _ in RECALL_NEUTRAL), ", ".join("?" for _ in COMMS_ENTITIES)
@@ -785,7 +791,8 @@ def _touched(conn, event_id):
     if len(rows) > RECALL_EVENTS or any(row[0] not in bounded or row[2] in RECALL_UNBOUNDED
                                         or not isinstance(row[1], str) for row in rows):
         return None
-    return sorted({row[1] for row in rows if row[0] in RECALL_TASK_ENTITIES}), bool(rows)
+    return (sorted({row[1] for row in rows if row[0] in RECALL_TASK_ENTITIES}), bool(rows),
+            any(row[2] not in RECALL_OWN_ONLY for row in rows))
 
 
 def _counts(entry, keys, cap=None):
@@ -856,8 +863,9 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
                 touched |= set(recall.lapsed(conn, next_end, at))
             moved, wide, next_end = recall.affected(conn, touched, at, cited=cited)
             # the recalls any write can move (a related or semantic section) queue for their
-            # turn, in order: the front RECALL_SLICE are re-checked a tick
-            queued = set(pending)
+            # turn, in order: the front RECALL_SLICE are re-checked a tick (after heartbeats
+            # alone, none: see RECALL_OWN_ONLY)
+            queued = set(pending) if entry["widening"] or passed else set(wide)
             pending = [task for task in pending if task not in moved] + \
                 [task for task in wide if task not in queued and task not in moved]
             # the writes void the check of a recall whose own inputs they touched; one they may
@@ -902,7 +910,7 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
         findings = findings + carried
         by_kind.update(counts)
         after = start + len(share)
-        mark["recall"] = {**{key: value for key, value in entry.items() if key not in ("touched", "written")},
+        mark["recall"] = {**{key: value for key, value in entry.items() if key not in ("touched", "written", "widening")},
                           "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())), "volatile": volatile,
                           "next": after if after < len(volatile) else 0, "next_end": next_end,
                           "pending": pending, "quiet": _packed(quiet, volatile)}

@@ -948,3 +948,33 @@ def test_a_prime_a_morning_brief_or_a_refused_input_between_ticks_rebuilds_no_re
     assert sweeps == [] and calls() == []
     assert sense.last_watermark(conn)["recall"]["pending"] == []
     _same_as_full(conn, report)
+
+
+def test_a_heartbeat_rechecks_the_recalls_of_its_task_and_queues_no_related_one(conn, monkeypatch):
+    from mindos.work import graph, leases
+
+    monkeypatch.setattr(nanny, "RECALL_SLICE", 1)
+    for task_id in ("w1", "w2"):
+        _cited_related(conn, task_id)
+    make_task(conn, "e", title="task e pool")
+    make_task(conn, "c", title="task c pool")
+    graph.add_dependency(conn, "c", "e")
+    _cite(conn, "c")  # an edge to e: its recall may show e's lease
+    leases.claim(conn, "e", "codex")
+    _tick(conn)
+    _tick(conn)
+    sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    clock.advance(300)
+    leases.heartbeat(conn, "e", "codex", note="still on it")
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps] == [["c"]]  # and no related recall queued
+    assert sense.last_watermark(conn)["recall"]["pending"] == []
+    _same_as_full(conn, report)
+    leases.heartbeat(conn, "e", "codex", note="still on it")
+    notes.add(conn, "e", content="pool task pool note")  # a note any related section can pick up
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][1:] == [["c", "w1"]]
+    assert sense.last_watermark(conn)["recall"]["pending"] == ["w2"]  # its turn is the next tick's
+    report = _tick(conn)
+    assert [call[1].get("tasks") for call in sweeps][2:] == [["w2"]]
+    _same_as_full(conn, report)
