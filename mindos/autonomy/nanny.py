@@ -910,9 +910,9 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
         findings = findings + carried
         by_kind.update(counts)
         after = start + len(share)
-        mark["recall"] = {**{key: value for key, value in entry.items() if key not in ("touched", "written", "widening")},
-                          "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())), "volatile": volatile,
-                          "next": after if after < len(volatile) else 0, "next_end": next_end,
+        stored = {key: value for key, value in entry.items() if key not in ("touched", "written", "widening")}
+        mark["recall"] = {**stored, "event_id": mark["event_id"], "by_kind": dict(sorted(counts.items())),
+                          "volatile": volatile, "next": after if after < len(volatile) else 0, "next_end": next_end,
                           "pending": pending, "quiet": _packed(quiet, volatile)}
     elif "recall" in keep or not any(item["kind"] in RECALL_KINDS for item in findings):
         horizon = keep.get("recall") or {"next_end": None, "volatile": []}
