@@ -260,8 +260,11 @@ def sweep(conn, *, full=False, since=None, include=(), chain_window=None, part=N
             if after is None or not _none_past(tops, table, after.get(table, 0)):
                 _supersession(conn, report, table, None if after is None else after.get(table, 0))
     if "handoffs" in existing and (after is None or not _none_past(tops, "handoffs", after.get("handoffs", 0))):
-        rows, params = ("", ()) if after is None else _rows_past(after.get("handoffs", 0), "")
-        only = "" if after is None else f" AND task_id IN (SELECT task_id FROM handoffs WHERE {rows})"
+        # the tasks of the handoffs past the watermark (or in a window); checked whole, every
+        # live handoff by task (from idx_handoffs_one_live, while it is there), no list of tasks first
+        whole = after is None or after.get("handoffs", 0) == 0
+        rows, params = ("", ()) if whole else _rows_past(after.get("handoffs", 0), "")
+        only = "" if whole else f" AND task_id IN (SELECT task_id FROM handoffs WHERE {rows})"
         for row in conn.execute("SELECT task_id, count(*) FROM handoffs WHERE superseded_by IS NULL" + only +
                                 " GROUP BY task_id HAVING count(*) > 1 ORDER BY task_id", params):
             report.add("multiple_live_handoffs", task_id=row[0], live=row[1])

@@ -448,3 +448,30 @@ def test_rowid_tables_tells_without_rowid_tables_however_their_text_is_written(c
     every = {name for name, text in conn.execute("SELECT name, sql FROM main.sqlite_master WHERE type = 'table'")
              if not re.search(r"\bWITHOUT\s+ROWID\b", text or "", re.I)}
     assert found == every
+
+
+def test_a_references_turn_over_the_handoffs_finds_two_live_ones_as_the_full_run_does_from_the_index(conn, home):
+    from mindos.recovery import checkpoint
+    from mindos.store import ledger
+
+    populate(conn)
+    since = {**checkpoint.watermark(conn), "anchor": ledger.GENESIS_HASH}
+    statements = []
+    conn.set_trace_callback(statements.append)
+    try:
+        clean = doctor.sweep(conn, since=since, part={"ref_tables": ["handoffs"]})
+    finally:
+        conn.set_trace_callback(None)
+    assert "multiple_live_handoffs" not in {p["kind"] for p in clean["problems"]}
+    counted = [text for text in statements if "count(*) FROM handoffs WHERE superseded_by IS NULL" in text]
+    assert len(counted) == 1 and "IN (SELECT" not in counted[0]  # checked whole: no list of tasks built first
+    plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + counted[0]))
+    assert "idx_handoffs_one_live" in plan, plan
+    r = raw(home)
+    r.execute("DROP INDEX idx_handoffs_one_live")
+    r.execute("UPDATE handoffs SET superseded_by = NULL")
+    r.close()
+    full = [p for p in doctor.run(str(home))["problems"] if p["kind"] == "multiple_live_handoffs"]
+    turn = [p for p in doctor.sweep(conn, since=since, part={"ref_tables": ["handoffs"]})["problems"]
+            if p["kind"] == "multiple_live_handoffs"]
+    assert full and turn == full
