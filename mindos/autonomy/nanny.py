@@ -447,6 +447,37 @@ def _next_window(mark, table, start, size, window, keys):
     return low, high, last
 
 
+def _key_window(conn, mark, family, group, start, steps, keys):
+    """This turn's primary-key window when its group is one table without rowids walked in
+    windows (``steps``: ``{table: keys a turn}`` for each such table of ``family``), as
+    ``(table, low, high)`` (``high`` None: the round's last window), else None.  Each such
+    table's rows are counted whole when a round over it starts (else the count is kept), and
+    the turns its round takes are added to ``mark["turns"][family]``.  ``keys`` names the
+    watermark's (table cursor, key cursor, row counts, rowid cursor, round findings)."""
+    from mindos.recovery import doctor  # lazy: as in _sweep_plan
+
+    table_key, cursor_key, counts_key, rows_key, round_key = keys
+    table = group[0] if len(group) == 1 and group[0] in steps else None
+    # (a cursor of another shape than the table's key starts the round over)
+    going_on = table is not None and table == start and bool(mark[cursor_key]) \
+        and len(mark[cursor_key]) == len(doctor.primary_key(conn, table))
+    mark[counts_key] = {name: mark[counts_key][name] if name in mark[counts_key] and (name != table or going_on)
+                        else tables_rows(conn, name) for name in steps}
+    mark["turns"][family] += sum(-(-mark[counts_key][name] // steps[name]) - 1 for name in steps)
+    if table is None:
+        mark[cursor_key] = []
+        return None
+    mark[rows_key] = 0
+    low = mark[cursor_key] if going_on else None
+    high = doctor.key_after(conn, table, low, steps[table])
+    mark[cursor_key] = [] if high is None else high
+    if high is not None:
+        mark[table_key] = table
+    if not going_on:
+        mark[round_key] = []
+    return table, low, high
+
+
 def _sweep_plan(conn, previous):
     """``(watermark now, families run in full this tick, slice name, chain window, part)``:
     every family in full on the first tick (no watermark yet), else one bounded turn of the
@@ -517,29 +548,16 @@ def _sweep_plan(conn, previous):
         # its rows are counted whole when a round over it starts (else the count kept)
         keyed = [table for table in names if owners[table] == table and table not in with_rowids
                  and sizes[table] is None and doctor.primary_key(conn, table)]
-        # (a cursor of another shape than the table's key starts the round over)
-        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table and bool(mark["keys_from"]) \
-            and len(mark["keys_from"]) == len(doctor.primary_key(conn, group[0]))
-        mark["key_sizes"] = {table: mark["key_sizes"][table] if table in mark["key_sizes"]
-                             and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
         # (a table with no index to look its rows up in reads only its own key order: a
         # window of it is KEYED_PLAIN times as many rows)
         steps = {table: INTEGRITY_WINDOW * (1 if doctor.lookup_indexes(conn, table) else KEYED_PLAIN)
                  for table in keyed}
-        mark["turns"]["integrity"] += sum(-(-mark["key_sizes"][table] // steps[table]) - 1 for table in keyed)
-        if len(group) == 1 and group[0] in keyed:
-            table = group[0]
-            mark["rows_from"] = 0
-            low = mark["keys_from"] if going_on else None
-            high = doctor.key_after(conn, table, low, steps[table])
-            mark["keys_from"] = [] if high is None else high
-            if high is not None:
-                mark["table_from"] = table
-            if not going_on:
-                mark["round"] = []
+        window = _key_window(conn, mark, "integrity", group, start_table, steps,
+                             ("table_from", "keys_from", "key_sizes", "rows_from", "round"))
+        if window is not None:
+            table, low, high = window
             return mark, (), name, None, {"tables": [table], "rows": [low, high], "keyed": True,
                                           "last": high is None}
-        mark["keys_from"] = []
         if len(group) != 1 or group[0] not in windowed:
             mark["rows_from"] = 0  # a table that shrank out of windowing mid-round starts over when it grows back
             return mark, (), name, None, {"tables": group}
@@ -583,24 +601,11 @@ def _sweep_plan(conn, previous):
         # (doctor.KEYED_CHILDREN: the dependency edges) is walked REFERENCE_WINDOW primary
         # keys a turn, as the integrity turns walk it
         keyed = [table for table in names if table in doctor.KEYED_CHILDREN and sizes[table] is None]
-        going_on = len(group) == 1 and group[0] in keyed and group[0] == start_table \
-            and bool(mark["ref_keys_from"]) and len(mark["ref_keys_from"]) == len(doctor.primary_key(conn, group[0]))
-        mark["ref_key_sizes"] = {table: mark["ref_key_sizes"][table] if table in mark["ref_key_sizes"]
-                                 and (table != group[0] or going_on) else tables_rows(conn, table) for table in keyed}
-        mark["turns"]["references"] += sum(-(-mark["ref_key_sizes"][table] // REFERENCE_WINDOW) - 1
-                                           for table in keyed)
-        if len(group) == 1 and group[0] in keyed:
-            table = group[0]
-            mark["ref_rows_from"] = 0
-            low = mark["ref_keys_from"] if going_on else None
-            high = doctor.key_after(conn, table, low, REFERENCE_WINDOW)
-            mark["ref_keys_from"] = [] if high is None else high
-            if high is not None:
-                mark["ref_from"] = table
-            if not going_on:
-                mark["ref_round"] = []
+        window = _key_window(conn, mark, "references", group, start_table, dict.fromkeys(keyed, REFERENCE_WINDOW),
+                             ("ref_from", "ref_keys_from", "ref_key_sizes", "ref_rows_from", "ref_round"))
+        if window is not None:
+            table, low, high = window
             return mark, (), name, None, {"ref_tables": [table], "ref_keys": [low, high], "last": high is None}
-        mark["ref_keys_from"] = []
         if len(group) != 1 or group[0] not in windowed:
             mark["ref_rows_from"] = 0  # as for the integrity windows
             return mark, (), name, None, {"ref_tables": group}
