@@ -869,10 +869,10 @@ def _carry_standing(conn, sensed, seen, standing, mark, keep, deferring=False):
             moved, wide, next_end = recall.affected(conn, touched, at, cited=cited)
             # the recalls any write can move (a related or semantic section) queue for their
             # turn, in order: the front RECALL_SLICE are re-checked a tick (after heartbeats
-            # alone, none: see RECALL_OWN_ONLY)
-            queued = set(pending) if entry["widening"] or passed else set(wide)
-            pending = [task for task in pending if task not in moved] + \
-                [task for task in wide if task not in queued and task not in moved]
+            # alone none joins: see RECALL_OWN_ONLY)
+            queued = set(pending)
+            joining = [task for task in wide if task not in queued] if entry["widening"] or passed else []
+            pending = [task for task in pending + joining if task not in moved]
             # the writes void the check of a recall whose own inputs they touched; one they may
             # have moved through a search keeps its check for time alone (its write re-check is
             # the queue's), and the rest did not move: kept
