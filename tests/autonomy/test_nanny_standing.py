@@ -269,9 +269,10 @@ def _cited(conn, task_id, *, rerank=False, note=None, receipt=False):
     return _cite(conn, task_id, rerank=rerank)
 
 
-def _cite(conn, task_id, *, rerank=False):
-    """A recall of the existing task ``task_id``, cited by a handoff."""
-    params = recall.make_params(related=2, rerank=rerank) if rerank else recall.make_params()
+def _cite(conn, task_id, *, rerank=False, related=None):
+    """A recall of the existing task ``task_id``, cited by a handoff (``rerank``: reranked
+    related notes; ``related``: that many related notes)."""
+    params = recall.make_params(related=2, rerank=True) if rerank else recall.make_params(related=related)
     sealed = recall.recall(conn, task_id, agent="codex", params=params)
     handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
     return sealed
@@ -571,11 +572,9 @@ def test_after_writes_only_the_recalls_whose_inputs_moved_are_rebuilt(conn, monk
     _cited(conn, "b")
     make_task(conn, "c", title="task c pool")
     graph.add_dependency(conn, "c", "a")  # c packs a as a dependency
-    sealed = recall.recall(conn, "c", agent="codex", params=recall.make_params())
-    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
+    _cite(conn, "c")
     make_task(conn, "d", title="task d pool")  # a related section: any write can move it
-    sealed = recall.recall(conn, "d", agent="codex", params=recall.make_params(related=2))
-    handoffs.record(conn, "d", from_agent="codex", objective="x", recall_digest=sealed.get("core_digest", sealed["digest"]))
+    _cite(conn, "d", related=2)
     make_task(conn, "e")
     _tick(conn)
     _tick(conn)
@@ -661,8 +660,7 @@ def test_too_many_events_since_the_last_tick_sweep_every_recall(conn, monkeypatc
 def _cited_related(conn, task_id):
     """A cited recall with a related-notes section: any write can move it."""
     make_task(conn, task_id, title=f"task {task_id} pool")
-    sealed = recall.recall(conn, task_id, agent="codex", params=recall.make_params(related=2))
-    handoffs.record(conn, task_id, from_agent="codex", objective="x", recall_digest=sealed["core_digest"])
+    _cite(conn, task_id, related=2)
 
 
 def _stale(report):
