@@ -200,75 +200,81 @@ def evaluate(home=None, filler_per_project=None, limit=DEPTH, corpus="first", se
         filler_per_project = corpus.FILLER_PER_PROJECT
     home = home or tempfile.mkdtemp(prefix="mindos-retrieval-")
     conn, keymap = build(home, filler_per_project, corpus)
-    try:
-        by_ref = {ref: key for key, ref in keymap.items()}
-        now = clock.now_iso()
-        rankers = {
-            "engine": lambda q, project, history: search.memory_search(
-                conn, q, project=project, limit=limit, include_history=history, now=now),
-            "bm25": lambda q, project, history: search.plain_bm25_search(
-                conn, q, project=None, include_outdated=True, limit=DEPTH, now=now),
-            "bm25_filtered": lambda q, project, history: search.plain_bm25_search(
-                conn, q, project=project, include_outdated=history, limit=DEPTH, now=now),
-        }
-        embedded = None
-        if semantic:
-            from mindos.memory import embed
-
-            env = {}
-            if embedder:
-                _importable(embedder)
-                env[embed.ENV] = embedder
-            done = embed.embed(conn, apply=True, env=env)
-            embedded = {"encoder": done["encoder"], "dims": done["dims"], "embedded": sum(done["embedded"].values()),
-                        "embed_seconds": done["seconds"]}
-            rankers["engine"] = lambda q, project, history: search.semantic_search(
-                conn, q, project=project, limit=limit, now=now, env=env)
-        totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}
-                         for kind in corpus.KINDS} for name in rankers}
-        misses = []
-        for kind, text, project, expected, outdated in corpus.QUERIES:
-            for name, rank in rankers.items():
-                ranked = _ranked_keys(rank(text, project, False), by_ref)
-                recall, rr = _score(ranked, expected)
-                bucket = totals[name][kind]
-                bucket["queries"] += 1
-                bucket["recall"] += recall
-                bucket["rr"] += rr
-                if outdated:
-                    history = _ranked_keys(rank(text, project, True), by_ref)
-                    bucket["temporal"] += 1
-                    bucket["outdated_wins"] += _outdated_wins(history, expected[0], outdated)
-                if name == "engine" and recall < 1:
-                    misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
-                                   "top5": ranked[:TOP]})
-        report = {"corpus": corpus_name, "rows": len(corpus.ROWS),
-                  "filler_notes": filler_per_project * len(corpus.PROJECTS), "engine_limit": limit,
-                  "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
-                  "engine_misses": misses}
-        if semantic:
-            report["semantic"] = embedded
-        for name in rankers:
-            all_q = all_t = 0
-            all_recall = all_rr = all_wins = 0.0
-            for kind in corpus.KINDS:
-                bucket = totals[name][kind]
-                entry = {"recall@5": round(bucket["recall"] / bucket["queries"], 3),
-                         "mrr": round(bucket["rr"] / bucket["queries"], 3)}
-                if bucket["temporal"]:
-                    entry["outdated_wins"] = round(bucket["outdated_wins"] / bucket["temporal"], 3)
-                report["by_kind"].setdefault(kind, {"queries": bucket["queries"]})[name] = entry
-                all_q += bucket["queries"]
-                all_recall += bucket["recall"]
-                all_rr += bucket["rr"]
-                all_t += bucket["temporal"]
-                all_wins += bucket["outdated_wins"]
-            report["overall"][name] = {"recall@5": round(all_recall / all_q, 3), "mrr": round(all_rr / all_q, 3),
-                                       "outdated_wins": round(all_wins / all_t, 3) if all_t else 0.0}
-        return report
-    finally:  # (build pinned the clock)
+    try:  # (build pinned the clock)
+        return _run(conn, keymap, corpus, corpus_name, filler_per_project, limit, semantic, embedder)
+    finally:
         conn.close()
         clock.set_now(None)
+
+
+def _run(conn, keymap, corpus, corpus_name, filler_per_project, limit, semantic, embedder):
+    """:func:`evaluate`'s report over the built home ``conn`` (``keymap``: the corpus keys of
+    its rows); the caller closes the connection and unpins the clock."""
+    by_ref = {ref: key for key, ref in keymap.items()}
+    now = clock.now_iso()
+    rankers = {
+        "engine": lambda q, project, history: search.memory_search(
+            conn, q, project=project, limit=limit, include_history=history, now=now),
+        "bm25": lambda q, project, history: search.plain_bm25_search(
+            conn, q, project=None, include_outdated=True, limit=DEPTH, now=now),
+        "bm25_filtered": lambda q, project, history: search.plain_bm25_search(
+            conn, q, project=project, include_outdated=history, limit=DEPTH, now=now),
+    }
+    embedded = None
+    if semantic:
+        from mindos.memory import embed
+    
+        env = {}
+        if embedder:
+            _importable(embedder)
+            env[embed.ENV] = embedder
+        done = embed.embed(conn, apply=True, env=env)
+        embedded = {"encoder": done["encoder"], "dims": done["dims"], "embedded": sum(done["embedded"].values()),
+                    "embed_seconds": done["seconds"]}
+        rankers["engine"] = lambda q, project, history: search.semantic_search(
+            conn, q, project=project, limit=limit, now=now, env=env)
+    totals = {name: {kind: {"queries": 0, "recall": 0.0, "rr": 0.0, "outdated_wins": 0, "temporal": 0}
+                     for kind in corpus.KINDS} for name in rankers}
+    misses = []
+    for kind, text, project, expected, outdated in corpus.QUERIES:
+        for name, rank in rankers.items():
+            ranked = _ranked_keys(rank(text, project, False), by_ref)
+            recall, rr = _score(ranked, expected)
+            bucket = totals[name][kind]
+            bucket["queries"] += 1
+            bucket["recall"] += recall
+            bucket["rr"] += rr
+            if outdated:
+                history = _ranked_keys(rank(text, project, True), by_ref)
+                bucket["temporal"] += 1
+                bucket["outdated_wins"] += _outdated_wins(history, expected[0], outdated)
+            if name == "engine" and recall < 1:
+                misses.append({"kind": kind, "query": text, "project": project, "expected": list(expected),
+                               "top5": ranked[:TOP]})
+    report = {"corpus": corpus_name, "rows": len(corpus.ROWS),
+              "filler_notes": filler_per_project * len(corpus.PROJECTS), "engine_limit": limit,
+              "projects": len(corpus.PROJECTS), "queries": len(corpus.QUERIES), "by_kind": {}, "overall": {},
+              "engine_misses": misses}
+    if semantic:
+        report["semantic"] = embedded
+    for name in rankers:
+        all_q = all_t = 0
+        all_recall = all_rr = all_wins = 0.0
+        for kind in corpus.KINDS:
+            bucket = totals[name][kind]
+            entry = {"recall@5": round(bucket["recall"] / bucket["queries"], 3),
+                     "mrr": round(bucket["rr"] / bucket["queries"], 3)}
+            if bucket["temporal"]:
+                entry["outdated_wins"] = round(bucket["outdated_wins"] / bucket["temporal"], 3)
+            report["by_kind"].setdefault(kind, {"queries": bucket["queries"]})[name] = entry
+            all_q += bucket["queries"]
+            all_recall += bucket["recall"]
+            all_rr += bucket["rr"]
+            all_t += bucket["temporal"]
+            all_wins += bucket["outdated_wins"]
+        report["overall"][name] = {"recall@5": round(all_recall / all_q, 3), "mrr": round(all_rr / all_q, 3),
+                                   "outdated_wins": round(all_wins / all_t, 3) if all_t else 0.0}
+    return report
 
 
 def table(report):
