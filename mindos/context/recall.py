@@ -380,18 +380,35 @@ def find_event(conn, task_id, digest):
     return None, None
 
 
-def cited_events(conn):
+# at most this many task ids narrow the cited read (bound values); more read the whole list
+CITED_TASKS_NARROWED = 500
+
+
+def cited_events(conn, tasks=None):
     """Every live handoff citing a recall digest, oldest task first: ``[(handoff, event or
     None)]`` (``handoff``: its id, task_id and recall_digest) with the event as
     :func:`find_event` finds it, all in one indexed query (each cited task's recall events,
-    through ``idx_audit_entity``), so the handoffs and their events come from one snapshot."""
+    through ``idx_audit_entity``), so the handoffs and their events come from one snapshot.
+
+    ``tasks``: only the handoffs of these task ids, read through the live-handoff index: the
+    same entries, in the same order, as the whole list filtered to them (a tick re-checking
+    two recalls reads their recall events, not those of every cited task)."""
+    wanted, narrowed = (), ""
+    if tasks is not None:
+        wanted = sorted(set(tasks))
+        if len(wanted) > CITED_TASKS_NARROWED:
+            kept = set(wanted)
+            return [(handoff, event) for handoff, event in cited_events(conn) if handoff["task_id"] in kept]
+        if not wanted:
+            return []
+        narrowed = f" AND h.task_id IN ({', '.join('?' * len(wanted))})"
     found, events = {}, {}
     for row in conn.execute(
             "SELECT h.id AS handoff_id, h.task_id, h.recall_digest, a.id, a.action, a.payload_json, a.created_at"
             " FROM handoffs h LEFT JOIN audit_events a ON a.entity_id = h.task_id AND a.action IN (?, ?)"
             " AND instr(a.payload_json, h.recall_digest) > 0"
-            " WHERE h.superseded_by IS NULL AND h.recall_digest <> '' ORDER BY h.task_id, h.id, a.id DESC",
-            RECALL_ACTIONS):
+            f" WHERE h.superseded_by IS NULL AND h.recall_digest <> ''{narrowed} ORDER BY h.task_id, h.id, a.id DESC",
+            (*RECALL_ACTIONS, *wanted)):
         handoff_id = row["handoff_id"]
         if handoff_id not in found:
             found[handoff_id] = {"id": handoff_id, "task_id": row["task_id"], "recall_digest": row["recall_digest"]}
@@ -731,11 +748,11 @@ def stale_sweep(conn, *, tasks=None, quiet=None, cited=None):
     is then None); read-only either way.  ``quiet``: a dict that receives, for each recall
     rebuilt, when it can next move with time alone (see :func:`check_cited`).  ``cited``: with
     ``tasks``, what :func:`cited_events` returned earlier in the caller's run (one read shared
-    with :func:`affected`), else read here."""
+    with :func:`affected`), else read here for those tasks alone."""
     with db.read(conn):
         if tasks is not None:
             wanted = set(tasks)
-            cited = [[handoff, event] for handoff, event in (cited_events(conn) if cited is None else cited)
+            cited = [[handoff, event] for handoff, event in (cited_events(conn, wanted) if cited is None else cited)
                      if handoff["task_id"] in wanted]
             plan = {"now": clock.now_iso(), "recompute": True, "ends": [], "cited": cited}
             return stale_report(check_cited(conn, plan, quiet)), None

@@ -421,11 +421,16 @@ def test_recalls_that_move_with_time_alone_are_rechecked_a_slice_per_tick(conn, 
     mark = sense.last_watermark(conn)["recall"]
     assert mark["volatile"] == ["a", "b", "c"]
     sweeps = _count_calls(monkeypatch, recall, "stale_sweep")
+    reads, ticks_read = _count_calls(monkeypatch, recall, "cited_events"), []
     for _ in range(4):
         clock.advance(3600)  # every reranked note's age moves by an hour
         report = _tick(conn)
+        ticks_read += reads
         _same_as_full(conn, report)
+        reads.clear()  # the full sense's own reads
     assert [call[1]["tasks"] for call in sweeps] == [["a"], ["b"], ["c"], ["a"]]
+    # with nothing written, each re-check reads the cited recall of its own task alone
+    assert [sorted(call[0][1]) for call in ticks_read] == [["a"], ["b"], ["c"], ["a"]]
 
 
 def test_a_reranked_recall_within_the_same_age_hours_and_no_write_is_kept_without_a_rebuild(conn, monkeypatch):

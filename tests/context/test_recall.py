@@ -260,6 +260,39 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
     assert conn.execute("SELECT count(*) FROM audit_events").fetchone()[0] == height
 
 
+def test_the_cited_recalls_of_some_tasks_are_the_whole_list_filtered_to_them(conn, monkeypatch):
+    for tid in ("a", "b", "c", "d"):
+        make_task(conn, tid, title=f"task {tid}")
+    for tid in ("a", "b", "d"):  # two recalls of b: the newest that produced the digest is named
+        sealed = recall.recall(conn, tid, agent="codex", params=P(related=2))
+        if tid == "b":
+            sealed = recall.recall(conn, tid, agent="claude", params=P(related=2))
+        handoffs.record(conn, tid, from_agent="codex", objective="x", recall_digest=sealed["digest"])
+    handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="c" * 64)  # unproven
+    whole = recall.cited_events(conn)
+    assert [handoff["task_id"] for handoff, _ in whole] == ["a", "b", "c", "d"]
+    for tasks in (["b"], {"d", "c"}, ["a", "b", "c", "d"], ["b", "b", "zz"], ["t-unknown"], []):
+        assert recall.cited_events(conn, tasks) == [entry for entry in whole if entry[0]["task_id"] in set(tasks)]
+    assert recall.cited_events(conn, ["b"])[0][1]["payload"]["agent"] == "claude"
+    monkeypatch.setattr(recall, "CITED_TASKS_NARROWED", 1)  # past the bound: the whole list, filtered
+    assert recall.cited_events(conn, ["d", "a"]) == [whole[0], whole[3]]
+
+
+def test_a_recheck_of_some_cited_recalls_reads_only_theirs(conn, monkeypatch):
+    for tid in ("a", "b", "c"):
+        make_task(conn, tid, title=f"task {tid}")
+        sealed = recall.recall(conn, tid, agent="codex", params=P(related=2))
+        handoffs.record(conn, tid, from_agent="codex", objective="x", recall_digest=sealed["digest"])
+    notes.add(conn, "b", content="moved")
+    statements = []
+    conn.set_trace_callback(statements.append)
+    report, _ = recall.stale_sweep(conn, tasks=["b", "c"])
+    conn.set_trace_callback(None)
+    assert [(item["task_id"], item["status"]) for item in report["items"]] == [("b", "stale"), ("c", "fresh")]
+    reads = [text for text in statements if "FROM handoffs h LEFT JOIN audit_events" in text]
+    assert len(reads) == 1 and "h.task_id IN ('b', 'c')" in reads[0]
+
+
 def test_rerank_parameters_travel_in_the_event_and_recompute_exactly(conn):
     _world(conn)
     params = P(related=5, rerank=True, recency_half_life_hours=24, pinned_boost=0.25)
