@@ -124,7 +124,10 @@ def _fit_header(header, room):
     return {**bare, "description": description[:low]} if low else bare
 
 
-def _section_handoff(state, budget):
+def section_handoff(state, budget):
+    """The live handoff section (``state``: ``conn`` and ``task``); public because a recall's
+    full pack can be had from its core form by taking this section alone (see
+    :func:`mindos.context.recall.check_cited`)."""
     handoff = handoffs.live(state["conn"], state["task"]["id"])
     if handoff is not None:  # compact: its task is the pack's, and a pack carries only live handoffs
         handoff = builder.compact(handoff, implied=builder.HANDOFF_IMPLIED)
@@ -417,7 +420,7 @@ def receipt_entry(record):
 # The context pack's sections, in pack order (see mindos.context.builder).
 SECTIONS = builder.Registry()
 SECTIONS.register("task", _section_task)
-SECTIONS.register("handoff", _section_handoff)
+SECTIONS.register("handoff", section_handoff)
 SECTIONS.register("dependencies", _section_dependencies)
 SECTIONS.register("notes", _section_notes)
 SECTIONS.register("related_notes", _section_related_notes, option="related")

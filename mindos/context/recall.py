@@ -160,6 +160,22 @@ def _core_pack(conn, task, params, now, full, memo):
     return core
 
 
+def _full_pack(conn, task, params, now, core, memo, shared):
+    """The pack :func:`build_pack` builds with the live handoff, from its ``core`` form (built
+    with the same ``params`` at ``now``): when the handoff fits in what the core left, the
+    handoff section is taken alone; else the pack is built whole.  The budget is first-fit
+    and the handoff comes right after the header, the one section that sizes itself by the
+    room left: so each entry the core packed still fits after the handoff, and each it
+    dropped still does not (the converse of :func:`_core_pack`, which needs an untruncated
+    pack because it gives room back)."""
+    meter = builder.Budget(params["budget"])
+    meter.used = core["used_chars"]
+    keys = builder.lean(context_pack.section_handoff({"conn": conn, "task": task}, meter))
+    if meter.truncated:
+        return build_pack(conn, task, params, now, memo=memo, shared=shared)
+    return {**core, **keys, "used_chars": meter.used}
+
+
 _SCORES = ("score", "rank_score")
 # index statistics and what they feed, never task state: left out of the sealed form
 _INDEX_STATISTICS = ("used_chars", "related_tokens_used", "related_tokens_skipped")
@@ -685,7 +701,7 @@ def check_cited(conn, plan, quiet=None):
                 task, memo = rows.get(conn, row["task_id"]), {}
                 # the core form directly (the pack as if the live handoff did not exist: what
                 # _core_pack derives from the full one), and the full pack only for the stale
-                # items that report its digest
+                # items that report its digest, from the core form when it can be
                 core = build_pack(conn, task, params, now, with_handoff=False, memo=memo, shared=shared)
                 tail = _tail(conn, task, agent, now)
                 item["checked_by"] = "recompute"
@@ -693,7 +709,7 @@ def check_cited(conn, plan, quiet=None):
                     item["status"] = "fresh"
                 else:
                     item["status"] = "stale"
-                    full = build_pack(conn, task, params, now, memo=memo, shared=shared)
+                    full = _full_pack(conn, task, params, now, core, memo, shared)
                     item["current_digest"] = digest_of({**full, **tail})
                 if quiet is not None:
                     quiet[row["task_id"]] = [_age_horizon(memo, params, now), checked_ns]

@@ -293,6 +293,28 @@ def test_a_recheck_of_some_cited_recalls_reads_only_theirs(conn, monkeypatch):
     assert len(reads) == 1 and "h.task_id IN ('b', 'c')" in reads[0]
 
 
+def test_the_full_pack_taken_from_its_core_form_is_the_pack_built_whole(conn, monkeypatch):
+    from mindos.work import rows
+
+    _world(conn, with_dep=True)
+    notes.add(conn, "t1", content="the cutover runbook, step by step: " + "drain, snapshot, switch; " * 40)
+    notes.add(conn, "t1", content="pool size stays at 20 until the cutover")
+    handoffs.record(conn, "t1", from_agent="codex", objective="cut over auth to postgres 16",
+                    decisions=["keep the pool at 20"], next_actions=["run the smoke tests"])
+    task, now, real = rows.get(conn, "t1"), clock.now_iso(), recall.build_pack
+    built = []
+    monkeypatch.setattr(recall, "build_pack", lambda *a, **k: built.append(1) or real(*a, **k))
+    shortcut = set()
+    for budget in range(100, 3001, 20):  # the core packs all or drops some; the handoff fits or not
+        params = P(budget=budget, **ALL)
+        core = real(conn, task, params, now, with_handoff=False)
+        built.clear()
+        assert recall._full_pack(conn, task, params, now, core, {}, {}) == real(conn, task, params, now)
+        shortcut.add((not built, core["truncated"]))
+    # (taken from the core form, the core truncated): each case met in the sweep
+    assert shortcut == {(True, False), (True, True), (False, False), (False, True)}
+
+
 def test_rerank_parameters_travel_in_the_event_and_recompute_exactly(conn):
     _world(conn)
     params = P(related=5, rerank=True, recency_half_life_hours=24, pinned_boost=0.25)
