@@ -263,17 +263,21 @@ def test_recall_stale_sweeps_every_cited_handoff(conn):
 def test_the_cited_recalls_of_some_tasks_are_the_whole_list_filtered_to_them(conn, monkeypatch):
     for tid in ("a", "b", "c", "d"):
         make_task(conn, tid, title=f"task {tid}")
-    for tid in ("a", "b", "d"):  # two recalls of b: the newest that produced the digest is named
+    for tid in ("a", "b", "d"):
         sealed = recall.recall(conn, tid, agent="codex", params=P(related=2))
-        if tid == "b":
-            sealed = recall.recall(conn, tid, agent="claude", params=P(related=2))
+        if tid == "b":  # recalled twice to the same digest: the newer recall is the one named
+            clock.advance(60)
+            again = recall.recall(conn, tid, agent="codex", params=P(related=2))
+            assert again["digest"] == sealed["digest"]
         handoffs.record(conn, tid, from_agent="codex", objective="x", recall_digest=sealed["digest"])
     handoffs.record(conn, "c", from_agent="codex", objective="x", recall_digest="c" * 64)  # unproven
     whole = recall.cited_events(conn)
     assert [handoff["task_id"] for handoff, _ in whole] == ["a", "b", "c", "d"]
     for tasks in (["b"], {"d", "c"}, ["a", "b", "c", "d"], ["b", "b", "zz"], ["t-unknown"], []):
         assert recall.cited_events(conn, tasks) == [entry for entry in whole if entry[0]["task_id"] in set(tasks)]
-    assert recall.cited_events(conn, ["b"])[0][1]["payload"]["agent"] == "claude"
+    recalls_of_b = [event["id"] for event in _events(conn, "context_recalled") if event["entity_id"] == "b"]
+    assert len(recalls_of_b) == 2 and recall.cited_events(conn, ["b"])[0][1]["id"] == max(recalls_of_b)
+    assert recall.cited_events(conn, ["c"])[0][1] is None
     monkeypatch.setattr(recall, "CITED_TASKS_NARROWED", 1)  # past the bound: the whole list, filtered
     assert recall.cited_events(conn, ["d", "a"]) == [whole[0], whole[3]]
 
