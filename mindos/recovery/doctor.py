@@ -687,26 +687,29 @@ def _foreign_keys(conn, report, existing, after=None, whole=(), tops=None, keyed
         "heartbeats": ("SELECT task_id, owner FROM heartbeats b WHERE NOT EXISTS"
                        " (SELECT 1 FROM tasks t WHERE t.id = b.task_id) ORDER BY task_id", ("task_id", "owner")),
     }
+
+    def orphans(table, condition=None, params=(), ordered=lambda order: order):
+        """Report the orphans of ``table`` its query names, only those meeting ``condition``
+        when given (its order passed through ``ordered``)."""
+        query, names = queries[table]
+        if condition is not None:
+            head, order = query.rsplit(" ORDER BY ", 1)
+            query = f"{head} AND {condition} ORDER BY {ordered(order)}"
+        for row in conn.execute(query, params):
+            report.add(NAMED_ORPHANS[table], **dict(zip(names, row)))
+
     if windowed is not None:  # its orphans in the key window: the rows the whole check names there
-        query, names = queries[windowed]
-        head, order = query.rsplit(" ORDER BY ", 1)
-        inside, params = _key_range(primary_key(conn, windowed), *keyed[1:], KEYED_CHILDREN[windowed] + ".")
-        for row in conn.execute(f"{head} AND {inside} ORDER BY {order}", params):
-            report.add(NAMED_ORPHANS[windowed], **dict(zip(names, row)))
+        orphans(windowed, *_key_range(primary_key(conn, windowed), *keyed[1:], KEYED_CHILDREN[windowed] + "."))
     for table in sorted(seen):
         if table not in existing:
             continue
-        query, names = queries[table]
         if after is not None and table in ROWID_CHILDREN:
             if _none_past(tops, table, after.get(table, 0)):
                 continue
-            head, order = query.rsplit(" ORDER BY ", 1)
             past, params = _rows_past(after.get(table, 0), "")
-            rows = conn.execute(f"{head} AND {past} ORDER BY {_ordered(order, params)}", params)
+            orphans(table, past, params, lambda order: _ordered(order, params))
         else:
-            rows = conn.execute(query)
-        for row in rows:
-            report.add(NAMED_ORPHANS[table], **dict(zip(names, row)))
+            orphans(table)
 
 
 def _readiness(conn, report, window=None):
