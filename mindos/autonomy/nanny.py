@@ -120,6 +120,9 @@ NO_TASK_ROWS = ("note", "memory", "fact", "session_source", "nanny", "agent", "b
 # a prime, a morning brief and a refused input write nothing a bundle holds)
 RECALL_NEUTRAL = ("nanny_tick", "context_recalled", "session_resumed", "repair_applied", "repair_failed",
                   "context_primed", "morning_brief", "secret_blocked")
+# the task events that change no task row the overdue findings read either: a heartbeat, and
+# the records of a recall and a resume (a resume that claims audits its claim on its own)
+NO_TASK_ROW_ACTIONS = ("heartbeat", "context_recalled", "session_resumed")
 RECALL_KINDS = ("recall_stale", "unproven_recall_digest", "unknown_recall_params")
 # after other events, the cited recalls whose inputs they touched are re-checked (see
 # mindos.context.recall.affected), not all of them, when at most RECALL_EVENTS landed and
@@ -742,13 +745,15 @@ def _carry(findings, by_kind, seen, checked, keep=()):
 def _written_after(conn, event_id, column, harmless, inverse=False):
     """True when the ledger holds an event after ``event_id`` whose ``column`` (entity_type or
     action) is not one of ``harmless`` (``inverse``: is one of them) (one read of the events
-    since, by id); a task's heartbeat counts as harmless to the task rows the overdue
-    findings read (it moves the lease and may mark the task running, still open; never the
-    due date)."""
-    marks = ", ".join("?" for _ in harmless)
-    beat = " AND NOT (entity_type = 'task' AND action = 'heartbeat')" if column == "entity_type" else ""
+    since, by id); by entity type, a task event of NO_TASK_ROW_ACTIONS counts as harmless to
+    the task rows the overdue findings read (a heartbeat moves the lease and may mark the task
+    running, still open, never the due date; a recall or a resume is a read)."""
+    marks, params, task_events = ", ".join("?" for _ in harmless), [event_id, *harmless], ""
+    if column == "entity_type":
+        task_events = f" AND NOT (entity_type = 'task' AND action IN ({', '.join('?' for _ in NO_TASK_ROW_ACTIONS)}))"
+        params += NO_TASK_ROW_ACTIONS
     row = conn.execute(f"SELECT 1 FROM audit_events WHERE id > ? AND {column} {'IN' if inverse else 'NOT IN'}"
-                       f" ({marks}){beat} LIMIT 1", (event_id, *harmless)).fetchone()
+                       f" ({marks}){task_events} LIMIT 1", params).fetchone()
     return row is not None
 
 

@@ -52,6 +52,7 @@ def _not_recount_turn(conn):
 
 def test_the_recall_actions_a_tick_ignores_are_the_recall_modules():
     assert set(recall.RECALL_ACTIONS) < set(nanny.RECALL_NEUTRAL)
+    assert set(recall.RECALL_ACTIONS) < set(nanny.NO_TASK_ROW_ACTIONS)
     assert set(nanny.RECALL_KINDS) == set(sense.kinds_of(["recall-stale"]))
 
 
@@ -79,6 +80,31 @@ def test_a_newly_overdue_task_is_found_on_the_next_tick_without_a_recount(conn, 
     _until(later)
     report = _tick(conn)  # a-later sorts first by id: it enters the listing ahead of the rest
     assert calls() == [] and [item["subjects"] for item in report["findings"]["new"]] == [["a-later"]]
+    _same_as_full(conn, report)
+
+
+def test_a_recall_or_a_resume_between_ticks_recounts_no_overdue_task_and_a_resume_that_claims_does(
+        conn, monkeypatch):
+    from mindos.work import leases
+
+    make_task(conn, "t-late", due_at=clock.shift(clock.now_iso(), -60))
+    make_task(conn, "a")
+    make_task(conn, "b")
+    leases.claim(conn, "b", "codex")
+    _tick(conn)
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    recall.recall(conn, "a", agent="codex", params=recall.make_params())
+    assert recall.resume(conn, "b", agent="codex", params=recall.make_params())["action"] == "already_held"
+    report = _tick(conn)
+    assert calls() == []  # reads only: the overdue listing is carried
+    assert report["findings"]["by_kind"]["overdue_task"] == 1
+    _same_as_full(conn, report)
+    _not_recount_turn(conn)
+    calls = _recounts(monkeypatch)
+    assert recall.resume(conn, "a", agent="codex", params=recall.make_params())["action"] == "claimed"
+    report = _tick(conn)
+    assert len(calls()) == 1  # the claim moved a task row: counted again
     _same_as_full(conn, report)
 
 
